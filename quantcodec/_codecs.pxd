@@ -1,0 +1,47 @@
+from libc.stdint cimport uint64_t
+from quantcodec._kernels cimport qdesc
+
+
+cdef class Codec:
+    cdef qdesc d
+    cdef readonly int bits
+    cdef object _key          # (kind name, parameters...) for ==, hash, fingerprint
+    cdef object _code_dtype   # numpy dtype of array codes
+    cdef int group            # G_* below: how values and codes are shaped
+    cdef int ncomp            # floats per value (1 scalar, 3 UnitVector, 4 Quat, k Vector)
+
+
+cdef class _FloatScalar(Codec):
+    cdef object _code_obj(self, uint64_t c)
+    cdef tuple _q_array(self, x, out)
+    cdef uint64_t _check_code(self, object code) except? 0
+    cdef object _dq_array(self, code, out)
+
+
+cdef class _ExactScalar(Codec):
+    cdef object _to_int(self, object x)
+    cdef object _lo(self)
+    cdef object _hi(self)
+    cdef object _q_array(self, x, out)
+    cdef object _value(self, object ic)
+    cdef object _value_dtype(self)
+
+
+cdef class Vector(Codec):
+    cdef readonly tuple codecs
+
+
+cdef class NearlyZero(Codec):
+    cdef readonly Codec inner
+    cdef readonly double threshold
+    cdef bint _vec(self)
+    cdef bint _valid1(self, object code)
+
+
+cdef enum:
+    G_FLOAT = 0
+    G_EXACT = 1
+    G_QUAT = 2
+    G_UVEC = 3
+    G_VECTOR = 4
+    G_NEARLYZERO = 5

@@ -1,0 +1,1895 @@
+"""The value codecs: Python objects whose per-value and array calls run the inline C rules of
+`_kernels.pxd`.
+
+Every codec is immutable, hashable, comparable by parameters, picklable and has a `spec()` dict
+that `codec_from_spec` turns back into an equal codec.
+"""
+
+cimport cython
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE
+from cpython.float cimport PyFloat_AS_DOUBLE
+from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
+from libc.math cimport isfinite, atan2, sqrt, fabs, pow as c_pow
+
+from quantcodec._kernels cimport *
+
+import math
+import operator
+
+import numpy as np
+
+from .errors import DecodeError, RangeError, SchemaError
+
+__all__ = [
+    "Codec", "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum",
+    "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "codec_from_spec", "bits_for",
+]
+
+_U32 = np.dtype(np.uint32)
+_U64 = np.dtype(np.uint64)
+_I32 = np.dtype(np.int32)
+_I64 = np.dtype(np.int64)
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
+_BOOL = np.dtype(np.bool_)
+
+
+# ------------------------------------------------------------------------------------------------
+# Parameter checks (construction): every failure is a SchemaError naming the parameter and value.
+
+cdef object _int_param(str owner, str name, object v, long long lo, long long hi):
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+        raise SchemaError(f"{owner}: {name} must be an integer, got {v!r}")
+    iv = int(v)
+    if iv < lo or iv > hi:
+        raise SchemaError(f"{owner}: {name} must be in {lo}..{hi}, got {iv}")
+    return iv
+
+
+cdef double _float_param(str owner, str name, object v) except? -1.0:
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise SchemaError(f"{owner}: {name} must be a number, got {v!r}")
+    try:
+        fv = float(v)
+    except OverflowError:
+        raise SchemaError(f"{owner}: {name} must be finite, got {v!r}") from None
+    if not math.isfinite(fv):
+        raise SchemaError(f"{owner}: {name} must be finite, got {fv!r}")
+    return fv + 0.0   # -0.0 -> 0.0: parameters compare and hash by value
+
+
+cdef str _fmt(object v):
+    return repr(v)
+
+
+# ------------------------------------------------------------------------------------------------
+# Buffers: raw pointers into contiguous NumPy arrays, released in `finally`.
+
+cdef inline int _get(object a, Py_buffer* v, bint writable) except -1:
+    PyObject_GetBuffer(a, v, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
+    return 0
+
+
+cdef object _float_input(object x, str owner):
+    """A C-contiguous native float32/float64 array view of `x` (copied only when it must be)."""
+    cdef object a
+    if isinstance(x, np.ndarray):
+        a = x
+    else:
+        try:
+            a = np.asarray(x)
+        except (ValueError, TypeError) as e:
+            raise TypeError(f"{owner}: expected numbers or an array of numbers, got {type(x).__name__}") from None
+    k = a.dtype.kind
+    if k == 'f':
+        if a.dtype.itemsize == 4:
+            return np.ascontiguousarray(a, dtype=_F32)
+        if a.dtype.itemsize <= 8:
+            return np.ascontiguousarray(a, dtype=_F64)
+        raise TypeError(f"{owner}: dtype {a.dtype} does not convert safely to float64")
+    if k in 'iub':
+        return np.ascontiguousarray(a, dtype=_F64)
+    raise TypeError(f"{owner}: expected a float or integer array, got dtype {a.dtype}")
+
+
+cdef object _check_out(object out, tuple shape, object dtypes, str owner):
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{owner}: out must be a NumPy array, got {type(out).__name__}")
+    if out.dtype not in dtypes:
+        raise TypeError(f"{owner}: out must have dtype {' or '.join(str(d) for d in dtypes)}, got {out.dtype}")
+    if out.shape != shape:
+        raise ValueError(f"{owner}: out must have shape {shape}, got {out.shape}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"{owner}: out must be a C-contiguous, writeable array")
+    return out
+
+
+cdef object _code_input(object code, object dtype, str owner):
+    """Integer codes as a C-contiguous array of the codec's code dtype; out-of-dtype values raise."""
+    cdef object a = code if isinstance(code, np.ndarray) else np.asarray(code)
+    k = a.dtype.kind
+    if k not in 'iub':
+        raise TypeError(f"{owner}: codes must be integers, got dtype {a.dtype}")
+    if a.dtype == dtype:
+        return np.ascontiguousarray(a)
+    if a.size:
+        info = np.iinfo(dtype)
+        lo = a.min()
+        hi = a.max()
+        if lo < info.min or hi > info.max:
+            bad = np.flatnonzero((a.ravel() < info.min) | (a.ravel() > info.max))[0]
+            raise DecodeError(f"{owner}: row {bad}: code {a.ravel()[bad]} is not a valid code")
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+cdef inline str _row(tuple shape, Py_ssize_t flat):
+    if len(shape) <= 1:
+        return f"row {flat}"
+    return f"row {np.unravel_index(flat, shape)}"
+
+
+# ------------------------------------------------------------------------------------------------
+# Array loops. `fin_t` is the input float type, `code_t` the code dtype, `fout_t` the output floats.
+
+ctypedef fused fin_t:
+    float
+    double
+
+ctypedef fused code_t:
+    uint32_t
+    uint64_t
+    int32_t
+    int64_t
+
+ctypedef fused fout_t:
+    float
+    double
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _q_loop(const qdesc* d, const fin_t* x, Py_ssize_t xs, code_t* out, Py_ssize_t os,
+                        Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, nc = 0
+    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L, v
+    if d.kind == K_BOUNDED and d.mode == M_ENDPOINTS:
+        for i in range(n):
+            v = x[i * xs]
+            nc += bounded_clamps(v, lo, hi)
+            out[i * os] = <code_t>bounded_q(v, lo, R, L, M_ENDPOINTS)
+    elif d.kind == K_BOUNDED:
+        for i in range(n):
+            v = x[i * xs]
+            nc += bounded_clamps(v, lo, hi)
+            out[i * os] = <code_t>bounded_q(v, lo, R, L, M_BINS)
+    elif d.kind == K_ANGLE:
+        for i in range(n):
+            out[i * os] = <code_t>angle_q(d, x[i * xs], &nc)
+    else:
+        for i in range(n):
+            out[i * os] = <code_t>scalar_q(d, x[i * xs], &nc)
+    return nc
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _dq_loop(const qdesc* d, const code_t* c, Py_ssize_t cs, fout_t* out, Py_ssize_t os,
+                   Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L
+    if d.kind == K_BOUNDED and d.mode == M_ENDPOINTS:
+        for i in range(n):
+            out[i * os] = <fout_t>bounded_dq(<uint64_t>c[i * cs], lo, hi, R, L, M_ENDPOINTS)
+    elif d.kind == K_BOUNDED:
+        for i in range(n):
+            out[i * os] = <fout_t>bounded_dq(<uint64_t>c[i * cs], lo, hi, R, L, M_BINS)
+    else:
+        for i in range(n):
+            out[i * os] = <fout_t>scalar_dq(d, <uint64_t>(<int64_t>c[i * cs]))
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _rt_loop(const qdesc* d, const fin_t* x, Py_ssize_t xs, fout_t* out, Py_ssize_t os,
+                         Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i, nc = 0
+    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L, v
+    if d.kind == K_BOUNDED:
+        for i in range(n):
+            v = x[i * xs]
+            nc += bounded_clamps(v, lo, hi)
+            out[i * os] = <fout_t>bounded_dq(bounded_q(v, lo, R, L, d.mode), lo, hi, R, L, d.mode)
+    else:
+        for i in range(n):
+            out[i * os] = <fout_t>scalar_dq(d, scalar_q(d, x[i * xs], &nc))
+    return nc
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _first_invalid(const qdesc* d, const code_t* c, Py_ssize_t cs, Py_ssize_t n) noexcept nogil:
+    """Index of the first code that is not valid, or -1."""
+    cdef Py_ssize_t i
+    cdef uint64_t bad = 0, m = d.maxcode
+    if code_t is uint32_t or code_t is uint64_t:
+        if d.kind == K_BOUNDED or d.kind == K_ANGLE or d.kind == K_HALF or d.kind == K_GRID \
+                or d.kind == K_UINT or d.kind == K_BOOL or d.kind == K_ENUM:
+            for i in range(n):
+                bad |= <uint64_t>(c[i * cs] > m)
+            if not bad:
+                return -1
+    for i in range(n):
+        if not scalar_valid(d, <uint64_t>(<int64_t>c[i * cs])):
+            return i
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _quat_q_loop(const qdesc* d, const fin_t* x, code_t* out, Py_ssize_t n, int* status) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t c
+    cdef int st
+    for i in range(n):
+        st = quat_q(d, x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3], &c)
+        if st != ST_OK:
+            status[0] = st
+            return i
+        out[i] = <code_t>c
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _quat_dq_loop(const qdesc* d, const code_t* c, fout_t* out, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double q[4]
+    cdef uint64_t v
+    for i in range(n):
+        v = <uint64_t>c[i]
+        if v > d.maxcode:
+            return i
+        quat_dq(d, v, q)
+        out[4 * i] = <fout_t>q[0]
+        out[4 * i + 1] = <fout_t>q[1]
+        out[4 * i + 2] = <fout_t>q[2]
+        out[4 * i + 3] = <fout_t>q[3]
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _quat_rt_loop(const qdesc* d, const fin_t* x, fout_t* out, Py_ssize_t n, int* status) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double q[4]
+    cdef uint64_t c
+    cdef int st
+    for i in range(n):
+        st = quat_q(d, x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3], &c)
+        if st != ST_OK:
+            status[0] = st
+            return i
+        quat_dq(d, c, q)
+        out[4 * i] = <fout_t>q[0]
+        out[4 * i + 1] = <fout_t>q[1]
+        out[4 * i + 2] = <fout_t>q[2]
+        out[4 * i + 3] = <fout_t>q[3]
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _uvec_q_loop(const qdesc* d, const fin_t* x, code_t* out, Py_ssize_t n, int* status) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef uint64_t c
+    cdef int st
+    for i in range(n):
+        st = uvec_q(d, x[3 * i], x[3 * i + 1], x[3 * i + 2], &c)
+        if st != ST_OK:
+            status[0] = st
+            return i
+        out[i] = <code_t>c
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _uvec_dq_loop(const qdesc* d, const code_t* c, fout_t* out, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double v[3]
+    for i in range(n):
+        if <uint64_t>c[i] > d.maxcode:
+            return i
+        uvec_dq(d, <uint64_t>c[i], v)
+        out[3 * i] = <fout_t>v[0]
+        out[3 * i + 1] = <fout_t>v[1]
+        out[3 * i + 2] = <fout_t>v[2]
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _uvec_rt_loop(const qdesc* d, const fin_t* x, fout_t* out, Py_ssize_t n, int* status) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double v[3]
+    cdef uint64_t c
+    cdef int st
+    for i in range(n):
+        st = uvec_q(d, x[3 * i], x[3 * i + 1], x[3 * i + 2], &c)
+        if st != ST_OK:
+            status[0] = st
+            return i
+        uvec_dq(d, c, v)
+        out[3 * i] = <fout_t>v[0]
+        out[3 * i + 1] = <fout_t>v[1]
+        out[3 * i + 2] = <fout_t>v[2]
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _nz_flags(const double* x, Py_ssize_t n, Py_ssize_t k, double thr, char* small) noexcept nogil:
+    cdef Py_ssize_t i, j
+    cdef char s
+    for i in range(n):
+        s = 1
+        for j in range(k):
+            if not (fabs(x[i * k + j]) <= thr):
+                s = 0
+                break
+        small[i] = s
+
+
+# Dispatch on the runtime dtypes to the fused specializations. `xt`/`ot`: 0 float32, 1 float64;
+# `ct`: 0 uint32, 1 uint64, 2 int32, 3 int64.
+
+cdef inline int _ctype(object dt):
+    if dt == _U32:
+        return 0
+    if dt == _U64:
+        return 1
+    if dt == _I32:
+        return 2
+    return 3
+
+
+cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ct,
+                        Py_ssize_t os, Py_ssize_t n) noexcept nogil:
+    """Quantize n floats (stride xs elements) into codes (stride os); returns the clamp count."""
+    if xt == 0:
+        if ct == 0:
+            return _q_loop(d, <const float*>x, xs, <uint32_t*>out, os, n)
+        if ct == 1:
+            return _q_loop(d, <const float*>x, xs, <uint64_t*>out, os, n)
+        if ct == 2:
+            return _q_loop(d, <const float*>x, xs, <int32_t*>out, os, n)
+        return _q_loop(d, <const float*>x, xs, <int64_t*>out, os, n)
+    if ct == 0:
+        return _q_loop(d, <const double*>x, xs, <uint32_t*>out, os, n)
+    if ct == 1:
+        return _q_loop(d, <const double*>x, xs, <uint64_t*>out, os, n)
+    if ct == 2:
+        return _q_loop(d, <const double*>x, xs, <int32_t*>out, os, n)
+    return _q_loop(d, <const double*>x, xs, <int64_t*>out, os, n)
+
+
+cdef void dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
+                   Py_ssize_t os, Py_ssize_t n) noexcept nogil:
+    if ot == 1:
+        if ct == 0:
+            _dq_loop(d, <const uint32_t*>c, cs, <double*>out, os, n)
+        elif ct == 1:
+            _dq_loop(d, <const uint64_t*>c, cs, <double*>out, os, n)
+        elif ct == 2:
+            _dq_loop(d, <const int32_t*>c, cs, <double*>out, os, n)
+        else:
+            _dq_loop(d, <const int64_t*>c, cs, <double*>out, os, n)
+    else:
+        if ct == 0:
+            _dq_loop(d, <const uint32_t*>c, cs, <float*>out, os, n)
+        elif ct == 1:
+            _dq_loop(d, <const uint64_t*>c, cs, <float*>out, os, n)
+        elif ct == 2:
+            _dq_loop(d, <const int32_t*>c, cs, <float*>out, os, n)
+        else:
+            _dq_loop(d, <const int64_t*>c, cs, <float*>out, os, n)
+
+
+cdef Py_ssize_t rt_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ot,
+                         Py_ssize_t os, Py_ssize_t n) noexcept nogil:
+    if xt == 0:
+        if ot == 0:
+            return _rt_loop(d, <const float*>x, xs, <float*>out, os, n)
+        return _rt_loop(d, <const float*>x, xs, <double*>out, os, n)
+    if ot == 0:
+        return _rt_loop(d, <const double*>x, xs, <float*>out, os, n)
+    return _rt_loop(d, <const double*>x, xs, <double*>out, os, n)
+
+
+cdef Py_ssize_t first_invalid(const qdesc* d, const void* c, int ct, Py_ssize_t cs, Py_ssize_t n) noexcept nogil:
+    if ct == 0:
+        return _first_invalid(d, <const uint32_t*>c, cs, n)
+    if ct == 1:
+        return _first_invalid(d, <const uint64_t*>c, cs, n)
+    if ct == 2:
+        return _first_invalid(d, <const int32_t*>c, cs, n)
+    return _first_invalid(d, <const int64_t*>c, cs, n)
+
+
+cdef inline int _xt(object a):
+    return 0 if a.dtype.itemsize == 4 else 1
+
+
+# ------------------------------------------------------------------------------------------------
+# The base class.
+
+cdef class Codec:
+    """Base class of every codec. Not constructed directly."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("Codec is an abstract base class; use Bounded, Quat, ...")
+
+    @property
+    def kind(self):
+        return self._key[0]
+
+    @property
+    def code_dtype(self):
+        """NumPy dtype of array codes."""
+        return self._code_dtype
+
+    def spec(self):
+        """A JSON-able dict of the kind and parameters; `codec_from_spec` rebuilds an equal codec."""
+        raise NotImplementedError  # every concrete class overrides it
+
+    def __eq__(self, other):
+        if not isinstance(other, Codec):
+            return NotImplemented
+        return type(self) is type(other) and self._key == (<Codec>other)._key
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __reduce__(self):
+        return (codec_from_spec, (self.spec(),))
+
+    def __repr__(self):
+        s = self.spec()
+        kind = s.pop("kind")
+        return f"{kind}({', '.join(f'{k}={_fmt(v)}' for k, v in s.items())})"
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+cdef inline void _init_desc(Codec c, int kind, int bits):
+    c.d.kind = kind
+    c.d.bits = bits
+    c.bits = bits
+    c.d.maxcode = (~(<uint64_t>0)) if bits >= 64 else ((<uint64_t>1 << bits) - 1)
+
+
+cdef object _udtype(int bits):
+    return _U32 if bits <= 32 else _U64
+
+
+# ------------------------------------------------------------------------------------------------
+# Float scalars.
+
+cdef class _FloatScalar(Codec):
+    """Shared per-value and array paths of the float scalar codecs."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("_FloatScalar is abstract")
+
+    def quantize(self, x, out=None):
+        """Value(s) -> integer code(s): a Python int for one number, an array for an array."""
+        cdef Py_ssize_t nc = 0
+        cdef uint64_t c
+        if out is None:
+            if type(x) is float:
+                c = scalar_q(&self.d, PyFloat_AS_DOUBLE(x), &nc)
+                return self._code_obj(c)
+            if _is_number(x):
+                c = scalar_q(&self.d, _as_double(x), &nc)
+                return self._code_obj(c)
+        return self._q_array(x, out)[0]
+
+    cdef object _code_obj(self, uint64_t c):
+        if self.d.kind == K_FIXED and self.d.mode:
+            return <int64_t>c
+        return c
+
+    def _quantize_count(self, x, out=None):
+        """Quantize an array and also return how many values were clamped (for schemas)."""
+        return self._q_array(x, out)
+
+    cdef tuple _q_array(self, x, out):
+        cdef Py_buffer bx, bo
+        cdef Py_ssize_t n, nc = 0
+        cdef int xt, ct
+        a = _float_input(x, type(self).__name__ + ".quantize")
+        if out is None:
+            out = np.empty(a.shape, dtype=self._code_dtype)
+        else:
+            _check_out(out, a.shape, (self._code_dtype,), type(self).__name__ + ".quantize")
+        n = a.size
+        if n == 0:
+            return out, 0
+        xt = _xt(a)
+        ct = _ctype(self._code_dtype)
+        _get(a, &bx, False)
+        try:
+            _get(out, &bo, True)
+            try:
+                with nogil:
+                    nc = q_array(&self.d, bx.buf, xt, 1, bo.buf, ct, 1, n)
+            finally:
+                PyBuffer_Release(&bo)
+        finally:
+            PyBuffer_Release(&bx)
+        return out, nc
+
+    def dequantize(self, code, out=None):
+        """Code(s) -> value(s). A code that is not valid raises DecodeError."""
+        cdef uint64_t c
+        if out is None and type(code) is int and not (self.d.kind == K_FIXED and self.d.mode):
+            if 0 <= code <= 0xFFFFFFFFFFFFFFFF:
+                c = code
+                if scalar_valid(&self.d, c):
+                    return scalar_dq(&self.d, c)
+        if out is None and _is_int(code):
+            c = self._check_code(code)
+            return scalar_dq(&self.d, c)
+        return self._dq_array(code, out)
+
+    cdef uint64_t _check_code(self, object code) except? 0:
+        cdef object ic = int(code)
+        if not _valid_int(self, ic):
+            raise DecodeError(f"{self!r}: code {ic} is not a valid code")
+        return <uint64_t>(ic & 0xFFFFFFFFFFFFFFFF)
+
+    cdef object _dq_array(self, code, out):
+        cdef Py_buffer bc, bo
+        cdef Py_ssize_t n, bad
+        cdef int ct, ot
+        owner = type(self).__name__ + ".dequantize"
+        a = _code_input(code, self._code_dtype, owner)
+        if out is None:
+            out = np.empty(a.shape, dtype=_F64)
+        else:
+            _check_out(out, a.shape, (_F64, _F32), owner)
+        n = a.size
+        if n == 0:
+            return out
+        ct = _ctype(self._code_dtype)
+        ot = 0 if out.dtype == _F32 else 1
+        _get(a, &bc, False)
+        try:
+            with nogil:
+                bad = first_invalid(&self.d, bc.buf, ct, 1, n)
+            if bad >= 0:
+                raise DecodeError(f"{owner}: {_row(a.shape, bad)}: code {a.ravel()[bad]} is not a valid code of {self!r}")
+            _get(out, &bo, True)
+            try:
+                with nogil:
+                    dq_array(&self.d, bc.buf, ct, 1, bo.buf, ot, 1, n)
+            finally:
+                PyBuffer_Release(&bo)
+        finally:
+            PyBuffer_Release(&bc)
+        return out
+
+    def roundtrip(self, x, out=None):
+        """dequantize(quantize(x)): what the receiver will see."""
+        cdef Py_ssize_t nc = 0
+        cdef Py_buffer bx, bo
+        cdef Py_ssize_t n
+        cdef int xt, ot
+        if out is None:
+            if type(x) is float:
+                return scalar_dq(&self.d, scalar_q(&self.d, PyFloat_AS_DOUBLE(x), &nc))
+            if _is_number(x):
+                return scalar_dq(&self.d, scalar_q(&self.d, _as_double(x), &nc))
+        owner = type(self).__name__ + ".roundtrip"
+        a = _float_input(x, owner)
+        if out is None:
+            out = np.empty(a.shape, dtype=_F64)
+        else:
+            _check_out(out, a.shape, (_F64, _F32), owner)
+        n = a.size
+        if n == 0:
+            return out
+        xt = _xt(a)
+        ot = 0 if out.dtype == _F32 else 1
+        _get(a, &bx, False)
+        try:
+            _get(out, &bo, True)
+            try:
+                with nogil:
+                    rt_array(&self.d, bx.buf, xt, 1, bo.buf, ot, 1, n)
+            finally:
+                PyBuffer_Release(&bo)
+        finally:
+            PyBuffer_Release(&bx)
+        return out
+
+    def valid(self, code):
+        """Whether `code` is one that quantize can produce: a bool, or a bool array."""
+        return _valid(self, code)
+
+    @property
+    def step(self):
+        return self._step()
+
+    @property
+    def max_error(self):
+        return self._step() / 2.0
+
+    def _step(self):
+        raise NotImplementedError  # overridden by every concrete class
+
+
+cdef inline bint _is_number(object x):
+    return isinstance(x, (float, int, np.floating, np.integer)) and not isinstance(x, (bool, np.bool_)) \
+        or isinstance(x, (bool, np.bool_))
+
+
+cdef inline bint _is_int(object x):
+    return isinstance(x, (int, np.integer))
+
+
+cdef double _as_double(object x) except? -1.0:
+    try:
+        return float(x)
+    except OverflowError:
+        return float("inf") if x > 0 else float("-inf")
+
+
+cdef bint _valid_int(Codec c, object ic):
+    """Validity of one Python int code of a scalar codec (any size, never raises)."""
+    if c.d.kind == K_INT or (c.d.kind == K_FIXED and c.d.mode):
+        return c.d.smin <= ic <= c.d.smax
+    if ic < 0 or ic > c.d.maxcode:
+        return False
+    return scalar_valid(&c.d, <uint64_t>ic)
+
+
+cdef object _valid(Codec c, object code):
+    cdef Py_ssize_t n
+    cdef object res
+    if _is_int(code) and not isinstance(code, (bool, np.bool_)):
+        return _valid_int(c, int(code))
+    if isinstance(code, (bool, np.bool_)):
+        return _valid_int(c, int(code))
+    if not isinstance(code, (np.ndarray, list, tuple)):
+        return False
+    a = np.asarray(code)
+    if a.dtype.kind not in 'iub':
+        if a.dtype == object or a.size == 0:
+            return np.array([_valid(c, v) for v in a.ravel()], dtype=bool).reshape(a.shape)
+        raise TypeError(f"{type(c).__name__}.valid: codes must be integers, got dtype {a.dtype}")
+    signed = c.d.kind == K_INT or (c.d.kind == K_FIXED and c.d.mode)
+    if signed:
+        return (a >= c.d.smin) & (a <= c.d.smax)
+    ok = (a >= 0) & (a <= c.d.maxcode)
+    if c.d.kind in (K_POWER, K_QUAT, K_ENUM):
+        u64 = np.ascontiguousarray(np.where(ok, a, 0).astype(_U64).ravel())
+        n = u64.shape[0]
+        res = np.empty(n, dtype=_BOOL)
+        if n:
+            _valid_loop(&c.d, u64, res, n)
+        ok &= res.reshape(a.shape)
+    return ok
+
+
+cdef int _valid_loop(const qdesc* d, object codes, object out, Py_ssize_t n) except -1:
+    cdef Py_buffer bc, bo
+    cdef Py_ssize_t i
+    cdef const uint64_t* u
+    cdef unsigned char* o
+    _get(codes, &bc, False)
+    try:
+        _get(out, &bo, True)
+        try:
+            u = <const uint64_t*>bc.buf
+            o = <unsigned char*>bo.buf
+            with nogil:
+                for i in range(n):
+                    if d.kind == K_QUAT:
+                        o[i] = quat_valid(d, u[i])
+                    else:
+                        o[i] = scalar_valid(d, u[i])
+        finally:
+            PyBuffer_Release(&bo)
+    finally:
+        PyBuffer_Release(&bc)
+    return 0
+
+
+cdef class Bounded(_FloatScalar):
+    """A float known to lie in [min, max], quantized to `bits` bits.
+
+    mode="endpoints": codes 0 and 2**bits - 1 decode to exactly min and max, step R / (2**bits - 1).
+    mode="bins": 2**bits equal bins decoded at their centres, step R / 2**bits.
+    """
+    cdef readonly double min, max
+    cdef readonly str mode
+
+    def __init__(self, min, max, bits, *, mode="endpoints"):
+        lo = _float_param("Bounded", "min", min)
+        hi = _float_param("Bounded", "max", max)
+        b = _int_param("Bounded", "bits", bits, 1, 32)
+        if not lo < hi:
+            raise SchemaError(f"Bounded: min must be less than max, got min={lo!r}, max={hi!r}")
+        if not math.isfinite(hi - lo):
+            raise SchemaError(f"Bounded: the range max - min overflows, got min={lo!r}, max={hi!r}")
+        if mode not in ("endpoints", "bins"):
+            raise SchemaError(f"Bounded: mode must be 'endpoints' or 'bins', got {mode!r}")
+        _init_desc(self, K_BOUNDED, b)
+        self.d.mode = M_ENDPOINTS if mode == "endpoints" else M_BINS
+        self.d.lo = lo
+        self.d.hi = hi
+        self.d.R = hi - lo
+        self.d.L = (2.0 ** b - 1.0) if mode == "endpoints" else 2.0 ** b
+        self.min = lo
+        self.max = hi
+        self.mode = mode
+        self._code_dtype = _U32
+        self.group = G_FLOAT
+        self.ncomp = 1
+        self._key = ("Bounded", lo, hi, b, mode)
+
+    def spec(self):
+        return {"kind": "Bounded", "min": self.min, "max": self.max, "bits": self.bits, "mode": self.mode}
+
+    def _step(self):
+        return self.d.R / self.d.L
+
+    @classmethod
+    def for_step(cls, min, max, step, *, mode="endpoints"):
+        """The Bounded codec with the fewest bits whose step is at most `step`."""
+        st = _float_param("Bounded.for_step", "step", step)
+        if st <= 0:
+            raise SchemaError(f"Bounded.for_step: step must be positive, got {st!r}")
+        return cls._fewest(min, max, st, mode, "step", "Bounded.for_step")
+
+    @classmethod
+    def for_error(cls, min, max, max_error, *, mode="endpoints"):
+        """The Bounded codec with the fewest bits whose max_error is at most `max_error`."""
+        e = _float_param("Bounded.for_error", "max_error", max_error)
+        if e <= 0:
+            raise SchemaError(f"Bounded.for_error: max_error must be positive, got {e!r}")
+        return cls._fewest(min, max, e, mode, "max_error", "Bounded.for_error")
+
+    @classmethod
+    def _fewest(cls, min, max, target, mode, attr, owner):
+        probe = cls(min, max, 1, mode=mode)
+        for b in range(1, 33):
+            c = cls(min, max, b, mode=mode)
+            if getattr(c, attr) <= target:
+                return c
+        raise SchemaError(f"{owner}: {attr} {target!r} over [{probe.min!r}, {probe.max!r}] needs more than 32 bits")
+
+
+def bits_for(range, max_error, *, mode="endpoints"):
+    """Bits needed for `range` at `max_error`: ceil(log2(range / (2 * max_error) + 1)) for endpoints,
+    ceil(log2(range / (2 * max_error))) for bins; never below 0 (a codec needs at least 1).
+
+    Computed exactly: the fewest b whose step range / (2**b - 1) (or range / 2**b) is at most
+    2 * max_error, which is what the formula says without its floating-point edge cases.
+    """
+    r = _float_param("bits_for", "range", range)
+    e = _float_param("bits_for", "max_error", max_error)
+    if r <= 0:
+        raise SchemaError(f"bits_for: range must be positive, got {r!r}")
+    if e <= 0:
+        raise SchemaError(f"bits_for: max_error must be positive, got {e!r}")
+    if mode not in ("endpoints", "bins"):
+        raise SchemaError(f"bits_for: mode must be 'endpoints' or 'bins', got {mode!r}")
+    b = 0
+    while True:
+        if mode == "bins":
+            st = r / 2.0 ** b
+        else:
+            st = r / (2.0 ** b - 1.0) if b > 0 else math.inf
+        if st / 2.0 <= e:
+            return b
+        b += 1
+
+
+cdef object _signed_option(str owner, dict options, object default):
+    signed = options.pop("signed", default)
+    if options:
+        raise TypeError(f"{owner}() got unexpected keyword arguments {sorted(options)}")
+    return signed
+
+
+cdef class Fixed(_FloatScalar):
+    """Fixed point with an explicit resolution: code = round_half_away((x - offset) / step), clamped."""
+    cdef readonly double offset
+    cdef bint _signed
+    cdef double _stepv
+
+    def __init__(self, step, bits, *, offset=0.0, **options):
+        # `signed` is a C keyword to Cython, so it arrives through **options.
+        signed = _signed_option("Fixed", options, True)
+        st = _float_param("Fixed", "step", step)
+        if st <= 0:
+            raise SchemaError(f"Fixed: step must be positive, got {st!r}")
+        b = _int_param("Fixed", "bits", bits, 1, 64)
+        off = _float_param("Fixed", "offset", offset)
+        if not isinstance(signed, (bool, np.bool_)):
+            raise SchemaError(f"Fixed: signed must be True or False, got {signed!r}")
+        _init_desc(self, K_FIXED, b)
+        self.d.mode = 1 if signed else 0
+        self.d.lo = off
+        self.d.hi = st
+        if signed:
+            self.d.smin = -(1 << (b - 1))
+            self.d.smax = (1 << (b - 1)) - 1
+            self.d.fmin = -(2.0 ** (b - 1))
+            self.d.fmax = 2.0 ** (b - 1)
+            self._code_dtype = _I32 if b <= 32 else _I64
+        else:
+            self.d.smin = 0
+            self.d.smax = ((1 << b) - 1) if b < 64 else ((1 << 63) - 1)
+            self.d.fmin = 0.0
+            self.d.fmax = 2.0 ** b
+            self._code_dtype = _udtype(b)
+        self._stepv = st
+        self.offset = off
+        self._signed = bool(signed)
+        self.group = G_FLOAT
+        self.ncomp = 1
+        self._key = ("Fixed", st, b, bool(signed), off)
+
+    @property
+    def signed(self):
+        return self._signed
+
+    @property
+    def step_size(self):
+        return self._stepv
+
+    def spec(self):
+        return {"kind": "Fixed", "step": self._stepv, "bits": self.bits, "signed": self._signed, "offset": self.offset}
+
+    def _step(self):
+        return self._stepv
+
+
+cdef class Angle(_FloatScalar):
+    """An angle with wraparound: 2**bits steps around the circle."""
+    cdef bint _signed
+    cdef readonly str unit
+
+    def __init__(self, bits, *, unit="rad", **options):
+        signed = _signed_option("Angle", options, False)
+        b = _int_param("Angle", "bits", bits, 1, 32)
+        if unit not in ("rad", "deg"):
+            raise SchemaError(f"Angle: unit must be 'rad' or 'deg', got {unit!r}")
+        if not isinstance(signed, (bool, np.bool_)):
+            raise SchemaError(f"Angle: signed must be True or False, got {signed!r}")
+        _init_desc(self, K_ANGLE, b)
+        self.d.mode = 1 if signed else 0
+        self.d.lo = 2.0 * math.pi if unit == "rad" else 360.0
+        self.d.hi = self.d.lo / 2.0
+        self.d.L = 2.0 ** b
+        self._signed = bool(signed)
+        self.unit = unit
+        self._code_dtype = _U32
+        self.group = G_FLOAT
+        self.ncomp = 1
+        self._key = ("Angle", b, bool(signed), unit)
+
+    @property
+    def signed(self):
+        return self._signed
+
+    def spec(self):
+        return {"kind": "Angle", "bits": self.bits, "signed": self._signed, "unit": self.unit}
+
+    def _step(self):
+        return self.d.lo / self.d.L
+
+
+cdef class PowerCurve(_FloatScalar):
+    """A signed float on a power-law curve: sign bit plus a (bits-1)-bit magnitude."""
+    cdef readonly double max
+    cdef readonly double pow
+
+    def __init__(self, max, pow, bits):
+        m = _float_param("PowerCurve", "max", max)
+        p = _float_param("PowerCurve", "pow", pow)
+        b = _int_param("PowerCurve", "bits", bits, 2, 32)
+        if m <= 0:
+            raise SchemaError(f"PowerCurve: max must be positive, got {m!r}")
+        if p < 1:
+            raise SchemaError(f"PowerCurve: pow must be at least 1, got {p!r}")
+        _init_desc(self, K_POWER, b)
+        self.d.lo = m
+        self.d.hi = p
+        self.d.R = 1.0 / p
+        self.d.L = 2.0 ** (b - 1) - 1.0
+        self.max = m
+        self.pow = p
+        self._code_dtype = _U32
+        self.group = G_FLOAT
+        self.ncomp = 1
+        self._key = ("PowerCurve", m, p, b)
+
+    def spec(self):
+        return {"kind": "PowerCurve", "max": self.max, "pow": self.pow, "bits": self.bits}
+
+    def _step(self):
+        L = self.d.L
+        return self.max * (1.0 - ((L - 1.0) / L) ** self.pow)
+
+    @property
+    def max_error(self):
+        L = self.d.L
+        return self.max * (1.0 - ((L - 0.5) / L) ** self.pow)
+
+
+cdef class Half(_FloatScalar):
+    """IEEE 754 binary16, bit-identical to NumPy's float16 conversion."""
+
+    def __init__(self):
+        _init_desc(self, K_HALF, 16)
+        self._code_dtype = _U32
+        self.group = G_FLOAT
+        self.ncomp = 1
+        self._key = ("Half",)
+
+    def spec(self):
+        return {"kind": "Half"}
+
+    def _step(self):
+        return 32.0   # the gap between the two largest finite halves (65472, 65504)
+
+
+cdef class Grid(_FloatScalar):
+    """A coordinate in a large world: a signed cell index plus a bins-rule offset inside the cell."""
+    cdef readonly double cell_size
+    cdef readonly int cell_bits, offset_bits
+
+    def __init__(self, cell_size, cell_bits, offset_bits):
+        cs = _float_param("Grid", "cell_size", cell_size)
+        if cs <= 0:
+            raise SchemaError(f"Grid: cell_size must be positive, got {cs!r}")
+        cb = _int_param("Grid", "cell_bits", cell_bits, 1, 63)
+        ob = _int_param("Grid", "offset_bits", offset_bits, 1, 63)
+        if cb + ob > 64:
+            raise SchemaError(f"Grid: cell_bits + offset_bits must be at most 64, got {cb} + {ob} = {cb + ob}")
+        _init_desc(self, K_GRID, cb + ob)
+        self.d.cbits = ob
+        self.d.lo = cs
+        self.d.L = 2.0 ** ob
+        self.d.smin = -(1 << (cb - 1))
+        self.d.smax = (1 << (cb - 1)) - 1
+        self.cell_size = cs
+        self.cell_bits = cb
+        self.offset_bits = ob
+        self._code_dtype = _udtype(cb + ob)
+        self.group = G_FLOAT
+        self.ncomp = 1
+        self._key = ("Grid", cs, cb, ob)
+
+    def spec(self):
+        return {"kind": "Grid", "cell_size": self.cell_size, "cell_bits": self.cell_bits, "offset_bits": self.offset_bits}
+
+    def _step(self):
+        return self.cell_size / self.d.L
+
+
+# ------------------------------------------------------------------------------------------------
+# Exact scalars: never clamped, a value that does not fit raises RangeError.
+
+cdef class _ExactScalar(Codec):
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("_ExactScalar is abstract")
+
+    cdef object _to_int(self, object x):
+        """One value -> its int code, or RangeError/TypeError."""
+        if isinstance(x, (bool, np.bool_)):
+            v = int(x)
+        elif isinstance(x, (int, np.integer)):
+            v = int(x)
+        elif isinstance(x, (float, np.floating)):
+            fv = float(x)
+            if not fv.is_integer():
+                raise RangeError(f"{self!r}: {fv!r} is not an integer")
+            v = int(fv)
+        else:
+            raise TypeError(f"{type(self).__name__}: expected an integer, got {type(x).__name__}")
+        if not _valid_int(self, v):
+            raise RangeError(f"{self!r}: value {v} outside {self._lo()}..{self._hi()}")
+        return v
+
+    cdef object _lo(self):
+        return self.d.smin if self.d.kind == K_INT else 0
+
+    cdef object _hi(self):
+        return self.d.smax if self.d.kind == K_INT else self.d.maxcode
+
+    def quantize(self, x, out=None):
+        if out is None and not isinstance(x, (np.ndarray, list, tuple)):
+            return self._to_int(x)
+        return self._q_array(x, out)
+
+    def _quantize_count(self, x, out=None):
+        return self._q_array(x, out), 0
+
+    cdef object _q_array(self, x, out):
+        owner = type(self).__name__ + ".quantize"
+        a = x if isinstance(x, np.ndarray) else np.asarray(x)
+        k = a.dtype.kind
+        if k == 'f':
+            bad = ~np.isfinite(a) | (a != np.trunc(a))
+            if bad.any():
+                i = int(np.flatnonzero(bad.ravel())[0])
+                raise RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i]!r} is not an integer")
+        elif k not in 'iub':
+            raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
+        if a.size:
+            lo, hi = self._lo(), self._hi()
+            if k == 'f':
+                badm = (a < float(lo)) | (a > float(hi))
+            else:
+                badm = (a < lo) | (a > hi)
+            if badm.any():
+                i = int(np.flatnonzero(badm.ravel())[0])
+                raise RangeError(f"{owner}: {_row(a.shape, i)}: value {a.ravel()[i]} outside {lo}..{hi}")
+        if out is None:
+            return np.ascontiguousarray(a, dtype=self._code_dtype)
+        _check_out(out, a.shape, (self._code_dtype,), owner)
+        np.copyto(out, a, casting="unsafe")
+        return out
+
+    def dequantize(self, code, out=None):
+        if out is None and _is_int(code):
+            ic = int(code)
+            if not _valid_int(self, ic):
+                raise DecodeError(f"{self!r}: code {ic} is not a valid code")
+            return self._value(ic)
+        owner = type(self).__name__ + ".dequantize"
+        a = _code_input(code, self._code_dtype, owner)
+        ok = _valid(self, a)
+        if not np.all(ok):
+            i = int(np.flatnonzero(~np.asarray(ok).ravel())[0])
+            raise DecodeError(f"{owner}: {_row(a.shape, i)}: code {a.ravel()[i]} is not a valid code of {self!r}")
+        vdt = self._value_dtype()
+        if out is None:
+            return a.astype(vdt)
+        _check_out(out, a.shape, (vdt,), owner)
+        np.copyto(out, a, casting="unsafe")
+        return out
+
+    cdef object _value(self, object ic):
+        return ic
+
+    cdef object _value_dtype(self):
+        return self._code_dtype
+
+    def roundtrip(self, x, out=None):
+        if out is None and not isinstance(x, (np.ndarray, list, tuple)):
+            return self._value(self._to_int(x))
+        codes = self._q_array(x, None)
+        return self.dequantize(codes, out)
+
+    def valid(self, code):
+        return _valid(self, code)
+
+    @property
+    def step(self):
+        return 1
+
+    @property
+    def max_error(self):
+        return 0.0
+
+
+cdef class UInt(_ExactScalar):
+    """An unsigned integer of `bits` bits, 0 .. 2**bits - 1."""
+
+    def __init__(self, bits):
+        b = _int_param("UInt", "bits", bits, 1, 64)
+        _init_desc(self, K_UINT, b)
+        self._code_dtype = _udtype(b)
+        self.group = G_EXACT
+        self.ncomp = 1
+        self._key = ("UInt", b)
+
+    def spec(self):
+        return {"kind": "UInt", "bits": self.bits}
+
+
+cdef class Int(_ExactScalar):
+    """A two's complement integer of `bits` bits."""
+
+    def __init__(self, bits):
+        b = _int_param("Int", "bits", bits, 1, 64)
+        _init_desc(self, K_INT, b)
+        self.d.smin = -(1 << (b - 1))
+        self.d.smax = (1 << (b - 1)) - 1
+        self._code_dtype = _I32 if b <= 32 else _I64
+        self.group = G_EXACT
+        self.ncomp = 1
+        self._key = ("Int", b)
+
+    def spec(self):
+        return {"kind": "Int", "bits": self.bits}
+
+
+cdef class Bool(_ExactScalar):
+    """One bit; decodes to True / False."""
+
+    def __init__(self):
+        _init_desc(self, K_BOOL, 1)
+        self._code_dtype = _U32
+        self.group = G_EXACT
+        self.ncomp = 1
+        self._key = ("Bool",)
+
+    def spec(self):
+        return {"kind": "Bool"}
+
+    cdef object _value(self, object ic):
+        return bool(ic)
+
+    cdef object _value_dtype(self):
+        return _BOOL
+
+    def __repr__(self):
+        return "Bool()"
+
+
+cdef class Enum(_ExactScalar):
+    """One of n variants: Enum(["idle", "walk"]) or Enum(5); ceil(log2(n)) bits."""
+    cdef readonly object labels
+    cdef readonly int n
+    cdef dict _index
+
+    def __init__(self, labels_or_count):
+        if isinstance(labels_or_count, (int, np.integer)) and not isinstance(labels_or_count, bool):
+            n = _int_param("Enum", "count", labels_or_count, 1, 1 << 32)
+            labels = None
+        elif isinstance(labels_or_count, (list, tuple)):
+            labels = tuple(labels_or_count)
+            n = len(labels)
+            if n == 0:
+                raise SchemaError("Enum: labels must not be empty")
+            for l in labels:
+                if not isinstance(l, str):
+                    raise SchemaError(f"Enum: labels must be strings, got {l!r}")
+            if len(set(labels)) != n:
+                dup = sorted({l for l in labels if labels.count(l) > 1})
+                raise SchemaError(f"Enum: duplicate labels {dup!r}")
+        else:
+            raise SchemaError(f"Enum: expected a list of labels or a count, got {labels_or_count!r}")
+        b = (n - 1).bit_length()
+        _init_desc(self, K_ENUM, b)
+        self.d.maxcode = n - 1
+        self.n = n
+        self.labels = labels
+        self._index = {l: i for i, l in enumerate(labels)} if labels is not None else {}
+        self._code_dtype = _U32
+        self.group = G_EXACT
+        self.ncomp = 1
+        self._key = ("Enum", labels if labels is not None else n)
+
+    def spec(self):
+        if self.labels is None:
+            return {"kind": "Enum", "count": self.n}
+        return {"kind": "Enum", "labels": list(self.labels)}
+
+    def __repr__(self):
+        return f"Enum({list(self.labels)!r})" if self.labels is not None else f"Enum({self.n})"
+
+    cdef object _to_int(self, object x):
+        if isinstance(x, str):
+            try:
+                return self._index[x]
+            except KeyError:
+                raise RangeError(f"{self!r}: unknown label {x!r}") from None
+        if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+            v = int(x)
+            if 0 <= v < self.n:
+                return v
+            raise RangeError(f"{self!r}: index {v} outside 0..{self.n - 1}")
+        raise TypeError(f"Enum: expected a label or an index, got {type(x).__name__}")
+
+    cdef object _value(self, object ic):
+        return self.labels[ic] if self.labels is not None else ic
+
+    def label(self, index):
+        """The label of an index (the index itself for Enum(n))."""
+        return self._value(self._to_int(index))
+
+
+# ------------------------------------------------------------------------------------------------
+# Quat and UnitVector: several floats per code.
+
+cdef object _maxerr_table(str name):
+    from . import _maxerr
+    return getattr(_maxerr, name)
+
+
+cdef object _row_error(str owner, tuple shape, Py_ssize_t bad, int status, str what):
+    reason = f"zero {what}" if status == ST_ZERO else f"non-finite {what}"
+    return RangeError(f"{owner}: {_row(shape, bad)}: {reason}")
+
+
+cdef class _MultiFloat(Codec):
+    """Shared paths of Quat and UnitVector: (..., ncomp) floats <-> (...) codes."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("_MultiFloat is abstract")
+
+    cdef str _what(self):
+        return "quaternion" if self.group == G_QUAT else "vector"
+
+    cdef object _vec_input(self, x, str owner):
+        a = _float_input(x, owner)
+        if a.ndim == 0 or a.shape[a.ndim - 1] != self.ncomp:
+            raise ValueError(f"{owner}: expected shape (..., {self.ncomp}), got {a.shape}")
+        return a
+
+    def quantize(self, x, out=None):
+        cdef uint64_t c
+        cdef int st
+        owner = type(self).__name__ + ".quantize"
+        if out is None and type(x) is tuple and len(x) == self.ncomp:
+            st = self._q1(x, &c)
+            if st != ST_OK:
+                raise RangeError(f"{owner}: {'zero' if st == ST_ZERO else 'non-finite'} {self._what()} {x!r}")
+            return c
+        a = self._vec_input(x, owner)
+        if a.ndim == 1 and out is None:
+            st = self._q1(tuple(a.tolist()), &c)
+            if st != ST_OK:
+                raise RangeError(f"{owner}: {'zero' if st == ST_ZERO else 'non-finite'} {self._what()} {tuple(a.tolist())!r}")
+            return c
+        return self._q_arr(a, out, owner)
+
+    cdef int _q1(self, tuple x, uint64_t* c) except -1:
+        cdef double v[4]
+        cdef int i
+        for i in range(self.ncomp):
+            o = x[i]
+            if isinstance(o, (str, bytes)) or o is None:
+                raise TypeError(f"{type(self).__name__}: components must be numbers, got {type(o).__name__}")
+            v[i] = _as_double(o)
+        if self.group == G_QUAT:
+            return quat_q(&self.d, v[0], v[1], v[2], v[3], c)
+        return uvec_q(&self.d, v[0], v[1], v[2], c)
+
+    cdef object _q_arr(self, a, out, str owner):
+        cdef Py_buffer bx, bo
+        cdef Py_ssize_t n, bad = -1
+        cdef int xt, ct, status = 0
+        shape = a.shape[:-1]
+        if out is None:
+            out = np.empty(shape, dtype=self._code_dtype)
+        else:
+            _check_out(out, shape, (self._code_dtype,), owner)
+        n = out.size
+        if n == 0:
+            return out
+        xt = _xt(a)
+        ct = _ctype(self._code_dtype)
+        _get(a, &bx, False)
+        try:
+            _get(out, &bo, True)
+            try:
+                with nogil:
+                    bad = _mf_q(&self.d, bx.buf, xt, bo.buf, ct, n, &status)
+            finally:
+                PyBuffer_Release(&bo)
+        finally:
+            PyBuffer_Release(&bx)
+        if bad >= 0:
+            raise _row_error(owner, shape, bad, status, self._what())
+        return out
+
+    def dequantize(self, code, out=None):
+        cdef double v[4]
+        owner = type(self).__name__ + ".dequantize"
+        if out is None and _is_int(code):
+            ic = int(code)
+            if not _valid_int(self, ic):
+                raise DecodeError(f"{self!r}: code {ic} is not a valid code")
+            if self.group == G_QUAT:
+                quat_dq(&self.d, <uint64_t>ic, v)
+            else:
+                uvec_dq(&self.d, <uint64_t>ic, v)
+            return tuple(v[i] for i in range(self.ncomp))
+        a = _code_input(code, self._code_dtype, owner)
+        if self.group == G_QUAT:
+            ok = _valid(self, a)
+            if not np.all(ok):
+                i = int(np.flatnonzero(~np.asarray(ok).ravel())[0])
+                raise DecodeError(f"{owner}: {_row(a.shape, i)}: code {a.ravel()[i]} is not a valid code of {self!r}")
+        return self._dq_arr(a, out, owner)
+
+    cdef object _dq_arr(self, a, out, str owner):
+        cdef Py_buffer bc, bo
+        cdef Py_ssize_t n, bad = -1
+        cdef int ct, ot
+        shape = a.shape + (self.ncomp,)
+        if out is None:
+            out = np.empty(shape, dtype=_F64)
+        else:
+            _check_out(out, shape, (_F64, _F32), owner)
+        n = a.size
+        if n == 0:
+            return out
+        ct = _ctype(self._code_dtype)
+        ot = 0 if out.dtype == _F32 else 1
+        _get(a, &bc, False)
+        try:
+            _get(out, &bo, True)
+            try:
+                with nogil:
+                    bad = _mf_dq(&self.d, bc.buf, ct, bo.buf, ot, n)
+            finally:
+                PyBuffer_Release(&bo)
+        finally:
+            PyBuffer_Release(&bc)
+        if bad >= 0:
+            raise DecodeError(f"{owner}: {_row(a.shape, bad)}: code {a.ravel()[bad]} is not a valid code of {self!r}")
+        return out
+
+    def roundtrip(self, x, out=None):
+        cdef Py_buffer bx, bo
+        cdef Py_ssize_t n, bad = -1
+        cdef int xt, ot, status = 0
+        owner = type(self).__name__ + ".roundtrip"
+        if out is None and (type(x) is tuple or (isinstance(x, (list, np.ndarray)) and np.ndim(x) == 1)):
+            return self.dequantize(self.quantize(x))
+        a = self._vec_input(x, owner)
+        if out is None:
+            out = np.empty(a.shape, dtype=_F64)
+        else:
+            _check_out(out, a.shape, (_F64, _F32), owner)
+        n = a.size // self.ncomp
+        if n == 0:
+            return out
+        xt = _xt(a)
+        ot = 0 if out.dtype == _F32 else 1
+        _get(a, &bx, False)
+        try:
+            _get(out, &bo, True)
+            try:
+                with nogil:
+                    bad = _mf_rt(&self.d, bx.buf, xt, bo.buf, ot, n, &status)
+            finally:
+                PyBuffer_Release(&bo)
+        finally:
+            PyBuffer_Release(&bx)
+        if bad >= 0:
+            raise _row_error(owner, a.shape[:-1], bad, status, self._what())
+        return out
+
+    def valid(self, code):
+        return _valid(self, code)
+
+
+cdef Py_ssize_t _mf_q(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n, int* st) noexcept nogil:
+    if d.kind == K_QUAT:
+        if xt == 0:
+            if ct == 0:
+                return _quat_q_loop(d, <const float*>x, <uint32_t*>out, n, st)
+            return _quat_q_loop(d, <const float*>x, <uint64_t*>out, n, st)
+        if ct == 0:
+            return _quat_q_loop(d, <const double*>x, <uint32_t*>out, n, st)
+        return _quat_q_loop(d, <const double*>x, <uint64_t*>out, n, st)
+    if xt == 0:
+        if ct == 0:
+            return _uvec_q_loop(d, <const float*>x, <uint32_t*>out, n, st)
+        return _uvec_q_loop(d, <const float*>x, <uint64_t*>out, n, st)
+    if ct == 0:
+        return _uvec_q_loop(d, <const double*>x, <uint32_t*>out, n, st)
+    return _uvec_q_loop(d, <const double*>x, <uint64_t*>out, n, st)
+
+
+cdef Py_ssize_t _mf_dq(const qdesc* d, const void* c, int ct, void* out, int ot, Py_ssize_t n) noexcept nogil:
+    if d.kind == K_QUAT:
+        if ct == 0:
+            if ot == 0:
+                return _quat_dq_loop(d, <const uint32_t*>c, <float*>out, n)
+            return _quat_dq_loop(d, <const uint32_t*>c, <double*>out, n)
+        if ot == 0:
+            return _quat_dq_loop(d, <const uint64_t*>c, <float*>out, n)
+        return _quat_dq_loop(d, <const uint64_t*>c, <double*>out, n)
+    if ct == 0:
+        if ot == 0:
+            return _uvec_dq_loop(d, <const uint32_t*>c, <float*>out, n)
+        return _uvec_dq_loop(d, <const uint32_t*>c, <double*>out, n)
+    if ot == 0:
+        return _uvec_dq_loop(d, <const uint64_t*>c, <float*>out, n)
+    return _uvec_dq_loop(d, <const uint64_t*>c, <double*>out, n)
+
+
+cdef Py_ssize_t _mf_rt(const qdesc* d, const void* x, int xt, void* out, int ot, Py_ssize_t n, int* st) noexcept nogil:
+    if d.kind == K_QUAT:
+        if xt == 0:
+            if ot == 0:
+                return _quat_rt_loop(d, <const float*>x, <float*>out, n, st)
+            return _quat_rt_loop(d, <const float*>x, <double*>out, n, st)
+        if ot == 0:
+            return _quat_rt_loop(d, <const double*>x, <float*>out, n, st)
+        return _quat_rt_loop(d, <const double*>x, <double*>out, n, st)
+    if xt == 0:
+        if ot == 0:
+            return _uvec_rt_loop(d, <const float*>x, <float*>out, n, st)
+        return _uvec_rt_loop(d, <const float*>x, <double*>out, n, st)
+    if ot == 0:
+        return _uvec_rt_loop(d, <const double*>x, <float*>out, n, st)
+    return _uvec_rt_loop(d, <const double*>x, <double*>out, n, st)
+
+
+cdef class Quat(_MultiFloat):
+    """A unit quaternion (x, y, z, w) by smallest three: 2 + 3 * bits bits."""
+    cdef readonly str mode
+    cdef readonly int component_bits
+
+    def __init__(self, bits=9, *, mode="endpoints"):
+        b = _int_param("Quat", "bits", bits, 2, 20)
+        if mode not in ("endpoints", "bins"):
+            raise SchemaError(f"Quat: mode must be 'endpoints' or 'bins', got {mode!r}")
+        _init_desc(self, K_QUAT, 2 + 3 * b)
+        self.bits = 2 + 3 * b
+        self.d.cbits = b
+        self.d.mode = M_ENDPOINTS if mode == "endpoints" else M_BINS
+        self.d.lo = -SQRT1_2
+        self.d.hi = SQRT1_2
+        self.d.R = SQRT1_2 - (-SQRT1_2)
+        self.d.L = (2.0 ** b - 1.0) if mode == "endpoints" else 2.0 ** b
+        self.mode = mode
+        self.component_bits = b
+        self._code_dtype = _udtype(2 + 3 * b)
+        self.group = G_QUAT
+        self.ncomp = 4
+        self._key = ("Quat", b, mode)
+
+    def spec(self):
+        return {"kind": "Quat", "bits": self.component_bits, "mode": self.mode}
+
+    @property
+    def step(self):
+        """The step of each of the three sent components."""
+        return self.d.R / self.d.L
+
+    @property
+    def max_error(self):
+        """The worst rotation error in degrees, from the seeded worst-case search (quantcodec._search)."""
+        return _maxerr_table("QUAT_MAX_ERROR")[(self.mode, self.component_bits)]
+
+
+cdef class UnitVector(_MultiFloat):
+    """A unit 3-vector by octahedral mapping: `bits` per each of two coordinates."""
+    cdef readonly int component_bits
+
+    def __init__(self, bits):
+        b = _int_param("UnitVector", "bits", bits, 2, 32)
+        _init_desc(self, K_UVEC, 2 * b)
+        self.d.cbits = b
+        self.d.mode = M_ENDPOINTS
+        self.d.lo = -1.0
+        self.d.hi = 1.0
+        self.d.R = 2.0
+        self.d.L = 2.0 ** b - 1.0
+        self.component_bits = b
+        self._code_dtype = _udtype(2 * b)
+        self.group = G_UVEC
+        self.ncomp = 3
+        self._key = ("UnitVector", b)
+
+    def spec(self):
+        return {"kind": "UnitVector", "bits": self.component_bits}
+
+    @property
+    def step(self):
+        """The step of each of the two octahedral coordinates."""
+        return 2.0 / self.d.L
+
+    @property
+    def max_error(self):
+        """The worst angle error in degrees, from the seeded worst-case search (quantcodec._search)."""
+        return _maxerr_table("UNITVEC_MAX_ERROR")[self.component_bits]
+
+
+# ------------------------------------------------------------------------------------------------
+# Composites.
+
+cdef object _common_dtype(list dts):
+    signed = any(dt.kind == 'i' for dt in dts)
+    wide = any(dt.itemsize == 8 for dt in dts)
+    if signed:
+        if wide or any(dt == _U32 for dt in dts):
+            return _I64
+        return _I32
+    return _U64 if wide else _U32
+
+
+cdef class Vector(Codec):
+    """A fixed-length tuple of scalar codecs, each component with its own range."""
+
+    def __init__(self, *codecs):
+        if len(codecs) == 1 and isinstance(codecs[0], (list, tuple)):
+            codecs = tuple(codecs[0])
+        if not codecs:
+            raise SchemaError("Vector: needs at least one component codec")
+        for i, c in enumerate(codecs):
+            if not isinstance(c, (_FloatScalar, _ExactScalar)):
+                raise SchemaError(f"Vector: component {i} must be a scalar codec, got {c!r}")
+        self.codecs = tuple(codecs)
+        self.bits = sum((<Codec>c).bits for c in codecs)
+        self.d.kind = 0
+        self.d.bits = self.bits
+        self._code_dtype = _common_dtype([(<Codec>c)._code_dtype for c in codecs])
+        self.group = G_VECTOR
+        self.ncomp = len(codecs)
+        self._key = ("Vector",) + tuple((<Codec>c)._key for c in codecs)
+
+    def spec(self):
+        return {"kind": "Vector", "codecs": [c.spec() for c in self.codecs]}
+
+    def __repr__(self):
+        return f"Vector({', '.join(repr(c) for c in self.codecs)})"
+
+    def __len__(self):
+        return len(self.codecs)
+
+    def _float_components(self):
+        return all(isinstance(c, _FloatScalar) for c in self.codecs)
+
+    def quantize(self, x, out=None):
+        owner = "Vector.quantize"
+        if out is None and _is_seq1(x, self.ncomp):
+            return tuple(c.quantize(v) for c, v in zip(self.codecs, _items(x)))
+        return self._quantize_count(x, out)[0]
+
+    def _quantize_count(self, x, out=None):
+        cdef Py_buffer bx, bo
+        cdef Py_ssize_t n, nc, total = 0
+        cdef int j, k = self.ncomp, xt, ct
+        cdef Codec c
+        owner = "Vector.quantize"
+        if self._float_components():
+            a = _float_input(x, owner)
+        else:
+            a = x if isinstance(x, np.ndarray) else np.asarray(x)
+        if a.ndim < 1 or a.shape[a.ndim - 1] != k:
+            raise ValueError(f"{owner}: expected shape (..., {k}), got {a.shape}")
+        if out is None:
+            out = np.empty(a.shape, dtype=self._code_dtype)
+        else:
+            _check_out(out, a.shape, (self._code_dtype,), owner)
+        n = a.size // k
+        if n == 0:
+            return out, 0
+        if not self._float_components():
+            for j in range(k):
+                out[..., j] = self.codecs[j].quantize(np.ascontiguousarray(a[..., j]))
+            return out, 0
+        xt = _xt(a)
+        ct = _ctype(self._code_dtype)
+        _get(a, &bx, False)
+        try:
+            _get(out, &bo, True)
+            try:
+                for j in range(k):
+                    c = self.codecs[j]
+                    with nogil:
+                        total += q_array(&c.d, <const char*>bx.buf + j * (4 if xt == 0 else 8), xt, k,
+                                         <char*>bo.buf + j * (4 if ct % 2 == 0 else 8), ct, k, n)
+            finally:
+                PyBuffer_Release(&bo)
+        finally:
+            PyBuffer_Release(&bx)
+        return out, total
+
+    def dequantize(self, code, out=None):
+        cdef Py_buffer bc, bo
+        cdef Py_ssize_t n, bad
+        cdef int j, k = self.ncomp, ct, ot
+        cdef Codec c
+        owner = "Vector.dequantize"
+        if out is None and _is_seq1(code, self.ncomp) and all(_is_int(v) for v in _items(code)):
+            return tuple(c.dequantize(v) for c, v in zip(self.codecs, _items(code)))
+        a = _code_input(code, self._code_dtype, owner)
+        if a.ndim < 1 or a.shape[a.ndim - 1] != k:
+            raise ValueError(f"{owner}: expected shape (..., {k}), got {a.shape}")
+        if not self._float_components():
+            cols = [self.codecs[j].dequantize(np.ascontiguousarray(a[..., j])) for j in range(k)]
+            res = np.stack(cols, axis=-1) if out is None else out
+            if out is not None:
+                _check_out(out, a.shape, (res.dtype,), owner)
+                for j in range(k):
+                    out[..., j] = cols[j]
+            return res
+        if out is None:
+            out = np.empty(a.shape, dtype=_F64)
+        else:
+            _check_out(out, a.shape, (_F64, _F32), owner)
+        n = a.size // k
+        if n == 0:
+            return out
+        ct = _ctype(self._code_dtype)
+        ot = 0 if out.dtype == _F32 else 1
+        _get(a, &bc, False)
+        try:
+            for j in range(k):
+                c = self.codecs[j]
+                with nogil:
+                    bad = first_invalid(&c.d, <const char*>bc.buf + j * (4 if ct % 2 == 0 else 8), ct, k, n)
+                if bad >= 0:
+                    raise DecodeError(f"{owner}: {_row(a.shape[:-1], bad)}[{j}]: code {a.reshape(-1, k)[bad, j]} "
+                                      f"is not a valid code of {c!r}")
+            _get(out, &bo, True)
+            try:
+                for j in range(k):
+                    c = self.codecs[j]
+                    with nogil:
+                        dq_array(&c.d, <const char*>bc.buf + j * (4 if ct % 2 == 0 else 8), ct, k,
+                                 <char*>bo.buf + j * (4 if ot == 0 else 8), ot, k, n)
+            finally:
+                PyBuffer_Release(&bo)
+        finally:
+            PyBuffer_Release(&bc)
+        return out
+
+    def roundtrip(self, x, out=None):
+        if out is None and _is_seq1(x, self.ncomp):
+            return tuple(c.roundtrip(v) for c, v in zip(self.codecs, _items(x)))
+        return self.dequantize(self.quantize(x), out)
+
+    def valid(self, code):
+        if _is_seq1(code, self.ncomp) and all(_is_int(v) for v in _items(code)):
+            return all(bool(c.valid(v)) for c, v in zip(self.codecs, _items(code)))
+        if isinstance(code, (np.ndarray, list, tuple)):
+            try:
+                a = np.asarray(code)
+            except (ValueError, TypeError):
+                return False
+            if a.ndim >= 1 and a.shape[a.ndim - 1] == self.ncomp and a.dtype.kind in 'iub':
+                ok = np.ones(a.shape[:-1], dtype=bool)
+                for j, c in enumerate(self.codecs):
+                    ok &= c.valid(a[..., j])
+                return ok
+        return False
+
+    @property
+    def step(self):
+        return tuple(c.step for c in self.codecs)
+
+    @property
+    def max_error(self):
+        return tuple(c.max_error for c in self.codecs)
+
+
+cdef bint _is_seq1(object x, int k):
+    """One value of a k-vector: a tuple/list of k scalars or a (k,) array."""
+    if isinstance(x, (tuple, list)):
+        return len(x) == k and all(not isinstance(v, (tuple, list, np.ndarray)) for v in x)
+    if isinstance(x, np.ndarray):
+        return x.ndim == 1 and x.shape[0] == k
+    return False
+
+
+cdef object _items(object x):
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return x
+
+
+cdef class NearlyZero(Codec):
+    """A flag bit in front of `inner`: values within `threshold` of zero cost one bit and decode to 0."""
+
+    def __init__(self, inner, threshold):
+        if not isinstance(inner, (_FloatScalar, _ExactScalar, Vector)):
+            raise SchemaError(f"NearlyZero: inner must be a scalar codec or a Vector, got {inner!r}")
+        t = _float_param("NearlyZero", "threshold", threshold)
+        if t < 0:
+            raise SchemaError(f"NearlyZero: threshold must be non-negative, got {t!r}")
+        self.inner = inner
+        self.threshold = t
+        self.bits = 1 + (<Codec>inner).bits
+        self.d.kind = 0
+        self.d.bits = self.bits
+        self._code_dtype = (<Codec>inner)._code_dtype
+        self.group = G_NEARLYZERO
+        self.ncomp = (<Codec>inner).ncomp
+        self._key = ("NearlyZero", (<Codec>inner)._key, t)
+
+    def spec(self):
+        return {"kind": "NearlyZero", "inner": self.inner.spec(), "threshold": self.threshold}
+
+    def __repr__(self):
+        return f"NearlyZero({self.inner!r}, threshold={self.threshold!r})"
+
+    cdef bint _vec(self):
+        return self.inner.group == G_VECTOR
+
+    def _zero_code(self):
+        return tuple([0] * self.ncomp) if self._vec() else 0
+
+    def _zero_value(self):
+        return tuple([0.0] * self.ncomp) if self._vec() else 0.0
+
+    def quantize(self, x, out=None):
+        if out is None and (_is_seq1(x, self.ncomp) if self._vec() else _is_number(x)):
+            vals = list(_items(x)) if self._vec() else [x]
+            if all(abs(float(v)) <= self.threshold for v in vals):
+                return (0, self._zero_code())
+            return (1, self.inner.quantize(x))
+        return self._quantize_count(x, out)[0]
+
+    def _quantize_count(self, x, out=None):
+        owner = "NearlyZero.quantize"
+        k = self.ncomp
+        a = _float_input(x, owner)
+        if self._vec():
+            if a.ndim < 1 or a.shape[a.ndim - 1] != k:
+                raise ValueError(f"{owner}: expected shape (..., {k}), got {a.shape}")
+            lead = a.shape[:-1]
+        else:
+            lead = a.shape
+        shape = lead + (1 + k,)
+        if out is None:
+            out = np.empty(shape, dtype=self._code_dtype)
+        else:
+            _check_out(out, shape, (self._code_dtype,), owner)
+        flat = a.reshape(-1, k)
+        small = np.all(np.abs(flat) <= self.threshold, axis=1)
+        moving = ~small
+        o2 = out.reshape(-1, 1 + k)
+        o2[:, 0] = moving
+        o2[:, 1:] = 0
+        nc = 0
+        if moving.any():
+            inner_in = flat[moving] if self._vec() else flat[moving, 0]
+            codes, nc = self.inner._quantize_count(inner_in)
+            o2[moving, 1:] = codes.reshape(-1, k)
+        return out, nc
+
+    def dequantize(self, code, out=None):
+        owner = "NearlyZero.dequantize"
+        k = self.ncomp
+        if out is None and isinstance(code, tuple) and len(code) == 2 and _is_int(code[0]) \
+                and not isinstance(code[1], np.ndarray) or (out is None and isinstance(code, tuple) and len(code) == 2
+                                                            and isinstance(code[1], tuple)):
+            flag, inner = code
+            if not self._valid1(code):
+                raise DecodeError(f"{self!r}: code {code!r} is not a valid code")
+            if flag == 0:
+                return self._zero_value()
+            return self.inner.dequantize(inner)
+        a = _code_input(code, self._code_dtype, owner)
+        if a.ndim < 1 or a.shape[a.ndim - 1] != 1 + k:
+            raise ValueError(f"{owner}: expected shape (..., {1 + k}), got {a.shape}")
+        a2 = a.reshape(-1, 1 + k)
+        ok = self._valid_arr(a2)
+        if not np.all(ok):
+            i = int(np.flatnonzero(~ok)[0])
+            raise DecodeError(f"{owner}: {_row(a.shape[:-1], i)}: code {a2[i].tolist()} is not a valid code of {self!r}")
+        inner_codes = a2[:, 1:] if self._vec() else a2[:, 1]
+        vals = self.inner.dequantize(inner_codes)
+        flags = a2[:, 0] == 1
+        vals = np.where(flags[:, None] if self._vec() else flags, vals, 0)
+        res_shape = a.shape[:-1] + ((k,) if self._vec() else ())
+        vals = vals.reshape(res_shape)
+        if out is None:
+            return vals.astype(_F64) if vals.dtype != _BOOL else vals
+        _check_out(out, res_shape, (_F64, _F32), owner)
+        out[...] = vals
+        return out
+
+    def roundtrip(self, x, out=None):
+        if out is None and (_is_seq1(x, self.ncomp) if self._vec() else _is_number(x)):
+            return self.dequantize(self.quantize(x))
+        return self.dequantize(self.quantize(x), out)
+
+    cdef bint _valid1(self, object code):
+        if not (isinstance(code, (tuple, list)) and len(code) == 2):
+            return False
+        flag, inner = code
+        if not _is_int(flag) or int(flag) not in (0, 1):
+            return False
+        if int(flag) == 0:
+            if self._vec():
+                return _is_seq1(inner, self.ncomp) and all(_is_int(v) and int(v) == 0 for v in _items(inner))
+            return _is_int(inner) and int(inner) == 0
+        return bool(self.inner.valid(inner)) if not isinstance(inner, np.ndarray) or inner.ndim == 1 else False
+
+    def _valid_arr(self, a2):
+        flags = a2[:, 0]
+        inner = a2[:, 1:] if self._vec() else a2[:, 1]
+        iv = np.asarray(self.inner.valid(inner), dtype=bool)
+        zeros = np.all(a2[:, 1:] == 0, axis=1)
+        return ((flags == 0) & zeros) | ((flags == 1) & iv)
+
+    def valid(self, code):
+        if isinstance(code, tuple) and len(code) == 2 and not isinstance(code[0], (tuple, list, np.ndarray)):
+            return self._valid1(code)
+        if isinstance(code, (np.ndarray, list)):
+            try:
+                a = np.asarray(code)
+            except (ValueError, TypeError):
+                return False
+            if a.ndim >= 1 and a.shape[a.ndim - 1] == 1 + self.ncomp and a.dtype.kind in 'iub':
+                return self._valid_arr(a.reshape(-1, 1 + self.ncomp)).reshape(a.shape[:-1])
+        return False
+
+    @property
+    def step(self):
+        return self.inner.step
+
+    @property
+    def max_error(self):
+        e = self.inner.max_error
+        if isinstance(e, tuple):
+            return tuple(max(v, self.threshold) for v in e)
+        return max(e, self.threshold)
+
+
+# ------------------------------------------------------------------------------------------------
+
+_KINDS = {
+    "Bounded": Bounded, "Fixed": Fixed, "Angle": Angle, "PowerCurve": PowerCurve, "Half": Half,
+    "UInt": UInt, "Int": Int, "Bool": Bool, "Enum": Enum, "Quat": Quat, "UnitVector": UnitVector,
+    "Vector": Vector, "Grid": Grid, "NearlyZero": NearlyZero,
+}
+
+
+def codec_from_spec(spec):
+    """Rebuild a codec from its `spec()` dict."""
+    if isinstance(spec, Codec):
+        return spec
+    if not isinstance(spec, dict):
+        raise SchemaError(f"codec spec must be a dict, got {type(spec).__name__}")
+    d = dict(spec)
+    kind = d.pop("kind", None)
+    if kind not in _KINDS:
+        raise SchemaError(f"unknown codec kind {kind!r}; expected one of {', '.join(_KINDS)}")
+    try:
+        if kind == "Vector":
+            codecs = d.pop("codecs")
+            _no_extra(kind, d)
+            return Vector(*[codec_from_spec(c) for c in codecs])
+        if kind == "NearlyZero":
+            inner = codec_from_spec(d.pop("inner"))
+            threshold = d.pop("threshold")
+            _no_extra(kind, d)
+            return NearlyZero(inner, threshold)
+        if kind == "Enum":
+            if "labels" in d:
+                v = d.pop("labels")
+            else:
+                v = d.pop("count")
+            _no_extra(kind, d)
+            return Enum(v)
+        return _KINDS[kind](**d)
+    except KeyError as e:
+        raise SchemaError(f"{kind} spec is missing {e.args[0]!r}") from None
+    except TypeError as e:
+        raise SchemaError(f"{kind} spec has bad parameters {sorted(d)}: {e}") from None
+
+
+cdef _no_extra(str kind, dict d):
+    if d:
+        raise SchemaError(f"{kind} spec has unknown keys {sorted(d)}")

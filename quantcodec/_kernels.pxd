@@ -1,0 +1,466 @@
+# The quantization rules of quantcodec, each written once as a C inline function.
+#
+# Every path (per value, per array, per schema field, per delta) calls these functions, so a rule
+# can never drift between paths. They are `noexcept nogil`: errors leave them as return codes.
+# `quantcodec/_reference.py` states the same rules in plain NumPy; the tests compare the two code
+# for code.
+#
+# A code is always carried as uint64_t. Signed codecs (Fixed signed, Int) carry the two's
+# complement of their int64 value; the wire takes the low `bits` bits.
+
+from libc.stdint cimport uint64_t, int64_t, uint32_t, uint16_t, int32_t
+from libc.math cimport floor, fabs, sqrt, fmod, pow, round, isnan, isfinite
+
+
+cdef extern from *:
+    """
+    #include <string.h>
+    static inline uint64_t qc_double_bits(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
+    static inline double qc_bits_double(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
+    #define QC_SQRT1_2 0.70710678118654752440
+    """
+    const double SQRT1_2 "QC_SQRT1_2"
+    uint64_t qc_double_bits(double x) noexcept nogil
+    double qc_bits_double(uint64_t u) noexcept nogil
+
+
+# Codec kinds. Scalar kinds first; Quat and UnitVector take several floats per code.
+cdef enum:
+    K_BOUNDED = 1
+    K_FIXED = 2
+    K_ANGLE = 3
+    K_POWER = 4
+    K_HALF = 5
+    K_UINT = 6
+    K_INT = 7
+    K_BOOL = 8
+    K_ENUM = 9
+    K_GRID = 10
+    K_QUAT = 11
+    K_UVEC = 12
+
+# Bounded modes
+cdef enum:
+    M_ENDPOINTS = 0
+    M_BINS = 1
+
+# Status of the multi-float kernels.
+cdef enum:
+    ST_OK = 0
+    ST_ZERO = 1        # zero vector / quaternion
+    ST_NONFINITE = 2   # NaN or infinite component
+
+
+
+ctypedef struct qdesc:
+    int kind
+    int bits          # bits on the wire for one code
+    int mode          # Bounded/Quat: M_ENDPOINTS or M_BINS; Fixed/Angle: signed flag
+    int cbits         # Quat/UnitVector: bits per component; Grid: offset bits
+    double lo         # Bounded/Quat/UnitVector: range start; Fixed: offset; Power: max; Grid: cell size; Angle: full turn
+    double hi         # Bounded/Quat/UnitVector: range end; Fixed: step; Power: pow
+    double R          # hi - lo (Bounded/Quat/UnitVector); Power: 1 / pow
+    double L          # endpoints: 2**b - 1; bins, Angle, Grid: 2**b; Power: 2**(b-1) - 1
+    uint64_t maxcode  # 2**bits - 1 (Enum: n - 1)
+    int64_t smin      # signed range (Fixed, Int) or Grid cell range
+    int64_t smax
+    double fmin       # Fixed/Int: smin as a double; Fixed: 2**(bits-1) or 2**bits as clamp limit in fmax
+    double fmax
+
+
+# ----------------------------------------------------------------------------------------------
+# Bounded: the uniform rule, also used for the components of Quat and UnitVector.
+
+cdef inline uint64_t bounded_q(double x, double lo, double R, double L, int mode) noexcept nogil:
+    cdef double t = (x - lo) / R
+    cdef double v
+    if mode == M_ENDPOINTS:
+        t = t if t > 0.0 else 0.0      # NaN lands here too
+        t = t if t < 1.0 else 1.0
+        return <uint64_t>(t * L + 0.5)  # non-negative: truncation is floor
+    v = t * L
+    if not (v > 0.0):
+        return 0
+    if v >= L:
+        return <uint64_t>L - 1
+    return <uint64_t>v
+
+
+cdef inline double bounded_dq(uint64_t c, double lo, double hi, double R, double L, int mode) noexcept nogil:
+    cdef double cd = <double>c
+    if mode == M_ENDPOINTS:
+        if c == 0:
+            return lo
+        if cd == L:
+            return hi
+        return lo + (cd * R) / L
+    return lo + ((cd + 0.5) * R) / L
+
+
+cdef inline bint bounded_clamps(double x, double lo, double hi) noexcept nogil:
+    return not (x >= lo and x <= hi)
+
+
+# ----------------------------------------------------------------------------------------------
+# Fixed point: round half away from zero, clamp to the code range.
+
+cdef inline uint64_t fixed_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexcept nogil:
+    cdef double v = (x - d.lo) / d.hi
+    cdef double r
+    if v != v:
+        nclamp[0] += 1
+        return 0
+    r = round(v)
+    if r < d.fmin:
+        nclamp[0] += 1
+        return <uint64_t>d.smin
+    if r >= d.fmax:
+        nclamp[0] += 1
+        return <uint64_t>d.smax if d.mode else d.maxcode
+    if d.mode:
+        return <uint64_t>(<int64_t>r)
+    return <uint64_t>r
+
+
+cdef inline double fixed_dq(const qdesc* d, uint64_t c) noexcept nogil:
+    if d.mode:
+        return d.lo + (<double>(<int64_t>c)) * d.hi
+    return d.lo + (<double>c) * d.hi
+
+
+# ----------------------------------------------------------------------------------------------
+# Angle: wrap onto the circle, round to the nearest of 2**bits steps, modulo 2**bits.
+
+cdef inline uint64_t angle_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexcept nogil:
+    cdef double w
+    if not isfinite(x):
+        nclamp[0] += 1
+        return 0
+    w = fmod(x, d.lo)
+    if w < 0.0:
+        w = w + d.lo
+    return (<uint64_t>(w / d.lo * d.L + 0.5)) & d.maxcode
+
+
+cdef inline double angle_dq(const qdesc* d, uint64_t c) noexcept nogil:
+    cdef int64_t sc = <int64_t>c
+    if d.mode and c > (d.maxcode >> 1):
+        sc = sc - <int64_t>(d.maxcode) - 1
+    return (<double>sc * d.lo) / d.L
+
+
+# ----------------------------------------------------------------------------------------------
+# PowerCurve: sign bit on top, magnitude on a power curve below it.
+
+cdef inline uint64_t power_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexcept nogil:
+    cdef double a = fabs(x)
+    cdef uint64_t m
+    if a != a:
+        nclamp[0] += 1
+        return 0
+    if a > d.lo:
+        nclamp[0] += 1
+        a = d.lo
+    m = <uint64_t>(pow(a / d.lo, d.R) * d.L + 0.5)
+    if m == 0:
+        return 0
+    if x < 0.0:
+        return (<uint64_t>1 << (d.bits - 1)) | m
+    return m
+
+
+cdef inline double power_dq(const qdesc* d, uint64_t c) noexcept nogil:
+    cdef uint64_t m = c & (d.maxcode >> 1)
+    cdef double v
+    if m == 0:
+        return 0.0
+    v = d.lo * pow(<double>m / d.L, d.hi)
+    if c >> (d.bits - 1):
+        return -v
+    return v
+
+
+# ----------------------------------------------------------------------------------------------
+# Half: IEEE binary16, bit-identical to NumPy's float64 -> float16 conversion (npy_halffloat.c).
+
+cdef inline uint64_t half_q(double x) noexcept nogil:
+    cdef uint64_t d = qc_double_bits(x)
+    cdef uint64_t h_sgn = (d & 0x8000000000000000ULL) >> 48
+    cdef uint64_t d_exp = d & 0x7ff0000000000000ULL
+    cdef uint64_t d_sig, ret, h_exp
+    if d_exp >= 0x40f0000000000000ULL:
+        if d_exp == 0x7ff0000000000000ULL:
+            d_sig = d & 0x000fffffffffffffULL
+            if d_sig != 0:
+                ret = 0x7c00 + (d_sig >> 42)
+                if ret == 0x7c00:
+                    ret += 1
+                return h_sgn + ret
+        return h_sgn + 0x7c00
+    if d_exp <= 0x3f00000000000000ULL:
+        if d_exp < 0x3e60000000000000ULL:
+            return h_sgn
+        d_exp >>= 52
+        d_sig = 0x0010000000000000ULL + (d & 0x000fffffffffffffULL)
+        d_sig <<= (d_exp - 998)
+        if (d_sig & 0x003fffffffffffffULL) != 0x0010000000000000ULL:
+            d_sig += 0x0010000000000000ULL
+        return h_sgn + (d_sig >> 53)
+    h_exp = (d_exp - 0x3f00000000000000ULL) >> 42
+    d_sig = d & 0x000fffffffffffffULL
+    if (d_sig & 0x000007ffffffffffULL) != 0x0000020000000000ULL:
+        d_sig += 0x0000020000000000ULL
+    return h_sgn + h_exp + (d_sig >> 42)
+
+
+cdef inline double half_dq(uint64_t h) noexcept nogil:
+    cdef uint64_t h_exp = h & 0x7c00
+    cdef uint64_t d_sgn = (h & 0x8000) << 48
+    cdef uint64_t h_sig
+    cdef int e
+    if h_exp == 0:
+        h_sig = h & 0x03ff
+        if h_sig == 0:
+            return qc_bits_double(d_sgn)
+        h_sig <<= 1
+        e = 0
+        while (h_sig & 0x0400) == 0:
+            h_sig <<= 1
+            e += 1
+        return qc_bits_double(d_sgn + ((<uint64_t>(1023 - 15 - e)) << 52) + ((h_sig & 0x03ff) << 42))
+    if h_exp == 0x7c00:
+        return qc_bits_double(d_sgn + 0x7ff0000000000000ULL + ((h & 0x03ff) << 42))
+    return qc_bits_double(d_sgn + (((h & 0x7fff) + 0xfc000) << 42))
+
+
+# ----------------------------------------------------------------------------------------------
+# Grid: signed cell index in the high bits, bins-rule offset inside the cell in the low bits.
+
+cdef inline uint64_t grid_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexcept nogil:
+    cdef double u = x / d.lo
+    cdef double cell, t, v
+    cdef uint64_t off, cmask
+    if u != u:
+        nclamp[0] += 1
+        return 0
+    cmask = (d.maxcode >> d.cbits)
+    if u < <double>d.smin:
+        nclamp[0] += 1
+        return ((<uint64_t>d.smin) & cmask) << d.cbits
+    cell = floor(u)
+    if cell > <double>d.smax:
+        nclamp[0] += 1
+        return (((<uint64_t>d.smax) & cmask) << d.cbits) | ((<uint64_t>1 << d.cbits) - 1)
+    t = u - cell
+    v = t * d.L
+    if v >= d.L:
+        off = (<uint64_t>1 << d.cbits) - 1
+    else:
+        off = <uint64_t>v
+    return (((<uint64_t>(<int64_t>cell)) & cmask) << d.cbits) | off
+
+
+cdef inline double grid_dq(const qdesc* d, uint64_t c) noexcept nogil:
+    cdef uint64_t cb = <uint64_t>(d.bits - d.cbits)
+    cdef uint64_t raw = c >> d.cbits
+    cdef int64_t cell
+    cdef uint64_t off = c & ((<uint64_t>1 << d.cbits) - 1)
+    if raw >> (cb - 1):
+        cell = <int64_t>(raw | (~(<uint64_t>0) << cb))
+    else:
+        cell = <int64_t>raw
+    return (<double>cell + (<double>off + 0.5) / d.L) * d.lo
+
+
+# ----------------------------------------------------------------------------------------------
+# The float scalar kinds behind one switch (used where the kind is not known at compile time).
+
+cdef inline uint64_t scalar_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexcept nogil:
+    if d.kind == K_BOUNDED:
+        if bounded_clamps(x, d.lo, d.hi):
+            nclamp[0] += 1
+        return bounded_q(x, d.lo, d.R, d.L, d.mode)
+    elif d.kind == K_FIXED:
+        return fixed_q(d, x, nclamp)
+    elif d.kind == K_ANGLE:
+        return angle_q(d, x, nclamp)
+    elif d.kind == K_POWER:
+        return power_q(d, x, nclamp)
+    elif d.kind == K_HALF:
+        return half_q(x)
+    elif d.kind == K_GRID:
+        return grid_q(d, x, nclamp)
+    return 0
+
+
+cdef inline double scalar_dq(const qdesc* d, uint64_t c) noexcept nogil:
+    if d.kind == K_BOUNDED:
+        return bounded_dq(c, d.lo, d.hi, d.R, d.L, d.mode)
+    elif d.kind == K_FIXED:
+        return fixed_dq(d, c)
+    elif d.kind == K_ANGLE:
+        return angle_dq(d, c)
+    elif d.kind == K_POWER:
+        return power_dq(d, c)
+    elif d.kind == K_HALF:
+        return half_dq(c)
+    elif d.kind == K_GRID:
+        return grid_dq(d, c)
+    elif d.kind == K_INT:
+        return <double>(<int64_t>c)
+    return <double>c
+
+
+cdef inline bint scalar_valid(const qdesc* d, uint64_t c) noexcept nogil:
+    """Whether the uint64 carrier `c` is a canonical code (signed kinds: two's complement int64)."""
+    cdef int64_t s
+    if d.kind == K_INT or (d.kind == K_FIXED and d.mode):
+        s = <int64_t>c
+        return s >= d.smin and s <= d.smax
+    if c > d.maxcode:
+        return False
+    if d.kind == K_POWER:
+        return not (c >> (d.bits - 1) and (c & (d.maxcode >> 1)) == 0)
+    if d.kind == K_ENUM:
+        return c <= d.maxcode
+    return True
+
+
+cdef inline uint64_t to_wire(const qdesc* d, uint64_t c) noexcept nogil:
+    """The low `bits` bits of a code, as the bit stream carries it."""
+    if d.bits >= 64:
+        return c
+    return c & ((<uint64_t>1 << d.bits) - 1)
+
+
+cdef inline uint64_t from_wire(const qdesc* d, uint64_t w) noexcept nogil:
+    """A code from its `bits` wire bits: sign-extends the signed kinds."""
+    if (d.kind == K_INT or (d.kind == K_FIXED and d.mode)) and d.bits < 64 and d.bits > 0:
+        if w >> (d.bits - 1):
+            return w | (~(<uint64_t>0) << d.bits)
+    return w
+
+
+# ----------------------------------------------------------------------------------------------
+# Quat: smallest three.
+
+cdef inline int quat_q(const qdesc* d, double x0, double x1, double x2, double x3, uint64_t* code) noexcept nogil:
+    cdef double q[4]
+    cdef double m, n
+    cdef int i, idx
+    cdef uint64_t c
+    q[0] = x0; q[1] = x1; q[2] = x2; q[3] = x3
+    m = 0.0
+    for i in range(4):
+        if not isfinite(q[i]):
+            return ST_NONFINITE
+        if fabs(q[i]) > m:
+            m = fabs(q[i])
+    if m == 0.0:
+        return ST_ZERO
+    for i in range(4):
+        q[i] = q[i] / m
+    n = sqrt(((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3])
+    idx = 0
+    for i in range(4):
+        q[i] = q[i] / n
+    for i in range(1, 4):
+        if fabs(q[i]) > fabs(q[idx]):
+            idx = i
+    if q[idx] < 0.0:
+        for i in range(4):
+            q[i] = -q[i]
+    c = <uint64_t>idx
+    for i in range(4):
+        if i != idx:
+            c = (c << d.cbits) | bounded_q(q[i], d.lo, d.R, d.L, d.mode)
+    code[0] = c
+    return ST_OK
+
+
+cdef inline void quat_dq(const qdesc* d, uint64_t c, double* out) noexcept nogil:
+    cdef int idx = <int>((c >> (3 * d.cbits)) & 3)
+    cdef uint64_t mask = (<uint64_t>1 << d.cbits) - 1
+    cdef int i, shift = 3 * d.cbits
+    cdef double s = 0.0, n, v
+    for i in range(4):
+        if i != idx:
+            shift -= d.cbits
+            v = bounded_dq((c >> shift) & mask, d.lo, d.hi, d.R, d.L, d.mode)
+            out[i] = v
+            s = s + v * v
+    out[idx] = sqrt(1.0 - s if 1.0 - s > 0.0 else 0.0)
+    n = sqrt(((out[0] * out[0] + out[1] * out[1]) + out[2] * out[2]) + out[3] * out[3])
+    for i in range(4):
+        out[i] = out[i] / n
+
+
+cdef inline bint quat_valid(const qdesc* d, uint64_t c) noexcept nogil:
+    # Decode the three kept components, then shrink each toward zero by one component step: the
+    # most permissive point within rounding of the code. The code is valid when that point can
+    # still belong to a unit quaternion whose dropped component is the largest. Every code that
+    # quantize produces passes: its true components are within half a step of the decoded ones.
+    cdef uint64_t mask = (<uint64_t>1 << d.cbits) - 1
+    cdef double st, a, s = 0.0, big = 0.0
+    cdef int i
+    if c > d.maxcode:
+        return False
+    st = d.R / d.L      # the component step in both modes (L is 2**b - 1 or 2**b)
+    for i in range(3):
+        a = fabs(bounded_dq((c >> (i * d.cbits)) & mask, d.lo, d.hi, d.R, d.L, d.mode)) - st
+        if a < 0.0:
+            a = 0.0
+        s = s + a * a
+        if a > big:
+            big = a
+    if s > 1.0:
+        return False
+    return sqrt(1.0 - s) >= big
+
+
+# ----------------------------------------------------------------------------------------------
+# UnitVector: octahedral mapping (Cigolle et al. 2014).
+
+cdef inline double sgn_nn(double t) noexcept nogil:
+    return 1.0 if t >= 0.0 else -1.0
+
+
+cdef inline int uvec_q(const qdesc* d, double x, double y, double z, uint64_t* code) noexcept nogil:
+    cdef double m, s, p, q, p2
+    if not (isfinite(x) and isfinite(y) and isfinite(z)):
+        return ST_NONFINITE
+    m = fabs(x)
+    if fabs(y) > m:
+        m = fabs(y)
+    if fabs(z) > m:
+        m = fabs(z)
+    if m == 0.0:
+        return ST_ZERO
+    x = x / m
+    y = y / m
+    z = z / m
+    s = (fabs(x) + fabs(y)) + fabs(z)
+    p = x / s
+    q = y / s
+    if z < 0.0:
+        p2 = (1.0 - fabs(q)) * sgn_nn(p)
+        q = (1.0 - fabs(p)) * sgn_nn(q)
+        p = p2
+    code[0] = (bounded_q(p, d.lo, d.R, d.L, M_ENDPOINTS) << d.cbits) | bounded_q(q, d.lo, d.R, d.L, M_ENDPOINTS)
+    return ST_OK
+
+
+cdef inline void uvec_dq(const qdesc* d, uint64_t c, double* out) noexcept nogil:
+    cdef uint64_t mask = (<uint64_t>1 << d.cbits) - 1 if d.cbits < 64 else ~(<uint64_t>0)
+    cdef double p = bounded_dq((c >> d.cbits) & mask, d.lo, d.hi, d.R, d.L, M_ENDPOINTS)
+    cdef double q = bounded_dq(c & mask, d.lo, d.hi, d.R, d.L, M_ENDPOINTS)
+    cdef double z = (1.0 - fabs(p)) - fabs(q)
+    cdef double p2, n
+    if z < 0.0:
+        p2 = (1.0 - fabs(q)) * sgn_nn(p)
+        q = (1.0 - fabs(p)) * sgn_nn(q)
+        p = p2
+    n = sqrt((p * p + q * q) + z * z)
+    out[0] = p / n
+    out[1] = q / n
+    out[2] = z / n
