@@ -7,6 +7,7 @@ Environment switches:
   QUANTCODEC_CYTHON_DEBUG=1  bounds, wraparound and initialization checks on (the debug build CI runs)
   QUANTCODEC_ASAN=1          AddressSanitizer build (run with LD_PRELOAD=$(gcc -print-file-name=libasan.so))
   QUANTCODEC_MODULES=a,b     build only these extensions (development: one module at a time)
+  QUANTCODEC_FORCE_CYTHON=0  reuse generated C files that are newer than their .pyx
 """
 import glob
 import os
@@ -68,6 +69,8 @@ setup(
     ext_modules=cythonize(
         extensions,
         compiler_directives=directives,
-        force=os.environ.get("QUANTCODEC_FORCE_CYTHON", "0") not in ("", "0"),
+        # Always regenerate the C: a .c left by a build with other directives (debug, ASan)
+        # must never be compiled into a release. QUANTCODEC_FORCE_CYTHON=0 skips it in development.
+        force=os.environ.get("QUANTCODEC_FORCE_CYTHON", "1") != "0",
     ),
 )

@@ -83,13 +83,20 @@ cdef object _float_input(object x, str owner):
     k = a.dtype.kind
     if k == 'f':
         if a.dtype.itemsize == 4:
-            return np.ascontiguousarray(a, dtype=_F32)
+            return _contig(a, _F32)
         if a.dtype.itemsize <= 8:
-            return np.ascontiguousarray(a, dtype=_F64)
+            return _contig(a, _F64)
         raise TypeError(f"{owner}: dtype {a.dtype} does not convert safely to float64")
     if k in 'iub':
-        return np.ascontiguousarray(a, dtype=_F64)
+        return _contig(a, _F64)
     raise TypeError(f"{owner}: expected a float or integer array, got dtype {a.dtype}")
+
+
+cdef inline object _contig(object a, object dt):
+    """`a` itself when it is already C-contiguous native `dt`, else a converted copy (0-d stays 0-d)."""
+    if a.dtype == dt and a.flags.c_contiguous:
+        return a
+    return np.array(a, dtype=dt, order="C")
 
 
 cdef object _check_out(object out, tuple shape, object dtypes, str owner):
@@ -111,7 +118,7 @@ cdef object _code_input(object code, object dtype, str owner):
     if k not in 'iub':
         raise TypeError(f"{owner}: codes must be integers, got dtype {a.dtype}")
     if a.dtype == dtype:
-        return np.ascontiguousarray(a)
+        return _contig(a, dtype)
     if a.size:
         info = np.iinfo(dtype)
         lo = a.min()
@@ -119,7 +126,7 @@ cdef object _code_input(object code, object dtype, str owner):
         if lo < info.min or hi > info.max:
             bad = np.flatnonzero((a.ravel() < info.min) | (a.ravel() > info.max))[0]
             raise DecodeError(f"{owner}: row {bad}: code {a.ravel()[bad]} is not a valid code")
-    return np.ascontiguousarray(a, dtype=dtype)
+    return _contig(a, dtype)
 
 
 cdef inline str _row(tuple shape, Py_ssize_t flat):
@@ -437,6 +444,11 @@ cdef class Codec:
     def code_dtype(self):
         """NumPy dtype of array codes."""
         return self._code_dtype
+
+    @property
+    def ncomp(self):
+        """Floats per value: 1 for scalars, 3 for UnitVector, 4 for Quat, k for a Vector of k."""
+        return self.ncomp
 
     def spec(self):
         """A JSON-able dict of the kind and parameters; `codec_from_spec` rebuilds an equal codec."""

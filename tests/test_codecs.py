@@ -1,0 +1,635 @@
+"""The codec protocol of SPEC sections 0-2 on the compiled core: construction, identity, the
+per-value and array paths, dtypes, out=, hostile inputs, validity and the error bounds."""
+
+import copy
+import math
+import pickle
+
+import numpy as np
+import pytest
+
+import quantcodec as qc
+
+RNG = np.random.default_rng(20261130)
+
+FLOAT_CODECS = [
+    qc.Bounded(-2048, 2048, 20),
+    qc.Bounded(-4, 4, 10, mode="bins"),
+    qc.Bounded(0.0, 1.0, 1),
+    qc.Bounded(-1.5, 3.25, 32),
+    qc.Fixed(1e-7, 32),
+    qc.Fixed(0.01, 16, signed=False, offset=-100.0),
+    qc.Fixed(0.5, 64),
+    qc.Angle(16),
+    qc.Angle(12, signed=True, unit="deg"),
+    qc.PowerCurve(50, 2, 10),
+    qc.PowerCurve(10, 1, 8),
+    qc.Half(),
+    qc.Grid(64.0, 20, 16),
+    qc.Grid(1.0, 32, 32),
+]
+EXACT_CODECS = [qc.UInt(8), qc.UInt(64), qc.Int(8), qc.Int(64), qc.Bool(), qc.Enum(["idle", "walk", "run"]), qc.Enum(5), qc.Enum(1)]
+MULTI_CODECS = [qc.Quat(9), qc.Quat(20), qc.Quat(4, mode="bins"), qc.UnitVector(12), qc.UnitVector(32)]
+COMPOSITE_CODECS = [
+    qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18)),
+    qc.Vector(qc.Fixed(0.001, 20), qc.UInt(4)),
+    qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01),
+    qc.NearlyZero(qc.Bounded(-10, 10, 12), 0.05),
+]
+ALL_CODECS = FLOAT_CODECS + EXACT_CODECS + MULTI_CODECS + COMPOSITE_CODECS
+
+
+# ----------------------------------------------------------------------------------------------
+# identity: ==, hash, pickle, repr, spec
+
+@pytest.mark.parametrize("codec", ALL_CODECS, ids=repr)
+def test_identity(codec):
+    clone = qc.codec_from_spec(codec.spec())
+    assert clone == codec and hash(clone) == hash(codec)
+    assert pickle.loads(pickle.dumps(codec)) == codec
+    assert copy.deepcopy(codec) == codec
+    import json
+    assert qc.codec_from_spec(json.loads(json.dumps(codec.spec()))) == codec
+    assert eval(repr(codec), {**vars(qc), "inf": math.inf}) == codec
+    with pytest.raises(AttributeError):
+        codec.bits = 3
+    with pytest.raises(AttributeError):
+        codec.something = 1
+
+
+def test_repr_and_equality_by_parameters():
+    assert repr(qc.Bounded(-2048, 2048, 20)) == "Bounded(min=-2048.0, max=2048.0, bits=20, mode='endpoints')"
+    assert qc.Bounded(-2048, 2048, 20) == qc.Bounded(-2048.0, 2048.0, 20)
+    assert qc.Bounded(-2048, 2048, 20) != qc.Bounded(-2048, 2048, 20, mode="bins")
+    assert qc.Bounded(0, 1, 8) != qc.UInt(8)
+    assert len({qc.Quat(9), qc.Quat(9), qc.Quat(10)}) == 2
+    assert repr(qc.Enum(["a", "b"])) == "Enum(['a', 'b'])"
+    assert repr(qc.Bool()) == "Bool()"
+
+
+def test_bits():
+    assert qc.Quat(9).bits == 29
+    assert qc.Quat(10).bits == 32
+    assert qc.UnitVector(12).bits == 24
+    assert qc.Enum(["idle", "walk", "run", "jump"]).bits == 2
+    assert qc.Enum(5).bits == 3
+    assert qc.Enum(1).bits == 0
+    assert qc.Grid(64.0, 20, 16).bits == 36
+    assert qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01).bits == 31
+    assert qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18)).bits == 50
+
+
+# ----------------------------------------------------------------------------------------------
+# construction errors name the parameter and the value
+
+@pytest.mark.parametrize("make, words", [
+    (lambda: qc.Bounded(0, 1, 0), ["bits", "0"]),
+    (lambda: qc.Bounded(0, 1, 33), ["bits", "33"]),
+    (lambda: qc.Bounded(1, 1, 8), ["min", "max"]),
+    (lambda: qc.Bounded(2, 1, 8), ["min", "max"]),
+    (lambda: qc.Bounded(float("nan"), 1, 8), ["min", "nan"]),
+    (lambda: qc.Bounded(0, float("inf"), 8), ["max", "inf"]),
+    (lambda: qc.Bounded(-1e308, 1e308, 8), ["range"]),
+    (lambda: qc.Bounded(0, 1, 8, mode="round"), ["mode", "round"]),
+    (lambda: qc.Bounded(0, 1, 8.0), ["bits", "8.0"]),
+    (lambda: qc.Bounded("0", 1, 8), ["min", "'0'"]),
+    (lambda: qc.Fixed(0, 16), ["step", "0"]),
+    (lambda: qc.Fixed(-0.1, 16), ["step", "-0.1"]),
+    (lambda: qc.Fixed(0.1, 65), ["bits", "65"]),
+    (lambda: qc.Fixed(0.1, 16, offset=float("nan")), ["offset", "nan"]),
+    (lambda: qc.Angle(0), ["bits", "0"]),
+    (lambda: qc.Angle(33), ["bits", "33"]),
+    (lambda: qc.Angle(8, unit="grad"), ["unit", "grad"]),
+    (lambda: qc.PowerCurve(0, 2, 8), ["max", "0"]),
+    (lambda: qc.PowerCurve(1, 0.5, 8), ["pow", "0.5"]),
+    (lambda: qc.PowerCurve(1, 2, 1), ["bits", "1"]),
+    (lambda: qc.UInt(0), ["bits", "0"]),
+    (lambda: qc.Int(65), ["bits", "65"]),
+    (lambda: qc.Enum([]), ["labels"]),
+    (lambda: qc.Enum(["a", "a"]), ["duplicate", "a"]),
+    (lambda: qc.Enum(0), ["count", "0"]),
+    (lambda: qc.Quat(1), ["bits", "1"]),
+    (lambda: qc.Quat(21), ["bits", "21"]),
+    (lambda: qc.UnitVector(1), ["bits", "1"]),
+    (lambda: qc.UnitVector(33), ["bits", "33"]),
+    (lambda: qc.Grid(0, 8, 8), ["cell_size", "0"]),
+    (lambda: qc.Grid(1, 40, 30), ["cell_bits", "offset_bits", "70"]),
+    (lambda: qc.NearlyZero(qc.Bounded(0, 1, 8), -0.1), ["threshold", "-0.1"]),
+    (lambda: qc.NearlyZero(qc.Quat(9), 0.1), ["inner"]),
+    (lambda: qc.Vector(qc.Quat(9)), ["component 0"]),
+    (lambda: qc.Vector(), ["at least one"]),
+])
+def test_bad_parameters(make, words):
+    with pytest.raises(qc.SchemaError) as e:
+        make()
+    for w in words:
+        assert w in str(e.value)
+    assert isinstance(e.value, ValueError) and isinstance(e.value, qc.CodecError)
+
+
+def test_codec_from_spec_errors():
+    with pytest.raises(qc.SchemaError, match="unknown codec kind"):
+        qc.codec_from_spec({"kind": "Float"})
+    with pytest.raises(qc.SchemaError, match="missing"):
+        qc.codec_from_spec({"kind": "NearlyZero", "inner": {"kind": "Bool"}})
+    with pytest.raises(qc.SchemaError):
+        qc.codec_from_spec({"kind": "Bounded", "min": 0, "max": 1, "bits": 8, "colour": 1})
+    with pytest.raises(qc.SchemaError):
+        qc.codec_from_spec([1, 2])
+
+
+def test_exception_hierarchy():
+    for e in (qc.SchemaError, qc.RangeError, qc.DecodeError):
+        assert issubclass(e, qc.CodecError) and issubclass(e, ValueError)
+
+
+# ----------------------------------------------------------------------------------------------
+# SPEC worked figures
+
+def test_bounded_rules_and_figures():
+    b = qc.Bounded(-4, 4, 10)
+    assert b.step == 8 / 1023 and b.max_error == 4 / 1023
+    assert b.quantize(-4.0) == 0 and b.dequantize(0) == -4.0
+    assert b.quantize(4.0) == 1023 and b.dequantize(1023) == 4.0
+    assert b.quantize(float("nan")) == 0
+    assert b.quantize(5.0) == 1023 and b.quantize(-500.0) == 0
+    assert b.quantize(float("inf")) == 1023 and b.quantize(float("-inf")) == 0
+    bins = qc.Bounded(-4, 4, 10, mode="bins")
+    assert bins.step == 8 / 1024
+    # 5 and 500 both decode to 3.996 in +-4 (bins, 10 bits)
+    assert round(bins.roundtrip(5.0), 3) == 3.996 == round(bins.roundtrip(500.0), 3)
+    assert bins.quantize(-4.0) == 0 and bins.quantize(4.0) == 1023
+    assert bins.dequantize(0) == -4 + 0.5 * 8 / 1024
+    # 16 bins in +-4: 1 +- 1e-6 is on a bin edge
+    b16 = qc.Bounded(-4, 4, 4, mode="bins")
+    assert b16.roundtrip(1 - 1e-6) == 0.75 and b16.roundtrip(1 + 1e-6) == 1.25
+
+
+def test_bits_for_and_for_step():
+    assert qc.bits_for(1024, 0.5) == 11
+    assert qc.bits_for(1024, 0.5, mode="bins") == 10
+    assert qc.bits_for(64, 0.001, mode="bins") == 15
+    assert qc.bits_for(1, 10) == 1 and qc.bits_for(1, 10, mode="bins") == 0
+    assert qc.Bounded.for_step(-2048, 2048, 1 / 256, mode="bins").bits == 20
+    assert qc.Bounded.for_step(-2048, 2048, 1 / 256).bits == 21
+    assert qc.Bounded.for_error(-2048, 2048, 1 / 512, mode="bins").bits == 20
+    assert qc.Bounded.for_error(-512, 512, 0.5).bits == 11
+    assert qc.Bounded.for_error(0, 1, 10).bits == 1
+    for r, e in [(4096, 1 / 512), (100, 0.01), (7, 0.3), (1, 1e-6)]:
+        for mode in ("endpoints", "bins"):
+            b = max(1, qc.bits_for(r, e, mode=mode))
+            assert qc.Bounded(0, r, b, mode=mode).max_error <= e
+            if b > 1:
+                assert qc.Bounded(0, r, b - 1, mode=mode).max_error > e
+    with pytest.raises(qc.SchemaError, match="more than 32 bits"):
+        qc.Bounded.for_step(0, 1, 1e-12)
+    with pytest.raises(qc.SchemaError, match="step"):
+        qc.Bounded.for_step(0, 1, 0)
+
+
+def test_fixed_rules():
+    f = qc.Fixed(1e-7, 32)
+    assert f.quantize(12.3456789) == 123456789
+    assert f.code_dtype == np.int32
+    g = qc.Fixed(1.0, 8)
+    assert [g.quantize(v) for v in (0.5, -0.5, 1.5, -1.5, 0.49999999999999994, 127.4, 200.0, -500.0)] == \
+        [1, -1, 2, -2, 0, 127, 127, -128]
+    assert g.quantize(float("nan")) == 0
+    assert g.quantize(float("inf")) == 127 and g.quantize(float("-inf")) == -128
+    u = qc.Fixed(0.25, 4, signed=False, offset=10.0)
+    assert u.quantize(10.0) == 0 and u.quantize(9.0) == 0 and u.quantize(20.0) == 15
+    assert u.dequantize(3) == 10.75 and u.code_dtype == np.uint32
+    big = qc.Fixed(1.0, 64)
+    assert big.quantize(1e300) == 2**63 - 1 and big.quantize(-1e300) == -2**63
+    assert big.code_dtype == np.int64
+    assert qc.Fixed(1.0, 64, signed=False).quantize(1e300) == 2**64 - 1
+
+
+def test_angle_rules():
+    a = qc.Angle(16, unit="deg")
+    assert a.step == 360 / 65536
+    assert a.quantize(359.999) == 0 == a.quantize(0.001) == a.quantize(360.0) == a.quantize(-720.0)
+    assert abs(a.roundtrip(359.999) - 0.0) < a.step
+    assert a.quantize(-90.0) == a.quantize(270.0) == 49152
+    assert a.quantize(float("nan")) == 0 == a.quantize(float("inf"))
+    s = qc.Angle(16, signed=True, unit="deg")
+    assert s.dequantize(32768) == -180.0 and s.dequantize(32767) < 180.0 and s.dequantize(65535) < 0
+    r = qc.Angle(8)
+    assert r.dequantize(128) == math.pi and r.step == 2 * math.pi / 256
+
+
+def test_power_curve_rules():
+    p = qc.PowerCurve(50, 2, 10)
+    assert p.quantize(0.0) == 0 and p.dequantize(0) == 0.0
+    assert p.quantize(-0.0) == 0 and p.quantize(1e-9) == 0 and p.quantize(-1e-9) == 0
+    assert p.quantize(50.0) == 511 and p.quantize(-50.0) == 1023 and p.quantize(1e9) == 511
+    assert p.dequantize(511) == 50.0 and p.dequantize(1023) == -50.0
+    assert not p.valid(512) and p.valid(513) and not p.valid(1024) and not p.valid(-1)
+    with pytest.raises(qc.DecodeError):
+        p.dequantize(512)
+    L = 511
+    assert p.step == 50 * (1 - ((L - 1) / L) ** 2)
+    assert p.max_error == 50 * (1 - ((L - 0.5) / L) ** 2)
+    assert p.quantize(float("nan")) == 0
+
+
+def test_half_matches_numpy_everywhere():
+    h = qc.Half()
+    codes = np.arange(65536, dtype=np.uint32)
+    want = codes.astype(np.uint16).view(np.float16).astype(np.float64)
+    got = h.dequantize(codes)
+    assert np.array_equal(got.view(np.uint64), want.view(np.uint64))
+    x = np.concatenate([RNG.normal(0, 1000, 100000), RNG.normal(0, 1e-5, 1000), [0.0, -0.0, 65504, 65520, 65519.99, 1e9, -1e9,
+                        np.inf, -np.inf, np.nan, -np.nan, 5.96e-8, 2.98e-8, 2.9802322387695312e-08]])
+    with np.errstate(over="ignore"):
+        want = x.astype(np.float16).view(np.uint16).astype(np.uint32)
+        x32 = x.astype(np.float32)
+        want32 = x32.astype(np.float16).view(np.uint16)
+    assert np.array_equal(h.quantize(x), want)
+    assert np.array_equal(h.quantize(x32), want32)
+    assert h.quantize(float("inf")) == 0x7C00 and h.quantize(float("-inf")) == 0xFC00
+    assert math.isnan(h.roundtrip(float("nan"))) and math.copysign(1, h.roundtrip(-float("nan"))) == -1
+
+
+def test_grid_rules():
+    g = qc.Grid(64.0, 20, 16)
+    assert g.step == 64.0 / 65536
+    for x in [0.0, 1.0, -1.0, 123456.789, -33554431.9, 33554431.0, 63.99999]:
+        assert abs(g.roundtrip(x) - x) <= g.max_error
+    a, b = g.quantize(128.0 + 1.0), g.quantize(128.0 + 60.0)
+    assert a >> 16 == b >> 16  # same cell: only the offset bits change
+    assert g.quantize(float("nan")) == 0
+    top = g.quantize(float("inf"))
+    assert top == g.quantize(1e30) and g.roundtrip(1e30) == g.dequantize(top)
+    assert g.roundtrip(-1e30) == -64.0 * 2**19 + g.step / 2
+    assert g.code_dtype == np.uint64
+
+
+def test_quat_figures():
+    q = qc.Quat(9)
+    assert q.bits == 29
+    x = (0.10, 0.21, 0.31, -0.92)
+    r = q.roundtrip(x)
+    n = np.array(x) / np.linalg.norm(x)
+    ang = 2 * math.degrees(math.acos(min(1, abs(float(np.dot(n, r))))))
+    assert ang < 0.3
+    assert q.quantize(x) == q.quantize(tuple(-v for v in x))
+    t = (1 / math.sqrt(2), -1 / math.sqrt(2), 0.0, 0.0)
+    rt = q.roundtrip(t)
+    assert abs(abs(float(np.dot(rt, t))) - 1) < 1e-5
+    assert q.quantize(t) >> 27 == 0  # the first of the tied components is dropped
+    for bad in [(0, 0, 0, 0), (np.nan, 0, 0, 1), (np.inf, 0, 0, 1)]:
+        with pytest.raises(qc.RangeError):
+            q.quantize(bad)
+    arr = RNG.normal(size=(100, 4))
+    arr[37] = 0
+    with pytest.raises(qc.RangeError, match="row 37: zero quaternion"):
+        q.quantize(arr)
+    arr[37] = (1, np.nan, 0, 0)
+    with pytest.raises(qc.RangeError, match="row 37: non-finite"):
+        q.quantize(arr)
+    assert 0.54 < q.max_error < 0.56
+    assert 0.27 < qc.Quat(10).max_error < 0.28
+    assert 0.068 < qc.Quat(12).max_error < 0.070
+
+
+def test_unit_vector():
+    u = qc.UnitVector(12)
+    for v in [(0, 0, 1), (0, 0, -1), (1, 0, 0), (-1, 0, 0), (0, 1, 0), (1, 1, 1), (-1, -2, -3), (1e-300, 0, -1e-300), (1e300, 1e300, 0)]:
+        r = u.roundtrip(v)
+        n = np.array(v, dtype=float) / np.linalg.norm(np.array(v, dtype=float) / max(map(abs, v)))  / max(map(abs, v))
+        assert abs(np.linalg.norm(r) - 1) < 1e-12
+        ang = math.degrees(math.acos(min(1.0, float(np.dot(r, n / np.linalg.norm(n))))))
+        assert ang <= u.max_error + 1e-9
+    for bad in [(0, 0, 0), (np.nan, 0, 1), (0, -np.inf, 1)]:
+        with pytest.raises(qc.RangeError):
+            u.quantize(bad)
+    assert qc.UnitVector(32).code_dtype == np.uint64 and qc.UnitVector(16).code_dtype == np.uint32
+
+
+def test_exact_codecs():
+    assert qc.UInt(8).quantize(255) == 255
+    with pytest.raises(qc.RangeError, match="256"):
+        qc.UInt(8).quantize(256)
+    with pytest.raises(qc.RangeError):
+        qc.UInt(8).quantize(-1)
+    with pytest.raises(qc.RangeError, match="not an integer"):
+        qc.UInt(8).quantize(2.5)
+    assert qc.UInt(8).quantize(3.0) == 3
+    with pytest.raises(TypeError):
+        qc.UInt(8).quantize("3")
+    assert qc.Int(8).quantize(-128) == -128
+    with pytest.raises(qc.RangeError):
+        qc.Int(8).quantize(128)
+    assert qc.UInt(64).quantize(2**64 - 1) == 2**64 - 1
+    with pytest.raises(qc.RangeError):
+        qc.UInt(64).quantize(2**64)
+    assert qc.Int(64).roundtrip(-2**63) == -2**63
+    b = qc.Bool()
+    assert b.quantize(True) == 1 and b.quantize(False) == 0 and b.dequantize(1) is True and b.dequantize(0) is False
+    with pytest.raises(qc.RangeError):
+        b.quantize(2)
+    e = qc.Enum(["idle", "walk", "run", "jump"])
+    assert e.quantize("run") == 2 and e.quantize(2) == 2 and e.dequantize(2) == "run"
+    with pytest.raises(qc.RangeError, match="'fly'"):
+        e.quantize("fly")
+    with pytest.raises(qc.RangeError):
+        e.quantize(4)
+    with pytest.raises(qc.DecodeError):
+        e.dequantize(4)
+    assert not e.valid(4) and e.valid(3)
+    assert qc.Enum(5).dequantize(4) == 4
+    with pytest.raises(qc.DecodeError):
+        qc.Enum(5).dequantize(5)
+    one = qc.Enum(["only"])
+    assert one.quantize("only") == 0 and one.dequantize(0) == "only" and not one.valid(1)
+    # arrays carry indices
+    assert np.array_equal(e.quantize(np.array([0, 3, 1])), [0, 3, 1])
+    assert np.array_equal(e.dequantize(np.array([0, 3, 1], dtype=np.uint32)), [0, 3, 1])
+    with pytest.raises(qc.RangeError, match="row 1"):
+        qc.UInt(4).quantize(np.array([1, 16, 3]))
+    with pytest.raises(qc.DecodeError, match="row 2"):
+        qc.Enum(3).dequantize(np.array([0, 1, 3]))
+    assert qc.Bool().dequantize(np.array([0, 1], dtype=np.uint32)).dtype == np.bool_
+
+
+def test_nearly_zero():
+    nz = qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)
+    assert nz.quantize((0.0, 0.005, -0.01)) == (0, (0, 0, 0))
+    assert nz.roundtrip((0.0, 0.005, -0.01)) == (0.0, 0.0, 0.0)
+    flag, inner = nz.quantize((0.0, 0.5, 0.0))
+    assert flag == 1 and inner == nz.inner.quantize((0.0, 0.5, 0.0))
+    arr = np.array([[0, 0, 0], [0, 0.02, 0], [1, 2, 3]], dtype=np.float32)
+    codes = nz.quantize(arr)
+    assert codes.shape == (3, 4) and list(codes[:, 0]) == [0, 1, 1] and list(codes[0]) == [0, 0, 0, 0]
+    assert np.array_equal(nz.dequantize(codes), nz.roundtrip(arr))
+    assert nz.valid((0, (0, 0, 0))) and not nz.valid((0, (1, 0, 0))) and not nz.valid((2, (0, 0, 0)))
+    assert list(nz.valid(np.array([[0, 0, 0, 0], [0, 1, 0, 0], [1, 5, 5, 5]]))) == [True, False, True]
+    with pytest.raises(qc.DecodeError):
+        nz.dequantize(np.array([[0, 1, 0, 0]]))
+    s = qc.NearlyZero(qc.Bounded(-10, 10, 12), 0.05)
+    assert s.quantize(0.04) == (0, 0) and s.roundtrip(0.04) == 0.0 and s.quantize(0.5)[0] == 1
+    assert s.max_error == max(s.inner.max_error, 0.05)
+    assert s.quantize(np.array([0.0, 1.0])).shape == (2, 2)
+
+
+def test_vector():
+    v = qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))
+    c = v.quantize((1.0, 2.0, 3.0))
+    assert c == tuple(comp.quantize(x) for comp, x in zip(v.codecs, (1.0, 2.0, 3.0)))
+    arr = RNG.uniform(-100, 100, (50, 3))
+    codes = v.quantize(arr)
+    assert codes.shape == (50, 3) and codes.dtype == np.uint32
+    for j in range(3):
+        assert np.array_equal(codes[:, j], v.codecs[j].quantize(arr[:, j]))
+    assert np.array_equal(v.dequantize(codes), v.roundtrip(arr))
+    assert v.quantize(np.array([1.0, 2.0, 3.0])) == c
+    with pytest.raises(ValueError, match=r"\(\.\.\., 3\)"):
+        v.quantize(np.zeros((5, 2)))
+    bad = codes.copy()
+    bad[7, 1] = 1 << 14
+    with pytest.raises(qc.DecodeError, match=r"row 7\]?\[1\]"):
+        v.dequantize(bad)
+    assert v.step == tuple(c.step for c in v.codecs)
+
+
+# ----------------------------------------------------------------------------------------------
+# per-value and array paths agree; dtypes; out=; hostile arrays
+
+def _inputs(codec, n=2000):
+    if isinstance(codec, qc.Quat):
+        return RNG.normal(size=(n, 4))
+    if isinstance(codec, qc.UnitVector):
+        return RNG.normal(size=(n, 3))
+    if isinstance(codec, (qc.UInt, qc.Int, qc.Bool, qc.Enum)):
+        lo = -(2 ** (codec.bits - 1)) if isinstance(codec, qc.Int) else 0
+        hi = (2 ** (codec.bits - 1)) if isinstance(codec, qc.Int) else (codec.n if isinstance(codec, qc.Enum) else 2 ** codec.bits)
+        return RNG.integers(max(lo, -2**62), min(hi, 2**62), n)
+    if isinstance(codec, qc.Vector):
+        if all(isinstance(c, (qc.Bounded, qc.Fixed, qc.Angle, qc.PowerCurve, qc.Half, qc.Grid)) for c in codec.codecs):
+            return RNG.uniform(-60, 60, (n, len(codec.codecs)))
+        return RNG.integers(0, 15, (n, len(codec.codecs)))
+    if isinstance(codec, qc.NearlyZero):
+        k = codec.inner.ncomp if hasattr(codec.inner, "ncomp") else 1
+        x = RNG.uniform(-5, 5, (n, 3) if isinstance(codec.inner, qc.Vector) else n)
+        x[::3] = 0.0
+        return x
+    return RNG.uniform(-3000, 3000, n)
+
+
+@pytest.mark.parametrize("codec", ALL_CODECS, ids=repr)
+def test_per_value_equals_array(codec):
+    x = _inputs(codec, 300)
+    codes = codec.quantize(x)
+    assert codes.dtype == codec.code_dtype
+    for i in range(0, 300, 7):
+        c1 = codec.quantize(x[i].tolist() if x.ndim > 1 else x[i].item())
+        c1 = (c1[0], *c1[1]) if isinstance(codec, qc.NearlyZero) and isinstance(c1[1], tuple) else c1
+        assert np.array_equal(np.asarray(c1, dtype=object).astype(codes.dtype), codes[i]), (i, c1, codes[i])
+        v1 = codec.dequantize(codec.quantize(x[i].tolist() if x.ndim > 1 else x[i].item()))
+        if isinstance(codec, qc.Enum) and codec.labels is not None:
+            assert v1 == codec.labels[codes[i]]
+            continue
+        assert np.allclose(np.asarray(v1, dtype=float), codec.dequantize(codes)[i], rtol=0, atol=0, equal_nan=True)
+    assert np.array_equal(codec.roundtrip(x), codec.dequantize(codes), equal_nan=True)
+    assert np.all(codec.valid(codes))
+
+
+@pytest.mark.parametrize("codec", FLOAT_CODECS + MULTI_CODECS, ids=repr)
+def test_array_inputs_of_every_layout(codec):
+    x = _inputs(codec, 1000)
+    want = codec.quantize(x)
+    variants = {
+        "float32": x.astype(np.float32),
+        "noncontiguous": np.repeat(x, 2, axis=0)[::2],
+        "byteswapped": x.astype(x.dtype.newbyteorder(">")),
+        "fortran": np.asfortranarray(x),
+        "list": x.tolist(),
+    }
+    ro = x.copy()
+    ro.flags.writeable = False
+    variants["readonly"] = ro
+    for name, v in variants.items():
+        before = np.array(v, copy=True)
+        got = codec.quantize(v)
+        if name == "float32":
+            assert np.array_equal(got, codec.quantize(np.asarray(v, dtype=np.float64))), name
+        else:
+            assert np.array_equal(got, want), name
+        assert np.array_equal(np.asarray(v), before, equal_nan=True), f"{name} modified"
+    if codec.ncomp == 1:
+        ints = np.arange(-50, 50)
+        assert np.array_equal(codec.quantize(ints), codec.quantize(ints.astype(np.float64)))
+    for bad in (np.array(["a", "b"]), np.array([1 + 2j, 3j]), np.array([object(), object()])):
+        with pytest.raises(TypeError):
+            codec.quantize(bad)
+
+
+@pytest.mark.parametrize("codec", FLOAT_CODECS + MULTI_CODECS + COMPOSITE_CODECS[:2], ids=repr)
+def test_out_arguments(codec):
+    x = _inputs(codec, 500)
+    codes = codec.quantize(x)
+    out = np.empty_like(codes)
+    assert codec.quantize(x, out=out) is out and np.array_equal(out, codes)
+    vals = codec.dequantize(codes)
+    vout = np.empty_like(vals)
+    assert codec.dequantize(codes, out=vout) is vout and np.array_equal(vout, vals, equal_nan=True)
+    r = np.empty_like(vals)
+    assert codec.roundtrip(x, out=r) is r and np.array_equal(r, vals, equal_nan=True)
+    f32 = np.empty(vals.shape, np.float32)
+    codec.dequantize(codes, out=f32)
+    assert np.array_equal(f32, vals.astype(np.float32), equal_nan=True)
+    with pytest.raises(TypeError, match="dtype"):
+        codec.quantize(x, out=np.empty(codes.shape, np.int8))
+    with pytest.raises(ValueError, match="shape"):
+        codec.quantize(x, out=np.empty((3,) + codes.shape, codes.dtype))
+    with pytest.raises(TypeError):
+        codec.quantize(x, out=[0] * len(x))
+
+
+@pytest.mark.parametrize("codec", FLOAT_CODECS + MULTI_CODECS, ids=repr)
+def test_empty_and_scalar_arrays(codec):
+    shape = (0, codec.ncomp) if codec.ncomp > 1 else (0,)
+    e = codec.quantize(np.empty(shape))
+    assert e.shape == shape[:-1] if codec.ncomp > 1 else e.shape == (0,)
+    assert codec.dequantize(e).shape == shape
+    if codec.ncomp == 1:
+        assert codec.quantize(np.float32(1.5)) == codec.quantize(1.5)
+        assert codec.quantize(np.int16(3)) == codec.quantize(3.0)
+        assert codec.quantize(np.array(2.5)).shape == ()
+    else:
+        v = np.ones(codec.ncomp, dtype=np.float32)
+        assert codec.quantize(v) == codec.quantize(tuple([1.0] * codec.ncomp))
+
+
+@pytest.mark.parametrize("codec", FLOAT_CODECS, ids=repr)
+def test_non_finite_rules(codec):
+    nan, inf = float("nan"), float("inf")
+    if isinstance(codec, qc.Half):
+        assert codec.quantize(inf) == 0x7C00
+        return
+    assert codec.quantize(nan) == 0
+    arr = codec.quantize(np.array([nan, inf, -inf]))
+    assert arr[0] == 0
+    if isinstance(codec, qc.Angle):
+        assert arr[1] == 0 and arr[2] == 0
+    elif not isinstance(codec, qc.PowerCurve):
+        # clamp to the end codes: +inf to the top of the range, -inf to the bottom
+        assert codec.dequantize(arr[1]) >= codec.dequantize(arr[2])
+        assert codec.dequantize(arr[1]) == codec.roundtrip(1e300) and codec.dequantize(arr[2]) == codec.roundtrip(-1e300)
+
+
+@pytest.mark.parametrize("codec", ALL_CODECS, ids=repr)
+def test_valid_never_raises_for_integers(codec):
+    for c in (-1, 0, 1, 2**31, 2**32, 2**63, 2**64, 2**200, -2**200):
+        r = codec.valid(c)
+        assert r in (True, False)
+    assert codec.valid(-1) is False or isinstance(codec, (qc.Int,)) or (isinstance(codec, qc.Fixed) and codec.signed)
+    assert codec.valid(2**200) is False
+
+
+@pytest.mark.parametrize("codec", [c for c in FLOAT_CODECS if c.bits < 32] + [qc.UInt(8), qc.Enum(5)], ids=repr)
+def test_dequantize_rejects_invalid_codes(codec):
+    top = 1 << codec.bits
+    with pytest.raises(qc.DecodeError, match="not a valid code"):
+        codec.dequantize(top)
+    with pytest.raises(qc.DecodeError):
+        codec.dequantize(-1)
+    codes = np.zeros(10, dtype=np.int64)
+    codes[3] = top
+    with pytest.raises(qc.DecodeError, match="row 3"):
+        codec.dequantize(codes)
+
+
+# ----------------------------------------------------------------------------------------------
+# error bounds over 100k random values plus edges
+
+def _edges(c):
+    lo, hi = (c.min, c.max) if isinstance(c, qc.Bounded) else (None, None)
+    vals = []
+    if lo is not None:
+        st = c.step
+        k = np.arange(0, 2 ** min(c.bits, 12))
+        edges = lo + (k + 0.5) * st if c.mode == "endpoints" else lo + k * st
+        vals = np.concatenate([edges, np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf), [lo, hi, np.nextafter(hi, -np.inf)]])
+        vals = vals[(vals >= lo) & (vals <= hi)]
+    return np.asarray(vals, dtype=float)
+
+
+@pytest.mark.parametrize("codec", [c for c in FLOAT_CODECS if not isinstance(c, qc.Half)], ids=repr)
+def test_error_bound(codec):
+    if isinstance(codec, qc.Bounded):
+        x = np.concatenate([RNG.uniform(codec.min, codec.max, 100_000), _edges(codec)])
+    elif isinstance(codec, qc.Fixed):
+        lo = codec.offset + (-(2 ** (codec.bits - 1)) if codec.signed else 0) * codec.step_size
+        n = 2 ** (codec.bits - 1) if codec.signed else 2 ** codec.bits
+        x = RNG.uniform(lo, lo + (min(n, 2**50) - 1) * codec.step_size, 100_000)
+    elif isinstance(codec, qc.Angle):
+        full = 360.0 if codec.unit == "deg" else 2 * math.pi
+        x = RNG.uniform(-3 * full, 3 * full, 100_000)
+        r = codec.roundtrip(x)
+        d = np.abs(np.mod(r - x + full / 2, full) - full / 2)
+        assert d.max() <= codec.max_error * (1 + 1e-9)
+        return
+    elif isinstance(codec, qc.PowerCurve):
+        x = np.concatenate([RNG.uniform(-codec.max, codec.max, 100_000), [0.0, codec.max, -codec.max]])
+    elif isinstance(codec, qc.Grid):
+        span = codec.cell_size * 2 ** (codec.cell_bits - 1)
+        x = np.concatenate([RNG.uniform(-span, span, 100_000), RNG.uniform(-1000, 1000, 10000)])
+    err = np.abs(codec.roundtrip(x) - x)
+    tol = 1e-12 * np.maximum(1.0, np.abs(x))
+    assert np.all(err <= codec.max_error + tol), float(err.max())
+
+
+def test_half_relative_error():
+    h = qc.Half()
+    x = RNG.uniform(-60000, 60000, 100_000)
+    rel = np.abs(h.roundtrip(x) - x) / np.abs(x)
+    assert rel.max() <= 2.0**-11
+
+
+def test_quat_error_bound_random():
+    q = qc.Quat(9)
+    x = RNG.normal(size=(100_000, 4))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    r = q.roundtrip(x)
+    dot = np.abs(np.sum(x * r, axis=1))
+    ang = 2 * np.degrees(np.arccos(np.minimum(1, dot)))
+    assert ang.max() <= q.max_error
+    assert np.array_equal(q.quantize(x), q.quantize(-x))
+    assert np.allclose(np.linalg.norm(r, axis=1), 1, atol=1e-15)
+    assert np.all(q.valid(q.quantize(x)))
+
+
+def test_unit_vector_error_bound_random():
+    for bits in (8, 12, 16):
+        u = qc.UnitVector(bits)
+        x = RNG.normal(size=(100_000, 3))
+        x /= np.linalg.norm(x, axis=1, keepdims=True)
+        r = u.roundtrip(x)
+        ang = np.degrees(np.arccos(np.minimum(1, np.sum(x * r, axis=1))))
+        assert ang.max() <= u.max_error
+
+
+def test_codecs_release_the_gil_in_array_paths():
+    import threading
+    import time
+    b = qc.Bounded(-1, 1, 20)
+    x = RNG.uniform(-1, 1, 4_000_000)
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(time.perf_counter())
+            time.sleep(0)
+
+    t = threading.Thread(target=ticker)
+    t.start()
+    try:
+        for _ in range(3):
+            b.quantize(x)
+    finally:
+        stop.set()
+        t.join()
+    assert len(ticks) > 10
