@@ -990,6 +990,8 @@ cdef class Grid(_FloatScalar):
         self.d.L = 2.0 ** ob
         self.d.smin = -(1 << (cb - 1))
         self.d.smax = (1 << (cb - 1)) - 1
+        self.d.fmin = -(2.0 ** (cb - 1))
+        self.d.fmax = 2.0 ** (cb - 1)
         self.cell_size = cs
         self.cell_bits = cb
         self.offset_bits = ob
@@ -1058,7 +1060,8 @@ cdef class _ExactScalar(Codec):
         if a.size:
             lo, hi = self._lo(), self._hi()
             if k == 'f':
-                badm = (a < float(lo)) | (a > float(hi))
+                # float(hi) may round up (2**64 - 1 -> 2**64): then reaching it is already out of range
+                badm = (a < float(lo)) | ((a >= float(hi)) if float(hi) > hi else (a > float(hi)))
             else:
                 badm = (a < lo) | (a > hi)
             if badm.any():

@@ -244,11 +244,11 @@ cdef inline uint64_t grid_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexce
         nclamp[0] += 1
         return 0
     cmask = (d.maxcode >> d.cbits)
-    if u < <double>d.smin:
+    if u < d.fmin:                      # fmin = -2**(cell_bits-1), exact in a double
         nclamp[0] += 1
         return ((<uint64_t>d.smin) & cmask) << d.cbits
     cell = floor(u)
-    if cell > <double>d.smax:
+    if cell >= d.fmax:                  # fmax = 2**(cell_bits-1): smax itself may not be a double
         nclamp[0] += 1
         return (((<uint64_t>d.smax) & cmask) << d.cbits) | ((<uint64_t>1 << d.cbits) - 1)
     t = u - cell
