@@ -15,6 +15,7 @@ try:
         Angle, Bool, Bounded, Codec, Enum, Fixed, Grid, Half, Int, NearlyZero, PowerCurve, Quat,
         UInt, UnitVector, Vector, bits_for, codec_from_spec,
     )
+    from ._bitstream import BitReader, BitWriter, pack, unpack
 except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
     raise ImportError(
         "quantcodec's compiled core is not built: install it with `pip install .` "
@@ -28,4 +29,6 @@ __all__ = [
     # codecs
     "Codec", "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum",
     "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "codec_from_spec", "bits_for",
+    # bit stream
+    "BitWriter", "BitReader", "pack", "unpack",
 ]
