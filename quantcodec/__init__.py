@@ -16,6 +16,7 @@ try:
         UInt, UnitVector, Vector, bits_for, codec_from_spec,
     )
     from ._bitstream import BitReader, BitWriter, pack, unpack
+    from .schema import Schema, check_lockstep
 except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
     raise ImportError(
         "quantcodec's compiled core is not built: install it with `pip install .` "
@@ -31,4 +32,6 @@ __all__ = [
     "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "codec_from_spec", "bits_for",
     # bit stream
     "BitWriter", "BitReader", "pack", "unpack",
+    # schema
+    "Schema", "check_lockstep",
 ]

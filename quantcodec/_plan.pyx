@@ -1,0 +1,1663 @@
+"""A schema compiled into a flat C array of slots (`_plan.pxd`), and everything a schema does
+with it: one record or a batch of records, values <-> codes <-> bits.
+
+One record is one Python -> C call: the plan walks its slot array with a switch on the kind,
+reads the record through the C API (dict / tuple / attribute lookups, `PyFloat_AsDouble`),
+quantizes with the inline rules of `_kernels.pxd` and writes straight into a bit writer. No
+Python-level method of a codec is called per field, and no attribute of a codec is looked up.
+
+A batch works on the code matrix: one row of uint64 carriers per record, one column per slot
+(signed codes as two's complement). Batches are quantized column by column and bit-packed row
+by row in `nogil` loops; exact (integer) columns go through their codec's own array path, once
+per column.
+
+Untrusted bytes are read with explicit length and code checks; an error leaves the nogil loop
+as a (slot, status) pair and becomes a `DecodeError` naming the field and the bit position.
+"""
+
+cimport cython
+from cpython.buffer cimport (
+    PyBUF_FULL_RO, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_IsContiguous, PyBuffer_Release, PyObject_GetBuffer,
+)
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_GetItemWithError
+from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_AsDouble
+from cpython.list cimport PyList_GET_ITEM
+from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong, PyLong_FromUnsignedLongLong
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
+from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
+from libc.math cimport fabs
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.string cimport memset
+
+cdef extern from "Python.h":
+    dict _PyDict_NewPresized(Py_ssize_t minused)
+
+from quantcodec._kernels cimport *
+from quantcodec._bits cimport (
+    br_get, br_init, br_peek_unchecked, br_t, bw_flush, bw_nbytes, bw_put, bw_t, bw_wrap,
+)
+from quantcodec._codecs cimport (
+    Codec, G_EXACT, G_FLOAT, G_NEARLYZERO, G_QUAT, G_UVEC, G_VECTOR, NearlyZero, Vector,
+)
+
+import math
+import sys
+from collections.abc import Mapping
+
+import numpy as np
+
+from .errors import DecodeError, RangeError, SchemaError
+
+__all__ = ["Plan"]
+
+cdef object _U64 = np.dtype(np.uint64)
+cdef object _I64 = np.dtype(np.int64)
+cdef object _F32 = np.dtype(np.float32)
+cdef object _F64 = np.dtype(np.float64)
+
+cdef enum:
+    ROW_LOCAL = 64           # slots of a row kept on the C stack
+    BUF_LOCAL = 512          # bytes of one record kept on the C stack
+
+# How a record's values are reached.
+cdef enum:
+    R_TUPLE = 0
+    R_LIST = 1
+    R_DICT = 2
+    R_SEQ = 3                # other sequences in field order (tuple subclasses without _fields)
+    R_MAP = 4                # other mappings
+    R_ATTR = 5               # attributes (objects, namedtuples, dataclasses)
+
+# Status of the code-tuple reader (_codes_row).
+cdef enum:
+    C_OK = 0
+    C_INVALID = 1            # a code that is not valid (bad = slot)
+    C_SHAPE = 2              # wrong number of codes (bad = field, or -1 for the whole tuple)
+    C_TYPE = 3               # not an integer (bad = slot)
+
+
+cdef inline bint _signed(const qdesc* d) noexcept nogil:
+    return d.kind == K_INT or (d.kind == K_FIXED and d.mode != 0)
+
+
+cdef inline bint _is_float_kind(int k) noexcept nogil:
+    return k == K_BOUNDED or k == K_FIXED or k == K_ANGLE or k == K_POWER or k == K_HALF or k == K_GRID
+
+
+# ------------------------------------------------------------------------------------------------
+# Batch loops (nogil, raw pointers). `xs`: float stride in elements; `os`: carrier stride.
+
+ctypedef fused fin_t:
+    float
+    double
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _q_scalar(const qdesc* d, const fin_t* x, Py_ssize_t xs, uint64_t* out, Py_ssize_t os,
+                          Py_ssize_t n, const uint8_t* flags, Py_ssize_t fs) noexcept nogil:
+    """Quantize n floats into carriers; rows whose flag is 0 (if flags) get 0. Returns the clamp count."""
+    cdef Py_ssize_t i, nc = 0
+    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L, v
+    if flags == NULL and d.kind == K_BOUNDED and d.mode == M_ENDPOINTS:
+        for i in range(n):
+            v = x[i * xs]
+            nc += bounded_clamps(v, lo, hi)
+            out[i * os] = bounded_q(v, lo, R, L, M_ENDPOINTS)
+        return nc
+    if flags == NULL:
+        for i in range(n):
+            out[i * os] = scalar_q(d, x[i * xs], &nc)
+        return nc
+    for i in range(n):
+        if flags[i * fs]:
+            out[i * os] = scalar_q(d, x[i * xs], &nc)
+        else:
+            out[i * os] = 0
+    return nc
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _first_clamp(const qdesc* d, const fin_t* x, Py_ssize_t xs, Py_ssize_t n,
+                             const uint8_t* flags, Py_ssize_t fs) noexcept nogil:
+    """The first row whose value clamps (strict mode's error path), or -1."""
+    cdef Py_ssize_t i, nc = 0
+    for i in range(n):
+        if flags == NULL or flags[i * fs]:
+            scalar_q(d, x[i * xs], &nc)
+            if nc:
+                return i
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _q_multi(const qdesc* d, const fin_t* x, uint64_t* out, Py_ssize_t os, Py_ssize_t n,
+                         int* status) noexcept nogil:
+    """Quat / UnitVector rows (4 or 3 contiguous floats each); the first bad row or -1."""
+    cdef Py_ssize_t i
+    cdef uint64_t c = 0
+    cdef int st
+    if d.kind == K_QUAT:
+        for i in range(n):
+            st = quat_q(d, x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3], &c)
+            if st != ST_OK:
+                status[0] = st
+                return i
+            out[i * os] = c
+    else:
+        for i in range(n):
+            st = uvec_q(d, x[3 * i], x[3 * i + 1], x[3 * i + 2], &c)
+            if st != ST_OK:
+                status[0] = st
+                return i
+            out[i * os] = c
+    return -1
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _nz_flags(const fin_t* x, Py_ssize_t n, Py_ssize_t k, double thr, uint64_t* out,
+                    Py_ssize_t os, uint8_t* fl) noexcept nogil:
+    """NearlyZero flags: 1 unless every component's magnitude is at most thr (NaN is not); into
+    the matrix's flag column and into `fl` (one byte per row)."""
+    cdef Py_ssize_t i, j
+    cdef uint8_t moving
+    for i in range(n):
+        moving = 0
+        for j in range(k):
+            if not (fabs(<double>x[i * k + j]) <= thr):
+                moving = 1
+                break
+        out[i * os] = moving
+        fl[i] = moving
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _dq_scalar(const qdesc* d, const uint64_t* c, Py_ssize_t cs, double* out, Py_ssize_t os,
+                     Py_ssize_t n, const uint64_t* flags) noexcept nogil:
+    cdef Py_ssize_t i
+    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L
+    if flags == NULL and d.kind == K_BOUNDED:
+        for i in range(n):
+            out[i * os] = bounded_dq(c[i * cs], lo, hi, R, L, d.mode)
+        return
+    for i in range(n):
+        if flags == NULL or flags[i * cs]:
+            out[i * os] = scalar_dq(d, c[i * cs])
+        else:
+            out[i * os] = 0.0
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _dq_multi(const qdesc* d, const uint64_t* c, Py_ssize_t cs, double* out, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    if d.kind == K_QUAT:
+        for i in range(n):
+            quat_dq(d, c[i * cs], out + 4 * i)
+    else:
+        for i in range(n):
+            uvec_dq(d, c[i * cs], out + 3 * i)
+
+
+# ------------------------------------------------------------------------------------------------
+# Small helpers (GIL held).
+
+cdef object _float_array(object a, object owner):
+    """`a` as a C-contiguous native float32/float64 array (copied only when it must be).
+    `owner` names the column in error messages (a str, or a (plan, field) pair formatted lazily)."""
+    dt = a.dtype
+    if dt is _F64 or dt is _F32:
+        if a.flags.c_contiguous:
+            return a
+    k = dt.kind
+    if k == 'f':
+        if dt.itemsize == 4:
+            return np.ascontiguousarray(a, dtype=_F32)
+        if dt.itemsize <= 8:
+            return np.ascontiguousarray(a, dtype=_F64)
+        raise TypeError(f"{_owner(owner)}: dtype {dt} does not convert safely to float64")
+    if k in 'iub':
+        return np.ascontiguousarray(a, dtype=_F64)
+    raise TypeError(f"{_owner(owner)}: expected a float or integer array, got dtype {dt}")
+
+
+cdef str _owner(object owner):
+    if isinstance(owner, tuple):
+        plan, f = owner
+        return f"field {plan.names[f]!r}"
+    return owner
+
+
+cdef char _EMPTY[8]
+
+
+cdef const uint8_t* _buf_ptr(object a) except NULL:
+    """Data pointer of a C-contiguous NumPy array. The memory belongs to the array, which the
+    caller holds for as long as it uses the pointer (NumPy's buffer release frees nothing)."""
+    cdef Py_buffer v
+    cdef const uint8_t* p
+    PyObject_GetBuffer(a, &v, PyBUF_SIMPLE)
+    p = <const uint8_t*>v.buf
+    PyBuffer_Release(&v)
+    return p if p != NULL else <const uint8_t*>_EMPTY
+
+
+cdef uint8_t* _wbuf_ptr(object a) except NULL:
+    """Writable data pointer of a C-contiguous NumPy array (see _buf_ptr)."""
+    cdef Py_buffer v
+    cdef uint8_t* p
+    PyObject_GetBuffer(a, &v, PyBUF_SIMPLE | PyBUF_WRITABLE)
+    p = <uint8_t*>v.buf
+    PyBuffer_Release(&v)
+    return p if p != NULL else <uint8_t*>_EMPTY
+
+
+cdef str _range_text(object codec):
+    """The value range a float codec clamps to, for strict-mode messages."""
+    kind = codec.kind
+    if kind == "Bounded":
+        return f"[{codec.min!r}, {codec.max!r}]"
+    if kind == "Fixed":
+        b = codec.bits
+        lo, hi = ((-(1 << (b - 1)), (1 << (b - 1)) - 1) if codec.signed else (0, (1 << b) - 1))
+        return f"[{codec.dequantize(lo)!r}, {codec.dequantize(hi)!r}]"
+    if kind == "PowerCurve":
+        return f"[{-codec.max!r}, {codec.max!r}]"
+    if kind == "Grid":
+        half = codec.cell_size * 2.0 ** (codec.cell_bits - 1)
+        return f"[{-half!r}, {half!r})"
+    return "the finite numbers"
+
+
+# ------------------------------------------------------------------------------------------------
+
+cdef class Plan:
+    """A schema's fields compiled into a C array of slots (see `_plan.pxd`).
+
+    `Plan(codecs, names, *, strict=False)`. Built by `Schema`; not pickled (a schema pickles by
+    spec and rebuilds its plan). Holds one mutable thing: the cumulative clamp counters.
+    """
+
+    def __init__(self, codecs, names, *, strict=False):
+        cdef Py_ssize_t f, s, n, j, k
+        cdef Codec c, inner
+        if self.slots != NULL:
+            raise TypeError("Plan is already initialized")
+        codecs = tuple(codecs)
+        names = tuple(names)
+        if len(codecs) != len(names):
+            raise SchemaError(f"Plan: {len(codecs)} codecs but {len(names)} names")
+        for f in range(len(codecs)):
+            if not isinstance(codecs[f], Codec):
+                raise SchemaError(f"field {names[f]!r}: expected a codec, got {codecs[f]!r}")
+            if not isinstance(names[f], str):
+                raise SchemaError(f"field names must be strings, got {names[f]!r}")
+        self.codecs = codecs
+        self.names = tuple([_intern(nm) for nm in names])
+        self.strict = bool(strict)
+        self.nfields = len(codecs)
+        n = 0
+        for f in range(self.nfields):
+            n += _slot_count(<Codec>codecs[f])
+        self.nslots = n
+        self.slots = <slot_t*>PyMem_Malloc(max(n, 1) * sizeof(slot_t))
+        self.field_first = <Py_ssize_t*>PyMem_Malloc((self.nfields + 1) * sizeof(Py_ssize_t))
+        self.fkind = <int*>PyMem_Malloc(max(self.nfields, 1) * sizeof(int))
+        self.clamps = <Py_ssize_t*>PyMem_Malloc(max(self.nfields, 1) * sizeof(Py_ssize_t))
+        if self.slots == NULL or self.field_first == NULL or self.fkind == NULL or self.clamps == NULL:
+            raise MemoryError()
+        memset(self.slots, 0, max(n, 1) * sizeof(slot_t))
+        memset(self.clamps, 0, max(self.nfields, 1) * sizeof(Py_ssize_t))
+        slot_codecs = []
+        slot_names = []
+        s = 0
+        for f in range(self.nfields):
+            c = <Codec>codecs[f]
+            nm = names[f]
+            self.field_first[f] = s
+            if c.group == G_FLOAT or c.group == G_EXACT:
+                self.fkind[f] = F_FLOAT if c.group == G_FLOAT else F_EXACT
+                _set_slot(self, s, c, f, 0)
+                slot_codecs.append(c)
+                slot_names.append(f"field {nm!r}")
+                s += 1
+            elif c.group == G_QUAT or c.group == G_UVEC:
+                self.fkind[f] = F_QUAT if c.group == G_QUAT else F_UVEC
+                _set_slot(self, s, c, f, 0)
+                slot_codecs.append(c)
+                slot_names.append(f"field {nm!r}")
+                s += 1
+            elif c.group == G_VECTOR:
+                self.fkind[f] = F_VECTOR
+                for j, comp in enumerate((<Vector>c).codecs):
+                    _set_slot(self, s, <Codec>comp, f, j)
+                    slot_codecs.append(comp)
+                    slot_names.append(f"field {nm!r}[{j}]")
+                    s += 1
+            elif c.group == G_NEARLYZERO:
+                inner = (<NearlyZero>c).inner
+                k = _slot_count(inner)
+                self.slots[s].d.kind = K_NZFLAG
+                self.slots[s].d.bits = 1
+                self.slots[s].d.maxcode = 1
+                self.slots[s].field = <int>f
+                self.slots[s].comp = 0
+                self.slots[s].span = <int>k
+                self.slots[s].nfloat = 0
+                self.slots[s].threshold = (<NearlyZero>c).threshold
+                slot_codecs.append(None)
+                slot_names.append(f"field {nm!r} (NearlyZero flag)")
+                s += 1
+                if inner.group == G_VECTOR:
+                    self.fkind[f] = F_NZVEC
+                    for j, comp in enumerate((<Vector>inner).codecs):
+                        _set_slot(self, s, <Codec>comp, f, j)
+                        slot_codecs.append(comp)
+                        slot_names.append(f"field {nm!r}[{j}]")
+                        s += 1
+                else:
+                    self.fkind[f] = F_NZ
+                    _set_slot(self, s, inner, f, 0)
+                    slot_codecs.append(inner)
+                    slot_names.append(f"field {nm!r}")
+                    s += 1
+            else:
+                raise SchemaError(f"field {nm!r}: unsupported codec {c!r}")
+        self.field_first[self.nfields] = s
+        self.slot_codecs = tuple(slot_codecs)
+        self.slot_names = tuple(slot_names)
+        labels = []
+        index = []
+        for comp in slot_codecs:
+            if comp is not None and comp.kind == "Enum" and comp.labels is not None:
+                labels.append(tuple(comp.labels))
+                index.append({l: i for i, l in enumerate(comp.labels)})
+            else:
+                labels.append(None)
+                index.append(None)
+        self.slot_labels = tuple(labels)
+        self.slot_index = tuple(index)
+        mx = 0
+        mn = 0
+        s = 0
+        while s < self.nslots:
+            mx += self.slots[s].d.bits
+            mn += self.slots[s].d.bits
+            if self.slots[s].d.kind == K_NZFLAG:
+                for j in range(1, self.slots[s].span + 1):
+                    mx += self.slots[s + j].d.bits
+                s += self.slots[s].span + 1
+            else:
+                s += 1
+        self.max_bits = mx
+        self.min_bits = mn
+
+    def __dealloc__(self):
+        PyMem_Free(self.slots)
+        PyMem_Free(self.field_first)
+        PyMem_Free(self.fkind)
+        PyMem_Free(self.clamps)
+
+    def __reduce__(self):
+        raise TypeError("Plan is not picklable; pickle the Schema (it rebuilds its plan)")
+
+    def __repr__(self):
+        return f"<Plan: {self.nfields} fields, {self.nslots} slots, {self.min_bits}..{self.max_bits} bits>"
+
+    # -------------------------------------------------------------------------------- layout
+
+    @property
+    def nslot(self):
+        """Slots per record: the width of the code matrix."""
+        return self.nslots
+
+    def slot_ranges(self):
+        """For each field, its (first, end) slot columns in the code matrix."""
+        return tuple((self.field_first[f], self.field_first[f + 1]) for f in range(self.nfields))
+
+    def slot_table(self):
+        """One dict per slot: field, comp, kind ('flag' or the codec kind), bits, span, name."""
+        out = []
+        for s in range(self.nslots):
+            sc = self.slot_codecs[s]
+            out.append({
+                "field": self.slots[s].field, "comp": self.slots[s].comp,
+                "kind": "flag" if sc is None else sc.kind, "bits": self.slots[s].d.bits,
+                "span": self.slots[s].span, "name": self.slot_names[s],
+            })
+        return out
+
+    # -------------------------------------------------------------------------------- clamps
+
+    def clamp_counts(self):
+        """Cumulative clamped (or substituted) values per field, a tuple in field order."""
+        return tuple(self.clamps[f] for f in range(self.nfields))
+
+    def reset_clamps(self):
+        """Zero the clamp counters; returns the counts they had."""
+        counts = self.clamp_counts()
+        memset(self.clamps, 0, max(self.nfields, 1) * sizeof(Py_ssize_t))
+        return counts
+
+    # -------------------------------------------------------------------------------- C interface (pxd)
+
+    cdef void put_row(self, bw_t* w, const uint64_t* row) noexcept nogil:
+        """Append one record's codes (a valid row) to `w`; the caller reserved max_bits."""
+        cdef Py_ssize_t s = 0
+        cdef const slot_t* sl
+        while s < self.nslots:
+            sl = &self.slots[s]
+            bw_put(w, to_wire(&sl.d, row[s]), sl.d.bits)
+            if sl.d.kind == K_NZFLAG and row[s] == 0:
+                s += sl.span + 1
+            else:
+                s += 1
+
+    cdef Py_ssize_t get_row(self, br_t* r, uint64_t* row, int* err) noexcept nogil:
+        """Read and check one record from `r` into `row`. Returns -1, or the slot that failed with
+        `err` E_SHORT (r.pos at the start of that code) or E_INVALID (r.pos at the start of it)."""
+        cdef Py_ssize_t s = 0, j
+        cdef const slot_t* sl
+        cdef uint64_t w = 0
+        while s < self.nslots:
+            sl = &self.slots[s]
+            if br_get(r, sl.d.bits, &w) < 0:
+                err[0] = E_SHORT
+                return s
+            if sl.d.kind == K_NZFLAG:
+                row[s] = w
+                if w == 0:
+                    for j in range(1, sl.span + 1):
+                        row[s + j] = 0
+                    s += sl.span + 1
+                else:
+                    s += 1
+                continue
+            w = from_wire(&sl.d, w)
+            row[s] = w
+            if not slot_valid(sl, w):
+                r.pos -= sl.d.bits
+                err[0] = E_INVALID
+                return s
+            s += 1
+        err[0] = E_OK
+        return -1
+
+    cdef Py_ssize_t row_invalid(self, const uint64_t* row) noexcept nogil:
+        """The first slot whose carrier is not valid (a governed slot under a 0 flag must be 0), or -1."""
+        cdef Py_ssize_t s = 0, j
+        cdef const slot_t* sl
+        while s < self.nslots:
+            sl = &self.slots[s]
+            if not slot_valid(sl, row[s]):
+                return s
+            if sl.d.kind == K_NZFLAG and row[s] == 0:
+                for j in range(1, sl.span + 1):
+                    if row[s + j] != 0:
+                        return s + j
+                s += sl.span + 1
+            else:
+                s += 1
+        return -1
+
+    # -------------------------------------------------------------------------------- one record: public
+
+    def encode(self, record):
+        """One record (mapping, object with the field attributes, or tuple in field order) -> bytes,
+        bit-packed and padded to a whole byte."""
+        cdef uint64_t local[ROW_LOCAL]
+        if self.nslots > ROW_LOCAL:
+            return _big(self, record, 0)
+        _fill_row(self, record, local)
+        return _row_bytes(self, local)
+
+    def decode(self, data):
+        """bytes (any contiguous buffer) of one record -> dict of values. DecodeError if the message
+        is short, long, has nonzero padding or carries a code that is not valid."""
+        cdef uint64_t local[ROW_LOCAL]
+        if self.nslots > ROW_LOCAL:
+            return _big(self, data, 1)
+        _read_one(self, data, local)
+        return _row_values(self, local)
+
+    def quantize(self, record):
+        """One record -> tuple of codes (one per field; tuples for vectors; (flag, inner) for NearlyZero)."""
+        cdef uint64_t local[ROW_LOCAL]
+        if self.nslots > ROW_LOCAL:
+            return _big(self, record, 2)
+        _fill_row(self, record, local)
+        return _row_codes(self, local)
+
+    def roundtrip(self, record):
+        """One record -> dict of the values the receiver will see."""
+        cdef uint64_t local[ROW_LOCAL]
+        if self.nslots > ROW_LOCAL:
+            return _big(self, record, 3)
+        _fill_row(self, record, local)
+        return _row_values(self, local)
+
+    def dequantize(self, codes):
+        """A codes tuple -> dict of values; DecodeError for a code that is not valid."""
+        cdef uint64_t local[ROW_LOCAL]
+        if self.nslots > ROW_LOCAL:
+            return _big(self, codes, 4)
+        _codes_in(self, codes, local, DecodeError)
+        return _row_values(self, local)
+
+    def encode_codes(self, codes):
+        """A codes tuple -> bytes; RangeError for a code that is not valid."""
+        cdef uint64_t local[ROW_LOCAL]
+        if self.nslots > ROW_LOCAL:
+            return _big(self, codes, 5)
+        _codes_in(self, codes, local, RangeError)
+        return _row_bytes(self, local)
+
+    def decode_codes(self, data):
+        """bytes of one record -> tuple of codes (same checks as decode)."""
+        cdef uint64_t local[ROW_LOCAL]
+        if self.nslots > ROW_LOCAL:
+            return _big(self, data, 6)
+        _read_one(self, data, local)
+        return _row_codes(self, local)
+
+    def valid(self, codes):
+        """Whether `codes` is a tuple of valid codes, one per field: pure integer work, never raises."""
+        cdef uint64_t local[ROW_LOCAL]
+        cdef Py_ssize_t bad = -1
+        if self.nslots > ROW_LOCAL:
+            return _big(self, codes, 7)
+        try:
+            return _codes_row(self, codes, local, &bad) == C_OK
+        except Exception:
+            return False
+
+    # -------------------------------------------------------------------------------- batches: columns -> matrix
+
+    def quantize_matrix(self, columns, out=None):
+        """Value columns -> (code matrix (N, nslots) uint64, clamp counts per field (tuple)).
+
+        Every quantization counts its clamps into the plan's cumulative counters too; in strict
+        mode the first clamped value raises RangeError naming the field, row and value.
+        """
+        cdef Py_ssize_t f, s, k, j, n, S = self.nslots, nc, bad
+        cdef int fk, st = 0
+        cdef uint64_t* m
+        cdef const uint8_t* xp
+        cdef const uint8_t* flags
+        cdef int xt
+        cdef Py_ssize_t xsz
+        owner = "quantize_matrix"
+        cols = _columns(self, columns, owner)
+        n = _nrows(self, cols, owner, False)
+        if out is None:
+            mat = np.empty((n, S), dtype=_U64)
+        else:
+            mat = _check_matrix_out(self, out, n, owner)
+        counts = [0] * self.nfields
+        if n == 0 or S == 0:
+            return mat, tuple(counts)
+        m = <uint64_t*>_wbuf_ptr(mat)
+        for f in range(self.nfields):
+            s = self.field_first[f]
+            k = self.field_first[f + 1] - s
+            fk = self.fkind[f]
+            a = cols[f]
+            if not isinstance(a, np.ndarray):
+                a = np.asarray(a)
+            _check_shape(self, f, a, _value_shape(self, f, n), owner, False)
+            if fk == F_EXACT:
+                _exact_column(self, f, s, a, mat)
+                continue
+            if fk == F_VECTOR and not _all_float(self, s, s + k):
+                for j in range(k):
+                    if _is_float_kind(self.slots[s + j].d.kind):
+                        counts[f] += _float_column(self, f, s + j, np.ascontiguousarray(a[:, j]), m, n, NULL, 0)
+                    else:
+                        _exact_column(self, f, s + j, a[:, j], mat)
+                continue
+            x = _float_array(a, (self, f))
+            xp = _buf_ptr(x)
+            xt = 0 if x.dtype.itemsize == 4 else 1
+            if fk == F_FLOAT:
+                counts[f] += _float_column(self, f, s, x, m, n, NULL, 0)
+            elif fk == F_VECTOR:
+                xsz = 4 if xt == 0 else 8
+                for j in range(k):
+                    counts[f] += _float_ptr(self, f, s + j, xp + j * xsz, xt, k, m, n, NULL, 0)
+            elif fk == F_QUAT or fk == F_UVEC:
+                with nogil:
+                    if xt == 0:
+                        bad = _q_multi(&self.slots[s].d, <const float*>xp, m + s, S, n, &st)
+                    else:
+                        bad = _q_multi(&self.slots[s].d, <const double*>xp, m + s, S, n, &st)
+                if bad >= 0:
+                    what = "quaternion" if fk == F_QUAT else "vector"
+                    raise RangeError(f"field {self.names[f]!r}: row {bad}: "
+                                     f"{'zero' if st == ST_ZERO else 'non-finite'} {what} {tuple(x[bad].tolist())!r}")
+            else:   # F_NZ, F_NZVEC
+                k -= 1
+                moving = np.empty(n, dtype=np.bool_)
+                flags = _wbuf_ptr(moving)
+                with nogil:
+                    if xt == 0:
+                        _nz_flags(<const float*>xp, n, k, self.slots[s].threshold, m + s, S, <uint8_t*>flags)
+                    else:
+                        _nz_flags(<const double*>xp, n, k, self.slots[s].threshold, m + s, S, <uint8_t*>flags)
+                xsz = 4 if xt == 0 else 8
+                for j in range(k):
+                    if _is_float_kind(self.slots[s + 1 + j].d.kind):
+                        # only the rows whose flag is 1 are quantized (and counted); the rest hold 0
+                        counts[f] += _float_ptr(self, f, s + 1 + j, xp + j * xsz, xt, k, m, n, flags, 1)
+                    else:
+                        col = np.zeros(n, dtype=_U64)
+                        col[moving] = _exact_codes(self, f, s + 1 + j, a.reshape(n, k)[moving, j])
+                        mat[:, s + 1 + j] = col
+        for f in range(self.nfields):
+            self.clamps[f] += counts[f]
+        return mat, tuple(counts)
+
+    # -------------------------------------------------------------------------------- batches: matrix <-> codes / values
+
+    def valid_matrix(self, matrix):
+        """The first (row, slot) of a code matrix whose code is not valid, or None."""
+        a = _matrix(self, matrix, "valid_matrix")
+        if a.shape[0] == 0 or self.nslots == 0:
+            return None
+        return _invalid_at(self, <const uint64_t*>_buf_ptr(a), a.shape[0])
+
+    def matrix_to_codes(self, matrix):
+        """Code matrix -> dict of per-field code arrays in the codecs' array shapes and dtypes:
+        (N,) scalars, Quat and UnitVector; (N, k) Vector; (N, 1 + k) NearlyZero (flag in column 0)."""
+        a = _matrix(self, matrix, "matrix_to_codes")
+        n = a.shape[0]
+        out = {}
+        for f in range(self.nfields):
+            s = self.field_first[f]
+            e = self.field_first[f + 1]
+            fk = self.fkind[f]
+            dt = self.codecs[f].code_dtype
+            src = a.view(_I64) if dt.kind == 'i' else a
+            if fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC:
+                out[self.names[f]] = src[:, s:e].astype(dt)
+            else:
+                out[self.names[f]] = src[:, s].astype(dt)
+        return out
+
+    def codes_to_matrix(self, code_columns, out=None):
+        """Dict of per-field code arrays (as matrix_to_codes gives) -> code matrix; DecodeError for
+        a code that is not valid (naming the record and field)."""
+        owner = "codes_to_matrix"
+        cols = _columns(self, code_columns, owner)
+        n = _nrows(self, cols, owner, True)
+        if out is None:
+            mat = np.empty((n, self.nslots), dtype=_U64)
+        else:
+            mat = _check_matrix_out(self, out, n, owner)
+        for f in range(self.nfields):
+            s = self.field_first[f]
+            e = self.field_first[f + 1]
+            fk = self.fkind[f]
+            a = cols[f]
+            if not isinstance(a, np.ndarray):
+                a = np.asarray(a)
+            if a.dtype.kind not in 'iub':
+                raise TypeError(f"{owner}: field {self.names[f]!r}: codes must be integers, got dtype {a.dtype}")
+            shape = (n, e - s) if (fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC) else (n,)
+            _check_shape(self, f, a, shape, owner, True)
+            if a.dtype.kind == 'i':
+                a = a.astype(_I64).view(_U64)
+            mat[:, s:e] = a.reshape(n, e - s)
+        if n and self.nslots:
+            at = _invalid_at(self, <const uint64_t*>_buf_ptr(mat), n)
+            if at is not None:
+                raise _matrix_error(self, mat, at, DecodeError)
+        return mat
+
+    def dequantize_matrix(self, matrix):
+        """Code matrix -> dict of value arrays: float64 (N,) / (N, k) / (N, 4) / (N, 3); exact
+        fields in their codec's value dtype (enum columns carry indices). DecodeError for a code
+        that is not valid."""
+        a = _matrix(self, matrix, "dequantize_matrix")
+        if a.shape[0] and self.nslots:
+            at = _invalid_at(self, <const uint64_t*>_buf_ptr(a), a.shape[0])
+            if at is not None:
+                raise _matrix_error(self, a, at, DecodeError)
+        return _dequantize(self, a)
+
+    # -------------------------------------------------------------------------------- batches: bits
+
+    def encode_matrix(self, matrix):
+        """Code matrix -> bytes: the N records back to back in one bit stream, padded at the end.
+        RangeError for a code that is not valid."""
+        a = _matrix(self, matrix, "encode_matrix")
+        if a.shape[0] and self.nslots:
+            at = _invalid_at(self, <const uint64_t*>_buf_ptr(a), a.shape[0])
+            if at is not None:
+                raise _matrix_error(self, a, at, RangeError)
+        return _encode_rows(self, a)
+
+    def decode_matrix(self, data, count, out=None):
+        """bytes of `count` records back to back -> code matrix (count, nslots) uint64, every code
+        checked; DecodeError (naming the record, field and bit) for a short, long or corrupt message."""
+        cdef Py_buffer view
+        cdef br_t r
+        cdef int err = 0
+        cdef Py_ssize_t i, n, bad = -1, S = self.nslots
+        cdef uint64_t* m
+        if isinstance(count, (bool, np.bool_)) or not isinstance(count, (int, np.integer)):
+            raise TypeError(f"decode_matrix: count must be an integer, got {type(count).__name__}")
+        if count < 0:
+            raise ValueError(f"decode_matrix: count must be non-negative, got {count}")
+        _get_bytes(data, &view)
+        try:
+            br_init(&r, <const uint8_t*>view.buf, view.len)
+            if self.min_bits and count > r.nbits // self.min_bits:
+                raise DecodeError(f"message too short: {count} records take at least "
+                                  f"{count * self.min_bits} bits, the message has {r.nbits} bits ({r.nbytes} bytes)")
+            n = count
+            if out is None:
+                mat = np.empty((n, S), dtype=_U64)
+            else:
+                mat = _check_matrix_out(self, out, n, "decode_matrix")
+            if n and S:
+                m = <uint64_t*>_wbuf_ptr(mat)
+                with nogil:
+                    for i in range(n):
+                        bad = self.get_row(&r, m + i * S, &err)
+                        if bad >= 0:
+                            break
+                if bad >= 0:
+                    raise _read_error(self, &r, bad, err, i)
+            _check_end(self, &r, f"record {n - 1}" if n else "the message")
+        finally:
+            PyBuffer_Release(&view)
+        return mat
+
+    # -------------------------------------------------------------------------------- batches: public (schema)
+
+    def encode_many(self, columns):
+        """Value columns -> bytes (quantize_matrix then bit-pack; no second validity pass)."""
+        mat, _ = self.quantize_matrix(columns)
+        return _encode_rows(self, mat)
+
+    def decode_many(self, data, count):
+        """bytes of `count` records -> dict of value arrays (decode_matrix then dequantize)."""
+        return _dequantize(self, self.decode_matrix(data, count))
+
+
+# ------------------------------------------------------------------------------------------------
+
+cdef Py_ssize_t _slot_count(Codec c):
+    if c.group == G_VECTOR:
+        return len((<Vector>c).codecs)
+    if c.group == G_NEARLYZERO:
+        return 1 + _slot_count((<NearlyZero>c).inner)
+    return 1
+
+
+cdef object _intern(object s):
+    return sys.intern(s) if type(s) is str else s
+
+
+cdef int _get_bytes(object data, Py_buffer* view) except -1:
+    """A read-only, C-contiguous view of `data`'s raw bytes."""
+    try:
+        PyObject_GetBuffer(data, view, PyBUF_FULL_RO)
+    except TypeError:
+        raise TypeError(f"expected bytes or a buffer, got {type(data).__name__}") from None
+    if not PyBuffer_IsContiguous(view, b"C"):
+        PyBuffer_Release(view)
+        raise ValueError(f"data must be a C-contiguous buffer; this {type(data).__name__} is not "
+                         "(copy it first, e.g. with bytes())")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------
+# The plan's private helpers (module-level, so the pxd declares only the C interface).
+
+cdef void _set_slot(Plan self, Py_ssize_t s, Codec c, Py_ssize_t f, Py_ssize_t comp):
+    self.slots[s].d = c.d
+    self.slots[s].field = <int>f
+    self.slots[s].comp = <int>comp
+    self.slots[s].span = 0
+    self.slots[s].nfloat = 4 if c.group == G_QUAT else (3 if c.group == G_UVEC else 1)
+    self.slots[s].threshold = 0.0
+
+
+cdef int _on_clamp(Plan self, Py_ssize_t s, double x, Py_ssize_t nc) except -1:
+    if self.strict:
+        raise _clamp_error(self, s, x, -1)
+    self.clamps[self.slots[s].field] += nc
+    return 0
+
+
+cdef object _clamp_error(Plan self, Py_ssize_t s, double x, Py_ssize_t row):
+    codec = self.slot_codecs[s]
+    where = f"row {row}: " if row >= 0 else ""
+    if codec.kind == "Angle":
+        return RangeError(f"{self.slot_names[s]}: {where}value {x!r} is not finite "
+                          f"(strict mode; {codec!r} would encode it as 0)")
+    return RangeError(f"{self.slot_names[s]}: {where}value {x!r} outside {_range_text(codec)} "
+                      f"of {codec!r} (strict mode)")
+
+
+cdef double _num_slow(Plan self, Py_ssize_t s, object v) except? -1.0:
+    if v is None or isinstance(v, (str, bytes, tuple, list, dict)):
+        raise TypeError(f"{self.slot_names[s]}: expected a number, got {type(v).__name__}")
+    try:
+        return PyFloat_AsDouble(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+    except TypeError:
+        raise TypeError(f"{self.slot_names[s]}: expected a number, got {type(v).__name__}") from None
+
+
+cdef inline double _num(Plan self, Py_ssize_t s, object v) except? -1.0:
+    if type(v) is float:
+        return PyFloat_AS_DOUBLE(v)
+    return _num_slow(self, s, v)
+
+
+cdef int _exact_slow(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1:
+    """The exact conversion with its checks and messages (labels, NumPy and float values, errors)."""
+    cdef const qdesc* d = &self.slots[s].d
+    cdef str nm = self.slot_names[s]
+    codec = self.slot_codecs[s]
+    if d.kind == K_ENUM:
+        if isinstance(v, str):
+            idx = self.slot_index[s]
+            if idx is not None and v in idx:
+                out[0] = <uint64_t>idx[v]
+                return 0
+            raise RangeError(f"{nm}: unknown label {v!r} for {codec!r}")
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{nm}: expected a label or an index, got {type(v).__name__}")
+        iv = int(v)
+        if 0 <= iv < <object>d.maxcode + 1:
+            out[0] = <uint64_t>iv
+            return 0
+        raise RangeError(f"{nm}: index {iv} outside 0..{d.maxcode} of {codec!r}")
+    if isinstance(v, (bool, np.bool_, int, np.integer)):
+        iv = int(v)
+    elif isinstance(v, (float, np.floating)):
+        fv = float(v)
+        if not (math.isfinite(fv) and fv.is_integer()):
+            raise RangeError(f"{nm}: {fv!r} is not an integer ({codec!r})")
+        iv = int(fv)
+    else:
+        raise TypeError(f"{nm}: expected an integer, got {type(v).__name__}")
+    if _signed(d):
+        if d.smin <= iv <= d.smax:
+            out[0] = <uint64_t>(<int64_t>iv)
+            return 0
+        raise RangeError(f"{nm}: value {iv} outside {d.smin}..{d.smax} of {codec!r}")
+    if 0 <= iv <= d.maxcode:
+        out[0] = <uint64_t>iv
+        return 0
+    raise RangeError(f"{nm}: value {iv} outside 0..{d.maxcode} of {codec!r}")
+
+
+cdef inline int _exact(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1:
+    cdef const qdesc* d = &self.slots[s].d
+    cdef int ovf = 0
+    cdef long long sv
+    cdef PyObject* item
+    if type(v) is int or (type(v) is bool and d.kind != K_ENUM):
+        sv = PyLong_AsLongLongAndOverflow(v, &ovf)
+        if ovf == 0:
+            if d.kind == K_INT:
+                if sv >= d.smin and sv <= d.smax:
+                    out[0] = <uint64_t>sv
+                    return 0
+            elif sv >= 0 and <uint64_t>sv <= d.maxcode:
+                out[0] = <uint64_t>sv
+                return 0
+    elif type(v) is str and d.kind == K_ENUM:
+        idx = self.slot_index[s]
+        if idx is not None:
+            item = PyDict_GetItemWithError(idx, v)
+            if item != NULL:
+                out[0] = <uint64_t>(<object>item)
+                return 0
+    return _exact_slow(self, s, v, out)
+
+
+cdef object _items(Plan self, Py_ssize_t f, object v, Py_ssize_t k, PyObject*** items):
+    """The k components of a vector value: returns the object that owns `items`."""
+    cdef object seq
+    if type(v) is tuple or type(v) is list:
+        seq = v
+    elif isinstance(v, (str, bytes, dict)) or v is None:
+        raise TypeError(f"field {self.names[f]!r}: expected a sequence of {k} numbers, got {type(v).__name__}")
+    else:
+        try:
+            seq = PySequence_Fast(v, b"not a sequence")
+        except TypeError:
+            raise TypeError(f"field {self.names[f]!r}: expected a sequence of {k} numbers, "
+                            f"got {type(v).__name__}") from None
+    if PySequence_Fast_GET_SIZE(seq) != k:
+        raise SchemaError(f"field {self.names[f]!r}: expected {k} values, got {PySequence_Fast_GET_SIZE(seq)}")
+    items[0] = PySequence_Fast_ITEMS(seq)
+    return seq
+
+
+cdef int _slot_in(Plan self, Py_ssize_t s, object v, uint64_t* row) except -1:
+    """One scalar slot (float or exact) from a Python value."""
+    cdef Py_ssize_t nc = 0
+    cdef double x
+    if _is_float_kind(self.slots[s].d.kind):
+        x = _num(self, s, v)
+        row[s] = scalar_q(&self.slots[s].d, x, &nc)
+        if nc:
+            _on_clamp(self, s, x, nc)
+        return 0
+    return _exact(self, s, v, &row[s])
+
+
+cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
+    cdef Py_ssize_t s = self.field_first[f]
+    cdef Py_ssize_t k = self.field_first[f + 1] - s
+    cdef Py_ssize_t j, nc = 0
+    cdef int fk = self.fkind[f]
+    cdef int st
+    cdef double x[4]
+    cdef double a
+    cdef uint64_t c = 0
+    cdef PyObject** items = NULL
+    cdef bint moving
+    cdef object keep
+    if fk == F_FLOAT:
+        x[0] = _num(self, s, v)
+        row[s] = scalar_q(&self.slots[s].d, x[0], &nc)
+        if nc:
+            _on_clamp(self, s, x[0], nc)
+    elif fk == F_EXACT:
+        _exact(self, s, v, &row[s])
+    elif fk == F_QUAT or fk == F_UVEC:
+        k = self.slots[s].nfloat
+        keep = _items(self, f, v, k, &items)
+        for j in range(k):
+            x[j] = _num(self, s, <object>items[j])
+        if fk == F_QUAT:
+            st = quat_q(&self.slots[s].d, x[0], x[1], x[2], x[3], &c)
+        else:
+            st = uvec_q(&self.slots[s].d, x[0], x[1], x[2], &c)
+        if st != ST_OK:
+            what = "quaternion" if fk == F_QUAT else "vector"
+            reason = "zero" if st == ST_ZERO else "non-finite"
+            raise RangeError(f"field {self.names[f]!r}: {reason} {what} {tuple([x[j] for j in range(k)])!r}")
+        row[s] = c
+    elif fk == F_VECTOR:
+        keep = _items(self, f, v, k, &items)
+        for j in range(k):
+            _slot_in(self, s + j, <object>items[j], row)
+    elif fk == F_NZ:
+        a = _num(self, s + 1, v)
+        if fabs(a) <= self.slots[s].threshold:
+            row[s] = 0
+            row[s + 1] = 0
+        else:
+            row[s] = 1
+            _slot_in(self, s + 1, v, row)
+    else:   # F_NZVEC
+        k -= 1
+        keep = _items(self, f, v, k, &items)
+        moving = False
+        for j in range(k):
+            a = _num(self, s + 1 + j, <object>items[j])
+            if not (fabs(a) <= self.slots[s].threshold):
+                moving = True
+        if moving:
+            row[s] = 1
+            for j in range(k):
+                _slot_in(self, s + 1 + j, <object>items[j], row)
+        else:
+            for j in range(k + 1):
+                row[s + j] = 0
+    return 0
+
+
+cdef int _record_mode(Plan self, object rec) except -1:
+    if isinstance(rec, tuple):
+        if hasattr(rec, "_fields"):
+            return R_ATTR
+        return R_SEQ
+    if isinstance(rec, Mapping):
+        return R_MAP
+    if isinstance(rec, np.void) and rec.dtype.names is not None:
+        return R_MAP          # a row of a structured array: values by field name
+    if isinstance(rec, list):
+        return R_SEQ
+    if isinstance(rec, (str, bytes, int, float)) or rec is None:
+        raise TypeError(f"a record must be a mapping, an object with the field attributes or a "
+                        f"tuple in field order, got {type(rec).__name__}")
+    return R_ATTR
+
+
+cdef object _missing(Plan self, Py_ssize_t f):
+    return SchemaError(f"record is missing field {self.names[f]!r}")
+
+
+cdef int _fill_row(Plan self, object rec, uint64_t* row) except -1:
+    cdef Py_ssize_t f
+    cdef int mode
+    cdef PyObject* item
+    cdef object v
+    cdef type t = type(rec)
+    if t is tuple:
+        mode = R_TUPLE
+    elif t is dict:
+        mode = R_DICT
+    elif t is list:
+        mode = R_LIST
+    else:
+        mode = _record_mode(self, rec)
+    if mode == R_TUPLE or mode == R_LIST or mode == R_SEQ:
+        if len(rec) != self.nfields:
+            raise SchemaError(f"record has {len(rec)} values, the schema has {self.nfields} fields "
+                              f"({', '.join(self.names)})")
+    for f in range(self.nfields):
+        if mode == R_TUPLE:
+            v = <object>PyTuple_GET_ITEM(rec, f)
+        elif mode == R_DICT:
+            item = PyDict_GetItemWithError(rec, <object>PyTuple_GET_ITEM(self.names, f))
+            if item == NULL:
+                raise _missing(self, f)
+            v = <object>item
+        elif mode == R_LIST:
+            v = <object>PyList_GET_ITEM(rec, f)
+        elif mode == R_SEQ:
+            v = rec[f]
+        elif mode == R_MAP:
+            try:
+                v = rec[self.names[f]]
+            except KeyError:
+                raise _missing(self, f) from None
+        else:
+            try:
+                v = getattr(rec, self.names[f])
+            except AttributeError:
+                raise _missing(self, f) from None
+        _field_in(self, f, v, row)
+    return 0
+
+
+cdef inline object _slot_value(Plan self, Py_ssize_t s, uint64_t c):
+    cdef const qdesc* d = &self.slots[s].d
+    cdef int k = d.kind
+    if _is_float_kind(k):
+        return scalar_dq(d, c)
+    if k == K_UINT:
+        return PyLong_FromUnsignedLongLong(c)
+    if k == K_INT:
+        return <int64_t>c
+    if k == K_BOOL:
+        return c != 0
+    labels = self.slot_labels[s]
+    if labels is not None:
+        return <object>PyTuple_GET_ITEM(labels, <Py_ssize_t>c)
+    return PyLong_FromUnsignedLongLong(c)
+
+
+cdef inline object _slot_code(Plan self, Py_ssize_t s, uint64_t c):
+    if _signed(&self.slots[s].d):
+        return <int64_t>c
+    return PyLong_FromUnsignedLongLong(c)
+
+
+cdef object _field_value(Plan self, Py_ssize_t f, const uint64_t* row):
+    cdef Py_ssize_t s = self.field_first[f]
+    cdef Py_ssize_t k = self.field_first[f + 1] - s
+    cdef Py_ssize_t j
+    cdef int fk = self.fkind[f]
+    cdef double q[4]
+    cdef tuple t
+    if fk == F_FLOAT:
+        return scalar_dq(&self.slots[s].d, row[s])
+    if fk == F_EXACT:
+        return _slot_value(self, s, row[s])
+    if fk == F_QUAT:
+        quat_dq(&self.slots[s].d, row[s], q)
+        return (q[0], q[1], q[2], q[3])
+    if fk == F_UVEC:
+        uvec_dq(&self.slots[s].d, row[s], q)
+        return (q[0], q[1], q[2])
+    if fk == F_NZ:
+        if row[s] == 0:
+            return 0.0
+        return _slot_value(self, s + 1, row[s + 1])
+    if fk == F_NZVEC:
+        k -= 1
+        s += 1
+        if row[s - 1] == 0:
+            t = PyTuple_New(k)
+            for j in range(k):
+                v = 0.0
+                Py_INCREF(v)
+                PyTuple_SET_ITEM(t, j, v)
+            return t
+    t = PyTuple_New(k)
+    for j in range(k):
+        v = _slot_value(self, s + j, row[s + j])
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(t, j, v)
+    return t
+
+
+cdef dict _row_values(Plan self, const uint64_t* row):
+    cdef dict out = _PyDict_NewPresized(self.nfields)
+    cdef Py_ssize_t f
+    for f in range(self.nfields):
+        out[<object>PyTuple_GET_ITEM(self.names, f)] = _field_value(self, f, row)
+    return out
+
+
+cdef object _field_codes(Plan self, Py_ssize_t f, const uint64_t* row):
+    cdef Py_ssize_t s = self.field_first[f]
+    cdef Py_ssize_t k = self.field_first[f + 1] - s
+    cdef Py_ssize_t j
+    cdef int fk = self.fkind[f]
+    cdef tuple t
+    if fk == F_FLOAT or fk == F_EXACT or fk == F_QUAT or fk == F_UVEC:
+        return _slot_code(self, s, row[s])
+    if fk == F_NZ:
+        return (PyLong_FromUnsignedLongLong(row[s]), _slot_code(self, s + 1, row[s + 1]))
+    start = s + 1 if fk == F_NZVEC else s
+    k = self.field_first[f + 1] - start
+    t = PyTuple_New(k)
+    for j in range(k):
+        v = _slot_code(self, start + j, row[start + j])
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(t, j, v)
+    if fk == F_NZVEC:
+        return (PyLong_FromUnsignedLongLong(row[s]), t)
+    return t
+
+
+cdef tuple _row_codes(Plan self, const uint64_t* row):
+    cdef tuple t = PyTuple_New(self.nfields)
+    cdef Py_ssize_t f
+    for f in range(self.nfields):
+        v = _field_codes(self, f, row)
+        Py_INCREF(v)
+        PyTuple_SET_ITEM(t, f, v)
+    return t
+
+
+cdef int _code_in(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1:
+    """A Python integer code into its carrier: C_OK, C_INVALID or C_TYPE (never raises for ints)."""
+    cdef int ovf = 0
+    cdef long long sv
+    if type(v) is not int and type(v) is not bool:
+        if isinstance(v, (int, np.integer, np.bool_)):
+            v = int(v)
+        else:
+            return C_TYPE
+    sv = PyLong_AsLongLongAndOverflow(v, &ovf)
+    if ovf == 0:
+        if _signed(&self.slots[s].d) or sv >= 0:
+            out[0] = <uint64_t>sv
+        else:
+            return C_INVALID
+    elif ovf > 0 and not _signed(&self.slots[s].d) and v <= 0xFFFFFFFFFFFFFFFF:
+        out[0] = PyLong_AsUnsignedLongLong(v)
+    else:
+        return C_INVALID
+    return C_OK if slot_valid(&self.slots[s], out[0]) else C_INVALID
+
+
+cdef int _codes_row(Plan self, object codes, uint64_t* row, Py_ssize_t* bad) except -1:
+    """A codes tuple (as quantize returns it) into a row. Returns a C_* status; `bad` is the slot
+    (C_INVALID, C_TYPE) or the field (C_SHAPE, -1: the tuple itself)."""
+    cdef Py_ssize_t f, s, k, j
+    cdef int fk, st
+    cdef PyObject** items = NULL
+    cdef PyObject** pair = NULL
+    cdef object keep, keep2, flag, inner
+    bad[0] = -1
+    if type(codes) is not tuple and type(codes) is not list:
+        if not isinstance(codes, (tuple, list)):
+            return C_SHAPE
+    if len(codes) != self.nfields:
+        return C_SHAPE
+    for f in range(self.nfields):
+        v = codes[f]
+        s = self.field_first[f]
+        k = self.field_first[f + 1] - s
+        fk = self.fkind[f]
+        if fk == F_FLOAT or fk == F_EXACT or fk == F_QUAT or fk == F_UVEC:
+            st = _code_in(self, s, v, &row[s])
+            if st != C_OK:
+                bad[0] = s
+                return st
+            continue
+        if fk == F_NZ or fk == F_NZVEC:
+            if not isinstance(v, (tuple, list)) or len(v) != 2:
+                bad[0] = f
+                return C_SHAPE
+            st = _code_in(self, s, v[0], &row[s])
+            if st != C_OK:
+                bad[0] = s
+                return st
+            v = v[1]
+            s += 1
+            k -= 1
+            if fk == F_NZ:
+                st = _code_in(self, s, v, &row[s])
+                if st != C_OK:
+                    bad[0] = s
+                    return st
+                if row[s - 1] == 0 and row[s] != 0:
+                    bad[0] = s
+                    return C_INVALID
+                continue
+        if not isinstance(v, (tuple, list, np.ndarray)) or len(v) != k:
+            bad[0] = f
+            return C_SHAPE
+        for j in range(k):
+            st = _code_in(self, s + j, v[j], &row[s + j])
+            if st != C_OK:
+                bad[0] = s + j
+                return st
+            if fk == F_NZVEC and row[s - 1] == 0 and row[s + j] != 0:
+                bad[0] = s + j
+                return C_INVALID
+    return C_OK
+
+
+cdef object _codes_error(Plan self, object codes, int st, Py_ssize_t bad, object exc):
+    if st == C_SHAPE:
+        if bad < 0:
+            n = len(codes) if isinstance(codes, (tuple, list)) else None
+            got = f"{n} codes" if n is not None else type(codes).__name__
+            return SchemaError(f"expected a tuple of {self.nfields} codes (one per field), got {got}")
+        return SchemaError(f"field {self.names[bad]!r}: code {codes[bad]!r} does not have the shape "
+                           f"of a {self.codecs[bad]!r} code")
+    f = self.slots[bad].field
+    v = codes[f]
+    fk = self.fkind[f]
+    comp = bad - self.field_first[f]
+    if fk == F_VECTOR:
+        v = v[comp]
+    elif fk == F_NZ or fk == F_NZVEC:
+        v = v[0] if comp == 0 else (v[1] if fk == F_NZ else v[1][comp - 1])
+    if st == C_TYPE:
+        return TypeError(f"{self.slot_names[bad]}: codes must be integers, got {type(v).__name__}")
+    sc = self.slot_codecs[bad]
+    what = f"{sc!r}" if sc is not None else "the flag (0 or 1; the inner codes must be 0 when it is 0)"
+    return exc(f"{self.slot_names[bad]}: code {v!r} is not valid for {what}")
+
+
+cdef bytes _row_bytes(Plan self, const uint64_t* row):
+    cdef uint8_t local[BUF_LOCAL]
+    cdef bw_t w
+    cdef Py_ssize_t cap = (self.max_bits + 7) >> 3
+    cdef bytes res
+    if cap <= BUF_LOCAL:
+        bw_wrap(&w, local, BUF_LOCAL)
+        self.put_row(&w, row)
+        bw_flush(&w)
+        return PyBytes_FromStringAndSize(<char*>local, bw_nbytes(&w))
+    res = PyBytes_FromStringAndSize(NULL, cap)
+    bw_wrap(&w, <uint8_t*>PyBytes_AS_STRING(res), cap)
+    self.put_row(&w, row)
+    bw_flush(&w)
+    if bw_nbytes(&w) == cap:
+        return res
+    return PyBytes_FromStringAndSize(PyBytes_AS_STRING(res), bw_nbytes(&w))
+
+
+cdef object _read_error(Plan self, const br_t* r, Py_ssize_t s, int err, Py_ssize_t rec):
+    where = f"record {rec}: " if rec >= 0 else ""
+    cdef const slot_t* sl = &self.slots[s]
+    if err == E_SHORT:
+        return DecodeError(
+            f"{where}{self.slot_names[s]}: message too short: the code needs {sl.d.bits} bits at bit "
+            f"{r.pos}, the message has {r.nbits} bits ({r.nbytes} bytes)")
+    c = br_peek_unchecked(r, r.pos, sl.d.bits)
+    c = from_wire(&sl.d, c)
+    code = <int64_t>c if _signed(&sl.d) else c
+    return DecodeError(f"{where}{self.slot_names[s]}: code {code} is not valid for "
+                       f"{self.slot_codecs[s]!r} at bit {r.pos}")
+
+
+cdef int _check_end(Plan self, const br_t* r, str what) except -1:
+    """After the last record: only zero padding of under 8 bits may remain."""
+    cdef Py_ssize_t end = r.pos
+    cdef Py_ssize_t need = (end + 7) >> 3
+    if r.nbytes > need:
+        raise DecodeError(f"message too long: {r.nbytes} bytes, but {what} ends at bit {end} "
+                          f"({need} bytes): {r.nbytes - need} extra bytes{_after_last(self)}")
+    if end & 7:
+        if br_peek_unchecked(r, end, <int>(8 * need - end)) != 0:
+            raise DecodeError(f"nonzero padding bits at bit {end}{_after_last(self)} ({what} ends at bit {end})")
+    return 0
+
+
+cdef str _after_last(Plan self):
+    return f" after the last field {self.names[self.nfields - 1]!r}" if self.nfields else ""
+
+
+cdef int _read_one(Plan self, object data, uint64_t* row) except -1:
+    """Read one padded record from `data` into `row` (all checks)."""
+    cdef Py_buffer view
+    cdef br_t r
+    cdef int err = 0
+    cdef Py_ssize_t bad
+    if type(data) is bytes:
+        br_init(&r, <const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+        bad = self.get_row(&r, row, &err)
+        if bad >= 0:
+            raise _read_error(self, &r, bad, err, -1)
+        _check_end(self, &r, "the record")
+        return 0
+    _get_bytes(data, &view)
+    try:
+        br_init(&r, <const uint8_t*>view.buf, view.len)
+        bad = self.get_row(&r, row, &err)
+        if bad >= 0:
+            raise _read_error(self, &r, bad, err, -1)
+        _check_end(self, &r, "the record")
+    finally:
+        PyBuffer_Release(&view)
+    return 0
+
+
+cdef int _codes_in(Plan self, object codes, uint64_t* row, object exc) except -1:
+    cdef Py_ssize_t bad = -1
+    cdef int st = _codes_row(self, codes, row, &bad)
+    if st != C_OK:
+        raise _codes_error(self, codes, st, bad, exc)
+    return 0
+
+
+cdef object _big(Plan self, object arg, int op):
+    """The one-record calls for plans of more than ROW_LOCAL slots (row on the heap)."""
+    cdef uint64_t* row = <uint64_t*>PyMem_Malloc(self.nslots * sizeof(uint64_t))
+    cdef Py_ssize_t bad = -1
+    if row == NULL:
+        raise MemoryError()
+    try:
+        if op == 0:
+            _fill_row(self, arg, row)
+            return _row_bytes(self, row)
+        if op == 1:
+            _read_one(self, arg, row)
+            return _row_values(self, row)
+        if op == 2:
+            _fill_row(self, arg, row)
+            return _row_codes(self, row)
+        if op == 3:
+            _fill_row(self, arg, row)
+            return _row_values(self, row)
+        if op == 4:
+            _codes_in(self, arg, row, DecodeError)
+            return _row_values(self, row)
+        if op == 5:
+            _codes_in(self, arg, row, RangeError)
+            return _row_bytes(self, row)
+        if op == 6:
+            _read_one(self, arg, row)
+            return _row_codes(self, row)
+        try:
+            return _codes_row(self, arg, row, &bad) == C_OK
+        except Exception:
+            return False
+    finally:
+        PyMem_Free(row)
+
+
+cdef object _columns(Plan self, object columns, str owner):
+    """Check a columns mapping: every field present, nothing else. Returns a list in field order."""
+    if type(columns) is not dict and not isinstance(columns, Mapping):
+        raise TypeError(f"{owner}: columns must be a mapping of field name -> array, got {type(columns).__name__}")
+    missing = [nm for nm in self.names if nm not in columns]
+    if missing:
+        raise SchemaError(f"{owner}: missing column{'s' if len(missing) > 1 else ''} for field"
+                          f"{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}")
+    extra = [k for k in columns if k not in self.names]
+    if extra:
+        raise SchemaError(f"{owner}: unknown column{'s' if len(extra) > 1 else ''} "
+                          f"{', '.join(repr(k) for k in extra)} (the schema's fields are {', '.join(self.names)})")
+    return [columns[nm] for nm in self.names]
+
+
+cdef tuple _value_shape(Plan self, Py_ssize_t f, Py_ssize_t n):
+    """The shape a value column of field f must have for n records."""
+    cdef int fk = self.fkind[f]
+    cdef Py_ssize_t k = self.field_first[f + 1] - self.field_first[f]
+    if fk == F_FLOAT or fk == F_EXACT or fk == F_NZ:
+        return (n,)
+    if fk == F_QUAT:
+        return (n, 4)
+    if fk == F_UVEC:
+        return (n, 3)
+    if fk == F_NZVEC:
+        return (n, k - 1)
+    return (n, k)
+
+
+cdef Py_ssize_t _nrows(Plan self, list cols, str owner, bint codes) except -2:
+    """The common row count of the columns; SchemaError naming the field that disagrees."""
+    cdef Py_ssize_t f, n = -1
+    first = None
+    for f in range(self.nfields):
+        a = cols[f]
+        if (a.ndim if isinstance(a, np.ndarray) else np.ndim(a)) == 0:
+            raise SchemaError(f"{owner}: column {self.names[f]!r} must be an array of shape "
+                              f"{_shape_text(self, f, codes)}, got a scalar")
+        m = len(a)
+        if n < 0:
+            n = m
+            first = self.names[f]
+        elif m != n:
+            raise SchemaError(f"{owner}: column {self.names[f]!r} has {m} rows, column {first!r} has {n}")
+    return max(n, 0)
+
+
+cdef str _shape_text(Plan self, Py_ssize_t f, bint codes):
+    cdef int fk = self.fkind[f]
+    cdef Py_ssize_t k = self.field_first[f + 1] - self.field_first[f]
+    if codes:
+        if fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC:
+            return f"(N, {k})"
+        return "(N,)"
+    shp = _value_shape(self, f, 0)
+    return "(N,)" if len(shp) == 1 else f"(N, {shp[1]})"
+
+
+cdef object _check_shape(Plan self, Py_ssize_t f, object a, tuple shape, str owner, bint codes):
+    if a.shape != shape:
+        raise SchemaError(f"{owner}: column {self.names[f]!r} ({self.codecs[f]!r}) must have shape "
+                          f"{_shape_text(self, f, codes)} = {shape}, got {a.shape}")
+    return a
+
+
+cdef object _wrap(Plan self, Py_ssize_t f, object e):
+    """Re-raise a codec's array error as the same type, prefixed with the field."""
+    return type(e)(f"field {self.names[f]!r}: {e}")
+
+
+cdef bint _all_float(Plan self, Py_ssize_t a, Py_ssize_t b):
+    """Whether slots a..b-1 are all float scalar kinds."""
+    cdef Py_ssize_t j
+    for j in range(a, b):
+        if not _is_float_kind(self.slots[j].d.kind):
+            return False
+    return True
+
+
+cdef object _check_matrix_out(Plan self, object out, Py_ssize_t n, str owner):
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"{owner}: out must be a NumPy array, got {type(out).__name__}")
+    if out.dtype != _U64 or out.shape != (n, self.nslots):
+        raise ValueError(f"{owner}: out must be a uint64 array of shape {(n, self.nslots)}, "
+                         f"got {out.dtype} {out.shape}")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"{owner}: out must be C-contiguous and writeable")
+    return out
+
+
+cdef Py_ssize_t _float_column(Plan self, Py_ssize_t f, Py_ssize_t s, object x, uint64_t* m, Py_ssize_t n,
+                              const uint8_t* flags, Py_ssize_t fs) except -1:
+    x = _float_array(x, (self, f))
+    return _float_ptr(self, f, s, _buf_ptr(x), 0 if x.dtype.itemsize == 4 else 1, 1, m, n, flags, fs)
+
+
+cdef Py_ssize_t _float_ptr(Plan self, Py_ssize_t f, Py_ssize_t s, const uint8_t* xp, int xt, Py_ssize_t xs,
+                           uint64_t* m, Py_ssize_t n, const uint8_t* flags, Py_ssize_t fs) except -1:
+    """Quantize one float slot's column (stride xs floats) into matrix column s; strict check."""
+    cdef Py_ssize_t nc, bad, S = self.nslots
+    cdef const qdesc* d = &self.slots[s].d
+    with nogil:
+        if xt == 0:
+            nc = _q_scalar(d, <const float*>xp, xs, m + s, S, n, flags, fs)
+        else:
+            nc = _q_scalar(d, <const double*>xp, xs, m + s, S, n, flags, fs)
+    if nc and self.strict:
+        with nogil:
+            if xt == 0:
+                bad = _first_clamp(d, <const float*>xp, xs, n, flags, fs)
+            else:
+                bad = _first_clamp(d, <const double*>xp, xs, n, flags, fs)
+        v = (<const float*>xp)[bad * xs] if xt == 0 else (<const double*>xp)[bad * xs]
+        raise _clamp_error(self, s, v, bad)
+    return nc
+
+
+cdef object _exact_codes(Plan self, Py_ssize_t f, Py_ssize_t s, object a):
+    """An exact slot's value column -> uint64 carriers, through its codec's array path."""
+    try:
+        codes = self.slot_codecs[s].quantize(np.ascontiguousarray(a))
+    except (ValueError, TypeError) as e:
+        raise _wrap(self, f, e) from None
+    if codes.dtype.kind == 'i':
+        return codes.astype(_I64).view(_U64)
+    return codes.astype(_U64)
+
+
+cdef int _exact_column(Plan self, Py_ssize_t f, Py_ssize_t s, object a, object mat) except -1:
+    mat[:, s] = _exact_codes(self, f, s, a)
+    return 0
+
+
+cdef object _matrix(Plan self, object matrix, str owner):
+    a = matrix if isinstance(matrix, np.ndarray) else np.asarray(matrix)
+    if a.dtype.kind not in 'iu':
+        raise TypeError(f"{owner}: the code matrix must hold integers, got dtype {a.dtype}")
+    if a.ndim != 2 or a.shape[1] != self.nslots:
+        raise ValueError(f"{owner}: the code matrix must have shape (N, {self.nslots}), got {a.shape}")
+    if a.dtype != _U64:
+        a = a.astype(_I64).view(_U64) if a.dtype.kind == 'i' else a.astype(_U64)
+    return np.ascontiguousarray(a)
+
+
+cdef object _invalid_at(Plan self, const uint64_t* m, Py_ssize_t n):
+    cdef Py_ssize_t i, bad = -1
+    with nogil:
+        for i in range(n):
+            bad = self.row_invalid(m + i * self.nslots)
+            if bad >= 0:
+                break
+    if bad >= 0:
+        return (i, bad)
+    return None
+
+
+cdef object _matrix_error(Plan self, object a, object at, object exc):
+    i, s = at
+    c = int(a[i, s])
+    if self.slots[s].d.kind != K_NZFLAG and _signed(&self.slots[s].d):
+        c = int(a.view(_I64)[i, s])
+    sc = self.slot_codecs[s]
+    what = f"{sc!r}" if sc is not None else "the flag (0 or 1)"
+    if self.slots[s].d.kind != K_NZFLAG and slot_valid(&self.slots[s], <uint64_t>a[i, s]):
+        what += " (its NearlyZero flag is 0, so it must be 0)"
+    return exc(f"record {i}: {self.slot_names[s]}: code {c} is not valid for {what}")
+
+
+cdef dict _dequantize(Plan self, object a):
+    """Value arrays of a checked, C-contiguous uint64 matrix."""
+    cdef Py_ssize_t f, s, k, j, n = a.shape[0], S = self.nslots
+    cdef int fk
+    cdef const uint64_t* m
+    cdef double* op
+    cdef dict out = {}
+    m = <const uint64_t*>_buf_ptr(a) if n and S else NULL
+    codes = None
+    for f in range(self.nfields):
+        s = self.field_first[f]
+        k = self.field_first[f + 1] - s
+        fk = self.fkind[f]
+        nm = self.names[f]
+        if fk == F_FLOAT or fk == F_QUAT or fk == F_UVEC or \
+                ((fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC) and _all_float(self, s + (fk != F_VECTOR), s + k)):
+            res = np.empty(_value_shape(self, f, n), dtype=_F64)
+            if n == 0:
+                out[nm] = res
+                continue
+            op = <double*>_wbuf_ptr(res)
+            with nogil:
+                if fk == F_FLOAT:
+                    _dq_scalar(&self.slots[s].d, m + s, S, op, 1, n, NULL)
+                elif fk == F_QUAT or fk == F_UVEC:
+                    _dq_multi(&self.slots[s].d, m + s, S, op, n)
+                elif fk == F_VECTOR:
+                    for j in range(k):
+                        _dq_scalar(&self.slots[s + j].d, m + s + j, S, op + j, k, n, NULL)
+                else:
+                    for j in range(k - 1):
+                        _dq_scalar(&self.slots[s + 1 + j].d, m + s + 1 + j, S, op + j, k - 1, n, m + s)
+            out[nm] = res
+        else:
+            if codes is None:
+                codes = self.matrix_to_codes(a)
+            out[nm] = self.codecs[f].dequantize(codes[nm])
+    return out
+
+
+cdef bytes _encode_rows(Plan self, object a):
+    """Bit-pack the rows of a valid, C-contiguous uint64 matrix back to back (one stream, padded
+    at the end)."""
+    cdef Py_ssize_t i, s, n = a.shape[0], S = self.nslots, cap
+    cdef const uint64_t* m
+    cdef bw_t w
+    cdef bytes res
+    cdef int wbits[ROW_LOCAL]
+    cdef uint64_t wmask[ROW_LOCAL]
+    if n > (<Py_ssize_t>1 << 60) // max(self.max_bits, 1):
+        raise OverflowError("too many records for one message")
+    cap = (n * self.max_bits + 7) >> 3
+    res = PyBytes_FromStringAndSize(NULL, cap)
+    if n == 0 or cap == 0:
+        return res
+    m = <const uint64_t*>_buf_ptr(a)
+    bw_wrap(&w, <uint8_t*>PyBytes_AS_STRING(res), cap)
+    if self.min_bits == self.max_bits and S <= ROW_LOCAL:
+        # no NearlyZero flag: every slot is on the wire; the per-slot widths and masks (two's
+        # complement truncation of signed carriers) in local arrays, the writer in registers
+        for s in range(S):
+            wbits[s] = self.slots[s].d.bits
+            wmask[s] = to_wire(&self.slots[s].d, ~(<uint64_t>0))
+        with nogil:
+            for i in range(n):
+                for s in range(S):
+                    bw_put(&w, m[s] & wmask[s], wbits[s])
+                m += S
+            bw_flush(&w)
+    else:
+        with nogil:
+            for i in range(n):
+                self.put_row(&w, m + i * S)
+            bw_flush(&w)
+    if bw_nbytes(&w) == cap:
+        return res
+    return PyBytes_FromStringAndSize(PyBytes_AS_STRING(res), bw_nbytes(&w))

@@ -1,0 +1,523 @@
+"""Schema: a named, versioned list of fields, each with its codec (SPEC section 4).
+
+A schema validates its fields once and compiles them into a `_plan.Plan`, the flat C array of
+slots that encodes and decodes one record in one Python -> C call and batches in nogil loops.
+This module holds everything around that: construction and its checks, `spec()` / JSON / TOML,
+the fingerprint, `describe()`, clamp counters and `check_lockstep`.
+
+The file format, the fingerprint and the record wire layout are documented in
+docs/schema-format.md.
+"""
+
+import hashlib
+import json
+import numbers
+import os
+from collections.abc import Mapping
+
+from ._codecs import Codec, codec_from_spec
+from ._plan import Plan
+from .errors import SchemaError
+
+__all__ = ["Schema", "check_lockstep"]
+
+_SPEC_KEYS = ("name", "version", "fields")
+_FINGERPRINT_HEX = 16     # hex digits of the fingerprint: 64 bits of sha256
+
+
+def _canonical(obj):
+    """The spec as a JSON-able tree whose every float is written by `float.hex` (exact, and the
+    same on every machine and Python version)."""
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return obj.hex()
+    if isinstance(obj, Mapping):
+        return {str(k): _canonical(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical(v) for v in obj]
+    raise SchemaError(f"spec value {obj!r} is not JSON-able")
+
+
+def _canonical_json(spec):
+    return json.dumps(_canonical(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False)
+
+
+def _check_name(name):
+    if not isinstance(name, str) or not name.isidentifier():
+        raise SchemaError(f"field names must be identifiers (letters, digits and _, not starting with a "
+                          f"digit), got {name!r}")
+    return name
+
+
+def _field_pairs(fields):
+    """(name, codec) pairs from a dict or a sequence of pairs (codecs or codec spec dicts)."""
+    if isinstance(fields, Mapping):
+        items = list(fields.items())
+    elif isinstance(fields, (list, tuple)):
+        items = []
+        for i, item in enumerate(fields):
+            if isinstance(item, Mapping):          # {"name": ..., "codec": ...}, as spec() writes them
+                extra = sorted(set(item) - {"name", "codec"})
+                if extra or "name" not in item or "codec" not in item:
+                    raise SchemaError(f"field {i}: expected keys 'name' and 'codec', got {sorted(item)}")
+                items.append((item["name"], item["codec"]))
+            elif isinstance(item, (list, tuple)) and len(item) == 2:
+                items.append((item[0], item[1]))
+            else:
+                raise SchemaError(f"field {i}: expected a (name, codec) pair, got {item!r}")
+    else:
+        raise SchemaError(f"fields must be a dict or a list of (name, codec) pairs, got {type(fields).__name__}")
+    if not items:
+        raise SchemaError("a schema needs at least one field")
+    pairs = []
+    seen = set()
+    for name, codec in items:
+        _check_name(name)
+        if name in seen:
+            raise SchemaError(f"duplicate field name {name!r}")
+        seen.add(name)
+        if isinstance(codec, Mapping):
+            try:
+                codec = codec_from_spec(dict(codec))
+            except SchemaError as e:
+                raise SchemaError(f"field {name!r}: {e}") from None
+        elif not isinstance(codec, Codec):
+            raise SchemaError(f"field {name!r}: expected a codec (or a codec spec dict), got {codec!r}")
+        pairs.append((name, codec))
+    return tuple(pairs)
+
+
+class Schema:
+    """A named, versioned list of fields, each with its codec; the unit both ends agree on.
+
+    ``Schema(name, fields, *, version=1, strict=False)``. ``fields`` is a list of
+    ``(name, codec)`` pairs or a dict (its order is the wire order); a codec may also be given
+    as its ``spec()`` dict. Field names are unique Python identifiers.
+
+    Records are mappings, objects with the field attributes (namedtuples included), or plain
+    tuples (or lists) in field order. Immutable, hashable and comparable by ``spec()``;
+    picklable (by spec: the receiver rebuilds the compiled plan). The clamp counters are the
+    one piece of mutable state (see ``clamped``); ``strict`` is a local policy, not part of
+    the spec or the fingerprint.
+    """
+
+    def __init__(self, name, fields, *, version=1, strict=False):
+        if not isinstance(name, str) or not name:
+            raise SchemaError(f"schema name must be a non-empty string, got {name!r}")
+        if isinstance(version, bool) or not isinstance(version, numbers.Integral) or version < 0:
+            raise SchemaError(f"schema version must be a non-negative integer, got {version!r}")
+        if not isinstance(strict, bool):
+            raise SchemaError(f"strict must be True or False, got {strict!r}")
+        pairs = _field_pairs(fields)
+        plan = Plan([c for _, c in pairs], [n for n, _ in pairs], strict=strict)
+        spec = {
+            "name": name,
+            "version": int(version),
+            "fields": [{"name": n, "codec": c.spec()} for n, c in pairs],
+        }
+        canon = _canonical_json(spec)
+        d = self.__dict__
+        d["name"] = name
+        d["version"] = int(version)
+        d["strict"] = strict
+        d["fields"] = pairs
+        d["_codecs"] = dict(pairs)
+        d["_plan"] = plan
+        d["_canon"] = canon
+        d["fingerprint"] = hashlib.sha256(canon.encode("ascii")).hexdigest()[:_FINGERPRINT_HEX]
+        if type(self) is Schema:
+            # The per-record calls go straight to the compiled plan: binding its methods on the
+            # instance saves a Python frame per call (these shadow the documented methods below,
+            # which do the same). Subclasses keep their own overrides.
+            for meth in ("encode", "decode", "quantize", "dequantize", "roundtrip", "encode_codes",
+                         "decode_codes", "valid"):
+                d[meth] = getattr(plan, meth)
+
+    # ------------------------------------------------------------------ immutability, identity
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"Schema is immutable (cannot set {name!r})")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"Schema is immutable (cannot delete {name!r})")
+
+    def __eq__(self, other):
+        if not isinstance(other, Schema):
+            return NotImplemented
+        return self._canon == other._canon
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    def __hash__(self):
+        return hash(self._canon)
+
+    def __reduce__(self):
+        return (_rebuild, (self.spec(), self.strict))
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __repr__(self):
+        fields = ", ".join(f"({n!r}, {c!r})" for n, c in self.fields)
+        strict = ", strict=True" if self.strict else ""
+        return f"Schema({self.name!r}, [{fields}], version={self.version}{strict})"
+
+    def __len__(self):
+        return len(self.fields)
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __contains__(self, name):
+        return name in self._codecs
+
+    def __getitem__(self, name):
+        """The codec of field `name`."""
+        try:
+            return self._codecs[name]
+        except KeyError:
+            raise KeyError(f"schema {self.name!r} has no field {name!r}") from None
+
+    @property
+    def names(self):
+        """The field names, in wire order."""
+        return self._plan.names
+
+    @property
+    def codecs(self):
+        """The field codecs, in wire order."""
+        return self._plan.codecs
+
+    # ------------------------------------------------------------------ one record
+
+    def encode(self, record):
+        """One record -> bytes: bit-packed fields in order, padded with zero bits to a whole byte."""
+        return self._plan.encode(record)
+
+    def decode(self, data):
+        """bytes (or any contiguous buffer) of one record -> dict of values. Raises DecodeError
+        naming the field and bit position for a short, long or corrupt message."""
+        return self._plan.decode(data)
+
+    def quantize(self, record):
+        """One record -> tuple of codes: one per field, a tuple for vector fields, (flag, inner)
+        for NearlyZero."""
+        return self._plan.quantize(record)
+
+    def dequantize(self, codes):
+        """A tuple of codes -> dict of values (DecodeError for a code that is not valid)."""
+        return self._plan.dequantize(codes)
+
+    def roundtrip(self, record):
+        """dequantize(quantize(record)): the values the receiver will see."""
+        return self._plan.roundtrip(record)
+
+    def encode_codes(self, codes):
+        """A tuple of codes -> bytes (RangeError for a code that is not valid)."""
+        return self._plan.encode_codes(codes)
+
+    def decode_codes(self, data):
+        """bytes of one record -> tuple of codes (the same checks as decode)."""
+        return self._plan.decode_codes(data)
+
+    def valid(self, codes):
+        """Whether every code is within its field's legal set: the inbound range check, pure
+        integer work; False (never an exception) for anything malformed."""
+        return self._plan.valid(codes)
+
+    # ------------------------------------------------------------------ batches
+
+    def quantize_many(self, columns):
+        """Columns (dict field -> array) -> dict of code arrays in each codec's array shape and dtype."""
+        return self._plan.matrix_to_codes(self._plan.quantize_matrix(columns)[0])
+
+    def dequantize_many(self, code_columns):
+        """Dict of code arrays -> dict of value arrays (float64; exact fields in their codec's
+        dtype; enum columns carry indices). DecodeError for a code that is not valid."""
+        return self._plan.dequantize_matrix(self._plan.codes_to_matrix(code_columns))
+
+    def encode_many(self, columns):
+        """Columns -> bytes: the N records back to back in one bit stream, padded at the end."""
+        return self._plan.encode_many(columns)
+
+    def decode_many(self, data, count):
+        """bytes of `count` records (as encode_many writes them) -> dict of value arrays."""
+        return self._plan.decode_many(data, count)
+
+    def snapshot(self, ids, columns):
+        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids` (SPEC 5)."""
+        from .snapshot import Snapshot
+        return Snapshot(self, ids, columns)
+
+    # ------------------------------------------------------------------ clamping
+
+    @property
+    def clamped(self):
+        """Values clamped (or substituted: NaN, infinities) per field since the schema was built or
+        last reset, counted by every call that quantizes floats (encode, quantize, roundtrip and
+        their batch forms, snapshots). A dict in field order; ``reset_clamped()`` zeroes it."""
+        return dict(zip(self.names, self._plan.clamp_counts()))
+
+    def reset_clamped(self):
+        """Zero the clamp counters; returns the counts they had (as `clamped`)."""
+        return dict(zip(self.names, self._plan.reset_clamps()))
+
+    # ------------------------------------------------------------------ sizes and errors
+
+    @property
+    def bits(self):
+        """The most bits one record takes (every NearlyZero flag 1)."""
+        return self._plan.max_bits
+
+    @property
+    def min_bits(self):
+        """The fewest bits one record takes (every NearlyZero flag 0)."""
+        return self._plan.min_bits
+
+    @property
+    def nbytes(self):
+        """The most bytes one record takes (bits rounded up to a byte)."""
+        return (self._plan.max_bits + 7) // 8
+
+    @property
+    def steps(self):
+        """Each field's step (a tuple for vectors), by field."""
+        return {n: c.step for n, c in self.fields}
+
+    @property
+    def max_errors(self):
+        """Each field's worst error for in-range input (degrees for Quat and UnitVector), by field."""
+        return {n: c.max_error for n, c in self.fields}
+
+    def describe(self):
+        """A table of the fields: codec, bits, step and worst error, and the total against raw
+        32-bit floats (one float32 per value component)."""
+        rows = []
+        raw = 0
+        for name, codec in self.fields:
+            raw += _float_count(codec)
+            _describe_rows(rows, name, codec, 0)
+        head = ("field", "codec", "bits", "step", "max error")
+        widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(5)]
+        widths[1] = min(widths[1], 60)
+
+        def line(r):
+            c1 = r[1] if len(r[1]) <= widths[1] else r[1][:widths[1] - 3] + "..."
+            return (f"{r[0]:<{widths[0]}}  {c1:<{widths[1]}}  {r[2]:>{widths[2]}}  "
+                    f"{r[3]:>{widths[3]}}  {r[4]:>{widths[4]}}").rstrip()
+
+        out = [f"Schema {self.name!r} version {self.version}, fingerprint {self.fingerprint}",
+               line(head), line(tuple("-" * w for w in widths))]
+        out += [line(r) for r in rows]
+        bits = self.bits
+        raw_bits = 32 * raw
+        size = f"{bits} bits" if self.min_bits == bits else f"{self.min_bits}..{bits} bits"
+        out.append(line(tuple("-" * w for w in widths)))
+        out.append(f"total: {size} = at most {self.nbytes} bytes per record; raw float32: {raw} values = "
+                   f"{raw_bits // 8} bytes ({raw_bits / bits:.2f}x smaller at most)" if bits else
+                   f"total: 0 bits; raw float32: {raw} values = {raw_bits // 8} bytes")
+        return "\n".join(out)
+
+    # ------------------------------------------------------------------ spec, JSON, TOML, fingerprint
+
+    def spec(self):
+        """A JSON-able dict: {"name", "version", "fields": [{"name", "codec": codec.spec()}, ...]}."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "fields": [{"name": n, "codec": c.spec()} for n, c in self.fields],
+        }
+
+    @classmethod
+    def from_spec(cls, spec, *, strict=False):
+        """Rebuild a schema from `spec()` (or the same structure read from JSON or TOML)."""
+        if not isinstance(spec, Mapping):
+            raise SchemaError(f"schema spec must be a dict, got {type(spec).__name__}")
+        extra = sorted(set(spec) - set(_SPEC_KEYS))
+        if extra:
+            raise SchemaError(f"schema spec has unknown keys {extra} (expected {', '.join(_SPEC_KEYS)})")
+        for key in ("name", "fields"):
+            if key not in spec:
+                raise SchemaError(f"schema spec is missing {key!r}")
+        return cls(spec["name"], spec["fields"], version=spec.get("version", 1), strict=strict)
+
+    def to_json(self, indent=2):
+        """The spec as JSON text (floats written exactly, by Python's repr)."""
+        return json.dumps(self.spec(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text, *, strict=False):
+        """Rebuild a schema from `to_json()` text (str or bytes)."""
+        try:
+            spec = json.loads(text)
+        except (ValueError, TypeError) as e:
+            raise SchemaError(f"not a valid schema JSON document: {e}") from None
+        return cls.from_spec(spec, strict=strict)
+
+    @classmethod
+    def load(cls, path, *, strict=False):
+        """Read a schema file: JSON (.json) or TOML (.toml), with the structure of `spec()`.
+        Any other suffix: JSON if the text starts with '{', else TOML."""
+        path = os.fspath(path)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        suffix = os.path.splitext(path)[1].lower()
+        is_json = suffix == ".json" or (suffix != ".toml" and data.lstrip()[:1] == b"{")
+        if is_json:
+            try:
+                spec = json.loads(data)
+            except ValueError as e:
+                raise SchemaError(f"{path}: not valid JSON: {e}") from None
+        else:
+            tomllib = _tomllib()
+            try:
+                spec = tomllib.loads(data.decode("utf-8"))
+            except (ValueError, UnicodeDecodeError) as e:
+                raise SchemaError(f"{path}: not valid TOML: {e}") from None
+        try:
+            return cls.from_spec(spec, strict=strict)
+        except SchemaError as e:
+            raise SchemaError(f"{path}: {e}") from None
+
+    def check_fingerprint(self, fingerprint):
+        """Raise SchemaError unless `fingerprint` (the peer's hex string, str or ASCII bytes; case
+        and surrounding whitespace do not matter) equals this schema's."""
+        fp = fingerprint
+        if isinstance(fp, (bytes, bytearray)):
+            fp = bytes(fp).decode("ascii", "replace")
+        if not isinstance(fp, str) or fp.strip().lower() != self.fingerprint:
+            raise SchemaError(f"schema fingerprint mismatch: this end has {self.name!r} version {self.version} "
+                              f"with fingerprint {self.fingerprint}, the peer sent {fingerprint!r}")
+
+
+def _rebuild(spec, strict):
+    return Schema.from_spec(spec, strict=strict)
+
+
+def _tomllib():
+    try:
+        import tomllib
+    except ImportError:     # Python < 3.11
+        try:
+            import tomli as tomllib  # type: ignore[import-not-found, no-redef]
+        except ImportError:
+            raise SchemaError("reading TOML needs Python 3.11+ or the tomli package") from None
+    return tomllib
+
+
+# ---------------------------------------------------------------------------------------- describe
+
+def _float_count(codec):
+    """How many raw 32-bit values one value of `codec` would take."""
+    kind = codec.kind
+    if kind == "Vector":
+        return len(codec.codecs)
+    if kind == "NearlyZero":
+        return _float_count(codec.inner)
+    if kind == "Quat":
+        return 4
+    if kind == "UnitVector":
+        return 3
+    return 1
+
+
+def _num(v, unit=""):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    if v == 0:
+        return "0" + unit
+    return f"{v:.4g}{unit}"
+
+
+def _describe_rows(rows, name, codec, depth):
+    kind = codec.kind
+    if kind == "Vector":
+        rows.append((name, f"Vector of {len(codec.codecs)}", str(codec.bits), "", ""))
+        for i, c in enumerate(codec.codecs):
+            _describe_rows(rows, f"  {name}[{i}]", c, depth + 1)
+        return
+    if kind == "NearlyZero":
+        rows.append((name, f"NearlyZero(threshold={codec.threshold!r})", f"1..{codec.bits}", "",
+                     _num(codec.threshold)))
+        inner = codec.inner
+        if inner.kind == "Vector":
+            for i, c in enumerate(inner.codecs):
+                _describe_rows(rows, f"  {name}[{i}]", c, depth + 1)
+        else:
+            _describe_rows(rows, f"  {name}", inner, depth + 1)
+        return
+    unit = " deg" if kind in ("Quat", "UnitVector") else ""
+    step = _num(codec.step)
+    rows.append((name, repr(codec), str(codec.bits), step, _num(codec.max_error, unit)))
+
+
+# ---------------------------------------------------------------------------------------- lockstep
+
+def _codec_diffs(path, a, b):
+    """Human-readable differences between two codecs, one string per differing parameter."""
+    if a == b:
+        return []
+    sa, sb = a.spec(), b.spec()
+    if sa["kind"] != sb["kind"]:
+        return [f"{path}: {a!r} vs {b!r}"]
+    kind = sa["kind"]
+    if kind == "Vector":
+        if len(a.codecs) != len(b.codecs):
+            return [f"{path}: {len(a.codecs)} components vs {len(b.codecs)}"]
+        out = []
+        for i, (ca, cb) in enumerate(zip(a.codecs, b.codecs)):
+            out += _codec_diffs(f"{path}[{i}]", ca, cb)
+        return out
+    if kind == "NearlyZero":
+        out = []
+        if a.threshold != b.threshold:
+            out.append(f"{path}: threshold {a.threshold!r} vs {b.threshold!r}")
+        return out + _codec_diffs(path, a.inner, b.inner)
+    out = []
+    for key in list(sa) + [k for k in sb if k not in sa]:
+        if key == "kind":
+            continue
+        va, vb = sa.get(key), sb.get(key)
+        if va != vb or type(va) is not type(vb):
+            out.append(f"{path}: {key} {_show(va)} vs {_show(vb)}")
+    return out or [f"{path}: {a!r} vs {b!r}"]
+
+
+def _show(v):
+    return repr(v) if not isinstance(v, (int, float)) or isinstance(v, bool) else str(v)
+
+
+def check_lockstep(a, b, fields=None):
+    """Raise SchemaError listing every shared field whose codecs differ between schemas `a` and `b`
+    (e.g. "position[1]: bits 14 vs 16"), so that a full-state message and a delta message decode
+    onto the same grid. `fields` limits the check to those names (each must be in both schemas);
+    by default every field name the two schemas share is checked."""
+    for s, which in ((a, "a"), (b, "b")):
+        if not isinstance(s, Schema):
+            raise TypeError(f"check_lockstep: {which} must be a Schema, got {type(s).__name__}")
+    if fields is None:
+        shared = [n for n in a.names if n in b]
+    else:
+        if isinstance(fields, str):
+            fields = [fields]
+        shared = []
+        for n in fields:
+            for s in (a, b):
+                if n not in s:
+                    raise SchemaError(f"check_lockstep: field {n!r} is not in schema {s.name!r}")
+            shared.append(n)
+    diffs = []
+    for n in shared:
+        diffs += _codec_diffs(n, a[n], b[n])
+    if diffs:
+        raise SchemaError(f"schemas {a.name!r} (version {a.version}) and {b.name!r} (version {b.version}) "
+                          f"are not in lockstep: " + "; ".join(diffs))

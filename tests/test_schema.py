@@ -1,0 +1,1035 @@
+"""Schema (SPEC section 4): records, codes, batches, wire layout, errors, clamping, spec/JSON/TOML,
+fingerprint, lockstep, pickling."""
+
+import collections
+import dataclasses
+import json
+import math
+import os
+import pickle
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import quantcodec as qc
+
+GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "schema")
+LABELS = ["idle", "walk", "run", "jump"]
+
+
+def player_state(**kw):
+    return qc.Schema("PlayerState", [
+        ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),
+        ("rotation", qc.Quat(9)),
+        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)),
+        ("yaw", qc.Angle(16)),
+        ("health", qc.UInt(8)),
+        ("state", qc.Enum(LABELS)),
+        ("grounded", qc.Bool()),
+    ], version=3, **kw)
+
+
+PS = player_state()
+REC = {
+    "position": (100.5, 20.25, -300.0),
+    "rotation": (0.0, 0.0, 0.3826834, 0.9238795),
+    "velocity": (1.5, 0.0, -2.0),
+    "yaw": 1.25,
+    "health": 100,
+    "state": "run",
+    "grounded": True,
+}
+REC_T = tuple(REC[n] for n in PS.names)
+
+
+def all_kinds():
+    """One field of every codec kind and option (incl. 64-bit, signed, 0-bit and mixed vectors)."""
+    return qc.Schema("AllKinds", [
+        ("b_end", qc.Bounded(-10, 10, 12)),
+        ("b_bins", qc.Bounded(0, 1, 5, mode="bins")),
+        ("b_one", qc.Bounded(0, 1, 1)),
+        ("fx", qc.Fixed(0.5, 8, offset=10.0)),
+        ("fx_u", qc.Fixed(0.01, 12, signed=False)),
+        ("fx64", qc.Fixed(1e-7, 64)),
+        ("ang", qc.Angle(12)),
+        ("ang_sd", qc.Angle(10, signed=True, unit="deg")),
+        ("pc", qc.PowerCurve(50, 2, 10)),
+        ("half", qc.Half()),
+        ("u64", qc.UInt(64)),
+        ("i64", qc.Int(64)),
+        ("i7", qc.Int(7)),
+        ("flag", qc.Bool()),
+        ("enum", qc.Enum(["a", "b", "c"])),
+        ("enum_n", qc.Enum(5)),
+        ("enum_1", qc.Enum(["only"])),
+        ("quat", qc.Quat(9)),
+        ("quat_bins", qc.Quat(11, mode="bins")),
+        ("uvec", qc.UnitVector(12)),
+        ("vec", qc.Vector(qc.Bounded(-1, 1, 8), qc.UInt(4), qc.Int(5), qc.Angle(8))),
+        ("grid", qc.Grid(16.0, 40, 24)),
+        ("nz", qc.NearlyZero(qc.Bounded(-5, 5, 9), 0.25)),
+        ("nzv", qc.NearlyZero(qc.Vector(qc.PowerCurve(10, 1.5, 8), qc.Fixed(0.1, 9)), 0.05)),
+    ], version=7)
+
+
+AK = all_kinds()
+AK_REC = {
+    "b_end": 3.3, "b_bins": 0.41, "b_one": 0.7, "fx": 3.3, "fx_u": 12.345, "fx64": -33.1234567,
+    "ang": -1.0, "ang_sd": 200.0, "pc": -7.5, "half": 1234.5, "u64": 2**64 - 1, "i64": -2**63,
+    "i7": -64, "flag": False, "enum": "c", "enum_n": 4, "enum_1": "only",
+    "quat": (0.1, -0.7, 0.2, 0.6), "quat_bins": (-0.5, 0.5, 0.5, -0.5), "uvec": (0.3, -0.4, -0.8),
+    "vec": (-0.25, 15, -16, 6.0), "grid": -12345.678, "nz": 0.3, "nzv": (3.0, -0.04),
+}
+
+
+def write_field(w, codec, code):
+    """The record wire layout, written independently with BitWriter from a field's code."""
+    kind = codec.kind
+    if kind == "Vector":
+        for c, x in zip(codec.codecs, code):
+            write_field(w, c, x)
+    elif kind == "NearlyZero":
+        flag, inner = code
+        w.write(flag, 1)
+        if flag:
+            write_field(w, codec.inner, inner)
+    elif code < 0:
+        w.write_signed(code, codec.bits)
+    else:
+        w.write(code, codec.bits)
+
+
+def write_record(w, schema, codes):
+    for (_, codec), code in zip(schema.fields, codes):
+        write_field(w, codec, code)
+
+
+def same(a, b):
+    """Exact equality of decoded values, NaN equal to NaN of the same sign."""
+    if isinstance(a, tuple) or isinstance(b, tuple):
+        return isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b) and all(map(same, a, b))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return math.copysign(1, a) == math.copysign(1, b)
+    return type(a) is type(b) and a == b
+
+
+# ------------------------------------------------------------------------------------------ construction
+
+def test_fields_as_list_or_dict_are_equal():
+    d = player_state()
+    e = qc.Schema("PlayerState", dict(PS.fields), version=3)
+    assert d == e == PS and hash(d) == hash(e)
+    assert d.fingerprint == e.fingerprint
+    assert PS.fields[0][0] == "position" and isinstance(PS.fields, tuple)
+    assert PS.names == ("position", "rotation", "velocity", "yaw", "health", "state", "grounded")
+    assert len(PS) == 7 and "yaw" in PS and "nope" not in PS and list(PS) == list(PS.names)
+    assert PS["rotation"] == qc.Quat(9)
+
+
+def test_codec_spec_dicts_are_accepted():
+    s = qc.Schema("PlayerState", [(n, c.spec()) for n, c in PS.fields], version=3)
+    assert s == PS and s.fingerprint == PS.fingerprint
+
+
+@pytest.mark.parametrize("fields, message", [
+    ([("a", qc.UInt(3)), ("a", qc.Bool())], "duplicate field name 'a'"),
+    ([("", qc.UInt(3))], "field names must be identifiers"),
+    ([("1x", qc.UInt(3))], "'1x'"),
+    ([("a-b", qc.UInt(3))], "'a-b'"),
+    ([(3, qc.UInt(3))], "got 3"),
+    ([("a", 3.0)], "field 'a': expected a codec"),
+    ([("a", {"kind": "Nope"})], "field 'a': unknown codec kind 'Nope'"),
+    ([], "at least one field"),
+    ([("a",)], "expected a (name, codec) pair"),
+    ("abc", "fields must be a dict or a list"),
+])
+def test_bad_fields(fields, message):
+    with pytest.raises(qc.SchemaError) as e:
+        qc.Schema("S", fields)
+    assert message in str(e.value)
+
+
+@pytest.mark.parametrize("kw, message", [
+    (dict(name=""), "schema name must be a non-empty string"),
+    (dict(name=5), "schema name must be a non-empty string, got 5"),
+    (dict(version=-1), "version must be a non-negative integer, got -1"),
+    (dict(version=True), "got True"),
+    (dict(version="3"), "got '3'"),
+    (dict(strict=1), "strict must be True or False"),
+])
+def test_bad_schema_parameters(kw, message):
+    args = dict(name="S", version=1)
+    args.update(kw)
+    strict = args.pop("strict", False)
+    with pytest.raises(qc.SchemaError) as e:
+        qc.Schema(args["name"], [("a", qc.UInt(3))], version=args["version"], strict=strict)
+    assert message in str(e.value)
+
+
+def test_immutable():
+    with pytest.raises(AttributeError):
+        PS.name = "x"
+    with pytest.raises(AttributeError):
+        del PS.version
+
+
+# ------------------------------------------------------------------------------------------ one record
+
+def test_wire_layout_spec_example():
+    # SPEC 3: 5 in 3 bits then 17 in 5 bits is the single byte 0x8D
+    s = qc.Schema("T", [("a", qc.UInt(3)), ("b", qc.UInt(5))])
+    assert s.encode((5, 17)) == b"\x8d"
+    assert s.decode(b"\x8d") == {"a": 5, "b": 17}
+    assert s.bits == 8 and s.nbytes == 1
+
+
+def test_wire_layout_signed_padding_and_nearly_zero():
+    s = qc.Schema("T", [("i", qc.Int(4)), ("z", qc.NearlyZero(qc.UInt(6), 0.0)), ("e", qc.Enum(["x"]))])
+    assert s.bits == 11 and s.min_bits == 5
+    # -3 in 4 bits is 1101; flag 0 -> one 0 bit; Enum of one label takes 0 bits; pad to a byte
+    assert s.encode((-3, 0, "x")) == bytes([0b00001101])
+    # flag 1 then 6-bit 33: bits 1101 | 1 | 100001 -> 0b0001_1101 low byte then the rest
+    b = s.encode((-3, 33, "x"))
+    assert b == bytes([0b00011101 | (1 << 4) | ((33 & 0b111) << 5), 33 >> 3])
+    assert s.decode(b) == {"i": -3, "z": 33, "e": "x"}
+    assert s.decode(bytes([0b00001101])) == {"i": -3, "z": 0.0, "e": "x"}
+
+
+def test_golden_player_state():
+    with open(os.path.join(GOLDEN, "player_state.json")) as fh:
+        g = json.load(fh)
+    s = qc.Schema.from_spec(g["spec"])
+    assert s == PS
+    assert PS.fingerprint == g["fingerprint"]
+    assert PS.to_json(indent=None) == json.dumps(g["spec"])
+    for case in g["records"]:
+        rec = {k: tuple(v) if isinstance(v, list) else v for k, v in case["record"].items()}
+        data = PS.encode(rec)
+        assert data.hex() == case["hex"]
+        assert list(PS.quantize(rec)) == [tuple(c) if isinstance(c, list) else c for c in
+                                          (_tuplify(c) for c in case["codes"])]
+
+
+def _tuplify(c):
+    if isinstance(c, list):
+        return tuple(_tuplify(x) for x in c)
+    return c
+
+
+def test_golden_all_kinds():
+    with open(os.path.join(GOLDEN, "all_kinds.json")) as fh:
+        g = json.load(fh)
+    assert qc.Schema.from_spec(g["spec"]) == AK
+    assert AK.fingerprint == g["fingerprint"]
+    assert AK.encode(AK_REC).hex() == g["hex"]
+
+
+def test_roundtrip_matches_each_codec():
+    data = AK.encode(AK_REC)
+    assert len(data) == AK.nbytes       # every NearlyZero flag is 1 here
+    got = AK.decode(data)
+    rt = AK.roundtrip(AK_REC)
+    codes = AK.quantize(AK_REC)
+    assert list(got) == list(AK.names)
+    for (name, codec), code in zip(AK.fields, codes):
+        expect = codec.roundtrip(AK_REC[name])
+        assert same(got[name], expect), name
+        assert same(rt[name], expect), name
+        assert code == codec.quantize(AK_REC[name]), name
+    assert AK.dequantize(codes) == got
+    assert AK.decode_codes(data) == codes
+    assert AK.encode_codes(codes) == data
+
+
+def test_decoded_types():
+    got = PS.decode(PS.encode(REC))
+    assert got["state"] == "run" and got["grounded"] is True and type(got["health"]) is int
+    assert isinstance(got["position"], tuple) and len(got["rotation"]) == 4
+    g2 = AK.decode(AK.encode(AK_REC))
+    assert g2["enum_n"] == 4 and g2["enum_1"] == "only" and g2["flag"] is False
+    assert g2["u64"] == 2**64 - 1 and g2["i64"] == -2**63 and g2["vec"][1:3] == (15, -16)
+
+
+def test_nearly_zero_at_rest_costs_one_bit():
+    rest = dict(REC, velocity=(0.0, 0.005, -0.01))
+    assert len(PS.encode(rest)) == (PS.bits - 30 + 7) // 8
+    assert PS.decode(PS.encode(rest))["velocity"] == (0.0, 0.0, 0.0)
+    assert PS.quantize(rest)[2] == (0, (0, 0, 0))
+
+
+@dataclasses.dataclass
+class PlayerDC:
+    position: tuple
+    rotation: tuple
+    velocity: tuple
+    yaw: float
+    health: int
+    state: str
+    grounded: bool
+
+
+def test_record_forms_give_the_same_bytes():
+    want = PS.encode(REC)
+    nt = collections.namedtuple("P", PS.names)(**REC)
+    reordered = collections.namedtuple("Q", list(reversed(PS.names)))(**REC)   # read by name
+    obj = types.SimpleNamespace(**REC, extra=123)
+    forms = [REC_T, list(REC_T), dict(REC, extra="ignored"), collections.OrderedDict(REC),
+             types.MappingProxyType(REC), nt, reordered, obj, PlayerDC(**REC)]
+    for f in forms:
+        assert PS.encode(f) == want, type(f)
+        assert PS.quantize(f) == PS.quantize(REC)
+        assert PS.roundtrip(f) == PS.decode(want)
+
+
+def test_structured_array_row():
+    dt = np.dtype([("position", "f8", 3), ("rotation", "f4", 4), ("velocity", "f8", 3), ("yaw", "f8"),
+                   ("health", "u1"), ("state", "i4"), ("grounded", "?")])
+    arr = np.zeros(2, dtype=dt)
+    arr[0] = (REC["position"], REC["rotation"], REC["velocity"], REC["yaw"], 100, 2, True)
+    assert PS.encode(arr[0]) == PS.encode(dict(REC, rotation=tuple(np.float32(REC["rotation"]).tolist())))
+    cols = {n: arr[:1][n] for n in PS.names}          # strided views into the records
+    assert PS.encode_many(cols) == PS.encode(arr[0])
+
+
+def test_numpy_values():
+    rec = {
+        "position": np.array([100.5, 20.25, -300.0], dtype=np.float32).astype(np.float64),
+        "rotation": np.array([0.0, 0.0, 0.3826834, 0.9238795]),
+        "velocity": [np.float64(1.5), np.float32(0.0), np.float64(-2.0)],
+        "yaw": np.float64(1.25),
+        "health": np.uint8(100),
+        "state": np.str_("run"),
+        "grounded": np.bool_(True),
+    }
+    assert PS.encode(rec) == PS.encode(REC)
+    rec32 = dict(REC, yaw=np.float32(1.25), health=np.int64(100), state=np.int32(2), grounded=1)
+    assert PS.encode(rec32) == PS.encode(REC)
+    # a 0-d array is a number; small integer-valued floats are accepted for exact fields
+    assert PS.encode(dict(REC, yaw=np.array(1.25), health=100.0)) == PS.encode(REC)
+
+
+def test_enum_by_index_or_label():
+    assert PS.encode(dict(REC, state=2)) == PS.encode(REC)
+    with pytest.raises(qc.RangeError, match=r"field 'state': unknown label 'fly'"):
+        PS.encode(dict(REC, state="fly"))
+    with pytest.raises(qc.RangeError, match=r"field 'state': index 4 outside 0..3"):
+        PS.encode(dict(REC, state=4))
+    with pytest.raises(TypeError, match=r"field 'state': expected a label or an index, got bool"):
+        PS.encode(dict(REC, state=True))
+
+
+@pytest.mark.parametrize("record, exc, message", [
+    ({k: v for k, v in REC.items() if k != "velocity"}, qc.SchemaError, "record is missing field 'velocity'"),
+    (types.SimpleNamespace(position=(0, 0, 0)), qc.SchemaError, "record is missing field 'rotation'"),
+    (REC_T[:6], qc.SchemaError, "record has 6 values, the schema has 7 fields"),
+    (dict(REC, yaw="north"), TypeError, "field 'yaw': expected a number, got str"),
+    (dict(REC, yaw=None), TypeError, "field 'yaw': expected a number, got NoneType"),
+    (dict(REC, position=(1.0, 2.0)), qc.SchemaError, "field 'position': expected 3 values, got 2"),
+    (dict(REC, position=5.0), TypeError, "field 'position': expected a sequence of 3 numbers, got float"),
+    (dict(REC, position=(1.0, "x", 2.0)), TypeError, r"field 'position'\[1\]: expected a number, got str"),
+    (dict(REC, rotation=(0, 0, 0, 0)), qc.RangeError, "field 'rotation': zero quaternion"),
+    (dict(REC, rotation=(0, math.nan, 0, 1)), qc.RangeError, "field 'rotation': non-finite quaternion"),
+    (dict(REC, health=256), qc.RangeError, r"field 'health': value 256 outside 0..255"),
+    (dict(REC, health=-1), qc.RangeError, r"field 'health': value -1 outside 0..255"),
+    (dict(REC, health=2**70), qc.RangeError, r"field 'health': value 1180591620717411303424 outside"),
+    (dict(REC, health=1.5), qc.RangeError, r"field 'health': 1.5 is not an integer"),
+    (dict(REC, health="full"), TypeError, r"field 'health': expected an integer, got str"),
+    (dict(REC, grounded=2), qc.RangeError, r"field 'grounded': value 2 outside 0..1"),
+    (dict(REC, velocity=(1.0, 2.0)), qc.SchemaError, "field 'velocity': expected 3 values, got 2"),
+    (42, TypeError, "a record must be a mapping, an object with the field attributes or a tuple"),
+])
+def test_record_errors(record, exc, message):
+    with pytest.raises(exc, match=message):
+        PS.encode(record)
+
+
+def test_exact_ranges_of_signed_and_64_bit_fields():
+    s = qc.Schema("T", [("i", qc.Int(7)), ("u", qc.UInt(64)), ("j", qc.Int(64))])
+    assert s.decode(s.encode((-64, 2**64 - 1, 2**63 - 1))) == {"i": -64, "u": 2**64 - 1, "j": 2**63 - 1}
+    with pytest.raises(qc.RangeError, match=r"field 'i': value 64 outside -64..63"):
+        s.encode((64, 0, 0))
+    with pytest.raises(qc.RangeError, match=r"field 'u': value 18446744073709551616 outside"):
+        s.encode((0, 2**64, 0))
+    with pytest.raises(qc.RangeError, match=r"field 'j': value -9223372036854775809 outside"):
+        s.encode((0, 0, -2**63 - 1))
+
+
+def test_decode_takes_any_buffer():
+    data = PS.encode(REC)
+    want = PS.decode(data)
+    for buf in (bytearray(data), memoryview(data), np.frombuffer(data, dtype=np.uint8)):
+        assert PS.decode(buf) == want
+        assert PS.decode_codes(buf) == PS.quantize(REC)
+    with pytest.raises(TypeError, match="expected bytes or a buffer, got str"):
+        PS.decode("abc")
+
+
+# ------------------------------------------------------------------------------------------ decode errors
+
+def _enum_schema():
+    return qc.Schema("S", [("a", qc.UInt(3)), ("state", qc.Enum(["a", "b", "c"])), ("p", qc.PowerCurve(1, 1, 4))])
+
+
+def test_decode_invalid_enum_code_names_field_and_bit():
+    s = _enum_schema()
+    with pytest.raises(qc.DecodeError) as e:
+        s.decode(bytes([0b000_11_000]))            # state code 3 at bit 3
+    assert str(e.value) == "field 'state': code 3 is not valid for Enum(['a', 'b', 'c']) at bit 3"
+
+
+def test_decode_power_curve_negative_zero():
+    s = _enum_schema()
+    with pytest.raises(qc.DecodeError, match=r"field 'p': code 8 is not valid for PowerCurve\(.*\) at bit 5"):
+        s.decode(bytes([0b000_00_000, 0b1]))       # p = 0b1000 at bits 5..8
+    assert s.decode(bytes([0b001_01_000, 0]))["p"] == 1 / 7
+
+
+def test_decode_short_long_and_padding():
+    data = PS.encode(REC)
+    with pytest.raises(qc.DecodeError) as e:
+        PS.decode(data[:-3])
+    assert str(e.value) == ("field 'yaw': message too short: the code needs 16 bits at bit 110, "
+                            "the message has 120 bits (15 bytes)")
+    with pytest.raises(qc.DecodeError, match=r"message too long: 19 bytes, but the record ends at bit 137 "
+                                             r"\(18 bytes\): 1 extra bytes after the last field 'grounded'"):
+        PS.decode(data + b"\x00")
+    bad = data[:-1] + bytes([data[-1] | 0x80])
+    with pytest.raises(qc.DecodeError, match="nonzero padding bits at bit 137 after the last field 'grounded'"):
+        PS.decode(bad)
+    with pytest.raises(qc.DecodeError, match="field 'position'.*at bit 0"):
+        PS.decode(b"")
+
+
+def test_decode_invalid_quat():
+    s = qc.Schema("Q", [("q", qc.Quat(4))])
+    codes = np.arange(1 << 14)
+    bad = int(codes[~qc.Quat(4).valid(codes)][5])
+    with pytest.raises(qc.DecodeError, match=rf"field 'q': code {bad} is not valid for Quat\(bits=4, mode='endpoints'\) at bit 0"):
+        s.decode(int(bad).to_bytes(2, "little"))
+
+
+def test_decode_nearly_zero_flag_zero_skips_inner():
+    s = qc.Schema("Z", [("v", qc.NearlyZero(qc.Vector(qc.UInt(4), qc.UInt(4)), 0.5)), ("b", qc.UInt(3))])
+    assert s.decode(bytes([0b1010])) == {"v": (0.0, 0.0), "b": 5}
+    assert s.decode_codes(bytes([0b1010])) == ((0, (0, 0)), 5)
+
+
+# ------------------------------------------------------------------------------------------ codes
+
+def test_quantize_codes_shape():
+    codes = PS.quantize(REC)
+    assert codes == ((137503, 5392, 111872), 469893514, (1, (89, 0, 614)), 13038, 100, 2, 1)
+    assert PS.dequantize(codes) == PS.roundtrip(REC) == PS.decode(PS.encode(REC))
+    assert PS.encode_codes(codes) == PS.encode(REC)
+    assert PS.decode_codes(PS.encode(REC)) == codes
+    assert PS.valid(codes) is True
+
+
+@pytest.mark.parametrize("i, bad", [
+    (5, 4), (5, -1), (4, 256), (4, 2**64), (4, -2**70), (6, 2), (0, (1, 2)), (0, (1, 2, -3)),
+    (2, (0, (1, 0, 0))), (2, (2, (0, 0, 0))), (2, (1, (0, 0))), (2, 1), (1, 1 << 29), (4, 1.0),
+    (4, None), (4, "1"), (0, "abc"),
+])
+def test_valid_rejects(i, bad):
+    codes = list(PS.quantize(REC))
+    codes[i] = bad
+    assert PS.valid(tuple(codes)) is False
+
+
+def test_valid_rejects_structure():
+    codes = PS.quantize(REC)
+    assert PS.valid(codes[:-1]) is False
+    assert PS.valid(None) is False
+    assert PS.valid("abc") is False
+    assert PS.valid(list(codes)) is True
+    assert PS.valid(tuple(np.int64(c) if isinstance(c, int) else c for c in codes)) is True
+    some = np.arange(1 << 12)
+    badq = int(some[~qc.Quat(9).valid(some)][0])
+    assert PS.valid(codes[:1] + (badq,) + codes[2:]) is False
+    # a signed field takes its code as the signed integer
+    s = qc.Schema("T", [("i", qc.Int(4))])
+    assert s.valid((-8,)) and s.valid((7,)) and not s.valid((8,)) and not s.valid((-9,))
+
+
+def test_code_errors():
+    codes = list(PS.quantize(REC))
+    codes[5] = 4
+    with pytest.raises(qc.DecodeError, match=r"field 'state': code 4 is not valid for Enum\(\['idle'"):
+        PS.dequantize(tuple(codes))
+    with pytest.raises(qc.RangeError, match=r"field 'state': code 4 is not valid for Enum"):
+        PS.encode_codes(tuple(codes))
+    codes = list(PS.quantize(REC))
+    codes[2] = (0, (3, 0, 0))
+    with pytest.raises(qc.DecodeError, match=r"field 'velocity'\[0\]: code 3 is not valid"):
+        PS.dequantize(tuple(codes))
+    codes[2] = (1, (3, 0))
+    with pytest.raises(qc.SchemaError, match=r"field 'velocity': code \(1, \(3, 0\)\) does not have the shape"):
+        PS.dequantize(tuple(codes))
+    with pytest.raises(qc.SchemaError, match="expected a tuple of 7 codes \\(one per field\\), got 6 codes"):
+        PS.encode_codes(PS.quantize(REC)[:6])
+    codes = list(PS.quantize(REC))
+    codes[3] = 1.5
+    with pytest.raises(TypeError, match=r"field 'yaw': codes must be integers, got float"):
+        PS.encode_codes(tuple(codes))
+
+
+# ------------------------------------------------------------------------------------------ batches
+
+def columns(n, seed=0):
+    rng = np.random.default_rng(seed)
+    vel = rng.normal(0, 20, (n, 3))
+    vel[rng.random(n) < 0.3] = 0.0
+    vel[rng.random(n) < 0.05] = 80.0          # clamps
+    return {
+        "position": rng.uniform(-2100, 2100, (n, 3)),
+        "rotation": rng.normal(size=(n, 4)),
+        "velocity": vel,
+        "yaw": rng.uniform(-10, 10, n),
+        "health": rng.integers(0, 256, n),
+        "state": rng.integers(0, 4, n),
+        "grounded": rng.random(n) < 0.5,
+    }
+
+
+def records_of(schema, cols):
+    n = len(next(iter(cols.values())))
+    return [{k: (tuple(v[i].tolist()) if v.ndim > 1 else v[i].item()) for k, v in cols.items()} for i in range(n)]
+
+
+def test_quantize_many_matches_codecs():
+    cols = columns(200)
+    q = PS.quantize_many(cols)
+    assert list(q) == list(PS.names)
+    for name, codec in PS.fields:
+        want = codec.quantize(cols[name])
+        assert q[name].dtype == codec.code_dtype and q[name].shape == want.shape
+        assert np.array_equal(q[name], want), name
+    assert q["velocity"].shape == (200, 4) and q["rotation"].shape == (200,)
+
+
+def test_batch_equals_per_record():
+    cols = columns(300, seed=1)
+    recs = records_of(PS, cols)
+    dq = PS.dequantize_many(PS.quantize_many(cols))
+    assert dq["position"].dtype == np.float64 and dq["rotation"].shape == (300, 4)
+    assert dq["state"].dtype == np.uint32 and dq["grounded"].dtype == np.bool_
+    w = qc.BitWriter()
+    for i, r in enumerate(recs):
+        codes = PS.quantize(r)
+        write_record(w, PS, codes)
+        rt = PS.roundtrip(r)
+        for name in PS.names:
+            got = dq[name][i]
+            want = rt[name]
+            if name == "state":
+                want = LABELS.index(want)
+            assert np.array_equal(np.asarray(got, dtype=float), np.asarray(want, dtype=float)), (i, name)
+    data = PS.encode_many(cols)
+    assert data == w.getvalue()                 # one stream, not padded per record
+    dm = PS.decode_many(data, 300)
+    for name in PS.names:
+        assert np.array_equal(dm[name], dq[name]) and dm[name].dtype == dq[name].dtype, name
+
+
+def test_batch_all_kinds_equals_per_record():
+    rng = np.random.default_rng(5)
+    n = 64
+    recs = []
+    for i in range(n):
+        r = dict(AK_REC)
+        r["b_end"] = float(rng.uniform(-12, 12))
+        r["fx"] = float(rng.uniform(-60, 80))
+        r["pc"] = float(rng.normal(0, 30))
+        r["u64"] = int(rng.integers(0, 2**63)) * 2 + 1
+        r["i64"] = -int(rng.integers(0, 2**62))
+        r["enum"] = int(rng.integers(0, 3))
+        r["enum_1"] = 0
+        r["quat"] = tuple(rng.normal(size=4).tolist())
+        r["uvec"] = tuple(rng.normal(size=3).tolist())
+        r["vec"] = (float(rng.uniform(-2, 2)), int(rng.integers(0, 16)), int(rng.integers(-16, 16)), float(rng.normal()))
+        r["grid"] = float(rng.normal(0, 1e6))
+        r["nz"] = float(rng.choice([0.0, 0.1, 3.0, -7.0]))
+        r["nzv"] = tuple(rng.choice([0.0, 0.01, 2.0, -20.0], size=2).tolist())
+        recs.append(r)
+    cols = {}
+    for name, codec in AK.fields:
+        vals = [r[name] for r in recs]
+        if codec.kind in ("UInt",):
+            cols[name] = np.array(vals, dtype=np.uint64)
+        elif codec.kind == "Vector" and name == "vec":
+            cols[name] = np.array(vals, dtype=object).astype(np.float64)
+        else:
+            cols[name] = np.array(vals)
+    q = AK.quantize_many(cols)
+    data = AK.encode_many(cols)
+    w = qc.BitWriter()
+    for i, r in enumerate(recs):
+        codes = AK.quantize(r)
+        write_record(w, AK, codes)
+        for j, (name, codec) in enumerate(AK.fields):
+            row = q[name][i]
+            want = codes[j]
+            if codec.kind == "NearlyZero":
+                flat = (want[0],) + (tuple(want[1]) if isinstance(want[1], tuple) else (want[1],))
+                assert tuple(int(x) for x in row) == flat, (i, name)
+            elif isinstance(want, tuple):
+                assert tuple(int(x) for x in row) == want, (i, name)
+            else:
+                assert int(row) == want, (i, name)
+    assert data == w.getvalue()
+    dm = AK.decode_many(data, n)
+    dq = AK.dequantize_many(q)
+    for name in AK.names:
+        assert np.array_equal(dm[name], dq[name], equal_nan=dm[name].dtype.kind == "f"), name
+
+
+def test_batch_input_forms_and_out_untouched():
+    cols = columns(50, seed=2)
+    want = PS.encode_many(cols)
+    f32 = dict(cols, position=cols["position"].astype(np.float32))
+    assert PS.encode_many(f32) == PS.encode_many(dict(cols, position=cols["position"].astype(np.float32).astype(np.float64)))
+    big = np.asfortranarray(cols["rotation"])              # non-contiguous rows
+    swapped = cols["yaw"].astype(">f8")                    # byte-swapped
+    ro = cols["position"].copy()
+    ro.flags.writeable = False
+    before = ro.copy()
+    lists = dict(cols, rotation=big, yaw=swapped, position=ro, health=cols["health"].tolist())
+    assert PS.encode_many(lists) == want
+    assert np.array_equal(ro, before)
+    strided = np.zeros((50, 6))
+    strided[:, ::2] = cols["position"]
+    assert PS.encode_many(dict(cols, position=strided[:, ::2])) == want
+
+
+def test_batch_empty():
+    cols = {k: v[:0] for k, v in columns(3).items()}
+    assert PS.encode_many(cols) == b""
+    d = PS.decode_many(b"", 0)
+    assert d["position"].shape == (0, 3) and d["yaw"].shape == (0,)
+    with pytest.raises(qc.DecodeError, match="message too long"):
+        PS.decode_many(b"\x00", 0)
+
+
+@pytest.mark.parametrize("change, exc, message", [
+    (lambda c: c.pop("yaw"), qc.SchemaError, "missing column for field 'yaw'"),
+    (lambda c: c.update(extra=np.zeros(10)), qc.SchemaError, "unknown column 'extra'"),
+    (lambda c: c.update(yaw=np.zeros(9)), qc.SchemaError, "column 'yaw' has 9 rows, column 'position' has 10"),
+    (lambda c: c.update(position=np.zeros((10, 2))), qc.SchemaError,
+     r"column 'position' \(Vector\(.*\)\) must have shape \(N, 3\) = \(10, 3\), got \(10, 2\)"),
+    (lambda c: c.update(rotation=np.zeros((10, 3))), qc.SchemaError, r"column 'rotation' .* must have shape \(N, 4\)"),
+    (lambda c: c.update(yaw=np.zeros((10, 1))), qc.SchemaError, r"column 'yaw' .* must have shape \(N,\) = \(10,\)"),
+    (lambda c: c.update(yaw=1.0), qc.SchemaError, "column 'yaw' must be an array of shape \\(N,\\), got a scalar"),
+    (lambda c: c.update(yaw=np.array(["a"] * 10)), TypeError, "field 'yaw'"),
+    (lambda c: c.update(health=np.full(10, 300)), qc.RangeError, r"field 'health': .*row 0: value 300 outside 0..255"),
+    (lambda c: c.update(state=np.full(10, 4)), qc.RangeError, r"field 'state': .*row 0: value 4 outside 0..3"),
+    (lambda c: c["rotation"].__setitem__(3, 0.0), qc.RangeError, r"field 'rotation': row 3: zero quaternion"),
+])
+def test_batch_errors(change, exc, message):
+    cols = columns(10)
+    change(cols)
+    with pytest.raises(exc, match=message):
+        PS.encode_many(cols)
+
+
+def test_batch_not_a_mapping():
+    with pytest.raises(TypeError, match="columns must be a mapping"):
+        PS.encode_many([1, 2, 3])
+
+
+def test_decode_many_errors():
+    cols = columns(20, seed=3)
+    data = PS.encode_many(cols)
+    with pytest.raises(qc.DecodeError, match="message too short"):
+        PS.decode_many(data, 21)
+    with pytest.raises(qc.DecodeError, match="message too long"):
+        PS.decode_many(data + b"\x00", 20)
+    with pytest.raises(qc.DecodeError, match=r"record 19: field '.*': message too short"):
+        PS.decode_many(data[:-2], 20)
+    with pytest.raises(qc.DecodeError, match=r"message too short: 2000 records take at least"):
+        PS.decode_many(data, 2000)
+    with pytest.raises(TypeError):
+        PS.decode_many(data, 2.0)
+    with pytest.raises(ValueError):
+        PS.decode_many(data, -1)
+    # an invalid enum code in record 1 of a 2-record stream of the enum schema
+    s = _enum_schema()
+    w = qc.BitWriter()
+    w.write(0, 3), w.write(1, 2), w.write(0, 4)
+    w.write(0, 3), w.write(3, 2), w.write(0, 4)
+    with pytest.raises(qc.DecodeError) as e:
+        s.decode_many(w.getvalue(), 2)
+    assert str(e.value) == "record 1: field 'state': code 3 is not valid for Enum(['a', 'b', 'c']) at bit 12"
+
+
+def test_dequantize_many_invalid_codes():
+    q = PS.quantize_many(columns(5))
+    q["state"][2] = 7
+    with pytest.raises(qc.DecodeError, match=r"record 2: field 'state': code 7 is not valid for Enum"):
+        PS.dequantize_many(q)
+    q = PS.quantize_many(columns(5))
+    q["velocity"][1] = (0, 5, 0, 0)
+    with pytest.raises(qc.DecodeError, match=r"record 1: field 'velocity'\[0\]: code 5 .*flag is 0"):
+        PS.dequantize_many(q)
+    q = PS.quantize_many(columns(5))
+    q["health"] = q["health"].astype(np.int64) - 1000
+    with pytest.raises(qc.DecodeError, match=r"record 0: field 'health'"):
+        PS.dequantize_many(q)
+    q = PS.quantize_many(columns(5))
+    q["yaw"] = q["yaw"].astype(np.float64)
+    with pytest.raises(TypeError, match="field 'yaw': codes must be integers"):
+        PS.dequantize_many(q)
+
+
+# ------------------------------------------------------------------------------------------ plan
+
+def test_plan_matrix_interface():
+    plan = PS._plan
+    cols = columns(40, seed=4)
+    m, counts = plan.quantize_matrix(cols)
+    assert m.dtype == np.uint64 and m.shape == (40, 12) and plan.nslot == 12
+    assert plan.slot_ranges() == ((0, 3), (3, 4), (4, 8), (8, 9), (9, 10), (10, 11), (11, 12))
+    assert plan.valid_matrix(m) is None
+    assert plan.encode_matrix(m) == PS.encode_many(cols)
+    assert np.array_equal(plan.decode_matrix(PS.encode_many(cols), 40), m)
+    codes = plan.matrix_to_codes(m)
+    assert np.array_equal(plan.codes_to_matrix(codes), m)
+    m2 = m.copy()
+    m2[7, 10] = 9
+    assert plan.valid_matrix(m2) == (7, 10)
+    with pytest.raises(qc.RangeError, match=r"record 7: field 'state': code 9 is not valid"):
+        plan.encode_matrix(m2)
+    out = np.empty_like(m)
+    assert plan.quantize_matrix(cols, out=out)[0] is out and np.array_equal(out, m)
+    with pytest.raises(TypeError, match="not picklable"):
+        pickle.dumps(plan)
+
+
+def test_big_plan_uses_heap_rows():
+    fields = [(f"f{i}", qc.Bounded(-1, 1, 7)) for i in range(100)]
+    s = qc.Schema("Big", fields)
+    rec = {f"f{i}": (i - 50) / 50 for i in range(100)}
+    data = s.encode(rec)
+    assert len(data) == 88
+    assert s.decode(data) == {k: qc.Bounded(-1, 1, 7).roundtrip(v) for k, v in rec.items()}
+    assert s.decode_codes(data) == s.quantize(rec) and s.valid(s.quantize(rec))
+    assert s.encode_codes(s.quantize(rec)) == data
+
+
+# ------------------------------------------------------------------------------------------ clamping
+
+def test_clamp_counting_is_cumulative():
+    s = player_state()
+    assert s.clamped == {n: 0 for n in s.names}
+    s.encode(dict(REC, position=(5000.0, 300.0, 0.0), yaw=math.nan, velocity=(80.0, 0.0, 0.0)))
+    assert s.clamped == {"position": 2, "rotation": 0, "velocity": 1, "yaw": 1, "health": 0, "state": 0,
+                         "grounded": 0}
+    s.quantize(dict(REC, yaw=math.inf))
+    s.roundtrip(dict(REC, position=(-math.inf, 0.0, 0.0)))
+    cols = columns(10)
+    cols["position"][:] = 0.0
+    cols["velocity"][:] = 0.0
+    cols["position"][3] = (0.0, -100.0, 0.0)
+    s.encode_many(cols)
+    assert s.clamped["yaw"] == 2 and s.clamped["position"] == 4
+    assert s.reset_clamped()["position"] == 4
+    assert s.clamped == {n: 0 for n in s.names}
+    # resting velocity (flag 0) is never quantized, so it never clamps; in-range never counts
+    s.encode(dict(REC, velocity=(0.0, 0.0, 0.0)))
+    assert sum(s.clamped.values()) == 0
+
+
+def test_clamping_values():
+    s = player_state()
+    got = s.roundtrip(dict(REC, position=(5000.0, -300.0, math.nan)))
+    assert got["position"] == (2048.0, -64.0, -2048.0)
+    h = qc.Schema("H", [("h", qc.Half())])
+    h.encode((math.inf,))
+    assert h.clamped == {"h": 0}
+
+
+def test_strict_mode():
+    s = player_state(strict=True)
+    assert s.strict and s == PS                    # strictness is local: not in spec or fingerprint
+    assert s.encode(REC) == PS.encode(REC)
+    with pytest.raises(qc.RangeError) as e:
+        s.encode(dict(REC, position=(100.0, 300.0, 0.0)))
+    assert str(e.value) == ("field 'position'[1]: value 300.0 outside [-64.0, 192.0] of "
+                            "Bounded(min=-64.0, max=192.0, bits=14, mode='endpoints') (strict mode)")
+    with pytest.raises(qc.RangeError, match=r"field 'yaw': value nan is not finite \(strict mode"):
+        s.encode(dict(REC, yaw=math.nan))
+    with pytest.raises(qc.RangeError, match=r"field 'velocity'\[0\]: value -51.0 outside \[-50.0, 50.0\]"):
+        s.quantize(dict(REC, velocity=(-51.0, 0.0, 0.0)))
+    cols = columns(10)
+    cols["position"][:] = 0.0
+    cols["velocity"][:] = 1.0
+    cols["velocity"][6, 2] = 70.0
+    with pytest.raises(qc.RangeError, match=r"field 'velocity'\[2\]: row 6: value 70.0 outside \[-50.0, 50.0\]"):
+        s.encode_many(cols)
+    assert sum(s.clamped.values()) == 0
+    f = qc.Schema("F", [("f", qc.Fixed(0.5, 4)), ("g", qc.Grid(2.0, 3, 4))], strict=True)
+    with pytest.raises(qc.RangeError, match=r"field 'f': value 9.0 outside \[-4.0, 3.5\]"):
+        f.encode((9.0, 0.0))
+    with pytest.raises(qc.RangeError, match=r"field 'g': value -9.0 outside \[-8.0, 8.0\)"):
+        f.encode((0.0, -9.0))
+    assert pickle.loads(pickle.dumps(s)).strict is True
+
+
+# ------------------------------------------------------------------------------------------ sizes
+
+def test_sizes_steps_errors():
+    assert PS.bits == 137 and PS.nbytes == 18 and PS.min_bits == 107
+    assert PS.steps["position"] == (4096 / (2**18 - 1), 256 / (2**14 - 1), 4096 / (2**18 - 1))
+    assert PS.steps["yaw"] == 2 * math.pi / 65536
+    assert PS.max_errors["rotation"] == qc.Quat(9).max_error
+    assert PS.max_errors["velocity"] == qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01).max_error
+    assert set(PS.steps) == set(PS.max_errors) == set(PS.names)
+
+
+def test_describe():
+    text = PS.describe()
+    for name, codec in PS.fields:
+        assert name in text
+    assert "Bounded(min=-64.0, max=192.0, bits=14, mode='endpoints')" in text
+    assert "Quat(bits=9, mode='endpoints')" in text and "0.5486 deg" in text
+    assert "total: 107..137 bits = at most 18 bytes per record; raw float32: 14 values = 56 bytes (3.27x smaller at most)" in text
+    assert text.splitlines()[0] == f"Schema 'PlayerState' version 3, fingerprint {PS.fingerprint}"
+
+
+# ------------------------------------------------------------------------------------------ spec / JSON / TOML
+
+TOML = """
+name = "PlayerState"
+version = 3
+
+[[fields]]
+name = "position"
+[fields.codec]
+kind = "Vector"
+codecs = [
+    { kind = "Bounded", min = -2048, max = 2048, bits = 18 },
+    { kind = "Bounded", min = -64.0, max = 192.0, bits = 14, mode = "endpoints" },
+    { kind = "Bounded", min = -2048.0, max = 2048.0, bits = 18, mode = "endpoints" },
+]
+
+[[fields]]
+name = "rotation"
+codec = { kind = "Quat", bits = 9 }
+
+[[fields]]
+name = "velocity"
+[fields.codec]
+kind = "NearlyZero"
+threshold = 0.01
+[fields.codec.inner]
+kind = "Vector"
+codecs = [
+    { kind = "PowerCurve", max = 50.0, pow = 2.0, bits = 10 },
+    { kind = "PowerCurve", max = 50.0, pow = 2.0, bits = 10 },
+    { kind = "PowerCurve", max = 50.0, pow = 2.0, bits = 10 },
+]
+
+[[fields]]
+name = "yaw"
+codec = { kind = "Angle", bits = 16 }
+
+[[fields]]
+name = "health"
+codec = { kind = "UInt", bits = 8 }
+
+[[fields]]
+name = "state"
+codec = { kind = "Enum", labels = ["idle", "walk", "run", "jump"] }
+
+[[fields]]
+name = "grounded"
+codec = { kind = "Bool" }
+"""
+
+
+def test_spec_json_toml_roundtrips(tmp_path):
+    spec = PS.spec()
+    assert spec["name"] == "PlayerState" and spec["version"] == 3
+    assert spec["fields"][1] == {"name": "rotation", "codec": {"kind": "Quat", "bits": 9, "mode": "endpoints"}}
+    assert json.loads(json.dumps(spec)) == spec
+    for s in (qc.Schema.from_spec(spec), qc.Schema.from_json(PS.to_json()), qc.Schema.from_json(PS.to_json().encode())):
+        assert s == PS and s.fingerprint == PS.fingerprint and s.encode(REC) == PS.encode(REC)
+    (tmp_path / "ps.json").write_text(PS.to_json())
+    (tmp_path / "ps.toml").write_text(TOML)
+    (tmp_path / "ps.schema").write_text(TOML)
+    (tmp_path / "psj.schema").write_text(PS.to_json())
+    for f in ("ps.json", "ps.toml", "ps.schema", "psj.schema"):
+        s = qc.Schema.load(tmp_path / f)
+        assert s == PS and s.fingerprint == PS.fingerprint, f
+    assert qc.Schema.load(str(tmp_path / "ps.toml"), strict=True).strict
+    ak = qc.Schema.from_json(AK.to_json())
+    assert ak == AK and ak.fingerprint == AK.fingerprint
+
+
+def test_spec_errors(tmp_path):
+    with pytest.raises(qc.SchemaError, match=r"unknown keys \['colour'\]"):
+        qc.Schema.from_spec(dict(PS.spec(), colour="red"))
+    with pytest.raises(qc.SchemaError, match="missing 'fields'"):
+        qc.Schema.from_spec({"name": "x"})
+    with pytest.raises(qc.SchemaError, match="must be a dict"):
+        qc.Schema.from_spec([1])
+    with pytest.raises(qc.SchemaError, match="not a valid schema JSON document"):
+        qc.Schema.from_json("{nope")
+    spec = PS.spec()
+    spec["fields"][0]["codec"]["codecs"][1]["bits"] = 99
+    with pytest.raises(qc.SchemaError, match="field 'position': .*bits must be in 1..32, got 99"):
+        qc.Schema.from_spec(spec)
+    (tmp_path / "bad.toml").write_text("name = ")
+    with pytest.raises(qc.SchemaError, match=r"bad.toml: not valid TOML"):
+        qc.Schema.load(tmp_path / "bad.toml")
+    (tmp_path / "bad.json").write_text('{"name": "x", "fields": [["a", {"kind": "UInt"}]]}')
+    with pytest.raises(qc.SchemaError, match=r"bad.json: field 'a': UInt spec"):
+        qc.Schema.load(tmp_path / "bad.json")
+    assert qc.Schema.from_spec({"name": "x", "fields": [["a", {"kind": "UInt", "bits": 3}]]}).version == 1
+
+
+# ------------------------------------------------------------------------------------------ fingerprint
+
+def test_fingerprint_is_short_hex_and_pinned():
+    fp = PS.fingerprint
+    assert len(fp) == 16 and int(fp, 16) >= 0 and fp == fp.lower()
+    with open(os.path.join(GOLDEN, "player_state.json")) as fh:
+        assert json.load(fh)["fingerprint"] == fp
+
+
+def test_fingerprint_stable_across_processes():
+    code = ("import sys; sys.path.insert(0, %r); import test_schema as t; print(t.PS.fingerprint, t.AK.fingerprint)"
+            % os.path.dirname(__file__))
+    for seed in ("0", "12345"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.split() == [PS.fingerprint, AK.fingerprint]
+
+
+def _variant(**changes):
+    fields = list(PS.fields)
+    if "fields" in changes:
+        fields = changes.pop("fields")
+    name = changes.pop("name", "PlayerState")
+    version = changes.pop("version", 3)
+    return qc.Schema(name, fields, version=version)
+
+
+@pytest.mark.parametrize("variant", [
+    lambda: _variant(name="PlayerState2"),
+    lambda: _variant(version=4),
+    lambda: _variant(fields=[PS.fields[1], PS.fields[0]] + list(PS.fields[2:])),
+    lambda: _variant(fields=[("pos", PS.fields[0][1])] + list(PS.fields[1:])),
+    lambda: _variant(fields=list(PS.fields[:6])),
+    lambda: _variant(fields=[PS.fields[0], ("rotation", qc.Quat(10))] + list(PS.fields[2:])),
+    lambda: _variant(fields=[PS.fields[0], ("rotation", qc.Quat(9, mode="bins"))] + list(PS.fields[2:])),
+    lambda: _variant(fields=[("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192.5, 14),
+                                                    qc.Bounded(-2048, 2048, 18)))] + list(PS.fields[1:])),
+    lambda: _variant(fields=list(PS.fields[:2]) + [("velocity", qc.NearlyZero(
+        qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.02))] + list(PS.fields[3:])),
+    lambda: _variant(fields=list(PS.fields[:3]) + [("yaw", qc.Angle(16, signed=True))] + list(PS.fields[4:])),
+    lambda: _variant(fields=list(PS.fields[:5]) + [("state", qc.Enum(["idle", "walk", "run", "fly"]))] + list(PS.fields[6:])),
+    lambda: _variant(fields=list(PS.fields[:5]) + [("state", qc.Enum(4))] + list(PS.fields[6:])),
+])
+def test_fingerprint_changes(variant):
+    v = variant()
+    assert v.fingerprint != PS.fingerprint and v != PS
+
+
+def test_check_fingerprint():
+    PS.check_fingerprint(PS.fingerprint)
+    PS.check_fingerprint(PS.fingerprint.upper())
+    PS.check_fingerprint(PS.fingerprint.encode())
+    assert qc.Schema("S", [("a", qc.UInt(3))], version=np.int64(4)).version == 4
+    with pytest.raises(qc.SchemaError) as e:
+        PS.check_fingerprint("0123456789abcdef")
+    assert PS.fingerprint in str(e.value) and "'0123456789abcdef'" in str(e.value)
+    with pytest.raises(qc.SchemaError):
+        PS.check_fingerprint(None)
+
+
+# ------------------------------------------------------------------------------------------ lockstep
+
+def test_lockstep():
+    delta = qc.Schema("PlayerStateDelta", [
+        ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 16), qc.Bounded(-2048, 2048, 18))),
+        ("velocity", qc.NearlyZero(qc.Vector(qc.PowerCurve(60, 2, 10), *[qc.PowerCurve(50, 2, 10)] * 2), 0.02)),
+        ("yaw", qc.Angle(16)),
+        ("state", qc.UInt(2)),
+        ("extra", qc.Bool()),
+    ])
+    with pytest.raises(qc.SchemaError) as e:
+        qc.check_lockstep(PS, delta)
+    msg = str(e.value)
+    assert msg.startswith("schemas 'PlayerState' (version 3) and 'PlayerStateDelta' (version 1) are not in lockstep: ")
+    assert msg.endswith("position[1]: bits 14 vs 16; velocity: threshold 0.01 vs 0.02; velocity[0]: max 50.0 vs 60.0; "
+                        "state: Enum(['idle', 'walk', 'run', 'jump']) vs UInt(bits=2)")
+    qc.check_lockstep(PS, delta, fields=["yaw"])
+    with pytest.raises(qc.SchemaError, match=r"lockstep: position\[1\]: bits 14 vs 16$"):
+        qc.check_lockstep(PS, delta, fields=["yaw", "position"])
+    with pytest.raises(qc.SchemaError, match="field 'rotation' is not in schema 'PlayerStateDelta'"):
+        qc.check_lockstep(PS, delta, fields=["rotation"])
+    qc.check_lockstep(PS, player_state())
+    qc.check_lockstep(PS, qc.Schema("Other", [("yaw", qc.Angle(16)), ("rotation", qc.Quat(9))]))
+    with pytest.raises(qc.SchemaError, match=r"are not in lockstep: rotation: bits 9 vs 10$"):
+        qc.check_lockstep(PS, qc.Schema("Other", [("rotation", qc.Quat(10))]))
+    with pytest.raises(TypeError):
+        qc.check_lockstep(PS, {"yaw": qc.Angle(16)})
+
+
+# ------------------------------------------------------------------------------------------ identity
+
+def test_pickle_eq_hash_repr():
+    s = pickle.loads(pickle.dumps(PS))
+    assert s == PS and hash(s) == hash(PS) and s.fingerprint == PS.fingerprint and s is not PS
+    assert s.encode(REC) == PS.encode(REC)
+    assert PS != qc.Schema("PlayerState", list(PS.fields), version=2)
+    assert PS != "PlayerState" and {PS: 1}[player_state()] == 1
+    ns = {k: getattr(qc, k) for k in qc.__all__}
+    assert eval(repr(PS), ns) == PS
+    assert repr(player_state(strict=True)).endswith("version=3, strict=True)")
+    ak = pickle.loads(pickle.dumps(AK))
+    assert ak.encode(AK_REC) == AK.encode(AK_REC)
+
+
+def test_subclass_keeps_its_overrides():
+    class Mine(qc.Schema):
+        def encode(self, record):
+            return b"!" + super().encode(record)
+    m = Mine("PlayerState", list(PS.fields), version=3)
+    assert m.encode(REC) == b"!" + PS.encode(REC)
+
+
+# ------------------------------------------------------------------------------------------ properties
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+anyf = st.floats(width=64)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pos=st.tuples(anyf, anyf, anyf), q=st.tuples(finite, finite, finite, finite),
+       vel=st.tuples(anyf, st.sampled_from([0.0, 0.001, -0.01, 1.0]), finite), yaw=anyf,
+       health=st.integers(0, 255), state=st.sampled_from(LABELS + [0, 1, 2, 3]), grounded=st.booleans())
+def test_property_roundtrip_equals_codecs(pos, q, vel, yaw, health, state, grounded):
+    rec = (pos, q, vel, yaw, health, state, grounded)
+    try:
+        want_q = PS["rotation"].quantize(q)
+    except qc.RangeError:
+        with pytest.raises(qc.RangeError):
+            PS.encode(rec)
+        return
+    data = PS.encode(rec)
+    got = PS.decode(data)
+    codes = PS.quantize(rec)
+    assert codes[1] == want_q
+    for (name, codec), v, code in zip(PS.fields, rec, codes):
+        assert same(got[name], codec.roundtrip(v)), name
+        assert code == codec.quantize(v), name
+    assert PS.decode_codes(data) == codes and PS.encode_codes(codes) == data and PS.valid(codes)
+    w = qc.BitWriter()
+    write_record(w, PS, codes)
+    assert w.getvalue() == data
