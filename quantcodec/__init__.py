@@ -17,6 +17,7 @@ try:
     )
     from ._bitstream import BitReader, BitWriter, pack, unpack
     from .schema import Schema, check_lockstep
+    from .snapshot import Snapshot, SnapshotDecoder, SnapshotEncoder
 except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
     raise ImportError(
         "quantcodec's compiled core is not built: install it with `pip install .` "
@@ -34,4 +35,6 @@ __all__ = [
     "BitWriter", "BitReader", "pack", "unpack",
     # schema
     "Schema", "check_lockstep",
+    # snapshots
+    "Snapshot", "SnapshotEncoder", "SnapshotDecoder",
 ]

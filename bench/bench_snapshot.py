@@ -1,0 +1,103 @@
+"""Speed of snapshot delta encoding and decoding, against struct.pack of the same raw floats.
+
+For one client and a snapshot of N bodies (default 1000) of the bench scene at three moments
+(everything moving, a pile settling, mostly at rest), all measured in the same run:
+
+- ``struct.pack`` of the snapshot's raw float32 values (position, rotation, velocity: 10 floats a
+  body) from a ready list of Python floats, and from the NumPy arrays (``tolist`` included);
+- ``encoder.encode(seq, snapshot)``: one client's delta packet against its acknowledged baseline
+  (and extrapolation snapshot), the whole Python call;
+- ``decoder.decode(packet)``: the whole Python call, up to the decoded snapshot (its columns are
+  dequantized lazily, on first access: that is reported on its own, as is quantizing the
+  snapshot, done once per tick for every client).
+
+Ratios are struct.pack time / quantcodec time (higher is better). Timings are the best of
+several repeats; the machine's load moves them, the ratios much less.
+
+    python bench/bench_snapshot.py [--bodies 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import struct
+import sys
+import timeit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
+from quantcodec._scene import simulate  # noqa: E402
+from quantcodec._stream import default_schema  # noqa: E402
+
+
+def best(fn, number, repeat=7):
+    return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
+
+
+def measure(scene, schema, k, lag=6, number=200):
+    """Times at tick k of a stream in its steady state: every earlier tick sent, decoded and
+    acknowledged `lag` ticks later, so both ends hold a full history."""
+    enc, dec = SnapshotEncoder(schema), SnapshotDecoder(schema)
+    snaps = {}
+    for j in range(max(0, k - enc.history + 1), k + 1):
+        snaps[j] = schema.snapshot(scene.ids[j], scene.columns(j))
+        if j - lag in snaps:
+            enc.ack(j - lag)
+        packet = enc.encode(j, snaps[j])
+        if j < k:
+            dec.decode(packet)
+    cur, base = snaps[k], snaps[k - lag]
+    assert enc.last_baseline == k - lag
+    view = dec.decode(packet)
+    assert view == cur
+    raw = np.concatenate([scene.positions[k], scene.orientations[k], scene.velocities[k]], axis=1)
+    flat = raw.ravel().tolist()
+    st = struct.Struct(f"<{raw.size}f")
+    changed = float(np.mean(np.any(cur.matrix != base.matrix, axis=1)))
+    t = {
+        "pack_list": best(lambda: st.pack(*flat), number),
+        "pack_numpy": best(lambda: st.pack(*raw.ravel().tolist()), number),
+        "encode": best(lambda: enc.encode(k, cur), number),
+        "decode": best(lambda: dec.decode(packet), number),
+        "snapshot": best(lambda: schema.snapshot(scene.ids[k], scene.columns(k)), max(1, number // 4)),
+        "columns": best(lambda: schema._plan.dequantize_matrix(view.matrix), max(1, number // 4)),
+    }
+    return changed, len(packet), t
+
+
+def main(argv=None, out=print):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bodies", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--number", type=int, default=200)
+    args = ap.parse_args(argv)
+    scene = simulate(args.bodies, 5.0, 60, args.seed)
+    schema = default_schema(velocity=True)
+    out(f"{args.bodies} bodies, scene schema ({schema.bits} bits a record at most), one client in "
+        f"steady state (acks 6 ticks late, full history); times in microseconds (best of 7)")
+    out(f"{'tick':>5s} {'changed':>8s} {'bytes':>6s} | {'pack(list)':>10s} {'pack(np)':>9s} | "
+        f"{'encode':>7s} {'x list':>6s} {'x np':>6s} | {'decode':>7s} {'x list':>6s} {'x np':>6s} | "
+        f"{'snapshot':>8s} {'columns':>8s}")
+    rows = []
+    for k in (60, 150, 280):
+        changed, nbytes, t = measure(scene, schema, k, number=args.number)
+        us = {key: v * 1e6 for key, v in t.items()}
+        rows.append((k, changed, nbytes, us))
+        out(f"{k:5d} {changed:8.1%} {nbytes:6d} | {us['pack_list']:10.1f} {us['pack_numpy']:9.1f} | "
+            f"{us['encode']:7.1f} {t['pack_list'] / t['encode']:6.1f} {t['pack_numpy'] / t['encode']:6.1f} | "
+            f"{us['decode']:7.1f} {t['pack_list'] / t['decode']:6.1f} {t['pack_numpy'] / t['decode']:6.1f} | "
+            f"{us['snapshot']:8.1f} {us['columns']:8.1f}")
+    out("x list / x np: struct.pack time (from a list of floats / from the NumPy arrays) over the "
+        "quantcodec call's time; snapshot: quantizing the tick (once for all clients); "
+        "columns: dequantizing a decoded view (lazy, on first access)")
+    return rows
+
+
+if __name__ == "__main__":
+    main()

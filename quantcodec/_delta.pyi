@@ -1,0 +1,52 @@
+"""Type stubs of quantcodec._delta: snapshot delta coding on code matrices (SPEC section 5)."""
+
+from typing import Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from ._plan import Plan
+
+_Buffer = Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]]
+
+class SnapshotData:
+    """A snapshot's ids (uint64, ascending, unique) and code matrix (N x nslots uint64)."""
+
+    @property
+    def _ids(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def _matrix(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def ncol(self) -> int: ...
+    def _bind(self, ids: npt.NDArray[np.uint64], matrix: npt.NDArray[np.uint64]) -> None: ...
+
+class DeltaCoder:
+    """The delta coder of one plan; holds scratch buffers (one per encoder or decoder)."""
+
+    @property
+    def nslots(self) -> int: ...
+    @property
+    def nfields(self) -> int: ...
+    @property
+    def ncomps(self) -> int: ...
+    @property
+    def last_bits(self) -> int: ...
+    def __init__(self, plan: Plan) -> None: ...
+    def encode(
+        self,
+        seq: int,
+        cur: SnapshotData,
+        bdist: int = 0,
+        base: Optional[SnapshotData] = None,
+        pdist: int = 0,
+        pred: Optional[SnapshotData] = None,
+    ) -> bytes: ...
+    def peek(self, data: _Buffer) -> Tuple[int, int, int]: ...
+    def decode(
+        self,
+        data: _Buffer,
+        base: Optional[SnapshotData] = None,
+        pred: Optional[SnapshotData] = None,
+    ) -> Tuple[int, npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...

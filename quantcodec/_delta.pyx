@@ -1,0 +1,1656 @@
+"""Snapshot delta coding on code matrices (SPEC section 5): the nogil core behind snapshot.py.
+
+A snapshot is a code matrix (N entities x nslots uint64 carriers, see _plan.pxd) whose rows are
+sorted by entity id. ``DeltaCoder.encode`` writes one packet that turns a baseline matrix (or
+nothing) into the current one; ``DeltaCoder.decode`` does the reverse. All the work is integer
+work on codes, in C, without the GIL. The packet layout is documented bit by bit in
+docs/wire-format.md; the comments here name the same sections.
+
+Coding, per packet (every choice below is made by the encoder from the actual data and signalled
+in the packet, so the decoder needs no state but the snapshots it holds):
+
+- header: 16-bit sequence, the baseline as a distance back (or none), and optionally a second,
+  older acknowledged snapshot ("pred") to extrapolate from: ref = base + (base - pred) * num / den.
+- entity sets (removed from the baseline; changed among the kept ones, split by whether the
+  entity changed between pred and the baseline): each in the cheapest of four modes (empty, a
+  Rice-coded list of members or of non-members, a bit per entity).
+- new entities: sorted ids as Exp-Golomb gaps, then their full records (schema record layout).
+- per field, the set of changed entities whose field changed.
+- per changed field: ordered codes (Bounded, Fixed, Int, UInt, Grid, Angle, PowerCurve and Half,
+  the last two through an order-preserving map of their sign-magnitude codes) as the zigzagged
+  difference from the reference, wrapped to the code width (so Angle differences go around the
+  circle), in an Exp-Golomb code whose parameter k (and whether to extrapolate) is chosen per
+  packet and per component from the histogram of the differences, with an escape to the raw
+  width; Quat: the three kept components as differences, the first one's escape doubling as
+  "the largest component changed: absolute code follows"; UnitVector: its two octahedral
+  coordinates as differences; Bool (implied flip) and Enum absolute; NearlyZero: the new flag
+  (implied when the baseline's was 0), then the inner slots as differences.
+"""
+
+cimport cython
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy, memset, memcmp
+
+from cpython.bytes cimport PyBytes_FromStringAndSize
+
+import numpy as np
+
+from .errors import DecodeError
+
+from quantcodec._kernels cimport (
+    K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
+    K_UVEC,
+)
+from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, E_SHORT, slot_valid
+from quantcodec._bits cimport (
+    bw_t, br_t, bw_init, bw_free, bw_reset, bw_reserve, bw_put, bw_flush, bw_nbytes, br_init,
+    br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64,
+)
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    #endif
+    static inline int qc_ctz64(uint64_t x) {            /* x != 0 */
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(x);
+    #elif defined(_MSC_VER) && defined(_M_X64) || defined(_M_ARM64)
+        unsigned long i; _BitScanForward64(&i, x); return (int)i;
+    #else
+        int n = 0; while (!(x & 1)) { x >>= 1; n++; } return n;
+    #endif
+    }
+    static inline int qc_bitlen64(uint64_t x) {         /* 0 for 0 */
+    #if defined(__GNUC__) || defined(__clang__)
+        return x ? 64 - __builtin_clzll(x) : 0;
+    #elif defined(_MSC_VER) && defined(_M_X64) || defined(_M_ARM64)
+        unsigned long i; if (!x) return 0; _BitScanReverse64(&i, x); return (int)i + 1;
+    #else
+        int n = 0; while (x) { x >>= 1; n++; } return n;
+    #endif
+    }
+    """
+    int qc_ctz64(uint64_t x) noexcept nogil
+    int qc_bitlen64(uint64_t x) noexcept nogil
+
+
+# slot roles
+cdef enum:
+    R_FLAG = 1      # NearlyZero flag
+    R_ORD = 2       # ordered scalar: one component
+    R_QUAT = 3      # smallest three: same-index bit, then 3 components or the absolute code
+    R_UVEC = 4      # octahedral: 2 components
+    R_ABS = 5       # unordered (Bool, Enum): absolute code
+
+# decode errors
+cdef enum:
+    D_OK = 0
+    D_SHORT = 1     # the packet ends inside a read
+    D_STRUCT = 2    # structurally invalid (detail in err_msg)
+    D_CODE = 3      # a code that is not valid
+    D_TRAIL = 4     # bytes or non-zero bits after the end
+    D_NOMEM = 5
+
+cdef enum:
+    HIST = 65               # bit lengths 0..64
+    ID_KBITS = 6            # width of the id-gap Exp-Golomb parameter (0..63)
+    SET_KBITS = 5           # width of the set-gap Rice parameter (0..31)
+    HDR_K = 2               # Exp-Golomb parameter of the header's sequence distances
+
+cdef uint64_t MAX_ENTITIES = 0xFFFFFFFFULL
+
+
+ctypedef struct sinfo_t:
+    int role
+    int bits
+    int comp          # first component (R_ORD, R_QUAT, R_UVEC), else -1
+    int span          # R_FLAG: governed slots
+    int cb            # R_QUAT / R_UVEC: bits per coordinate
+    int sign          # carriers are sign-extended (Int, signed Fixed)
+    int field
+    uint64_t mask     # qc_mask(bits)
+
+ctypedef struct comp_t:
+    int slot
+    int shift         # position of the coordinate inside the slot's wire code
+    int b             # width of the component
+    int smag          # sign-magnitude code (PowerCurve, Half), mapped to an ordered one
+    int predictable   # b <= 32: extrapolation stays inside int64
+    uint64_t mask     # qc_mask(b)
+    uint64_t sm       # smag: qc_mask(b - 1), else 0
+    int field
+    int nzslot        # the NearlyZero flag slot governing it, or -1
+    int qshift        # R_QUAT: 3 * cbits (the index's position), else 0
+
+ctypedef struct finfo_t:
+    int first         # first slot
+    int end           # one past the last slot
+    int c0            # first component
+    int c1            # one past the last component
+    int implied_flag  # the field is one NearlyZero: a change from flag 0 implies flag 1
+    int implied_flip  # the field is one 1-bit unordered slot: a change implies the flip
+
+
+# ------------------------------------------------------------------------------------------------
+# small integer helpers
+
+cdef inline int64_t sext(uint64_t v, int b) noexcept nogil:
+    """The b-bit two's complement value v (b in 1..64) as int64."""
+    if b >= 64:
+        return <int64_t>v
+    cdef uint64_t sgn = (<uint64_t>1) << (b - 1)
+    v &= qc_mask(b)
+    return <int64_t>((v ^ sgn) - sgn)
+
+
+cdef inline uint64_t zz(int64_t s) noexcept nogil:
+    return ((<uint64_t>s) << 1) ^ (<uint64_t>(s >> 63))
+
+
+cdef inline int64_t unzz(uint64_t u) noexcept nogil:
+    return <int64_t>((u >> 1) ^ (0 - (u & 1)))
+
+
+cdef inline uint64_t to_lin(uint64_t sub, const comp_t* c) noexcept nogil:
+    """Order-preserving, self-inverse map of a sign-magnitude code onto two's complement: a code
+    with the sign bit set has its magnitude bits flipped (c.sm is 0 for other codes)."""
+    return sub ^ ((0 - ((sub >> (c.b - 1)) & 1)) & c.sm)
+
+
+cdef inline uint64_t comp_lin(const uint64_t* row, const comp_t* c) noexcept nogil:
+    """The component's b-bit value in its ordered (linear) form. Carriers of signed codes are
+    sign-extended, so the low b bits are the wire code."""
+    return to_lin((row[c.slot] >> c.shift) & c.mask, c)
+
+
+cdef inline bint rows_differ(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
+    """Whether two rows of n carriers differ (branch-free: the compiler vectorizes it)."""
+    cdef uint64_t acc = 0
+    cdef Py_ssize_t s
+    for s in range(n):
+        acc |= a[s] ^ b[s]
+    return acc != 0
+
+
+cdef inline bint _same_ids(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
+    return a == b or n == 0 or memcmp(a, b, sizeof(uint64_t) * n) == 0
+
+
+cdef inline int64_t round_div(int64_t x, int64_t den) noexcept nogil:
+    """x / den rounded half away from zero (den > 0)."""
+    if x >= 0:
+        return (2 * x + den) // (2 * den)
+    return -((2 * (-x) + den) // (2 * den))
+
+
+cdef inline uint64_t extrapolate(uint64_t bl, uint64_t pl, const comp_t* c, int64_t num,
+                                 int64_t den) noexcept nogil:
+    """The predicted linear value base + (base - pred) * num / den, wrapped to the width."""
+    cdef int64_t s = sext((bl - pl) & c.mask, c.b)
+    if num != den:
+        s = round_div(s * num, den)
+    return (bl + <uint64_t>s) & c.mask
+
+
+cdef inline int egx_E(int k, int b) noexcept nogil:
+    return ((b - k + 1) >> 1) + 1
+
+
+cdef inline void put_egx(bw_t* w, uint64_t u, int k, int b) noexcept nogil:
+    """Exp-Golomb of order k for u < 2**b, with an escape: E zero bits then u raw in b bits."""
+    cdef int E = egx_E(k, b)
+    cdef uint64_t v = u >> k if k < 64 else 0
+    cdef uint64_t x
+    cdef int e
+    if E < 64 and v >= ((<uint64_t>1) << E) - 1:
+        bw_put(w, 0, E)
+        bw_put(w, u, b)
+        return
+    x = v + 1
+    e = qc_bitlen64(x) - 1
+    if 2 * e + 1 + k <= 64:
+        # e zeros, a one, the e low bits of x, the k low bits of u: one put
+        bw_put(w, ((<uint64_t>1) << e) | ((x ^ ((<uint64_t>1) << e)) << (e + 1))
+               | ((u & qc_mask(k)) << (2 * e + 1)), 2 * e + 1 + k)
+        return
+    bw_put(w, (<uint64_t>1) << e, e + 1)
+    bw_put(w, x ^ ((<uint64_t>1) << e), e)
+    bw_put(w, u & qc_mask(k), k)
+
+
+cdef inline bint egx_escapes(uint64_t u, int k, int b) noexcept nogil:
+    cdef int E = egx_E(k, b)
+    cdef uint64_t v = u >> k if k < 64 else 0
+    return E < 64 and v >= ((<uint64_t>1) << E) - 1
+
+
+cdef inline int get_egx(br_t* r, int k, int b, uint64_t* out, int* alt) noexcept nogil:
+    """Read what put_egx wrote. 0 ok, D_SHORT, D_STRUCT (a value that does not fit b bits).
+    With ``alt`` not NULL, the escape carries one more bit first: 1 means "no value, something
+    else follows" (alt[0] = 1, nothing more read), 0 a raw value as usual."""
+    cdef int E = egx_E(k, b)
+    cdef Py_ssize_t avail = br_remaining(r)
+    cdef int n = E if E < avail else <int>avail
+    cdef uint64_t peek, m, low
+    cdef int e, tot
+    cdef Py_ssize_t idx = r.pos >> 3
+    if idx + 8 <= r.nbytes:
+        # fast path: the whole code within the 57 bits one 8-byte load gives
+        peek = qc_load_le64(r.buf + idx) >> (r.pos & 7)
+        if peek & qc_mask(E):
+            e = qc_ctz64(peek)
+            tot = 2 * e + 1 + k
+            if tot <= 57:
+                m = ((peek >> (e + 1)) & qc_mask(e)) | ((<uint64_t>1) << e)
+                m = ((m - 1) << k) | ((peek >> (2 * e + 1)) & qc_mask(k))
+                if b < 64 and (m >> b):
+                    return D_STRUCT
+                r.pos += tot
+                out[0] = m
+                return D_OK
+    if n <= 0:
+        return D_SHORT
+    peek = br_peek_unchecked(r, r.pos, n)
+    if peek == 0:
+        if n < E:
+            return D_SHORT
+        r.pos += E
+        if alt != NULL:
+            if br_get(r, 1, &m) < 0:
+                return D_SHORT
+            if m:
+                alt[0] = 1
+                return D_OK
+        if br_get(r, b, out) < 0:
+            return D_SHORT
+        if b < 64 and (out[0] >> b):
+            return D_STRUCT
+        return D_OK
+    e = qc_ctz64(peek)
+    r.pos += e + 1
+    if br_get(r, e, &m) < 0:
+        return D_SHORT
+    m = (m | ((<uint64_t>1) << e)) - 1          # v = x - 1
+    if br_get(r, k, &low) < 0:
+        return D_SHORT
+    if k >= 64:
+        if m:
+            return D_STRUCT
+        out[0] = low
+        return D_OK
+    if k and (m >> (64 - k)):
+        return D_STRUCT
+    m = (m << k) | low
+    if b < 64 and (m >> b):
+        return D_STRUCT
+    out[0] = m
+    return D_OK
+
+
+cdef inline void put_rice(bw_t* w, uint64_t g, int k) noexcept nogil:
+    cdef uint64_t q = g >> k
+    if q + 1 + k <= 64:
+        bw_put(w, ((<uint64_t>1) << q) | ((g & qc_mask(k)) << (q + 1)), <int>(q + 1 + k))
+        return
+    while q >= 64:
+        bw_put(w, 0, 64)
+        q -= 64
+    bw_put(w, (<uint64_t>1) << q, <int>(q + 1))
+    bw_put(w, g & qc_mask(k), k)
+
+
+cdef inline int get_rice(br_t* r, int k, uint64_t limit, uint64_t* out) noexcept nogil:
+    """A Rice-coded value that must be < limit. 0 ok, D_SHORT, D_STRUCT."""
+    cdef uint64_t q = 0, low, peek
+    cdef uint64_t qmax = limit >> k
+    cdef Py_ssize_t avail
+    cdef int n
+    while True:
+        avail = br_remaining(r)
+        if avail <= 0:
+            return D_SHORT
+        n = 64 if avail >= 64 else <int>avail
+        peek = br_peek_unchecked(r, r.pos, n)
+        if peek:
+            n = qc_ctz64(peek)
+            q += n
+            r.pos += n + 1
+            break
+        q += n
+        r.pos += n
+        if q > qmax:
+            return D_STRUCT
+    if q > qmax:
+        return D_STRUCT
+    if br_get(r, k, &low) < 0:
+        return D_SHORT
+    q = (q << k) | low
+    if q >= limit:
+        return D_STRUCT
+    out[0] = q
+    return D_OK
+
+
+cdef inline int kbits_for(int b) noexcept nogil:
+    """Bits of an Exp-Golomb parameter k in 0..b."""
+    return qc_bitlen64(<uint64_t>b)
+
+
+cdef int best_k(const uint32_t* h, int b, Py_ssize_t* cost) noexcept nogil:
+    """The Exp-Golomb parameter k (0..b) with the fewest bits for the values whose bit lengths
+    are counted in h[0..b], and that cost. e is taken as bitlen(u) - k (exact but for values
+    just below a power of two), so a value of bit length L costs 1 + k if L <= k, else
+    2L - k + 1, or E + b once L - k >= E (the escape). O(b) with suffix sums."""
+    cdef Py_ssize_t SH[HIST + 1]
+    cdef Py_ssize_t SL[HIST + 1]
+    cdef int L, k, t, E, best = 0, lmax = -1
+    cdef Py_ssize_t c, bestc = -1
+    SH[b + 1] = 0
+    SL[b + 1] = 0
+    for L in range(b, -1, -1):
+        SH[L] = SH[L + 1] + h[L]
+        SL[L] = SL[L + 1] + <Py_ssize_t>h[L] * L
+        if lmax < 0 and h[L]:
+            lmax = L
+    if lmax < 0:
+        cost[0] = 0
+        return 0
+    for k in range(lmax + 1):
+        E = egx_E(k, b)
+        t = k + E
+        if t > b + 1:
+            t = b + 1
+        c = (SH[0] - SH[k + 1]) * (1 + k)
+        c += 2 * (SL[k + 1] - SL[t]) - (k - 1) * (SH[k + 1] - SH[t])
+        c += (E + b) * SH[t]
+        if bestc < 0 or c < bestc:
+            bestc = c
+            best = k
+    cost[0] = bestc
+    return best
+
+
+# ------------------------------------------------------------------------------------------------
+# grow-only scratch buffers
+
+ctypedef struct buf_t:
+    void* p
+    Py_ssize_t cap      # bytes
+
+
+cdef inline int buf_need(buf_t* b, Py_ssize_t nbytes) noexcept nogil:
+    cdef void* q
+    if nbytes <= b.cap:
+        return 0
+    if nbytes < 64:
+        nbytes = 64
+    q = realloc(b.p, <size_t>nbytes)
+    if q == NULL:
+        return -1
+    b.p = q
+    b.cap = nbytes
+    return 0
+
+
+cdef inline void buf_free(buf_t* b) noexcept nogil:
+    free(b.p)
+    b.p = NULL
+    b.cap = 0
+
+
+# ------------------------------------------------------------------------------------------------
+# entity-set coding: SET(M) — see docs/wire-format.md
+
+cdef Py_ssize_t rice_cost(const Py_ssize_t* pos, Py_ssize_t n, int k) noexcept nogil:
+    cdef Py_ssize_t i, prev = -1, c = n * (1 + k)
+    for i in range(n):
+        c += <Py_ssize_t>((<uint64_t>(pos[i] - prev - 1)) >> k)
+        prev = pos[i]
+    return c
+
+
+cdef Py_ssize_t rice_cost_complement(const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M,
+                                     int k) noexcept nogil:
+    """Rice bits of the gaps between the positions of range(M) that are NOT in pos[0..n)."""
+    cdef Py_ssize_t i, j = 0, prev = -1, c = (M - n) * (1 + k)
+    for i in range(M):
+        if j < n and pos[j] == i:
+            j += 1
+            continue
+        c += <Py_ssize_t>((<uint64_t>(i - prev - 1)) >> k)
+        prev = i
+    return c
+
+
+cdef inline int rice_k0(Py_ssize_t M, Py_ssize_t n) noexcept nogil:
+    """A Rice parameter near log2 of the mean gap of n positions in range(M) (n >= 1)."""
+    return qc_bitlen64(<uint64_t>(M // n)) - 1
+
+
+cdef Py_ssize_t set_bits_upper(Py_ssize_t M) noexcept nogil:
+    return 2 + M + 64
+
+
+cdef void put_set(bw_t* w, const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M) noexcept nogil:
+    """Write SET(M): the subset pos[0..n) (ascending) of range(M), M >= 1, in the cheapest of
+    the four modes: 0 empty, 1 list of members, 2 list of non-members, 3 one bit per position."""
+    cdef int k, k0, bestk = 0, bestk2 = 0, cbits = qc_bitlen64(<uint64_t>(M - 1))
+    cdef Py_ssize_t c, bestc = -1, bestc2 = -1, i, j, prev, word_start, nn = M - n
+    cdef uint64_t word
+    if n == 0:
+        bw_put(w, 0, 2)
+        return
+    k0 = rice_k0(M, n)
+    for k in range(k0 - 1, k0 + 2):
+        if 0 <= k < (1 << SET_KBITS):
+            c = rice_cost(pos, n, k)
+            if bestc < 0 or c < bestc:
+                bestc = c
+                bestk = k
+    bestc += cbits + SET_KBITS
+    if nn == 0:
+        bestc2 = cbits
+    elif nn < n:
+        k0 = rice_k0(M, nn)
+        for k in range(k0 - 1, k0 + 2):
+            if 0 <= k < (1 << SET_KBITS):
+                c = rice_cost_complement(pos, n, M, k)
+                if bestc2 < 0 or c < bestc2:
+                    bestc2 = c
+                    bestk2 = k
+        bestc2 += cbits + SET_KBITS
+    if bestc2 >= 0 and bestc2 < bestc and bestc2 < M:
+        bw_put(w, 2, 2)
+        bw_put(w, <uint64_t>nn, cbits)
+        if nn:
+            bw_put(w, <uint64_t>bestk2, SET_KBITS)
+            j = 0
+            prev = -1
+            for i in range(M):
+                if j < n and pos[j] == i:
+                    j += 1
+                    continue
+                put_rice(w, <uint64_t>(i - prev - 1), bestk2)
+                prev = i
+        return
+    if bestc < M:
+        bw_put(w, 1, 2)
+        bw_put(w, <uint64_t>(n - 1), cbits)
+        bw_put(w, <uint64_t>bestk, SET_KBITS)
+        prev = -1
+        for i in range(n):
+            put_rice(w, <uint64_t>(pos[i] - prev - 1), bestk)
+            prev = pos[i]
+        return
+    bw_put(w, 3, 2)
+    j = 0
+    word_start = 0
+    while word_start < M:
+        word = 0
+        while j < n and pos[j] < word_start + 64:
+            word |= (<uint64_t>1) << (pos[j] - word_start)
+            j += 1
+        bw_put(w, word, <int>(M - word_start if M - word_start < 64 else 64))
+        word_start += 64
+
+
+cdef int get_list(br_t* r, Py_ssize_t* pos, Py_ssize_t cnt, Py_ssize_t M) noexcept nogil:
+    """cnt Rice-coded gaps (after their parameter) -> ascending positions in range(M)."""
+    cdef uint64_t v
+    cdef Py_ssize_t i, prev = -1
+    cdef int k, st
+    if br_get(r, SET_KBITS, &v) < 0:
+        return D_SHORT
+    k = <int>v
+    for i in range(cnt):
+        st = get_rice(r, k, <uint64_t>(M - prev - 1), &v)
+        if st:
+            return st
+        prev = prev + 1 + <Py_ssize_t>v
+        pos[i] = prev
+    return D_OK
+
+
+cdef int get_set(br_t* r, Py_ssize_t* pos, Py_ssize_t* n, Py_ssize_t M) noexcept nogil:
+    """Read a SET(M) into pos (room for M entries): n members, ascending. 0 ok or a D_* error."""
+    cdef uint64_t v, word, mode
+    cdef Py_ssize_t i, j, cnt, word_start
+    cdef int bits, st, cbits = qc_bitlen64(<uint64_t>(M - 1))
+    n[0] = 0
+    if br_get(r, 2, &mode) < 0:
+        return D_SHORT
+    if mode == 0:
+        return D_OK
+    if mode == 1 or mode == 2:
+        if br_get(r, cbits, &v) < 0:
+            return D_SHORT
+        cnt = <Py_ssize_t>v + (1 if mode == 1 else 0)
+        if cnt > M or (mode == 2 and cnt == M):
+            return D_STRUCT
+        if mode == 1:
+            st = get_list(r, pos, cnt, M)
+            if st:
+                return st
+            n[0] = cnt
+            return D_OK
+        # non-members: read them at the end of pos (room for M), then fill in the members
+        if cnt:
+            st = get_list(r, pos + (M - cnt), cnt, M)
+            if st:
+                return st
+        j = M - cnt
+        cnt = 0
+        for i in range(M):
+            if j < M and pos[j] == i:
+                j += 1
+                continue
+            pos[cnt] = i
+            cnt += 1
+        n[0] = cnt
+        return D_OK
+    cnt = 0
+    word_start = 0
+    while word_start < M:
+        bits = <int>(M - word_start if M - word_start < 64 else 64)
+        if br_get(r, bits, &word) < 0:
+            return D_SHORT
+        while word:
+            pos[cnt] = word_start + qc_ctz64(word)
+            cnt += 1
+            word &= word - 1
+        word_start += 64
+    if cnt == 0:
+        return D_STRUCT
+    n[0] = cnt
+    return D_OK
+
+
+# ------------------------------------------------------------------------------------------------
+# the coder
+
+ctypedef struct enc_in_t:
+    const uint64_t* cid
+    const uint64_t* crow
+    Py_ssize_t n
+    const uint64_t* bid
+    const uint64_t* brow
+    Py_ssize_t m
+    const uint64_t* pid
+    const uint64_t* prow
+    Py_ssize_t p
+    int seq
+    int bdist         # 0: no baseline
+    int pdist         # 0: no extrapolation
+
+
+cdef class SnapshotData:
+    """A snapshot's entity ids (uint64, ascending, unique) and code matrix (N x nslots uint64),
+    bound once, with C pointers to both: the base class of ``quantcodec.Snapshot``."""
+
+    cdef readonly object _ids
+    cdef readonly object _matrix
+    cdef const uint64_t* idp
+    cdef const uint64_t* rowp
+    cdef readonly Py_ssize_t n
+    cdef readonly Py_ssize_t ncol
+
+    def _bind(self, ids, matrix):
+        """Take (not copy) a C-contiguous uint64 id array and matrix; once per object."""
+        cdef const uint64_t[::1] iv
+        cdef const uint64_t[:, ::1] mv
+        if self._ids is not None:
+            raise AttributeError("snapshot data is immutable")
+        if not (isinstance(ids, np.ndarray) and isinstance(matrix, np.ndarray)
+                and ids.dtype == np.uint64 and matrix.dtype == np.uint64
+                and ids.ndim == 1 and matrix.ndim == 2 and matrix.shape[0] == ids.shape[0]):
+            raise ValueError("snapshot data: expected uint64 ids (N,) and matrix (N, nslots)")
+        iv = ids
+        mv = matrix
+        self.n = ids.shape[0]
+        self.ncol = matrix.shape[1]
+        self.idp = &iv[0] if self.n else NULL
+        self.rowp = &mv[0, 0] if self.n and self.ncol else NULL
+        self._ids = ids
+        self._matrix = matrix
+
+
+@cython.final
+cdef class DeltaCoder:
+    """The delta coder of one schema's plan. Holds scratch buffers: one per encoder/decoder,
+    not shared between threads (SnapshotEncoder / SnapshotDecoder serialize their calls)."""
+
+    cdef Plan plan
+    cdef readonly Py_ssize_t nslots
+    cdef readonly Py_ssize_t nfields
+    cdef readonly Py_ssize_t ncomps
+    cdef sinfo_t* si
+    cdef comp_t* ci
+    cdef finfo_t* fi
+    cdef Py_ssize_t rec_bits        # most bits of one full record
+    cdef Py_ssize_t chg_bits        # most bits of one changed entity
+    cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
+    cdef bw_t w
+    # scratch
+    cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
+    cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u
+    # last decode error
+    cdef int err_kind
+    cdef Py_ssize_t err_pos
+    cdef const char* err_msg
+    cdef int err_slot
+    cdef uint64_t err_id
+    cdef uint64_t err_code
+
+    def __cinit__(self):
+        self.si = NULL
+        self.ci = NULL
+        self.fi = NULL
+        self.w.buf = NULL
+        self.w.cap = 0
+        self.w.nbits = 0
+        self.w.acc = 0
+        self.w.owned = 1
+
+    def __init__(self, Plan plan not None):
+        cdef Py_ssize_t s, f, c, nc = 0
+        cdef const slot_t* sl
+        cdef int kind
+        self.plan = plan
+        self.nslots = plan.nslots
+        self.nfields = plan.nfields
+        self.si = <sinfo_t*>malloc(sizeof(sinfo_t) * (self.nslots + 1))
+        self.fi = <finfo_t*>malloc(sizeof(finfo_t) * (self.nfields + 1))
+        if self.si == NULL or self.fi == NULL:
+            raise MemoryError()
+        for s in range(self.nslots):
+            sl = &plan.slots[s]
+            kind = sl.d.kind
+            self.si[s].bits = sl.d.bits
+            self.si[s].mask = qc_mask(sl.d.bits)
+            self.si[s].field = sl.field
+            self.si[s].span = sl.span
+            self.si[s].cb = sl.d.cbits
+            self.si[s].sign = kind == K_INT or (kind == K_FIXED and sl.d.mode != 0)
+            self.si[s].comp = -1
+            if kind == K_NZFLAG:
+                self.si[s].role = R_FLAG
+            elif kind == K_QUAT:
+                self.si[s].role = R_QUAT
+                self.si[s].comp = nc
+                nc += 3
+            elif kind == K_UVEC:
+                self.si[s].role = R_UVEC
+                self.si[s].comp = nc
+                nc += 2
+            elif kind in (K_BOOL, K_ENUM):
+                self.si[s].role = R_ABS
+            elif kind in (K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_GRID):
+                self.si[s].role = R_ORD
+                self.si[s].comp = nc
+                nc += 1
+            else:
+                raise ValueError(f"slot {s}: unknown codec kind {kind}")
+        self.ncomps = nc
+        self.ci = <comp_t*>malloc(sizeof(comp_t) * (nc + 1))
+        if self.ci == NULL:
+            raise MemoryError()
+        for s in range(self.nslots):
+            sl = &plan.slots[s]
+            c = self.si[s].comp
+            if self.si[s].role == R_ORD:
+                self._set_comp(c, s, 0, sl.d.bits, sl.d.kind == K_POWER or sl.d.kind == K_HALF)
+            elif self.si[s].role == R_QUAT:
+                for f in range(3):
+                    self._set_comp(c + f, s, (2 - f) * sl.d.cbits, sl.d.cbits, 0)
+            elif self.si[s].role == R_UVEC:
+                for f in range(2):
+                    self._set_comp(c + f, s, (1 - f) * sl.d.cbits, sl.d.cbits, 0)
+        for f in range(self.nfields):
+            self.fi[f].first = <int>plan.field_first[f]
+            self.fi[f].end = <int>plan.field_first[f + 1]
+            self.fi[f].c0 = -1
+            self.fi[f].c1 = -1
+        nc = 0
+        for f in range(self.nfields):
+            self.fi[f].c0 = <int>nc
+            for s in range(self.fi[f].first, self.fi[f].end):
+                if self.si[s].comp >= 0:
+                    nc = self.si[s].comp + (3 if self.si[s].role == R_QUAT else
+                                            2 if self.si[s].role == R_UVEC else 1)
+            self.fi[f].c1 = <int>nc
+            s = self.fi[f].first
+            self.fi[f].implied_flag = (self.si[s].role == R_FLAG
+                                       and s + 1 + self.si[s].span == self.fi[f].end)
+            self.fi[f].implied_flip = (self.fi[f].end == s + 1 and self.si[s].role == R_ABS
+                                       and self.si[s].bits == 1)
+        self.rec_bits = 0
+        self.chg_bits = self.nfields
+        for s in range(self.nslots):
+            self.rec_bits += self.si[s].bits
+            if self.si[s].role == R_ORD:
+                self.chg_bits += 2 * self.si[s].bits + 2
+            elif self.si[s].role == R_QUAT or self.si[s].role == R_UVEC:
+                self.chg_bits += 1 + self.si[s].bits + 3 * (self.si[s].cb + 2) * 2
+            else:
+                self.chg_bits += self.si[s].bits
+        if bw_init(&self.w, 256) < 0:
+            raise MemoryError()
+
+    cdef void _set_comp(self, Py_ssize_t c, Py_ssize_t s, int shift, int b, int smag):
+        self.ci[c].slot = <int>s
+        self.ci[c].shift = shift
+        self.ci[c].b = b
+        self.ci[c].smag = smag
+        self.ci[c].predictable = b <= 32
+        self.ci[c].mask = qc_mask(b)
+        self.ci[c].sm = qc_mask(b - 1) if smag else 0
+        self.ci[c].field = self.si[s].field
+        self.ci[c].qshift = 3 * self.si[s].cb if self.si[s].role == R_QUAT else 0
+        self.ci[c].nzslot = -1
+        cdef Py_ssize_t t
+        for t in range(s - 1, -1, -1):
+            if self.si[t].role == R_FLAG and t + self.si[t].span >= s:
+                self.ci[c].nzslot = <int>t
+                break
+
+    def __dealloc__(self):
+        free(self.si)
+        free(self.ci)
+        free(self.fi)
+        bw_free(&self.w)
+        buf_free(&self.b_removed)
+        buf_free(&self.b_new)
+        buf_free(&self.b_ccur)
+        buf_free(&self.b_cbase)
+        buf_free(&self.b_ckpos)
+        buf_free(&self.b_cpred)
+        buf_free(&self.b_fch)
+        buf_free(&self.b_kept)
+        buf_free(&self.b_newrow)
+        buf_free(&self.b_hist)
+        buf_free(&self.b_k)
+        buf_free(&self.b_pred)
+        buf_free(&self.b_fmode)
+        buf_free(&self.b_newid)
+        buf_free(&self.b_fcount)
+        buf_free(&self.b_lists)
+        buf_free(&self.b_cctx)
+        buf_free(&self.b_u)
+
+    # -------------------------------------------------------------------------------------------
+    # encode
+
+    cdef int _encode(self, enc_in_t* a) noexcept nogil:
+        cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps
+        cdef Py_ssize_t i, j, e, f, s, c, nrem = 0, nnew = 0, nchg = 0, kp = 0, t, pj, prow_i
+        cdef Py_ssize_t kctx[2]
+        cdef Py_ssize_t q0, q1
+        cdef Py_ssize_t nlist[2]
+        cdef Py_ssize_t* lists
+        cdef uint8_t* cctx
+        cdef uint64_t* U
+        cdef bw_t w
+        cdef int ctx
+        cdef Py_ssize_t* removed
+        cdef Py_ssize_t* newr
+        cdef Py_ssize_t* ccur
+        cdef Py_ssize_t* cbase
+        cdef Py_ssize_t* ckpos
+        cdef Py_ssize_t* cpred
+        cdef uint8_t* fch
+        cdef uint32_t* hist
+        cdef uint8_t* kk
+        cdef uint8_t* pp
+        cdef uint8_t* fmode
+        cdef Py_ssize_t* fcount
+        cdef Py_ssize_t lim = a.n if a.n < a.m else a.m
+        cdef const uint64_t* cr
+        cdef const uint64_t* br
+        cdef const uint64_t* pr
+        cdef Py_ssize_t cost0, cost1, bound
+        cdef int k0, k1, kid
+        cdef uint64_t g, prev_id
+        cdef int has_base = a.bdist > 0
+        cdef int has_pred = a.pdist > 0
+        cdef uint32_t idh[HIST]
+
+        if (buf_need(&self.b_removed, sizeof(Py_ssize_t) * (a.m + 1)) or
+                buf_need(&self.b_new, sizeof(Py_ssize_t) * (a.n + 1)) or
+                buf_need(&self.b_ccur, sizeof(Py_ssize_t) * (lim + 1)) or
+                buf_need(&self.b_cbase, sizeof(Py_ssize_t) * (lim + 1)) or
+                buf_need(&self.b_ckpos, sizeof(Py_ssize_t) * (lim + 1)) or
+                buf_need(&self.b_cpred, sizeof(Py_ssize_t) * (lim + 1)) or
+                buf_need(&self.b_fch, (lim + 1) * (F + 1)) or
+                buf_need(&self.b_hist, sizeof(uint32_t) * HIST * 2 * (C + 1)) or
+                buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
+                buf_need(&self.b_fmode, F + 1) or
+                buf_need(&self.b_fcount, sizeof(Py_ssize_t) * (F + 1)) or
+                buf_need(&self.b_lists, sizeof(Py_ssize_t) * 2 * (lim + 1)) or
+                buf_need(&self.b_u, sizeof(uint64_t) * 2 * (C + 1) * (lim + 1)) or
+                buf_need(&self.b_cctx, lim + 1)):
+            return -1
+        kctx[0] = 0
+        kctx[1] = 0
+        nlist[0] = 0
+        nlist[1] = 0
+        lists = <Py_ssize_t*>self.b_lists.p
+        U = <uint64_t*>self.b_u.p
+        cctx = <uint8_t*>self.b_cctx.p
+        removed = <Py_ssize_t*>self.b_removed.p
+        newr = <Py_ssize_t*>self.b_new.p
+        ccur = <Py_ssize_t*>self.b_ccur.p
+        cbase = <Py_ssize_t*>self.b_cbase.p
+        ckpos = <Py_ssize_t*>self.b_ckpos.p
+        cpred = <Py_ssize_t*>self.b_cpred.p
+        fch = <uint8_t*>self.b_fch.p
+        hist = <uint32_t*>self.b_hist.p
+        kk = <uint8_t*>self.b_k.p
+        pp = <uint8_t*>self.b_pred.p
+        fmode = <uint8_t*>self.b_fmode.p
+        fcount = <Py_ssize_t*>self.b_fcount.p
+
+        # 1. match the current entities with the baseline's by id (both sorted ascending); with
+        #    an extrapolation snapshot, also each kept entity's row there and its context: 1 if
+        #    it changed between that snapshot and the baseline (or is not in it), else 0
+        i = 0
+        j = 0
+        pj = 0
+        if (has_base and a.n == a.m and _same_ids(a.cid, a.bid, a.n)
+                and (not has_pred or (a.p == a.m and _same_ids(a.pid, a.bid, a.m)))):
+            # the common case: the same entities in all the snapshots, row for row
+            q0 = 0       # kept entities of context 0 / 1 so far
+            q1 = 0
+            for i in range(a.n):
+                cr = a.crow + i * S
+                br = a.brow + i * S
+                ctx = 1
+                if has_pred:
+                    ctx = rows_differ(br, a.prow + i * S, S)
+                if rows_differ(cr, br, S):
+                    ccur[nchg] = i
+                    cbase[nchg] = i
+                    cpred[nchg] = i if has_pred else -1
+                    ckpos[nchg] = q1 if ctx else q0
+                    cctx[nchg] = <uint8_t>ctx
+                    nchg += 1
+                q1 += ctx
+                q0 += 1 - ctx
+            kctx[0] = q0
+            kctx[1] = q1
+            i = a.n
+            j = a.m
+        elif has_base:
+            while i < a.n and j < a.m:
+                if a.cid[i] == a.bid[j]:
+                    cr = a.crow + i * S
+                    br = a.brow + j * S
+                    ctx = 1
+                    prow_i = -1
+                    if has_pred:
+                        while pj < a.p and a.pid[pj] < a.bid[j]:
+                            pj += 1
+                        if pj < a.p and a.pid[pj] == a.bid[j]:
+                            prow_i = pj
+                            ctx = rows_differ(br, a.prow + pj * S, S)
+                    if rows_differ(cr, br, S):
+                        ccur[nchg] = i
+                        cbase[nchg] = j
+                        cpred[nchg] = prow_i
+                        ckpos[nchg] = kctx[ctx]
+                        cctx[nchg] = <uint8_t>ctx
+                        nchg += 1
+                    kctx[ctx] += 1
+                    i += 1
+                    j += 1
+                elif a.cid[i] < a.bid[j]:
+                    newr[nnew] = i
+                    nnew += 1
+                    i += 1
+                else:
+                    removed[nrem] = j
+                    nrem += 1
+                    j += 1
+            while j < a.m:
+                removed[nrem] = j
+                nrem += 1
+                j += 1
+        while i < a.n:
+            newr[nnew] = i
+            nnew += 1
+            i += 1
+        kp = kctx[0] + kctx[1]
+        # the changed entities of each context class, as positions within their class
+        for e in range(nchg):
+            t = cctx[e]
+            lists[t * (lim + 1) + nlist[t]] = ckpos[e]
+            nlist[t] += 1
+
+        # 3. which fields changed, per changed entity
+        for f in range(F):
+            fcount[f] = 0
+        for e in range(nchg):
+            cr = a.crow + ccur[e] * S
+            br = a.brow + cbase[e] * S
+            for f in range(F):
+                t = 0
+                for s in range(self.fi[f].first, self.fi[f].end):
+                    if cr[s] != br[s]:
+                        t = 1
+                        break
+                fch[e * F + f] = <uint8_t>t
+                fcount[f] += t
+        for f in range(F):
+            fmode[f] = fcount[f] > 0          # some changed entity changed field f
+
+        # 4. histograms of the bit lengths of the zigzagged differences, without / with extrapolation
+        if nchg:
+            memset(hist, 0, sizeof(uint32_t) * HIST * 2 * C)
+            for c in range(C):
+                self._analyze_comp(c, a, ccur, cbase, cpred, nchg, fch, hist + 2 * c * HIST, U)
+            for c in range(C):
+                k0 = best_k(hist + (2 * c) * HIST, self.ci[c].b, &cost0)
+                pp[c] = 0
+                kk[c] = <uint8_t>k0
+                if has_pred and self.ci[c].predictable:
+                    k1 = best_k(hist + (2 * c + 1) * HIST, self.ci[c].b, &cost1)
+                    if cost1 < cost0:
+                        pp[c] = 1
+                        kk[c] = <uint8_t>k1
+
+        # 5. write
+        bound = 256 + set_bits_upper(a.m) + 2 * set_bits_upper(lim) + 40 + ID_KBITS \
+            + nnew * (self.rec_bits + 100) + nchg * self.chg_bits + F * set_bits_upper(nchg) + C * 8
+        bw_reset(&self.w)
+        if bw_reserve(&self.w, bound) < 0:
+            return -1
+        bw_put(&self.w, <uint64_t>a.seq, 16)
+        bw_put(&self.w, <uint64_t>has_base, 1)
+        if has_base:
+            put_egx(&self.w, <uint64_t>(a.bdist - 1), HDR_K, 16)
+            bw_put(&self.w, <uint64_t>has_pred, 1)
+            if has_pred:
+                put_egx(&self.w, <uint64_t>(a.pdist - 1), HDR_K, 16)
+            if a.m:
+                put_set(&self.w, removed, nrem, a.m)
+        # new entities: count, ids, records
+        put_egx(&self.w, <uint64_t>nnew, 0, 32)
+        if nnew:
+            memset(idh, 0, sizeof(idh))
+            prev_id = 0
+            for i in range(nnew):
+                g = a.cid[newr[i]] - prev_id - (1 if i else 0)
+                idh[qc_bitlen64(g)] += 1
+                prev_id = a.cid[newr[i]]
+            kid = best_k(idh, 64, &cost0)
+            if kid > 63:
+                kid = 63
+            bw_put(&self.w, <uint64_t>kid, ID_KBITS)
+            prev_id = 0
+            for i in range(nnew):
+                put_egx(&self.w, a.cid[newr[i]] - prev_id - (1 if i else 0), kid, 64)
+                prev_id = a.cid[newr[i]]
+            for i in range(nnew):
+                self.plan.put_row(&self.w, a.crow + newr[i] * S)
+        if has_base:
+            if has_pred:
+                # SET over the entities that changed between the two references, then over the rest
+                if kctx[1]:
+                    put_set(&self.w, lists + (lim + 1), nlist[1], kctx[1])
+                if kctx[0]:
+                    put_set(&self.w, lists, nlist[0], kctx[0])
+            elif kp:
+                put_set(&self.w, lists + (lim + 1), nlist[1], kp)
+            if nchg:
+                # per field: SET(nchg) of the changed entities (by rank) whose field f changed
+                for f in range(F):
+                    t = 0
+                    for e in range(nchg):
+                        if fch[e * F + f]:
+                            lists[t] = e
+                            t += 1
+                    put_set(&self.w, lists, t, nchg)
+                for f in range(F):
+                    if fmode[f]:
+                        for c in range(self.fi[f].c0, self.fi[f].c1):
+                            if has_pred and self.ci[c].predictable:
+                                bw_put(&self.w, pp[c], 1)
+                            bw_put(&self.w, kk[c], kbits_for(self.ci[c].b))
+                w = self.w              # a local copy the compiler can keep in registers
+                for e in range(nchg):
+                    cr = a.crow + ccur[e] * S
+                    br = a.brow + cbase[e] * S
+                    for f in range(F):
+                        if fch[e * F + f]:
+                            self._put_field(&w, cr, br, f, U + e * 2 * C, kk, pp)
+                self.w = w
+        bw_flush(&self.w)
+        return 0
+
+    cdef inline uint64_t _ref(self, const comp_t* c, const uint64_t* br, const uint64_t* pr,
+                              int use_pred, int64_t num, int64_t den) noexcept nogil:
+        cdef uint64_t bl = comp_lin(br, c)
+        if use_pred and pr != NULL:
+            return extrapolate(bl, comp_lin(pr, c), c, num, den)
+        return bl
+
+    cdef void _analyze_comp(self, int c, const enc_in_t* a, const Py_ssize_t* ccur,
+                            const Py_ssize_t* cbase, const Py_ssize_t* cpred, Py_ssize_t nchg,
+                            const uint8_t* fch, uint32_t* h, uint64_t* U) noexcept nogil:
+        """Component c of every changed entity whose field changed (and whose NearlyZero flag
+        is 1, and, for smallest three, whose largest component is the baseline's): the zigzagged
+        difference from the baseline (U[2c]) and from the extrapolation (U[2c + 1]; the
+        baseline's where there is none), counted by bit length into h."""
+        cdef const comp_t* cp = &self.ci[c]
+        cdef Py_ssize_t e, S = self.nslots, F = self.nfields
+        cdef int f = cp.field, nz = cp.nzslot, slot = cp.slot, qs = cp.qshift
+        cdef int usep, canpred = a.pdist > 0 and cp.predictable
+        cdef const uint64_t* cr
+        cdef const uint64_t* br
+        cdef const uint64_t* pr
+        cdef uint64_t cl, r0, u0, u1
+        cdef Py_ssize_t C2 = 2 * self.ncomps
+        for e in range(nchg):
+            if not fch[e * F + f]:
+                continue
+            cr = a.crow + ccur[e] * S
+            if nz >= 0 and cr[nz] == 0:
+                continue
+            br = a.brow + cbase[e] * S
+            usep = canpred and cpred[e] >= 0
+            if qs:
+                if (cr[slot] >> qs) != (br[slot] >> qs):
+                    continue
+                if usep and (a.prow[cpred[e] * S + slot] >> qs) != (br[slot] >> qs):
+                    usep = 0
+            cl = comp_lin(cr, cp)
+            r0 = comp_lin(br, cp)
+            u0 = zz(sext((cl - r0) & cp.mask, cp.b))
+            u1 = u0
+            if usep:
+                pr = a.prow + cpred[e] * S
+                u1 = zz(sext((cl - extrapolate(r0, comp_lin(pr, cp), cp, a.bdist, a.pdist))
+                             & cp.mask, cp.b))
+            U[e * C2 + 2 * c] = u0
+            U[e * C2 + 2 * c + 1] = u1
+            h[qc_bitlen64(u0)] += 1
+            h[HIST + qc_bitlen64(u1)] += 1
+
+    cdef inline void _put_field(self, bw_t* w, const uint64_t* cr, const uint64_t* br, Py_ssize_t f,
+                                const uint64_t* U, const uint8_t* kk, const uint8_t* pp) noexcept nogil:
+        cdef Py_ssize_t s = self.fi[f].first, end = self.fi[f].end
+        cdef int c, j, ncomp
+        cdef const sinfo_t* si
+        while s < end:
+            si = &self.si[s]
+            if si.role == R_FLAG:
+                if not (self.fi[f].implied_flag and br[s] == 0):
+                    bw_put(w, cr[s], 1)
+                s += 1 + (si.span if cr[s] == 0 else 0)
+                continue
+            if si.role == R_ABS:
+                if not self.fi[f].implied_flip:
+                    bw_put(w, cr[s] & si.mask, si.bits)
+                s += 1
+                continue
+            if si.role == R_QUAT:
+                # the first component's code doubles as the "same largest component" signal:
+                # its escape carries one more bit, 1 = the absolute code follows instead
+                c = si.comp
+                if (cr[s] >> (3 * si.cb)) != (br[s] >> (3 * si.cb)):
+                    bw_put(w, 0, egx_E(kk[c], si.cb))
+                    bw_put(w, 1, 1)
+                    bw_put(w, cr[s], si.bits)
+                    s += 1
+                    continue
+                if egx_escapes(U[2 * c + pp[c]], kk[c], si.cb):
+                    bw_put(w, 0, egx_E(kk[c], si.cb))
+                    bw_put(w, 0, 1)
+                    bw_put(w, U[2 * c + pp[c]], si.cb)
+                    for j in range(1, 3):
+                        put_egx(w, U[2 * (c + j) + pp[c + j]], kk[c + j], si.cb)
+                    s += 1
+                    continue
+                ncomp = 3
+            elif si.role == R_UVEC:
+                ncomp = 2
+            else:
+                ncomp = 1
+            for j in range(ncomp):
+                c = si.comp + j
+                put_egx(w, U[2 * c + pp[c]], kk[c], self.ci[c].b)
+            s += 1
+
+    def encode(self, int seq, SnapshotData cur not None, int bdist=0, SnapshotData base=None,
+               int pdist=0, SnapshotData pred=None):
+        """One packet: ``cur`` against an optional baseline (``bdist`` sequence numbers back)
+        and an optional older snapshot for extrapolation (``pdist`` back from the baseline)."""
+        cdef enc_in_t a
+        cdef int rc
+        if not 0 <= seq <= 0xFFFF:
+            raise ValueError(f"seq {seq} outside 0..65535")
+        self._check(cur, "current")
+        a.seq = seq
+        a.cid = cur.idp
+        a.crow = cur.rowp
+        a.n = cur.n
+        a.bdist = 0
+        a.pdist = 0
+        a.m = 0
+        a.p = 0
+        a.bid = NULL
+        a.brow = NULL
+        a.pid = NULL
+        a.prow = NULL
+        if bdist:
+            if not 1 <= bdist <= 0x7FFF:
+                raise ValueError(f"baseline distance {bdist} outside 1..32767")
+            self._check(base, "baseline")
+            a.bdist = bdist
+            a.m = base.n
+            a.bid = base.idp
+            a.brow = base.rowp
+            if pdist:
+                if not 1 <= pdist <= 0x7FFF or bdist + pdist > 0x7FFF:
+                    raise ValueError(f"extrapolation distance {pdist} outside 1..{0x7FFF - bdist}")
+                self._check(pred, "extrapolation")
+                a.pdist = pdist
+                a.p = pred.n
+                a.pid = pred.idp
+                a.prow = pred.rowp
+        with nogil:
+            rc = self._encode(&a)
+        if rc < 0:
+            raise MemoryError()
+        self.last_bits = self.w.nbits
+        return PyBytes_FromStringAndSize(<char*>self.w.buf, bw_nbytes(&self.w))
+
+    cdef int _check(self, SnapshotData d, str what) except -1:
+        if d is None:
+            raise ValueError(f"{what} snapshot missing")
+        if d.ncol != self.nslots:
+            raise ValueError(f"{what}: {d.ncol} code columns, the plan has {self.nslots} slots")
+        return 0
+
+    # -------------------------------------------------------------------------------------------
+    # decode
+
+    def peek(self, data):
+        """``(seq, bdist, pdist)`` of a packet's header (0: no baseline / no extrapolation)."""
+        cdef const uint8_t[::1] buf = _as_bytes(data)
+        cdef br_t r
+        cdef int seq, bdist, pdist, st
+        br_init(&r, &buf[0] if buf.shape[0] else NULL, buf.shape[0])
+        st = _read_header(&r, &seq, &bdist, &pdist)
+        if st:
+            self.err_kind = st
+            self.err_pos = r.pos
+            self.err_msg = b"sequence distance outside 1..32767"
+            self._raise()
+        return seq, bdist, pdist
+
+    def decode(self, data, SnapshotData base=None, SnapshotData pred=None):
+        """Decode a packet against the snapshots its header names (pass them). Returns
+        ``(seq, ids, matrix)``, new NumPy arrays; raises DecodeError on anything malformed
+        (nothing else is touched)."""
+        cdef const uint8_t[::1] buf = _as_bytes(data)
+        cdef br_t r
+        cdef int seq, bdist, pdist, st = 0
+        cdef Py_ssize_t m = 0, p = 0, S = self.nslots, nrem = 0, nnew = 0, kept, nout
+        cdef int kid
+        cdef uint64_t[::1] oid
+        cdef uint64_t[:, ::1] orow
+        cdef const uint64_t* bidp = NULL
+        cdef const uint64_t* browp = NULL
+        cdef const uint64_t* pidp = NULL
+        cdef const uint64_t* prowp = NULL
+        br_init(&r, &buf[0] if buf.shape[0] else NULL, buf.shape[0])
+        self.err_kind = 0
+        self.err_msg = b""
+        self.err_slot = -1
+        st = _read_header(&r, &seq, &bdist, &pdist)
+        if st:
+            self.err_msg = b"sequence distance outside 1..32767"
+            self.err_kind = st
+            self.err_pos = r.pos
+            self._raise()
+        if bdist:
+            self._check(base, "baseline")
+            m = base.n
+            bidp = base.idp
+            browp = base.rowp
+        if pdist:
+            self._check(pred, "extrapolation")
+            p = pred.n
+            pidp = pred.idp
+            prowp = pred.rowp
+        # phase 1: removed set, new ids and records into scratch
+        with nogil:
+            st = self._decode_head(&r, bdist, m, &nrem, &nnew, &kid)
+        if st:
+            self._raise_at(r.pos)
+        kept = m - nrem
+        nout = kept + nnew
+        oid = np.empty(nout, dtype=np.uint64)
+        orow = np.empty((nout, S), dtype=np.uint64)
+        with nogil:
+            st = self._decode_body(&r, bidp, browp, m, pidp, prowp, p, bdist, pdist, nrem, nnew,
+                                   &oid[0] if nout else NULL, &orow[0, 0] if nout else NULL)
+        if st:
+            self._raise_at(r.pos)
+        return seq, np.asarray(oid), np.asarray(orow)
+
+    cdef int _decode_head(self, br_t* r, int bdist, Py_ssize_t m, Py_ssize_t* nrem,
+                          Py_ssize_t* nnew, int* kid) noexcept nogil:
+        cdef Py_ssize_t S = self.nslots, i, n, s
+        cdef int err = 0
+        cdef uint64_t v, prev
+        cdef int st
+        cdef Py_ssize_t* removed
+        cdef uint64_t* ids
+        cdef uint64_t* rows
+        nrem[0] = 0
+        nnew[0] = 0
+        if buf_need(&self.b_removed, sizeof(Py_ssize_t) * (m + 1)):
+            return self._fail(D_NOMEM, b"out of memory")
+        removed = <Py_ssize_t*>self.b_removed.p
+        if bdist and m:
+            st = get_set(r, removed, nrem, m)
+            if st:
+                return self._fail(st, b"bad set of removed entities")
+        st = get_egx(r, 0, 32, &v, NULL)
+        if st:
+            return self._fail(st, b"bad count of new entities")
+        # every new entity takes at least one bit (its id gap): a count beyond the bits left
+        # is a lie, caught before anything is allocated for it
+        if <Py_ssize_t>v > br_remaining(r) or v > MAX_ENTITIES - <uint64_t>(m - nrem[0]):
+            return self._fail(D_STRUCT, b"count of new entities larger than the packet can hold")
+        n = <Py_ssize_t>v
+        nnew[0] = n
+        if n == 0:
+            return D_OK
+        if buf_need(&self.b_newid, sizeof(uint64_t) * n) or \
+                buf_need(&self.b_newrow, sizeof(uint64_t) * n * (S if S else 1)):
+            return self._fail(D_NOMEM, b"out of memory")
+        ids = <uint64_t*>self.b_newid.p
+        rows = <uint64_t*>self.b_newrow.p
+        if br_get(r, ID_KBITS, &v) < 0:
+            return self._fail(D_SHORT, b"")
+        kid[0] = <int>v
+        prev = 0
+        for i in range(n):
+            st = get_egx(r, kid[0], 64, &v, NULL)
+            if st:
+                return self._fail(st, b"bad id of a new entity")
+            if i:
+                if v >= 0xFFFFFFFFFFFFFFFFULL - prev:
+                    return self._fail(D_STRUCT, b"new entity id beyond 2**64 - 1")
+                v = prev + 1 + v
+            ids[i] = v
+            prev = v
+        for i in range(n):
+            s = self.plan.get_row(r, rows + i * S, &err)
+            if s >= 0:
+                self.err_id = ids[i]
+                self.err_slot = <int>s
+                self.err_code = rows[i * S + s]
+                return self._fail(D_SHORT if err == E_SHORT else D_CODE, b"")
+        return D_OK
+
+    cdef int _decode_body(self, br_t* r, const uint64_t* bid, const uint64_t* brow, Py_ssize_t m,
+                          const uint64_t* pid, const uint64_t* prow, Py_ssize_t p, int bdist,
+                          int pdist, Py_ssize_t nrem, Py_ssize_t nnew, uint64_t* oid,
+                          uint64_t* orow) noexcept nogil:
+        cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps
+        cdef Py_ssize_t i, j, o, x, kept = m - nrem, nchg = 0, e, f, c, s, kb, pj
+        cdef Py_ssize_t* removed = <Py_ssize_t*>self.b_removed.p
+        cdef uint64_t* nid = <uint64_t*>self.b_newid.p
+        cdef uint64_t* nrow = <uint64_t*>self.b_newrow.p
+        cdef Py_ssize_t* kept_base
+        cdef Py_ssize_t* kept_out
+        cdef Py_ssize_t* kept_pred
+        cdef Py_ssize_t* cls1
+        cdef Py_ssize_t* cls0
+        cdef Py_ssize_t* set1
+        cdef Py_ssize_t* set0
+        cdef Py_ssize_t* chg
+        cdef Py_ssize_t n1 = 0, n0 = 0, m1 = 0, m0 = 0, a1, a0, run_i, run_o, run_n
+        cdef uint8_t* kk
+        cdef uint8_t* pp
+        cdef uint8_t* fmode
+        cdef uint8_t* fch
+        cdef uint64_t v
+        cdef int st, any_, ctx, same
+        cdef uint64_t* orw
+        cdef const uint64_t* br
+        cdef const uint64_t* pr
+        if (buf_need(&self.b_kept, sizeof(Py_ssize_t) * 8 * (kept + 1)) or
+                buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
+                buf_need(&self.b_fmode, F + 1)):
+            return self._fail(D_NOMEM, b"out of memory")
+        kept_base = <Py_ssize_t*>self.b_kept.p
+        kept_out = kept_base + (kept + 1)
+        kept_pred = kept_base + 2 * (kept + 1)
+        cls1 = kept_base + 3 * (kept + 1)
+        cls0 = kept_base + 4 * (kept + 1)
+        set1 = kept_base + 5 * (kept + 1)
+        set0 = kept_base + 6 * (kept + 1)
+        chg = kept_base + 7 * (kept + 1)
+        kk = <uint8_t*>self.b_k.p
+        pp = <uint8_t*>self.b_pred.p
+        fmode = <uint8_t*>self.b_fmode.p
+        # merge the kept baseline rows and the new rows in id order; runs of consecutive kept
+        # rows are copied in one go
+        i = 0      # baseline row
+        x = 0      # index into removed
+        j = 0      # new entity
+        o = 0      # output row
+        e = 0      # kept index
+        run_i = 0
+        run_o = 0
+        run_n = 0
+        if nrem == 0 and nnew == 0:
+            # the common case: the baseline's entities, row for row
+            _copy_rows(oid, orow, bid, brow, 0, 0, m, S)
+            for e in range(m):
+                kept_base[e] = e
+                kept_out[e] = e
+            i = m
+        while i < m or j < nnew:
+            if i < m and x < nrem and removed[x] == i:
+                if run_n:
+                    _copy_rows(oid, orow, bid, brow, run_o, run_i, run_n, S)
+                    run_n = 0
+                x += 1
+                i += 1
+                continue
+            if i < m and (j >= nnew or bid[i] < nid[j]):
+                if run_n == 0:
+                    run_i = i
+                    run_o = o
+                run_n += 1
+                kept_base[e] = i
+                kept_out[e] = o
+                e += 1
+                i += 1
+                o += 1
+            else:
+                if i < m and bid[i] == nid[j]:
+                    self.err_id = nid[j]
+                    return self._fail(D_STRUCT, b"a new entity has the id of a kept one")
+                if run_n:
+                    _copy_rows(oid, orow, bid, brow, run_o, run_i, run_n, S)
+                    run_n = 0
+                oid[o] = nid[j]
+                memcpy(orow + o * S, nrow + j * S, sizeof(uint64_t) * S)
+                j += 1
+                o += 1
+        if run_n:
+            _copy_rows(oid, orow, bid, brow, run_o, run_i, run_n, S)
+        if not bdist:
+            return self._finish(r)
+        # changed entities: one set over all kept entities, or (with an extrapolation snapshot)
+        # one over those that changed between the two references, then one over the others
+        if pdist:
+            pj = 0
+            same = p == m and _same_ids(pid, bid, m)
+            for e in range(kept):
+                kb = kept_base[e]
+                if same:
+                    kept_pred[e] = kb
+                    ctx = rows_differ(brow + kb * S, prow + kb * S, S)
+                else:
+                    kept_pred[e] = -1
+                    ctx = 1
+                    while pj < p and pid[pj] < bid[kb]:
+                        pj += 1
+                    if pj < p and pid[pj] == bid[kb]:
+                        kept_pred[e] = pj
+                        ctx = rows_differ(brow + kb * S, prow + pj * S, S)
+                if ctx:
+                    cls1[n1] = e
+                    n1 += 1
+                else:
+                    cls0[n0] = e
+                    n0 += 1
+            if n1:
+                st = get_set(r, set1, &m1, n1)
+                if st:
+                    return self._fail(st, b"bad set of changed entities")
+            if n0:
+                st = get_set(r, set0, &m0, n0)
+                if st:
+                    return self._fail(st, b"bad set of changed entities")
+            a1 = 0
+            a0 = 0
+            while a1 < m1 or a0 < m0:
+                if a0 >= m0 or (a1 < m1 and cls1[set1[a1]] < cls0[set0[a0]]):
+                    chg[nchg] = cls1[set1[a1]]
+                    a1 += 1
+                else:
+                    chg[nchg] = cls0[set0[a0]]
+                    a0 += 1
+                nchg += 1
+        elif kept:
+            st = get_set(r, chg, &nchg, kept)
+            if st:
+                return self._fail(st, b"bad set of changed entities")
+        if nchg == 0:
+            return self._finish(r)
+        if buf_need(&self.b_fch, nchg * F + 1):
+            return self._fail(D_NOMEM, b"out of memory")
+        fch = <uint8_t*>self.b_fch.p
+        memset(fch, 0, nchg * F)
+        for f in range(F):
+            st = get_set(r, set1, &m1, nchg)
+            if st:
+                return self._fail(st, b"bad set of changed fields")
+            fmode[f] = m1 > 0
+            for a1 in range(m1):
+                fch[set1[a1] * F + f] = 1
+        for f in range(F):
+            if fmode[f]:
+                for c in range(self.fi[f].c0, self.fi[f].c1):
+                    pp[c] = 0
+                    if pdist and self.ci[c].predictable:
+                        if br_get(r, 1, &v) < 0:
+                            return self._fail(D_SHORT, b"")
+                        pp[c] = <uint8_t>v
+                    if br_get(r, kbits_for(self.ci[c].b), &v) < 0:
+                        return self._fail(D_SHORT, b"")
+                    if <int>v > self.ci[c].b:
+                        return self._fail(D_STRUCT, b"Exp-Golomb parameter above the code width")
+                    kk[c] = <uint8_t>v
+        for e in range(nchg):
+            kb = kept_base[chg[e]]
+            br = brow + kb * S
+            orw = orow + kept_out[chg[e]] * S
+            pr = NULL
+            if pdist and kept_pred[chg[e]] >= 0:
+                pr = prow + kept_pred[chg[e]] * S
+            any_ = 0
+            for f in range(F):
+                if not fch[e * F + f]:
+                    continue
+                st = self._get_field(r, br, pr, orw, f, kk, pp, bdist, pdist)
+                if st:
+                    self.err_id = bid[kb]
+                    return st
+                any_ = 1
+            if not any_:
+                self.err_id = bid[kb]
+                return self._fail(D_STRUCT, b"an entity marked changed has no changed field")
+        return self._finish(r)
+
+    cdef int _get_field(self, br_t* r, const uint64_t* br, const uint64_t* pr, uint64_t* orw,
+                        Py_ssize_t f, const uint8_t* kk, const uint8_t* pp, int64_t num,
+                        int64_t den) noexcept nogil:
+        cdef Py_ssize_t s = self.fi[f].first, end = self.fi[f].end, t
+        cdef int c, j, ncomp, qpred, st, alt
+        cdef const comp_t* cp
+        cdef uint64_t v, u, ref, lin, sub, code
+        cdef const sinfo_t* si
+        while s < end:
+            si = &self.si[s]
+            if si.role == R_FLAG:
+                if self.fi[f].implied_flag and br[s] == 0:
+                    v = 1
+                elif br_get(r, 1, &v) < 0:
+                    return self._fail(D_SHORT, b"")
+                orw[s] = v
+                if v == 0:
+                    for t in range(s + 1, s + 1 + si.span):
+                        orw[t] = 0
+                    s += 1 + si.span
+                    continue
+                s += 1
+                continue
+            if si.role == R_ABS:
+                if self.fi[f].implied_flip:
+                    v = br[s] ^ 1
+                elif br_get(r, si.bits, &v) < 0:
+                    return self._fail(D_SHORT, b"")
+            elif si.role == R_QUAT:
+                qpred = pr != NULL and (pr[s] >> (3 * si.cb)) == (br[s] >> (3 * si.cb))
+                code = (br[s] >> (3 * si.cb)) << (3 * si.cb)
+                alt = 0
+                st = self._get_comp(r, si.comp, br, pr, qpred, kk, pp, num, den, &sub, &alt)
+                if st:
+                    return st
+                if alt:
+                    if br_get(r, si.bits, &v) < 0:
+                        return self._fail(D_SHORT, b"")
+                else:
+                    code |= sub << self.ci[si.comp].shift
+                    for j in range(1, 3):
+                        st = self._get_comp(r, si.comp + j, br, pr, qpred, kk, pp, num, den, &sub, NULL)
+                        if st:
+                            return st
+                        code |= sub << self.ci[si.comp + j].shift
+                    v = code
+            else:
+                ncomp = 2 if si.role == R_UVEC else 1
+                code = 0
+                for j in range(ncomp):
+                    st = self._get_comp(r, si.comp + j, br, pr, pr != NULL, kk, pp, num, den, &sub, NULL)
+                    if st:
+                        return st
+                    code |= sub << self.ci[si.comp + j].shift
+                v = code
+                if si.sign and si.bits < 64 and (v >> (si.bits - 1)):
+                    v |= ~si.mask
+            if not slot_valid(&self.plan.slots[s], v):
+                self.err_slot = <int>s
+                self.err_code = v
+                return self._fail(D_CODE, b"")
+            orw[s] = v
+            s += 1
+        for s in range(self.fi[f].first, end):
+            if orw[s] != br[s]:
+                return D_OK
+        return self._fail(D_STRUCT, b"a field marked changed is unchanged")
+
+    cdef inline int _get_comp(self, br_t* r, int c, const uint64_t* br, const uint64_t* pr,
+                              int qpred, const uint8_t* kk, const uint8_t* pp, int64_t num,
+                              int64_t den, uint64_t* sub, int* alt) noexcept nogil:
+        cdef const comp_t* cp = &self.ci[c]
+        cdef uint64_t u, ref
+        cdef int st = get_egx(r, kk[c], cp.b, &u, alt)
+        if st:
+            return self._fail(st, b"bad difference")
+        if alt != NULL and alt[0]:
+            return D_OK
+        ref = self._ref(cp, br, pr, qpred and pp[c], num, den)
+        sub[0] = to_lin((ref + <uint64_t>unzz(u)) & cp.mask, cp)
+        return D_OK
+
+    cdef int _finish(self, br_t* r) noexcept nogil:
+        cdef Py_ssize_t left = br_remaining(r)
+        cdef uint64_t v
+        if left >= 8:
+            return self._fail(D_TRAIL, b"")
+        if br_get(r, <int>left, &v) < 0 or v != 0:
+            return self._fail(D_TRAIL, b"")
+        return D_OK
+
+    cdef inline int _fail(self, int kind, const char* msg) noexcept nogil:
+        self.err_kind = kind
+        self.err_msg = msg
+        return kind
+
+    cdef int _raise_at(self, Py_ssize_t pos) except -1:
+        self.err_pos = pos
+        self._raise()
+        return -1
+
+    cdef int _raise(self) except -1:
+        cdef str where = f"at bit {self.err_pos}"
+        cdef str msg = (<bytes>self.err_msg).decode("ascii") if self.err_msg != NULL else ""
+        cdef str who = ""
+        if self.err_kind == D_SHORT:
+            raise DecodeError(f"snapshot packet: truncated, a read runs past the end {where}"
+                              + (f" ({msg})" if msg else ""))
+        if self.err_kind == D_TRAIL:
+            raise DecodeError(f"snapshot packet: unexpected data after the end of the packet {where}")
+        if self.err_kind == D_NOMEM:
+            raise MemoryError()
+        if self.err_kind == D_CODE:
+            s = self.err_slot
+            name = self.plan.slot_names[s] if 0 <= s < self.nslots else f"slot {s}"
+            code = self.err_code
+            if 0 <= s < self.nslots and self.si[s].sign:
+                code = <int64_t>self.err_code
+            raise DecodeError(f"snapshot packet: entity {self.err_id}: {name}: code {code} "
+                              f"is not valid ({where})")
+        raise DecodeError(f"snapshot packet: {msg} {where}")
+
+
+cdef inline void _copy_rows(uint64_t* oid, uint64_t* orow, const uint64_t* bid,
+                            const uint64_t* brow, Py_ssize_t o, Py_ssize_t i, Py_ssize_t n,
+                            Py_ssize_t S) noexcept nogil:
+    memcpy(oid + o, bid + i, sizeof(uint64_t) * n)
+    memcpy(orow + o * S, brow + i * S, sizeof(uint64_t) * S * n)
+
+
+cdef int _read_header(br_t* r, int* seq, int* bdist, int* pdist) noexcept nogil:
+    cdef uint64_t v
+    cdef int st
+    bdist[0] = 0
+    pdist[0] = 0
+    if br_get(r, 16, &v) < 0:
+        return D_SHORT
+    seq[0] = <int>v
+    if br_get(r, 1, &v) < 0:
+        return D_SHORT
+    if v == 0:
+        return D_OK
+    st = get_egx(r, HDR_K, 16, &v, NULL)
+    if st:
+        return st
+    if v >= 0x7FFF:
+        return D_STRUCT
+    bdist[0] = <int>v + 1
+    if br_get(r, 1, &v) < 0:
+        return D_SHORT
+    if v == 0:
+        return D_OK
+    st = get_egx(r, HDR_K, 16, &v, NULL)
+    if st:
+        return st
+    if v + 1 + <uint64_t>bdist[0] > 0x7FFF:
+        return D_STRUCT
+    pdist[0] = <int>v + 1
+    return D_OK
+
+
+cdef object _as_bytes(object data):
+    """A 1-D uint8 view of any buffer (bytes, bytearray, memoryview, NumPy array)."""
+    if isinstance(data, (bytes, bytearray)):
+        return data
+    mv = memoryview(data)
+    if not mv.c_contiguous:
+        raise TypeError("packet: expected a contiguous buffer")
+    return mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv

@@ -1,0 +1,558 @@
+"""Snapshots and delta compression against acknowledged baselines (SPEC section 5).
+
+    snap = schema.snapshot(ids, columns)       # quantized once, immutable, shared by every client
+    packet = encoder.encode(seq, snap)         # one SnapshotEncoder per client
+    encoder.ack(seq)                           # the client said it has snapshot `seq`
+    view = decoder.decode(packet)              # view.seq, view.ids, view.columns, view.records()
+
+A :class:`Snapshot` keeps its entities sorted by id (ascending): that is the row order of
+``ids``, ``columns``, ``codes`` and ``matrix``, on the server and in every decoded view, whatever
+the order the rows were given in. The packet layout is in docs/wire-format.md; the coding itself
+(all integer work on codes, in C) is in ``_delta.pyx``.
+
+Sequence numbers live in 0..65535 and wrap: ``a`` is newer than ``b`` when ``(a - b) mod 65536``
+is in 1..32767. The encoder names as baseline the newest acknowledged snapshot in its history
+that is older than the packet; when a second, older acknowledged snapshot is also held, the
+packet may extrapolate from the two (per component, only where that is cheaper). A decoder must
+keep at least as much history as the encoder (the default, 64, on both ends).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ._delta import DeltaCoder, SnapshotData
+from ._plan import Plan
+from .errors import DecodeError, SchemaError
+
+__all__ = ["Snapshot", "SnapshotEncoder", "SnapshotDecoder", "seq_newer", "seq_distance"]
+
+SEQ_MASK = 0xFFFF
+MAX_HISTORY = 0x7FFF
+MAX_ENTITIES = 0xFFFFFFFF
+
+_U64 = np.dtype(np.uint64)
+
+
+def seq_distance(a, b):
+    """``(a - b) mod 65536``: how many sequence numbers ``a`` is after ``b``."""
+    return (a - b) & SEQ_MASK
+
+
+def seq_newer(a, b):
+    """Whether sequence number ``a`` is newer than ``b``, wraparound-aware (RFC 1982 style)."""
+    return 0 < ((a - b) & SEQ_MASK) < 0x8000
+
+
+def _seq(seq, owner):
+    if isinstance(seq, (bool, np.bool_)) or not isinstance(seq, (int, np.integer)):
+        raise TypeError(f"{owner}: sequence number must be an integer, got {type(seq).__name__}")
+    return int(seq) & SEQ_MASK
+
+
+def _history(history, owner):
+    if isinstance(history, (bool, np.bool_)) or not isinstance(history, (int, np.integer)):
+        raise TypeError(f"{owner}: history must be an integer, got {type(history).__name__}")
+    if not 1 <= history <= MAX_HISTORY:
+        raise ValueError(f"{owner}: history must be in 1..{MAX_HISTORY}, got {history}")
+    return int(history)
+
+
+def _plan_of(schema, owner):
+    plan = getattr(schema, "_plan", None)
+    if not isinstance(plan, Plan):
+        raise TypeError(f"{owner}: expected a quantcodec Schema, got {type(schema).__name__}")
+    return plan
+
+
+def _check_ids(ids):
+    """ids -> 1-D uint64 array (a new or read-only-safe one); TypeError / ValueError if unusable."""
+    if isinstance(ids, np.ndarray):
+        a = ids
+    else:
+        try:
+            a = np.asarray(ids)
+        except OverflowError:
+            raise ValueError("snapshot: ids must be unsigned integers below 2**64") from None
+    if a.dtype == object:
+        try:
+            a = np.asarray([int(v) for v in a.ravel()], dtype=_U64).reshape(a.shape)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError("snapshot: ids must be unsigned integers below 2**64") from None
+    if a.dtype.kind not in "ui" or a.dtype == np.bool_:
+        if a.size == 0 and a.dtype.kind == "f":
+            a = a.astype(_U64)
+        else:
+            raise TypeError(f"snapshot: ids must be an integer array, got dtype {a.dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"snapshot: ids must be one-dimensional, got shape {a.shape}")
+    if a.dtype.kind == "i" and a.size and a.min() < 0:
+        i = int(np.flatnonzero(a < 0)[0])
+        raise ValueError(f"snapshot: ids must be non-negative, got {int(a[i])} at row {i}")
+    if a.shape[0] > MAX_ENTITIES:
+        raise ValueError(f"snapshot: at most {MAX_ENTITIES} entities, got {a.shape[0]}")
+    return np.array(a, dtype=_U64, order="C")       # always a copy: the snapshot owns its ids
+
+
+def _sort_ids(ids):
+    """(ids sorted ascending, the order that sorts them or None); SchemaError on a duplicate."""
+    n = ids.shape[0]
+    if n < 2 or bool(np.all(ids[1:] > ids[:-1])):
+        return ids, None
+    order = np.argsort(ids, kind="stable")
+    s = ids[order]
+    dup = np.flatnonzero(s[1:] == s[:-1])
+    if dup.size:
+        i, j = int(order[dup[0]]), int(order[dup[0] + 1])
+        raise SchemaError(f"snapshot: duplicate entity id {int(s[dup[0]])} (rows {i} and {j})")
+    return s, order
+
+
+def _frozen(a):
+    a.flags.writeable = False
+    return a
+
+
+class Snapshot(SnapshotData):
+    """The quantized state of a world at one tick: entity ids and one row of codes per entity.
+
+    ``Snapshot(schema, ids, columns)`` (or ``schema.snapshot(ids, columns)``) quantizes
+    ``columns`` (as ``schema.quantize_many`` takes them) once. Rows are kept sorted by id.
+    Immutable; encoders hold a reference, never a copy, so one snapshot per tick serves every
+    client. Decoded views are Snapshots too, with ``seq`` set.
+
+    Attributes: ``schema``, ``ids`` (uint64, ascending), ``seq`` (None on the server),
+    ``matrix`` (the (N, nslots) uint64 code matrix), ``codes`` (dict of code arrays, as
+    ``schema.quantize_many`` gives), ``columns`` (dict of dequantized value arrays: what a
+    client sees, ``schema.roundtrip`` of the input), ``clamped`` (values clamped per field while
+    quantizing this snapshot). ``records()`` gives ``{id: dict}``. Two snapshots are equal when
+    they have the same schema, ids and codes (``seq`` is not compared).
+    """
+
+    __slots__ = ("_schema", "_seq", "_clamped", "_columns", "_codes", "__weakref__")
+
+    def __init__(self, schema, ids, columns):
+        plan = _plan_of(schema, "Snapshot")
+        ids, order = _sort_ids(_check_ids(ids))
+        matrix, counts = plan.quantize_matrix(columns)
+        if matrix.shape[0] != ids.shape[0]:
+            raise ValueError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of columns")
+        if order is not None:
+            matrix = matrix[order]
+        self._schema = schema
+        self._bind(_frozen(ids), _frozen(np.ascontiguousarray(matrix)))
+        self._seq = None
+        self._clamped = dict(zip(plan.names, counts))
+        self._columns = None
+        self._codes = None
+
+    @classmethod
+    def _make(cls, schema, ids, matrix, seq=None, clamped=None):
+        """A snapshot over an existing sorted id array and code matrix (taken, not copied)."""
+        self = cls.__new__(cls)
+        self._schema = schema
+        self._bind(_frozen(ids), _frozen(matrix))
+        self._seq = seq
+        self._clamped = clamped
+        self._columns = None
+        self._codes = None
+        return self
+
+    @classmethod
+    def from_codes(cls, schema, ids, code_columns):
+        """A snapshot from already-quantized codes (as ``schema.quantize_many`` gives them);
+        DecodeError for a code that is not valid."""
+        plan = _plan_of(schema, "Snapshot.from_codes")
+        ids, order = _sort_ids(_check_ids(ids))
+        matrix = plan.codes_to_matrix(code_columns)
+        if matrix.shape[0] != ids.shape[0]:
+            raise ValueError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of codes")
+        if order is not None:
+            matrix = matrix[order]
+        return cls._make(schema, ids, np.ascontiguousarray(matrix))
+
+    def __reduce__(self):
+        return (_rebuild, (self._schema, np.array(self._ids), np.array(self._matrix), self._seq))
+
+    # -- state ------------------------------------------------------------------------------------
+
+    @property
+    def schema(self):
+        return self._schema
+
+    @property
+    def seq(self):
+        """The sequence number of a decoded view (0..65535); None for a server-side snapshot."""
+        return self._seq
+
+    @property
+    def ids(self):
+        """Entity ids, uint64, ascending (read-only)."""
+        return self._ids
+
+    @property
+    def matrix(self):
+        """The code matrix: one row per entity (in ``ids`` order), one uint64 carrier per slot."""
+        return self._matrix
+
+    @property
+    def clamped(self):
+        """Values clamped (or substituted) per field when this snapshot was quantized (all 0 for
+        a decoded view: clamping happened on the server)."""
+        if self._clamped is None:
+            return dict.fromkeys(self._schema._plan.names, 0)
+        return dict(self._clamped)
+
+    @property
+    def codes(self):
+        """Dict of per-field code arrays (the shapes and dtypes of ``schema.quantize_many``)."""
+        if self._codes is None:
+            codes = self._schema._plan.matrix_to_codes(self._matrix)
+            self._codes = {k: _frozen(v) for k, v in codes.items()}
+        return dict(self._codes)
+
+    @property
+    def columns(self):
+        """Dict of dequantized value arrays, rows in ``ids`` order: exactly what
+        ``schema.roundtrip`` gives for the values the server quantized."""
+        if self._columns is None:
+            cols = self._schema._plan.dequantize_matrix(self._matrix)
+            self._columns = {k: _frozen(v) for k, v in cols.items()}
+        return dict(self._columns)
+
+    def records(self):
+        """``{id: {field: value}}`` with the values of ``schema.roundtrip`` (tuples for vectors,
+        labels for enums)."""
+        plan = self._schema._plan
+        if len(self._ids) == 0:
+            return {}
+        shapes = _record_shapes(self._schema)
+        codes = plan.matrix_to_codes(self._matrix)
+        cols = [codes[name].tolist() for name in plan.names]
+        out = {}
+        for i, ident in enumerate(self._ids.tolist()):
+            row = tuple(_code_of(shape, col[i]) for shape, col in zip(shapes, cols))
+            out[ident] = plan.dequantize(row)
+        return out
+
+    def __len__(self):
+        return int(self._ids.shape[0])
+
+    def __contains__(self, ident):
+        try:
+            key = np.uint64(ident)
+        except (TypeError, ValueError, OverflowError):
+            return False
+        i = int(np.searchsorted(self._ids, key))
+        return i < len(self._ids) and self._ids[i] == key
+
+    def __eq__(self, other):
+        if not isinstance(other, Snapshot):
+            return NotImplemented
+        return (self._schema == other._schema and np.array_equal(self._ids, other._ids)
+                and np.array_equal(self._matrix, other._matrix))
+
+    __hash__ = None
+
+    def __repr__(self):
+        name = getattr(self._schema, "name", "?")
+        seq = "" if self._seq is None else f" seq={self._seq}"
+        return f"<Snapshot{seq} of {name!r}: {len(self)} entities>"
+
+
+def _store(held, acked, newest, seq, snap, hist):
+    """Put `snap` under `seq` in `held` (a dict of a window of the last `hist` sequence numbers
+    up to `newest`), moving the window if `seq` is newer, and dropping (from `acked` too) what
+    falls out of it. Snapshots older than the window are not stored."""
+    if newest is not None and not seq_newer(seq, newest):
+        if seq_distance(newest, seq) < hist:
+            held[seq] = snap
+        return
+    if newest is not None:
+        step = seq_distance(seq, newest)
+        if step >= hist or step >= len(held):
+            out = [s for s in held if seq_distance(seq, s) >= hist]
+        else:
+            out = [(newest - hist + 1 + i) & SEQ_MASK for i in range(step)]
+        for s in out:
+            held.pop(s, None)
+            if acked is not None:
+                acked.discard(s)
+    held[seq] = snap
+
+
+def _rebuild(schema, ids, matrix, seq):
+    bad = schema._plan.valid_matrix(matrix)
+    if bad is not None:
+        raise DecodeError(f"snapshot: invalid code at row {bad[0]}, slot {bad[1]}")
+    return Snapshot._make(schema, np.ascontiguousarray(ids, dtype=_U64),
+                          np.ascontiguousarray(matrix, dtype=_U64), seq)
+
+
+def _record_shapes(schema):
+    """Per field: how one record's code is shaped ('s' scalar, 'v' tuple, 'z' NearlyZero over a
+    scalar, 'zv' NearlyZero over a Vector)."""
+    out = []
+    for codec in schema._plan.codecs:
+        kind = codec.spec()["kind"]
+        if kind == "Vector":
+            out.append("v")
+        elif kind == "NearlyZero":
+            out.append("zv" if codec.inner.spec()["kind"] == "Vector" else "z")
+        else:
+            out.append("s")
+    return out
+
+
+def _code_of(shape, v):
+    if shape == "s":
+        return v
+    if shape == "v":
+        return tuple(v)
+    if shape == "z":
+        return (v[0], v[1])
+    return (v[0], tuple(v[1:]))
+
+
+class SnapshotEncoder:
+    """The server side of one client's snapshot stream.
+
+    ``encode(seq, snapshot)`` returns the packet for snapshot ``seq`` and keeps a reference to
+    the snapshot (the last ``history`` sequence numbers); ``ack(seq)`` records that the client
+    has it. Each packet is coded against the newest acknowledged snapshot older than it that is
+    still in the history, or in full when there is none. ``predict=False`` turns off
+    extrapolation from a second acknowledged snapshot (each packet then names one baseline).
+    """
+
+    def __init__(self, schema, history=64, *, predict=True):
+        self._plan = _plan_of(schema, "SnapshotEncoder")
+        self._schema = schema
+        self._history = _history(history, "SnapshotEncoder")
+        self._predict = bool(predict)
+        self._coder = DeltaCoder(self._plan)
+        self._sent = {}          # seq -> Snapshot
+        self._acked = set()
+        self._newest = None
+        self._lock = threading.Lock()
+        self._last = (None, None)
+
+    @property
+    def schema(self):
+        return self._schema
+
+    @property
+    def history(self):
+        """How many sequence numbers back a baseline may be."""
+        return self._history
+
+    @property
+    def acked(self):
+        """The acknowledged sequence numbers still held, newest first."""
+        with self._lock:
+            return self._sorted(self._acked)
+
+    @property
+    def held(self):
+        """The sequence numbers of the snapshots held (sent, not yet too old), newest first."""
+        with self._lock:
+            return self._sorted(self._sent)
+
+    @property
+    def last_bits(self):
+        """The exact size in bits of the last packet encoded (before its padding to a byte)."""
+        return self._coder.last_bits
+
+    @property
+    def last_baseline(self):
+        """The baseline sequence number of the last packet encoded (None: it was sent in full)."""
+        return self._last[0]
+
+    def _sorted(self, seqs):
+        ref = self._newest
+        if ref is None:
+            return ()
+        return tuple(sorted(seqs, key=lambda s: seq_distance(ref, s)))
+
+    def encode(self, seq, snapshot):
+        """The packet (bytes) that brings a client holding the acknowledged snapshots to
+        ``snapshot``, numbered ``seq`` (taken mod 65536)."""
+        seq = _seq(seq, "SnapshotEncoder.encode")
+        if not isinstance(snapshot, Snapshot):
+            raise TypeError(f"SnapshotEncoder.encode: expected a Snapshot, got {type(snapshot).__name__}")
+        if snapshot._schema is not self._schema and snapshot._schema != self._schema:
+            raise SchemaError("SnapshotEncoder.encode: the snapshot's schema is not the encoder's")
+        with self._lock:
+            base, bdist, pred, pdist = self._references(seq)
+            if base is None:
+                packet = self._coder.encode(seq, snapshot)
+            elif pred is None:
+                packet = self._coder.encode(seq, snapshot, bdist, self._sent[base])
+            else:
+                packet = self._coder.encode(seq, snapshot, bdist, self._sent[base], pdist,
+                                            self._sent[pred])
+            if self._sent.get(seq) is not snapshot:
+                self._acked.discard(seq)
+            _store(self._sent, self._acked, self._newest, seq, snapshot, self._history)
+            if self._newest is None or seq_newer(seq, self._newest):
+                self._newest = seq
+            self._last = (base, pred)
+            return packet
+
+    def _references(self, seq):
+        """(base, bdist, pred, pdist) for packet `seq`: the newest acknowledged snapshot older
+        than `seq` within the history, and the acknowledged snapshot before it whose distance to
+        it is closest to bdist (the farther of two equally close), also within the history."""
+        acked, hist = self._acked, self._history
+        if not acked:
+            return None, 0, None, 0
+        bdist = 0
+        if len(acked) <= 8:
+            for s in acked:
+                d = (seq - s) & SEQ_MASK
+                if 0 < d < hist and (bdist == 0 or d < bdist):
+                    bdist = d
+        else:
+            for d in range(1, hist):
+                if (seq - d) & SEQ_MASK in acked:
+                    bdist = d
+                    break
+        if bdist == 0:
+            return None, 0, None, 0
+        base = (seq - bdist) & SEQ_MASK
+        if not self._predict:
+            return base, bdist, None, 0
+        room = hist - bdist            # pdist < room keeps pred within the history
+        if len(acked) <= 16:
+            best = None
+            for s in acked:
+                d = (base - s) & SEQ_MASK
+                if 0 < d < room and (best is None or (abs(d - bdist), -d) < best):
+                    best = (abs(d - bdist), -d)
+            if best is None:
+                return base, bdist, None, 0
+            return base, bdist, (base + best[1]) & SEQ_MASK, -best[1]
+        for off in range(room):
+            for d in ((bdist + off, bdist - off) if off else (bdist,)):
+                if 0 < d < room and (base - d) & SEQ_MASK in acked:
+                    return base, bdist, (base - d) & SEQ_MASK, d
+        return base, bdist, None, 0
+
+    def ack(self, seq):
+        """Record that the client has snapshot ``seq``. Returns True if that snapshot is held
+        (it can now serve as a baseline), False if it is unknown or too old, or ``seq`` is None
+        (ignored: acks arrive late and duplicated)."""
+        if seq is None:                 # ``encoder.ack(decoder.latest)`` before any decode
+            return False
+        seq = _seq(seq, "SnapshotEncoder.ack")
+        with self._lock:
+            if seq in self._sent:
+                self._acked.add(seq)
+                return True
+            return False
+
+    def reset(self):
+        """Forget every snapshot and ack (a client that reconnects): the next packet is full."""
+        with self._lock:
+            self._sent.clear()
+            self._acked.clear()
+            self._newest = None
+            self._last = (None, None)
+
+    def __repr__(self):
+        return (f"<SnapshotEncoder of {getattr(self._schema, 'name', '?')!r}: history {self._history}, "
+                f"{len(self._sent)} held, {len(self._acked)} acked>")
+
+
+class SnapshotDecoder:
+    """The client side of a snapshot stream.
+
+    ``decode(packet)`` returns the decoded :class:`Snapshot` (``seq`` set) and keeps it, while it
+    is among the last ``history`` sequence numbers, as a possible baseline. ``latest`` is the
+    newest sequence number decoded (None before the first): what the client acknowledges. A
+    packet that cannot be decoded raises DecodeError and changes nothing.
+    """
+
+    def __init__(self, schema, history=64):
+        self._plan = _plan_of(schema, "SnapshotDecoder")
+        self._schema = schema
+        self._history = _history(history, "SnapshotDecoder")
+        self._coder = DeltaCoder(self._plan)
+        self._held = {}          # seq -> Snapshot
+        self._latest = None
+        self._lock = threading.Lock()
+
+    @property
+    def schema(self):
+        return self._schema
+
+    @property
+    def history(self):
+        return self._history
+
+    @property
+    def latest(self):
+        """The newest sequence number decoded so far (None before the first)."""
+        return self._latest
+
+    @property
+    def held(self):
+        """The sequence numbers of the snapshots held as possible baselines, newest first."""
+        with self._lock:
+            ref = self._latest
+            if ref is None:
+                return ()
+            return tuple(sorted(self._held, key=lambda s: seq_distance(ref, s)))
+
+    def get(self, seq):
+        """The held snapshot ``seq``, or None."""
+        return self._held.get(_seq(seq, "SnapshotDecoder.get"))
+
+    def decode(self, packet):
+        """Decode one packet; returns the snapshot it carries. DecodeError (state unchanged) if
+        its baseline is not held or it is malformed."""
+        with self._lock:
+            coder = self._coder
+            seq, bdist, pdist = coder.peek(packet)
+            if bdist == 0:
+                _, ids, matrix = coder.decode(packet)
+            else:
+                bseq = (seq - bdist) & SEQ_MASK
+                base = self._held.get(bseq)
+                if base is None:
+                    raise DecodeError(f"snapshot packet {seq}: its baseline {bseq} is not held "
+                                      f"(held: {list(self._held_sorted()[:8])})")
+                if pdist == 0:
+                    _, ids, matrix = coder.decode(packet, base)
+                else:
+                    pseq = (bseq - pdist) & SEQ_MASK
+                    pred = self._held.get(pseq)
+                    if pred is None:
+                        raise DecodeError(f"snapshot packet {seq}: the snapshot {pseq} it "
+                                          f"extrapolates from is not held")
+                    _, ids, matrix = coder.decode(packet, base, pred)
+            snap = Snapshot._make(self._schema, ids, matrix, seq)
+            self._commit(seq, snap)
+            return snap
+
+    def _held_sorted(self):
+        ref = self._latest
+        return sorted(self._held, key=lambda s: seq_distance(ref, s)) if ref is not None else []
+
+    def _commit(self, seq, snap):
+        if self._latest is None or seq_newer(seq, self._latest):
+            _store(self._held, None, self._latest, seq, snap, self._history)
+            self._latest = seq
+        elif seq not in self._held:
+            _store(self._held, None, self._latest, seq, snap, self._history)
+
+    def reset(self):
+        """Forget everything decoded (``latest`` back to None)."""
+        with self._lock:
+            self._held.clear()
+            self._latest = None
+
+    def __repr__(self):
+        return (f"<SnapshotDecoder of {getattr(self._schema, 'name', '?')!r}: history {self._history}, "
+                f"latest {self._latest}, {len(self._held)} held>")

@@ -1,0 +1,784 @@
+"""Snapshots, SnapshotEncoder and SnapshotDecoder (SPEC section 5): API, delta behaviour, golden
+packets (tests/golden/snapshot/) and a pure-Python decoder written from docs/wire-format.md."""
+
+import json
+import math
+import pathlib
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import quantcodec as qc
+from quantcodec.snapshot import seq_distance, seq_newer
+
+GOLDEN = pathlib.Path(__file__).parent / "golden" / "snapshot"
+
+
+def pose_schema():
+    return qc.Schema("Pose", [
+        ("position", qc.Vector(qc.Bounded(-64, 64, 16), qc.Bounded(0, 32, 14), qc.Bounded(-64, 64, 16))),
+        ("rotation", qc.Quat(9)),
+        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(32, 2, 10)] * 3), 0.01)),
+        ("yaw", qc.Angle(12)),
+        ("health", qc.UInt(8)),
+        ("state", qc.Enum(["idle", "walk", "run"])),
+        ("grounded", qc.Bool()),
+    ], version=1)
+
+
+def pose_columns(n, seed=0, moving=None):
+    rng = np.random.default_rng(seed)
+    q = rng.normal(size=(n, 4))
+    vel = rng.uniform(-5, 5, (n, 3))
+    vel[::3] = 0.0
+    return {
+        "position": np.stack([rng.uniform(-60, 60, n), rng.uniform(0, 30, n), rng.uniform(-60, 60, n)], axis=1),
+        "rotation": q / np.linalg.norm(q, axis=1, keepdims=True),
+        "velocity": vel,
+        "yaw": rng.uniform(0, 2 * math.pi, n),
+        "health": rng.integers(0, 256, n),
+        "state": rng.integers(0, 3, n),
+        "grounded": rng.random(n) < 0.5,
+    }
+
+
+def copy_cols(cols):
+    return {k: np.array(v, copy=True) for k, v in cols.items()}
+
+
+@pytest.fixture(scope="module")
+def schema():
+    return pose_schema()
+
+
+# ------------------------------------------------------------------------------------------------
+# Snapshot
+
+
+def test_snapshot_sorts_by_id_and_roundtrips(schema):
+    cols = pose_columns(50)
+    ids = np.random.default_rng(1).permutation(np.arange(1000, 1050)).astype(np.int64)
+    snap = schema.snapshot(ids, cols)
+    assert isinstance(snap, qc.Snapshot)
+    assert snap.seq is None and len(snap) == 50
+    order = np.argsort(ids)
+    assert np.array_equal(snap.ids, ids[order].astype(np.uint64))
+    assert snap.ids.dtype == np.uint64
+    want_codes = schema.quantize_many({k: v[order] for k, v in cols.items()})
+    for name, arr in snap.codes.items():
+        assert np.array_equal(arr, want_codes[name]), name
+    want = schema.dequantize_many(want_codes)
+    for name, arr in snap.columns.items():
+        assert np.array_equal(arr, want[name]), name
+    recs = snap.records()
+    assert list(recs) == snap.ids.tolist()
+    for i in (0, 17, 49):
+        rec = {k: (v[i].tolist() if isinstance(v, np.ndarray) else v[i]) for k, v in cols.items()}
+        rec["state"] = ["idle", "walk", "run"][int(rec["state"])]
+        assert recs[int(ids[i])] == schema.roundtrip(rec)
+    assert int(ids[3]) in snap and 5 not in snap and -1 not in snap
+
+
+def test_snapshot_is_immutable(schema):
+    ids = np.arange(5, dtype=np.uint64)
+    snap = schema.snapshot(ids, pose_columns(5))
+    ids[0] = 99                              # the caller's array stays the caller's
+    assert ids.flags.writeable and snap.ids[0] == 0
+    for arr in (snap.ids, snap.matrix, snap.columns["position"], snap.codes["rotation"]):
+        with pytest.raises(ValueError):
+            arr[0] = 0
+    with pytest.raises(AttributeError):
+        snap.ids = None
+
+
+def test_snapshot_input_errors(schema):
+    cols = pose_columns(4)
+    with pytest.raises(qc.SchemaError, match=r"duplicate entity id 7 \(rows 1 and 3\)"):
+        schema.snapshot([1, 7, 2, 7], cols)
+    with pytest.raises(ValueError, match="non-negative, got -2 at row 2"):
+        schema.snapshot([1, 3, -2, 4], cols)
+    with pytest.raises(TypeError, match="integer array"):
+        schema.snapshot([1.0, 2.0, 3.0, 4.0], cols)
+    with pytest.raises(ValueError, match="one-dimensional"):
+        schema.snapshot(np.arange(4).reshape(2, 2), cols)
+    with pytest.raises(ValueError, match="3 ids but 4 rows"):
+        schema.snapshot([1, 2, 3], cols)
+    with pytest.raises(qc.SchemaError, match="missing|velocity"):
+        schema.snapshot([1, 2, 3, 4], {k: v for k, v in cols.items() if k != "velocity"})
+    big = schema.snapshot(np.array([2**64 - 1, 0], dtype=np.uint64), pose_columns(2))
+    assert big.ids.tolist() == [0, 2**64 - 1]
+
+
+def test_snapshot_counts_clamps(schema):
+    cols = pose_columns(3)
+    cols["position"][1, 0] = 1000.0
+    snap = schema.snapshot([1, 2, 3], cols)
+    assert snap.clamped["position"] == 1
+    assert snap.clamped["rotation"] == 0
+
+
+def test_snapshot_pickles_and_compares(schema):
+    snap = schema.snapshot([5, 1, 3], pose_columns(3))
+    back = pickle.loads(pickle.dumps(snap))
+    assert back == snap and back is not snap
+    other = schema.snapshot([5, 1, 3], pose_columns(3, seed=9))
+    assert other != snap
+    assert "3 entities" in repr(snap)
+    codes = qc.Snapshot.from_codes(schema, [5, 1, 3], schema.quantize_many(pose_columns(3)))
+    assert codes.ids.tolist() == [1, 3, 5] and codes == snap
+
+
+def test_empty_snapshot_roundtrip(schema):
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    empty = schema.snapshot(np.zeros(0, dtype=np.uint64), {k: v[:0] for k, v in pose_columns(1).items()})
+    view = dec.decode(enc.encode(0, empty))
+    assert len(view) == 0 and view.seq == 0
+    enc.ack(0)
+    full = schema.snapshot([1, 2], pose_columns(2))
+    assert dec.decode(enc.encode(1, full)) == full
+    enc.ack(1)
+    assert dec.decode(enc.encode(2, empty)) == empty
+
+
+# ------------------------------------------------------------------------------------------------
+# encoder / decoder
+
+
+def test_full_then_delta(schema):
+    cols = pose_columns(200)
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    s0 = schema.snapshot(np.arange(200), cols)
+    p0 = enc.encode(0, s0)
+    assert enc.last_baseline is None
+    v0 = dec.decode(p0)
+    assert v0 == s0 and v0.seq == 0 and dec.latest == 0
+    assert enc.ack(0) is True
+    cols2 = copy_cols(cols)
+    cols2["position"][10] += 0.01
+    s1 = schema.snapshot(np.arange(200), cols2)
+    p1 = enc.encode(1, s1)
+    assert enc.last_baseline == 0
+    assert dec.decode(p1) == s1
+    assert len(p1) <= 16 and len(p0) > 200 * 10
+
+
+def test_nothing_moving_costs_header_plus_at_most_a_bit_per_entity(schema):
+    n = 1000
+    cols = pose_columns(n)
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    for seq in range(4):
+        snap = schema.snapshot(np.arange(n), cols)
+        pkt = enc.encode(seq, snap)
+        assert dec.decode(pkt) == snap
+        enc.ack(seq)
+    # header (16 + 1 + 5 + 1 + 5 bits) and three empty sets (2 bits each) and a zero count
+    assert len(pkt) * 8 <= 28 + 3 * 2 + 1 + 7
+    assert len(pkt) * 8 <= 64 + n
+
+
+def test_unchanged_entities_cost_at_most_one_bit(schema):
+    def packet_bits(n, changed):
+        cols = pose_columns(n)
+        enc = qc.SnapshotEncoder(schema, predict=False)
+        enc.encode(0, schema.snapshot(np.arange(n), cols))
+        enc.ack(0)
+        cols2 = copy_cols(cols)
+        cols2["position"][changed] += 0.5
+        return len(enc.encode(1, schema.snapshot(np.arange(n), cols2))) * 8
+
+    spread = np.arange(0, 1000, 10)
+    assert packet_bits(1000, spread) - packet_bits(100, np.arange(100)) <= 900 + 8
+    # a handful of changes among many unchanged entities: far below one bit each
+    assert packet_bits(1000, [3, 500, 900]) < 250
+
+
+def test_row_order_does_not_matter(schema):
+    n = 300
+    cols = pose_columns(n)
+    ids = np.arange(n) * 3 + 11
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    dec.decode(enc.encode(0, schema.snapshot(ids, cols)))
+    enc.ack(0)
+    perm = np.random.default_rng(4).permutation(n)
+    shuffled = schema.snapshot(ids[perm], {k: v[perm] for k, v in cols.items()})
+    pkt = enc.encode(1, shuffled)
+    view = dec.decode(pkt)
+    assert view == shuffled
+    assert len(pkt) <= 6
+
+
+def test_small_moves_are_small_differences(schema):
+    n = 100
+    cols = pose_columns(n, seed=2)
+    cols["yaw"][:] = 0.0
+    cols["velocity"][:] = 0.0
+    enc = qc.SnapshotEncoder(schema, predict=False)
+    enc.encode(0, schema.snapshot(np.arange(n), cols))
+    enc.ack(0)
+    step = schema.steps["position"][0]
+
+    def bits_after(mutate):
+        c = copy_cols(cols)
+        mutate(c)
+        enc.encode(1, schema.snapshot(np.arange(n), c))
+        return enc.last_bits
+
+    small = bits_after(lambda c: c["position"].__setitem__((5, 0), c["position"][5, 0] + 2 * step))
+    large = bits_after(lambda c: c["position"].__setitem__((5, 0), -c["position"][5, 0]))
+    assert small < large <= small + 24
+    # an angle step across the wrap costs what the same step elsewhere costs
+    turn = 2 * math.pi / 4096
+    across = bits_after(lambda c: c["yaw"].__setitem__(7, -turn))      # 0 -> 4095
+    inside = bits_after(lambda c: c["yaw"].__setitem__(7, turn))       # 0 -> 1
+    half = bits_after(lambda c: c["yaw"].__setitem__(7, math.pi))     # 0 -> 2048
+    assert abs(across - inside) <= 1 and across + 8 <= half
+    # a bool flip is implied by its changed bit; an enum change carries the new code (2 bits)
+    flip = bits_after(lambda c: c["grounded"].__setitem__(9, not c["grounded"][9]))
+    state = bits_after(lambda c: c["state"].__setitem__(9, (c["state"][9] + 1) % 3))
+    assert state == flip + 2
+
+
+def test_grid_and_wide_codes_stream(schema):
+    wide = qc.Schema("Wide", [
+        ("x", qc.Grid(8.0, 40, 24)),
+        ("n", qc.Int(64)),
+        ("u", qc.UInt(64)),
+        ("h", qc.NearlyZero(qc.Half(), 0.001)),
+        ("f", qc.Fixed(1e-7, 32)),
+        ("d", qc.UnitVector(16)),
+    ])
+    rng = np.random.default_rng(0)
+    n = 64
+    d = rng.normal(size=(n, 3))
+    cols = {"x": rng.uniform(-1e9, 1e9, n), "n": rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64),
+            "u": rng.integers(0, 2**64 - 1, n, dtype=np.uint64), "h": rng.normal(0, 100, n),
+            "f": rng.uniform(-180, 180, n), "d": d / np.linalg.norm(d, axis=1, keepdims=True)}
+    cols["n"][:2] = [-2**63, 2**63 - 1]
+    cols["u"][:2] = [0, 2**64 - 1]
+    enc, dec = qc.SnapshotEncoder(wide), qc.SnapshotDecoder(wide)
+    for seq in range(30):
+        snap = wide.snapshot(np.arange(n), cols)
+        assert dec.decode(enc.encode(seq, snap)) == snap
+        enc.ack(seq)
+        cols = copy_cols(cols)
+        cols["x"] += rng.normal(0, 0.5, n)
+        cols["n"][seq % n] ^= np.int64(1) << np.int64(seq)
+        cols["u"][(seq * 7) % n] += np.uint64(1)
+        cols["h"][::5] = rng.normal(0, 100, len(cols["h"][::5]))
+        cols["h"][1::7] = 0.0
+        cols["f"] += rng.normal(0, 1e-5, n)
+
+
+def test_sequence_wraps(schema):
+    cols = pose_columns(20)
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    seqs = [65533, 65534, 65535, 65536, 65537, 3]
+    for k, seq in enumerate(seqs):
+        cols["position"][k] += 1.0
+        snap = schema.snapshot(np.arange(20), cols)
+        pkt = enc.encode(seq, snap)
+        view = dec.decode(pkt)
+        assert view == snap and view.seq == seq % 65536
+        if k >= 2:
+            assert enc.last_baseline is not None
+        enc.ack(view.seq)
+    assert dec.latest == 3
+    assert seq_newer(0, 65535) and not seq_newer(65535, 0) and seq_distance(2, 65534) == 4
+
+
+def test_late_and_duplicate_packets(schema):
+    cols = pose_columns(30)
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    snaps, pkts = [], []
+    dec.decode(enc.encode(0, schema.snapshot(np.arange(30), cols)))
+    enc.ack(0)
+    for seq in range(1, 6):
+        cols = copy_cols(cols)
+        cols["position"][seq] -= 0.25
+        snaps.append(schema.snapshot(np.arange(30), cols))
+        pkts.append(enc.encode(seq, snaps[-1]))
+    # 5 first, then the late ones; latest never moves back
+    assert dec.decode(pkts[4]) == snaps[4] and dec.latest == 5
+    for i in (2, 0, 3, 1, 1, 4):
+        view = dec.decode(pkts[i])
+        assert view == snaps[i] and view.seq == i + 1
+        assert dec.latest == 5
+    assert dec.held == (5, 4, 3, 2, 1, 0)
+
+
+def test_missing_baseline_is_a_decode_error_and_changes_nothing(schema):
+    cols = pose_columns(10)
+    enc = qc.SnapshotEncoder(schema)
+    dec = qc.SnapshotDecoder(schema)
+    other = qc.SnapshotDecoder(schema)
+    dec.decode(enc.encode(0, schema.snapshot(np.arange(10), cols)))
+    enc.ack(0)
+    pkt = enc.encode(1, schema.snapshot(np.arange(10), cols))
+    with pytest.raises(qc.DecodeError, match="baseline 0 is not held"):
+        other.decode(pkt)
+    assert other.latest is None and other.held == ()
+    assert dec.decode(pkt).seq == 1
+    dec.reset()
+    assert dec.latest is None
+    with pytest.raises(qc.DecodeError):
+        dec.decode(pkt)
+
+
+def test_history_limits(schema):
+    cols = pose_columns(5)
+    enc, dec = qc.SnapshotEncoder(schema, history=4), qc.SnapshotDecoder(schema, history=4)
+    for seq in range(10):
+        dec.decode(enc.encode(seq, schema.snapshot(np.arange(5), cols)))
+    assert enc.held == (9, 8, 7, 6) and dec.held == (9, 8, 7, 6)
+    assert enc.ack(3) is False and enc.ack(None) is False
+    assert enc.ack(8) is True and enc.acked == (8,)
+    enc.encode(10, schema.snapshot(np.arange(5), cols))
+    assert enc.last_baseline == 8
+    # too old for the history: sent in full
+    for seq in range(11, 14):
+        enc.encode(seq, schema.snapshot(np.arange(5), cols))
+    assert enc.last_baseline is None
+    enc.reset()
+    assert enc.held == () and enc.acked == ()
+
+
+def test_argument_errors(schema):
+    snap = schema.snapshot([1], pose_columns(1))
+    enc = qc.SnapshotEncoder(schema)
+    with pytest.raises(TypeError):
+        enc.encode(1.5, snap)
+    with pytest.raises(TypeError):
+        enc.encode(True, snap)
+    with pytest.raises(TypeError):
+        enc.encode(1, {"position": []})
+    with pytest.raises(TypeError):
+        enc.ack("3")
+    other = qc.Schema("Other", [("x", qc.UInt(3))])
+    with pytest.raises(qc.SchemaError):
+        enc.encode(1, other.snapshot([1], {"x": [1]}))
+    for bad in (0, 32768, -1):
+        with pytest.raises(ValueError):
+            qc.SnapshotEncoder(schema, history=bad)
+    with pytest.raises(TypeError):
+        qc.SnapshotDecoder(object())
+    dec = qc.SnapshotDecoder(schema)
+    with pytest.raises(qc.DecodeError):
+        dec.decode(b"")
+    with pytest.raises(TypeError):
+        dec.decode("not bytes")
+
+
+def test_decode_accepts_buffers(schema):
+    snap = schema.snapshot(np.arange(8), pose_columns(8))
+    pkt = qc.SnapshotEncoder(schema).encode(7, snap)
+    for data in (pkt, bytearray(pkt), memoryview(pkt), np.frombuffer(pkt, dtype=np.uint8)):
+        assert qc.SnapshotDecoder(schema).decode(data) == snap
+
+
+def test_snapshots_are_shared_not_copied(schema):
+    snap = schema.snapshot(np.arange(8), pose_columns(8))
+    encs = [qc.SnapshotEncoder(schema) for _ in range(3)]
+    for e in encs:
+        e.encode(0, snap)
+        assert e._sent[0] is snap
+
+
+def test_extrapolation_is_used_and_exact(schema):
+    """Bodies in steady motion: with two acked snapshots the packet extrapolates and shrinks."""
+    n = 200
+    cols = pose_columns(n, seed=5)
+    cols["velocity"][:] = 0.0
+    rng = np.random.default_rng(5)
+    speed = rng.uniform(-0.3, 0.3, (n, 3))
+    speed[:, 1] = 0.0
+    sizes = {}
+    for predict in (True, False):
+        c = copy_cols(cols)
+        enc, dec = qc.SnapshotEncoder(schema, predict=predict), qc.SnapshotDecoder(schema)
+        total = 0
+        for seq in range(40):
+            c["position"] += speed
+            snap = schema.snapshot(np.arange(n), c)
+            pkt = enc.encode(seq, snap)
+            assert dec.decode(pkt) == snap
+            if seq >= 20:
+                total += len(pkt)
+            if seq >= 3:
+                enc.ack(seq - 3)
+        sizes[predict] = total
+    assert sizes[True] < 0.7 * sizes[False]
+
+
+# ------------------------------------------------------------------------------------------------
+# properties
+
+
+ALL = qc.Schema("All", [
+    ("p", qc.Vector(qc.Bounded(-1, 1, 5), qc.Fixed(0.5, 6), qc.Grid(4.0, 3, 4))),
+    ("q", qc.Quat(4)),
+    ("a", qc.Angle(5)),
+    ("v", qc.NearlyZero(qc.Vector(qc.PowerCurve(8, 2, 4), qc.Half()), 0.5)),
+    ("s", qc.NearlyZero(qc.Int(5), 0.0)),
+    ("e", qc.Enum(3)),
+    ("b", qc.Bool()),
+    ("u", qc.UnitVector(3)),
+])
+
+
+def all_columns(rng, n):
+    q = rng.normal(size=(n, 4))
+    u = rng.normal(size=(n, 3))
+    v = rng.uniform(-10, 10, (n, 2))
+    v[rng.random(n) < 0.4] = 0.0
+    s = rng.integers(-16, 16, n)
+    s[rng.random(n) < 0.4] = 0
+    return {"p": rng.uniform(-20, 20, (n, 3)), "q": q, "a": rng.uniform(-10, 10, n), "v": v,
+            "s": s, "e": rng.integers(0, 3, n), "b": rng.random(n) < 0.5, "u": u}
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n0=st.integers(0, 40), steps=st.integers(1, 8),
+       change=st.floats(0.0, 1.0), churn=st.floats(0.0, 0.5))
+def test_any_sequence_of_snapshots_roundtrips(seed, n0, steps, change, churn):
+    rng = np.random.default_rng(seed)
+    ids = rng.choice(200, size=n0, replace=False).astype(np.uint64)
+    cols = all_columns(rng, n0)
+    enc, dec = qc.SnapshotEncoder(ALL), qc.SnapshotDecoder(ALL)
+    for seq in range(steps):
+        snap = ALL.snapshot(ids, cols)
+        assert dec.decode(enc.encode(seq, snap)) == snap
+        if rng.random() < 0.8:
+            enc.ack(seq)
+        keep = rng.random(len(ids)) >= churn
+        fresh = np.setdiff1d(rng.choice(200, size=int(rng.integers(0, 5)), replace=False).astype(np.uint64),
+                             ids[keep])
+        new = all_columns(rng, len(fresh))
+        old = {k: v[keep] for k, v in cols.items()}
+        moved = all_columns(rng, int(keep.sum()))
+        mask = rng.random(int(keep.sum())) < change
+        for k in old:
+            old[k] = np.where(mask.reshape((-1,) + (1,) * (old[k].ndim - 1)), moved[k], old[k])
+        ids = np.concatenate([ids[keep], fresh])
+        cols = {k: np.concatenate([old[k], new[k]]) for k in old}
+
+
+# ------------------------------------------------------------------------------------------------
+# golden packets: the wire format, pinned
+
+
+ACKED = (0, 1, 2, 4)      # the golden stream's packets the client acknowledges
+
+
+def golden_stream():
+    """The deterministic scenario behind tests/golden/snapshot: returns [(seq, snapshot, packet)]."""
+    schema = qc.Schema.from_json((GOLDEN / "schema.json").read_text())
+    rng = np.random.default_rng(20240601)
+    n = 12
+    ids = np.arange(100, 100 + n, dtype=np.uint64) * 5
+    q = rng.normal(size=(n, 4))
+    cols = {
+        "position": np.stack([rng.uniform(-60, 60, n), rng.uniform(0, 30, n), rng.uniform(-60, 60, n)], axis=1),
+        "rotation": q / np.linalg.norm(q, axis=1, keepdims=True),
+        "velocity": np.where(np.arange(n)[:, None] % 3 == 0, 0.0, rng.uniform(-5, 5, (n, 3))),
+        "yaw": rng.uniform(0, 6.28, n),
+        "health": rng.integers(0, 256, n),
+        "state": rng.integers(0, 3, n),
+        "grounded": rng.random(n) < 0.5,
+    }
+    enc = qc.SnapshotEncoder(schema)
+    out = []
+    for t in range(6):
+        seq = (65534 + t) & 0xFFFF
+        if t:
+            cols = copy_cols(cols)
+            cols["position"][t::3] += np.array([0.05, -0.01, 0.02]) * t
+            cols["rotation"][t] = np.roll(cols["rotation"][t], 1)
+            cols["velocity"][t + 1] = 0.0 if t % 2 else [1.0, -2.0, 0.5]
+            cols["yaw"][(t + 2) % n] += 0.1
+            cols["grounded"][t] = not cols["grounded"][t]
+        if t == 3:      # one entity leaves, two arrive
+            keep = ids != ids[4]
+            ids = np.concatenate([ids[keep], np.array([7, 9999], dtype=np.uint64)])
+            extra = {k: v[:2].copy() for k, v in cols.items()}
+            cols = {k: np.concatenate([v[keep], extra[k]]) for k, v in cols.items()}
+        snap = schema.snapshot(ids, cols)
+        out.append((seq, snap, enc.encode(seq, snap)))
+        if t in ACKED:
+            enc.ack(seq)
+    return schema, out
+
+
+def golden_manifest():
+    schema = qc.Schema.from_json((GOLDEN / "schema.json").read_text())
+    return schema, json.loads((GOLDEN / "packets.json").read_text())
+
+
+def test_golden_packets_are_stable():
+    """Encoding the golden stream's snapshots (stored as codes) gives the golden bytes."""
+    schema, manifest = golden_manifest()
+    assert schema.fingerprint == manifest["fingerprint"]
+    enc = qc.SnapshotEncoder(schema)
+    for entry in manifest["packets"]:
+        snap = qc.Snapshot._make(schema, np.array(entry["ids"], dtype=np.uint64),
+                                 np.array(entry["matrix"], dtype=np.uint64).reshape(len(entry["ids"]), -1))
+        pkt = enc.encode(entry["seq"], snap)
+        golden = (GOLDEN / entry["file"]).read_bytes()
+        assert pkt == golden, f"packet {entry['file']} changed: the wire format moved"
+        assert enc.last_baseline == entry["baseline"]
+        if entry["acked"]:
+            enc.ack(entry["seq"])
+
+
+def test_golden_packets_decode():
+    schema, manifest = golden_manifest()
+    dec = qc.SnapshotDecoder(schema)
+    for entry in manifest["packets"]:
+        view = dec.decode((GOLDEN / entry["file"]).read_bytes())
+        assert view.seq == entry["seq"]
+        assert view.ids.tolist() == entry["ids"]
+        assert view.matrix.tolist() == entry["matrix"]
+
+
+def test_golden_scenario_is_reproducible():
+    """The scenario the golden files were made from still makes them (regenerate.py)."""
+    schema, out = golden_stream()
+    _, manifest = golden_manifest()
+    for (seq, snap, pkt), entry in zip(out, manifest["packets"]):
+        assert snap.ids.tolist() == entry["ids"] and snap.matrix.tolist() == entry["matrix"]
+        assert pkt == (GOLDEN / entry["file"]).read_bytes()
+
+
+def test_reference_decoder_from_the_docs_reads_golden_packets():
+    """An independent, plain-Python decoder written from docs/wire-format.md alone."""
+    schema, _ = golden_stream()
+    manifest = json.loads((GOLDEN / "packets.json").read_text())
+    ref = ReferenceDecoder(manifest["slots"])
+    for entry in manifest["packets"]:
+        seq, ids, rows = ref.decode((GOLDEN / entry["file"]).read_bytes())
+        assert seq == entry["seq"]
+        assert ids == entry["ids"]
+        assert rows == entry["matrix"]
+
+
+class Bits:
+    def __init__(self, data):
+        self.v = int.from_bytes(data, "little")
+        self.n = 8 * len(data)
+        self.pos = 0
+
+    def read(self, k):
+        assert self.pos + k <= self.n, "truncated"
+        x = (self.v >> self.pos) & ((1 << k) - 1)
+        self.pos += k
+        return x
+
+    def egx(self, k, b):
+        E = (b - k + 1) // 2 + 1
+        e = 0
+        while e < E and self.read(1) == 0:
+            e += 1
+        if e == E:
+            return None          # escape
+        x = (1 << e) | self.read(e)
+        return ((x - 1) << k) | self.read(k)
+
+    def egx_value(self, k, b):
+        v = self.egx(k, b)
+        return self.read(b) if v is None else v
+
+    def rice(self, k):
+        q = 0
+        while self.read(1) == 0:
+            q += 1
+        return (q << k) | self.read(k)
+
+
+class ReferenceDecoder:
+    """docs/wire-format.md, section by section. `slots` lists each slot as
+    (kind, bits, field, span, cbits, signed) with kind in flag/ord/smag/quat/uvec/abs."""
+
+    def __init__(self, slots):
+        self.slots = [tuple(s) for s in slots]
+        self.held = {}
+        comps = []
+        for i, (kind, bits, field, span, cb, signed) in enumerate(self.slots):
+            if kind in ("ord", "smag"):
+                comps.append((i, 0, bits, kind == "smag"))
+            elif kind == "quat":
+                comps += [(i, 2 * cb, cb, False), (i, cb, cb, False), (i, 0, cb, False)]
+            elif kind == "uvec":
+                comps += [(i, cb, cb, False), (i, 0, cb, False)]
+        self.comps = comps
+        self.fields = sorted({s[2] for s in self.slots})
+
+    def field_slots(self, f):
+        return [i for i, s in enumerate(self.slots) if s[2] == f]
+
+    def field_comps(self, f):
+        return [c for c in range(len(self.comps)) if self.slots[self.comps[c][0]][2] == f]
+
+    def read_set(self, r, M):
+        mode = r.read(2)
+        cb = (M - 1).bit_length()
+        if mode == 0:
+            return []
+        if mode == 3:
+            return [i for i in range(M) if r.read(1)]
+        cnt = r.read(cb) + (1 if mode == 1 else 0)
+        pos = []
+        if cnt:
+            k = r.read(5)
+            prev = -1
+            for _ in range(cnt):
+                prev = prev + 1 + r.rice(k)
+                pos.append(prev)
+        return pos if mode == 1 else [i for i in range(M) if i not in set(pos)]
+
+    def read_record(self, r):
+        row, s = [], 0
+        while s < len(self.slots):
+            kind, bits, _, span, _, signed = self.slots[s]
+            v = r.read(bits)
+            if signed and v >> (bits - 1):
+                v -= 1 << bits
+            row.append(v % (1 << 64))
+            if kind == "flag" and v == 0:
+                row += [0] * span
+                s += span
+            s += 1
+        return row
+
+    @staticmethod
+    def lin(v, b, smag):
+        return v ^ ((1 << (b - 1)) - 1) if smag and v >> (b - 1) else v
+
+    def sub(self, row, c):
+        slot, shift, b, smag = self.comps[c]
+        bits = self.slots[slot][1]
+        return self.lin(((row[slot] % (1 << bits)) >> shift) & ((1 << b) - 1), b, smag)
+
+    def decode(self, data):
+        r = Bits(data)
+        seq = r.read(16)
+        base = pred = None
+        if r.read(1):
+            bdist = r.egx_value(2, 16) + 1
+            base = self.held[(seq - bdist) % 65536]
+            if r.read(1):
+                pdist = r.egx_value(2, 16) + 1
+                pred = self.held[(seq - bdist - pdist) % 65536]
+                num, den = bdist, pdist
+        removed = set(self.read_set(r, len(base[0]))) if base and base[0] else set()
+        nnew = r.egx_value(0, 32)
+        new_ids = []
+        if nnew:
+            k = r.read(6)
+            prev = None
+            for _ in range(nnew):
+                g = r.egx_value(k, 64)
+                prev = g if prev is None else prev + 1 + g
+                new_ids.append(prev)
+        new_rows = [self.read_record(r) for _ in range(nnew)]
+        rows = {}
+        if base:
+            kept = [i for i in range(len(base[0])) if i not in removed]
+            for i in kept:
+                rows[base[0][i]] = list(base[1][i])
+            pred_rows = dict(zip(*pred)) if pred else {}
+            if pred:
+                ctx = [1 if base[0][i] not in pred_rows or pred_rows[base[0][i]] != base[1][i] else 0
+                       for i in kept]
+                c1 = [i for i, c in zip(kept, ctx) if c]
+                c0 = [i for i, c in zip(kept, ctx) if not c]
+                chg = [c1[j] for j in (self.read_set(r, len(c1)) if c1 else [])]
+                chg += [c0[j] for j in (self.read_set(r, len(c0)) if c0 else [])]
+                chg.sort()
+            else:
+                chg = [kept[j] for j in (self.read_set(r, len(kept)) if kept else [])]
+            if chg:
+                fsets = [set(self.read_set(r, len(chg))) for _ in self.fields]
+                kk, pp = {}, {}
+                for f, fs in zip(self.fields, fsets):
+                    if fs:
+                        for c in self.field_comps(f):
+                            b = self.comps[c][2]
+                            pp[c] = r.read(1) if pred and b <= 32 else 0
+                            kk[c] = r.read(b.bit_length())
+                for e, i in enumerate(chg):
+                    ident = base[0][i]
+                    brow = base[1][i]
+                    prow = pred_rows.get(ident) if pred else None
+                    row = rows[ident]
+                    for f, fs in zip(self.fields, fsets):
+                        if e in fs:
+                            self.read_field(r, f, brow, prow, row, kk, pp, num if pred else 1,
+                                            den if pred else 1)
+        for i, row in zip(new_ids, new_rows):
+            rows[i] = row
+        assert r.n - r.pos < 8 and r.read(r.n - r.pos) == 0, "trailing data"
+        ids = sorted(rows)
+        out = [rows[i] for i in ids]
+        self.held[seq] = (ids, out)
+        return seq, ids, out
+
+    def ref(self, c, brow, prow, use, num, den):
+        b = self.comps[c][2]
+        bl = self.sub(brow, c)
+        if not (use and prow is not None):
+            return bl
+        d = (bl - self.sub(prow, c)) % (1 << b)
+        d = d - (1 << b) if d >> (b - 1) else d
+        t = d * num
+        q = (2 * abs(t) + den) // (2 * den)
+        return (bl + (q if t >= 0 else -q)) % (1 << b)
+
+    def comp(self, r, c, brow, prow, use, kk, pp, num, den, alt=False):
+        _, _, b, smag = self.comps[c]
+        k = kk[c]
+        u = r.egx(k, b)
+        if u is None:
+            if alt and r.read(1):
+                return None
+            u = r.read(b)
+        d = (u >> 1) ^ -(u & 1)
+        v = (self.ref(c, brow, prow, use and pp[c], num, den) + d) % (1 << b)
+        return self.lin(v, b, smag)
+
+    def read_field(self, r, f, brow, prow, row, kk, pp, num, den):
+        slots = self.field_slots(f)
+        s = slots[0]
+        end = slots[-1] + 1
+        implied_flag = self.slots[s][0] == "flag" and s + 1 + self.slots[s][3] == end
+        while s < end:
+            kind, bits, _, span, cb, signed = self.slots[s]
+            if kind == "flag":
+                v = 1 if implied_flag and brow[s] == 0 else r.read(1)
+                row[s] = v
+                if v == 0:
+                    for t in range(s + 1, s + 1 + span):
+                        row[t] = 0
+                    s += span
+                s += 1
+                continue
+            cs = [c for c in range(len(self.comps)) if self.comps[c][0] == s]
+            if kind == "abs":
+                v = brow[s] ^ 1 if (len(slots) == 1 and bits == 1) else r.read(bits)
+            elif kind == "quat":
+                same = (prow is not None and prow[s] >> (3 * cb) == brow[s] >> (3 * cb))
+                first = self.comp(r, cs[0], brow, prow, same, kk, pp, num, den, alt=True)
+                if first is None:
+                    v = r.read(bits)
+                else:
+                    v = (brow[s] >> (3 * cb)) << (3 * cb) | first << (2 * cb)
+                    v |= self.comp(r, cs[1], brow, prow, same, kk, pp, num, den) << cb
+                    v |= self.comp(r, cs[2], brow, prow, same, kk, pp, num, den)
+            else:
+                v = 0
+                for c in cs:
+                    v |= self.comp(r, c, brow, prow, True, kk, pp, num, den) << self.comps[c][1]
+                if signed and v >> (bits - 1):
+                    v = (v - (1 << bits)) % (1 << 64)
+            row[s] = v
+            s += 1
