@@ -1,0 +1,304 @@
+"""The ``quantcodec`` command (also ``python -m quantcodec``).
+
+    quantcodec demo                       the main job on the embedded scene: raw / quantized / delta over a lossy link
+    quantcodec describe SCHEMA_FILE       schema.describe() of a JSON or TOML schema file
+    quantcodec report SCHEMA_FILE TRACE   per-field bit accounting over a recorded trace (.npz)
+    quantcodec bench                      the microbenchmarks beside their NumPy / struct baselines
+
+Exit status: 0 on success, 1 when an input is wrong (a missing or unreadable file, a schema or a
+trace that does not load, a missing optional dependency), 2 for a wrong command line (argparse's
+convention). Errors go to stderr as one line, ``quantcodec <command>: error: <what>``, never as a
+traceback; a traceback means a bug in quantcodec.
+"""
+
+import argparse
+import math
+import os
+import sys
+
+from . import __version__
+
+__all__ = ["main", "build_parser", "UserError"]
+
+
+class UserError(Exception):
+    """A mistake in the input (file, schema, trace, option value): reported in one line, exit status 1."""
+
+
+# --------------------------------------------------------------------------------------------
+# option types: argparse turns their ValueError / ArgumentTypeError into a usage error (status 2)
+
+
+def _positive_int(text):
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
+
+
+def _int(text):
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+
+
+def _positive_float(text):
+    value = _finite_float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0, got {text!r}")
+    return value
+
+
+def _non_negative_float(text):
+    value = _finite_float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+def _finite_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def _loss(text):
+    """A packet loss rate: a fraction in [0, 1), or a percentage such as ``5%``."""
+    raw = text.strip()
+    if raw.endswith("%"):
+        value = _finite_float(raw[:-1]) / 100.0
+    else:
+        value = _finite_float(raw)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a fraction in [0, 1) such as 0.05, or a percentage such as 5%, got {text!r}")
+    return value
+
+
+def _seed(text):
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# the parser
+
+
+_DEMO_EPILOG = """\
+examples:
+  quantcodec demo                              300 bodies, 10 s at 60 Hz, 5% loss, acks 100 ms late
+  quantcodec demo -n 900 --seconds 20          a bigger world, like Gaffer On Games' 901 cubes
+  quantcodec demo --loss 0.2 --ack-delay 250   a bad link: the delta baseline gets older
+  quantcodec demo --json > demo.json           machine-readable, only JSON on stdout
+  quantcodec demo --plot demo.png              kbit/s over time and the error distribution (needs matplotlib)
+
+Streams: 'raw' sends every body as float32s (position 3, rotation 4, velocity 3: 40 bytes);
+'quantized' sends every body quantized by the scene's schema in full, every tick; 'delta' sends
+snapshot deltas against the newest snapshot the client acknowledged (SnapshotEncoder). Packets are
+lost at random at the given rate; acks (of the packets that arrive) reach the server after the ack
+delay. Errors are measured between what the client decoded and the server's float state.
+"""
+
+_DESCRIBE_EPILOG = """\
+examples:
+  quantcodec describe player.json
+  quantcodec describe player.toml
+
+The file has the structure of schema.spec() (docs/schema-format.md); in TOML, keys whose value
+would be null are left out.
+"""
+
+_REPORT_EPILOG = """\
+examples:
+  quantcodec report player.json match.npz
+  quantcodec report player.json match.npz --hz 30 --ack-delay 200
+  quantcodec report player.json match.npz --json > bits.json
+
+The trace is a NumPy .npz with one array per schema field, shaped (ticks, entities, ...) like a
+schema batch column, plus optional 'ids' of shape (ticks, entities) or (entities,) and an optional
+scalar 'hz' (docs/trace-format.md). Save one with
+  numpy.savez("match.npz", position=pos, rotation=rot, ids=ids)
+"""
+
+_BENCH_EPILOG = """\
+examples:
+  quantcodec bench             the full run (about a minute)
+  quantcodec bench --quick     a short run: the same table with fewer repeats
+  quantcodec bench --json      the rows and the machine they were measured on, as JSON
+
+Times are in process CPU time, ours and each baseline interleaved, so the ratios hold on a busy
+machine; absolute numbers do not transfer between machines, ratios from one run do.
+
+bitstruct, when installed (pip install 'quantcodec[bench]'), joins the baselines.
+"""
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="quantcodec",
+        description="Quantize, bit-pack and delta-compress game and simulation state.",
+        epilog="Run 'quantcodec COMMAND --help' for a command's options and examples.",
+    )
+    parser.add_argument("--version", action="version", version=f"quantcodec {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    fmt = argparse.RawDescriptionHelpFormatter
+
+    demo = sub.add_parser(
+        "demo", formatter_class=fmt, epilog=_DEMO_EPILOG,
+        help="stream the embedded scene raw, quantized and delta-compressed over a lossy link",
+        description="Simulate a world of moving and resting bodies and stream it three ways over a "
+                    "simulated lossy link: raw float32s, per-field quantization, snapshot delta "
+                    "compression. Prints bytes per entity per update, kbit/s, the share of entities "
+                    "that changed and the worst errors of each stream.")
+    demo.add_argument("-n", "--entities", type=_positive_int, default=300, metavar="N",
+                      help="number of bodies, the 2 driven ones included (default: %(default)s)")
+    demo.add_argument("-s", "--seconds", type=_positive_float, default=10.0, metavar="S",
+                      help="simulated seconds (default: %(default)s)")
+    demo.add_argument("--hz", type=_positive_int, default=60, metavar="HZ",
+                      help="tick rate: snapshots per second (default: %(default)s)")
+    demo.add_argument("--loss", type=_loss, default=0.05, metavar="RATE",
+                      help="packet loss, 0.05 or 5%% (default: 0.05)")
+    demo.add_argument("--ack-delay", type=_non_negative_float, default=100.0, metavar="MS",
+                      help="time from sending a snapshot to the server hearing its ack, in ms "
+                           "(default: %(default)s)")
+    demo.add_argument("--seed", type=_seed, default=0, help="scene and loss seed (default: %(default)s)")
+    demo.add_argument("--json", action="store_true", help="print the results as JSON, and nothing else, on stdout")
+    demo.add_argument("--plot", metavar="FILE.png",
+                      help="also draw kbit/s over time and the error distributions (needs matplotlib)")
+    demo.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)")
+    demo.set_defaults(run=_cmd_demo)
+
+    describe = sub.add_parser(
+        "describe", formatter_class=fmt, epilog=_DESCRIBE_EPILOG,
+        help="print schema.describe() for a JSON or TOML schema file",
+        description="Load a schema file (JSON or TOML) and print its table: field, codec, bits, step, "
+                    "worst error, and the total against raw 32-bit floats.")
+    describe.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
+    describe.set_defaults(run=_cmd_describe)
+
+    report = sub.add_parser(
+        "report", formatter_class=fmt, epilog=_REPORT_EPILOG,
+        help="per-field bit accounting of a schema over a recorded trace",
+        description="Quantize a recorded trace with a schema and account for every field: bits per "
+                    "update in full and in delta snapshots, the fields that cost most, how many "
+                    "values clamped, and the worst errors seen. The what-if tool for choosing bits "
+                    "on real data: edit the schema file and run it again.")
+    report.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
+    report.add_argument("trace", metavar="TRACE.npz", help="recorded per-tick values by field name (docs/trace-format.md)")
+    report.add_argument("--hz", type=_positive_float, default=None,
+                        help="tick rate of the trace, for kbit/s (default: the trace's 'hz', else 60)")
+    report.add_argument("--ack-delay", type=_non_negative_float, default=100.0, metavar="MS",
+                        help="delta snapshots are taken against the snapshot sent this long before "
+                             "(acked, no loss) (default: %(default)s)")
+    report.add_argument("--json", action="store_true", help="print the results as JSON, and nothing else, on stdout")
+    report.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)")
+    report.set_defaults(run=_cmd_report)
+
+    bench = sub.add_parser(
+        "bench", formatter_class=fmt, epilog=_BENCH_EPILOG,
+        help="run the microbenchmarks beside their NumPy / struct baselines",
+        description="Time quantcodec's codecs, bit packing, schema and snapshot paths against the "
+                    "plain NumPy / struct (and bitstruct) ways of doing the same job.")
+    bench.add_argument("--quick", action="store_true", help="a short run with fewer repeats (about 10 s)")
+    bench.add_argument("--json", action="store_true",
+                       help="print the environment and the rows as JSON, and nothing else, on stdout")
+    bench.set_defaults(run=_cmd_bench)
+    return parser
+
+
+# --------------------------------------------------------------------------------------------
+# commands
+
+
+def _cmd_demo(args):
+    from . import _demo
+    if args.plot:
+        _demo.require_matplotlib()
+        _check_writable(args.plot)          # before the run, not after it
+    result = _demo.run(n_entities=args.entities, seconds=args.seconds, hz=args.hz, loss=args.loss,
+                       ack_delay_ms=args.ack_delay, seed=args.seed,
+                       progress=not args.no_progress, series=bool(args.plot))
+    if args.plot:
+        _demo.plot(result, args.plot)
+    if args.json:
+        _print_json(_demo.to_json(result))
+    else:
+        print(_demo.format_text(result))
+        if args.plot:
+            print(f"\nwrote {args.plot}")
+    return 0
+
+
+def _cmd_describe(args):
+    from ._report import load_schema
+    schema = load_schema(args.schema)
+    print(schema.describe())
+    return 0
+
+
+def _cmd_report(args):
+    from . import _report
+    schema = _report.load_schema(args.schema)
+    trace = _report.load_trace(args.trace, schema)
+    hz = args.hz if args.hz is not None else (trace.hz if trace.hz is not None else 60.0)
+    result = _report.run(schema, trace, hz=hz, ack_delay_ms=args.ack_delay, progress=not args.no_progress)
+    if args.json:
+        _print_json(result)
+    else:
+        print(_report.format_text(result))
+    return 0
+
+
+def _cmd_bench(args):
+    from . import _bench
+    rows = _bench.run(quick=args.quick, out=None if args.json else print)
+    if args.json:
+        _print_json(_bench.to_json(rows))
+    return 0
+
+
+def _check_writable(path):
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UserError(f"cannot write {path}: no such directory {folder}")
+    if os.path.isdir(path):
+        raise UserError(f"cannot write {path}: it is a directory")
+    if not os.access(folder, os.W_OK):
+        raise UserError(f"cannot write {path}: the directory is not writable")
+
+
+def _print_json(obj):
+    import json
+    print(json.dumps(obj, indent=2, allow_nan=False))
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status (the console script passes it to sys.exit)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return args.run(args)
+    except UserError as e:
+        print(f"quantcodec {args.command}: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"quantcodec {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `quantcodec demo | head`: the reader left. Point stdout at devnull so that the
+        # interpreter's final flush does not raise again (the recipe of Python's signal docs).
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1

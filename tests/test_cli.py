@@ -1,0 +1,625 @@
+"""The `quantcodec` command, run as a user runs it (`python -m quantcodec ...` in a subprocess),
+and the Python examples of the docs, run as they are written."""
+
+import json
+import math
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import pytest
+
+import quantcodec as qc
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+# the subprocess imports the same quantcodec as this test process (installed or built in place)
+PACKAGE_PARENT = str(pathlib.Path(qc.__file__).resolve().parent.parent)
+
+
+def run_cli(*args, timeout=120):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+    env.pop("COLUMNS", None)
+    # not from the checkout's root: `python -m` puts the working directory first on sys.path, and
+    # there an unbuilt source tree would shadow the installed package
+    return subprocess.run([sys.executable, "-m", "quantcodec", *map(str, args)], cwd=tempfile.gettempdir(),
+                          env=env, capture_output=True, text=True, timeout=timeout)
+
+
+class Result:
+    """What a run of the command left: exit status, stdout, stderr (like CompletedProcess)."""
+
+    def __init__(self, returncode, stdout, stderr):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture()
+def cli(capsys):
+    """The command in this process (`quantcodec.cli.main(argv)`): the same code as the
+    subprocess runs, without an interpreter start per call. For the many error paths."""
+    from quantcodec.cli import main
+
+    def call(*args):
+        capsys.readouterr()
+        try:
+            status = main([str(a) for a in args])
+        except SystemExit as e:         # argparse: --help, --version, usage errors
+            status = e.code
+        out, err = capsys.readouterr()
+        return Result(status, out, err)
+    return call
+
+
+def assert_user_error(proc, *needles, status=1):
+    """A user mistake: the given status, nothing on stdout, one clean message on stderr."""
+    assert proc.returncode == status, (proc.returncode, proc.stdout, proc.stderr)
+    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr
+    for needle in needles:
+        assert needle in proc.stderr, (needle, proc.stderr)
+    if status == 1:
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("quantcodec "), proc.stderr
+
+
+PLAYER_SPEC = {
+    "name": "PlayerState",
+    "version": 3,
+    "fields": [
+        {"name": "position", "codec": {"kind": "Vector", "codecs": [
+            {"kind": "Bounded", "min": -64.0, "max": 64.0, "bits": 16},
+            {"kind": "Bounded", "min": 0.0, "max": 32.0, "bits": 14},
+            {"kind": "Bounded", "min": -64.0, "max": 64.0, "bits": 16}]}},
+        {"name": "rotation", "codec": {"kind": "Quat", "bits": 9}},
+        {"name": "velocity", "codec": {"kind": "NearlyZero", "threshold": 0.01, "inner": {"kind": "Vector", "codecs": [
+            {"kind": "PowerCurve", "max": 32.0, "pow": 2.0, "bits": 10}] * 3}}},
+        {"name": "yaw", "codec": {"kind": "Angle", "bits": 12, "unit": "deg"}},
+        {"name": "health", "codec": {"kind": "UInt", "bits": 8}},
+        {"name": "state", "codec": {"kind": "Enum", "labels": ["idle", "walk", "run"]}},
+    ],
+}
+
+PLAYER_TOML = """\
+name = "PlayerState"
+version = 3
+
+[[fields]]
+name = "position"
+codec = { kind = "Vector", codecs = [
+    { kind = "Bounded", min = -64.0, max = 64.0, bits = 16 },
+    { kind = "Bounded", min = 0.0, max = 32.0, bits = 14 },
+    { kind = "Bounded", min = -64.0, max = 64.0, bits = 16 },
+] }
+
+[[fields]]
+name = "rotation"
+codec = { kind = "Quat", bits = 9 }
+
+[[fields]]
+name = "velocity"
+[fields.codec]
+kind = "NearlyZero"
+threshold = 0.01
+inner = { kind = "Vector", codecs = [
+    { kind = "PowerCurve", max = 32.0, pow = 2.0, bits = 10 },
+    { kind = "PowerCurve", max = 32.0, pow = 2.0, bits = 10 },
+    { kind = "PowerCurve", max = 32.0, pow = 2.0, bits = 10 },
+] }
+
+[[fields]]
+name = "yaw"
+codec = { kind = "Angle", bits = 12, unit = "deg" }
+
+[[fields]]
+name = "health"
+codec = { kind = "UInt", bits = 8 }
+
+[[fields]]
+name = "state"
+codec = { kind = "Enum", labels = ["idle", "walk", "run"] }
+"""
+
+
+@pytest.fixture()
+def schema_files(tmp_path):
+    js = tmp_path / "player.json"
+    js.write_text(json.dumps(PLAYER_SPEC))
+    toml = tmp_path / "player.toml"
+    toml.write_text(PLAYER_TOML)
+    return js, toml
+
+
+def make_trace(ticks=40, n=12, seed=3):
+    """Columns for PLAYER_SPEC: some entities move, some rest; a few values out of range."""
+    rng = np.random.default_rng(seed)
+    moving = np.arange(n) % 3 == 0
+    step = rng.normal(0, 0.05, (ticks, n, 3)) * moving[None, :, None]
+    position = np.cumsum(step, axis=0) + rng.uniform([-30, 1, -30], [30, 20, 30], (1, n, 3))
+    q = rng.normal(size=(ticks, n, 4))
+    q[:, ~moving] = q[0, ~moving]
+    rotation = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    velocity = np.where(moving[None, :, None], rng.normal(0, 3, (ticks, n, 3)), 0.0)
+    yaw = rng.uniform(0, 360, (ticks, n))
+    health = np.full((ticks, n), 100, dtype=np.uint8)
+    state = np.where(moving, 2, 0)[None, :].repeat(ticks, axis=0).astype(np.uint8)
+    return {"position": position, "rotation": rotation, "velocity": velocity, "yaw": yaw,
+            "health": health, "state": state}
+
+
+# --------------------------------------------------------------------------------------------
+# the command itself
+
+
+def test_version():
+    proc = run_cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"quantcodec {qc.__version__}"
+
+
+@pytest.mark.parametrize("command", ["demo", "describe", "report", "bench"])
+def test_every_subcommand_has_help_with_examples(cli, command):
+    proc = cli(command, "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"usage: quantcodec {command}")
+    assert "examples:" in proc.stdout
+    assert f"quantcodec {command}" in proc.stdout.split("examples:")[1]
+
+
+def test_top_level_help_lists_the_commands():
+    proc = run_cli("--help")        # in a subprocess: the help a user sees
+    assert proc.returncode == 0
+    for command in ("demo", "describe", "report", "bench"):
+        assert command in proc.stdout
+
+
+def test_no_command_is_a_usage_error():
+    proc = run_cli()
+    assert proc.returncode == 2
+    assert proc.stdout == "" and "usage: quantcodec" in proc.stderr
+
+
+def test_unknown_command_is_a_usage_error(cli):
+    assert_user_error(cli("compress"), "invalid choice", status=2)
+
+
+# --------------------------------------------------------------------------------------------
+# describe
+
+
+def test_describe_json_and_toml_print_schema_describe(schema_files):
+    js, toml = schema_files
+    expected = qc.Schema.from_spec(PLAYER_SPEC).describe() + "\n"
+    for path in (js, toml):
+        proc = run_cli("describe", path)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == expected
+        assert proc.stderr == ""
+
+
+def test_describe_missing_file(tmp_path):
+    assert_user_error(run_cli("describe", tmp_path / "nope.json"), "not found", "nope.json")
+
+
+def test_describe_directory(cli, tmp_path):
+    assert_user_error(cli("describe", tmp_path), "directory")
+
+
+def test_describe_malformed_json(cli, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"name": "X", "fields": [')
+    assert_user_error(cli("describe", bad), "bad.json", "JSON")
+
+
+def test_describe_malformed_toml(cli, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "X"\nfields = [\n')
+    assert_user_error(cli("describe", bad), "bad.toml", "TOML")
+
+
+def test_describe_bad_codec_parameter_names_it(cli, tmp_path):
+    bad = tmp_path / "bad.json"
+    spec = json.loads(json.dumps(PLAYER_SPEC))
+    spec["fields"][1]["codec"]["bits"] = 99
+    bad.write_text(json.dumps(spec))
+    assert_user_error(cli("describe", bad), "bad.json", "rotation", "bits", "99")
+
+
+def test_describe_wrong_structure(cli, tmp_path):
+    bad = tmp_path / "list.json"
+    bad.write_text("[1, 2, 3]")
+    assert_user_error(cli("describe", bad), "list.json")
+
+
+# --------------------------------------------------------------------------------------------
+# report
+
+
+def save_trace(path, columns, **extra):
+    np.savez(path, **columns, **extra)
+    return path
+
+
+def report_json(*args, runner=run_cli):
+    proc = runner("report", *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_report_text(schema_files, tmp_path):
+    js, _ = schema_files
+    trace = save_trace(tmp_path / "t.npz", make_trace(), ids=np.arange(12, dtype=np.uint32) + 500)
+    proc = run_cli("report", js, trace)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for name in ("position", "rotation", "velocity", "yaw", "health", "state", "shared", "total"):
+        assert re.search(rf"^{name}\s", out, flags=re.M), name
+    assert "40 ticks x 12 entities at 60 Hz" in out
+    assert "costliest in delta snapshots:" in out
+    assert "Traceback" not in proc.stderr
+
+
+def test_report_json_accounting(schema_files, tmp_path):
+    js, _ = schema_files
+    cols = make_trace()
+    cols["position"][5, 2, 0] = 100.0           # out of range: clamped
+    cols["position"][7, 4, 1] = -3.0            # below 0: clamped
+    cols["velocity"][9, 0, 2] = 50.0            # beyond the curve's max: clamped
+    trace = save_trace(tmp_path / "t.npz", cols, hz=np.float64(30.0))
+    r = report_json(js, trace, "--ack-delay", "100")
+    schema = qc.Schema.from_spec(PLAYER_SPEC)
+    fields = {f["name"]: f for f in r["fields"]}
+    assert list(fields) == list(schema.names)
+    assert r["hz"] == 30.0 and r["lag_ticks"] == 3 and r["delta_ticks"] == 37
+    assert r["trace"]["ticks"] == 40 and r["trace"]["entities"] == 12 and r["trace"]["ids"] is False
+
+    # full bits: fixed widths, and NearlyZero's one bit for the values sent as zero
+    assert fields["position"]["full_bits"] == 46
+    assert fields["rotation"]["full_bits"] == 29
+    assert fields["yaw"]["full_bits"] == 12 and fields["health"]["full_bits"] == 8 and fields["state"]["full_bits"] == 2
+    moving_share = np.mean(np.any(np.abs(cols["velocity"]) > 0.01, axis=-1))
+    assert math.isclose(fields["velocity"]["full_bits"], 1 + 30 * moving_share)
+
+    # clamps as the schema counts them
+    assert fields["position"]["clamped"] == 2 and fields["velocity"]["clamped"] == 1
+    assert all(fields[n]["clamped"] == 0 for n in ("rotation", "yaw", "health", "state"))
+
+    # worst errors: the clamped position shows (36 m off), the others stay within their bounds
+    pos = schema["position"].roundtrip(cols["position"].reshape(-1, 3))
+    assert fields["position"]["worst_error"] == pytest.approx(np.abs(pos - cols["position"].reshape(-1, 3)).max())
+    assert fields["position"]["worst_error"] == pytest.approx(36.0)
+    assert fields["rotation"]["unit"] == "deg"
+    assert 0 < fields["rotation"]["worst_error"] <= schema["rotation"].max_error
+    assert 0 < fields["yaw"]["worst_error"] <= schema["yaw"].max_error * (1 + 1e-9)
+    assert fields["health"]["exact"] and fields["health"]["worst_error"] == 0.0
+
+    # fields that never change cost nothing in delta snapshots and never count as changed
+    for name in ("health", "state"):
+        assert fields[name]["delta_bits"] == 0.0 and fields[name]["changed"] == 0.0
+    # yaw is random every tick: every entity changes it
+    assert fields["yaw"]["changed"] == 1.0 and fields["yaw"]["delta_bits"] > 0
+    # the parts add up to the whole
+    delta, full = r["delta"], r["full"]
+    assert math.isclose(sum(f["delta_bits"] for f in r["fields"]) + delta["shared_bits_per_entity"],
+                        delta["bits_per_entity"])
+    assert math.isclose(sum(f["full_bits"] for f in r["fields"]) + full["shared_bits_per_entity"],
+                        full["bits_per_entity"])
+    assert full["shared_bits_per_entity"] >= 0 and delta["bits_per_entity"] < full["bits_per_entity"]
+    assert math.isclose(full["kbit_per_s"], full["bytes_per_packet"] * 8 * 30.0 / 1000)
+    assert r["raw"]["bytes_per_entity"] == 4 * (3 + 4 + 3 + 1 + 1 + 1)
+
+
+def test_report_matches_entities_by_id_not_row(cli, schema_files, tmp_path):
+    """Shuffling the rows of every tick (ids shuffled with them) changes nothing."""
+    js, _ = schema_files
+    cols = make_trace(ticks=20, n=9)
+    ids = np.arange(9, dtype=np.uint64) + 70
+    plain = save_trace(tmp_path / "plain.npz", cols, ids=ids)
+    rng = np.random.default_rng(0)
+    perm = np.stack([rng.permutation(9) for _ in range(20)])
+    shuffled = {k: np.take_along_axis(v, perm.reshape(perm.shape + (1,) * (v.ndim - 2)), axis=1)
+                for k, v in cols.items()}
+    mixed = save_trace(tmp_path / "mixed.npz", shuffled, ids=ids[perm])
+    a = report_json(js, plain, runner=cli)
+    b = report_json(js, mixed, runner=cli)
+    for fa, fb in zip(a["fields"], b["fields"]):
+        assert fa["changed"] == fb["changed"] and fa["full_bits"] == fb["full_bits"], fa["name"]
+        assert fa["worst_error"] == fb["worst_error"]
+    assert a["full"] == b["full"]
+
+
+def test_report_enum_labels_and_toml(cli, schema_files, tmp_path):
+    _, toml = schema_files
+    cols = make_trace(ticks=10, n=4)
+    cols["state"] = np.array(["idle", "walk", "run"])[cols["state"]]
+    r = report_json(toml, save_trace(tmp_path / "t.npz", cols), runner=cli)
+    assert {f["name"]: f for f in r["fields"]}["state"]["full_bits"] == 2
+
+
+def test_report_ignores_extra_arrays(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    trace = save_trace(tmp_path / "t.npz", make_trace(ticks=8, n=3), score=np.zeros((8, 3)))
+    r = report_json(js, trace, runner=cli)
+    assert r["trace"]["ignored_arrays"] == ["score"]
+
+
+def test_report_ack_delay_sets_the_baseline_age(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    trace = save_trace(tmp_path / "t.npz", make_trace(ticks=30, n=6))
+    assert report_json(js, trace, "--ack-delay", "0", runner=cli)["lag_ticks"] == 1
+    assert report_json(js, trace, "--ack-delay", "250", "--hz", "20", runner=cli)["lag_ticks"] == 5
+
+
+def test_report_missing_trace(schema_files, tmp_path):
+    js, _ = schema_files
+    assert_user_error(run_cli("report", js, tmp_path / "none.npz"), "not found", "none.npz")
+
+
+def test_report_missing_schema(cli, tmp_path):
+    trace = save_trace(tmp_path / "t.npz", make_trace(ticks=3, n=2))
+    assert_user_error(cli("report", tmp_path / "none.json", trace), "not found", "none.json")
+
+
+def test_report_trace_not_an_npz(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    bad = tmp_path / "t.npz"
+    bad.write_text("position,rotation\n1,2\n")
+    assert_user_error(cli("report", js, bad), "t.npz", ".npz")
+
+
+def test_report_trace_is_an_npy(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    np.save(tmp_path / "t.npy", np.zeros((3, 2, 3)))
+    assert_user_error(cli("report", js, tmp_path / "t.npy"), ".npy")
+
+
+def test_report_trace_missing_field(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    cols = make_trace(ticks=3, n=2)
+    del cols["rotation"]
+    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "rotation", "PlayerState")
+
+
+def test_report_trace_wrong_shape(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    cols = make_trace(ticks=3, n=2)
+    cols["rotation"] = cols["rotation"][..., :3]
+    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "rotation", "(3, 2, 3)", "(ticks, entities, 4)")
+
+
+def test_report_trace_inconsistent_ticks(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    cols = make_trace(ticks=3, n=2)
+    cols["yaw"] = cols["yaw"][:2]
+    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "yaw", "2 ticks")
+
+
+def test_report_trace_duplicate_ids(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    trace = save_trace(tmp_path / "t.npz", make_trace(ticks=3, n=3), ids=np.array([4, 5, 4]))
+    assert_user_error(cli("report", js, trace), "ids", "unique", "id 4")
+
+
+def test_report_trace_bad_ids_shape(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    trace = save_trace(tmp_path / "t.npz", make_trace(ticks=3, n=3), ids=np.arange(4))
+    assert_user_error(cli("report", js, trace), "ids", "(4,)")
+
+
+def test_report_trace_zero_quaternion_names_the_tick(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    cols = make_trace(ticks=5, n=3)
+    cols["rotation"][2, 1] = 0.0
+    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "tick 2", "row 1")
+
+
+def test_report_trace_value_an_exact_codec_cannot_hold(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    cols = make_trace(ticks=5, n=3)
+    cols["health"] = cols["health"].astype(np.int64)
+    cols["health"][4, 0] = 300
+    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "tick 4", "300")
+
+
+def test_report_trace_bad_enum_label(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    cols = make_trace(ticks=2, n=2)
+    cols["state"] = np.array([["idle", "fly"], ["idle", "run"]])
+    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "state", "'fly'")
+
+
+def test_report_trace_object_arrays_refused(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    cols = make_trace(ticks=2, n=2)
+    cols["yaw"] = np.array([["a", "b"], ["c", "d"]])
+    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "yaw", "dtype")
+
+
+@pytest.mark.parametrize("option", [["--hz", "0"], ["--hz", "nan"], ["--ack-delay", "-5"], ["--ack-delay", "x"]])
+def test_report_bad_options(cli, schema_files, tmp_path, option):
+    js, _ = schema_files
+    trace = save_trace(tmp_path / "t.npz", make_trace(ticks=3, n=2))
+    assert_user_error(cli("report", js, trace, *option), option[0], status=2)
+
+
+# --------------------------------------------------------------------------------------------
+# demo
+
+
+DEMO_SMALL = ("--entities", "24", "--seconds", "1.5", "--hz", "30", "--loss", "0.1", "--ack-delay", "100", "--seed", "4")
+
+
+@pytest.fixture(scope="module")
+def demo_json():
+    proc = run_cli("demo", *DEMO_SMALL, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc
+
+
+def test_demo_json_is_all_of_stdout(demo_json):
+    r, proc = demo_json
+    assert proc.stdout.lstrip().startswith("{") and proc.stdout.rstrip().endswith("}")
+    assert "Traceback" not in proc.stderr
+
+
+def test_demo_json_content(demo_json):
+    r, _ = demo_json
+    assert r["scene"]["entities"] == 24 and r["scene"]["hz"] == 30 and r["scene"]["ticks"] == 45
+    assert r["scene"]["seconds"] == 1.5 and r["scene"]["seed"] == 4
+    assert r["link"]["loss"] == 0.1 and r["link"]["ack_delay_ms"] == 100.0 and r["link"]["ack_delay_ticks"] == 3
+    streams = r["streams"]
+    assert list(streams) == ["raw", "quantized", "delta"]
+    for name, s in streams.items():
+        for key in ("bytes_per_entity", "kbit_per_s", "changed_share", "worst_position_error_m",
+                    "worst_rotation_error_deg"):
+            assert isinstance(s[key], (int, float)) and s[key] >= 0, (name, key)
+        assert math.isclose(s["kbit_per_s"], s["bytes_per_entity"] * 8 * 24 * 30 / 1000, rel_tol=1e-9)
+    raw, full, delta = streams["raw"], streams["quantized"], streams["delta"]
+    assert raw["worst_position_error_m"] == 0.0 and raw["worst_rotation_error_deg"] == 0.0
+    for s in streams.values():
+        assert 0 < s["changed_share"] <= 1.0
+    # sub-step motion does not change codes: never more changed codes than changed floats
+    assert full["changed_share"] <= raw["changed_share"]
+    assert raw["bytes_per_entity"] == 40.0          # position 3, rotation 4, velocity 3 float32s
+    assert delta["bytes_per_entity"] < full["bytes_per_entity"] < raw["bytes_per_entity"]
+    # quantization errors stay within the scene schema's bounds
+    fields = dict(qc_fields())
+    pos_bound = max(fields["position"].max_error)
+    assert 0 < full["worst_position_error_m"] <= pos_bound * (1 + 1e-9)
+    assert 0 < full["worst_rotation_error_deg"] <= fields["rotation"].max_error
+    assert delta["worst_position_error_m"] <= pos_bound * (1 + 1e-9)
+    assert delta["worst_rotation_error_deg"] <= fields["rotation"].max_error
+
+
+def qc_fields():
+    from quantcodec import _demo
+    return _demo.scene_schema().fields
+
+
+def test_demo_is_deterministic(cli, demo_json):
+    r, _ = demo_json
+    proc = cli("demo", *DEMO_SMALL, "--json", "--no-progress")      # another process, same numbers
+    again = json.loads(proc.stdout)
+    assert again["streams"] == r["streams"]
+
+
+def test_demo_text(demo_json):
+    r, _ = demo_json
+    proc = run_cli("demo", *DEMO_SMALL, "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for word in ("raw", "quantized", "delta", "bytes/entity", "kbit/s", "changed", "position", "rotation"):
+        assert word in out, word
+    delta_line = next(line for line in out.splitlines() if line.startswith("delta"))
+    assert f"{r['streams']['delta']['kbit_per_s']:.1f}" in delta_line
+    # no progress bar when stderr is not a terminal
+    assert proc.stderr == ""
+
+
+@pytest.mark.parametrize("option", [
+    ["--entities", "0"], ["--entities", "many"], ["--seconds", "-1"], ["--seconds", "inf"], ["--hz", "0"],
+    ["--loss", "1"], ["--loss", "-0.1"], ["--loss", "150%"], ["--ack-delay", "-1"], ["--seed", "-3"],
+])
+def test_demo_bad_options(cli, option):
+    assert_user_error(cli("demo", *option), option[0], status=2)
+
+
+def test_demo_bad_option_in_a_subprocess():
+    assert_user_error(run_cli("demo", "--loss", "1.5"), "--loss", "[0, 1)", status=2)
+
+
+def test_demo_loss_as_percentage(cli):
+    proc = cli("demo", "--entities", "6", "--seconds", "0.5", "--loss", "20%", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["link"]["loss"] == 0.2
+
+
+def test_demo_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "demo.png"
+    proc = run_cli("demo", "--entities", "10", "--seconds", "1", "--plot", out, "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert str(out) in proc.stdout
+
+
+def test_demo_plot_unwritable(cli, tmp_path):
+    pytest.importorskip("matplotlib")
+    proc = cli("demo", "--entities", "4", "--seconds", "0.5", "--plot", tmp_path / "no" / "such" / "dir.png")
+    assert_user_error(proc, "dir.png")
+
+
+# --------------------------------------------------------------------------------------------
+# bench
+
+
+@pytest.mark.slow
+def test_bench_quick():
+    proc = run_cli("bench", "--quick", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"quantcodec {qc.__version__} core microbenchmarks")
+    for operation in ("Bounded.quantize, 1M float32 -> uint32", "pack, 1M 20-bit codes", "Quat(9).quantize"):
+        row = next(line for line in lines if line.startswith(operation))
+        assert re.search(r"\d+\.\d\dx", row), row            # a speedup against its baseline
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_bench_json(cli):
+    proc = cli("bench", "--quick", "--json")
+    assert proc.returncode == 0
+    r = json.loads(proc.stdout)
+    assert r["environment"]["quantcodec"] == qc.__version__ and r["unit"] == "ns per value"
+    for row in r["rows"]:
+        assert row["ours_ns"] > 0
+        if row["baseline_ns"] is not None:
+            assert row["speedup"] == pytest.approx(row["baseline_ns"] / row["ours_ns"], rel=1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# every Python example of the docs runs
+
+
+DOC_FILES = sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]
+_BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)
+
+
+@pytest.mark.parametrize("path", DOC_FILES, ids=lambda p: p.name)
+def test_doc_examples_run(path, tmp_path, monkeypatch, capsys):
+    blocks = _BLOCK.findall(path.read_text(encoding="utf-8"))
+    if not blocks:
+        pytest.skip(f"{path.name} has no Python example")
+    monkeypatch.chdir(tmp_path)
+    # a page runs as one script; like SPEC, pages may take `import quantcodec as qc` as given
+    namespace = {"__name__": "__main__", "qc": qc}
+    for i, block in enumerate(blocks):
+        if re.search(r"^\s*import dask", block, flags=re.M) and not _have("dask.array"):
+            continue                    # the optional Dask example; the others still run
+        exec(compile(block, f"{path.name} (example {i + 1})", "exec"), namespace)
+
+
+def _have(module):
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def test_docs_link_only_to_pages_that_exist():
+    for path in sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]:
+        for target in re.findall(r"\]\(([^)#\s]+)\)", path.read_text(encoding="utf-8")):
+            if "://" in target:
+                continue
+            assert (path.parent / target).exists(), f"{path.name} links to missing {target}"
+
+
+def test_the_figure_is_committed():
+    png = DOCS / "figures" / "error-vs-bits.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "figures/error-vs-bits.png" in (DOCS / "choosing-bits.md").read_text()
