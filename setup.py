@@ -6,11 +6,14 @@ compiler directives, set here in one place for every module.
 Environment switches:
   QUANTCODEC_CYTHON_DEBUG=1  bounds, wraparound and initialization checks on (the debug build CI runs)
   QUANTCODEC_ASAN=1          AddressSanitizer build (run with LD_PRELOAD=$(gcc -print-file-name=libasan.so))
-  QUANTCODEC_MODULES=a,b     build only these extensions (development: one module at a time)
+  QUANTCODEC_MODULES=a,b     build only these extensions (development: one module at a time);
+                             _codecs brings its loop modules (_loops_baseline, _avx2, _avx512) along
   QUANTCODEC_FORCE_CYTHON=0  reuse generated C files that are newer than their .pyx
 """
 import glob
+import hashlib
 import os
+import sysconfig
 
 from Cython.Build import cythonize
 from Cython import __version__ as cython_version
@@ -41,26 +44,63 @@ else:
     # -O3 for the auto-vectorizer; never -march=native or -ffast-math (portable wheels, exact NaN
     # handling and rounding); -ffp-contract=off so no platform fuses a*b+c into an FMA, which
     # would change the last bit of a decoded value (aarch64 gcc contracts by default).
-    cflags = ["-O3", "-fno-strict-aliasing", "-ffp-contract=off"]
+    # -fno-math-errno and -fno-trapping-math change no value (sqrt need not set errno; no code
+    # reads the floating-point exception flags) but let gcc turn selects into vector blends and
+    # vectorize sqrt: without them the array loops of _loops.pxd stay scalar.
+    cflags = ["-O3", "-fno-strict-aliasing", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"]
     ldflags = []
     if DEBUG:
-        cflags = ["-O1", "-g", "-ffp-contract=off"]
+        cflags = ["-O1", "-g", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math"]
     if ASAN:
-        cflags = ["-O1", "-g", "-ffp-contract=off", "-fsanitize=address", "-fno-omit-frame-pointer"]
+        cflags = ["-O1", "-g", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
+                  "-fsanitize=address", "-fno-omit-frame-pointer"]
         ldflags = ["-fsanitize=address"]
+
+
+def _x86_64_gcc():
+    """Whether the build targets x86-64 with gcc or clang only (not MSVC, not a universal2 or
+    arm64 cross build of macOS, where x86 flags would reach the arm64 compiler)."""
+    plat = sysconfig.get_platform()
+    return (os.name != "nt" and plat.endswith(("x86_64", "amd64"))
+            and "arm64" not in os.environ.get("ARCHFLAGS", ""))
+
+
+# The array loops of Bounded, Quat and UnitVector (quantcodec/_loops.pxd) are compiled once per
+# instruction set, each into its own module: _loops_baseline everywhere, and on x86-64 with gcc
+# or clang _loops_avx2 and _loops_avx512, which quantcodec._codecs loads when the CPU runs them
+# (CPUID through __builtin_cpu_supports). Feature flags, not -march: they enable exactly what the
+# runtime check tests, and no FMA.
+LOOPS = ["_loops_baseline", "_loops_avx2", "_loops_avx512"]
+SIMD = {
+    "_loops_avx2": ["-mavx2"],
+    "_loops_avx512": ["-mavx512f", "-mavx512cd", "-mavx512bw", "-mavx512dq", "-mavx512vl",
+                      "-mprefer-vector-width=512"],
+}
 
 macros = []
 modules = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob("quantcodec/_*.pyx"))
+if not _x86_64_gcc():
+    modules = [m for m in modules if m not in SIMD]
 if ONLY:
+    if "_codecs" in ONLY:
+        ONLY = ONLY + LOOPS
     modules = [m for m in modules if m in ONLY]
+
+# The loop modules must come from the same _kernels.pxd and _loops.pxd as _codecs, which refuses
+# a loop module of another build (a leftover of an earlier build in the source tree).
+_digest = hashlib.sha1()
+for _src in ("quantcodec/_kernels.pxd", "quantcodec/_loops.pxd"):
+    with open(_src, "rb") as f:
+        _digest.update(f.read())
+loops_build = [("QC_LOOPS_BUILD", '"%s"' % _digest.hexdigest()[:16])]
 
 extensions = [
     Extension(
         f"quantcodec.{m}",
         [f"quantcodec/{m}.pyx"],
-        extra_compile_args=cflags,
+        extra_compile_args=cflags + SIMD.get(m, []),
         extra_link_args=ldflags,
-        define_macros=macros,
+        define_macros=macros + (loops_build if m == "_codecs" or m in LOOPS else []),
     )
     for m in modules
 ]

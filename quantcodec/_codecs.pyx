@@ -8,13 +8,18 @@ that `codec_from_spec` turns back into an equal codec.
 cimport cython
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE
 from cpython.float cimport PyFloat_AS_DOUBLE
+from cpython.pycapsule cimport PyCapsule_GetPointer
+from libc.string cimport strcmp
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
 from libc.math cimport isfinite, atan2, sqrt, fabs, pow as c_pow
 
 from quantcodec._kernels cimport *
+from quantcodec._loops cimport LOOPS_ABI, QC_LOOPS_BUILD, code_t, fin_t, fout_t, loop_table
 
+import importlib
 import math
 import operator
+import os
 
 import numpy as np
 
@@ -136,219 +141,196 @@ cdef inline str _row(tuple shape, Py_ssize_t flat):
 
 
 # ------------------------------------------------------------------------------------------------
-# Array loops. `fin_t` is the input float type, `code_t` the code dtype, `fout_t` the output floats.
+# Array loops. Those of Bounded, Quat and UnitVector (`_loops.pxd`) live in their own modules,
+# compiled once per instruction set: `_loops_baseline` (always), `_loops_avx2` and `_loops_avx512`
+# (x86-64 with gcc or clang). `_LOOPS` is the table in use, chosen at import: the best the CPU
+# runs, capped by the environment variable QUANTCODEC_SIMD=baseline|avx2|avx512. Every table
+# gives the same codes and values bit for bit.
 
-ctypedef fused fin_t:
-    float
-    double
+cdef extern from *:
+    """
+    #if defined(__GNUC__) && defined(__x86_64__)
+    #include <cpuid.h>
+    /* CPUID and XGETBV straight from the header: no runtime library (compiler-rt's __cpu_model
+       is not linked everywhere). The OS must have enabled the register state, not only the CPU. */
+    static int qc_cpu_level(void) {
+        unsigned int a, b, c, d, xcr0, xcr0_hi;
+        if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)) || !(c & (1u << 28)))
+            return 0;                                   /* no OSXSAVE or no AVX */
+        __asm__ volatile ("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
+        if ((xcr0 & 0x6) != 0x6 || __get_cpuid_max(0, 0) < 7)
+            return 0;                                   /* no XMM/YMM state, or no leaf 7 */
+        __cpuid_count(7, 0, a, b, c, d);
+        if (!(b & (1u << 5)))
+            return 0;                                   /* no AVX2 */
+        if ((xcr0 & 0xe6) == 0xe6 && (b & (1u << 16)) && (b & (1u << 17)) && (b & (1u << 28))
+                && (b & (1u << 30)) && (b & (1u << 31)))
+            return 2;                                   /* AVX-512 F, DQ, CD, BW, VL and their state */
+        return 1;
+    }
+    #else
+    static int qc_cpu_level(void) { return 0; }
+    #endif
+    """
+    # 0 baseline, 1 AVX2, 2 AVX-512 (F, CD, BW, DQ, VL), as the CPU and the OS support them.
+    int qc_cpu_level() noexcept nogil
 
-ctypedef fused code_t:
-    uint32_t
-    uint64_t
-    int32_t
-    int64_t
+_SIMD_LEVELS = ("baseline", "avx2", "avx512")
 
-ctypedef fused fout_t:
-    float
-    double
+cdef const loop_table* _LOOPS = NULL
+cdef str _simd_name = ""
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _q_loop(const qdesc* d, const fin_t* x, Py_ssize_t xs, code_t* out, Py_ssize_t os,
+cdef const loop_table* _load_loops(str level):
+    """The loop table of `quantcodec._loops_<level>`, or NULL if it is not built or not this build's."""
+    cdef const loop_table* t
+    try:
+        cap = importlib.import_module("quantcodec._loops_" + level)._table()
+    except (ImportError, AttributeError):
+        return NULL
+    t = <const loop_table*>PyCapsule_GetPointer(cap, "quantcodec._loops.loop_table")
+    if t.abi != LOOPS_ABI or t.size != sizeof(loop_table) or strcmp(t.build, QC_LOOPS_BUILD) != 0:
+        return NULL
+    return t
+
+
+def _simd_available():
+    """The instruction sets whose array loops this CPU runs and this install holds, worst first."""
+    return tuple(_SIMD_LEVELS[i] for i in range(qc_cpu_level() + 1) if _load_loops(_SIMD_LEVELS[i]) != NULL)
+
+
+def _simd_select(level=None):
+    """Use the array loops of `level` ("baseline", "avx2" or "avx512"; None: the best available,
+    capped by QUANTCODEC_SIMD). Returns the level in use. For tests and benchmarks: not safe while
+    array calls run in other threads."""
+    global _LOOPS, _simd_name
+    cdef const loop_table* t
+    avail = _simd_available()
+    if level is None:
+        cap = os.environ.get("QUANTCODEC_SIMD", "").strip().lower()
+        top = _SIMD_LEVELS.index(cap) if cap in _SIMD_LEVELS else len(_SIMD_LEVELS) - 1
+        level = "baseline"
+        for l in avail:             # worst first: the last that fits the cap
+            if _SIMD_LEVELS.index(l) <= top:
+                level = l
+    if level not in avail:
+        if level == "baseline":
+            raise ImportError("quantcodec._loops_baseline is missing or from another build of quantcodec: "
+                              "rebuild it with _codecs (QUANTCODEC_MODULES=_codecs python setup.py build_ext --inplace)")
+        raise ValueError(f"array loops {level!r} are not available here; available: {', '.join(avail)}")
+    t = _load_loops(level)
+    _LOOPS = t
+    _simd_name = level
+    return _simd_name
+
+
+def _simd():
+    """The instruction set of the array loops in use: "baseline", "avx2" or "avx512"."""
+    return _simd_name
+
+
+_simd_select()
+
+
+# The other scalar codecs, one loop per kind (the kind is known outside the loop, and each rule is
+# small enough for gcc to inline into its loop), and the dispatch on the runtime dtypes:
+# `xt`/`ot`: 0 float32, 1 float64; `ct`: 0 uint32, 1 uint64, 2 int32, 3 int64; strides in elements.
+# Bounded goes to the loop table. Each loop works on a local copy of the descriptor, which a store
+# to `out` cannot alias.
+
+cdef Py_ssize_t _q_loop(const qdesc* dp, const fin_t* x, Py_ssize_t xs, code_t* out, Py_ssize_t os,
                         Py_ssize_t n) noexcept nogil:
+    cdef qdesc D = dp[0]
     cdef Py_ssize_t i, nc = 0
-    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L, v
-    if d.kind == K_BOUNDED and d.mode == M_ENDPOINTS:
+    if D.kind == K_FIXED:
         for i in range(n):
-            v = x[i * xs]
-            nc += bounded_clamps(v, lo, hi)
-            out[i * os] = <code_t>bounded_q(v, lo, R, L, M_ENDPOINTS)
-    elif d.kind == K_BOUNDED:
+            out[i * os] = <code_t>fixed_q(&D, x[i * xs], &nc)
+    elif D.kind == K_ANGLE:
         for i in range(n):
-            v = x[i * xs]
-            nc += bounded_clamps(v, lo, hi)
-            out[i * os] = <code_t>bounded_q(v, lo, R, L, M_BINS)
-    elif d.kind == K_ANGLE:
+            out[i * os] = <code_t>angle_q(&D, x[i * xs], &nc)
+    elif D.kind == K_POWER:
         for i in range(n):
-            out[i * os] = <code_t>angle_q(d, x[i * xs], &nc)
+            out[i * os] = <code_t>power_q(&D, x[i * xs], &nc)
+    elif D.kind == K_HALF:
+        for i in range(n):
+            out[i * os] = <code_t>half_q(x[i * xs])
+    elif D.kind == K_GRID:
+        for i in range(n):
+            out[i * os] = <code_t>grid_q(&D, x[i * xs], &nc)
     else:
         for i in range(n):
-            out[i * os] = <code_t>scalar_q(d, x[i * xs], &nc)
+            out[i * os] = <code_t>scalar_q(&D, x[i * xs], &nc)
     return nc
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _dq_loop(const qdesc* d, const code_t* c, Py_ssize_t cs, fout_t* out, Py_ssize_t os,
+cdef void _dq_loop(const qdesc* dp, const code_t* c, Py_ssize_t cs, fout_t* out, Py_ssize_t os,
                    Py_ssize_t n) noexcept nogil:
+    cdef qdesc D = dp[0]
     cdef Py_ssize_t i
-    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L
-    if d.kind == K_BOUNDED and d.mode == M_ENDPOINTS:
+    if D.kind == K_FIXED:
         for i in range(n):
-            out[i * os] = <fout_t>bounded_dq(<uint64_t>c[i * cs], lo, hi, R, L, M_ENDPOINTS)
-    elif d.kind == K_BOUNDED:
+            out[i * os] = <fout_t>fixed_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
+    elif D.kind == K_ANGLE:
         for i in range(n):
-            out[i * os] = <fout_t>bounded_dq(<uint64_t>c[i * cs], lo, hi, R, L, M_BINS)
+            out[i * os] = <fout_t>angle_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
+    elif D.kind == K_POWER:
+        for i in range(n):
+            out[i * os] = <fout_t>power_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
+    elif D.kind == K_HALF:
+        for i in range(n):
+            out[i * os] = <fout_t>half_dq(<uint64_t>(<int64_t>c[i * cs]))
+    elif D.kind == K_GRID:
+        for i in range(n):
+            out[i * os] = <fout_t>grid_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
     else:
         for i in range(n):
-            out[i * os] = <fout_t>scalar_dq(d, <uint64_t>(<int64_t>c[i * cs]))
+            out[i * os] = <fout_t>scalar_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _rt_loop(const qdesc* d, const fin_t* x, Py_ssize_t xs, fout_t* out, Py_ssize_t os,
+cdef Py_ssize_t _rt_loop(const qdesc* dp, const fin_t* x, Py_ssize_t xs, fout_t* out, Py_ssize_t os,
                          Py_ssize_t n) noexcept nogil:
+    cdef qdesc D = dp[0]
     cdef Py_ssize_t i, nc = 0
-    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L, v
-    if d.kind == K_BOUNDED:
+    if D.kind == K_FIXED:
         for i in range(n):
-            v = x[i * xs]
-            nc += bounded_clamps(v, lo, hi)
-            out[i * os] = <fout_t>bounded_dq(bounded_q(v, lo, R, L, d.mode), lo, hi, R, L, d.mode)
+            out[i * os] = <fout_t>fixed_dq(&D, fixed_q(&D, x[i * xs], &nc))
+    elif D.kind == K_ANGLE:
+        for i in range(n):
+            out[i * os] = <fout_t>angle_dq(&D, angle_q(&D, x[i * xs], &nc))
+    elif D.kind == K_POWER:
+        for i in range(n):
+            out[i * os] = <fout_t>power_dq(&D, power_q(&D, x[i * xs], &nc))
+    elif D.kind == K_HALF:
+        for i in range(n):
+            out[i * os] = <fout_t>half_dq(half_q(x[i * xs]))
+    elif D.kind == K_GRID:
+        for i in range(n):
+            out[i * os] = <fout_t>grid_dq(&D, grid_q(&D, x[i * xs], &nc))
     else:
         for i in range(n):
-            out[i * os] = <fout_t>scalar_dq(d, scalar_q(d, x[i * xs], &nc))
+            out[i * os] = <fout_t>scalar_dq(&D, scalar_q(&D, x[i * xs], &nc))
     return nc
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _first_invalid(const qdesc* d, const code_t* c, Py_ssize_t cs, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t _first_invalid(const qdesc* dp, const code_t* c, Py_ssize_t cs, Py_ssize_t n) noexcept nogil:
     """Index of the first code that is not valid, or -1."""
+    cdef qdesc D = dp[0]
     cdef Py_ssize_t i
-    cdef uint64_t bad = 0, m = d.maxcode
+    cdef uint64_t bad = 0, m = D.maxcode
     if code_t is uint32_t or code_t is uint64_t:
-        if d.kind == K_BOUNDED or d.kind == K_ANGLE or d.kind == K_HALF or d.kind == K_GRID \
-                or d.kind == K_UINT or d.kind == K_BOOL or d.kind == K_ENUM:
+        if D.kind == K_BOUNDED or D.kind == K_ANGLE or D.kind == K_HALF or D.kind == K_GRID \
+                or D.kind == K_UINT or D.kind == K_BOOL or D.kind == K_ENUM:
+            if m >= <uint64_t>(<code_t>-1):
+                return -1           # the dtype holds no code above maxcode
             for i in range(n):
                 bad |= <uint64_t>(c[i * cs] > m)
             if not bad:
                 return -1
     for i in range(n):
-        if not scalar_valid(d, <uint64_t>(<int64_t>c[i * cs])):
+        if not scalar_valid(&D, <uint64_t>(<int64_t>c[i * cs])):
             return i
     return -1
 
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _quat_q_loop(const qdesc* d, const fin_t* x, code_t* out, Py_ssize_t n, int* status) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef uint64_t c
-    cdef int st
-    for i in range(n):
-        st = quat_q(d, x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3], &c)
-        if st != ST_OK:
-            status[0] = st
-            return i
-        out[i] = <code_t>c
-    return -1
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _quat_dq_loop(const qdesc* d, const code_t* c, fout_t* out, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef double q[4]
-    cdef uint64_t v
-    for i in range(n):
-        v = <uint64_t>c[i]
-        if v > d.maxcode:
-            return i
-        quat_dq(d, v, q)
-        out[4 * i] = <fout_t>q[0]
-        out[4 * i + 1] = <fout_t>q[1]
-        out[4 * i + 2] = <fout_t>q[2]
-        out[4 * i + 3] = <fout_t>q[3]
-    return -1
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _quat_rt_loop(const qdesc* d, const fin_t* x, fout_t* out, Py_ssize_t n, int* status) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef double q[4]
-    cdef uint64_t c
-    cdef int st
-    for i in range(n):
-        st = quat_q(d, x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3], &c)
-        if st != ST_OK:
-            status[0] = st
-            return i
-        quat_dq(d, c, q)
-        out[4 * i] = <fout_t>q[0]
-        out[4 * i + 1] = <fout_t>q[1]
-        out[4 * i + 2] = <fout_t>q[2]
-        out[4 * i + 3] = <fout_t>q[3]
-    return -1
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _uvec_q_loop(const qdesc* d, const fin_t* x, code_t* out, Py_ssize_t n, int* status) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef uint64_t c
-    cdef int st
-    for i in range(n):
-        st = uvec_q(d, x[3 * i], x[3 * i + 1], x[3 * i + 2], &c)
-        if st != ST_OK:
-            status[0] = st
-            return i
-        out[i] = <code_t>c
-    return -1
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _uvec_dq_loop(const qdesc* d, const code_t* c, fout_t* out, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef double v[3]
-    for i in range(n):
-        if <uint64_t>c[i] > d.maxcode:
-            return i
-        uvec_dq(d, <uint64_t>c[i], v)
-        out[3 * i] = <fout_t>v[0]
-        out[3 * i + 1] = <fout_t>v[1]
-        out[3 * i + 2] = <fout_t>v[2]
-    return -1
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _uvec_rt_loop(const qdesc* d, const fin_t* x, fout_t* out, Py_ssize_t n, int* status) noexcept nogil:
-    cdef Py_ssize_t i
-    cdef double v[3]
-    cdef uint64_t c
-    cdef int st
-    for i in range(n):
-        st = uvec_q(d, x[3 * i], x[3 * i + 1], x[3 * i + 2], &c)
-        if st != ST_OK:
-            status[0] = st
-            return i
-        uvec_dq(d, c, v)
-        out[3 * i] = <fout_t>v[0]
-        out[3 * i + 1] = <fout_t>v[1]
-        out[3 * i + 2] = <fout_t>v[2]
-    return -1
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _nz_flags(const double* x, Py_ssize_t n, Py_ssize_t k, double thr, char* small) noexcept nogil:
-    cdef Py_ssize_t i, j
-    cdef char s
-    for i in range(n):
-        s = 1
-        for j in range(k):
-            if not (fabs(x[i * k + j]) <= thr):
-                s = 0
-                break
-        small[i] = s
-
-
-# Dispatch on the runtime dtypes to the fused specializations. `xt`/`ot`: 0 float32, 1 float64;
-# `ct`: 0 uint32, 1 uint64, 2 int32, 3 int64.
 
 cdef inline int _ctype(object dt):
     if dt == _U32:
@@ -363,6 +345,8 @@ cdef inline int _ctype(object dt):
 cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ct,
                         Py_ssize_t os, Py_ssize_t n) noexcept nogil:
     """Quantize n floats (stride xs elements) into codes (stride os); returns the clamp count."""
+    if d.kind == K_BOUNDED:
+        return _LOOPS.bounded_q(d, x, xt, xs, out, ct, os, n)
     if xt == 0:
         if ct == 0:
             return _q_loop(d, <const float*>x, xs, <uint32_t*>out, os, n)
@@ -380,8 +364,16 @@ cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, vo
     return _q_loop(d, <const double*>x, xs, <int64_t*>out, os, n)
 
 
-cdef void dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
-                   Py_ssize_t os, Py_ssize_t n) noexcept nogil:
+cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
+                         Py_ssize_t os, Py_ssize_t n) noexcept nogil:
+    """Dequantize n codes (stride cs) into floats (stride os): the first invalid code (then
+    `out` is partly written) or -1."""
+    cdef Py_ssize_t bad
+    if d.kind == K_BOUNDED:
+        return _LOOPS.bounded_dq(d, c, ct, cs, out, ot, os, n)
+    bad = first_invalid(d, c, ct, cs, n)
+    if bad >= 0:
+        return bad
     if ot == 1:
         if ct == 0:
             _dq_loop(d, <const uint32_t*>c, cs, <double*>out, os, n)
@@ -400,10 +392,13 @@ cdef void dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* o
             _dq_loop(d, <const int32_t*>c, cs, <float*>out, os, n)
         else:
             _dq_loop(d, <const int64_t*>c, cs, <float*>out, os, n)
+    return -1
 
 
 cdef Py_ssize_t rt_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ot,
                          Py_ssize_t os, Py_ssize_t n) noexcept nogil:
+    if d.kind == K_BOUNDED:
+        return _LOOPS.bounded_rt(d, x, xt, xs, out, ot, os, n)
     if xt == 0:
         if ot == 0:
             return _rt_loop(d, <const float*>x, xs, <float*>out, os, n)
@@ -588,18 +583,16 @@ cdef class _FloatScalar(Codec):
         ot = 0 if out.dtype == _F32 else 1
         _get(a, &bc, False)
         try:
-            with nogil:
-                bad = first_invalid(&self.d, bc.buf, ct, 1, n)
-            if bad >= 0:
-                raise DecodeError(f"{owner}: {_row(a.shape, bad)}: code {a.ravel()[bad]} is not a valid code of {self!r}")
             _get(out, &bo, True)
             try:
                 with nogil:
-                    dq_array(&self.d, bc.buf, ct, 1, bo.buf, ot, 1, n)
+                    bad = dq_array(&self.d, bc.buf, ct, 1, bo.buf, ot, 1, n)
             finally:
                 PyBuffer_Release(&bo)
         finally:
             PyBuffer_Release(&bc)
+        if bad >= 0:
+            raise DecodeError(f"{owner}: {_row(a.shape, bad)}: code {a.ravel()[bad]} is not a valid code of {self!r}")
         return out
 
     def roundtrip(self, x, out=None):
@@ -674,6 +667,8 @@ cdef bint _valid_int(Codec c, object ic):
         return c.d.smin <= ic <= c.d.smax
     if ic < 0 or ic > c.d.maxcode:
         return False
+    if c.d.kind == K_QUAT:
+        return quat_valid(&c.d, <uint64_t>ic)
     return scalar_valid(&c.d, <uint64_t>ic)
 
 
@@ -1310,7 +1305,10 @@ cdef class _MultiFloat(Codec):
             _get(out, &bo, True)
             try:
                 with nogil:
-                    bad = _mf_q(&self.d, bx.buf, xt, bo.buf, ct, n, &status)
+                    if self.group == G_QUAT:
+                        bad = _LOOPS.quat_q(&self.d, bx.buf, xt, bo.buf, ct, n, &status)
+                    else:
+                        bad = _LOOPS.uvec_q(&self.d, bx.buf, xt, bo.buf, ct, n, &status)
             finally:
                 PyBuffer_Release(&bo)
         finally:
@@ -1332,12 +1330,7 @@ cdef class _MultiFloat(Codec):
                 uvec_dq(&self.d, <uint64_t>ic, v)
             return tuple(v[i] for i in range(self.ncomp))
         a = _code_input(code, self._code_dtype, owner)
-        if self.group == G_QUAT:
-            ok = _valid(self, a)
-            if not np.all(ok):
-                i = int(np.flatnonzero(~np.asarray(ok).ravel())[0])
-                raise DecodeError(f"{owner}: {_row(a.shape, i)}: code {a.ravel()[i]} is not a valid code of {self!r}")
-        return self._dq_arr(a, out, owner)
+        return self._dq_arr(a, out, owner)      # its loop checks every code (quat_valid for Quat)
 
     cdef object _dq_arr(self, a, out, str owner):
         cdef Py_buffer bc, bo
@@ -1358,7 +1351,10 @@ cdef class _MultiFloat(Codec):
             _get(out, &bo, True)
             try:
                 with nogil:
-                    bad = _mf_dq(&self.d, bc.buf, ct, bo.buf, ot, n)
+                    if self.group == G_QUAT:
+                        bad = _LOOPS.quat_dq(&self.d, bc.buf, ct, bo.buf, ot, n)
+                    else:
+                        bad = _LOOPS.uvec_dq(&self.d, bc.buf, ct, bo.buf, ot, n)
             finally:
                 PyBuffer_Release(&bo)
         finally:
@@ -1389,7 +1385,10 @@ cdef class _MultiFloat(Codec):
             _get(out, &bo, True)
             try:
                 with nogil:
-                    bad = _mf_rt(&self.d, bx.buf, xt, bo.buf, ot, n, &status)
+                    if self.group == G_QUAT:
+                        bad = _LOOPS.quat_rt(&self.d, bx.buf, xt, bo.buf, ot, n, &status)
+                    else:
+                        bad = _LOOPS.uvec_rt(&self.d, bx.buf, xt, bo.buf, ot, n, &status)
             finally:
                 PyBuffer_Release(&bo)
         finally:
@@ -1400,60 +1399,6 @@ cdef class _MultiFloat(Codec):
 
     def valid(self, code):
         return _valid(self, code)
-
-
-cdef Py_ssize_t _mf_q(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n, int* st) noexcept nogil:
-    if d.kind == K_QUAT:
-        if xt == 0:
-            if ct == 0:
-                return _quat_q_loop(d, <const float*>x, <uint32_t*>out, n, st)
-            return _quat_q_loop(d, <const float*>x, <uint64_t*>out, n, st)
-        if ct == 0:
-            return _quat_q_loop(d, <const double*>x, <uint32_t*>out, n, st)
-        return _quat_q_loop(d, <const double*>x, <uint64_t*>out, n, st)
-    if xt == 0:
-        if ct == 0:
-            return _uvec_q_loop(d, <const float*>x, <uint32_t*>out, n, st)
-        return _uvec_q_loop(d, <const float*>x, <uint64_t*>out, n, st)
-    if ct == 0:
-        return _uvec_q_loop(d, <const double*>x, <uint32_t*>out, n, st)
-    return _uvec_q_loop(d, <const double*>x, <uint64_t*>out, n, st)
-
-
-cdef Py_ssize_t _mf_dq(const qdesc* d, const void* c, int ct, void* out, int ot, Py_ssize_t n) noexcept nogil:
-    if d.kind == K_QUAT:
-        if ct == 0:
-            if ot == 0:
-                return _quat_dq_loop(d, <const uint32_t*>c, <float*>out, n)
-            return _quat_dq_loop(d, <const uint32_t*>c, <double*>out, n)
-        if ot == 0:
-            return _quat_dq_loop(d, <const uint64_t*>c, <float*>out, n)
-        return _quat_dq_loop(d, <const uint64_t*>c, <double*>out, n)
-    if ct == 0:
-        if ot == 0:
-            return _uvec_dq_loop(d, <const uint32_t*>c, <float*>out, n)
-        return _uvec_dq_loop(d, <const uint32_t*>c, <double*>out, n)
-    if ot == 0:
-        return _uvec_dq_loop(d, <const uint64_t*>c, <float*>out, n)
-    return _uvec_dq_loop(d, <const uint64_t*>c, <double*>out, n)
-
-
-cdef Py_ssize_t _mf_rt(const qdesc* d, const void* x, int xt, void* out, int ot, Py_ssize_t n, int* st) noexcept nogil:
-    if d.kind == K_QUAT:
-        if xt == 0:
-            if ot == 0:
-                return _quat_rt_loop(d, <const float*>x, <float*>out, n, st)
-            return _quat_rt_loop(d, <const float*>x, <double*>out, n, st)
-        if ot == 0:
-            return _quat_rt_loop(d, <const double*>x, <float*>out, n, st)
-        return _quat_rt_loop(d, <const double*>x, <double*>out, n, st)
-    if xt == 0:
-        if ot == 0:
-            return _uvec_rt_loop(d, <const float*>x, <float*>out, n, st)
-        return _uvec_rt_loop(d, <const float*>x, <double*>out, n, st)
-    if ot == 0:
-        return _uvec_rt_loop(d, <const double*>x, <float*>out, n, st)
-    return _uvec_rt_loop(d, <const double*>x, <double*>out, n, st)
 
 
 cdef class Quat(_MultiFloat):
@@ -1551,6 +1496,10 @@ cdef class Vector(Codec):
         for i, c in enumerate(codecs):
             if not isinstance(c, (_FloatScalar, _ExactScalar)):
                 raise SchemaError(f"Vector: component {i} must be a scalar codec, got {c!r}")
+        dts = [(<Codec>c)._code_dtype for c in codecs]
+        if any(dt.kind == 'i' for dt in dts) and any(dt == _U64 and (<Codec>c).bits == 64 for dt, c in zip(dts, codecs)):
+            raise SchemaError("Vector: a 64-bit unsigned component cannot share one code array with signed components; "
+                              "use separate fields")
         self.codecs = tuple(codecs)
         self.bits = sum((<Codec>c).bits for c in codecs)
         self.d.kind = 0
@@ -1630,13 +1579,17 @@ cdef class Vector(Codec):
         if a.ndim < 1 or a.shape[a.ndim - 1] != k:
             raise ValueError(f"{owner}: expected shape (..., {k}), got {a.shape}")
         if not self._float_components():
+            # exact components decode exactly: all exact -> the code dtype; mixed with floats -> float64
+            exact = all(isinstance(c, _ExactScalar) for c in self.codecs)
+            vdt = self._code_dtype if exact else _F64
             cols = [self.codecs[j].dequantize(np.ascontiguousarray(a[..., j])) for j in range(k)]
-            res = np.stack(cols, axis=-1) if out is None else out
-            if out is not None:
-                _check_out(out, a.shape, (res.dtype,), owner)
-                for j in range(k):
-                    out[..., j] = cols[j]
-            return res
+            if out is None:
+                out = np.empty(a.shape, dtype=vdt)
+            else:
+                _check_out(out, a.shape, (vdt,) if exact else (_F64, _F32), owner)
+            for j in range(k):
+                out[..., j] = cols[j]
+            return out
         if out is None:
             out = np.empty(a.shape, dtype=_F64)
         else:
@@ -1648,20 +1601,16 @@ cdef class Vector(Codec):
         ot = 0 if out.dtype == _F32 else 1
         _get(a, &bc, False)
         try:
-            for j in range(k):
-                c = self.codecs[j]
-                with nogil:
-                    bad = first_invalid(&c.d, <const char*>bc.buf + j * (4 if ct % 2 == 0 else 8), ct, k, n)
-                if bad >= 0:
-                    raise DecodeError(f"{owner}: {_row(a.shape[:-1], bad)}[{j}]: code {a.reshape(-1, k)[bad, j]} "
-                                      f"is not a valid code of {c!r}")
             _get(out, &bo, True)
             try:
                 for j in range(k):
                     c = self.codecs[j]
                     with nogil:
-                        dq_array(&c.d, <const char*>bc.buf + j * (4 if ct % 2 == 0 else 8), ct, k,
-                                 <char*>bo.buf + j * (4 if ot == 0 else 8), ot, k, n)
+                        bad = dq_array(&c.d, <const char*>bc.buf + j * (4 if ct % 2 == 0 else 8), ct, k,
+                                       <char*>bo.buf + j * (4 if ot == 0 else 8), ot, k, n)
+                    if bad >= 0:
+                        raise DecodeError(f"{owner}: {_row(a.shape[:-1], bad)}[{j}]: code {a.reshape(-1, k)[bad, j]} "
+                                          f"is not a valid code of {c!r}")
             finally:
                 PyBuffer_Release(&bo)
         finally:
@@ -1770,7 +1719,8 @@ cdef class NearlyZero(Codec):
         else:
             _check_out(out, shape, (self._code_dtype,), owner)
         flat = a.reshape(-1, k)
-        small = np.all(np.abs(flat) <= self.threshold, axis=1)
+        # the flag is decided in double precision whatever the input dtype (SPEC section 0)
+        small = np.all(np.abs(flat.astype(_F64, copy=False)) <= self.threshold, axis=1)
         moving = ~small
         o2 = out.reshape(-1, 1 + k)
         o2[:, 0] = moving

@@ -71,34 +71,46 @@ ctypedef struct qdesc:
 # ----------------------------------------------------------------------------------------------
 # Bounded: the uniform rule, also used for the components of Quat and UnitVector.
 
-cdef inline uint64_t bounded_q(double x, double lo, double R, double L, int mode) noexcept nogil:
-    cdef double t = (x - lo) / R
-    cdef double v
+# Each rule is written once, with selects rather than branches (`a if cond else b` on doubles, `|`
+# rather than `or` on flags), so that gcc turns the array loops of `_loops.pxd` into SIMD code; the
+# per-value paths call the same functions. A code is computed as a double first (`bounded_qt`), so
+# a loop can truncate it to int32 (a vector instruction on every x86-64) where it fits in 31 bits.
+
+cdef inline double bounded_qt(double t, double L, int mode) noexcept nogil:
+    """The Bounded code of `t = (x - lo) / R` as a double: truncating it gives the code."""
     if mode == M_ENDPOINTS:
         t = t if t > 0.0 else 0.0      # NaN lands here too
         t = t if t < 1.0 else 1.0
-        return <uint64_t>(t * L + 0.5)  # non-negative: truncation is floor
-    v = t * L
-    if not (v > 0.0):
-        return 0
-    if v >= L:
-        return <uint64_t>L - 1
-    return <uint64_t>v
+        return t * L + 0.5              # non-negative: truncation is floor
+    t = t * L
+    t = t if t > 0.0 else 0.0          # NaN and below the range: bin 0
+    return t if t < L else L - 1.0     # at or above the top (+inf too): the last bin
 
 
-cdef inline double bounded_dq(uint64_t c, double lo, double hi, double R, double L, int mode) noexcept nogil:
-    cdef double cd = <double>c
+cdef inline double bounded_qd(double x, double lo, double R, double L, int mode) noexcept nogil:
+    return bounded_qt((x - lo) / R, L, mode)
+
+
+cdef inline uint64_t bounded_q(double x, double lo, double R, double L, int mode) noexcept nogil:
+    return <uint64_t>bounded_qd(x, lo, R, L, mode)
+
+
+cdef inline double bounded_dqd(double cd, double lo, double hi, double R, double L, int mode) noexcept nogil:
+    """The value of the Bounded code `cd`, given as a double (exact: codes have at most 32 bits)."""
+    cdef double v
     if mode == M_ENDPOINTS:
-        if c == 0:
-            return lo
-        if cd == L:
-            return hi
-        return lo + (cd * R) / L
+        v = lo + (cd * R) / L
+        v = hi if cd == L else v
+        return lo if cd == 0.0 else v
     return lo + ((cd + 0.5) * R) / L
 
 
+cdef inline double bounded_dq(uint64_t c, double lo, double hi, double R, double L, int mode) noexcept nogil:
+    return bounded_dqd(<double>c, lo, hi, R, L, mode)
+
+
 cdef inline bint bounded_clamps(double x, double lo, double hi) noexcept nogil:
-    return not (x >= lo and x <= hi)
+    return (x < lo) | (x > hi) | (x != x)     # not (lo <= x <= hi), NaN included
 
 
 # ----------------------------------------------------------------------------------------------
@@ -261,14 +273,11 @@ cdef inline uint64_t grid_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexce
 
 
 cdef inline double grid_dq(const qdesc* d, uint64_t c) noexcept nogil:
-    cdef uint64_t cb = <uint64_t>(d.bits - d.cbits)
-    cdef uint64_t raw = c >> d.cbits
-    cdef int64_t cell
+    # Shift the code's top bit to bit 63, then back down arithmetically: the cell, sign-extended
+    # without a branch (a data-dependent branch here cost 3x in the array loop).
+    cdef int up = 64 - d.bits
+    cdef int64_t cell = (<int64_t>(c << up)) >> (up + d.cbits)
     cdef uint64_t off = c & ((<uint64_t>1 << d.cbits) - 1)
-    if raw >> (cb - 1):
-        cell = <int64_t>(raw | (~(<uint64_t>0) << cb))
-    else:
-        cell = <int64_t>raw
     return (<double>cell + (<double>off + 0.5) / d.L) * d.lo
 
 
@@ -343,79 +352,143 @@ cdef inline uint64_t from_wire(const qdesc* d, uint64_t w) noexcept nogil:
 
 # ----------------------------------------------------------------------------------------------
 # Quat: smallest three.
+#
+# The per-value functions `quat_q`, `quat_dq` and `quat_valid` are built from three branch-free
+# parts that the array loops of `_loops.pxd` call directly: `quat_smallest3` (normalize, pick the
+# largest, flip the sign, quantize the other three), `quat_rebuild` (the dropped component and the
+# final normalization) and `quat_valid_kept`. The operations and their order are the rule's, so
+# every path gives the same codes and values bit for bit.
+
+cdef inline int quat_smallest3(const qdesc* d, double x0, double x1, double x2, double x3,
+                               int32_t* ka, int32_t* kb, int32_t* kc) noexcept nogil:
+    """Index of the dropped (largest) component, and the codes of the kept three in index order.
+
+    4 is added to the index when the quaternion is zero or not finite (its norm is then NaN);
+    the codes are then meaningless but harmless (NaN quantizes to 0).
+    """
+    cdef double m, n, best, big, a, b, c
+    cdef int idx
+    cdef bint u
+    m = fabs(x0) if fabs(x0) > 0.0 else 0.0
+    m = fabs(x1) if fabs(x1) > m else m
+    m = fabs(x2) if fabs(x2) > m else m
+    m = fabs(x3) if fabs(x3) > m else m
+    x0 = x0 / m
+    x1 = x1 / m
+    x2 = x2 / m
+    x3 = x3 / m
+    n = sqrt(((x0 * x0 + x1 * x1) + x2 * x2) + x3 * x3)
+    x0 = x0 / n
+    x1 = x1 / n
+    x2 = x2 / n
+    x3 = x3 / n
+    # The first largest |q_i| (strict >), and the other three in index order, one select each.
+    best = fabs(x0)
+    big = x0
+    a = x1
+    b = x2
+    c = x3
+    idx = 0
+    u = fabs(x1) > best
+    best = fabs(x1) if u else best
+    big = x1 if u else big
+    a = x0 if u else a
+    idx = 1 if u else idx
+    u = fabs(x2) > best
+    best = fabs(x2) if u else best
+    big = x2 if u else big
+    a = x0 if u else a
+    b = x1 if u else b
+    idx = 2 if u else idx
+    u = fabs(x3) > best
+    big = x3 if u else big
+    a = x0 if u else a
+    b = x1 if u else b
+    c = x2 if u else c
+    idx = 3 if u else idx
+    u = big < 0.0                      # q and -q are one rotation: make the largest positive
+    a = -a if u else a
+    b = -b if u else b
+    c = -c if u else c
+    ka[0] = <int32_t>bounded_qd(a, d.lo, d.R, d.L, d.mode)
+    kb[0] = <int32_t>bounded_qd(b, d.lo, d.R, d.L, d.mode)
+    kc[0] = <int32_t>bounded_qd(c, d.lo, d.R, d.L, d.mode)
+    return idx + (4 if n != n else 0)
+
+
+cdef inline uint64_t quat_pack(int cbits, int idx, int32_t ka, int32_t kb, int32_t kc) noexcept nogil:
+    """index << 3b | a << 2b | b << b | c."""
+    return (((((((<uint64_t>idx) << cbits) | <uint64_t>ka) << cbits) | <uint64_t>kb) << cbits) | <uint64_t>kc)
+
 
 cdef inline int quat_q(const qdesc* d, double x0, double x1, double x2, double x3, uint64_t* code) noexcept nogil:
-    cdef double q[4]
-    cdef double m, n
-    cdef int i, idx
-    cdef uint64_t c
-    q[0] = x0; q[1] = x1; q[2] = x2; q[3] = x3
-    m = 0.0
-    for i in range(4):
-        if not isfinite(q[i]):
-            return ST_NONFINITE
-        if fabs(q[i]) > m:
-            m = fabs(q[i])
-    if m == 0.0:
+    cdef int32_t ka, kb, kc
+    cdef int idx
+    if not (isfinite(x0) and isfinite(x1) and isfinite(x2) and isfinite(x3)):
+        return ST_NONFINITE
+    if x0 == 0.0 and x1 == 0.0 and x2 == 0.0 and x3 == 0.0:
         return ST_ZERO
-    for i in range(4):
-        q[i] = q[i] / m
-    n = sqrt(((q[0] * q[0] + q[1] * q[1]) + q[2] * q[2]) + q[3] * q[3])
-    idx = 0
-    for i in range(4):
-        q[i] = q[i] / n
-    for i in range(1, 4):
-        if fabs(q[i]) > fabs(q[idx]):
-            idx = i
-    if q[idx] < 0.0:
-        for i in range(4):
-            q[i] = -q[i]
-    c = <uint64_t>idx
-    for i in range(4):
-        if i != idx:
-            c = (c << d.cbits) | bounded_q(q[i], d.lo, d.R, d.L, d.mode)
-    code[0] = c
+    idx = quat_smallest3(d, x0, x1, x2, x3, &ka, &kb, &kc)
+    code[0] = quat_pack(d.cbits, idx, ka, kb, kc)
     return ST_OK
 
 
-cdef inline void quat_dq(const qdesc* d, uint64_t c, double* out) noexcept nogil:
-    cdef int idx = <int>((c >> (3 * d.cbits)) & 3)
+cdef inline double quat_kept(const qdesc* d, uint64_t c, int k) noexcept nogil:
+    """Value of kept component k (0: a, the high bits .. 2: c, the low bits) of code c."""
     cdef uint64_t mask = (<uint64_t>1 << d.cbits) - 1
-    cdef int i, shift = 3 * d.cbits
-    cdef double s = 0.0, n, v
-    for i in range(4):
-        if i != idx:
-            shift -= d.cbits
-            v = bounded_dq((c >> shift) & mask, d.lo, d.hi, d.R, d.L, d.mode)
-            out[i] = v
-            s = s + v * v
-    out[idx] = sqrt(1.0 - s if 1.0 - s > 0.0 else 0.0)
-    n = sqrt(((out[0] * out[0] + out[1] * out[1]) + out[2] * out[2]) + out[3] * out[3])
-    for i in range(4):
-        out[i] = out[i] / n
+    return bounded_dqd(<double>(<int32_t>((c >> ((2 - k) * d.cbits)) & mask)), d.lo, d.hi, d.R, d.L, d.mode)
+
+
+cdef inline void quat_rebuild(int idx, double a, double b, double c, double* out) noexcept nogil:
+    """The unit quaternion from the dropped index and the three kept values (index order)."""
+    cdef double s = (a * a + b * b) + c * c
+    cdef double w = sqrt(1.0 - s if 1.0 - s > 0.0 else 0.0)
+    cdef double q0 = a, q1 = b, q2 = c, q3 = w, n      # idx 3: (a, b, c, w)
+    cdef bint u = idx <= 2                             # idx 2: (a, b, w, c)
+    q3 = c if u else q3
+    q2 = w if u else q2
+    u = idx <= 1                                       # idx 1: (a, w, b, c)
+    q2 = b if u else q2
+    q1 = w if u else q1
+    u = idx == 0                                       # idx 0: (w, a, b, c)
+    q1 = a if u else q1
+    q0 = w if u else q0
+    n = sqrt(((q0 * q0 + q1 * q1) + q2 * q2) + q3 * q3)
+    out[0] = q0 / n
+    out[1] = q1 / n
+    out[2] = q2 / n
+    out[3] = q3 / n
+
+
+cdef inline void quat_dq(const qdesc* d, uint64_t c, double* out) noexcept nogil:
+    quat_rebuild(<int>((c >> (3 * d.cbits)) & 3), quat_kept(d, c, 0), quat_kept(d, c, 1), quat_kept(d, c, 2), out)
+
+
+cdef inline bint quat_valid_kept(const qdesc* d, double a, double b, double c) noexcept nogil:
+    # Shrink each kept value toward zero by one component step: the most permissive point within
+    # rounding of the code. The code is valid when that point can still belong to a unit
+    # quaternion whose dropped component is the largest. Every code that quantize produces passes:
+    # its true components are within half a step of the decoded ones. a, b, c are the kept values
+    # in index order; the sum is (a*a + b*b) + c*c, as in quantcodec._reference.quat_valid.
+    cdef double st = d.R / d.L      # the component step in both modes (L is 2**b - 1 or 2**b)
+    cdef double s, big
+    c = fabs(c) - st
+    c = 0.0 if c < 0.0 else c
+    b = fabs(b) - st
+    b = 0.0 if b < 0.0 else b
+    a = fabs(a) - st
+    a = 0.0 if a < 0.0 else a
+    s = (a * a + b * b) + c * c
+    big = c if c > 0.0 else 0.0
+    big = b if b > big else big
+    big = a if a > big else big
+    return (not (s > 1.0)) & (sqrt(1.0 - s) >= big)
 
 
 cdef inline bint quat_valid(const qdesc* d, uint64_t c) noexcept nogil:
-    # Decode the three kept components, then shrink each toward zero by one component step: the
-    # most permissive point within rounding of the code. The code is valid when that point can
-    # still belong to a unit quaternion whose dropped component is the largest. Every code that
-    # quantize produces passes: its true components are within half a step of the decoded ones.
-    cdef uint64_t mask = (<uint64_t>1 << d.cbits) - 1
-    cdef double st, a, s = 0.0, big = 0.0
-    cdef int i
     if c > d.maxcode:
         return False
-    st = d.R / d.L      # the component step in both modes (L is 2**b - 1 or 2**b)
-    for i in range(3):
-        a = fabs(bounded_dq((c >> (i * d.cbits)) & mask, d.lo, d.hi, d.R, d.L, d.mode)) - st
-        if a < 0.0:
-            a = 0.0
-        s = s + a * a
-        if a > big:
-            big = a
-    if s > 1.0:
-        return False
-    return sqrt(1.0 - s) >= big
+    return quat_valid_kept(d, quat_kept(d, c, 0), quat_kept(d, c, 1), quat_kept(d, c, 2))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -425,42 +498,64 @@ cdef inline double sgn_nn(double t) noexcept nogil:
     return 1.0 if t >= 0.0 else -1.0
 
 
-cdef inline int uvec_q(const qdesc* d, double x, double y, double z, uint64_t* code) noexcept nogil:
-    cdef double m, s, p, q, p2
-    if not (isfinite(x) and isfinite(y) and isfinite(z)):
-        return ST_NONFINITE
+cdef inline bint uvec_oct(const qdesc* d, double x, double y, double z, double* vp, double* vq) noexcept nogil:
+    """The Bounded codes (as doubles: truncate them) of the two octahedral coordinates.
+
+    True when the vector is zero or not finite (its sum of magnitudes is then NaN).
+    """
+    cdef double m, s, p, q, p2, q2
+    cdef bint u
     m = fabs(x)
-    if fabs(y) > m:
-        m = fabs(y)
-    if fabs(z) > m:
-        m = fabs(z)
-    if m == 0.0:
-        return ST_ZERO
+    m = fabs(y) if fabs(y) > m else m
+    m = fabs(z) if fabs(z) > m else m
     x = x / m
     y = y / m
     z = z / m
     s = (fabs(x) + fabs(y)) + fabs(z)
     p = x / s
     q = y / s
-    if z < 0.0:
-        p2 = (1.0 - fabs(q)) * sgn_nn(p)
-        q = (1.0 - fabs(p)) * sgn_nn(q)
-        p = p2
-    code[0] = (bounded_q(p, d.lo, d.R, d.L, M_ENDPOINTS) << d.cbits) | bounded_q(q, d.lo, d.R, d.L, M_ENDPOINTS)
+    u = z < 0.0                         # lower hemisphere: fold onto the outer triangles
+    p2 = (1.0 - fabs(q)) * sgn_nn(p)
+    q2 = (1.0 - fabs(p)) * sgn_nn(q)
+    p = p2 if u else p
+    q = q2 if u else q
+    vp[0] = bounded_qd(p, d.lo, d.R, d.L, M_ENDPOINTS)
+    vq[0] = bounded_qd(q, d.lo, d.R, d.L, M_ENDPOINTS)
+    return s != s
+
+
+cdef inline uint64_t uvec_pack(int cbits, uint64_t kp, uint64_t kq) noexcept nogil:
+    """p << b | q."""
+    return (kp << cbits) | kq
+
+
+cdef inline int uvec_q(const qdesc* d, double x, double y, double z, uint64_t* code) noexcept nogil:
+    cdef double vp, vq
+    if not (isfinite(x) and isfinite(y) and isfinite(z)):
+        return ST_NONFINITE
+    if x == 0.0 and y == 0.0 and z == 0.0:
+        return ST_ZERO
+    uvec_oct(d, x, y, z, &vp, &vq)
+    code[0] = uvec_pack(d.cbits, <uint64_t>vp, <uint64_t>vq)
     return ST_OK
 
 
-cdef inline void uvec_dq(const qdesc* d, uint64_t c, double* out) noexcept nogil:
-    cdef uint64_t mask = (<uint64_t>1 << d.cbits) - 1 if d.cbits < 64 else ~(<uint64_t>0)
-    cdef double p = bounded_dq((c >> d.cbits) & mask, d.lo, d.hi, d.R, d.L, M_ENDPOINTS)
-    cdef double q = bounded_dq(c & mask, d.lo, d.hi, d.R, d.L, M_ENDPOINTS)
+cdef inline void uvec_rebuild(double p, double q, double* out) noexcept nogil:
+    """The unit vector of the octahedral coordinates p, q."""
     cdef double z = (1.0 - fabs(p)) - fabs(q)
-    cdef double p2, n
-    if z < 0.0:
-        p2 = (1.0 - fabs(q)) * sgn_nn(p)
-        q = (1.0 - fabs(p)) * sgn_nn(q)
-        p = p2
+    cdef double p2, q2, n
+    cdef bint u = z < 0.0
+    p2 = (1.0 - fabs(q)) * sgn_nn(p)
+    q2 = (1.0 - fabs(p)) * sgn_nn(q)
+    p = p2 if u else p
+    q = q2 if u else q
     n = sqrt((p * p + q * q) + z * z)
     out[0] = p / n
     out[1] = q / n
     out[2] = z / n
+
+
+cdef inline void uvec_dq(const qdesc* d, uint64_t c, double* out) noexcept nogil:
+    cdef uint64_t mask = (<uint64_t>1 << d.cbits) - 1 if d.cbits < 64 else ~(<uint64_t>0)
+    uvec_rebuild(bounded_dq((c >> d.cbits) & mask, d.lo, d.hi, d.R, d.L, M_ENDPOINTS),
+                 bounded_dq(c & mask, d.lo, d.hi, d.R, d.L, M_ENDPOINTS), out)

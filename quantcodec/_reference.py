@@ -13,8 +13,10 @@ Conventions
 * Quantizers return code arrays: ``uint64`` for unsigned codes, ``int64`` for the signed codecs
   (``Fixed(signed=True)``, ``Int``). (The core returns ``uint32``/``int32`` for codes of up to 32
   bits; the values are the same.) Dequantizers return ``float64`` arrays.
-* Dequantizers raise ``DecodeError`` for a code outside the code space (``0 .. 2**bits - 1``);
-  ``*_valid`` functions never raise for any integer and return a bool array.
+* Dequantizers raise ``DecodeError`` for any code that is not valid: outside the code space
+  (``0 .. 2**bits - 1``), PowerCurve's negative zero, a Quat code that ``quat_valid`` rejects
+  (SPEC: decoders reject every code that is not valid); ``*_valid`` functions never raise for
+  any integer and return a bool array.
 * The float operation order written in each docstring is part of the contract: ``a + b + c`` is
   ``(a + b) + c`` and ``lo + (code * R) / L`` is exactly that. Only correctly rounded operations
   are used (``+ - * /``, ``sqrt``, ``floor``, ``trunc``, ``fmod``), except ``pow`` in
@@ -444,6 +446,9 @@ def power_dequantize(code, vmax, power, bits):
     L = float(2 ** (bits - 1) - 1)
     mask = (1 << (bits - 1)) - 1
     flat = c.ravel()
+    bad = [i for i, cv in enumerate(flat.tolist()) if cv >> (bits - 1) and not cv & mask]
+    if bad:
+        raise DecodeError(f"code {flat[bad[0]]} (sign bit set, magnitude 0) is not a valid PowerCurve code")
     out = np.empty(flat.shape, dtype=np.float64)
     for i, cv in enumerate(flat.tolist()):
         m = cv & mask
@@ -636,6 +641,9 @@ def quat_dequantize(code, bits=9, mode="endpoints"):
     bits = _check_bits(bits, 2, 20)
     _check_mode(mode)
     idx, comps = _quat_split(code, bits)
+    ok = np.asarray(quat_valid(code, bits, mode))
+    if not ok.all():
+        raise DecodeError(f"code {_int_array(code).ravel()[int(np.flatnonzero(~ok.ravel())[0])]} is not a valid Quat code")
     v = bounded_dequantize(comps, -QUAT_LIMIT, QUAT_LIMIT, bits, mode)
     a, b, c = v[..., 0], v[..., 1], v[..., 2]
     s = (a * a + b * b) + c * c

@@ -1,0 +1,5 @@
+"""Type stub for quantcodec._loops_avx2 (private: the array loops, loaded by quantcodec._codecs)."""
+
+def _table() -> object:
+    """A capsule holding the module's table of loop functions."""
+    ...

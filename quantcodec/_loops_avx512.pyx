@@ -1,0 +1,16 @@
+"""The array loops of `_loops.pxd` compiled with AVX-512 F, CD, BW, DQ and VL (x86-64 with gcc or
+clang only; see setup.py).
+
+Do not import it directly: `quantcodec._codecs` loads it when the CPU runs AVX-512.
+"""
+
+from cpython.pycapsule cimport PyCapsule_New
+
+from quantcodec._loops cimport fill_loop_table, loop_table
+
+cdef loop_table _TABLE
+fill_loop_table(&_TABLE)
+
+
+def _table():
+    return PyCapsule_New(<void*>&_TABLE, "quantcodec._loops.loop_table", NULL)
