@@ -45,3 +45,11 @@ cdef enum:
     G_UVEC = 3
     G_VECTOR = 4
     G_NEARLYZERO = 5
+
+
+# The array dispatchers (the loop table selected for this CPU at import), for the schema plan:
+# `xt` 0 float32 / 1 float64; `ct` 0 uint32, 1 uint64, 2 int32, 3 int64; strides in elements.
+cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ct,
+                        Py_ssize_t os, Py_ssize_t n) noexcept nogil
+cdef Py_ssize_t multi_q_array(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n,
+                              int* st) noexcept nogil

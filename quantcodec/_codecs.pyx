@@ -364,6 +364,15 @@ cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, vo
     return _q_loop(d, <const double*>x, xs, <int64_t*>out, os, n)
 
 
+cdef Py_ssize_t multi_q_array(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n,
+                              int* st) noexcept nogil:
+    """Quat or UnitVector rows (contiguous) into contiguous codes through the selected loop
+    table: the first zero / non-finite row (status in *st), or -1. Used by the schema plan."""
+    if d.kind == K_QUAT:
+        return _LOOPS.quat_q(d, x, xt, out, ct, n, st)
+    return _LOOPS.uvec_q(d, x, xt, out, ct, n, st)
+
+
 cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
                          Py_ssize_t os, Py_ssize_t n) noexcept nogil:
     """Dequantize n codes (stride cs) into floats (stride os): the first invalid code (then

@@ -148,7 +148,8 @@ cdef inline uint64_t angle_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexc
     if not isfinite(x):
         nclamp[0] += 1
         return 0
-    w = fmod(x, d.lo)
+    # fmod(x, full) is x itself when |x| < full: skip the slow call in the common case
+    w = x if fabs(x) < d.lo else fmod(x, d.lo)
     if w < 0.0:
         w = w + d.lo
     return (<uint64_t>(w / d.lo * d.L + 0.5)) & d.maxcode
@@ -164,6 +165,25 @@ cdef inline double angle_dq(const qdesc* d, uint64_t c) noexcept nogil:
 # ----------------------------------------------------------------------------------------------
 # PowerCurve: sign bit on top, magnitude on a power curve below it.
 
+# t ** (1 / pow) and r ** pow. For pow 1 and 2 the exact IEEE operations are used (identity,
+# sqrt, one multiply): correctly rounded, so every platform's libm gives the same codes, and
+# fast. Other exponents call the C library's pow.
+cdef inline double power_root(double t, double p, double inv_p) noexcept nogil:
+    if p == 1.0:
+        return t
+    if p == 2.0:
+        return sqrt(t)
+    return pow(t, inv_p)
+
+
+cdef inline double power_raise(double r, double p) noexcept nogil:
+    if p == 1.0:
+        return r
+    if p == 2.0:
+        return r * r
+    return pow(r, p)
+
+
 cdef inline uint64_t power_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexcept nogil:
     cdef double a = fabs(x)
     cdef uint64_t m
@@ -173,7 +193,7 @@ cdef inline uint64_t power_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexc
     if a > d.lo:
         nclamp[0] += 1
         a = d.lo
-    m = <uint64_t>(pow(a / d.lo, d.R) * d.L + 0.5)
+    m = <uint64_t>(power_root(a / d.lo, d.hi, d.R) * d.L + 0.5)
     if m == 0:
         return 0
     if x < 0.0:
@@ -186,7 +206,7 @@ cdef inline double power_dq(const qdesc* d, uint64_t c) noexcept nogil:
     cdef double v
     if m == 0:
         return 0.0
-    v = d.lo * pow(<double>m / d.L, d.hi)
+    v = d.lo * power_raise(<double>m / d.L, d.hi)
     if c >> (d.bits - 1):
         return -v
     return v

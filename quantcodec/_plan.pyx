@@ -41,7 +41,8 @@ from quantcodec._bits cimport (
     br_get, br_init, br_peek_unchecked, br_t, bw_flush, bw_nbytes, bw_put, bw_t, bw_wrap,
 )
 from quantcodec._codecs cimport (
-    Codec, G_EXACT, G_FLOAT, G_NEARLYZERO, G_QUAT, G_UVEC, G_VECTOR, NearlyZero, Vector,
+    Codec, G_EXACT, G_FLOAT, G_NEARLYZERO, G_QUAT, G_UVEC, G_VECTOR, NearlyZero, Vector, multi_q_array,
+    q_array,
 )
 
 import math
@@ -132,31 +133,6 @@ cdef Py_ssize_t _first_clamp(const qdesc* d, const fin_t* x, Py_ssize_t xs, Py_s
             scalar_q(d, x[i * xs], &nc)
             if nc:
                 return i
-    return -1
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef Py_ssize_t _q_multi(const qdesc* d, const fin_t* x, uint64_t* out, Py_ssize_t os, Py_ssize_t n,
-                         int* status) noexcept nogil:
-    """Quat / UnitVector rows (4 or 3 contiguous floats each); the first bad row or -1."""
-    cdef Py_ssize_t i
-    cdef uint64_t c = 0
-    cdef int st
-    if d.kind == K_QUAT:
-        for i in range(n):
-            st = quat_q(d, x[4 * i], x[4 * i + 1], x[4 * i + 2], x[4 * i + 3], &c)
-            if st != ST_OK:
-                status[0] = st
-                return i
-            out[i * os] = c
-    else:
-        for i in range(n):
-            st = uvec_q(d, x[3 * i], x[3 * i + 1], x[3 * i + 2], &c)
-            if st != ST_OK:
-                status[0] = st
-                return i
-            out[i * os] = c
     return -1
 
 
@@ -594,6 +570,7 @@ cdef class Plan:
         cdef const uint8_t* flags
         cdef int xt
         cdef Py_ssize_t xsz
+        cdef uint64_t* tp
         owner = "quantize_matrix"
         cols = _columns(self, columns, owner)
         n = _nrows(self, cols, owner, False)
@@ -633,11 +610,14 @@ cdef class Plan:
                 for j in range(k):
                     counts[f] += _float_ptr(self, f, s + j, xp + j * xsz, xt, k, m, n, NULL, 0)
             elif fk == F_QUAT or fk == F_UVEC:
+                tmp = np.empty(n, dtype=_U64)
+                tp = <uint64_t*>_wbuf_ptr(tmp)
                 with nogil:
-                    if xt == 0:
-                        bad = _q_multi(&self.slots[s].d, <const float*>xp, m + s, S, n, &st)
-                    else:
-                        bad = _q_multi(&self.slots[s].d, <const double*>xp, m + s, S, n, &st)
+                    # the codecs' vectorized loop into a contiguous column, then into the matrix
+                    bad = multi_q_array(&self.slots[s].d, xp, xt, tp, 1, n, &st)
+                    if bad < 0:
+                        for j in range(n):
+                            m[j * S + s] = tp[j]
                 if bad >= 0:
                     what = "quaternion" if fk == F_QUAT else "vector"
                     raise RangeError(f"field {self.names[f]!r}: row {bad}: "
@@ -1518,7 +1498,10 @@ cdef Py_ssize_t _float_ptr(Plan self, Py_ssize_t f, Py_ssize_t s, const uint8_t*
     cdef Py_ssize_t nc, bad, S = self.nslots
     cdef const qdesc* d = &self.slots[s].d
     with nogil:
-        if xt == 0:
+        if flags == NULL and d.kind == K_BOUNDED:
+            # the codecs' vectorized loop (selected for this CPU), writing the matrix column
+            nc = q_array(d, xp, xt, xs, m + s, 1, S, n)
+        elif xt == 0:
             nc = _q_scalar(d, <const float*>xp, xs, m + s, S, n, flags, fs)
         else:
             nc = _q_scalar(d, <const double*>xp, xs, m + s, S, n, flags, fs)

@@ -407,12 +407,32 @@ def _power_params(vmax, power, bits):
     return vmax, power, _check_bits(bits, 2, 32)
 
 
+def _root(t, power, inv):
+    """``t ** (1 / pow)``: ``t`` for pow 1, ``math.sqrt(t)`` for pow 2 (correctly rounded on every
+    platform), else ``math.pow(t, 1.0 / pow)``."""
+    if power == 1.0:
+        return t
+    if power == 2.0:
+        return math.sqrt(t)
+    return math.pow(t, inv)
+
+
+def _raise(r, power):
+    """``r ** pow``: ``r`` for pow 1, ``r * r`` for pow 2, else ``math.pow(r, pow)``."""
+    if power == 1.0:
+        return r
+    if power == 2.0:
+        return r * r
+    return math.pow(r, power)
+
+
 def power_quantize(x, vmax, power, bits):
     """PowerCurve rule, value(s) -> uint64 code(s).
 
     ``L = float(2**(bits-1) - 1)``; ``a = |x|``; NaN -> code 0; ``a = min(a, max)`` (+-inf -> max);
-    ``m = floor(math.pow(a / max, 1.0 / pow) * L + 0.5)``; ``m == 0`` gives code 0 (whatever the
-    sign); otherwise the code is ``(1 << (bits-1)) | m`` when ``x < 0``, else ``m``.
+    ``m = floor(root(a / max) * L + 0.5)`` where ``root(t)`` is ``t ** (1 / pow)`` computed as ``t``
+    for pow 1, ``sqrt(t)`` for pow 2 and ``math.pow(t, 1.0 / pow)`` otherwise; ``m == 0`` gives code
+    0 (whatever the sign); otherwise the code is ``(1 << (bits-1)) | m`` when ``x < 0``, else ``m``.
     ``math.pow`` is applied element by element (the C library's ``pow``, as in the core).
     """
     vmax, power, bits = _power_params(vmax, power, bits)
@@ -428,7 +448,7 @@ def power_quantize(x, vmax, power, bits):
             continue
         a = abs(xv)
         a = a if a < vmax else vmax
-        m = math.floor(math.pow(a / vmax, inv) * L + 0.5)
+        m = math.floor(_root(a / vmax, power, inv) * L + 0.5)
         if m == 0:
             out[i] = 0
         elif xv < 0:
@@ -439,7 +459,8 @@ def power_quantize(x, vmax, power, bits):
 
 
 def power_dequantize(code, vmax, power, bits):
-    """``m = code & (2**(bits-1) - 1)``; ``m == 0`` -> +0.0; else ``v = max * math.pow(m / L, pow)``,
+    """``m = code & (2**(bits-1) - 1)``; ``m == 0`` -> +0.0; else ``v = max * (m / L) ** pow`` (as ``r``
+    for pow 1, ``r * r`` for pow 2, ``math.pow(r, pow)`` otherwise),
     negated when the sign bit is set."""
     vmax, power, bits = _power_params(vmax, power, bits)
     c = _codes(code, bits)
@@ -455,7 +476,7 @@ def power_dequantize(code, vmax, power, bits):
         if m == 0:
             out[i] = 0.0
             continue
-        v = vmax * math.pow(float(m) / L, power)
+        v = vmax * _raise(float(m) / L, power)
         out[i] = -v if cv >> (bits - 1) else v
     return out.reshape(c.shape)
 
