@@ -902,11 +902,16 @@ def test_fingerprint_is_short_hex_and_pinned():
 
 
 def test_fingerprint_stable_across_processes():
-    code = ("import sys; sys.path.insert(0, %r); import test_schema as t; print(t.PS.fingerprint, t.AK.fingerprint)"
-            % os.path.dirname(__file__))
+    # the child imports the same quantcodec as this process (installed or in-tree) and runs from
+    # the tests folder, so `-c`'s current-directory entry cannot shadow it with a source checkout
+    pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(qc.__file__)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = ("import sys; sys.path[:0] = [%r, %r]; import test_schema as t; print(t.PS.fingerprint, t.AK.fingerprint)"
+            % (pkg_parent, here))
     for seed in ("0", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
-        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                             cwd=here)
         assert out.stdout.split() == [PS.fingerprint, AK.fingerprint]
 
 
