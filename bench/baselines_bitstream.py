@@ -13,66 +13,14 @@ the ``tolist()``/``np.array`` conversions that using it with NumPy arrays takes.
 Run ``python bench/baselines_bitstream.py [N] [BITS]`` to print the comparison.
 """
 
-import math
 
 import numpy as np
 
 __all__ = ["numpy_pack", "numpy_unpack", "bitstruct_pack", "bitstruct_unpack"]
 
 
-def _layout(bits):
-    """Values per block, 64-bit words per block: a block of ``64 / gcd(bits, 64)`` values fills
-    a whole number of words, so every value has the same word and shift in every block."""
-    per_block = 64 // math.gcd(bits, 64)
-    return per_block, per_block * bits // 64
-
-
-def numpy_pack(codes, bits):
-    """Pack an unsigned integer array in ``bits`` bits (0..64) per value, LSB-first."""
-    codes = np.asarray(codes).astype(np.uint64, copy=False).ravel()
-    n = codes.size
-    nbytes = (n * bits + 7) // 8
-    if n == 0 or bits == 0:
-        return bytes(nbytes)
-    per_block, words_per_block = _layout(bits)
-    nblocks = -(-n // per_block)
-    if nblocks * per_block != n:
-        codes = np.concatenate([codes, np.zeros(nblocks * per_block - n, np.uint64)])
-    columns = codes.reshape(nblocks, per_block)
-    words = np.zeros((nblocks, words_per_block), dtype=np.uint64)
-    for j in range(per_block):                       # one vectorized shift/or per column
-        word, shift = divmod(j * bits, 64)
-        words[:, word] |= columns[:, j] << np.uint64(shift)
-        if shift + bits > 64:                        # the top of the value spills into the next word
-            words[:, word + 1] |= columns[:, j] >> np.uint64(64 - shift)
-    return words.astype("<u8", copy=False).tobytes()[:nbytes]
-
-
-def numpy_unpack(data, count, bits):
-    """Unpack ``count`` values of ``bits`` bits (0..64) from the start of ``data``."""
-    out_dtype = np.uint32 if bits <= 32 else np.uint64
-    raw = np.frombuffer(data, dtype=np.uint8)
-    nbytes = (count * bits + 7) // 8
-    if raw.size < nbytes:
-        raise ValueError(f"need {nbytes} bytes, got {raw.size}")
-    if count == 0 or bits == 0:
-        return np.zeros(count, dtype=out_dtype)
-    per_block, words_per_block = _layout(bits)
-    nblocks = -(-count // per_block)
-    padded = np.zeros(nblocks * words_per_block * 8, dtype=np.uint8)
-    padded[:nbytes] = raw[:nbytes]
-    words = padded.view("<u8").astype(np.uint64, copy=False).reshape(nblocks, words_per_block)
-    out = np.empty((nblocks, per_block), dtype=out_dtype)
-    mask = np.uint64((1 << bits) - 1)
-    for j in range(per_block):
-        word, shift = divmod(j * bits, 64)
-        values = words[:, word] >> np.uint64(shift)
-        if shift + bits > 64:
-            values |= words[:, word + 1] << np.uint64(64 - shift)
-        if bits < 64:
-            values &= mask
-        out[:, j] = values
-    return out.reshape(-1)[:count]
+# The NumPy shift/or baseline lives in the installed package (quantcodec bench uses it too).
+from quantcodec._bench import numpy_pack, numpy_unpack  # noqa: E402
 
 
 def _bitstruct_format(count, bits):
