@@ -10,7 +10,7 @@ Rows (1M values unless said otherwise; ns per value, speedup = baseline time / o
   the rule (SPEC 2: `t = (x - min) / R`, `floor(clip(t, 0, 1) * L + 0.5)`; decode
   `min + code * R / L` with code 0 -> min and code L -> max), as one writes it, and again with
   every temporary preallocated (`out=`); codes and values must be identical, bit for bit;
-- `qc.pack` / `qc.unpack` of 20-bit codes against NumPy shifts and ors (bench/baselines_bitstream.py,
+- `qc.pack` / `qc.unpack` of 20-bit codes against NumPy shifts and ors (defined here, used by bench/baselines_bitstream.py,
   same bytes), `bitstruct` (if installed; MSB-first, so speed only) and `struct` (32 bits a
   value: no bit packing at all);
 - `Quat(9)` quantize / dequantize of quaternions against a NumPy smallest three (column by column:
@@ -237,7 +237,7 @@ def numpy_quat_dequantize(code, bits):
 
 
 # Bit packing in NumPy: shifts and ors on 64-bit words, quantcodec's LSB-first layout (the same
-# bytes). A copy of bench/baselines_bitstream.py, which is not installed.
+# bytes). bench/baselines_bitstream.py imports these (bench/ is not installed, this module is).
 
 def _layout(bits):
     per_block = 64 // math.gcd(bits, 64)
