@@ -121,6 +121,8 @@ cdef object _code_input(object code, object dtype, str owner):
     cdef object a = code if isinstance(code, np.ndarray) else np.asarray(code)
     k = a.dtype.kind
     if k not in 'iub':
+        if a.size == 0 and k in 'fO':
+            return np.zeros(a.shape, dtype=dtype)   # no codes: [] or an empty float array
         raise TypeError(f"{owner}: codes must be integers, got dtype {a.dtype}")
     if a.dtype == dtype:
         return _contig(a, dtype)

@@ -1652,5 +1652,5 @@ cdef object _as_bytes(object data):
         return data
     mv = memoryview(data)
     if not mv.c_contiguous:
-        raise TypeError("packet: expected a contiguous buffer")
+        raise ValueError("packet: expected a contiguous buffer")  # as Schema.decode and BitReader
     return mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv

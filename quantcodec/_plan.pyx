@@ -741,7 +741,7 @@ cdef class Plan:
             br_init(&r, <const uint8_t*>view.buf, view.len)
             if self.min_bits and count > r.nbits // self.min_bits:
                 raise DecodeError(f"message too short: {count} records take at least "
-                                  f"{count * self.min_bits} bits, the message has {r.nbits} bits ({r.nbytes} bytes)")
+                                  f"{count * self.min_bits} bits, the message has {r.nbits} bits ({r.nbytes} byte{'' if r.nbytes == 1 else 's'})")
             n = count
             if out is None:
                 mat = np.empty((n, S), dtype=_U64)
@@ -1301,7 +1301,7 @@ cdef object _read_error(Plan self, const br_t* r, Py_ssize_t s, int err, Py_ssiz
     if err == E_SHORT:
         return DecodeError(
             f"{where}{self.slot_names[s]}: message too short: the code needs {sl.d.bits} bits at bit "
-            f"{r.pos}, the message has {r.nbits} bits ({r.nbytes} bytes)")
+            f"{r.pos}, the message has {r.nbits} bits ({r.nbytes} byte{'' if r.nbytes == 1 else 's'})")
     c = br_peek_unchecked(r, r.pos, sl.d.bits)
     c = from_wire(&sl.d, c)
     code = <int64_t>c if _signed(&sl.d) else c

@@ -502,6 +502,15 @@ def test_empty_and_scalar_arrays(codec):
         assert codec.quantize(v) == codec.quantize(tuple([1.0] * codec.ncomp))
 
 
+@pytest.mark.parametrize("codec", FLOAT_CODECS + MULTI_CODECS + COMPOSITE_CODECS[:1], ids=repr)
+def test_empty_codes_of_any_dtype(codec):
+    # [] and an empty float array are "no codes", as for quantize and valid
+    cases = [np.empty((0, codec.ncomp))] if isinstance(codec, qc.Vector) else [[], np.empty(0)]
+    for empty in cases:
+        out = codec.dequantize(empty)
+        assert out.size == 0 and out.dtype == np.float64
+
+
 @pytest.mark.parametrize("codec", FLOAT_CODECS, ids=repr)
 def test_non_finite_rules(codec):
     nan, inf = float("nan"), float("inf")

@@ -599,7 +599,7 @@ def test_non_contiguous_buffers_are_refused_with_a_clear_error():
         qc.BitReader(_strided(msg))
     with pytest.raises(ValueError, match="contiguous"):
         qc.unpack(_strided(msg), 1, 8)
-    with pytest.raises((ValueError, TypeError), match="contiguous"):
+    with pytest.raises(ValueError, match="contiguous"):
         qc.SnapshotDecoder(s).decode(_strided(msg))
     with pytest.raises(TypeError):
         s.decode("not bytes")
