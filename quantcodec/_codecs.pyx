@@ -456,10 +456,6 @@ cdef class Codec:
         """Floats per value: 1 for scalars, 3 for UnitVector, 4 for Quat, k for a Vector of k."""
         return self.ncomp
 
-    def spec(self):
-        """A JSON-able dict of the kind and parameters; `codec_from_spec` rebuilds an equal codec."""
-        raise NotImplementedError  # every concrete class overrides it
-
     def __eq__(self, other):
         if not isinstance(other, Codec):
             return NotImplemented
@@ -651,9 +647,6 @@ cdef class _FloatScalar(Codec):
     @property
     def max_error(self):
         return self._step() / 2.0
-
-    def _step(self):
-        raise NotImplementedError  # overridden by every concrete class
 
 
 cdef inline bint _is_number(object x):
