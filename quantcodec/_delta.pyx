@@ -78,6 +78,99 @@ cdef extern from *:
     int qc_bitlen64(uint64_t x) noexcept nogil
 
 
+cdef extern from *:
+    """
+    /* The row scan of the common case (the same entities in the current snapshot, the baseline
+       and, if any, the extrapolation snapshot, row for row): for each row i, whether the current
+       row differs from the baseline's (then i goes to idx[], its context to ctxo[] and its
+       position within its context class to kpos[]) and its context: 1 if the baseline row
+       differs from the extrapolation row (always 1 without one). Returns the number of changed
+       rows; q[0] / q[1] get the sizes of the two context classes. Branch-free; the row width is
+       a compile-time constant for the usual widths so that the compares unroll and vectorize. */
+    #define QC_SCAN_ROWS(SS)                                                               \
+        for (i = 0; i < n; i++) {                                                          \
+            const uint64_t* cr_ = c + i * (SS);                                            \
+            const uint64_t* br_ = b + i * (SS);                                            \
+            uint64_t x_ = 0, y_ = 1;                                                       \
+            int d_, t_;                                                                    \
+            for (s = 0; s < (SS); s++) x_ |= cr_[s] ^ br_[s];                              \
+            if (p) {                                                                       \
+                const uint64_t* pr_ = p + i * (SS);                                        \
+                y_ = 0;                                                                    \
+                for (s = 0; s < (SS); s++) y_ |= br_[s] ^ pr_[s];                          \
+            }                                                                              \
+            d_ = x_ != 0;                                                                  \
+            t_ = y_ != 0;                                                                  \
+            idx[nc] = i;                                                                   \
+            ctxo[nc] = (uint8_t)t_;                                                        \
+            kpos[nc] = t_ ? q1 : q0;                                                       \
+            nc += d_;                                                                      \
+            q1 += t_;                                                                      \
+            q0 += 1 - t_;                                                                  \
+        }
+    /* out[i] = whether row i of b differs from row i of p (n rows of S carriers each). */
+    #define QC_DIFF_ROWS(SS)                                                               \
+        for (i = 0; i < n; i++) {                                                          \
+            uint64_t x_ = 0;                                                               \
+            for (s = 0; s < (SS); s++) x_ |= b[i * (SS) + s] ^ p[i * (SS) + s];            \
+            out[i] = x_ != 0;                                                              \
+        }
+    static void qc_rows_differ(const uint64_t* b, const uint64_t* p, Py_ssize_t n, Py_ssize_t S,
+                               uint8_t* out)
+    {
+        Py_ssize_t i, s;
+        switch (S) {
+        case 1: QC_DIFF_ROWS(1) break;
+        case 2: QC_DIFF_ROWS(2) break;
+        case 3: QC_DIFF_ROWS(3) break;
+        case 4: QC_DIFF_ROWS(4) break;
+        case 5: QC_DIFF_ROWS(5) break;
+        case 6: QC_DIFF_ROWS(6) break;
+        case 7: QC_DIFF_ROWS(7) break;
+        case 8: QC_DIFF_ROWS(8) break;
+        case 9: QC_DIFF_ROWS(9) break;
+        case 10: QC_DIFF_ROWS(10) break;
+        case 11: QC_DIFF_ROWS(11) break;
+        case 12: QC_DIFF_ROWS(12) break;
+        default: QC_DIFF_ROWS(S) break;
+        }
+    }
+    static Py_ssize_t qc_scan_rows(const uint64_t* c, const uint64_t* b, const uint64_t* p,
+                                   Py_ssize_t n, Py_ssize_t S, Py_ssize_t* idx, uint8_t* ctxo,
+                                   Py_ssize_t* kpos, Py_ssize_t* q)
+    {
+        Py_ssize_t i, s, nc = 0, q0 = 0, q1 = 0;
+        switch (S) {
+        case 1: QC_SCAN_ROWS(1) break;
+        case 2: QC_SCAN_ROWS(2) break;
+        case 3: QC_SCAN_ROWS(3) break;
+        case 4: QC_SCAN_ROWS(4) break;
+        case 5: QC_SCAN_ROWS(5) break;
+        case 6: QC_SCAN_ROWS(6) break;
+        case 7: QC_SCAN_ROWS(7) break;
+        case 8: QC_SCAN_ROWS(8) break;
+        case 9: QC_SCAN_ROWS(9) break;
+        case 10: QC_SCAN_ROWS(10) break;
+        case 11: QC_SCAN_ROWS(11) break;
+        case 12: QC_SCAN_ROWS(12) break;
+        case 13: QC_SCAN_ROWS(13) break;
+        case 14: QC_SCAN_ROWS(14) break;
+        case 15: QC_SCAN_ROWS(15) break;
+        case 16: QC_SCAN_ROWS(16) break;
+        default: QC_SCAN_ROWS(S) break;
+        }
+        q[0] = q0;
+        q[1] = q1;
+        return nc;
+    }
+    """
+    void qc_rows_differ(const uint64_t* b, const uint64_t* p, Py_ssize_t n, Py_ssize_t S,
+                        uint8_t* out) noexcept nogil
+    Py_ssize_t qc_scan_rows(const uint64_t* c, const uint64_t* b, const uint64_t* p, Py_ssize_t n,
+                            Py_ssize_t S, Py_ssize_t* idx, uint8_t* ctxo, Py_ssize_t* kpos,
+                            Py_ssize_t* q) noexcept nogil
+
+
 # slot roles
 cdef enum:
     R_FLAG = 1      # NearlyZero flag
@@ -125,6 +218,7 @@ ctypedef struct comp_t:
     int field
     int nzslot        # the NearlyZero flag slot governing it, or -1
     int qshift        # R_QUAT: 3 * cbits (the index's position), else 0
+    int sh            # 64 - b: a b-bit value shifted up by sh has its sign bit at bit 63
 
 ctypedef struct finfo_t:
     int first         # first slot
@@ -161,6 +255,18 @@ cdef inline uint64_t to_lin(uint64_t sub, const comp_t* c) noexcept nogil:
     return sub ^ ((0 - ((sub >> (c.b - 1)) & 1)) & c.sm)
 
 
+cdef inline uint64_t zzw(uint64_t d, int sh) noexcept nogil:
+    """zz(sext(d mod 2**b, b)) with sh = 64 - b: the zigzagged b-bit two's complement difference
+    d (its bits above b ignored), in a handful of operations."""
+    cdef uint64_t t = d << sh
+    return ((t << 1) ^ <uint64_t>((<int64_t>t) >> 63)) >> sh
+
+
+cdef inline int64_t sextw(uint64_t d, int sh) noexcept nogil:
+    """sext(d mod 2**b, b) with sh = 64 - b."""
+    return (<int64_t>(d << sh)) >> sh
+
+
 cdef inline uint64_t comp_lin(const uint64_t* row, const comp_t* c) noexcept nogil:
     """The component's b-bit value in its ordered (linear) form. Carriers of signed codes are
     sign-extended, so the low b bits are the wire code."""
@@ -190,10 +296,16 @@ cdef inline int64_t round_div(int64_t x, int64_t den) noexcept nogil:
 cdef inline uint64_t extrapolate(uint64_t bl, uint64_t pl, const comp_t* c, int64_t num,
                                  int64_t den) noexcept nogil:
     """The predicted linear value base + (base - pred) * num / den, wrapped to the width."""
-    cdef int64_t s = sext((bl - pl) & c.mask, c.b)
+    return extrapolate_raw(bl, pl, c, num, den) & c.mask
+
+
+cdef inline uint64_t extrapolate_raw(uint64_t bl, uint64_t pl, const comp_t* c, int64_t num,
+                                     int64_t den) noexcept nogil:
+    """extrapolate() before the wrap to the width (its low b bits are the prediction)."""
+    cdef int64_t s = sextw(bl - pl, c.sh)
     if num != den:
         s = round_div(s * num, den)
-    return (bl + <uint64_t>s) & c.mask
+    return bl + <uint64_t>s
 
 
 cdef inline int egx_E(int k, int b) noexcept nogil:
@@ -201,25 +313,35 @@ cdef inline int egx_E(int k, int b) noexcept nogil:
 
 
 cdef inline void put_egx(bw_t* w, uint64_t u, int k, int b) noexcept nogil:
-    """Exp-Golomb of order k for u < 2**b, with an escape: E zero bits then u raw in b bits."""
+    """Exp-Golomb of order k for u < 2**b, with an escape: E zero bits then u raw in b bits.
+    At most two appends (small enough to be inlined into the hot loops): the escape; the whole
+    code when it fits 64 bits (e zeros, a one, the e low bits of x = (u >> k) + 1, the k low
+    bits of u); else its first e + 1 bits, then the e + k <= 64 others."""
     cdef int E = egx_E(k, b)
     cdef uint64_t v = u >> k if k < 64 else 0
-    cdef uint64_t x
-    cdef int e
-    if E < 64 and v >= ((<uint64_t>1) << E) - 1:
-        bw_put(w, 0, E)
-        bw_put(w, u, b)
-        return
-    x = v + 1
-    e = qc_bitlen64(x) - 1
-    if 2 * e + 1 + k <= 64:
-        # e zeros, a one, the e low bits of x, the k low bits of u: one put
-        bw_put(w, ((<uint64_t>1) << e) | ((x ^ ((<uint64_t>1) << e)) << (e + 1))
-               | ((u & qc_mask(k)) << (2 * e + 1)), 2 * e + 1 + k)
-        return
-    bw_put(w, (<uint64_t>1) << e, e + 1)
-    bw_put(w, x ^ ((<uint64_t>1) << e), e)
-    bw_put(w, u & qc_mask(k), k)
+    cdef uint64_t x, lo, hi
+    cdef int e, nlo, nhi
+    if v >= ((<uint64_t>1) << E) - 1:          # E <= 33
+        lo = 0
+        nlo = E
+        hi = u
+        nhi = b
+    else:
+        x = v + 1
+        e = qc_bitlen64(x) - 1
+        hi = (x ^ ((<uint64_t>1) << e)) | ((u & qc_mask(k)) << e)
+        if 2 * e + 1 + k <= 64:
+            lo = ((<uint64_t>1) << e) | (hi << (e + 1))
+            nlo = 2 * e + 1 + k
+            nhi = 0
+            hi = 0
+        else:
+            lo = (<uint64_t>1) << e
+            nlo = e + 1
+            nhi = e + k
+    bw_put(w, lo, nlo)
+    if nhi:
+        bw_put(w, hi, nhi)
 
 
 cdef inline bint egx_escapes(uint64_t u, int k, int b) noexcept nogil:
@@ -231,15 +353,13 @@ cdef inline bint egx_escapes(uint64_t u, int k, int b) noexcept nogil:
 cdef inline int get_egx(br_t* r, int k, int b, uint64_t* out, int* alt) noexcept nogil:
     """Read what put_egx wrote. 0 ok, D_SHORT, D_STRUCT (a value that does not fit b bits).
     With ``alt`` not NULL, the escape carries one more bit first: 1 means "no value, something
-    else follows" (alt[0] = 1, nothing more read), 0 a raw value as usual."""
+    else follows" (alt[0] = 1, nothing more read), 0 a raw value as usual. The common case (the
+    whole code within one 8-byte load, no escape) is inline; the rest is get_egx_slow."""
     cdef int E = egx_E(k, b)
-    cdef Py_ssize_t avail = br_remaining(r)
-    cdef int n = E if E < avail else <int>avail
-    cdef uint64_t peek, m, low
+    cdef uint64_t peek, m
     cdef int e, tot
     cdef Py_ssize_t idx = r.pos >> 3
     if idx + 8 <= r.nbytes:
-        # fast path: the whole code within the 57 bits one 8-byte load gives
         peek = qc_load_le64(r.buf + idx) >> (r.pos & 7)
         if peek & qc_mask(E):
             e = qc_ctz64(peek)
@@ -252,6 +372,16 @@ cdef inline int get_egx(br_t* r, int k, int b, uint64_t* out, int* alt) noexcept
                 r.pos += tot
                 out[0] = m
                 return D_OK
+    return get_egx_slow(r, k, b, out, alt)
+
+
+cdef int get_egx_slow(br_t* r, int k, int b, uint64_t* out, int* alt) noexcept nogil:
+    """get_egx near the end of the packet, for long codes and for the escape."""
+    cdef int E = egx_E(k, b)
+    cdef Py_ssize_t avail = br_remaining(r)
+    cdef int n = E if E < avail else <int>avail
+    cdef uint64_t peek, m, low
+    cdef int e
     if n <= 0:
         return D_SHORT
     peek = br_peek_unchecked(r, r.pos, n)
@@ -569,6 +699,38 @@ cdef int get_set(br_t* r, Py_ssize_t* pos, Py_ssize_t* n, Py_ssize_t M) noexcept
     return D_OK
 
 
+cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const uint64_t* br,
+                       const uint64_t* pr, int64_t num, int64_t den, uint64_t* Ue,
+                       uint32_t* hist) noexcept nogil:
+    """Component c (descriptor cp) of one changed entity whose field changed: unless its
+    NearlyZero flag is 0, or (smallest three) its largest component is not the baseline's, the
+    zigzagged difference from the baseline into Ue[2c] and from the extrapolation (``pr``, if
+    any and usable) into Ue[2c + 1] (the baseline's again where there is none), each counted by
+    bit length into the component's histograms."""
+    cdef int nz = cp.nzslot, slot = cp.slot, qs = cp.qshift
+    cdef int usep = cp.predictable and pr != NULL
+    cdef uint64_t cl, r0, u0, u1
+    cdef uint32_t* h
+    if nz >= 0 and cr[nz] == 0:
+        return
+    if qs:
+        if (cr[slot] >> qs) != (br[slot] >> qs):
+            return
+        if usep and (pr[slot] >> qs) != (br[slot] >> qs):
+            usep = 0
+    cl = comp_lin(cr, cp)
+    r0 = comp_lin(br, cp)
+    u0 = zzw(cl - r0, cp.sh)
+    u1 = u0
+    if usep:
+        u1 = zzw(cl - extrapolate_raw(r0, comp_lin(pr, cp), cp, num, den), cp.sh)
+    Ue[2 * c] = u0
+    Ue[2 * c + 1] = u1
+    h = hist + 2 * c * HIST
+    h[qc_bitlen64(u0)] += 1
+    h[HIST + qc_bitlen64(u1)] += 1
+
+
 # ------------------------------------------------------------------------------------------------
 # the coder
 
@@ -750,6 +912,7 @@ cdef class DeltaCoder:
         self.ci[c].sm = qc_mask(b - 1) if smag else 0
         self.ci[c].field = self.si[s].field
         self.ci[c].qshift = 3 * self.si[s].cb if self.si[s].role == R_QUAT else 0
+        self.ci[c].sh = 64 - b
         self.ci[c].nzslot = -1
         cdef Py_ssize_t t
         for t in range(s - 1, -1, -1):
@@ -817,6 +980,15 @@ cdef class DeltaCoder:
         cdef int has_base = a.bdist > 0
         cdef int has_pred = a.pdist > 0
         cdef uint32_t idh[HIST]
+        cdef const sinfo_t* SI = self.si
+        cdef const comp_t* CI = self.ci
+        cdef const finfo_t* FI = self.fi
+        cdef const sinfo_t* si
+        cdef uint8_t* fe
+        cdef uint64_t* Ue
+        cdef uint64_t x
+        cdef Py_ssize_t end
+        cdef int role, E
 
         if (buf_need(&self.b_removed, sizeof(Py_ssize_t) * (a.m + 1)) or
                 buf_need(&self.b_new, sizeof(Py_ssize_t) * (a.n + 1)) or
@@ -862,25 +1034,11 @@ cdef class DeltaCoder:
         if (has_base and a.n == a.m and _same_ids(a.cid, a.bid, a.n)
                 and (not has_pred or (a.p == a.m and _same_ids(a.pid, a.bid, a.m)))):
             # the common case: the same entities in all the snapshots, row for row
-            q0 = 0       # kept entities of context 0 / 1 so far
-            q1 = 0
-            for i in range(a.n):
-                cr = a.crow + i * S
-                br = a.brow + i * S
-                ctx = 1
-                if has_pred:
-                    ctx = rows_differ(br, a.prow + i * S, S)
-                if rows_differ(cr, br, S):
-                    ccur[nchg] = i
-                    cbase[nchg] = i
-                    cpred[nchg] = i if has_pred else -1
-                    ckpos[nchg] = q1 if ctx else q0
-                    cctx[nchg] = <uint8_t>ctx
-                    nchg += 1
-                q1 += ctx
-                q0 += 1 - ctx
-            kctx[0] = q0
-            kctx[1] = q1
+            nchg = qc_scan_rows(a.crow, a.brow, a.prow if has_pred else NULL, a.n, S, ccur,
+                                cctx, ckpos, kctx)
+            for e in range(nchg):
+                cbase[e] = ccur[e]
+                cpred[e] = ccur[e] if has_pred else -1
             i = a.n
             j = a.m
         elif has_base:
@@ -929,34 +1087,41 @@ cdef class DeltaCoder:
             lists[t * (lim + 1) + nlist[t]] = ckpos[e]
             nlist[t] += 1
 
-        # 3. which fields changed, per changed entity
+        # 3. per changed entity, in one pass over its rows: which fields changed, and for each
+        #    component of a changed field its zigzagged differences (from the baseline, from the
+        #    extrapolation), counted by bit length into the component's two histograms
+        #    (entity by entity, so consecutive increments hit different counters)
         for f in range(F):
             fcount[f] = 0
+        if nchg:
+            memset(hist, 0, sizeof(uint32_t) * HIST * 2 * C)
         for e in range(nchg):
             cr = a.crow + ccur[e] * S
             br = a.brow + cbase[e] * S
+            pr = a.prow + cpred[e] * S if cpred[e] >= 0 else NULL
+            fe = fch + e * F
+            Ue = U + e * 2 * C
             for f in range(F):
-                t = 0
-                for s in range(self.fi[f].first, self.fi[f].end):
-                    if cr[s] != br[s]:
-                        t = 1
-                        break
-                fch[e * F + f] = <uint8_t>t
+                x = 0
+                for s in range(FI[f].first, FI[f].end):
+                    x |= cr[s] ^ br[s]
+                t = x != 0
+                fe[f] = <uint8_t>t
                 fcount[f] += t
+                if t:
+                    for c in range(FI[f].c0, FI[f].c1):
+                        _diff(&CI[c], c, cr, br, pr, a.bdist, a.pdist, Ue, hist)
         for f in range(F):
             fmode[f] = fcount[f] > 0          # some changed entity changed field f
 
-        # 4. histograms of the bit lengths of the zigzagged differences, without / with extrapolation
+        # 4. per component: the Exp-Golomb parameter, and whether to extrapolate
         if nchg:
-            memset(hist, 0, sizeof(uint32_t) * HIST * 2 * C)
             for c in range(C):
-                self._analyze_comp(c, a, ccur, cbase, cpred, nchg, fch, hist + 2 * c * HIST, U)
-            for c in range(C):
-                k0 = best_k(hist + (2 * c) * HIST, self.ci[c].b, &cost0)
+                k0 = best_k(hist + (2 * c) * HIST, CI[c].b, &cost0)
                 pp[c] = 0
                 kk[c] = <uint8_t>k0
-                if has_pred and self.ci[c].predictable:
-                    k1 = best_k(hist + (2 * c + 1) * HIST, self.ci[c].b, &cost1)
+                if has_pred and CI[c].predictable:
+                    k1 = best_k(hist + (2 * c + 1) * HIST, CI[c].b, &cost1)
                     if cost1 < cost0:
                         pp[c] = 1
                         kk[c] = <uint8_t>k1
@@ -1023,9 +1188,54 @@ cdef class DeltaCoder:
                 for e in range(nchg):
                     cr = a.crow + ccur[e] * S
                     br = a.brow + cbase[e] * S
+                    fe = fch + e * F
+                    Ue = U + e * 2 * C
                     for f in range(F):
-                        if fch[e * F + f]:
-                            self._put_field(&w, cr, br, f, U + e * 2 * C, kk, pp)
+                        if not fe[f]:
+                            continue
+                        s = FI[f].first
+                        end = FI[f].end
+                        while s < end:
+                            si = &SI[s]
+                            role = si.role
+                            if role == R_ORD:
+                                c = si.comp
+                                put_egx(&w, Ue[2 * c + pp[c]], kk[c], si.bits)
+                                s += 1
+                            elif role == R_FLAG:
+                                if not (FI[f].implied_flag and br[s] == 0):
+                                    bw_put(&w, cr[s], 1)
+                                s += 1 + (si.span if cr[s] == 0 else 0)
+                            elif role == R_QUAT:
+                                # the first component's code doubles as the "same largest
+                                # component" signal: its escape carries one more bit, 1 = the
+                                # absolute code follows instead
+                                c = si.comp
+                                E = egx_E(kk[c], si.cb)
+                                if (cr[s] >> (3 * si.cb)) != (br[s] >> (3 * si.cb)):
+                                    bw_put(&w, 0, E)
+                                    bw_put(&w, 1, 1)
+                                    bw_put(&w, cr[s], si.bits)
+                                elif egx_escapes(Ue[2 * c + pp[c]], kk[c], si.cb):
+                                    bw_put(&w, 0, E)
+                                    bw_put(&w, 0, 1)
+                                    bw_put(&w, Ue[2 * c + pp[c]], si.cb)
+                                    put_egx(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb)
+                                    put_egx(&w, Ue[2 * c + 4 + pp[c + 2]], kk[c + 2], si.cb)
+                                else:
+                                    put_egx(&w, Ue[2 * c + pp[c]], kk[c], si.cb)
+                                    put_egx(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb)
+                                    put_egx(&w, Ue[2 * c + 4 + pp[c + 2]], kk[c + 2], si.cb)
+                                s += 1
+                            elif role == R_UVEC:
+                                c = si.comp
+                                put_egx(&w, Ue[2 * c + pp[c]], kk[c], si.cb)
+                                put_egx(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb)
+                                s += 1
+                            else:       # R_ABS
+                                if not FI[f].implied_flip:
+                                    bw_put(&w, cr[s] & si.mask, si.bits)
+                                s += 1
                 self.w = w
         bw_flush(&self.w)
         return 0
@@ -1036,93 +1246,6 @@ cdef class DeltaCoder:
         if use_pred and pr != NULL:
             return extrapolate(bl, comp_lin(pr, c), c, num, den)
         return bl
-
-    cdef void _analyze_comp(self, int c, const enc_in_t* a, const Py_ssize_t* ccur,
-                            const Py_ssize_t* cbase, const Py_ssize_t* cpred, Py_ssize_t nchg,
-                            const uint8_t* fch, uint32_t* h, uint64_t* U) noexcept nogil:
-        """Component c of every changed entity whose field changed (and whose NearlyZero flag
-        is 1, and, for smallest three, whose largest component is the baseline's): the zigzagged
-        difference from the baseline (U[2c]) and from the extrapolation (U[2c + 1]; the
-        baseline's where there is none), counted by bit length into h."""
-        cdef const comp_t* cp = &self.ci[c]
-        cdef Py_ssize_t e, S = self.nslots, F = self.nfields
-        cdef int f = cp.field, nz = cp.nzslot, slot = cp.slot, qs = cp.qshift
-        cdef int usep, canpred = a.pdist > 0 and cp.predictable
-        cdef const uint64_t* cr
-        cdef const uint64_t* br
-        cdef const uint64_t* pr
-        cdef uint64_t cl, r0, u0, u1
-        cdef Py_ssize_t C2 = 2 * self.ncomps
-        for e in range(nchg):
-            if not fch[e * F + f]:
-                continue
-            cr = a.crow + ccur[e] * S
-            if nz >= 0 and cr[nz] == 0:
-                continue
-            br = a.brow + cbase[e] * S
-            usep = canpred and cpred[e] >= 0
-            if qs:
-                if (cr[slot] >> qs) != (br[slot] >> qs):
-                    continue
-                if usep and (a.prow[cpred[e] * S + slot] >> qs) != (br[slot] >> qs):
-                    usep = 0
-            cl = comp_lin(cr, cp)
-            r0 = comp_lin(br, cp)
-            u0 = zz(sext((cl - r0) & cp.mask, cp.b))
-            u1 = u0
-            if usep:
-                pr = a.prow + cpred[e] * S
-                u1 = zz(sext((cl - extrapolate(r0, comp_lin(pr, cp), cp, a.bdist, a.pdist))
-                             & cp.mask, cp.b))
-            U[e * C2 + 2 * c] = u0
-            U[e * C2 + 2 * c + 1] = u1
-            h[qc_bitlen64(u0)] += 1
-            h[HIST + qc_bitlen64(u1)] += 1
-
-    cdef inline void _put_field(self, bw_t* w, const uint64_t* cr, const uint64_t* br, Py_ssize_t f,
-                                const uint64_t* U, const uint8_t* kk, const uint8_t* pp) noexcept nogil:
-        cdef Py_ssize_t s = self.fi[f].first, end = self.fi[f].end
-        cdef int c, j, ncomp
-        cdef const sinfo_t* si
-        while s < end:
-            si = &self.si[s]
-            if si.role == R_FLAG:
-                if not (self.fi[f].implied_flag and br[s] == 0):
-                    bw_put(w, cr[s], 1)
-                s += 1 + (si.span if cr[s] == 0 else 0)
-                continue
-            if si.role == R_ABS:
-                if not self.fi[f].implied_flip:
-                    bw_put(w, cr[s] & si.mask, si.bits)
-                s += 1
-                continue
-            if si.role == R_QUAT:
-                # the first component's code doubles as the "same largest component" signal:
-                # its escape carries one more bit, 1 = the absolute code follows instead
-                c = si.comp
-                if (cr[s] >> (3 * si.cb)) != (br[s] >> (3 * si.cb)):
-                    bw_put(w, 0, egx_E(kk[c], si.cb))
-                    bw_put(w, 1, 1)
-                    bw_put(w, cr[s], si.bits)
-                    s += 1
-                    continue
-                if egx_escapes(U[2 * c + pp[c]], kk[c], si.cb):
-                    bw_put(w, 0, egx_E(kk[c], si.cb))
-                    bw_put(w, 0, 1)
-                    bw_put(w, U[2 * c + pp[c]], si.cb)
-                    for j in range(1, 3):
-                        put_egx(w, U[2 * (c + j) + pp[c + j]], kk[c + j], si.cb)
-                    s += 1
-                    continue
-                ncomp = 3
-            elif si.role == R_UVEC:
-                ncomp = 2
-            else:
-                ncomp = 1
-            for j in range(ncomp):
-                c = si.comp + j
-                put_egx(w, U[2 * c + pp[c]], kk[c], self.ci[c].b)
-            s += 1
 
     def encode(self, int seq, SnapshotData cur not None, int bdist=0, SnapshotData base=None,
                int pdist=0, SnapshotData pred=None):
@@ -1168,6 +1291,48 @@ cdef class DeltaCoder:
         self.last_bits = self.w.nbits
         return PyBytes_FromStringAndSize(<char*>self.w.buf, bw_nbytes(&self.w))
 
+    def encode_stream(self, int seq, SnapshotData cur not None, dict sent, set acked, newest,
+                      int hist, bint predict):
+        """One step of SnapshotEncoder.encode (``seq`` in 0..65535, ``cur`` checked by the
+        caller): choose the references among the acknowledged snapshots held in ``sent``,
+        encode, store ``cur`` under ``seq``. Returns ``(packet, base, pred, newest)``."""
+        base, bdist, pred, pdist = references(acked, seq, hist, predict)
+        if base is None:
+            packet = self.encode(seq, cur)
+        elif pred is None:
+            packet = self.encode(seq, cur, bdist, sent[base])
+        else:
+            packet = self.encode(seq, cur, bdist, sent[base], pdist, sent[pred])
+        if sent.get(seq) is not cur:
+            acked.discard(seq)
+        store(sent, acked, newest, seq, cur, hist)
+        if newest is None or _newer(seq, newest):
+            newest = seq
+        return packet, base, pred, newest
+
+    def decode_stream(self, data, dict held):
+        """Decode a packet against the snapshots in ``held`` (seq -> SnapshotData). Returns
+        ``(seq, ids, matrix)``; or, when a snapshot the packet names is not held,
+        ``(seq, None, missing_seq, role)`` with role "baseline" or "extrapolation" (nothing
+        decoded)."""
+        cdef const uint8_t[::1] buf = _as_bytes(data)
+        cdef br_t r
+        cdef int seq, bdist, pdist, bseq, pseq
+        br_init(&r, &buf[0] if buf.shape[0] else NULL, buf.shape[0])
+        if _read_header(&r, &seq, &bdist, &pdist) or bdist == 0:
+            return self._decode(buf, None, None)      # (the errors are raised there)
+        bseq = (seq - bdist) & SEQ_MASK
+        base = held.get(bseq)
+        if base is None:
+            return seq, None, bseq, "baseline"
+        if pdist == 0:
+            return self._decode(buf, base, None)
+        pseq = (bseq - pdist) & SEQ_MASK
+        pred = held.get(pseq)
+        if pred is None:
+            return seq, None, pseq, "extrapolation"
+        return self._decode(buf, base, pred)
+
     cdef int _check(self, SnapshotData d, str what) except -1:
         if d is None:
             raise ValueError(f"{what} snapshot missing")
@@ -1196,7 +1361,9 @@ cdef class DeltaCoder:
         """Decode a packet against the snapshots its header names (pass them). Returns
         ``(seq, ids, matrix)``, new NumPy arrays; raises DecodeError on anything malformed
         (nothing else is touched)."""
-        cdef const uint8_t[::1] buf = _as_bytes(data)
+        return self._decode(_as_bytes(data), base, pred)
+
+    cdef tuple _decode(self, const uint8_t[::1] buf, SnapshotData base, SnapshotData pred):
         cdef br_t r
         cdef int seq, bdist, pdist, st = 0
         cdef Py_ssize_t m = 0, p = 0, S = self.nslots, nrem = 0, nnew = 0, kept, nout
@@ -1327,6 +1494,7 @@ cdef class DeltaCoder:
         cdef uint64_t* orw
         cdef const uint64_t* br
         cdef const uint64_t* pr
+        cdef uint8_t* ctxv
         if (buf_need(&self.b_kept, sizeof(Py_ssize_t) * 8 * (kept + 1)) or
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
                 buf_need(&self.b_fmode, F + 1)):
@@ -1394,7 +1562,19 @@ cdef class DeltaCoder:
             return self._finish(r)
         # changed entities: one set over all kept entities, or (with an extrapolation snapshot)
         # one over those that changed between the two references, then one over the others
-        if pdist:
+        if pdist and nrem == 0 and p == m and _same_ids(pid, bid, m):
+            # the common case: the same entities in both references, row for row
+            if buf_need(&self.b_cctx, m + 1):
+                return self._fail(D_NOMEM, b"out of memory")
+            ctxv = <uint8_t*>self.b_cctx.p
+            qc_rows_differ(brow, prow, m, S, ctxv)
+            for e in range(kept):
+                kept_pred[e] = e
+                cls1[n1] = e
+                cls0[n0] = e
+                n1 += ctxv[e]
+                n0 += 1 - ctxv[e]
+        elif pdist:
             pj = 0
             same = p == m and _same_ids(pid, bid, m)
             for e in range(kept):
@@ -1416,6 +1596,7 @@ cdef class DeltaCoder:
                 else:
                     cls0[n0] = e
                     n0 += 1
+        if pdist:
             if n1:
                 st = get_set(r, set1, &m1, n1)
                 if st:
@@ -1563,7 +1744,9 @@ cdef class DeltaCoder:
             return self._fail(st, b"bad difference")
         if alt != NULL and alt[0]:
             return D_OK
-        ref = self._ref(cp, br, pr, qpred and pp[c], num, den)
+        ref = comp_lin(br, cp)
+        if qpred and pp[c] and pr != NULL:
+            ref = extrapolate_raw(ref, comp_lin(pr, cp), cp, num, den)
         sub[0] = to_lin((ref + <uint64_t>unzz(u)) & cp.mask, cp)
         return D_OK
 
@@ -1606,6 +1789,89 @@ cdef class DeltaCoder:
             raise DecodeError(f"snapshot packet: entity {self.err_id}: {name}: code {code} "
                               f"is not valid ({where})")
         raise DecodeError(f"snapshot packet: {msg} {where}")
+
+
+# ------------------------------------------------------------------------------------------------
+# stream bookkeeping (SnapshotEncoder / SnapshotDecoder): which snapshots are held and which a
+# packet is coded against. Plain Python containers, walked in C: this runs once per packet.
+
+cdef int SEQ_MASK = 0xFFFF
+
+
+cdef inline bint _newer(int a, int b) noexcept:
+    cdef int d = (a - b) & SEQ_MASK
+    return 0 < d < 0x8000
+
+
+def store(dict held, acked, newest, int seq, snap, int hist):
+    """Put ``snap`` under ``seq`` in ``held`` (a dict over a window of the last ``hist`` sequence
+    numbers up to ``newest``), moving the window if ``seq`` is newer and dropping (from ``acked``,
+    a set or None, too) what falls out of it. Snapshots older than the window are not stored."""
+    cdef int nw, step, s, i
+    cdef list out
+    if newest is not None:
+        nw = newest
+        if not _newer(seq, nw):
+            if ((nw - seq) & SEQ_MASK) < hist:
+                held[seq] = snap
+            return
+        step = (seq - nw) & SEQ_MASK
+        if step >= hist or step >= len(held):
+            out = [k for k in held if ((seq - <int>k) & SEQ_MASK) >= hist]
+        else:
+            out = [(nw - hist + 1 + i) & SEQ_MASK for i in range(step)]
+        for k in out:
+            held.pop(k, None)
+            if acked is not None:
+                (<set>acked).discard(k)
+    held[seq] = snap
+
+
+def references(set acked, int seq, int hist, bint predict):
+    """``(base, bdist, pred, pdist)`` for packet ``seq``: the newest acknowledged snapshot older
+    than ``seq`` within the history, and (``predict``) the acknowledged snapshot before it whose
+    distance to it is closest to bdist (the farther of two equally close), also within the
+    history; None / 0 where there is none."""
+    cdef int bdist = 0, d, base, room, off, best_d = 0, best_o = -1, o
+    if not acked:
+        return None, 0, None, 0
+    if len(acked) <= 4:
+        for k in acked:
+            d = (seq - <int>k) & SEQ_MASK
+            if 0 < d < hist and (bdist == 0 or d < bdist):
+                bdist = d
+    else:
+        for d in range(1, hist):
+            if ((seq - d) & SEQ_MASK) in acked:
+                bdist = d
+                break
+    if bdist == 0:
+        return None, 0, None, 0
+    base = (seq - bdist) & SEQ_MASK
+    if not predict:
+        return base, bdist, None, 0
+    room = hist - bdist            # pdist < room keeps pred within the history
+    if len(acked) <= 8:
+        for k in acked:
+            d = (base - <int>k) & SEQ_MASK
+            if 0 < d < room:
+                o = d - bdist if d >= bdist else bdist - d
+                if best_o < 0 or o < best_o or (o == best_o and d > best_d):
+                    best_o = o
+                    best_d = d
+    else:
+        for off in range(room if room > bdist else bdist):
+            d = bdist + off
+            if d < room and ((base - d) & SEQ_MASK) in acked:
+                best_d = d
+                break
+            d = bdist - off
+            if off and 0 < d < room and ((base - d) & SEQ_MASK) in acked:
+                best_d = d
+                break
+    if best_d == 0:
+        return base, bdist, None, 0
+    return base, bdist, (base - best_d) & SEQ_MASK, best_d
 
 
 cdef inline void _copy_rows(uint64_t* oid, uint64_t* orow, const uint64_t* bid,

@@ -24,6 +24,7 @@ import threading
 import numpy as np
 
 from ._delta import DeltaCoder, SnapshotData
+from ._delta import references as _references_of, store as _store
 from ._plan import Plan
 from .errors import DecodeError, SchemaError
 
@@ -262,27 +263,6 @@ class Snapshot(SnapshotData):
         return f"<Snapshot{seq} of {name!r}: {len(self)} entities>"
 
 
-def _store(held, acked, newest, seq, snap, hist):
-    """Put `snap` under `seq` in `held` (a dict of a window of the last `hist` sequence numbers
-    up to `newest`), moving the window if `seq` is newer, and dropping (from `acked` too) what
-    falls out of it. Snapshots older than the window are not stored."""
-    if newest is not None and not seq_newer(seq, newest):
-        if seq_distance(newest, seq) < hist:
-            held[seq] = snap
-        return
-    if newest is not None:
-        step = seq_distance(seq, newest)
-        if step >= hist or step >= len(held):
-            out = [s for s in held if seq_distance(seq, s) >= hist]
-        else:
-            out = [(newest - hist + 1 + i) & SEQ_MASK for i in range(step)]
-        for s in out:
-            held.pop(s, None)
-            if acked is not None:
-                acked.discard(s)
-    held[seq] = snap
-
-
 def _rebuild(schema, ids, matrix, seq):
     bad = schema._plan.valid_matrix(matrix)
     if bad is not None:
@@ -378,25 +358,14 @@ class SnapshotEncoder:
     def encode(self, seq, snapshot):
         """The packet (bytes) that brings a client holding the acknowledged snapshots to
         ``snapshot``, numbered ``seq`` (taken mod 65536)."""
-        seq = _seq(seq, "SnapshotEncoder.encode")
+        seq = seq & SEQ_MASK if type(seq) is int else _seq(seq, "SnapshotEncoder.encode")
         if not isinstance(snapshot, Snapshot):
             raise TypeError(f"SnapshotEncoder.encode: expected a Snapshot, got {type(snapshot).__name__}")
         if snapshot._schema is not self._schema and snapshot._schema != self._schema:
             raise SchemaError("SnapshotEncoder.encode: the snapshot's schema is not the encoder's")
         with self._lock:
-            base, bdist, pred, pdist = self._references(seq)
-            if base is None:
-                packet = self._coder.encode(seq, snapshot)
-            elif pred is None:
-                packet = self._coder.encode(seq, snapshot, bdist, self._sent[base])
-            else:
-                packet = self._coder.encode(seq, snapshot, bdist, self._sent[base], pdist,
-                                            self._sent[pred])
-            if self._sent.get(seq) is not snapshot:
-                self._acked.discard(seq)
-            _store(self._sent, self._acked, self._newest, seq, snapshot, self._history)
-            if self._newest is None or seq_newer(seq, self._newest):
-                self._newest = seq
+            packet, base, pred, self._newest = self._coder.encode_stream(
+                seq, snapshot, self._sent, self._acked, self._newest, self._history, self._predict)
             self._last = (base, pred)
             return packet
 
@@ -404,40 +373,7 @@ class SnapshotEncoder:
         """(base, bdist, pred, pdist) for packet `seq`: the newest acknowledged snapshot older
         than `seq` within the history, and the acknowledged snapshot before it whose distance to
         it is closest to bdist (the farther of two equally close), also within the history."""
-        acked, hist = self._acked, self._history
-        if not acked:
-            return None, 0, None, 0
-        bdist = 0
-        if len(acked) <= 8:
-            for s in acked:
-                d = (seq - s) & SEQ_MASK
-                if 0 < d < hist and (bdist == 0 or d < bdist):
-                    bdist = d
-        else:
-            for d in range(1, hist):
-                if (seq - d) & SEQ_MASK in acked:
-                    bdist = d
-                    break
-        if bdist == 0:
-            return None, 0, None, 0
-        base = (seq - bdist) & SEQ_MASK
-        if not self._predict:
-            return base, bdist, None, 0
-        room = hist - bdist            # pdist < room keeps pred within the history
-        if len(acked) <= 16:
-            best = None
-            for s in acked:
-                d = (base - s) & SEQ_MASK
-                if 0 < d < room and (best is None or (abs(d - bdist), -d) < best):
-                    best = (abs(d - bdist), -d)
-            if best is None:
-                return base, bdist, None, 0
-            return base, bdist, (base + best[1]) & SEQ_MASK, -best[1]
-        for off in range(room):
-            for d in ((bdist + off, bdist - off) if off else (bdist,)):
-                if 0 < d < room and (base - d) & SEQ_MASK in acked:
-                    return base, bdist, (base - d) & SEQ_MASK, d
-        return base, bdist, None, 0
+        return _references_of(self._acked, seq, self._history, self._predict)
 
     def ack(self, seq):
         """Record that the client has snapshot ``seq``. Returns True if that snapshot is held
@@ -513,25 +449,15 @@ class SnapshotDecoder:
         """Decode one packet; returns the snapshot it carries. DecodeError (state unchanged) if
         its baseline is not held or it is malformed."""
         with self._lock:
-            coder = self._coder
-            seq, bdist, pdist = coder.peek(packet)
-            if bdist == 0:
-                _, ids, matrix = coder.decode(packet)
-            else:
-                bseq = (seq - bdist) & SEQ_MASK
-                base = self._held.get(bseq)
-                if base is None:
-                    raise DecodeError(f"snapshot packet {seq}: its baseline {bseq} is not held "
+            got = self._coder.decode_stream(packet, self._held)
+            seq, ids, matrix = got[0], got[1], got[2]
+            if ids is None:
+                missing, role = got[2], got[3]
+                if role == "baseline":
+                    raise DecodeError(f"snapshot packet {seq}: its baseline {missing} is not held "
                                       f"(held: {list(self._held_sorted()[:8])})")
-                if pdist == 0:
-                    _, ids, matrix = coder.decode(packet, base)
-                else:
-                    pseq = (bseq - pdist) & SEQ_MASK
-                    pred = self._held.get(pseq)
-                    if pred is None:
-                        raise DecodeError(f"snapshot packet {seq}: the snapshot {pseq} it "
-                                          f"extrapolates from is not held")
-                    _, ids, matrix = coder.decode(packet, base, pred)
+                raise DecodeError(f"snapshot packet {seq}: the snapshot {missing} it "
+                                  f"extrapolates from is not held")
             snap = Snapshot._make(self._schema, ids, matrix, seq)
             self._commit(seq, snap)
             return snap
