@@ -22,7 +22,7 @@ from cpython.buffer cimport (
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItemWithError
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_AsDouble
-from cpython.list cimport PyList_GET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_AsTuple
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong, PyLong_FromUnsignedLongLong
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
@@ -913,8 +913,12 @@ cdef inline int _exact(Plan self, Py_ssize_t s, object v, uint64_t* out) except 
 cdef object _items(Plan self, Py_ssize_t f, object v, Py_ssize_t k, PyObject*** items):
     """The k components of a vector value: returns the object that owns `items`."""
     cdef object seq
-    if type(v) is tuple or type(v) is list:
+    if type(v) is tuple:
         seq = v
+    elif isinstance(v, list):
+        # a copy: the list's item array would dangle if a component's __float__ / __index__
+        # resized the list while we read it
+        seq = PyList_AsTuple(v)
     elif isinstance(v, (str, bytes, dict)) or v is None:
         raise TypeError(f"field {self.names[f]!r}: expected a sequence of {k} numbers, got {type(v).__name__}")
     else:
@@ -1040,6 +1044,10 @@ cdef int _fill_row(Plan self, object rec, uint64_t* row) except -1:
         mode = R_LIST
     else:
         mode = _record_mode(self, rec)
+    if mode == R_LIST:
+        # read from a copy of its items: a value's __float__ / __index__ may resize the list
+        rec = PyList_AsTuple(rec)
+        mode = R_TUPLE
     if mode == R_TUPLE or mode == R_LIST or mode == R_SEQ:
         if len(rec) != self.nfields:
             raise SchemaError(f"record has {len(rec)} values, the schema has {self.nfields} fields "

@@ -1038,3 +1038,34 @@ def test_property_roundtrip_equals_codecs(pos, q, vel, yaw, health, state, groun
     w = qc.BitWriter()
     write_record(w, PS, codes)
     assert w.getvalue() == data
+
+
+class _Shrinker:
+    """A number whose conversion empties the list it sits in (a hostile or buggy __float__)."""
+
+    def __init__(self, value, victim):
+        self.value = value
+        self.victim = victim
+
+    def __float__(self):
+        self.victim.clear()
+        return self.value
+
+
+def test_list_record_resized_while_read_is_safe():
+    # the record is read from a copy of the list's items: clearing the list from a value's
+    # __float__ must neither crash nor change what is encoded
+    sch = qc.Schema("L", [("a", qc.Bounded(0, 1, 8)), ("b", qc.Bounded(0, 1, 8)),
+                          ("c", qc.Bounded(0, 1, 8))])
+    rec = [0.25, 0.5, 0.75]
+    rec[0] = _Shrinker(0.25, rec)
+    assert sch.encode(rec) == sch.encode((0.25, 0.5, 0.75))
+    assert rec == []
+
+
+def test_list_vector_resized_while_read_is_safe():
+    sch = qc.Schema("V", [("p", qc.Vector(*[qc.Bounded(-1, 1, 12)] * 3))])
+    vec = [0.1, 0.2, 0.3]
+    vec[0] = _Shrinker(0.1, vec)
+    assert sch.encode({"p": vec}) == sch.encode({"p": (0.1, 0.2, 0.3)})
+    assert vec == []
