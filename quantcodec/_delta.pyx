@@ -66,7 +66,7 @@ cdef extern from *:
     }
     static inline int qc_bitlen64(uint64_t x) {         /* 0 for 0 */
     #if defined(__GNUC__) || defined(__clang__)
-        return x ? 64 - __builtin_clzll(x) : 0;
+        return 64 - __builtin_clzll(x | 1) - (x == 0);  /* branch-free */
     #elif defined(_MSC_VER) && defined(_M_X64) || defined(_M_ARM64)
         unsigned long i; if (!x) return 0; _BitScanReverse64(&i, x); return (int)i + 1;
     #else
@@ -219,6 +219,7 @@ ctypedef struct comp_t:
     int nzslot        # the NearlyZero flag slot governing it, or -1
     int qshift        # R_QUAT: 3 * cbits (the index's position), else 0
     int sh            # 64 - b: a b-bit value shifted up by sh has its sign bit at bit 63
+    uint64_t smt      # sm << sh: the magnitude bits of a sign-magnitude value, shifted up
 
 ctypedef struct finfo_t:
     int first         # first slot
@@ -699,6 +700,18 @@ cdef int get_set(br_t* r, Py_ssize_t* pos, Py_ssize_t* n, Py_ssize_t M) noexcept
     return D_OK
 
 
+cdef inline uint64_t top_lin(uint64_t carrier, const comp_t* cp) noexcept nogil:
+    """The component's linear value (comp_lin) shifted up to the top of 64 bits (the low sh bits
+    zero): differences there wrap at the component's width by themselves."""
+    cdef uint64_t x = (carrier >> cp.shift) << cp.sh
+    return x ^ (<uint64_t>((<int64_t>x) >> 63) & cp.smt)
+
+
+cdef inline uint64_t zz_top(uint64_t t, int sh) noexcept nogil:
+    """zz of the b-bit difference held in the top bits of t (sh = 64 - b)."""
+    return ((t << 1) ^ <uint64_t>((<int64_t>t) >> 63)) >> sh
+
+
 cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const uint64_t* br,
                        const uint64_t* pr, int64_t num, int64_t den, uint64_t* Ue,
                        uint32_t* hist) noexcept nogil:
@@ -706,24 +719,31 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
     NearlyZero flag is 0, or (smallest three) its largest component is not the baseline's, the
     zigzagged difference from the baseline into Ue[2c] and from the extrapolation (``pr``, if
     any and usable) into Ue[2c + 1] (the baseline's again where there is none), each counted by
-    bit length into the component's histograms."""
-    cdef int nz = cp.nzslot, slot = cp.slot, qs = cp.qshift
+    bit length into the component's histograms. Works on values shifted to the top of 64 bits,
+    so that the wrap to the width costs nothing."""
+    cdef int nz = cp.nzslot, slot = cp.slot, qs = cp.qshift, sh = cp.sh
     cdef int usep = cp.predictable and pr != NULL
-    cdef uint64_t cl, r0, u0, u1
+    cdef uint64_t cw = cr[slot], bw = br[slot], xc, xb, xp, u0, u1
+    cdef int64_t s
     cdef uint32_t* h
     if nz >= 0 and cr[nz] == 0:
         return
     if qs:
-        if (cr[slot] >> qs) != (br[slot] >> qs):
+        if (cw >> qs) != (bw >> qs):
             return
-        if usep and (pr[slot] >> qs) != (br[slot] >> qs):
+        if usep and (pr[slot] >> qs) != (bw >> qs):
             usep = 0
-    cl = comp_lin(cr, cp)
-    r0 = comp_lin(br, cp)
-    u0 = zzw(cl - r0, cp.sh)
+    xc = top_lin(cw, cp)
+    xb = top_lin(bw, cp)
+    u0 = zz_top(xc - xb, sh)
     u1 = u0
     if usep:
-        u1 = zzw(cl - extrapolate_raw(r0, comp_lin(pr, cp), cp, num, den), cp.sh)
+        xp = top_lin(pr[slot], cp)
+        if num == den:
+            u1 = zz_top(xc - 2 * xb + xp, sh)
+        else:
+            s = round_div(((<int64_t>(xb - xp)) >> sh) * num, den)
+            u1 = zz_top(xc - xb - (<uint64_t>s << sh), sh)
     Ue[2 * c] = u0
     Ue[2 * c + 1] = u1
     h = hist + 2 * c * HIST
@@ -913,6 +933,7 @@ cdef class DeltaCoder:
         self.ci[c].field = self.si[s].field
         self.ci[c].qshift = 3 * self.si[s].cb if self.si[s].role == R_QUAT else 0
         self.ci[c].sh = 64 - b
+        self.ci[c].smt = self.ci[c].sm << (64 - b)
         self.ci[c].nzslot = -1
         cdef Py_ssize_t t
         for t in range(s - 1, -1, -1):
@@ -1666,13 +1687,13 @@ cdef class DeltaCoder:
                 return self._fail(D_STRUCT, b"an entity marked changed has no changed field")
         return self._finish(r)
 
-    cdef int _get_field(self, br_t* r, const uint64_t* br, const uint64_t* pr, uint64_t* orw,
-                        Py_ssize_t f, const uint8_t* kk, const uint8_t* pp, int64_t num,
-                        int64_t den) noexcept nogil:
+    cdef inline int _get_field(self, br_t* r, const uint64_t* br, const uint64_t* pr, uint64_t* orw,
+                               Py_ssize_t f, const uint8_t* kk, const uint8_t* pp, int64_t num,
+                               int64_t den) noexcept nogil:
         cdef Py_ssize_t s = self.fi[f].first, end = self.fi[f].end, t
         cdef int c, j, ncomp, qpred, st, alt
         cdef const comp_t* cp
-        cdef uint64_t v, u, ref, lin, sub, code
+        cdef uint64_t v, u, ref, lin, sub, code, xb, xp
         cdef const sinfo_t* si
         while s < end:
             si = &self.si[s]
@@ -1712,8 +1733,27 @@ cdef class DeltaCoder:
                             return st
                         code |= sub << self.ci[si.comp + j].shift
                     v = code
+            elif si.role == R_ORD:
+                # one ordered component, at the top of 64 bits: the wrap to the width is free
+                cp = &self.ci[si.comp]
+                st = get_egx(r, kk[si.comp], cp.b, &u, NULL)
+                if st:
+                    return self._fail(st, b"bad difference")
+                xb = top_lin(br[s], cp)
+                ref = xb
+                if pr != NULL and pp[si.comp]:
+                    xp = top_lin(pr[s], cp)
+                    if num == den:
+                        ref = 2 * xb - xp
+                    else:
+                        ref = xb + (<uint64_t>round_div(((<int64_t>(xb - xp)) >> cp.sh) * num, den)
+                                    << cp.sh)
+                ref += <uint64_t>unzz(u) << cp.sh
+                ref ^= <uint64_t>((<int64_t>ref) >> 63) & cp.smt
+                # signed codes are carried sign-extended
+                v = <uint64_t>((<int64_t>ref) >> cp.sh) if si.sign else ref >> cp.sh
             else:
-                ncomp = 2 if si.role == R_UVEC else 1
+                ncomp = 2
                 code = 0
                 for j in range(ncomp):
                     st = self._get_comp(r, si.comp + j, br, pr, pr != NULL, kk, pp, num, den, &sub, NULL)
@@ -1721,8 +1761,6 @@ cdef class DeltaCoder:
                         return st
                     code |= sub << self.ci[si.comp + j].shift
                 v = code
-                if si.sign and si.bits < 64 and (v >> (si.bits - 1)):
-                    v |= ~si.mask
             if not slot_valid(&self.plan.slots[s], v):
                 self.err_slot = <int>s
                 self.err_code = v
