@@ -779,6 +779,14 @@ cdef class SnapshotData:
     cdef const uint64_t* rowp
     cdef readonly Py_ssize_t n
     cdef readonly Py_ssize_t ncol
+    # the state of quantcodec.Snapshot, here so that a decoder builds one without attribute
+    # lookups: its schema, seq (None on the server), clamp counts, lazily built views
+    cdef public object _schema
+    cdef public object _seq
+    cdef public object _clamped
+    cdef public object _columns
+    cdef public object _codes
+    cdef object __weakref__
 
     def _bind(self, ids, matrix):
         """Take (not copy) a C-contiguous uint64 id array and matrix; once per object."""
@@ -798,6 +806,17 @@ cdef class SnapshotData:
         self.rowp = &mv[0, 0] if self.n and self.ncol else NULL
         self._ids = ids
         self._matrix = matrix
+
+
+cdef object _snapshot_type = SnapshotData
+
+
+def _set_snapshot_type(cls):
+    """The class decoders build their snapshots of (quantcodec.Snapshot, set on import)."""
+    global _snapshot_type
+    if not (isinstance(cls, type) and issubclass(cls, SnapshotData)):
+        raise TypeError("expected a subclass of SnapshotData")
+    _snapshot_type = cls
 
 
 @cython.final
@@ -1331,28 +1350,40 @@ cdef class DeltaCoder:
             newest = seq
         return packet, base, pred, newest
 
-    def decode_stream(self, data, dict held):
-        """Decode a packet against the snapshots in ``held`` (seq -> SnapshotData). Returns
-        ``(seq, ids, matrix)``; or, when a snapshot the packet names is not held,
-        ``(seq, None, missing_seq, role)`` with role "baseline" or "extrapolation" (nothing
-        decoded)."""
+    def decode_stream(self, data, dict held, latest, int hist, schema):
+        """One step of SnapshotDecoder.decode: decode a packet against the snapshots in ``held``
+        (seq -> snapshot) and keep the result there as a possible baseline. Returns
+        ``(snapshot, latest)``; or, when a snapshot the packet names is not held,
+        ``(None, seq, missing_seq, role)`` with role "baseline" or "extrapolation" (nothing
+        decoded, nothing changed). DecodeError (nothing changed) for a malformed packet."""
         cdef const uint8_t[::1] buf = _as_bytes(data)
         cdef br_t r
         cdef int seq, bdist, pdist, bseq, pseq
+        cdef SnapshotData snap
         br_init(&r, &buf[0] if buf.shape[0] else NULL, buf.shape[0])
         if _read_header(&r, &seq, &bdist, &pdist) or bdist == 0:
-            return self._decode(buf, None, None)      # (the errors are raised there)
-        bseq = (seq - bdist) & SEQ_MASK
-        base = held.get(bseq)
-        if base is None:
-            return seq, None, bseq, "baseline"
-        if pdist == 0:
-            return self._decode(buf, base, None)
-        pseq = (bseq - pdist) & SEQ_MASK
-        pred = held.get(pseq)
-        if pred is None:
-            return seq, None, pseq, "extrapolation"
-        return self._decode(buf, base, pred)
+            snap = self._decode(buf, None, None)      # (header errors are raised there)
+        else:
+            bseq = (seq - bdist) & SEQ_MASK
+            base = held.get(bseq)
+            if base is None:
+                return None, seq, bseq, "baseline"
+            if pdist == 0:
+                snap = self._decode(buf, base, None)
+            else:
+                pseq = (bseq - pdist) & SEQ_MASK
+                pred = held.get(pseq)
+                if pred is None:
+                    return None, seq, pseq, "extrapolation"
+                snap = self._decode(buf, base, pred)
+        snap._schema = schema
+        seq = snap._seq
+        if latest is None or _newer(seq, latest):
+            store(held, None, latest, seq, snap, hist)
+            latest = seq
+        elif seq not in held:
+            store(held, None, latest, seq, snap, hist)
+        return snap, latest
 
     cdef int _check(self, SnapshotData d, str what) except -1:
         if d is None:
@@ -1382,9 +1413,12 @@ cdef class DeltaCoder:
         """Decode a packet against the snapshots its header names (pass them). Returns
         ``(seq, ids, matrix)``, new NumPy arrays; raises DecodeError on anything malformed
         (nothing else is touched)."""
-        return self._decode(_as_bytes(data), base, pred)
+        cdef SnapshotData snap = self._decode(_as_bytes(data), base, pred)
+        return snap._seq, snap._ids, snap._matrix
 
-    cdef tuple _decode(self, const uint8_t[::1] buf, SnapshotData base, SnapshotData pred):
+    cdef SnapshotData _decode(self, const uint8_t[::1] buf, SnapshotData base, SnapshotData pred):
+        """The decoded snapshot (an instance of the registered snapshot type, read-only arrays,
+        ``_seq`` set, schema and the rest left for the caller) or DecodeError."""
         cdef br_t r
         cdef int seq, bdist, pdist, st = 0
         cdef Py_ssize_t m = 0, p = 0, S = self.nslots, nrem = 0, nnew = 0, kept, nout
@@ -1422,14 +1456,26 @@ cdef class DeltaCoder:
             self._raise_at(r.pos)
         kept = m - nrem
         nout = kept + nnew
-        oid = np.empty(nout, dtype=np.uint64)
-        orow = np.empty((nout, S), dtype=np.uint64)
+        ids = np.empty(nout, dtype=np.uint64)
+        matrix = np.empty((nout, S), dtype=np.uint64)
+        oid = ids
+        orow = matrix
         with nogil:
             st = self._decode_body(&r, bidp, browp, m, pidp, prowp, p, bdist, pdist, nrem, nnew,
                                    &oid[0] if nout else NULL, &orow[0, 0] if nout else NULL)
         if st:
             self._raise_at(r.pos)
-        return seq, np.asarray(oid), np.asarray(orow)
+        cdef SnapshotData snap = _snapshot_type.__new__(_snapshot_type)
+        ids.setflags(write=False)
+        matrix.setflags(write=False)
+        snap._ids = ids
+        snap._matrix = matrix
+        snap.n = nout
+        snap.ncol = S
+        snap.idp = &oid[0] if nout else NULL
+        snap.rowp = &orow[0, 0] if nout and S else NULL
+        snap._seq = seq
+        return snap
 
     cdef int _decode_head(self, br_t* r, int bdist, Py_ssize_t m, Py_ssize_t* nrem,
                           Py_ssize_t* nnew, int* kid) noexcept nogil:

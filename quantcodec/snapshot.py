@@ -23,8 +23,8 @@ import threading
 
 import numpy as np
 
-from ._delta import DeltaCoder, SnapshotData
-from ._delta import references as _references_of, store as _store
+from ._delta import DeltaCoder, SnapshotData, _set_snapshot_type
+from ._delta import references as _references_of
 from ._plan import Plan
 from .errors import DecodeError, SchemaError
 
@@ -132,7 +132,7 @@ class Snapshot(SnapshotData):
     they have the same schema, ids and codes (``seq`` is not compared).
     """
 
-    __slots__ = ("_schema", "_seq", "_clamped", "_columns", "_codes", "__weakref__")
+    __slots__ = ()      # the state lives in SnapshotData: _schema, _seq, _clamped, _columns, _codes
 
     def __init__(self, schema, ids, columns):
         plan = _plan_of(schema, "Snapshot")
@@ -261,6 +261,9 @@ class Snapshot(SnapshotData):
         name = getattr(self._schema, "name", "?")
         seq = "" if self._seq is None else f" seq={self._seq}"
         return f"<Snapshot{seq} of {name!r}: {len(self)} entities>"
+
+
+_set_snapshot_type(Snapshot)
 
 
 def _rebuild(schema, ids, matrix, seq):
@@ -449,29 +452,21 @@ class SnapshotDecoder:
         """Decode one packet; returns the snapshot it carries. DecodeError (state unchanged) if
         its baseline is not held or it is malformed."""
         with self._lock:
-            got = self._coder.decode_stream(packet, self._held)
-            seq, ids, matrix = got[0], got[1], got[2]
-            if ids is None:
-                missing, role = got[2], got[3]
+            got = self._coder.decode_stream(packet, self._held, self._latest, self._history,
+                                            self._schema)
+            if got[0] is None:
+                seq, missing, role = got[1], got[2], got[3]
                 if role == "baseline":
                     raise DecodeError(f"snapshot packet {seq}: its baseline {missing} is not held "
                                       f"(held: {list(self._held_sorted()[:8])})")
                 raise DecodeError(f"snapshot packet {seq}: the snapshot {missing} it "
                                   f"extrapolates from is not held")
-            snap = Snapshot._make(self._schema, ids, matrix, seq)
-            self._commit(seq, snap)
+            snap, self._latest = got
             return snap
 
     def _held_sorted(self):
         ref = self._latest
         return sorted(self._held, key=lambda s: seq_distance(ref, s)) if ref is not None else []
-
-    def _commit(self, seq, snap):
-        if self._latest is None or seq_newer(seq, self._latest):
-            _store(self._held, None, self._latest, seq, snap, self._history)
-            self._latest = seq
-        elif seq not in self._held:
-            _store(self._held, None, self._latest, seq, snap, self._history)
 
     def reset(self):
         """Forget everything decoded (``latest`` back to None)."""
