@@ -87,38 +87,60 @@ cdef extern from *:
        differs from the extrapolation row (always 1 without one). Returns the number of changed
        rows; q[0] / q[1] get the sizes of the two context classes. Branch-free; the row width is
        a compile-time constant for the usual widths so that the compares unroll and vectorize. */
+    /* qc_row_ne(a, b, S): whether two rows of S carriers differ; S is a constant where it is
+       inlined below, so this unrolls (two carriers per SSE2 register on x86-64). */
+    #if defined(__SSE2__) || defined(_M_X64)
+    #include <emmintrin.h>
+    static inline int qc_row_ne(const uint64_t* a, const uint64_t* b, Py_ssize_t S) {
+        __m128i acc = _mm_setzero_si128();
+        uint64_t t = 0;
+        Py_ssize_t s;
+        for (s = 0; s + 2 <= S; s += 2)
+            acc = _mm_or_si128(acc, _mm_xor_si128(_mm_loadu_si128((const __m128i*)(a + s)),
+                                                  _mm_loadu_si128((const __m128i*)(b + s))));
+        if (S & 1)
+            t = a[S - 1] ^ b[S - 1];
+        return (_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xFFFF) | (t != 0);
+    }
+    #else
+    static inline int qc_row_ne(const uint64_t* a, const uint64_t* b, Py_ssize_t S) {
+        uint64_t x = 0;
+        Py_ssize_t s;
+        for (s = 0; s < S; s++)
+            x |= a[s] ^ b[s];
+        return x != 0;
+    }
+    #endif
     #define QC_SCAN_ROWS(SS)                                                               \
-        for (i = 0; i < n; i++) {                                                          \
-            const uint64_t* cr_ = c + i * (SS);                                            \
-            const uint64_t* br_ = b + i * (SS);                                            \
-            uint64_t x_ = 0, y_ = 1;                                                       \
-            int d_, t_;                                                                    \
-            for (s = 0; s < (SS); s++) x_ |= cr_[s] ^ br_[s];                              \
-            if (p) {                                                                       \
-                const uint64_t* pr_ = p + i * (SS);                                        \
-                y_ = 0;                                                                    \
-                for (s = 0; s < (SS); s++) y_ |= br_[s] ^ pr_[s];                          \
+        if (p) {                                                                           \
+            for (i = 0; i < n; i++) {                                                      \
+                int d_ = qc_row_ne(c + i * (SS), b + i * (SS), (SS));                      \
+                int t_ = qc_row_ne(b + i * (SS), p + i * (SS), (SS));                      \
+                idx[nc] = i;                                                               \
+                ctxo[nc] = (uint8_t)t_;                                                    \
+                kpos[nc] = t_ ? q1 : q0;                                                   \
+                nc += d_;                                                                  \
+                q1 += t_;                                                                  \
+                q0 += 1 - t_;                                                              \
             }                                                                              \
-            d_ = x_ != 0;                                                                  \
-            t_ = y_ != 0;                                                                  \
-            idx[nc] = i;                                                                   \
-            ctxo[nc] = (uint8_t)t_;                                                        \
-            kpos[nc] = t_ ? q1 : q0;                                                       \
-            nc += d_;                                                                      \
-            q1 += t_;                                                                      \
-            q0 += 1 - t_;                                                                  \
+        } else {                                                                           \
+            for (i = 0; i < n; i++) {                                                      \
+                int d_ = qc_row_ne(c + i * (SS), b + i * (SS), (SS));                      \
+                idx[nc] = i;                                                               \
+                ctxo[nc] = 1;                                                              \
+                kpos[nc] = i;                                                              \
+                nc += d_;                                                                  \
+            }                                                                              \
+            q1 = n;                                                                        \
         }
     /* out[i] = whether row i of b differs from row i of p (n rows of S carriers each). */
     #define QC_DIFF_ROWS(SS)                                                               \
-        for (i = 0; i < n; i++) {                                                          \
-            uint64_t x_ = 0;                                                               \
-            for (s = 0; s < (SS); s++) x_ |= b[i * (SS) + s] ^ p[i * (SS) + s];            \
-            out[i] = x_ != 0;                                                              \
-        }
+        for (i = 0; i < n; i++)                                                            \
+            out[i] = (uint8_t)qc_row_ne(b + i * (SS), p + i * (SS), (SS));
     static void qc_rows_differ(const uint64_t* b, const uint64_t* p, Py_ssize_t n, Py_ssize_t S,
                                uint8_t* out)
     {
-        Py_ssize_t i, s;
+        Py_ssize_t i;
         switch (S) {
         case 1: QC_DIFF_ROWS(1) break;
         case 2: QC_DIFF_ROWS(2) break;
@@ -139,7 +161,7 @@ cdef extern from *:
                                    Py_ssize_t n, Py_ssize_t S, Py_ssize_t* idx, uint8_t* ctxo,
                                    Py_ssize_t* kpos, Py_ssize_t* q)
     {
-        Py_ssize_t i, s, nc = 0, q0 = 0, q1 = 0;
+        Py_ssize_t i, nc = 0, q0 = 0, q1 = 0;
         switch (S) {
         case 1: QC_SCAN_ROWS(1) break;
         case 2: QC_SCAN_ROWS(2) break;
