@@ -1313,6 +1313,10 @@ cdef class DeltaCoder:
                int pdist=0, SnapshotData pred=None):
         """One packet: ``cur`` against an optional baseline (``bdist`` sequence numbers back)
         and an optional older snapshot for extrapolation (``pdist`` back from the baseline)."""
+        return self._encode_call(seq, cur, bdist, base, pdist, pred)
+
+    cdef bytes _encode_call(self, int seq, SnapshotData cur, int bdist, SnapshotData base,
+                            int pdist, SnapshotData pred):
         cdef enc_in_t a
         cdef int rc
         if not 0 <= seq <= 0xFFFF:
@@ -1358,16 +1362,17 @@ cdef class DeltaCoder:
         """One step of SnapshotEncoder.encode (``seq`` in 0..65535, ``cur`` checked by the
         caller): choose the references among the acknowledged snapshots held in ``sent``,
         encode, store ``cur`` under ``seq``. Returns ``(packet, base, pred, newest)``."""
-        base, bdist, pred, pdist = references(acked, seq, hist, predict)
+        cdef int bdist, pdist
+        base, bdist, pred, pdist = _references(acked, seq, hist, predict)
         if base is None:
-            packet = self.encode(seq, cur)
+            packet = self._encode_call(seq, cur, 0, None, 0, None)
         elif pred is None:
-            packet = self.encode(seq, cur, bdist, sent[base])
+            packet = self._encode_call(seq, cur, bdist, sent[base], 0, None)
         else:
-            packet = self.encode(seq, cur, bdist, sent[base], pdist, sent[pred])
+            packet = self._encode_call(seq, cur, bdist, sent[base], pdist, sent[pred])
         if sent.get(seq) is not cur:
             acked.discard(seq)
-        store(sent, acked, newest, seq, cur, hist)
+        _store(sent, acked, newest, seq, cur, hist)
         if newest is None or _newer(seq, newest):
             newest = seq
         return packet, base, pred, newest
@@ -1401,10 +1406,10 @@ cdef class DeltaCoder:
         snap._schema = schema
         seq = snap._seq
         if latest is None or _newer(seq, latest):
-            store(held, None, latest, seq, snap, hist)
+            _store(held, None, latest, seq, snap, hist)
             latest = seq
         elif seq not in held:
-            store(held, None, latest, seq, snap, hist)
+            _store(held, None, latest, seq, snap, hist)
         return snap, latest
 
     cdef int _check(self, SnapshotData d, str what) except -1:
@@ -1910,6 +1915,11 @@ cdef inline bint _newer(int a, int b) noexcept:
 
 
 def store(dict held, acked, newest, int seq, snap, int hist):
+    """Put ``snap`` under ``seq`` in ``held``: see _store."""
+    _store(held, acked, newest, seq, snap, hist)
+
+
+cdef int _store(dict held, acked, newest, int seq, snap, int hist) except -1:
     """Put ``snap`` under ``seq`` in ``held`` (a dict over a window of the last ``hist`` sequence
     numbers up to ``newest``), moving the window if ``seq`` is newer and dropping (from ``acked``,
     a set or None, too) what falls out of it. Snapshots older than the window are not stored."""
@@ -1920,7 +1930,7 @@ def store(dict held, acked, newest, int seq, snap, int hist):
         if not _newer(seq, nw):
             if ((nw - seq) & SEQ_MASK) < hist:
                 held[seq] = snap
-            return
+            return 0
         step = (seq - nw) & SEQ_MASK
         if step >= hist or step >= len(held):
             out = [k for k in held if ((seq - <int>k) & SEQ_MASK) >= hist]
@@ -1931,9 +1941,15 @@ def store(dict held, acked, newest, int seq, snap, int hist):
             if acked is not None:
                 (<set>acked).discard(k)
     held[seq] = snap
+    return 0
 
 
 def references(set acked, int seq, int hist, bint predict):
+    """See _references."""
+    return _references(acked, seq, hist, predict)
+
+
+cdef tuple _references(set acked, int seq, int hist, bint predict):
     """``(base, bdist, pred, pdist)`` for packet ``seq``: the newest acknowledged snapshot older
     than ``seq`` within the history, and (``predict``) the acknowledged snapshot before it whose
     distance to it is closest to bdist (the farther of two equally close), also within the
