@@ -782,3 +782,102 @@ class ReferenceDecoder:
                     v = (v - (1 << bits)) % (1 << 64)
             row[s] = v
             s += 1
+
+
+# -- the encoder's choice of references and the held window (ported to C in _delta.pyx) -----------
+
+def _references_brute(acked, seq, hist, predict):
+    """The rule of SnapshotEncoder's references, by exhaustive search: the newest acknowledged
+    snapshot older than seq within the history; then the acknowledged snapshot before it, within
+    the history, whose distance to it is closest to bdist (the farther of two equally close)."""
+    older = [(seq - s) & 0xFFFF for s in acked]
+    older = [d for d in older if 0 < d < hist]
+    if not older:
+        return None, 0, None, 0
+    bdist = min(older)
+    base = (seq - bdist) & 0xFFFF
+    if not predict:
+        return base, bdist, None, 0
+    room = hist - bdist
+    cands = [(base - s) & 0xFFFF for s in acked]
+    cands = [d for d in cands if 0 < d < room]
+    if not cands:
+        return base, bdist, None, 0
+    pdist = min(cands, key=lambda d: (abs(d - bdist), -d))
+    return base, bdist, (base - pdist) & 0xFFFF, pdist
+
+
+@settings(max_examples=400, deadline=None)
+@given(seq=st.integers(0, 0xFFFF), hist=st.integers(1, 200), predict=st.booleans(),
+       offsets=st.lists(st.integers(-5, 250), max_size=40))
+def test_references_match_the_rule(seq, hist, predict, offsets):
+    from quantcodec._delta import references
+    acked = {(seq - o) & 0xFFFF for o in offsets}
+    assert references(acked, seq, hist, predict) == _references_brute(acked, seq, hist, predict)
+
+
+def test_references_many_acks_baseline_far_back():
+    # more than 8 acks (the search walks out from bdist) and a baseline far back: the nearest
+    # distance to bdist may lie below bdist - room
+    from quantcodec._delta import references
+    acked = {1000 - 40} | {1000 - 40 - d for d in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)}
+    got = references(acked, 1000, 64, True)
+    assert got == _references_brute(acked, 1000, 64, True) == (960, 40, 950, 10)
+
+
+def _store_brute(held, acked, newest, seq, snap, hist):
+    window = set(range(hist))
+
+    def dist(a, b):
+        return (a - b) & 0xFFFF
+
+    if newest is not None and not (0 < dist(seq, newest) < 0x8000):
+        if dist(newest, seq) in window:
+            held[seq] = snap
+        return
+    for s in list(held):
+        if dist(seq, s) >= hist:
+            del held[s]
+            if acked is not None:
+                acked.discard(s)
+    held[seq] = snap
+
+
+@settings(max_examples=300, deadline=None)
+@given(hist=st.integers(1, 70), steps=st.lists(st.integers(-80, 80), min_size=1, max_size=60),
+       start=st.integers(0, 0xFFFF))
+def test_held_window_matches_the_rule(hist, steps, start):
+    from quantcodec._delta import store
+    a, b = {}, {}
+    acked_a, acked_b = set(), set()
+    newest = None
+    seq = start
+    for i, step in enumerate(steps):
+        seq = (seq + step) & 0xFFFF
+        store(a, acked_a, newest, seq, i, hist)
+        _store_brute(b, acked_b, newest, seq, i, hist)
+        acked_a.add(seq) if seq in a else None
+        acked_b.add(seq) if seq in b else None
+        if newest is None or 0 < ((seq - newest) & 0xFFFF) < 0x8000:
+            newest = seq
+        assert a == b and acked_a == acked_b
+
+
+def test_decoded_snapshot_is_a_full_snapshot(schema):
+    import weakref
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    snap = schema.snapshot(np.arange(5), pose_columns(5))
+    view = dec.decode(enc.encode(7, snap))
+    assert type(view) is qc.Snapshot and view.schema is schema and view.seq == 7
+    assert view == snap and not view.ids.flags.writeable and not view.matrix.flags.writeable
+    assert weakref.ref(view)() is view
+    with pytest.raises(AttributeError):
+        view.extra = 1                      # no instance dict
+    assert view.clamped == dict.fromkeys(schema.names, 0)
+    assert pickle.loads(pickle.dumps(view)) == view
+
+
+def test_snapshot_type_registration_is_checked():
+    from quantcodec._delta import _set_snapshot_type
+    with pytest.raises(TypeError):
+        _set_snapshot_type(dict)
