@@ -29,11 +29,12 @@ import struct
 import sys
 import timeit
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+import numpy as np
 
-import numpy as np  # noqa: E402
+try:
+    import quantcodec  # noqa: F401  (the installed package, or a built source tree on the path)
+except ImportError:     # run from a source checkout: python bench/bench_snapshot.py
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
 from quantcodec._scene import simulate  # noqa: E402

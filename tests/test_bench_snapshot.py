@@ -1,0 +1,25 @@
+"""bench/bench_snapshot.py runs and reports what it says (a smoke test: no time is asserted)."""
+
+import importlib.util
+import pathlib
+
+
+def _load():
+    path = pathlib.Path(__file__).resolve().parents[1] / "bench" / "bench_snapshot.py"
+    spec = importlib.util.spec_from_file_location("quantcodec_bench_snapshot", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_bench_snapshot_runs_small():
+    mod = _load()
+    lines = []
+    rows = mod.main(["--bodies", "30", "--number", "2"], out=lines.append)
+    assert [r[0] for r in rows] == [60, 150, 280]
+    for _, changed, nbytes, us in rows:
+        assert 0.0 <= changed <= 1.0 and nbytes > 0
+        assert set(us) == {"pack_list", "pack_body", "pack_numpy", "encode", "decode", "snapshot",
+                           "columns"}
+        assert all(v > 0 for v in us.values())
+    assert "x body" in lines[1] and len(lines) == 2 + len(rows) + 1
