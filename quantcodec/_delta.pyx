@@ -133,6 +133,12 @@ cdef extern from *:
             }                                                                              \
             q1 = n;                                                                        \
         }
+    /* The cases of a switch on the row width S that run M with S a compile-time constant. */
+    #define QC_EACH_WIDTH(M)                                                               \
+        case 1: M(1) break;   case 2: M(2) break;   case 3: M(3) break;   case 4: M(4) break;   \
+        case 5: M(5) break;   case 6: M(6) break;   case 7: M(7) break;   case 8: M(8) break;   \
+        case 9: M(9) break;   case 10: M(10) break; case 11: M(11) break; case 12: M(12) break; \
+        case 13: M(13) break; case 14: M(14) break; case 15: M(15) break; case 16: M(16) break;
     /* out[i] = whether row i of b differs from row i of p (n rows of S carriers each). */
     #define QC_DIFF_ROWS(SS)                                                               \
         for (i = 0; i < n; i++)                                                            \
@@ -142,18 +148,7 @@ cdef extern from *:
     {
         Py_ssize_t i;
         switch (S) {
-        case 1: QC_DIFF_ROWS(1) break;
-        case 2: QC_DIFF_ROWS(2) break;
-        case 3: QC_DIFF_ROWS(3) break;
-        case 4: QC_DIFF_ROWS(4) break;
-        case 5: QC_DIFF_ROWS(5) break;
-        case 6: QC_DIFF_ROWS(6) break;
-        case 7: QC_DIFF_ROWS(7) break;
-        case 8: QC_DIFF_ROWS(8) break;
-        case 9: QC_DIFF_ROWS(9) break;
-        case 10: QC_DIFF_ROWS(10) break;
-        case 11: QC_DIFF_ROWS(11) break;
-        case 12: QC_DIFF_ROWS(12) break;
+        QC_EACH_WIDTH(QC_DIFF_ROWS)
         default: QC_DIFF_ROWS(S) break;
         }
     }
@@ -163,22 +158,7 @@ cdef extern from *:
     {
         Py_ssize_t i, nc = 0, q0 = 0, q1 = 0;
         switch (S) {
-        case 1: QC_SCAN_ROWS(1) break;
-        case 2: QC_SCAN_ROWS(2) break;
-        case 3: QC_SCAN_ROWS(3) break;
-        case 4: QC_SCAN_ROWS(4) break;
-        case 5: QC_SCAN_ROWS(5) break;
-        case 6: QC_SCAN_ROWS(6) break;
-        case 7: QC_SCAN_ROWS(7) break;
-        case 8: QC_SCAN_ROWS(8) break;
-        case 9: QC_SCAN_ROWS(9) break;
-        case 10: QC_SCAN_ROWS(10) break;
-        case 11: QC_SCAN_ROWS(11) break;
-        case 12: QC_SCAN_ROWS(12) break;
-        case 13: QC_SCAN_ROWS(13) break;
-        case 14: QC_SCAN_ROWS(14) break;
-        case 15: QC_SCAN_ROWS(15) break;
-        case 16: QC_SCAN_ROWS(16) break;
+        QC_EACH_WIDTH(QC_SCAN_ROWS)
         default: QC_SCAN_ROWS(S) break;
         }
         q[0] = q0;
