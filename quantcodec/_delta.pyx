@@ -38,6 +38,8 @@ import numpy as np
 
 from .errors import DecodeError
 
+from libc.math cimport sqrt, fabs
+from quantcodec._kernels cimport qdesc, quat_kept
 from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
     K_UVEC,
@@ -197,6 +199,7 @@ cdef enum:
     HDR_K = 2               # Exp-Golomb parameter of the header's sequence distances
 
 cdef uint64_t MAX_ENTITIES = 0xFFFFFFFFULL
+cdef int QTAB_MAXBITS = 12      # Quat validity tables up to 4096 doubles a slot
 
 
 ctypedef struct sinfo_t:
@@ -208,6 +211,9 @@ ctypedef struct sinfo_t:
     int sign          # carriers are sign-extended (Int, signed Fixed)
     int field
     uint64_t mask     # qc_mask(bits)
+    double* qtab      # R_QUAT with cb <= QTAB_MAXBITS: per component code, the kept value shrunk
+                      # by one step (quat_valid_kept's first step), else NULL
+    uint64_t maxcode  # the slot's largest code
 
 ctypedef struct comp_t:
     int slot
@@ -753,6 +759,39 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
     h[HIST + qc_bitlen64(u1)] += 1
 
 
+cdef double* _quat_table(const qdesc* d) noexcept nogil:
+    """For each code of one kept component, its value shrunk toward zero by one step, exactly as
+    quat_valid_kept computes it (malloc'ed, 2**cbits doubles; NULL when out of memory)."""
+    cdef Py_ssize_t j, n = (<Py_ssize_t>1) << d.cbits
+    cdef double st = d.R / d.L
+    cdef double x
+    cdef double* t = <double*>malloc(sizeof(double) * n)
+    if t == NULL:
+        return NULL
+    for j in range(n):
+        x = fabs(quat_kept(d, <uint64_t>j, 2)) - st
+        t[j] = 0.0 if x < 0.0 else x
+    return t
+
+
+cdef inline bint quat_valid_tab(const double* t, int cb, uint64_t maxcode, uint64_t code) noexcept nogil:
+    """quat_valid(d, code) with the shrunk kept values from the table: the same doubles and the
+    same operations in the same order, so the same answer (tests/test_snapshot.py checks every
+    code of small Quats against Quat.valid)."""
+    cdef uint64_t m = (<uint64_t>1 << cb) - 1
+    cdef double a, b, c, s, big
+    if code > maxcode:
+        return False
+    a = t[(code >> (2 * cb)) & m]
+    b = t[(code >> cb) & m]
+    c = t[code & m]
+    s = (a * a + b * b) + c * c
+    big = c if c > 0.0 else 0.0
+    big = b if b > big else big
+    big = a if a > big else big
+    return (not (s > 1.0)) & (sqrt(1.0 - s) >= big)
+
+
 # ------------------------------------------------------------------------------------------------
 # the coder
 
@@ -879,12 +918,18 @@ cdef class DeltaCoder:
             self.si[s].cb = sl.d.cbits
             self.si[s].sign = kind == K_INT or (kind == K_FIXED and sl.d.mode != 0)
             self.si[s].comp = -1
+            self.si[s].qtab = NULL
+            self.si[s].maxcode = sl.d.maxcode
             if kind == K_NZFLAG:
                 self.si[s].role = R_FLAG
             elif kind == K_QUAT:
                 self.si[s].role = R_QUAT
                 self.si[s].comp = nc
                 nc += 3
+                if sl.d.cbits <= QTAB_MAXBITS:
+                    self.si[s].qtab = _quat_table(&sl.d)
+                    if self.si[s].qtab == NULL:
+                        raise MemoryError()
             elif kind == K_UVEC:
                 self.si[s].role = R_UVEC
                 self.si[s].comp = nc
@@ -963,6 +1008,10 @@ cdef class DeltaCoder:
                 break
 
     def __dealloc__(self):
+        cdef Py_ssize_t s
+        if self.si != NULL:
+            for s in range(self.nslots):
+                free(self.si[s].qtab)
         free(self.si)
         free(self.ci)
         free(self.fi)
@@ -1392,6 +1441,14 @@ cdef class DeltaCoder:
             _store(held, None, latest, seq, snap, hist)
         return snap, latest
 
+    def _slot_valid(self, Py_ssize_t s, uint64_t code):
+        """Whether the decoder accepts ``code`` in slot ``s`` (tests compare it with the codec)."""
+        if not 0 <= s < self.nslots:
+            raise IndexError(s)
+        if self.si[s].qtab != NULL:
+            return bool(quat_valid_tab(self.si[s].qtab, self.si[s].cb, self.si[s].maxcode, code))
+        return bool(slot_valid(&self.plan.slots[s], code))
+
     cdef int _check(self, SnapshotData d, str what) except -1:
         if d is None:
             raise ValueError(f"{what} snapshot missing")
@@ -1814,7 +1871,8 @@ cdef class DeltaCoder:
                         return st
                     code |= sub << self.ci[si.comp + j].shift
                 v = code
-            if not slot_valid(&self.plan.slots[s], v):
+            if not (quat_valid_tab(si.qtab, si.cb, si.maxcode, v) if si.qtab != NULL
+                    else slot_valid(&self.plan.slots[s], v)):
                 self.err_slot = <int>s
                 self.err_code = v
                 return self._fail(D_CODE, b"")

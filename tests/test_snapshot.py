@@ -881,3 +881,24 @@ def test_snapshot_type_registration_is_checked():
     from quantcodec._delta import _set_snapshot_type
     with pytest.raises(TypeError):
         _set_snapshot_type(dict)
+
+
+@pytest.mark.parametrize("bits,mode", [(b, m) for b in range(2, 8) for m in ("endpoints", "bins")]
+                         + [(9, "endpoints"), (9, "bins"), (12, "endpoints"), (13, "bins")])
+def test_decoder_quat_check_is_the_codecs(bits, mode):
+    # the decoder checks Quat codes through a table of the shrunk kept values (cbits <= 12) or
+    # the codec's own rule (wider): either way exactly Quat.valid
+    from quantcodec._delta import DeltaCoder
+    codec = qc.Quat(bits, mode=mode)
+    coder = DeltaCoder(qc.Schema("Q", [("q", codec)])._plan)
+    nbits = 2 + 3 * bits
+    if nbits <= 20:
+        codes = np.arange(2 ** nbits + 5, dtype=np.uint64)
+    else:
+        rng = np.random.default_rng(bits)
+        codes = rng.integers(0, 2 ** nbits, 100_000, dtype=np.uint64)
+        codes[:3] = (0, 2 ** nbits - 1, 2 ** nbits)
+    want = codec.valid(codes)
+    got = np.array([coder._slot_valid(0, int(c)) for c in codes])
+    assert np.array_equal(got, want), codes[got != want][:5]
+    assert 0.0 < want.mean() < 1.0
