@@ -32,9 +32,13 @@ from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset, memcmp
 
-from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_WRITABLE, PyBUF_C_CONTIGUOUS
 
 import numpy as np
+
+cdef object _U64 = np.dtype(np.uint64)
+cdef object _empty = np.empty
 
 from .errors import DecodeError
 
@@ -1412,26 +1416,28 @@ cdef class DeltaCoder:
         ``(snapshot, latest)``; or, when a snapshot the packet names is not held,
         ``(None, seq, missing_seq, role)`` with role "baseline" or "extrapolation" (nothing
         decoded, nothing changed). DecodeError (nothing changed) for a malformed packet."""
-        cdef const uint8_t[::1] buf = _as_bytes(data)
+        cdef const uint8_t* buf
+        cdef Py_ssize_t nbytes
         cdef br_t r
         cdef int seq, bdist, pdist, bseq, pseq
         cdef SnapshotData snap
-        br_init(&r, &buf[0] if buf.shape[0] else NULL, buf.shape[0])
+        owner = _packet(data, &buf, &nbytes)
+        br_init(&r, buf, nbytes)
         if _read_header(&r, &seq, &bdist, &pdist) or bdist == 0:
-            snap = self._decode(buf, None, None)      # (header errors are raised there)
+            snap = self._decode(buf, nbytes, None, None)      # (header errors are raised there)
         else:
             bseq = (seq - bdist) & SEQ_MASK
             base = held.get(bseq)
             if base is None:
                 return None, seq, bseq, "baseline"
             if pdist == 0:
-                snap = self._decode(buf, base, None)
+                snap = self._decode(buf, nbytes, base, None)
             else:
                 pseq = (bseq - pdist) & SEQ_MASK
                 pred = held.get(pseq)
                 if pred is None:
                     return None, seq, pseq, "extrapolation"
-                snap = self._decode(buf, base, pred)
+                snap = self._decode(buf, nbytes, base, pred)
         snap._schema = schema
         seq = snap._seq
         if latest is None or _newer(seq, latest):
@@ -1477,23 +1483,28 @@ cdef class DeltaCoder:
         """Decode a packet against the snapshots its header names (pass them). Returns
         ``(seq, ids, matrix)``, new NumPy arrays; raises DecodeError on anything malformed
         (nothing else is touched)."""
-        cdef SnapshotData snap = self._decode(_as_bytes(data), base, pred)
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        owner = _packet(data, &p, &n)
+        cdef SnapshotData snap = self._decode(p, n, base, pred)
         return snap._seq, snap._ids, snap._matrix
 
-    cdef SnapshotData _decode(self, const uint8_t[::1] buf, SnapshotData base, SnapshotData pred):
+    cdef SnapshotData _decode(self, const uint8_t* data, Py_ssize_t nbytes, SnapshotData base,
+                              SnapshotData pred):
         """The decoded snapshot (an instance of the registered snapshot type, read-only arrays,
-        ``_seq`` set, schema and the rest left for the caller) or DecodeError."""
+        ``_seq`` set, schema and the rest left for the caller) or DecodeError. ``data`` stays
+        valid for the call (its owner is held by the caller)."""
         cdef br_t r
         cdef int seq, bdist, pdist, st = 0
         cdef Py_ssize_t m = 0, p = 0, S = self.nslots, nrem = 0, nnew = 0, kept, nout
         cdef int kid
-        cdef uint64_t[::1] oid
-        cdef uint64_t[:, ::1] orow
+        cdef uint64_t* oid = NULL
+        cdef uint64_t* orow = NULL
         cdef const uint64_t* bidp = NULL
         cdef const uint64_t* browp = NULL
         cdef const uint64_t* pidp = NULL
         cdef const uint64_t* prowp = NULL
-        br_init(&r, &buf[0] if buf.shape[0] else NULL, buf.shape[0])
+        br_init(&r, data, nbytes)
         self.err_kind = 0
         self.err_msg = b""
         self.err_slot = -1
@@ -1520,24 +1531,24 @@ cdef class DeltaCoder:
             self._raise_at(r.pos)
         kept = m - nrem
         nout = kept + nnew
-        ids = np.empty(nout, dtype=np.uint64)
-        matrix = np.empty((nout, S), dtype=np.uint64)
-        oid = ids
-        orow = matrix
+        ids = _empty(nout, _U64)
+        matrix = _empty((nout, S), _U64)
+        oid = <uint64_t*>_data_of(ids)
+        orow = <uint64_t*>_data_of(matrix)
         with nogil:
             st = self._decode_body(&r, bidp, browp, m, pidp, prowp, p, bdist, pdist, nrem, nnew,
-                                   &oid[0] if nout else NULL, &orow[0, 0] if nout else NULL)
+                                   oid if nout else NULL, orow if nout else NULL)
         if st:
             self._raise_at(r.pos)
-        cdef SnapshotData snap = _snapshot_type.__new__(_snapshot_type)
-        ids.setflags(write=False)
-        matrix.setflags(write=False)
+        cdef SnapshotData snap = SnapshotData.__new__(_snapshot_type)     # tp_new, called directly
+        ids.setflags(False)         # write=False (positional: no keyword dict to build)
+        matrix.setflags(False)
         snap._ids = ids
         snap._matrix = matrix
         snap.n = nout
         snap.ncol = S
-        snap.idp = &oid[0] if nout else NULL
-        snap.rowp = &orow[0, 0] if nout and S else NULL
+        snap.idp = oid if nout else NULL
+        snap.rowp = orow if nout and S else NULL
         snap._seq = seq
         return snap
 
@@ -2080,3 +2091,28 @@ cdef object _as_bytes(object data):
     if not mv.c_contiguous:
         raise ValueError("packet: expected a contiguous buffer")  # as Schema.decode and BitReader
     return mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
+
+
+cdef object _packet(object data, const uint8_t** p, Py_ssize_t* n):
+    """Point p / n at a packet's bytes; returns the object that keeps them alive. bytes directly,
+    any other contiguous buffer through a memoryview (as _as_bytes)."""
+    cdef const uint8_t[::1] view
+    if type(data) is bytes:
+        p[0] = <const uint8_t*>PyBytes_AS_STRING(data)
+        n[0] = PyBytes_GET_SIZE(data)
+        return data
+    view = _as_bytes(data)
+    n[0] = view.shape[0]
+    p[0] = &view[0] if view.shape[0] else NULL
+    return view
+
+
+cdef void* _data_of(object array) except NULL:
+    """The data pointer of a new, C-contiguous, writable NumPy array (through the buffer protocol:
+    cheaper than a typed memoryview). The array owns its memory; the pointer lives as long."""
+    cdef Py_buffer vb
+    cdef void* ptr
+    PyObject_GetBuffer(array, &vb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
+    ptr = vb.buf
+    PyBuffer_Release(&vb)
+    return ptr if ptr != NULL else <void*>1      # (an empty array: never dereferenced)
