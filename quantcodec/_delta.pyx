@@ -34,6 +34,7 @@ from libc.string cimport memcpy, memset, memcmp
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_WRITABLE, PyBUF_C_CONTIGUOUS
+from cpython.weakref cimport PyWeakref_NewRef
 
 import numpy as np
 
@@ -832,6 +833,12 @@ cdef class SnapshotData:
     cdef public object _columns
     cdef public object _codes
     cdef object __weakref__
+    # decoded views only: which rows differ from the baseline this view was decoded against
+    # (_dmap, one byte a row) and that baseline (_dref, a weak reference). The next packets
+    # extrapolating from that baseline through this view need exactly that comparison: they read
+    # it here instead of comparing the two code matrices again.
+    cdef readonly object _dref
+    cdef readonly bytes _dmap
 
     def _bind(self, ids, matrix):
         """Take (not copy) a C-contiguous uint64 id array and matrix; once per object."""
@@ -879,6 +886,7 @@ cdef class DeltaCoder:
     cdef Py_ssize_t rec_bits        # most bits of one full record
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
     cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
+    cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
     cdef bw_t w
     # scratch
     cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
@@ -1524,6 +1532,14 @@ cdef class DeltaCoder:
             p = pred.n
             pidp = pred.idp
             prowp = pred.rowp
+        # rows of the baseline that differ from the extrapolation snapshot: known when the
+        # baseline was decoded here against that very snapshot
+        cdef const uint8_t* ctxmap = NULL
+        cdef bytes dmap = None
+        if pdist and base._dmap is not None and base._dref is not None and base._dref() is pred \
+                and PyBytes_GET_SIZE(base._dmap) == m:
+            dmap = base._dmap
+            ctxmap = <const uint8_t*>PyBytes_AS_STRING(dmap)
         # phase 1: removed set, new ids and records into scratch
         with nogil:
             st = self._decode_head(&r, bdist, m, &nrem, &nnew, &kid)
@@ -1537,7 +1553,7 @@ cdef class DeltaCoder:
         orow = <uint64_t*>_data_of(matrix)
         with nogil:
             st = self._decode_body(&r, bidp, browp, m, pidp, prowp, p, bdist, pdist, nrem, nnew,
-                                   oid if nout else NULL, orow if nout else NULL)
+                                   oid if nout else NULL, orow if nout else NULL, ctxmap)
         if st:
             self._raise_at(r.pos)
         cdef SnapshotData snap = SnapshotData.__new__(_snapshot_type)     # tp_new, called directly
@@ -1550,6 +1566,10 @@ cdef class DeltaCoder:
         snap.idp = oid if nout else NULL
         snap.rowp = orow if nout and S else NULL
         snap._seq = seq
+        if bdist and nrem == 0 and nnew == 0 and m:
+            # the same entities as the baseline, row for row: keep which rows changed
+            snap._dmap = _changed_map(m, self.d_nchg, (<Py_ssize_t*>self.b_kept.p) + 7 * (m + 1))
+            snap._dref = PyWeakref_NewRef(base, None)
         return snap
 
     cdef int _decode_head(self, br_t* r, int bdist, Py_ssize_t m, Py_ssize_t* nrem,
@@ -1612,7 +1632,7 @@ cdef class DeltaCoder:
     cdef int _decode_body(self, br_t* r, const uint64_t* bid, const uint64_t* brow, Py_ssize_t m,
                           const uint64_t* pid, const uint64_t* prow, Py_ssize_t p, int bdist,
                           int pdist, Py_ssize_t nrem, Py_ssize_t nnew, uint64_t* oid,
-                          uint64_t* orow) noexcept nogil:
+                          uint64_t* orow, const uint8_t* ctxmap) noexcept nogil:
         cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps
         cdef Py_ssize_t i, j, o, x, kept = m - nrem, nchg = 0, e, f, c, s, kb, pj
         cdef Py_ssize_t* removed = <Py_ssize_t*>self.b_removed.p
@@ -1709,7 +1729,10 @@ cdef class DeltaCoder:
             if buf_need(&self.b_cctx, m + 1):
                 return self._fail(D_NOMEM, b"out of memory")
             ctxv = <uint8_t*>self.b_cctx.p
-            qc_rows_differ(brow, prow, m, S, ctxv)
+            if ctxmap != NULL:
+                memcpy(ctxv, ctxmap, m)       # known from decoding the baseline (SnapshotData._dmap)
+            else:
+                qc_rows_differ(brow, prow, m, S, ctxv)
             for e in range(kept):
                 kept_pred[e] = e
                 cls1[n1] = e
@@ -1761,6 +1784,7 @@ cdef class DeltaCoder:
             st = get_set(r, chg, &nchg, kept)
             if st:
                 return self._fail(st, b"bad set of changed entities")
+        self.d_nchg = nchg
         if nchg == 0:
             return self._finish(r)
         if buf_need(&self.b_fch, nchg * F + 1):
@@ -2116,3 +2140,14 @@ cdef void* _data_of(object array) except NULL:
     ptr = vb.buf
     PyBuffer_Release(&vb)
     return ptr if ptr != NULL else <void*>1      # (an empty array: never dereferenced)
+
+
+cdef bytes _changed_map(Py_ssize_t m, Py_ssize_t nchg, const Py_ssize_t* chg):
+    """m bytes: 1 at the rows listed in chg[0..nchg), else 0."""
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, m)
+    cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t e
+    memset(p, 0, m)
+    for e in range(nchg):
+        p[chg[e]] = 1
+    return out
