@@ -87,7 +87,8 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* The row scan of the common case (the same entities in the current snapshot, the baseline
+    /* (tm, when not NULL: the contexts, known already; p is then not read.)
+       The row scan of the common case (the same entities in the current snapshot, the baseline
        and, if any, the extrapolation snapshot, row for row): for each row i, whether the current
        row differs from the baseline's (then i goes to idx[], its context to ctxo[] and its
        position within its context class to kpos[]) and its context: 1 if the baseline row
@@ -119,7 +120,18 @@ cdef extern from *:
     }
     #endif
     #define QC_SCAN_ROWS(SS)                                                               \
-        if (p) {                                                                           \
+        if (tm) {                                                                          \
+            for (i = 0; i < n; i++) {                                                      \
+                int d_ = qc_row_ne(c + i * (SS), b + i * (SS), (SS));                      \
+                int t_ = tm[i];                                                            \
+                idx[nc] = i;                                                               \
+                ctxo[nc] = (uint8_t)t_;                                                    \
+                kpos[nc] = t_ ? q1 : q0;                                                   \
+                nc += d_;                                                                  \
+                q1 += t_;                                                                  \
+                q0 += 1 - t_;                                                              \
+            }                                                                              \
+        } else if (p) {                                                                    \
             for (i = 0; i < n; i++) {                                                      \
                 int d_ = qc_row_ne(c + i * (SS), b + i * (SS), (SS));                      \
                 int t_ = qc_row_ne(b + i * (SS), p + i * (SS), (SS));                      \
@@ -160,8 +172,8 @@ cdef extern from *:
         }
     }
     static Py_ssize_t qc_scan_rows(const uint64_t* c, const uint64_t* b, const uint64_t* p,
-                                   Py_ssize_t n, Py_ssize_t S, Py_ssize_t* idx, uint8_t* ctxo,
-                                   Py_ssize_t* kpos, Py_ssize_t* q)
+                                   const uint8_t* tm, Py_ssize_t n, Py_ssize_t S, Py_ssize_t* idx,
+                                   uint8_t* ctxo, Py_ssize_t* kpos, Py_ssize_t* q)
     {
         Py_ssize_t i, nc = 0, q0 = 0, q1 = 0;
         switch (S) {
@@ -175,9 +187,9 @@ cdef extern from *:
     """
     void qc_rows_differ(const uint64_t* b, const uint64_t* p, Py_ssize_t n, Py_ssize_t S,
                         uint8_t* out) noexcept nogil
-    Py_ssize_t qc_scan_rows(const uint64_t* c, const uint64_t* b, const uint64_t* p, Py_ssize_t n,
-                            Py_ssize_t S, Py_ssize_t* idx, uint8_t* ctxo, Py_ssize_t* kpos,
-                            Py_ssize_t* q) noexcept nogil
+    Py_ssize_t qc_scan_rows(const uint64_t* c, const uint64_t* b, const uint64_t* p,
+                            const uint8_t* tm, Py_ssize_t n, Py_ssize_t S, Py_ssize_t* idx,
+                            uint8_t* ctxo, Py_ssize_t* kpos, Py_ssize_t* q) noexcept nogil
 
 
 # slot roles
@@ -813,6 +825,10 @@ ctypedef struct enc_in_t:
     int seq
     int bdist         # 0: no baseline
     int pdist         # 0: no extrapolation
+    const uint8_t* ctxmap   # with an extrapolation snapshot: which baseline rows differ from its
+                            # rows, when known (SnapshotData._diff), else NULL
+    int same          # out: the common case (the same entities in all, row for row)
+    Py_ssize_t nchg   # out: changed entities (their rows in b_ccur)
 
 
 cdef class SnapshotData:
@@ -833,12 +849,13 @@ cdef class SnapshotData:
     cdef public object _columns
     cdef public object _codes
     cdef object __weakref__
-    # decoded views only: which rows differ from the baseline this view was decoded against
-    # (_dmap, one byte a row) and that baseline (_dref, a weak reference). The next packets
-    # extrapolating from that baseline through this view need exactly that comparison: they read
-    # it here instead of comparing the two code matrices again.
-    cdef readonly object _dref
-    cdef readonly bytes _dmap
+    # (weak reference to another snapshot with the same ids, bytes: one byte a row, 1 where the
+    # rows differ), or None: set once, by the first packet coded from this snapshot to that one
+    # (an encoder's current snapshot and its baseline; a decoded view and the baseline it was
+    # decoded against). A later packet whose baseline is this snapshot and whose extrapolation
+    # snapshot is that one needs exactly this comparison: it reads it instead of comparing the
+    # two code matrices again. Read and set under a critical section (free-threaded builds).
+    cdef readonly object _diff
 
     def _bind(self, ids, matrix):
         """Take (not copy) a C-contiguous uint64 id array and matrix; once per object."""
@@ -1137,8 +1154,9 @@ cdef class DeltaCoder:
         if (has_base and a.n == a.m and _same_ids(a.cid, a.bid, a.n)
                 and (not has_pred or (a.p == a.m and _same_ids(a.pid, a.bid, a.m)))):
             # the common case: the same entities in all the snapshots, row for row
-            nchg = qc_scan_rows(a.crow, a.brow, a.prow if has_pred else NULL, a.n, S, ccur,
-                                cctx, ckpos, kctx)
+            nchg = qc_scan_rows(a.crow, a.brow, a.prow if has_pred else NULL,
+                                a.ctxmap if has_pred else NULL, a.n, S, ccur, cctx, ckpos, kctx)
+            a.same = 1
             for e in range(nchg):
                 cbase[e] = ccur[e]
                 cpred[e] = ccur[e] if has_pred else -1
@@ -1184,6 +1202,7 @@ cdef class DeltaCoder:
             nnew += 1
             i += 1
         kp = kctx[0] + kctx[1]
+        a.nchg = nchg
         # the changed entities of each context class, as positions within their class
         for e in range(nchg):
             t = cctx[e]
@@ -1360,6 +1379,7 @@ cdef class DeltaCoder:
                             int pdist, SnapshotData pred):
         cdef enc_in_t a
         cdef int rc
+        cdef bytes dmap = None
         if not 0 <= seq <= 0xFFFF:
             raise ValueError(f"seq {seq} outside 0..65535")
         self._check(cur, "current")
@@ -1375,6 +1395,9 @@ cdef class DeltaCoder:
         a.brow = NULL
         a.pid = NULL
         a.prow = NULL
+        a.ctxmap = NULL
+        a.same = 0
+        a.nchg = 0
         if bdist:
             if not 1 <= bdist <= 0x7FFF:
                 raise ValueError(f"baseline distance {bdist} outside 1..32767")
@@ -1391,10 +1414,15 @@ cdef class DeltaCoder:
                 a.p = pred.n
                 a.pid = pred.idp
                 a.prow = pred.rowp
+                dmap = _diff_of(base, pred)
+                if dmap is not None:
+                    a.ctxmap = <const uint8_t*>PyBytes_AS_STRING(dmap)
         with nogil:
             rc = self._encode(&a)
         if rc < 0:
             raise MemoryError()
+        if a.same:
+            _set_diff(cur, base, a.nchg, <Py_ssize_t*>self.b_ccur.p)
         self.last_bits = self.w.nbits
         return PyBytes_FromStringAndSize(<char*>self.w.buf, bw_nbytes(&self.w))
 
@@ -1536,10 +1564,10 @@ cdef class DeltaCoder:
         # baseline was decoded here against that very snapshot
         cdef const uint8_t* ctxmap = NULL
         cdef bytes dmap = None
-        if pdist and base._dmap is not None and base._dref is not None and base._dref() is pred \
-                and PyBytes_GET_SIZE(base._dmap) == m:
-            dmap = base._dmap
-            ctxmap = <const uint8_t*>PyBytes_AS_STRING(dmap)
+        if pdist:
+            dmap = _diff_of(base, pred)
+            if dmap is not None:
+                ctxmap = <const uint8_t*>PyBytes_AS_STRING(dmap)
         # phase 1: removed set, new ids and records into scratch
         with nogil:
             st = self._decode_head(&r, bdist, m, &nrem, &nnew, &kid)
@@ -1568,8 +1596,7 @@ cdef class DeltaCoder:
         snap._seq = seq
         if bdist and nrem == 0 and nnew == 0 and m:
             # the same entities as the baseline, row for row: keep which rows changed
-            snap._dmap = _changed_map(m, self.d_nchg, (<Py_ssize_t*>self.b_kept.p) + 7 * (m + 1))
-            snap._dref = PyWeakref_NewRef(base, None)
+            _set_diff(snap, base, self.d_nchg, (<Py_ssize_t*>self.b_kept.p) + 7 * (m + 1))
         return snap
 
     cdef int _decode_head(self, br_t* r, int bdist, Py_ssize_t m, Py_ssize_t* nrem,
@@ -1730,7 +1757,7 @@ cdef class DeltaCoder:
                 return self._fail(D_NOMEM, b"out of memory")
             ctxv = <uint8_t*>self.b_cctx.p
             if ctxmap != NULL:
-                memcpy(ctxv, ctxmap, m)       # known from decoding the baseline (SnapshotData._dmap)
+                memcpy(ctxv, ctxmap, m)       # known from decoding the baseline (SnapshotData._diff)
             else:
                 qc_rows_differ(brow, prow, m, S, ctxv)
             for e in range(kept):
@@ -2142,12 +2169,31 @@ cdef void* _data_of(object array) except NULL:
     return ptr if ptr != NULL else <void*>1      # (an empty array: never dereferenced)
 
 
-cdef bytes _changed_map(Py_ssize_t m, Py_ssize_t nchg, const Py_ssize_t* chg):
-    """m bytes: 1 at the rows listed in chg[0..nchg), else 0."""
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, m)
-    cdef uint8_t* p = <uint8_t*>PyBytes_AS_STRING(out)
-    cdef Py_ssize_t e
+cdef bytes _diff_of(SnapshotData a, SnapshotData b):
+    """Which rows of ``a`` differ from ``b`` (bytes, one a row), if ``a`` remembers it; else None."""
+    cdef object d
+    with cython.critical_section(a):
+        d = a._diff
+    if d is not None and (<tuple>d)[0]() is b and PyBytes_GET_SIZE((<tuple>d)[1]) == a.n:
+        return (<tuple>d)[1]
+    return None
+
+
+cdef int _set_diff(SnapshotData a, SnapshotData b, Py_ssize_t nchg, const Py_ssize_t* chg) except -1:
+    """Unless ``a`` already remembers a comparison, remember that its rows chg[0..nchg) are the
+    ones that differ from ``b`` (same ids, row for row)."""
+    cdef Py_ssize_t m = a.n, e
+    cdef bytes out
+    cdef uint8_t* p
+    if a._diff is not None:
+        return 0
+    out = PyBytes_FromStringAndSize(NULL, m)
+    p = <uint8_t*>PyBytes_AS_STRING(out)
     memset(p, 0, m)
     for e in range(nchg):
         p[chg[e]] = 1
-    return out
+    d = (PyWeakref_NewRef(b, None), out)
+    with cython.critical_section(a):
+        if a._diff is None:
+            a._diff = d
+    return 0

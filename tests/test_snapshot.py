@@ -928,10 +928,42 @@ def test_decoded_views_remember_which_rows_changed(schema):
             enc.ack(t - 2)
         base = enc.last_baseline
         if base is None or not np.array_equal(views[base].ids, view.ids):
-            assert view._dmap is None            # sent in full, or entities added / removed
+            assert view._diff is None            # sent in full, or entities added / removed
             continue
         checked += 1
-        assert view._dref() is views[base]
+        assert view._diff[0]() is views[base]
         want = np.any(view.matrix != views[base].matrix, axis=1)
-        assert np.array_equal(np.frombuffer(view._dmap, np.uint8).astype(bool), want)
+        assert np.array_equal(np.frombuffer(view._diff[1], np.uint8).astype(bool), want)
     assert checked >= 20
+
+
+def test_shared_snapshots_remember_one_comparison_and_stay_exact(schema):
+    # server snapshots are shared by every client's encoder: the first packet coded from a
+    # snapshot to its baseline leaves the row comparison on it; clients with other baselines find
+    # it does not match theirs and compare the matrices themselves. Every client decodes exactly.
+    n = 60
+    ids = np.arange(n)
+    rng = np.random.default_rng(9)
+    cols = pose_columns(n, seed=3)
+    lags = (1, 3, 5)
+    encs = [qc.SnapshotEncoder(schema) for _ in lags]
+    decs = [qc.SnapshotDecoder(schema) for _ in lags]
+    snaps = {}
+    for t in range(40):
+        cols = {k: v.copy() for k, v in cols.items()}
+        moving = rng.random(n) < 0.3
+        cols["position"][moving] += rng.normal(0, 0.05, (int(moving.sum()), 3))
+        snaps[t] = snap = schema.snapshot(ids, cols)
+        for lag, enc, dec in zip(lags, encs, decs):
+            view = dec.decode(enc.encode(t, snap))
+            assert view == snap
+            if t >= lag:
+                enc.ack(t - lag)
+        d = snap._diff
+        if t >= 2:
+            # set by the first encoder that coded a delta from it (every client has acks by then)
+            assert d is not None
+            base = d[0]()
+            assert any(base is snaps[s] for s in snaps)
+            want = np.any(snap.matrix != base.matrix, axis=1)
+            assert np.array_equal(np.frombuffer(d[1], np.uint8).astype(bool), want)
