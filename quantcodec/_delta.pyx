@@ -119,38 +119,25 @@ cdef extern from *:
         return x != 0;
     }
     #endif
+    /* One pass of the scan; CTX is row i's context (an expression in i). */
+    #define QC_SCAN_LOOP(SS, CTX)                                                          \
+        for (i = 0; i < n; i++) {                                                          \
+            int d_ = qc_row_ne(c + i * (SS), b + i * (SS), (SS));                          \
+            int t_ = (CTX);                                                                \
+            idx[nc] = i;                                                                   \
+            ctxo[nc] = (uint8_t)t_;                                                        \
+            kpos[nc] = t_ ? q1 : q0;                                                       \
+            nc += d_;                                                                      \
+            q1 += t_;                                                                      \
+            q0 += 1 - t_;                                                                  \
+        }
     #define QC_SCAN_ROWS(SS)                                                               \
         if (tm) {                                                                          \
-            for (i = 0; i < n; i++) {                                                      \
-                int d_ = qc_row_ne(c + i * (SS), b + i * (SS), (SS));                      \
-                int t_ = tm[i];                                                            \
-                idx[nc] = i;                                                               \
-                ctxo[nc] = (uint8_t)t_;                                                    \
-                kpos[nc] = t_ ? q1 : q0;                                                   \
-                nc += d_;                                                                  \
-                q1 += t_;                                                                  \
-                q0 += 1 - t_;                                                              \
-            }                                                                              \
+            QC_SCAN_LOOP(SS, tm[i])                                                        \
         } else if (p) {                                                                    \
-            for (i = 0; i < n; i++) {                                                      \
-                int d_ = qc_row_ne(c + i * (SS), b + i * (SS), (SS));                      \
-                int t_ = qc_row_ne(b + i * (SS), p + i * (SS), (SS));                      \
-                idx[nc] = i;                                                               \
-                ctxo[nc] = (uint8_t)t_;                                                    \
-                kpos[nc] = t_ ? q1 : q0;                                                   \
-                nc += d_;                                                                  \
-                q1 += t_;                                                                  \
-                q0 += 1 - t_;                                                              \
-            }                                                                              \
+            QC_SCAN_LOOP(SS, qc_row_ne(b + i * (SS), p + i * (SS), (SS)))                  \
         } else {                                                                           \
-            for (i = 0; i < n; i++) {                                                      \
-                int d_ = qc_row_ne(c + i * (SS), b + i * (SS), (SS));                      \
-                idx[nc] = i;                                                               \
-                ctxo[nc] = 1;                                                              \
-                kpos[nc] = i;                                                              \
-                nc += d_;                                                                  \
-            }                                                                              \
-            q1 = n;                                                                        \
+            QC_SCAN_LOOP(SS, 1)                                                            \
         }
     /* The cases of a switch on the row width S that run M with S a compile-time constant. */
     #define QC_EACH_WIDTH(M)                                                               \
