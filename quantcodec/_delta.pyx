@@ -225,13 +225,11 @@ ctypedef struct comp_t:
     int b             # width of the component
     int smag          # sign-magnitude code (PowerCurve, Half), mapped to an ordered one
     int predictable   # b <= 32: extrapolation stays inside int64
-    uint64_t mask     # qc_mask(b)
-    uint64_t sm       # smag: qc_mask(b - 1), else 0
     int field
     int nzslot        # the NearlyZero flag slot governing it, or -1
     int qshift        # R_QUAT: 3 * cbits (the index's position), else 0
     int sh            # 64 - b: a b-bit value shifted up by sh has its sign bit at bit 63
-    uint64_t smt      # sm << sh: the magnitude bits of a sign-magnitude value, shifted up
+    uint64_t smt      # smag: the magnitude bits (b - 1 of them) shifted up by sh, else 0
 
 ctypedef struct finfo_t:
     int first         # first slot
@@ -245,45 +243,8 @@ ctypedef struct finfo_t:
 # ------------------------------------------------------------------------------------------------
 # small integer helpers
 
-cdef inline int64_t sext(uint64_t v, int b) noexcept nogil:
-    """The b-bit two's complement value v (b in 1..64) as int64."""
-    if b >= 64:
-        return <int64_t>v
-    cdef uint64_t sgn = (<uint64_t>1) << (b - 1)
-    v &= qc_mask(b)
-    return <int64_t>((v ^ sgn) - sgn)
-
-
-cdef inline uint64_t zz(int64_t s) noexcept nogil:
-    return ((<uint64_t>s) << 1) ^ (<uint64_t>(s >> 63))
-
-
 cdef inline int64_t unzz(uint64_t u) noexcept nogil:
     return <int64_t>((u >> 1) ^ (0 - (u & 1)))
-
-
-cdef inline uint64_t to_lin(uint64_t sub, const comp_t* c) noexcept nogil:
-    """Order-preserving, self-inverse map of a sign-magnitude code onto two's complement: a code
-    with the sign bit set has its magnitude bits flipped (c.sm is 0 for other codes)."""
-    return sub ^ ((0 - ((sub >> (c.b - 1)) & 1)) & c.sm)
-
-
-cdef inline uint64_t zzw(uint64_t d, int sh) noexcept nogil:
-    """zz(sext(d mod 2**b, b)) with sh = 64 - b: the zigzagged b-bit two's complement difference
-    d (its bits above b ignored), in a handful of operations."""
-    cdef uint64_t t = d << sh
-    return ((t << 1) ^ <uint64_t>((<int64_t>t) >> 63)) >> sh
-
-
-cdef inline int64_t sextw(uint64_t d, int sh) noexcept nogil:
-    """sext(d mod 2**b, b) with sh = 64 - b."""
-    return (<int64_t>(d << sh)) >> sh
-
-
-cdef inline uint64_t comp_lin(const uint64_t* row, const comp_t* c) noexcept nogil:
-    """The component's b-bit value in its ordered (linear) form. Carriers of signed codes are
-    sign-extended, so the low b bits are the wire code."""
-    return to_lin((row[c.slot] >> c.shift) & c.mask, c)
 
 
 cdef inline bint rows_differ(const uint64_t* a, const uint64_t* b, Py_ssize_t n) noexcept nogil:
@@ -304,21 +265,6 @@ cdef inline int64_t round_div(int64_t x, int64_t den) noexcept nogil:
     if x >= 0:
         return (2 * x + den) // (2 * den)
     return -((2 * (-x) + den) // (2 * den))
-
-
-cdef inline uint64_t extrapolate(uint64_t bl, uint64_t pl, const comp_t* c, int64_t num,
-                                 int64_t den) noexcept nogil:
-    """The predicted linear value base + (base - pred) * num / den, wrapped to the width."""
-    return extrapolate_raw(bl, pl, c, num, den) & c.mask
-
-
-cdef inline uint64_t extrapolate_raw(uint64_t bl, uint64_t pl, const comp_t* c, int64_t num,
-                                     int64_t den) noexcept nogil:
-    """extrapolate() before the wrap to the width (its low b bits are the prediction)."""
-    cdef int64_t s = sextw(bl - pl, c.sh)
-    if num != den:
-        s = round_div(s * num, den)
-    return bl + <uint64_t>s
 
 
 cdef inline int egx_E(int k, int b) noexcept nogil:
@@ -712,11 +658,32 @@ cdef int get_set(br_t* r, Py_ssize_t* pos, Py_ssize_t* n, Py_ssize_t M) noexcept
     return D_OK
 
 
+# The components' arithmetic, in one place for the encoder and the decoder. A component's b-bit
+# value is held at the top of 64 bits (shifted up by sh = 64 - b, the low bits zero), so that
+# sums and differences wrap at its width by themselves, and in its linear form: sign-magnitude
+# codes (PowerCurve, Half) with their magnitude bits flipped when the sign bit is set, an
+# order-preserving map that is its own inverse.
+
 cdef inline uint64_t top_lin(uint64_t carrier, const comp_t* cp) noexcept nogil:
-    """The component's linear value (comp_lin) shifted up to the top of 64 bits (the low sh bits
-    zero): differences there wrap at the component's width by themselves."""
+    """The component of a slot's carrier, linear, at the top of the word. (Signed carriers are
+    sign-extended: the bits above the width fall off.)"""
     cdef uint64_t x = (carrier >> cp.shift) << cp.sh
     return x ^ (<uint64_t>((<int64_t>x) >> 63) & cp.smt)
+
+
+cdef inline uint64_t top_ref(uint64_t xb, uint64_t xp, int sh, int64_t num, int64_t den) noexcept nogil:
+    """The extrapolated reference base + (base - pred) * num / den (the product rounded half away
+    from zero), from the baseline's and the older snapshot's values at the top of the word."""
+    if num == den:
+        return 2 * xb - xp
+    return xb + (<uint64_t>round_div(((<int64_t>(xb - xp)) >> sh) * num, den) << sh)
+
+
+cdef inline uint64_t top_code(uint64_t ref, uint64_t u, const comp_t* cp) noexcept nogil:
+    """The decoder's inverse of zz_top(x - ref): the component's code (the linear map undone) at
+    the top of the word, from the reference and the zigzagged difference u."""
+    ref += <uint64_t>unzz(u) << cp.sh
+    return ref ^ (<uint64_t>((<int64_t>ref) >> 63) & cp.smt)
 
 
 cdef inline uint64_t zz_top(uint64_t t, int sh) noexcept nogil:
@@ -735,8 +702,7 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
     so that the wrap to the width costs nothing."""
     cdef int nz = cp.nzslot, slot = cp.slot, qs = cp.qshift, sh = cp.sh
     cdef int usep = cp.predictable and pr != NULL
-    cdef uint64_t cw = cr[slot], bw = br[slot], xc, xb, xp, u0, u1
-    cdef int64_t s
+    cdef uint64_t cw = cr[slot], bw = br[slot], xc, xb, u0, u1
     cdef uint32_t* h
     if nz >= 0 and cr[nz] == 0:
         return
@@ -750,12 +716,7 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
     u0 = zz_top(xc - xb, sh)
     u1 = u0
     if usep:
-        xp = top_lin(pr[slot], cp)
-        if num == den:
-            u1 = zz_top(xc - 2 * xb + xp, sh)
-        else:
-            s = round_div(((<int64_t>(xb - xp)) >> sh) * num, den)
-            u1 = zz_top(xc - xb - (<uint64_t>s << sh), sh)
+        u1 = zz_top(xc - top_ref(xb, top_lin(pr[slot], cp), sh, num, den), sh)
     Ue[2 * c] = u0
     Ue[2 * c + 1] = u1
     h = hist + 2 * c * HIST
@@ -1010,12 +971,10 @@ cdef class DeltaCoder:
         self.ci[c].b = b
         self.ci[c].smag = smag
         self.ci[c].predictable = b <= 32
-        self.ci[c].mask = qc_mask(b)
-        self.ci[c].sm = qc_mask(b - 1) if smag else 0
         self.ci[c].field = self.si[s].field
         self.ci[c].qshift = 3 * self.si[s].cb if self.si[s].role == R_QUAT else 0
         self.ci[c].sh = 64 - b
-        self.ci[c].smt = self.ci[c].sm << (64 - b)
+        self.ci[c].smt = (qc_mask(b - 1) << (64 - b)) if smag else 0
         self.ci[c].nzslot = -1
         cdef Py_ssize_t t
         for t in range(s - 1, -1, -1):
@@ -1348,13 +1307,6 @@ cdef class DeltaCoder:
                 self.w = w
         bw_flush(&self.w)
         return 0
-
-    cdef inline uint64_t _ref(self, const comp_t* c, const uint64_t* br, const uint64_t* pr,
-                              int use_pred, int64_t num, int64_t den) noexcept nogil:
-        cdef uint64_t bl = comp_lin(br, c)
-        if use_pred and pr != NULL:
-            return extrapolate(bl, comp_lin(pr, c), c, num, den)
-        return bl
 
     def encode(self, int seq, SnapshotData cur not None, int bdist=0, SnapshotData base=None,
                int pdist=0, SnapshotData pred=None):
@@ -1852,7 +1804,7 @@ cdef class DeltaCoder:
         cdef Py_ssize_t s = self.fi[f].first, end = self.fi[f].end, t
         cdef int c, j, ncomp, qpred, st, alt
         cdef const comp_t* cp
-        cdef uint64_t v, u, ref, lin, sub, code, xb, xp
+        cdef uint64_t v, u, ref, sub, code
         cdef const sinfo_t* si
         while s < end:
             si = &self.si[s]
@@ -1898,17 +1850,10 @@ cdef class DeltaCoder:
                 st = get_egx(r, kk[si.comp], cp.b, &u, NULL)
                 if st:
                     return self._fail(st, b"bad difference")
-                xb = top_lin(br[s], cp)
-                ref = xb
+                ref = top_lin(br[s], cp)
                 if pr != NULL and pp[si.comp]:
-                    xp = top_lin(pr[s], cp)
-                    if num == den:
-                        ref = 2 * xb - xp
-                    else:
-                        ref = xb + (<uint64_t>round_div(((<int64_t>(xb - xp)) >> cp.sh) * num, den)
-                                    << cp.sh)
-                ref += <uint64_t>unzz(u) << cp.sh
-                ref ^= <uint64_t>((<int64_t>ref) >> 63) & cp.smt
+                    ref = top_ref(ref, top_lin(pr[s], cp), cp.sh, num, den)
+                ref = top_code(ref, u, cp)
                 # signed codes are carried sign-extended
                 v = <uint64_t>((<int64_t>ref) >> cp.sh) if si.sign else ref >> cp.sh
             else:
@@ -1942,10 +1887,10 @@ cdef class DeltaCoder:
             return self._fail(st, b"bad difference")
         if alt != NULL and alt[0]:
             return D_OK
-        ref = comp_lin(br, cp)
+        ref = top_lin(br[cp.slot], cp)
         if qpred and pp[c] and pr != NULL:
-            ref = extrapolate_raw(ref, comp_lin(pr, cp), cp, num, den)
-        sub[0] = to_lin((ref + <uint64_t>unzz(u)) & cp.mask, cp)
+            ref = top_ref(ref, top_lin(pr[cp.slot], cp), cp.sh, num, den)
+        sub[0] = top_code(ref, u, cp) >> cp.sh
         return D_OK
 
     cdef int _finish(self, br_t* r) noexcept nogil:
