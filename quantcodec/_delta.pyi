@@ -59,7 +59,6 @@ class DeltaCoder:
         pdist: int = 0,
         pred: Optional[SnapshotData] = None,
     ) -> bytes: ...
-    def peek(self, data: _Buffer) -> Tuple[int, int, int]: ...
     def decode(
         self,
         data: _Buffer,

@@ -1440,20 +1440,6 @@ cdef class DeltaCoder:
     # -------------------------------------------------------------------------------------------
     # decode
 
-    def peek(self, data):
-        """``(seq, bdist, pdist)`` of a packet's header (0: no baseline / no extrapolation)."""
-        cdef const uint8_t[::1] buf = _as_bytes(data)
-        cdef br_t r
-        cdef int seq, bdist, pdist, st
-        br_init(&r, &buf[0] if buf.shape[0] else NULL, buf.shape[0])
-        st = _read_header(&r, &seq, &bdist, &pdist)
-        if st:
-            self.err_kind = st
-            self.err_pos = r.pos
-            self.err_msg = b"sequence distance outside 1..32767"
-            self._raise()
-        return seq, bdist, pdist
-
     def decode(self, data, SnapshotData base=None, SnapshotData pred=None):
         """Decode a packet against the snapshots its header names (pass them). Returns
         ``(seq, ids, matrix)``, new NumPy arrays; raises DecodeError on anything malformed

@@ -24,7 +24,6 @@ import threading
 import numpy as np
 
 from ._delta import DeltaCoder, SnapshotData, _set_snapshot_type
-from ._delta import references as _references_of
 from ._plan import Plan
 from .errors import DecodeError, SchemaError
 
@@ -371,12 +370,6 @@ class SnapshotEncoder:
                 seq, snapshot, self._sent, self._acked, self._newest, self._history, self._predict)
             self._last = (base, pred)
             return packet
-
-    def _references(self, seq):
-        """(base, bdist, pred, pdist) for packet `seq`: the newest acknowledged snapshot older
-        than `seq` within the history, and the acknowledged snapshot before it whose distance to
-        it is closest to bdist (the farther of two equally close), also within the history."""
-        return _references_of(self._acked, seq, self._history, self._predict)
 
     def ack(self, seq):
         """Record that the client has snapshot ``seq``. Returns True if that snapshot is held
