@@ -43,8 +43,7 @@ cdef object _empty = np.empty
 
 from .errors import DecodeError
 
-from libc.math cimport sqrt, fabs
-from quantcodec._kernels cimport qdesc, quat_kept
+from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrunk
 from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
     K_UVEC,
@@ -729,32 +728,21 @@ cdef double* _quat_table(const qdesc* d) noexcept nogil:
     quat_valid_kept computes it (malloc'ed, 2**cbits doubles; NULL when out of memory)."""
     cdef Py_ssize_t j, n = (<Py_ssize_t>1) << d.cbits
     cdef double st = d.R / d.L
-    cdef double x
     cdef double* t = <double*>malloc(sizeof(double) * n)
     if t == NULL:
         return NULL
     for j in range(n):
-        x = fabs(quat_kept(d, <uint64_t>j, 2)) - st
-        t[j] = 0.0 if x < 0.0 else x
+        t[j] = quat_shrunk(quat_kept(d, <uint64_t>j, 2), st)
     return t
 
 
 cdef inline bint quat_valid_tab(const double* t, int cb, uint64_t maxcode, uint64_t code) noexcept nogil:
-    """quat_valid(d, code) with the shrunk kept values from the table: the same doubles and the
-    same operations in the same order, so the same answer (tests/test_snapshot.py checks every
-    code of small Quats against Quat.valid)."""
+    """quat_valid(d, code) with the shrunk kept values from the table (tests/test_snapshot.py
+    checks every code of small Quats against Quat.valid)."""
     cdef uint64_t m = (<uint64_t>1 << cb) - 1
-    cdef double a, b, c, s, big
     if code > maxcode:
         return False
-    a = t[(code >> (2 * cb)) & m]
-    b = t[(code >> cb) & m]
-    c = t[code & m]
-    s = (a * a + b * b) + c * c
-    big = c if c > 0.0 else 0.0
-    big = b if b > big else big
-    big = a if a > big else big
-    return (not (s > 1.0)) & (sqrt(1.0 - s) >= big)
+    return quat_valid_shrunk(t[(code >> (2 * cb)) & m], t[(code >> cb) & m], t[code & m])
 
 
 # ------------------------------------------------------------------------------------------------

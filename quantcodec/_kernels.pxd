@@ -484,25 +484,30 @@ cdef inline void quat_dq(const qdesc* d, uint64_t c, double* out) noexcept nogil
     quat_rebuild(<int>((c >> (3 * d.cbits)) & 3), quat_kept(d, c, 0), quat_kept(d, c, 1), quat_kept(d, c, 2), out)
 
 
+cdef inline double quat_shrunk(double x, double st) noexcept nogil:
+    """A kept value's magnitude moved toward zero by the component step st (stopping at zero)."""
+    x = fabs(x) - st
+    return 0.0 if x < 0.0 else x
+
+
+cdef inline bint quat_valid_shrunk(double a, double b, double c) noexcept nogil:
+    """The validity test on the three shrunk kept values (index order)."""
+    cdef double s = (a * a + b * b) + c * c
+    cdef double big = c if c > 0.0 else 0.0
+    big = b if b > big else big
+    big = a if a > big else big
+    return (not (s > 1.0)) & (sqrt(1.0 - s) >= big)
+
+
 cdef inline bint quat_valid_kept(const qdesc* d, double a, double b, double c) noexcept nogil:
     # Shrink each kept value toward zero by one component step: the most permissive point within
     # rounding of the code. The code is valid when that point can still belong to a unit
     # quaternion whose dropped component is the largest. Every code that quantize produces passes:
     # its true components are within half a step of the decoded ones. a, b, c are the kept values
     # in index order; the sum is (a*a + b*b) + c*c, as in quantcodec._reference.quat_valid.
+    # (The snapshot decoder tabulates quat_shrunk per component code and calls quat_valid_shrunk.)
     cdef double st = d.R / d.L      # the component step in both modes (L is 2**b - 1 or 2**b)
-    cdef double s, big
-    c = fabs(c) - st
-    c = 0.0 if c < 0.0 else c
-    b = fabs(b) - st
-    b = 0.0 if b < 0.0 else b
-    a = fabs(a) - st
-    a = 0.0 if a < 0.0 else a
-    s = (a * a + b * b) + c * c
-    big = c if c > 0.0 else 0.0
-    big = b if b > big else big
-    big = a if a > big else big
-    return (not (s > 1.0)) & (sqrt(1.0 - s) >= big)
+    return quat_valid_shrunk(quat_shrunk(a, st), quat_shrunk(b, st), quat_shrunk(c, st))
 
 
 cdef inline bint quat_valid(const qdesc* d, uint64_t c) noexcept nogil:
