@@ -142,7 +142,7 @@ class Snapshot(SnapshotData):
         if order is not None:
             matrix = matrix[order]
         self._schema = schema
-        self._bind(_frozen(ids), _frozen(np.ascontiguousarray(matrix)))
+        self._bind(_frozen(ids), _frozen(np.ascontiguousarray(matrix)), plan)
         self._seq = None
         self._clamped = dict(zip(plan.names, counts))
         self._columns = None
@@ -153,7 +153,7 @@ class Snapshot(SnapshotData):
         """A snapshot over an existing sorted id array and code matrix (taken, not copied)."""
         self = cls.__new__(cls)
         self._schema = schema
-        self._bind(_frozen(ids), _frozen(matrix))
+        self._bind(_frozen(ids), _frozen(matrix), _plan_of(schema, "Snapshot"))
         self._seq = seq
         self._clamped = clamped
         self._columns = None

@@ -967,3 +967,109 @@ def test_shared_snapshots_remember_one_comparison_and_stay_exact(schema):
             assert any(base is snaps[s] for s in snaps)
             want = np.any(snap.matrix != base.matrix, axis=1)
             assert np.array_equal(np.frombuffer(d[1], np.uint8).astype(bool), want)
+
+
+# Row keys: server snapshots pack each row's carriers, masked to their widths, into a few words
+# that the encoder's row scan compares instead of the rows. Schemas whose keys straddle words and
+# hold sign-extended (Int, signed Fixed) and 64-bit carriers; rows that differ by one bit.
+KEYED = qc.Schema("Keyed", [
+    ("a", qc.UInt(64)),
+    ("b", qc.Int(40)),
+    ("c", qc.Int(7)),
+    ("d", qc.UInt(30)),
+    ("f", qc.Fixed(0.01, 12)),
+    ("g", qc.Bool()),
+])                                  # 154 bits: 3 words instead of 6 carriers
+
+
+def _widths(schema):
+    return [c.bits for c in schema.codecs]
+
+
+def _unkeyed(schema, snap):
+    """The same snapshot without keys (a decoded view)."""
+    view = qc.SnapshotDecoder(schema).decode(qc.SnapshotEncoder(schema).encode(0, snap))
+    assert view == snap and view.kw == 0
+    return view
+
+
+def _flip_bits(rng, schema, matrix, frac):
+    """A copy of a code matrix with one random bit of one random slot flipped in a fraction of
+    the rows (the bit within the slot's width, so the code stays valid for these codecs)."""
+    m = np.array(matrix, copy=True)
+    widths = _widths(schema)
+    for i in np.flatnonzero(rng.random(m.shape[0]) < frac):
+        s = int(rng.integers(len(widths)))
+        b = int(rng.integers(widths[s]))
+        code = (int(m[i, s]) ^ (1 << b)) & ((1 << widths[s]) - 1)
+        signed = isinstance(schema.codecs[s], qc.Int) or isinstance(schema.codecs[s], qc.Fixed)
+        if signed and code >> (widths[s] - 1):
+            code -= 1 << widths[s]
+        m[i, s] = np.uint64(code & (2**64 - 1))
+    return m
+
+
+def _matrix_columns(schema, m):
+    cols = {}
+    for s, (name, codec) in enumerate(schema.fields):
+        col = m[:, s]
+        signed = isinstance(codec, (qc.Int, qc.Fixed))
+        cols[name] = col.view(np.int64) if signed else col
+    return cols
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 150), frac=st.floats(0.0, 1.0))
+def test_row_keys_give_the_same_packets(seed, n, frac):
+    from quantcodec._delta import DeltaCoder
+    rng = np.random.default_rng(seed)
+    ids = np.arange(n, dtype=np.uint64)
+    widths = _widths(KEYED)
+    codes = {}
+    for (name, codec), w in zip(KEYED.fields, widths):
+        if isinstance(codec, (qc.Int, qc.Fixed)):
+            codes[name] = rng.integers(-(1 << (w - 1)), 1 << (w - 1), n, dtype=np.int64)
+        else:
+            codes[name] = rng.integers(0, 1 << w, n, dtype=np.uint64) if w < 64 else \
+                rng.integers(0, 2**64 - 1, n, dtype=np.uint64, endpoint=True)
+    pred = qc.Snapshot.from_codes(KEYED, ids, codes)
+    base = qc.Snapshot.from_codes(KEYED, ids, _matrix_columns(KEYED, _flip_bits(rng, KEYED, pred.matrix, frac)))
+    cur = qc.Snapshot.from_codes(KEYED, ids, _matrix_columns(KEYED, _flip_bits(rng, KEYED, base.matrix, frac)))
+    assert cur.kw == base.kw == pred.kw == 3
+    plain = [_unkeyed(KEYED, s) for s in (cur, base, pred)]
+    coder = DeltaCoder(KEYED._plan)
+    for args in ((2, base), (2, base, 3, pred)):
+        keyed_packet = coder.encode(7, cur, *args)
+        unkeyed = (2, plain[1]) if len(args) == 2 else (2, plain[1], 3, plain[2])
+        assert coder.encode(7, plain[0], *unkeyed) == keyed_packet
+        assert coder.encode(7, cur, *unkeyed) == keyed_packet      # one side keyed: rows compared
+    # and the streams decode exactly
+    enc, dec = qc.SnapshotEncoder(KEYED), qc.SnapshotDecoder(KEYED)
+    for seq, snap in enumerate((pred, base, cur)):
+        assert dec.decode(enc.encode(seq, snap)) == snap
+        enc.ack(seq)
+
+
+def test_row_keys_only_where_narrower_and_canonical():
+    from quantcodec._delta import SnapshotData
+    ids = np.arange(3, dtype=np.uint64)
+    s = qc.Schema("Two", [("a", qc.UInt(64)), ("b", qc.UInt(64))])
+    snap = s.snapshot(ids, {"a": np.arange(3, dtype=np.uint64), "b": np.arange(3, dtype=np.uint64)})
+    assert snap.kw == 0                         # 2 words would not be narrower than 2 carriers
+    pose = pose_schema()
+    assert pose._plan.max_bits == 129                          # every slot's width: 129 bits
+    assert pose.snapshot(ids, pose_columns(3)).kw == 3         # in 3 words instead of 11 carriers
+    m = np.zeros((3, 6), np.uint64)
+    ok = SnapshotData()
+    ok._bind(ids, m, KEYED._plan)
+    assert ok.kw == 3
+    m2 = m.copy()
+    m2[1, 2] = 1 << 7                           # Int(7): not the sign extension of its 7 bits
+    bad = SnapshotData()
+    bad._bind(ids, m2, KEYED._plan)
+    assert bad.kw == 0
+    m3 = m.copy()
+    m3[2, 3] = 1 << 30                          # UInt(30): a bit above its width
+    bad = SnapshotData()
+    bad._bind(ids, m3, KEYED._plan)
+    assert bad.kw == 0
