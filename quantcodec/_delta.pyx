@@ -41,7 +41,7 @@ import numpy as np
 cdef object _U64 = np.dtype(np.uint64)
 cdef object _empty = np.empty
 
-from .errors import DecodeError
+from .errors import DecodeError, SchemaError
 
 from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrunk
 from quantcodec._kernels cimport (
@@ -1552,63 +1552,6 @@ cdef class DeltaCoder:
         self.last_bits = self.w.nbits
         return PyBytes_FromStringAndSize(<char*>self.w.buf, bw_nbytes(&self.w))
 
-    def encode_stream(self, int seq, SnapshotData cur not None, dict sent, set acked, newest,
-                      int hist, bint predict):
-        """One step of SnapshotEncoder.encode (``seq`` in 0..65535, ``cur`` checked by the
-        caller): choose the references among the acknowledged snapshots held in ``sent``,
-        encode, store ``cur`` under ``seq``. Returns ``(packet, base, pred, newest)``."""
-        cdef int bdist, pdist
-        base, bdist, pred, pdist = _references(acked, seq, hist, predict)
-        if base is None:
-            packet = self._encode_call(seq, cur, 0, None, 0, None)
-        elif pred is None:
-            packet = self._encode_call(seq, cur, bdist, sent[base], 0, None)
-        else:
-            packet = self._encode_call(seq, cur, bdist, sent[base], pdist, sent[pred])
-        if sent.get(seq) is not cur:
-            acked.discard(seq)
-        _store(sent, acked, newest, seq, cur, hist)
-        if newest is None or _newer(seq, newest):
-            newest = seq
-        return packet, base, pred, newest
-
-    def decode_stream(self, data, dict held, latest, int hist, schema):
-        """One step of SnapshotDecoder.decode: decode a packet against the snapshots in ``held``
-        (seq -> snapshot) and keep the result there as a possible baseline. Returns
-        ``(snapshot, latest)``; or, when a snapshot the packet names is not held,
-        ``(None, seq, missing_seq, role)`` with role "baseline" or "extrapolation" (nothing
-        decoded, nothing changed). DecodeError (nothing changed) for a malformed packet."""
-        cdef const uint8_t* buf
-        cdef Py_ssize_t nbytes
-        cdef br_t r
-        cdef int seq, bdist, pdist, bseq, pseq
-        cdef SnapshotData snap
-        owner = _packet(data, &buf, &nbytes)
-        br_init(&r, buf, nbytes)
-        if _read_header(&r, &seq, &bdist, &pdist) or bdist == 0:
-            snap = self._decode(buf, nbytes, None, None)      # (header errors are raised there)
-        else:
-            bseq = (seq - bdist) & SEQ_MASK
-            base = held.get(bseq)
-            if base is None:
-                return None, seq, bseq, "baseline"
-            if pdist == 0:
-                snap = self._decode(buf, nbytes, base, None)
-            else:
-                pseq = (bseq - pdist) & SEQ_MASK
-                pred = held.get(pseq)
-                if pred is None:
-                    return None, seq, pseq, "extrapolation"
-                snap = self._decode(buf, nbytes, base, pred)
-        snap._schema = schema
-        seq = snap._seq
-        if latest is None or _newer(seq, latest):
-            _store(held, None, latest, seq, snap, hist)
-            latest = seq
-        elif seq not in held:
-            _store(held, None, latest, seq, snap, hist)
-        return snap, latest
-
     def _slot_valid(self, Py_ssize_t s, uint64_t code):
         """Whether the decoder accepts ``code`` in slot ``s`` (tests compare it with the codec)."""
         if not 0 <= s < self.nslots:
@@ -2119,16 +2062,117 @@ cdef inline bint _newer(int a, int b) noexcept:
     return 0 < d < 0x8000
 
 
+# Acknowledgements: a bit per sequence number (8 KB an encoder), set while the snapshot is held.
+ctypedef uint64_t ackbits_t[1024]
+
+
+cdef inline void _bit_set(uint64_t* bits, int s) noexcept nogil:
+    bits[s >> 6] |= (<uint64_t>1) << (s & 63)
+
+
+cdef inline void _bit_clear(uint64_t* bits, int s) noexcept nogil:
+    bits[s >> 6] &= ~((<uint64_t>1) << (s & 63))
+
+
+cdef inline bint _bit(const uint64_t* bits, int s) noexcept nogil:
+    return (bits[s >> 6] >> (s & 63)) & 1
+
+
+cdef int _set_down(const uint64_t* bits, int start, int count) noexcept nogil:
+    """The smallest k in 0..count-1 with bit (start - k) mod 65536 set, or -1."""
+    cdef int k = 0, pos, lo
+    cdef uint64_t w
+    while k < count:
+        pos = (start - k) & SEQ_MASK
+        lo = pos & 63
+        w = bits[pos >> 6] & (((<uint64_t>2) << lo) - 1)        # bits lo, lo-1, ..., 0
+        if w:
+            k += lo - (qc_bitlen64(w) - 1)
+            return k if k < count else -1
+        k += lo + 1
+    return -1
+
+
+cdef int _set_up(const uint64_t* bits, int start, int count) noexcept nogil:
+    """The smallest k in 0..count-1 with bit (start + k) mod 65536 set, or -1."""
+    cdef int k = 0, pos, lo
+    cdef uint64_t w
+    while k < count:
+        pos = (start + k) & SEQ_MASK
+        lo = pos & 63
+        w = bits[pos >> 6] >> lo                                  # bits lo, lo+1, ..., 63
+        if w:
+            k += qc_ctz64(w)
+            return k if k < count else -1
+        k += 64 - lo
+    return -1
+
+
+cdef void _refs(const uint64_t* acked, int seq, int hist, bint predict, int* bdist,
+                int* pdist) noexcept nogil:
+    """The references of packet ``seq``: bdist, the distance back to the newest acknowledged
+    snapshot older than ``seq`` within the history (0: none); and (``predict``) pdist, the
+    distance back from that baseline to the acknowledged snapshot whose distance is closest to
+    bdist (the farther of two equally close), also within the history (0: none)."""
+    cdef int k, base, room, d0, o1 = -1, o2 = -1
+    bdist[0] = 0
+    pdist[0] = 0
+    k = _set_down(acked, (seq - 1) & SEQ_MASK, hist - 1)      # d = 1 + k in 1..hist-1
+    if k < 0:
+        return
+    bdist[0] = 1 + k
+    if not predict:
+        return
+    base = (seq - bdist[0]) & SEQ_MASK
+    room = hist - bdist[0]                  # pdist < room keeps it within the history
+    if room > bdist[0]:                     # the farther side: d in bdist..room-1, offset d - bdist
+        o1 = _set_down(acked, (base - bdist[0]) & SEQ_MASK, room - bdist[0])
+    d0 = (bdist[0] if bdist[0] < room else room) - 1
+    if d0 >= 1:                             # the nearer side: d in d0..1, offset bdist - d
+        k = _set_up(acked, (base - d0) & SEQ_MASK, d0)
+        if k >= 0:
+            o2 = bdist[0] - (d0 - k)
+    if o1 >= 0 and (o2 < 0 or o1 <= o2):
+        pdist[0] = bdist[0] + o1
+    elif o2 >= 0:
+        pdist[0] = bdist[0] - o2
+
+
+def references(set acked, int seq, int hist, bint predict):
+    """``(base, bdist, pred, pdist)`` of packet ``seq`` for the acknowledged sequence numbers
+    ``acked`` (see _refs; None / 0 where there is none). For the tests."""
+    cdef ackbits_t bits
+    cdef int bdist, pdist
+    memset(bits, 0, sizeof(bits))
+    for k in acked:
+        _bit_set(bits, <int>k & SEQ_MASK)
+    _refs(bits, seq, hist, predict, &bdist, &pdist)
+    base = (seq - bdist) & SEQ_MASK if bdist else None
+    pred = (seq - bdist - pdist) & SEQ_MASK if pdist else None
+    return base, bdist, pred, pdist
+
+
 def store(dict held, acked, newest, int seq, snap, int hist):
-    """Put ``snap`` under ``seq`` in ``held``: see _store."""
-    _store(held, acked, newest, seq, snap, hist)
+    """Put ``snap`` under ``seq`` in ``held``, dropping from the set ``acked`` (or None) what
+    leaves the window: see _store. For the tests."""
+    cdef ackbits_t bits
+    memset(bits, 0, sizeof(bits))
+    if acked is not None:
+        for k in acked:
+            _bit_set(bits, <int>k & SEQ_MASK)
+    _store(held, bits if acked is not None else NULL, newest, seq, snap, hist)
+    if acked is not None:
+        for k in list(acked):
+            if not _bit(bits, <int>k & SEQ_MASK):
+                acked.discard(k)
 
 
-cdef int _store(dict held, acked, newest, int seq, snap, int hist) except -1:
+cdef int _store(dict held, uint64_t* acked, newest, int seq, snap, int hist) except -1:
     """Put ``snap`` under ``seq`` in ``held`` (a dict over a window of the last ``hist`` sequence
-    numbers up to ``newest``), moving the window if ``seq`` is newer and dropping (from ``acked``,
-    a set or None, too) what falls out of it. Snapshots older than the window are not stored."""
-    cdef int nw, step, s, i
+    numbers up to ``newest``), moving the window if ``seq`` is newer and dropping (from the
+    ``acked`` bits too, unless NULL) what falls out of it. Snapshots older than the window are
+    not stored."""
+    cdef int nw, step, i
     cdef list out
     if newest is not None:
         nw = newest
@@ -2143,62 +2187,208 @@ cdef int _store(dict held, acked, newest, int seq, snap, int hist) except -1:
             out = [(nw - hist + 1 + i) & SEQ_MASK for i in range(step)]
         for k in out:
             held.pop(k, None)
-            if acked is not None:
-                (<set>acked).discard(k)
+            if acked != NULL:
+                _bit_clear(acked, <int>k)
     held[seq] = snap
     return 0
 
 
-def references(set acked, int seq, int hist, bint predict):
-    """See _references."""
-    return _references(acked, seq, hist, predict)
+# ------------------------------------------------------------------------------------------------
+# one client's encoder
+
+def seq_arg(seq, str owner):
+    """A sequence number argument, taken mod 65536; TypeError unless an integer (not a bool)."""
+    if type(seq) is int:
+        return seq & SEQ_MASK
+    if isinstance(seq, (bool, np.bool_)) or not isinstance(seq, (int, np.integer)):
+        raise TypeError(f"{owner}: sequence number must be an integer, got {type(seq).__name__}")
+    return int(seq) & SEQ_MASK
 
 
-cdef tuple _references(set acked, int seq, int hist, bint predict):
-    """``(base, bdist, pred, pdist)`` for packet ``seq``: the newest acknowledged snapshot older
-    than ``seq`` within the history, and (``predict``) the acknowledged snapshot before it whose
-    distance to it is closest to bdist (the farther of two equally close), also within the
-    history; None / 0 where there is none."""
-    cdef int bdist = 0, d, base, room, off, best_d = 0, best_o = -1, o
-    if not acked:
-        return None, 0, None, 0
-    if len(acked) <= 4:
-        for k in acked:
-            d = (seq - <int>k) & SEQ_MASK
-            if 0 < d < hist and (bdist == 0 or d < bdist):
-                bdist = d
-    else:
-        for d in range(1, hist):
-            if ((seq - d) & SEQ_MASK) in acked:
-                bdist = d
-                break
-    if bdist == 0:
-        return None, 0, None, 0
-    base = (seq - bdist) & SEQ_MASK
-    if not predict:
-        return base, bdist, None, 0
-    room = hist - bdist            # pdist < room keeps pred within the history
-    if len(acked) <= 8:
-        for k in acked:
-            d = (base - <int>k) & SEQ_MASK
-            if 0 < d < room:
-                o = d - bdist if d >= bdist else bdist - d
-                if best_o < 0 or o < best_o or (o == best_o and d > best_d):
-                    best_o = o
-                    best_d = d
-    else:
-        for off in range(room if room > bdist else bdist):
-            d = bdist + off
-            if d < room and ((base - d) & SEQ_MASK) in acked:
-                best_d = d
-                break
-            d = bdist - off
-            if off and 0 < d < room and ((base - d) & SEQ_MASK) in acked:
-                best_d = d
-                break
-    if best_d == 0:
-        return base, bdist, None, 0
-    return base, bdist, (base - best_d) & SEQ_MASK, best_d
+@cython.final
+cdef class EncoderState:
+    """The state and the per-packet work of one SnapshotEncoder (quantcodec.snapshot, which
+    documents the behaviour): the snapshots sent (``sent``: seq -> snapshot, a window of the
+    last ``history`` sequence numbers), which of them the client acknowledged (a bit a sequence
+    number), the newest sequence number sent, the last packet's references, and the coder.
+    Calls are serialized by a mutex (the coding itself runs without the GIL)."""
+    cdef DeltaCoder coder
+    cdef object schema
+    cdef readonly int history
+    cdef readonly bint predict
+    cdef readonly dict sent
+    cdef ackbits_t acked
+    cdef int newest_seq         # -1: nothing sent
+    cdef int last_base          # -1: the last packet was sent in full (or none yet)
+    cdef int last_pred
+    cdef cython.pymutex lock
+
+    def __init__(self, DeltaCoder coder not None, schema, int history, bint predict):
+        self.coder = coder
+        self.schema = schema
+        self.history = history
+        self.predict = predict
+        self.sent = {}
+        memset(self.acked, 0, sizeof(self.acked))
+        self.newest_seq = -1
+        self.last_base = -1
+        self.last_pred = -1
+
+    def encode(self, seq, snapshot):
+        """SnapshotEncoder.encode."""
+        cdef int s, bdist, pdist
+        cdef SnapshotData cur
+        cdef bytes packet
+        s = seq_arg(seq, "SnapshotEncoder.encode")
+        if not isinstance(snapshot, _snapshot_type):
+            raise TypeError(f"SnapshotEncoder.encode: expected a Snapshot, got {type(snapshot).__name__}")
+        cur = <SnapshotData>snapshot
+        if cur._schema is not self.schema and cur._schema != self.schema:
+            raise SchemaError("SnapshotEncoder.encode: the snapshot's schema is not the encoder's")
+        with self.lock:
+            _refs(self.acked, s, self.history, self.predict, &bdist, &pdist)
+            if bdist == 0:
+                packet = self.coder._encode_call(s, cur, 0, None, 0, None)
+            elif pdist == 0:
+                packet = self.coder._encode_call(s, cur, bdist, self.sent[(s - bdist) & SEQ_MASK], 0, None)
+            else:
+                packet = self.coder._encode_call(s, cur, bdist, self.sent[(s - bdist) & SEQ_MASK], pdist,
+                                                 self.sent[(s - bdist - pdist) & SEQ_MASK])
+            if self.sent.get(s) is not cur:
+                _bit_clear(self.acked, s)         # a new snapshot under that number: not acked
+            _store(self.sent, self.acked, self.newest_seq if self.newest_seq >= 0 else None, s, cur,
+                   self.history)
+            if self.newest_seq < 0 or _newer(s, self.newest_seq):
+                self.newest_seq = s
+            self.last_base = (s - bdist) & SEQ_MASK if bdist else -1
+            self.last_pred = (s - bdist - pdist) & SEQ_MASK if pdist else -1
+            return packet
+
+    def ack(self, seq):
+        """SnapshotEncoder.ack."""
+        cdef int s
+        if seq is None:
+            return False
+        s = seq_arg(seq, "SnapshotEncoder.ack")
+        with self.lock:
+            if s in self.sent:
+                _bit_set(self.acked, s)
+                return True
+            return False
+
+    def reset(self):
+        with self.lock:
+            self.sent.clear()
+            memset(self.acked, 0, sizeof(self.acked))
+            self.newest_seq = -1
+            self.last_base = -1
+            self.last_pred = -1
+
+    def state(self):
+        """(newest, held, acked): the newest sequence number sent (None before the first) and
+        the held and acknowledged ones, newest first."""
+        cdef int nw
+        with self.lock:
+            if self.newest_seq < 0:
+                return None, (), ()
+            nw = self.newest_seq
+            held = sorted(self.sent, key=lambda k: (nw - <int>k) & SEQ_MASK)
+            return nw, tuple(held), tuple([k for k in held if _bit(self.acked, <int>k)])
+
+    @property
+    def last(self):
+        """(baseline, extrapolation) sequence numbers of the last packet (None where none)."""
+        return (self.last_base if self.last_base >= 0 else None,
+                self.last_pred if self.last_pred >= 0 else None)
+
+    @property
+    def last_bits(self):
+        return self.coder.last_bits
+
+
+@cython.final
+cdef class DecoderState:
+    """The state and the per-packet work of one SnapshotDecoder (quantcodec.snapshot, which
+    documents the behaviour): the decoded snapshots held as possible baselines (``held``: seq
+    -> snapshot, a window of the last ``history`` sequence numbers up to the newest decoded),
+    that newest sequence number, and the coder. Calls are serialized by a mutex."""
+    cdef DeltaCoder coder
+    cdef object schema
+    cdef readonly int history
+    cdef readonly dict held
+    cdef int latest_seq         # -1: nothing decoded
+    cdef cython.pymutex lock
+
+    def __init__(self, DeltaCoder coder not None, schema, int history):
+        self.coder = coder
+        self.schema = schema
+        self.history = history
+        self.held = {}
+        self.latest_seq = -1
+
+    def decode(self, packet):
+        """SnapshotDecoder.decode: the packet decoded against the held snapshots it names, kept
+        as a possible baseline. DecodeError (nothing changed) when a snapshot it names is not
+        held or it is malformed."""
+        cdef const uint8_t* buf
+        cdef Py_ssize_t nbytes
+        cdef br_t r
+        cdef int seq, bdist, pdist, bseq, pseq
+        cdef SnapshotData snap
+        with self.lock:
+            owner = _packet(packet, &buf, &nbytes)
+            br_init(&r, buf, nbytes)
+            if _read_header(&r, &seq, &bdist, &pdist) or bdist == 0:
+                snap = self.coder._decode(buf, nbytes, None, None)    # (header errors raised there)
+            else:
+                bseq = (seq - bdist) & SEQ_MASK
+                base = self.held.get(bseq)
+                if base is None:
+                    raise DecodeError(f"snapshot packet {seq}: its baseline {bseq} is not held "
+                                      f"(held: {list(self._sorted()[:8])})")
+                if pdist == 0:
+                    snap = self.coder._decode(buf, nbytes, base, None)
+                else:
+                    pseq = (bseq - pdist) & SEQ_MASK
+                    pred = self.held.get(pseq)
+                    if pred is None:
+                        raise DecodeError(f"snapshot packet {seq}: the snapshot {pseq} it "
+                                          f"extrapolates from is not held")
+                    snap = self.coder._decode(buf, nbytes, base, pred)
+            snap._schema = self.schema
+            seq = snap._seq
+            if self.latest_seq < 0 or _newer(seq, self.latest_seq):
+                _store(self.held, NULL, self.latest_seq if self.latest_seq >= 0 else None, seq, snap,
+                       self.history)
+                self.latest_seq = seq
+            elif seq not in self.held:
+                _store(self.held, NULL, self.latest_seq, seq, snap, self.history)
+            return snap
+
+    cdef list _sorted(self):
+        cdef int ref = self.latest_seq
+        if ref < 0:
+            return []
+        return sorted(self.held, key=lambda k: (ref - <int>k) & SEQ_MASK)
+
+    def state(self):
+        """(latest, held): the newest sequence number decoded (None before the first) and the
+        held ones, newest first."""
+        with self.lock:
+            return (self.latest_seq if self.latest_seq >= 0 else None), tuple(self._sorted())
+
+    @property
+    def latest(self):
+        return self.latest_seq if self.latest_seq >= 0 else None
+
+    def get(self, seq):
+        """The held snapshot ``seq``, or None."""
+        return self.held.get(seq_arg(seq, "SnapshotDecoder.get"))
+
+    def reset(self):
+        with self.lock:
+            self.held.clear()
+            self.latest_seq = -1
 
 
 cdef inline void _copy_rows(uint64_t* oid, uint64_t* orow, const uint64_t* bid,

@@ -19,11 +19,9 @@ keep at least as much history as the encoder (the default, 64, on both ends).
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
-from ._delta import DeltaCoder, SnapshotData, _set_snapshot_type
+from ._delta import DecoderState, DeltaCoder, EncoderState, SnapshotData, _set_snapshot_type, seq_arg
 from ._plan import Plan
 from .errors import DecodeError, SchemaError
 
@@ -46,10 +44,7 @@ def seq_newer(a, b):
     return 0 < ((a - b) & SEQ_MASK) < 0x8000
 
 
-def _seq(seq, owner):
-    if isinstance(seq, (bool, np.bool_)) or not isinstance(seq, (int, np.integer)):
-        raise TypeError(f"{owner}: sequence number must be an integer, got {type(seq).__name__}")
-    return int(seq) & SEQ_MASK
+_seq = seq_arg      # (seq, owner) -> seq mod 65536; TypeError unless an integer
 
 
 def _history(history, owner):
@@ -314,11 +309,15 @@ class SnapshotEncoder:
         self._history = _history(history, "SnapshotEncoder")
         self._predict = bool(predict)
         self._coder = DeltaCoder(self._plan)
-        self._sent = {}          # seq -> Snapshot
-        self._acked = set()
-        self._newest = None
-        self._lock = threading.Lock()
-        self._last = (None, None)
+        # the state (snapshots sent, acks as a bit a sequence number, the last references) and
+        # the per-packet work live in C; ``_sent`` is its dict (seq -> Snapshot)
+        self._state = EncoderState(self._coder, schema, self._history, self._predict)
+        self._sent = self._state.sent
+        if type(self) is SnapshotEncoder:
+            # the per-packet calls go straight to the C state (no Python frame); subclasses
+            # keep their overrides of the methods below, which do the same
+            self.encode = self._state.encode
+            self.ack = self._state.ack
 
     @property
     def schema(self):
@@ -332,14 +331,12 @@ class SnapshotEncoder:
     @property
     def acked(self):
         """The acknowledged sequence numbers still held, newest first."""
-        with self._lock:
-            return self._sorted(self._acked)
+        return self._state.state()[2]
 
     @property
     def held(self):
         """The sequence numbers of the snapshots held (sent, not yet too old), newest first."""
-        with self._lock:
-            return self._sorted(self._sent)
+        return self._state.state()[1]
 
     @property
     def last_bits(self):
@@ -349,52 +346,27 @@ class SnapshotEncoder:
     @property
     def last_baseline(self):
         """The baseline sequence number of the last packet encoded (None: it was sent in full)."""
-        return self._last[0]
-
-    def _sorted(self, seqs):
-        ref = self._newest
-        if ref is None:
-            return ()
-        return tuple(sorted(seqs, key=lambda s: seq_distance(ref, s)))
+        return self._state.last[0]
 
     def encode(self, seq, snapshot):
         """The packet (bytes) that brings a client holding the acknowledged snapshots to
         ``snapshot``, numbered ``seq`` (taken mod 65536)."""
-        seq = seq & SEQ_MASK if type(seq) is int else _seq(seq, "SnapshotEncoder.encode")
-        if not isinstance(snapshot, Snapshot):
-            raise TypeError(f"SnapshotEncoder.encode: expected a Snapshot, got {type(snapshot).__name__}")
-        if snapshot._schema is not self._schema and snapshot._schema != self._schema:
-            raise SchemaError("SnapshotEncoder.encode: the snapshot's schema is not the encoder's")
-        with self._lock:
-            packet, base, pred, self._newest = self._coder.encode_stream(
-                seq, snapshot, self._sent, self._acked, self._newest, self._history, self._predict)
-            self._last = (base, pred)
-            return packet
+        return self._state.encode(seq, snapshot)
 
     def ack(self, seq):
         """Record that the client has snapshot ``seq``. Returns True if that snapshot is held
         (it can now serve as a baseline), False if it is unknown or too old, or ``seq`` is None
         (ignored: acks arrive late and duplicated)."""
-        if seq is None:                 # ``encoder.ack(decoder.latest)`` before any decode
-            return False
-        seq = _seq(seq, "SnapshotEncoder.ack")
-        with self._lock:
-            if seq in self._sent:
-                self._acked.add(seq)
-                return True
-            return False
+        return self._state.ack(seq)
 
     def reset(self):
         """Forget every snapshot and ack (a client that reconnects): the next packet is full."""
-        with self._lock:
-            self._sent.clear()
-            self._acked.clear()
-            self._newest = None
-            self._last = (None, None)
+        self._state.reset()
 
     def __repr__(self):
+        _, held, acked = self._state.state()
         return (f"<SnapshotEncoder of {getattr(self._schema, 'name', '?')!r}: history {self._history}, "
-                f"{len(self._sent)} held, {len(self._acked)} acked>")
+                f"{len(held)} held, {len(acked)} acked>")
 
 
 class SnapshotDecoder:
@@ -411,9 +383,12 @@ class SnapshotDecoder:
         self._schema = schema
         self._history = _history(history, "SnapshotDecoder")
         self._coder = DeltaCoder(self._plan)
-        self._held = {}          # seq -> Snapshot
-        self._latest = None
-        self._lock = threading.Lock()
+        # the state (held snapshots, latest) and the per-packet work live in C; ``_held`` is
+        # its dict (seq -> Snapshot)
+        self._state = DecoderState(self._coder, schema, self._history)
+        self._held = self._state.held
+        if type(self) is SnapshotDecoder:
+            self.decode = self._state.decode        # no Python frame per packet (as encode)
 
     @property
     def schema(self):
@@ -426,47 +401,27 @@ class SnapshotDecoder:
     @property
     def latest(self):
         """The newest sequence number decoded so far (None before the first)."""
-        return self._latest
+        return self._state.latest
 
     @property
     def held(self):
         """The sequence numbers of the snapshots held as possible baselines, newest first."""
-        with self._lock:
-            ref = self._latest
-            if ref is None:
-                return ()
-            return tuple(sorted(self._held, key=lambda s: seq_distance(ref, s)))
+        return self._state.state()[1]
 
     def get(self, seq):
         """The held snapshot ``seq``, or None."""
-        return self._held.get(_seq(seq, "SnapshotDecoder.get"))
+        return self._state.get(seq)
 
     def decode(self, packet):
         """Decode one packet; returns the snapshot it carries. DecodeError (state unchanged) if
-        its baseline is not held or it is malformed."""
-        with self._lock:
-            got = self._coder.decode_stream(packet, self._held, self._latest, self._history,
-                                            self._schema)
-            if got[0] is None:
-                seq, missing, role = got[1], got[2], got[3]
-                if role == "baseline":
-                    raise DecodeError(f"snapshot packet {seq}: its baseline {missing} is not held "
-                                      f"(held: {list(self._held_sorted()[:8])})")
-                raise DecodeError(f"snapshot packet {seq}: the snapshot {missing} it "
-                                  f"extrapolates from is not held")
-            snap, self._latest = got
-            return snap
-
-    def _held_sorted(self):
-        ref = self._latest
-        return sorted(self._held, key=lambda s: seq_distance(ref, s)) if ref is not None else []
+        a snapshot it is coded against is not held or it is malformed."""
+        return self._state.decode(packet)
 
     def reset(self):
         """Forget everything decoded (``latest`` back to None)."""
-        with self._lock:
-            self._held.clear()
-            self._latest = None
+        self._state.reset()
 
     def __repr__(self):
+        latest, held = self._state.state()
         return (f"<SnapshotDecoder of {getattr(self._schema, 'name', '?')!r}: history {self._history}, "
-                f"latest {self._latest}, {len(self._held)} held>")
+                f"latest {latest}, {len(held)} held>")

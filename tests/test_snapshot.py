@@ -816,6 +816,38 @@ def test_references_match_the_rule(seq, hist, predict, offsets):
     assert references(acked, seq, hist, predict) == _references_brute(acked, seq, hist, predict)
 
 
+@settings(max_examples=300, deadline=None)
+@given(seq=st.integers(0, 0xFFFF), hist=st.integers(1, 0x7FFF), predict=st.booleans(),
+       offsets=st.lists(st.integers(-300, 40000), max_size=12))
+def test_references_match_the_rule_long_histories(seq, hist, predict, offsets):
+    # the acks are a bit a sequence number, searched a 64-bit word at a time: sparse acks far
+    # apart, across words and across the wrap at 65536
+    from quantcodec._delta import references
+    acked = {(seq - o) & 0xFFFF for o in offsets}
+    assert references(acked, seq, hist, predict) == _references_brute(acked, seq, hist, predict)
+
+
+def test_encoder_subclass_keeps_its_overrides(schema):
+    calls = []
+
+    class Logged(qc.SnapshotEncoder):
+        def encode(self, seq, snapshot):
+            calls.append(("encode", seq))
+            return super().encode(seq, snapshot)
+
+        def ack(self, seq):
+            calls.append(("ack", seq))
+            return super().ack(seq)
+
+    enc, dec = Logged(schema), qc.SnapshotDecoder(schema)
+    snap = schema.snapshot(np.arange(4), pose_columns(4))
+    assert dec.decode(enc.encode(3, snap)) == snap
+    assert enc.ack(3) is True and enc.acked == (3,) and enc.held == (3,)
+    assert calls == [("encode", 3), ("ack", 3)]
+    enc.reset()
+    assert enc.acked == () and enc.held == () and enc.last_baseline is None
+
+
 def test_references_many_acks_baseline_far_back():
     # more than 8 acks (the search walks out from bdist) and a baseline far back: the nearest
     # distance to bdist may lie below bdist - room
