@@ -1270,7 +1270,8 @@ cdef class DeltaCoder:
         j = 0
         pj = 0
         if (has_base and a.n == a.m and _same_ids(a.cid, a.bid, a.n)
-                and (not has_pred or (a.p == a.m and _same_ids(a.pid, a.bid, a.m)))):
+                and (not has_pred or a.ctxmap != NULL       # (remembered: the same ids)
+                     or (a.p == a.m and _same_ids(a.pid, a.bid, a.m)))):
             # the common case: the same entities in all the snapshots, row for row
             if a.ckey != NULL:      # the same comparison on the narrower row keys
                 nchg = qc_scan_rows(a.ckey, a.bkey, a.pkey if has_pred else NULL,
@@ -1363,8 +1364,11 @@ cdef class DeltaCoder:
         # 4. per component: the Exp-Golomb parameter, and whether to extrapolate
         if nchg:
             for c in range(C):
-                k0 = best_k(hist + (2 * c) * HIST, CI[c].b, &cost0)
                 pp[c] = 0
+                kk[c] = 0
+                if not fmode[CI[c].field]:
+                    continue                # (no changed entity changed it: not written)
+                k0 = best_k(hist + (2 * c) * HIST, CI[c].b, &cost0)
                 kk[c] = <uint8_t>k0
                 if has_pred and CI[c].predictable:
                     k1 = best_k(hist + (2 * c + 1) * HIST, CI[c].b, &cost1)

@@ -370,6 +370,34 @@ def test_argument_errors(schema):
         dec.decode("not bytes")
 
 
+def test_refused_calls_change_nothing(schema):
+    # an encoder or decoder that refuses a call keeps its state: the same held and acked
+    # snapshots, the same next packet
+    snaps = [schema.snapshot(np.arange(6), pose_columns(6, seed=s)) for s in range(4)]
+    enc, ref = qc.SnapshotEncoder(schema, history=8), qc.SnapshotEncoder(schema, history=8)
+    dec = qc.SnapshotDecoder(schema, history=8)
+    for seq in range(3):
+        for e in (enc, ref):
+            pkt = e.encode(seq, snaps[seq])
+            e.ack(seq)
+        dec.decode(pkt)
+    state = (enc.held, enc.acked, enc.last_baseline, enc.last_bits)
+    other = qc.Schema("Other", [("x", qc.UInt(3))])
+    for seq, bad in ((3, other.snapshot([1], {"x": [1]})), (3.0, snaps[3]), (None, snaps[3]),
+                     (3, snaps[3].matrix)):
+        with pytest.raises((TypeError, qc.SchemaError)):
+            enc.encode(seq, bad)
+        assert (enc.held, enc.acked, enc.last_baseline, enc.last_bits) == state
+    assert enc.ack(40) is False and enc.ack(None) is False and enc.acked == state[1]
+    assert enc.encode(3, snaps[3]) == ref.encode(3, snaps[3])
+    held, latest = dec.held, dec.latest
+    for bad in (b"", b"\xff" * 40, enc.encode(3, snaps[3])[:-1]):
+        with pytest.raises(qc.DecodeError):
+            dec.decode(bad)
+        assert (dec.held, dec.latest) == (held, latest)
+    assert dec.decode(ref.encode(3, snaps[3])) == snaps[3]
+
+
 def test_decode_accepts_buffers(schema):
     snap = schema.snapshot(np.arange(8), pose_columns(8))
     pkt = qc.SnapshotEncoder(schema).encode(7, snap)
