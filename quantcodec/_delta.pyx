@@ -2337,28 +2337,18 @@ cdef class DecoderState:
         cdef const uint8_t* buf
         cdef Py_ssize_t nbytes
         cdef br_t r
-        cdef int seq, bdist, pdist, bseq, pseq
+        cdef int seq, bdist, pdist, bseq
         cdef SnapshotData snap
         with self.lock:
             owner = _packet(packet, &buf, &nbytes)
             br_init(&r, buf, nbytes)
-            if _read_header(&r, &seq, &bdist, &pdist) or bdist == 0:
-                snap = self.coder._decode(buf, nbytes, None, None)    # (header errors raised there)
-            else:
+            base = pred = None
+            if _read_header(&r, &seq, &bdist, &pdist) == 0 and bdist:   # (header errors: _decode)
                 bseq = (seq - bdist) & SEQ_MASK
-                base = self.held.get(bseq)
-                if base is None:
-                    raise DecodeError(f"snapshot packet {seq}: its baseline {bseq} is not held "
-                                      f"(held: {list(self._sorted()[:8])})")
-                if pdist == 0:
-                    snap = self.coder._decode(buf, nbytes, base, None)
-                else:
-                    pseq = (bseq - pdist) & SEQ_MASK
-                    pred = self.held.get(pseq)
-                    if pred is None:
-                        raise DecodeError(f"snapshot packet {seq}: the snapshot {pseq} it "
-                                          f"extrapolates from is not held")
-                    snap = self.coder._decode(buf, nbytes, base, pred)
+                base = self._held(bseq, seq, True)
+                if pdist:
+                    pred = self._held((bseq - pdist) & SEQ_MASK, seq, False)
+            snap = self.coder._decode(buf, nbytes, base, pred)
             snap._schema = self.schema
             seq = snap._seq
             if self.latest_seq < 0 or _newer(seq, self.latest_seq):
@@ -2368,6 +2358,17 @@ cdef class DecoderState:
             elif seq not in self.held:
                 _store(self.held, NULL, self.latest_seq, seq, snap, self.history)
             return snap
+
+    cdef object _held(self, int s, int seq, bint baseline):
+        """The held snapshot ``s`` that packet ``seq`` is coded against (its baseline, or the
+        snapshot it extrapolates from), or DecodeError."""
+        snap = self.held.get(s)
+        if snap is not None:
+            return snap
+        if baseline:
+            raise DecodeError(f"snapshot packet {seq}: its baseline {s} is not held "
+                              f"(held: {list(self._sorted()[:8])})")
+        raise DecodeError(f"snapshot packet {seq}: the snapshot {s} it extrapolates from is not held")
 
     cdef list _sorted(self):
         cdef int ref = self.latest_seq
