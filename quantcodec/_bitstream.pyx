@@ -305,6 +305,7 @@ cdef class BitWriter:
         return 0
 
     @cython.critical_section
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def write(self, value, bits):
         """Append ``value`` in ``bits`` bits (0..64), least significant bit first.
 
@@ -317,6 +318,7 @@ cdef class BitWriter:
         bw_put(&self.w, u, b)
 
     @cython.critical_section
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def write_signed(self, value, bits):
         """Append ``value`` in two's complement in ``bits`` bits (0..64);
         ``-2**(bits-1) <= value < 2**(bits-1)``."""
@@ -327,6 +329,7 @@ cdef class BitWriter:
         bw_put(&self.w, u, b)
 
     @cython.critical_section
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def write_bool(self, flag):
         """Append one bit: 1 if ``flag`` is true, else 0."""
         cdef uint64_t u = 1 if flag else 0
@@ -436,6 +439,7 @@ cdef class BitReader:
                           f"({self.r.nbits} bits)")
 
     @cython.critical_section
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def read(self, bits):
         """Read an unsigned value of ``bits`` bits (0..64)."""
         cdef int b = _bits_arg(bits)
@@ -446,6 +450,7 @@ cdef class BitReader:
         return u
 
     @cython.critical_section
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def read_signed(self, bits):
         """Read a two's complement value of ``bits`` bits (0..64)."""
         cdef int b = _bits_arg(bits)
@@ -456,6 +461,7 @@ cdef class BitReader:
         return s
 
     @cython.critical_section
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def read_bool(self):
         """Read one bit as ``True``/``False``."""
         cdef uint64_t u = 0

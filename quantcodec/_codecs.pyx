@@ -506,6 +506,7 @@ cdef class _FloatScalar(Codec):
     def __init__(self, *args, **kwargs):
         raise TypeError("_FloatScalar is abstract")
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def quantize(self, x, out=None):
         """Value(s) -> integer code(s): a Python int for one number, an array for an array."""
         cdef Py_ssize_t nc = 0
@@ -554,6 +555,7 @@ cdef class _FloatScalar(Codec):
             PyBuffer_Release(&bx)
         return out, nc
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def dequantize(self, code, out=None):
         """Code(s) -> value(s). A code that is not valid raises DecodeError."""
         cdef uint64_t c
@@ -602,6 +604,7 @@ cdef class _FloatScalar(Codec):
             raise DecodeError(f"{owner}: {_row(a.shape, bad)}: code {a.ravel()[bad]} is not a valid code of {self!r}")
         return out
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def roundtrip(self, x, out=None):
         """dequantize(quantize(x)): what the receiver will see."""
         cdef Py_ssize_t nc = 0
@@ -636,6 +639,7 @@ cdef class _FloatScalar(Codec):
             PyBuffer_Release(&bx)
         return out
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def valid(self, code):
         """Whether `code` is one that quantize can produce: a bool, or a bool array."""
         return _valid(self, code)
@@ -1037,6 +1041,7 @@ cdef class _ExactScalar(Codec):
     cdef object _hi(self):
         return self.d.smax if self.d.kind == K_INT else self.d.maxcode
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def quantize(self, x, out=None):
         if out is None and not isinstance(x, (np.ndarray, list, tuple)):
             return self._to_int(x)
@@ -1072,6 +1077,7 @@ cdef class _ExactScalar(Codec):
         np.copyto(out, a, casting="unsafe")
         return out
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def dequantize(self, code, out=None):
         if out is None and _is_int(code):
             ic = int(code)
@@ -1097,12 +1103,14 @@ cdef class _ExactScalar(Codec):
     cdef object _value_dtype(self):
         return self._code_dtype
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def roundtrip(self, x, out=None):
         if out is None and not isinstance(x, (np.ndarray, list, tuple)):
             return self._value(self._to_int(x))
         codes = self._q_array(x, None)
         return self.dequantize(codes, out)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def valid(self, code):
         return _valid(self, code)
 
@@ -1261,6 +1269,7 @@ cdef class _MultiFloat(Codec):
             raise ValueError(f"{owner}: expected shape (..., {self.ncomp}), got {a.shape}")
         return a
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def quantize(self, x, out=None):
         cdef uint64_t c
         cdef int st
@@ -1321,6 +1330,7 @@ cdef class _MultiFloat(Codec):
             raise _row_error(owner, shape, bad, status, self._what())
         return out
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def dequantize(self, code, out=None):
         cdef double v[4]
         owner = type(self).__name__ + ".dequantize"
@@ -1367,6 +1377,7 @@ cdef class _MultiFloat(Codec):
             raise DecodeError(f"{owner}: {_row(a.shape, bad)}: code {a.ravel()[bad]} is not a valid code of {self!r}")
         return out
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def roundtrip(self, x, out=None):
         cdef Py_buffer bx, bo
         cdef Py_ssize_t n, bad = -1
@@ -1401,6 +1412,7 @@ cdef class _MultiFloat(Codec):
             raise _row_error(owner, a.shape[:-1], bad, status, self._what())
         return out
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def valid(self, code):
         return _valid(self, code)
 
@@ -1525,6 +1537,7 @@ cdef class Vector(Codec):
     def _float_components(self):
         return all(isinstance(c, _FloatScalar) for c in self.codecs)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def quantize(self, x, out=None):
         owner = "Vector.quantize"
         if out is None and _is_seq1(x, self.ncomp):
@@ -1571,6 +1584,7 @@ cdef class Vector(Codec):
             PyBuffer_Release(&bx)
         return out, total
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def dequantize(self, code, out=None):
         cdef Py_buffer bc, bo
         cdef Py_ssize_t n, bad
@@ -1621,11 +1635,13 @@ cdef class Vector(Codec):
             PyBuffer_Release(&bc)
         return out
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def roundtrip(self, x, out=None):
         if out is None and _is_seq1(x, self.ncomp):
             return tuple(c.roundtrip(v) for c, v in zip(self.codecs, _items(x)))
         return self.dequantize(self.quantize(x), out)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def valid(self, code):
         if _is_seq1(code, self.ncomp) and all(_is_int(v) for v in _items(code)):
             return all(bool(c.valid(v)) for c, v in zip(self.codecs, _items(code)))
@@ -1699,6 +1715,7 @@ cdef class NearlyZero(Codec):
     def _zero_value(self):
         return tuple([0.0] * self.ncomp) if self._vec() else 0.0
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def quantize(self, x, out=None):
         if out is None and (_is_seq1(x, self.ncomp) if self._vec() else _is_number(x)):
             vals = list(_items(x)) if self._vec() else [x]
@@ -1736,6 +1753,7 @@ cdef class NearlyZero(Codec):
             o2[moving, 1:] = codes.reshape(-1, k)
         return out, nc
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def dequantize(self, code, out=None):
         owner = "NearlyZero.dequantize"
         k = self.ncomp
@@ -1768,6 +1786,7 @@ cdef class NearlyZero(Codec):
         out[...] = vals
         return out
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def roundtrip(self, x, out=None):
         if out is None and (_is_seq1(x, self.ncomp) if self._vec() else _is_number(x)):
             return self.dequantize(self.quantize(x))
@@ -1792,6 +1811,7 @@ cdef class NearlyZero(Codec):
         zeros = np.all(a2[:, 1:] == 0, axis=1)
         return ((flags == 0) & zeros) | ((flags == 1) & iv)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def valid(self, code):
         if isinstance(code, tuple) and len(code) == 2 and not isinstance(code[0], (tuple, list, np.ndarray)):
             return self._valid1(code)

@@ -2238,6 +2238,7 @@ cdef class EncoderState:
         self.last_base = -1
         self.last_pred = -1
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def encode(self, seq, snapshot):
         """SnapshotEncoder.encode."""
         cdef int s, bdist, pdist
@@ -2268,6 +2269,7 @@ cdef class EncoderState:
             self.last_pred = (s - bdist - pdist) & SEQ_MASK if pdist else -1
             return packet
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def ack(self, seq):
         """SnapshotEncoder.ack."""
         cdef int s
@@ -2330,6 +2332,7 @@ cdef class DecoderState:
         self.held = {}
         self.latest_seq = -1
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def decode(self, packet):
         """SnapshotDecoder.decode: the packet decoded against the held snapshots it names, kept
         as a possible baseline. DecodeError (nothing changed) when a snapshot it names is not

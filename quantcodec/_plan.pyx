@@ -486,6 +486,7 @@ cdef class Plan:
 
     # -------------------------------------------------------------------------------- one record: public
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def encode(self, record):
         """One record (mapping, object with the field attributes, or tuple in field order) -> bytes,
         bit-packed and padded to a whole byte."""
@@ -495,6 +496,7 @@ cdef class Plan:
         _fill_row(self, record, local)
         return _row_bytes(self, local)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def decode(self, data):
         """bytes (any contiguous buffer) of one record -> dict of values. DecodeError if the message
         is short, long, has nonzero padding or carries a code that is not valid."""
@@ -504,6 +506,7 @@ cdef class Plan:
         _read_one(self, data, local)
         return _row_values(self, local)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def quantize(self, record):
         """One record -> tuple of codes (one per field; tuples for vectors; (flag, inner) for NearlyZero)."""
         cdef uint64_t local[ROW_LOCAL]
@@ -512,6 +515,7 @@ cdef class Plan:
         _fill_row(self, record, local)
         return _row_codes(self, local)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def roundtrip(self, record):
         """One record -> dict of the values the receiver will see."""
         cdef uint64_t local[ROW_LOCAL]
@@ -520,6 +524,7 @@ cdef class Plan:
         _fill_row(self, record, local)
         return _row_values(self, local)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def dequantize(self, codes):
         """A codes tuple -> dict of values; DecodeError for a code that is not valid."""
         cdef uint64_t local[ROW_LOCAL]
@@ -528,6 +533,7 @@ cdef class Plan:
         _codes_in(self, codes, local, DecodeError)
         return _row_values(self, local)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def encode_codes(self, codes):
         """A codes tuple -> bytes; RangeError for a code that is not valid."""
         cdef uint64_t local[ROW_LOCAL]
@@ -536,6 +542,7 @@ cdef class Plan:
         _codes_in(self, codes, local, RangeError)
         return _row_bytes(self, local)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def decode_codes(self, data):
         """bytes of one record -> tuple of codes (same checks as decode)."""
         cdef uint64_t local[ROW_LOCAL]
@@ -544,6 +551,7 @@ cdef class Plan:
         _read_one(self, data, local)
         return _row_codes(self, local)
 
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def valid(self, codes):
         """Whether `codes` is a tuple of valid codes, one per field: pure integer work, never raises."""
         cdef uint64_t local[ROW_LOCAL]
