@@ -487,6 +487,7 @@ cdef class Plan:
     # -------------------------------------------------------------------------------- one record: public
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    @cython.always_allow_keywords(False)
     def encode(self, record):
         """One record (mapping, object with the field attributes, or tuple in field order) -> bytes,
         bit-packed and padded to a whole byte."""
@@ -497,6 +498,7 @@ cdef class Plan:
         return _row_bytes(self, local)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    @cython.always_allow_keywords(False)
     def decode(self, data):
         """bytes (any contiguous buffer) of one record -> dict of values. DecodeError if the message
         is short, long, has nonzero padding or carries a code that is not valid."""
@@ -507,6 +509,7 @@ cdef class Plan:
         return _row_values(self, local)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    @cython.always_allow_keywords(False)
     def quantize(self, record):
         """One record -> tuple of codes (one per field; tuples for vectors; (flag, inner) for NearlyZero)."""
         cdef uint64_t local[ROW_LOCAL]
@@ -516,6 +519,7 @@ cdef class Plan:
         return _row_codes(self, local)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    @cython.always_allow_keywords(False)
     def roundtrip(self, record):
         """One record -> dict of the values the receiver will see."""
         cdef uint64_t local[ROW_LOCAL]
@@ -525,6 +529,7 @@ cdef class Plan:
         return _row_values(self, local)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    @cython.always_allow_keywords(False)
     def dequantize(self, codes):
         """A codes tuple -> dict of values; DecodeError for a code that is not valid."""
         cdef uint64_t local[ROW_LOCAL]
@@ -534,6 +539,7 @@ cdef class Plan:
         return _row_values(self, local)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    @cython.always_allow_keywords(False)
     def encode_codes(self, codes):
         """A codes tuple -> bytes; RangeError for a code that is not valid."""
         cdef uint64_t local[ROW_LOCAL]
@@ -543,6 +549,7 @@ cdef class Plan:
         return _row_bytes(self, local)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    @cython.always_allow_keywords(False)
     def decode_codes(self, data):
         """bytes of one record -> tuple of codes (same checks as decode)."""
         cdef uint64_t local[ROW_LOCAL]
@@ -552,6 +559,7 @@ cdef class Plan:
         return _row_codes(self, local)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    @cython.always_allow_keywords(False)
     def valid(self, codes):
         """Whether `codes` is a tuple of valid codes, one per field: pure integer work, never raises."""
         cdef uint64_t local[ROW_LOCAL]

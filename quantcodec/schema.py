@@ -103,6 +103,10 @@ class Schema:
     picklable (by spec: the receiver rebuilds the compiled plan). The clamp counters are the
     one piece of mutable state (see ``clamped``); ``strict`` is a local policy, not part of
     the spec or the fingerprint.
+
+    The one-record methods (``encode``, ``decode``, ``quantize``, ``dequantize``, ``roundtrip``,
+    ``encode_codes``, ``decode_codes``, ``valid``) take their argument positionally, like
+    ``struct.pack``: they are the compiled plan's C methods, called without a keyword layer.
     """
 
     def __init__(self, name, fields, *, version=1, strict=False):
@@ -199,37 +203,37 @@ class Schema:
 
     # ------------------------------------------------------------------ one record
 
-    def encode(self, record):
+    def encode(self, record, /):
         """One record -> bytes: bit-packed fields in order, padded with zero bits to a whole byte."""
         return self._plan.encode(record)
 
-    def decode(self, data):
+    def decode(self, data, /):
         """bytes (or any contiguous buffer) of one record -> dict of values. Raises DecodeError
         naming the field and bit position for a short, long or corrupt message."""
         return self._plan.decode(data)
 
-    def quantize(self, record):
+    def quantize(self, record, /):
         """One record -> tuple of codes: one per field, a tuple for vector fields, (flag, inner)
         for NearlyZero."""
         return self._plan.quantize(record)
 
-    def dequantize(self, codes):
+    def dequantize(self, codes, /):
         """A tuple of codes -> dict of values (DecodeError for a code that is not valid)."""
         return self._plan.dequantize(codes)
 
-    def roundtrip(self, record):
+    def roundtrip(self, record, /):
         """dequantize(quantize(record)): the values the receiver will see."""
         return self._plan.roundtrip(record)
 
-    def encode_codes(self, codes):
+    def encode_codes(self, codes, /):
         """A tuple of codes -> bytes (RangeError for a code that is not valid)."""
         return self._plan.encode_codes(codes)
 
-    def decode_codes(self, data):
+    def decode_codes(self, data, /):
         """bytes of one record -> tuple of codes (the same checks as decode)."""
         return self._plan.decode_codes(data)
 
-    def valid(self, codes):
+    def valid(self, codes, /):
         """Whether every code is within its field's legal set: the inbound range check, pure
         integer work; False (never an exception) for anything malformed."""
         return self._plan.valid(codes)

@@ -1069,3 +1069,18 @@ def test_list_vector_resized_while_read_is_safe():
     vec[0] = _Shrinker(0.1, vec)
     assert sch.encode({"p": vec}) == sch.encode({"p": (0.1, 0.2, 0.3)})
     assert vec == []
+
+
+def test_one_record_methods_are_positional_only():
+    # the plan's C methods are bound on the instance without a keyword layer (METH_O)
+    s = qc.Schema("P", [("x", qc.UInt(3)), ("y", qc.Bool())])
+    data = s.encode({"x": 5, "y": True})
+    assert s.decode(data) == {"x": 5, "y": True}
+    for meth, arg in (("encode", {"x": 5, "y": True}), ("decode", data), ("quantize", (5, True)),
+                      ("dequantize", (5, 1)), ("roundtrip", (5, True)), ("encode_codes", (5, 1)),
+                      ("decode_codes", data), ("valid", (5, 1))):
+        getattr(s, meth)(arg)
+        with pytest.raises(TypeError):
+            getattr(s, meth)(**{"x": arg})
+        with pytest.raises(TypeError):
+            getattr(qc.Schema, meth)(s, **{"record": arg})
