@@ -28,7 +28,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
-from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_New, PyTuple_SET_ITEM
+from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memset
@@ -983,7 +983,10 @@ cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
         _exact(self, s, v, &row[s])
     elif fk == F_QUAT or fk == F_UVEC:
         k = self.slots[s].nfloat
-        keep = _items(self, f, v, k, &items)
+        if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
+            items = PySequence_Fast_ITEMS(v)
+        else:
+            keep = _items(self, f, v, k, &items)
         for j in range(k):
             x[j] = _num(self, s, <object>items[j])
         if fk == F_QUAT:
@@ -996,7 +999,10 @@ cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
             raise RangeError(f"field {self.names[f]!r}: {reason} {what} {tuple([x[j] for j in range(k)])!r}")
         row[s] = c
     elif fk == F_VECTOR:
-        keep = _items(self, f, v, k, &items)
+        if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
+            items = PySequence_Fast_ITEMS(v)
+        else:
+            keep = _items(self, f, v, k, &items)
         for j in range(k):
             _slot_in(self, s + j, <object>items[j], row)
     elif fk == F_NZ:
@@ -1009,7 +1015,10 @@ cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
             _slot_in(self, s + 1, v, row)
     else:   # F_NZVEC
         k -= 1
-        keep = _items(self, f, v, k, &items)
+        if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
+            items = PySequence_Fast_ITEMS(v)
+        else:
+            keep = _items(self, f, v, k, &items)
         moving = False
         for j in range(k):
             a = _num(self, s + 1 + j, <object>items[j])
