@@ -1022,12 +1022,20 @@ cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
         moving = False
         for j in range(k):
             a = _num(self, s + 1 + j, <object>items[j])
+            if j < 4:
+                x[j] = a                # (each value converted once)
             if not (fabs(a) <= self.slots[s].threshold):
                 moving = True
         if moving:
             row[s] = 1
             for j in range(k):
-                _slot_in(self, s + 1 + j, <object>items[j], row)
+                if j < 4 and _is_float_kind(self.slots[s + 1 + j].d.kind):
+                    row[s + 1 + j] = scalar_q(&self.slots[s + 1 + j].d, x[j], &nc)
+                    if nc:
+                        _on_clamp(self, s + 1 + j, x[j], nc)
+                        nc = 0
+                else:
+                    _slot_in(self, s + 1 + j, <object>items[j], row)
         else:
             for j in range(k + 1):
                 row[s + j] = 0
