@@ -20,7 +20,10 @@ from cpython.buffer cimport (
     PyBUF_FULL_RO, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_IsContiguous, PyBuffer_Release, PyObject_GetBuffer,
 )
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.dict cimport PyDict_GetItemWithError
+from cpython.dict cimport PyDict_GetItemWithError, PyDict_Next, PyDict_Size
+
+cdef extern from "Python.h":
+    Py_ssize_t PyDict_GET_SIZE(object d)
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_AsDouble
 from cpython.list cimport PyList_GET_ITEM, PyList_AsTuple
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong, PyLong_FromUnsignedLongLong
@@ -1064,9 +1067,10 @@ cdef object _missing(Plan self, Py_ssize_t f):
 
 
 cdef int _fill_row(Plan self, object rec, uint64_t* row) except -1:
-    cdef Py_ssize_t f
+    cdef Py_ssize_t f, f0, pos
     cdef int mode
     cdef PyObject* item
+    cdef PyObject* key
     cdef object v
     cdef type t = type(rec)
     if t is tuple:
@@ -1085,7 +1089,19 @@ cdef int _fill_row(Plan self, object rec, uint64_t* row) except -1:
         if len(rec) != self.nfields:
             raise SchemaError(f"record has {len(rec)} values, the schema has {self.nfields} fields "
                               f"({', '.join(self.names)})")
-    for f in range(self.nfields):
+    f0 = 0
+    if mode == R_DICT and PyDict_GET_SIZE(rec) == self.nfields:
+        # a dict with exactly the fields, built in field order (keys are the interned names):
+        # walk it instead of looking each field up; the first key out of place ends the walk
+        # and the lookups take over from there
+        pos = 0
+        while f0 < self.nfields:
+            if not PyDict_Next(rec, &pos, &key, &item) or key != PyTuple_GET_ITEM(self.names, f0):
+                break
+            v = <object>item
+            _field_in(self, f0, v, row)
+            f0 += 1
+    for f in range(f0, self.nfields):
         if mode == R_TUPLE:
             v = <object>PyTuple_GET_ITEM(rec, f)
         elif mode == R_DICT:

@@ -1071,6 +1071,59 @@ def test_list_vector_resized_while_read_is_safe():
     assert vec == []
 
 
+class _Mutator:
+    """A number whose conversion rewrites the dict it sits in."""
+
+    def __init__(self, value, victim, edit):
+        self.value = value
+        self.victim = victim
+        self.edit = edit
+
+    def __float__(self):
+        self.edit(self.victim)
+        return self.value
+
+
+def test_dict_records_in_any_order_or_key_identity():
+    # a dict with exactly the fields in field order is walked, not looked up field by field:
+    # any other order, keys equal but not identical, extra or missing keys give the same results
+    sch = qc.Schema("D", [("a", qc.Bounded(0, 1, 8)), ("b", qc.Vector(qc.Bounded(0, 1, 8), qc.UInt(4))),
+                          ("c", qc.Bool())])
+    want = sch.encode((0.25, (0.5, 3), True))
+    assert sch.encode({"a": 0.25, "b": (0.5, 3), "c": True}) == want
+    assert sch.encode({"c": True, "a": 0.25, "b": (0.5, 3)}) == want
+    assert sch.encode({"a": 0.25, "c": True, "b": (0.5, 3)}) == want
+    fresh = {"".join(["a"]): 0.25, "".join(["b"]): (0.5, 3), "".join(["c"]): True}
+    assert sch.encode(fresh) == want
+    assert sch.encode({"a": 0.25, "b": (0.5, 3), "c": True, "d": 1}) == want
+    with pytest.raises(qc.SchemaError, match="missing field 'c'"):
+        sch.encode({"a": 0.25, "b": (0.5, 3), "d": True})
+    with pytest.raises(qc.SchemaError, match="missing field 'a'"):
+        sch.encode({"b": (0.5, 3), "c": True, "d": 0.25})
+
+
+@pytest.mark.parametrize("edit", [
+    lambda d: d.clear(),
+    lambda d: d.pop("b"),
+    lambda d: d.update({"b": (0.75, 1), "z": 0}),
+    lambda d: [d.__setitem__(f"k{i}", i) for i in range(50)],      # a resize
+])
+def test_dict_record_changed_while_read_is_safe(edit):
+    # a value's __float__ rewriting the dict while the record is read: no crash, and each field
+    # is what the dict held when it was read (or a missing field is reported)
+    sch = qc.Schema("D", [("a", qc.Bounded(0, 1, 8)), ("b", qc.Vector(qc.Bounded(0, 1, 8), qc.UInt(4))),
+                          ("c", qc.Bool())])
+    rec = {"a": 0.25, "b": (0.5, 3), "c": True}
+    rec["a"] = _Mutator(0.25, rec, edit)
+    try:
+        got = sch.decode(sch.encode(rec))
+    except qc.SchemaError as e:
+        assert "missing field" in str(e)
+        return
+    assert got["a"] == sch.roundtrip((0.25, (0.5, 3), True))["a"]
+    assert got["b"] in (sch.roundtrip((0, (0.5, 3), True))["b"], sch.roundtrip((0, (0.75, 1), True))["b"])
+
+
 def test_one_record_methods_are_positional_only():
     # the plan's C methods are bound on the instance without a keyword layer (METH_O)
     s = qc.Schema("P", [("x", qc.UInt(3)), ("y", qc.Bool())])
