@@ -62,24 +62,24 @@ class Plan:
     def reset_clamps(self) -> tuple[int, ...]:
         """Zero the counters; returns what they held."""
 
-    # one record: one Python -> C call each
-    def encode(self, record: object) -> bytes:
+    # one record: one Python -> C call each (METH_O: the argument is positional)
+    def encode(self, record: object, /) -> bytes:
         """A mapping, an object with the field attributes, or a tuple/list in field order -> bytes
         (fields in order, LSB-first, padded with zero bits to a whole byte)."""
-    def decode(self, data: Buffer) -> dict[str, Any]:
+    def decode(self, data: Buffer, /) -> dict[str, Any]:
         """One record's bytes (any C-contiguous buffer) -> dict of values. DecodeError for a short,
         long or corrupt message."""
-    def quantize(self, record: object) -> _Codes:
+    def quantize(self, record: object, /) -> _Codes:
         """A record -> one code per field (tuples for vectors, (flag, inner) for NearlyZero)."""
-    def roundtrip(self, record: object) -> dict[str, Any]:
+    def roundtrip(self, record: object, /) -> dict[str, Any]:
         """A record -> the values the receiver will see."""
-    def dequantize(self, codes: Sequence[Any]) -> dict[str, Any]:
+    def dequantize(self, codes: Sequence[Any], /) -> dict[str, Any]:
         """Codes -> dict of values; DecodeError for a code that is not valid."""
-    def encode_codes(self, codes: Sequence[Any]) -> bytes:
+    def encode_codes(self, codes: Sequence[Any], /) -> bytes:
         """Codes -> bytes; RangeError for a code that is not valid."""
-    def decode_codes(self, data: Buffer) -> _Codes:
+    def decode_codes(self, data: Buffer, /) -> _Codes:
         """One record's bytes -> codes (the same checks as decode)."""
-    def valid(self, codes: object) -> bool:
+    def valid(self, codes: object, /) -> bool:
         """Whether `codes` is a tuple of valid codes, one per field; never raises."""
 
     # batches: the code matrix

@@ -249,7 +249,8 @@ class Snapshot(SnapshotData):
         return (self._schema == other._schema and np.array_equal(self._ids, other._ids)
                 and np.array_equal(self._matrix, other._matrix))
 
-    __hash__ = None
+    # (unhashable: equality compares contents)
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self):
         name = getattr(self._schema, "name", "?")
