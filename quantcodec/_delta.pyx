@@ -2461,6 +2461,29 @@ cdef object _packet(object data, const uint8_t** p, Py_ssize_t* n):
     return view
 
 
+def ascending_ids(ids):
+    """Whether ``ids``, a C-contiguous uint64 array, is strictly ascending (sorted, no duplicate):
+    the check every snapshot makes of its ids, in one C pass (NumPy's ``all(a[1:] > a[:-1])``
+    costs ~2 us of temporaries whatever the size)."""
+    cdef Py_buffer vb
+    cdef const uint64_t* p
+    cdef Py_ssize_t i, n
+    cdef bint ok = True
+    PyObject_GetBuffer(ids, &vb, PyBUF_C_CONTIGUOUS)
+    try:
+        if vb.itemsize != 8:
+            raise ValueError("ascending_ids: expected a uint64 array")
+        p = <const uint64_t*>vb.buf
+        n = vb.len // 8
+        for i in range(1, n):
+            if p[i] <= p[i - 1]:
+                ok = False
+                break
+    finally:
+        PyBuffer_Release(&vb)
+    return ok
+
+
 cdef void* _data_of(object array) except NULL:
     """The data pointer of a new, C-contiguous, writable NumPy array (through the buffer protocol:
     cheaper than a typed memoryview). The array owns its memory; the pointer lives as long."""

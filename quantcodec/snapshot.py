@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._delta import DecoderState, DeltaCoder, EncoderState, SnapshotData, _set_snapshot_type, seq_arg
+from ._delta import (DecoderState, DeltaCoder, EncoderState, SnapshotData, _set_snapshot_type,
+                     ascending_ids, seq_arg)
 from ._plan import Plan
 from .errors import DecodeError, SchemaError
 
@@ -94,7 +95,7 @@ def _check_ids(ids):
 def _sort_ids(ids):
     """(ids sorted ascending, the order that sorts them or None); SchemaError on a duplicate."""
     n = ids.shape[0]
-    if n < 2 or bool(np.all(ids[1:] > ids[:-1])):
+    if n < 2 or ascending_ids(ids):
         return ids, None
     order = np.argsort(ids, kind="stable")
     s = ids[order]

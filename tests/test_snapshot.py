@@ -849,6 +849,16 @@ def test_references_match_the_rule(seq, predict, case):
     assert references(acked, seq, hist, predict) == _references_brute(acked, seq, hist, predict)
 
 
+@settings(max_examples=200, deadline=None)
+@given(ids=st.lists(st.integers(0, 2**64 - 1), max_size=70), sort=st.booleans())
+def test_ascending_ids_is_numpy_strictly_increasing(ids, sort):
+    from quantcodec._delta import ascending_ids
+    a = np.array(sorted(ids) if sort else ids, dtype=np.uint64)
+    assert ascending_ids(a) == bool(np.all(a[1:] > a[:-1]))
+    with pytest.raises(ValueError):
+        ascending_ids(np.zeros(3, np.uint32))
+
+
 def test_encoder_subclass_keeps_its_overrides(schema):
     calls = []
 
