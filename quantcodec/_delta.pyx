@@ -902,20 +902,23 @@ cdef class SnapshotData:
         """Take (not copy) a C-contiguous uint64 id array and matrix; once per object. With the
         schema's ``plan``, also pack the row keys (once, while the rows are in cache: a snapshot
         is made once a tick and encoded for every client)."""
-        cdef const uint64_t[::1] iv
-        cdef const uint64_t[:, ::1] mv
+        cdef const uint64_t* ip
+        cdef const uint64_t* mp
         if self._ids is not None:
             raise AttributeError("snapshot data is immutable")
         if not (isinstance(ids, np.ndarray) and isinstance(matrix, np.ndarray)
-                and ids.dtype == np.uint64 and matrix.dtype == np.uint64
+                and (ids.dtype is _U64 or ids.dtype == _U64)
+                and (matrix.dtype is _U64 or matrix.dtype == _U64)
                 and ids.ndim == 1 and matrix.ndim == 2 and matrix.shape[0] == ids.shape[0]):
             raise ValueError("snapshot data: expected uint64 ids (N,) and matrix (N, nslots)")
-        iv = ids
-        mv = matrix
+        # (the arrays' memory through the buffer protocol: cheaper than typed memoryviews;
+        # the arrays are kept, so the pointers stay valid)
+        ip = <const uint64_t*>_const_data(ids)
+        mp = <const uint64_t*>_const_data(matrix)
         self.n = ids.shape[0]
         self.ncol = matrix.shape[1]
-        self.idp = &iv[0] if self.n else NULL
-        self.rowp = &mv[0, 0] if self.n and self.ncol else NULL
+        self.idp = ip if self.n else NULL
+        self.rowp = mp if self.n and self.ncol else NULL
         self._ids = ids
         self._matrix = matrix
         if plan is not None and self.n and plan.nslots == self.ncol:
@@ -2482,6 +2485,20 @@ def ascending_ids(ids):
     finally:
         PyBuffer_Release(&vb)
     return ok
+
+
+cdef const void* _const_data(object array) except NULL:
+    """The data pointer of a C-contiguous NumPy array of 8-byte items (read-only is fine);
+    ValueError otherwise. The caller keeps the array, so the pointer lives as long."""
+    cdef Py_buffer vb
+    cdef const void* ptr
+    try:
+        PyObject_GetBuffer(array, &vb, PyBUF_C_CONTIGUOUS)
+    except BufferError:
+        raise ValueError("snapshot data: the arrays must be C-contiguous") from None
+    ptr = vb.buf
+    PyBuffer_Release(&vb)
+    return ptr if ptr != NULL else <const void*>1      # (an empty array: never dereferenced)
 
 
 cdef void* _data_of(object array) except NULL:

@@ -107,7 +107,7 @@ def _sort_ids(ids):
 
 
 def _frozen(a):
-    a.flags.writeable = False
+    a.setflags(write=False)         # (a quarter of the time of a.flags.writeable = False)
     return a
 
 
