@@ -36,18 +36,12 @@ except ImportError:     # run from a source checkout: python bench/bench_schema.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import quantcodec as qc
 
+from quantcodec._examples import player_state  # noqa: E402
+
 QUICK = "--quick" in sys.argv
 REPEAT = 5 if QUICK else 15
 
-PLAYER_STATE = qc.Schema("PlayerState", [
-    ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),
-    ("rotation", qc.Quat(9)),
-    ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)),
-    ("yaw", qc.Angle(16)),
-    ("health", qc.UInt(8)),
-    ("state", qc.Enum(["idle", "walk", "run", "jump"])),
-    ("grounded", qc.Bool()),
-], version=3)
+PLAYER_STATE = player_state()         # SPEC 4's example schema (quantcodec/_examples.py)
 
 POSE = qc.Schema("Pose", [
     ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),

@@ -23,26 +23,11 @@ except ImportError:     # run from a source checkout: python bench/bench_threads
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import quantcodec as qc
 
-
-def _schema():
-    return qc.Schema("PlayerState", [
-        ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),
-        ("rotation", qc.Quat(9)),
-        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)),
-        ("yaw", qc.Angle(16)),
-        ("health", qc.UInt(8)),
-        ("state", qc.Enum(["idle", "walk", "run", "jump"])),
-        ("grounded", qc.Bool()),
-    ], version=3)
+from quantcodec._examples import player_state, player_state_columns  # noqa: E402
 
 
 def _columns(n, seed=0, shift=0.0):
-    r = np.random.default_rng(seed)
-    vel = r.uniform(-20, 20, (n, 3))
-    vel[::3] = 0.0
-    return {"position": r.uniform(-1000, 1000, (n, 3)) + shift, "rotation": r.normal(size=(n, 4)),
-            "velocity": vel, "yaw": r.uniform(0, 6.28, n), "health": r.integers(0, 256, n),
-            "state": r.integers(0, 4, n).astype(np.uint32), "grounded": r.random(n) < 0.5}
+    return player_state_columns(n, seed, shift)
 
 
 def workloads(scale):
@@ -55,7 +40,7 @@ def workloads(scale):
     codes = b.quantize(x)
     quats = rng.normal(size=(n // 4, 4))
     q = qc.Quat(9)
-    s = _schema()
+    s = player_state()
     cols = _columns(m)
     data = s.encode_many(cols)
     ids = np.arange(m, dtype=np.uint64)

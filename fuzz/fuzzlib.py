@@ -23,21 +23,14 @@ import numpy as np
 
 import quantcodec as qc
 from quantcodec import DecodeError
+from quantcodec._examples import player_state_fields
 
 # ---------------------------------------------------------------------------------- schemas
 
 def _schemas():
     """Schemas covering every codec kind and layout (NearlyZero over a scalar and a vector,
     64-bit codes, a 0-bit Enum, a 1-bit record)."""
-    player = [
-        ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),
-        ("rotation", qc.Quat(9)),
-        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)),
-        ("yaw", qc.Angle(16)),
-        ("health", qc.UInt(8)),
-        ("state", qc.Enum(["idle", "walk", "run", "jump"])),
-        ("grounded", qc.Bool()),
-    ]
+    player = player_state_fields()
     everything = [
         ("fixed", qc.Fixed(0.001, 24)),
         ("ufixed", qc.Fixed(0.5, 7, signed=False, offset=-10.0)),

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
+from quantcodec._examples import player_state
 
 SOAK = os.environ.get("QUANTCODEC_SOAK", "") not in ("", "0")
 # AddressSanitizer keeps freed memory in quarantine (256 MB by default): RSS grows under it
@@ -51,18 +52,7 @@ def growth(cycle, n, warmup=2000):
 
 
 def _schema():
-    return qc.Schema("PlayerState", [
-        ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),
-        ("rotation", qc.Quat(9)),
-        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)),
-        ("yaw", qc.Angle(16)),
-        ("health", qc.UInt(8)),
-        ("state", qc.Enum(["idle", "walk", "run", "jump"])),
-        ("grounded", qc.Bool()),
-        ("h", qc.Half()),
-        ("g", qc.Grid(64.0, 20, 16)),
-        ("n", qc.UnitVector(11)),
-    ], version=3)
+    return player_state([("h", qc.Half()), ("g", qc.Grid(64.0, 20, 16)), ("n", qc.UnitVector(11))])
 
 
 def _columns(n, seed=0):

@@ -17,21 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import quantcodec as qc
+from quantcodec._examples import PLAYER_STATE_LABELS, player_state
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "schema")
-LABELS = ["idle", "walk", "run", "jump"]
-
-
-def player_state(**kw):
-    return qc.Schema("PlayerState", [
-        ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),
-        ("rotation", qc.Quat(9)),
-        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)),
-        ("yaw", qc.Angle(16)),
-        ("health", qc.UInt(8)),
-        ("state", qc.Enum(LABELS)),
-        ("grounded", qc.Bool()),
-    ], version=3, **kw)
+LABELS = list(PLAYER_STATE_LABELS)
 
 
 PS = player_state()

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
+from quantcodec._examples import player_state
 
 SEED = int(os.environ.get("QC_FUZZ_SEED", "20240601"))
 N_MESSAGES = int(os.environ.get("QC_FUZZ_N", "6000"))      # per schema; 4 schemas -> 24 000 per run
@@ -21,15 +22,7 @@ N_MESSAGES = int(os.environ.get("QC_FUZZ_N", "6000"))      # per schema; 4 schem
 
 def schemas():
     return [
-        qc.Schema("PlayerState", [
-            ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),
-            ("rotation", qc.Quat(9)),
-            ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)),
-            ("yaw", qc.Angle(16)),
-            ("health", qc.UInt(8)),
-            ("state", qc.Enum(["idle", "walk", "run", "jump"])),
-            ("grounded", qc.Bool()),
-        ], version=3),
+        player_state(),
         qc.Schema("Sparse", [
             ("a", qc.Enum(3)), ("p", qc.PowerCurve(1, 1, 3)), ("q", qc.Quat(3)),
             ("z", qc.NearlyZero(qc.Enum(["x", "y", "z"]), 0.5)),

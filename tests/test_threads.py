@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
+from quantcodec._examples import player_state, player_state_columns
 
 GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
 needs_gil = pytest.mark.skipif(not GIL, reason="no GIL to release (free-threaded build)")
@@ -137,36 +138,13 @@ def test_bitstream_array_paths_release_the_gil():
     assert other_thread_progresses(lambda: qc.BitReader(data).read_array(N, 13, out=out))
 
 
-def _schema():
-    return qc.Schema("PlayerState", [
-        ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),
-        ("rotation", qc.Quat(9)),
-        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)),
-        ("yaw", qc.Angle(16)),
-        ("health", qc.UInt(8)),
-        ("state", qc.Enum(["idle", "walk", "run", "jump"])),
-        ("grounded", qc.Bool()),
-    ], version=3)
-
-
 def _columns(n, seed=3, shift=0.0):
-    r = np.random.default_rng(seed)
-    vel = r.uniform(-20, 20, (n, 3))
-    vel[::3] = 0.0
-    return {
-        "position": r.uniform(-1000, 1000, (n, 3)) + shift,
-        "rotation": r.normal(size=(n, 4)),
-        "velocity": vel,
-        "yaw": r.uniform(0, 6.28, n),
-        "health": r.integers(0, 256, n),
-        "state": r.integers(0, 4, n).astype(np.uint32),
-        "grounded": r.random(n) < 0.5,
-    }
+    return player_state_columns(n, seed, shift)
 
 
 @needs_gil
 def test_schema_batches_release_the_gil():
-    s = _schema()
+    s = player_state()
     n = 200_000
     cols = _columns(n)
     codes = s.quantize_many(cols)
@@ -179,7 +157,7 @@ def test_schema_batches_release_the_gil():
 
 @needs_gil
 def test_snapshot_encode_and_decode_of_a_big_scene_release_the_gil():
-    s = _schema()
+    s = player_state()
     n = 200_000
     ids = np.arange(n, dtype=np.uint64) * 3 + 1
     snap1 = s.snapshot(ids, _columns(n))
@@ -223,7 +201,7 @@ def _hammer(work, nthreads=8, rounds=30):
 def test_shared_codecs_and_schema_from_eight_threads():
     codecs = [qc.Bounded(-2, 2, 16), qc.Quat(9), qc.UnitVector(12), qc.PowerCurve(50, 2, 10), qc.Half(),
               qc.Vector(qc.Bounded(-2, 2, 12), qc.Fixed(0.01, 12)), qc.NearlyZero(qc.Bounded(-2, 2, 12), 0.5)]
-    s = _schema()
+    s = player_state()
     inputs, expected = [], []
     for t in range(8):
         r = np.random.default_rng(100 + t)
@@ -331,7 +309,7 @@ def test_one_bitreader_shared_serializes_or_refuses():
 
 
 def test_snapshot_encoder_and_decoder_shared_by_threads():
-    s = _schema()
+    s = player_state()
     n = 500
     ids = np.arange(n, dtype=np.uint64)
     snaps = [s.snapshot(ids, _columns(n, seed=300 + t)) for t in range(8)]
