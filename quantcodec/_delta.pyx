@@ -913,8 +913,8 @@ cdef class SnapshotData:
             raise ValueError("snapshot data: expected uint64 ids (N,) and matrix (N, nslots)")
         # (the arrays' memory through the buffer protocol: cheaper than typed memoryviews;
         # the arrays are kept, so the pointers stay valid)
-        ip = <const uint64_t*>_const_data(ids)
-        mp = <const uint64_t*>_const_data(matrix)
+        ip = <const uint64_t*>_data_of(ids, False)
+        mp = <const uint64_t*>_data_of(matrix, False)
         self.n = ids.shape[0]
         self.ncol = matrix.shape[1]
         self.idp = ip if self.n else NULL
@@ -2468,45 +2468,29 @@ def ascending_ids(ids):
     """Whether ``ids``, a C-contiguous uint64 array, is strictly ascending (sorted, no duplicate):
     the check every snapshot makes of its ids, in one C pass (NumPy's ``all(a[1:] > a[:-1])``
     costs ~2 us of temporaries whatever the size)."""
-    cdef Py_buffer vb
     cdef const uint64_t* p
     cdef Py_ssize_t i, n
-    cdef bint ok = True
-    PyObject_GetBuffer(ids, &vb, PyBUF_C_CONTIGUOUS)
-    try:
-        if vb.itemsize != 8:
-            raise ValueError("ascending_ids: expected a uint64 array")
-        p = <const uint64_t*>vb.buf
-        n = vb.len // 8
-        for i in range(1, n):
-            if p[i] <= p[i - 1]:
-                ok = False
-                break
-    finally:
-        PyBuffer_Release(&vb)
-    return ok
+    if not (isinstance(ids, np.ndarray) and (ids.dtype is _U64 or ids.dtype == _U64)):
+        raise ValueError("ascending_ids: expected a uint64 array")
+    p = <const uint64_t*>_data_of(ids, False)
+    n = ids.shape[0]
+    for i in range(1, n):
+        if p[i] <= p[i - 1]:
+            return False
+    return True
 
 
-cdef const void* _const_data(object array) except NULL:
-    """The data pointer of a C-contiguous NumPy array of 8-byte items (read-only is fine);
-    ValueError otherwise. The caller keeps the array, so the pointer lives as long."""
-    cdef Py_buffer vb
-    cdef const void* ptr
-    try:
-        PyObject_GetBuffer(array, &vb, PyBUF_C_CONTIGUOUS)
-    except BufferError:
-        raise ValueError("snapshot data: the arrays must be C-contiguous") from None
-    ptr = vb.buf
-    PyBuffer_Release(&vb)
-    return ptr if ptr != NULL else <const void*>1      # (an empty array: never dereferenced)
-
-
-cdef void* _data_of(object array) except NULL:
-    """The data pointer of a new, C-contiguous, writable NumPy array (through the buffer protocol:
-    cheaper than a typed memoryview). The array owns its memory; the pointer lives as long."""
+cdef void* _data_of(object array, bint writable=True) except NULL:
+    """The data pointer of a C-contiguous NumPy array (through the buffer protocol: cheaper than a
+    typed memoryview), writable unless asked otherwise; ValueError if it is not C-contiguous.
+    The caller keeps the array, so the pointer lives as long."""
     cdef Py_buffer vb
     cdef void* ptr
-    PyObject_GetBuffer(array, &vb, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS)
+    try:
+        PyObject_GetBuffer(array, &vb, (PyBUF_WRITABLE if writable else 0) | PyBUF_C_CONTIGUOUS)
+    except BufferError:
+        raise ValueError("snapshot data: the arrays must be C-contiguous"
+                         + (" and writable" if writable else "")) from None
     ptr = vb.buf
     PyBuffer_Release(&vb)
     return ptr if ptr != NULL else <void*>1      # (an empty array: never dereferenced)

@@ -952,23 +952,26 @@ cdef object _items(Plan self, Py_ssize_t f, object v, Py_ssize_t k, PyObject*** 
     return seq
 
 
+cdef inline int _float_in(Plan self, Py_ssize_t s, double x, uint64_t* row) except -1:
+    """A float slot's code from its value, clamps counted (or raised, strict)."""
+    cdef Py_ssize_t nc = 0
+    row[s] = scalar_q(&self.slots[s].d, x, &nc)
+    if nc:
+        _on_clamp(self, s, x, nc)
+    return 0
+
+
 cdef int _slot_in(Plan self, Py_ssize_t s, object v, uint64_t* row) except -1:
     """One scalar slot (float or exact) from a Python value."""
-    cdef Py_ssize_t nc = 0
-    cdef double x
     if _is_float_kind(self.slots[s].d.kind):
-        x = _num(self, s, v)
-        row[s] = scalar_q(&self.slots[s].d, x, &nc)
-        if nc:
-            _on_clamp(self, s, x, nc)
-        return 0
+        return _float_in(self, s, _num(self, s, v), row)
     return _exact(self, s, v, &row[s])
 
 
 cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
     cdef Py_ssize_t s = self.field_first[f]
     cdef Py_ssize_t k = self.field_first[f + 1] - s
-    cdef Py_ssize_t j, nc = 0
+    cdef Py_ssize_t j
     cdef int fk = self.fkind[f]
     cdef int st
     cdef double x[4]
@@ -978,10 +981,7 @@ cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
     cdef bint moving
     cdef object keep
     if fk == F_FLOAT:
-        x[0] = _num(self, s, v)
-        row[s] = scalar_q(&self.slots[s].d, x[0], &nc)
-        if nc:
-            _on_clamp(self, s, x[0], nc)
+        _float_in(self, s, _num(self, s, v), row)
     elif fk == F_EXACT:
         _exact(self, s, v, &row[s])
     elif fk == F_QUAT or fk == F_UVEC:
@@ -1033,10 +1033,7 @@ cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
             row[s] = 1
             for j in range(k):
                 if j < 4 and _is_float_kind(self.slots[s + 1 + j].d.kind):
-                    row[s + 1 + j] = scalar_q(&self.slots[s + 1 + j].d, x[j], &nc)
-                    if nc:
-                        _on_clamp(self, s + 1 + j, x[j], nc)
-                        nc = 0
+                    _float_in(self, s + 1 + j, x[j], row)
                 else:
                     _slot_in(self, s + 1 + j, <object>items[j], row)
         else:
