@@ -1608,7 +1608,8 @@ cdef class DeltaCoder:
         self.err_slot = -1
         st = _read_header(&r, &seq, &bdist, &pdist)
         if st:
-            self.err_msg = b"sequence distance outside 1..32767"
+            self.err_msg = (b"in the header" if st == D_SHORT
+                            else b"sequence distance outside 1..32767")
             self.err_kind = st
             self.err_pos = r.pos
             self._raise()

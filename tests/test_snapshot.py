@@ -326,6 +326,24 @@ def test_missing_baseline_is_a_decode_error_and_changes_nothing(schema):
         dec.decode(pkt)
 
 
+def test_header_errors_say_what_is_wrong(schema):
+    dec = qc.SnapshotDecoder(schema)
+    for pkt in (b"", b"\x01", b"\x01\x00"):
+        with pytest.raises(qc.DecodeError, match=r"truncated.*\(in the header\)"):
+            dec.decode(pkt)
+    # seq 0, a baseline, and a distance of 32768 (beyond what 16-bit sequence numbers can order)
+    w = qc.BitWriter()
+    w.write(0, 16)
+    w.write(1, 1)
+    # distance - 1 = 32767 as Exp-Golomb k=2 of a 16-bit value: too long, so the escape
+    # (docs/wire-format.md): E = 8 zero bits, then the value raw in 16 bits
+    w.write(0, 8)
+    w.write(32767, 16)
+    with pytest.raises(qc.DecodeError, match="sequence distance outside 1..32767"):
+        dec.decode(w.getvalue())
+    assert dec.latest is None and dec.held == ()
+
+
 def test_history_limits(schema):
     cols = pose_columns(5)
     enc, dec = qc.SnapshotEncoder(schema, history=4), qc.SnapshotDecoder(schema, history=4)
