@@ -1058,9 +1058,12 @@ cdef class _ExactScalar(Codec):
             bad = ~np.isfinite(a) | (a != np.trunc(a))
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
-                raise RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i]!r} is not an integer")
+                raise RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i].item()!r} is not an integer")
         elif k not in 'iub':
             raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
+        elif k == 'b':
+            a = a.astype(np.uint8)      # (NumPy cannot compare a bool array with 2**64 - 1)
+            k = 'u'
         if a.size:
             lo, hi = self._lo(), self._hi()
             if k == 'f':

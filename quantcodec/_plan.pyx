@@ -17,7 +17,8 @@ as a (slot, status) pair and becomes a `DecodeError` naming the field and the bi
 
 cimport cython
 from cpython.buffer cimport (
-    PyBUF_FULL_RO, PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_IsContiguous, PyBuffer_Release, PyObject_GetBuffer,
+    PyBUF_FULL_RO, PyBUF_SIMPLE, PyBUF_STRIDES, PyBUF_WRITABLE, PyBuffer_IsContiguous, PyBuffer_Release,
+    PyObject_GetBuffer,
 )
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_GetItemWithError, PyDict_Next, PyDict_Size
@@ -33,7 +34,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.math cimport fabs
-from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memset
 
 cdef extern from "Python.h":
@@ -610,13 +611,14 @@ cdef class Plan:
                 a = np.asarray(a)
             _check_shape(self, f, a, _value_shape(self, f, n), owner, False)
             if fk == F_EXACT:
-                _exact_column(self, f, s, a, mat)
+                if not _exact_fast(self, s, a, m, n):
+                    _exact_column(self, f, s, a, mat)
                 continue
             if fk == F_VECTOR and not _all_float(self, s, s + k):
                 for j in range(k):
                     if _is_float_kind(self.slots[s + j].d.kind):
                         counts[f] += _float_column(self, f, s + j, np.ascontiguousarray(a[:, j]), m, n, NULL, 0)
-                    else:
+                    elif not _exact_fast(self, s + j, a[:, j], m, n):
                         _exact_column(self, f, s + j, a[:, j], mat)
                 continue
             x = _float_array(a, (self, f))
@@ -1568,6 +1570,93 @@ cdef Py_ssize_t _float_ptr(Plan self, Py_ssize_t f, Py_ssize_t s, const uint8_t*
         v = (<const float*>xp)[bad * xs] if xt == 0 else (<const double*>xp)[bad * xs]
         raise _clamp_error(self, s, v, bad)
     return nc
+
+
+ctypedef fused _int_in:
+    int8_t
+    int16_t
+    int32_t
+    int64_t
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+cdef Py_ssize_t _exact_loop(const _int_in* x, Py_ssize_t xs, Py_ssize_t n, bint is_bool, bint signed_codes,
+                            int64_t lo, uint64_t hi, uint64_t* m, Py_ssize_t S) noexcept nogil:
+    """An integer column (stride xs elements) into matrix column m (stride S): the carriers of
+    an exact slot whose codes are lo..hi (signed: lo <= 0 <= hi, carried sign-extended; else
+    0..hi). Returns the first row out of range, or -1. A bool column counts as 0 / 1."""
+    cdef Py_ssize_t i
+    cdef int64_t v
+    cdef uint64_t u
+    for i in range(n):
+        if (<_int_in>-1) < 0:           # a signed input type (resolved at compile time)
+            v = <int64_t>x[i * xs]
+            if signed_codes:
+                if v < lo or v > <int64_t>hi:
+                    return i
+            elif v < 0 or <uint64_t>v > hi:
+                return i
+            m[i * S] = <uint64_t>v
+        else:
+            u = <uint64_t>x[i * xs]
+            if is_bool:
+                u = u != 0
+            if u > hi:
+                return i
+            m[i * S] = u
+    return -1
+
+
+cdef bint _exact_fast(Plan self, Py_ssize_t s, object a, uint64_t* m, Py_ssize_t n) except -1:
+    """Exact slot s's column straight into the matrix when it is a 1-D native integer or bool
+    array of n rows whose values are all codes: True. False leaves it to the codec's array path
+    (float or object columns; and a value out of range, which that path reports by row)."""
+    cdef Py_buffer v
+    cdef Py_ssize_t xs, bad = 0, isz
+    cdef const qdesc* d = &self.slots[s].d
+    cdef bint sc = d.kind == K_INT
+    cdef int64_t lo = d.smin if sc else 0
+    cdef uint64_t hi = <uint64_t>d.smax if sc else d.maxcode
+    cdef bint is_bool
+    cdef char kind
+    if not isinstance(a, np.ndarray):
+        return False
+    dt = a.dtype
+    kind = ord(dt.kind)
+    if (kind != c'i' and kind != c'u' and kind != c'b') or not dt.isnative:
+        return False
+    is_bool = kind == c'b'
+    isz = dt.itemsize
+    PyObject_GetBuffer(a, &v, PyBUF_STRIDES)
+    try:
+        if v.ndim != 1 or v.shape[0] != n or v.itemsize != isz or v.strides[0] % isz:
+            return False
+        xs = v.strides[0] // isz
+        with nogil:
+            if kind == c'i':
+                if isz == 1:
+                    bad = _exact_loop(<const int8_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+                elif isz == 2:
+                    bad = _exact_loop(<const int16_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+                elif isz == 4:
+                    bad = _exact_loop(<const int32_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+                elif isz == 8:
+                    bad = _exact_loop(<const int64_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+            else:
+                if isz == 1:
+                    bad = _exact_loop(<const uint8_t*>v.buf, xs, n, is_bool, sc, lo, hi, m + s, self.nslots)
+                elif isz == 2:
+                    bad = _exact_loop(<const uint16_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+                elif isz == 4:
+                    bad = _exact_loop(<const uint32_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+                elif isz == 8:
+                    bad = _exact_loop(<const uint64_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+        return bad < 0
+    finally:
+        PyBuffer_Release(&v)
 
 
 cdef object _exact_codes(Plan self, Py_ssize_t f, Py_ssize_t s, object a):

@@ -501,6 +501,66 @@ def test_quantize_many_matches_codecs():
     assert q["velocity"].shape == (200, 4) and q["rotation"].shape == (200,)
 
 
+EXACT_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.bool_]
+
+
+@pytest.mark.parametrize("codec", [qc.UInt(8), qc.UInt(64), qc.Int(5), qc.Int(64), qc.Bool(), qc.Enum(5),
+                                   qc.Enum(["only"])], ids=repr)
+@pytest.mark.parametrize("dtype", EXACT_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_exact_columns_any_integer_dtype(codec, dtype):
+    # integer and bool columns go straight into the code matrix in C; the codec's array path is
+    # the reference, for the codes and for the error (same type, same message, same row)
+    s = qc.Schema("E", [("x", codec), ("v", qc.Vector(codec, codec))])
+    rng = np.random.default_rng(0)
+    info = np.iinfo(dtype) if dtype is not np.bool_ else None
+    lo, hi = (0, 1) if info is None else (info.min, info.max)
+    edges = np.array([lo, hi, 0, 1, -1, 4, 5, 15, 16, -16, -17, 255, 256, 2**63 - 1, -2**63, 2**64 - 1],
+                     dtype=object)
+    edges = [int(e) for e in edges if lo <= e <= hi]
+    for trial in range(40):
+        if trial < len(edges):
+            vals = np.array([edges[trial]] * 3 + [0], dtype=object)
+        else:
+            vals = rng.integers(0, 2, 4) if info is None else rng.integers(max(lo, -20), min(hi, 300), 4,
+                                                                           endpoint=True)
+        x = np.array([int(v) for v in vals], dtype=dtype) if info is not None else np.asarray(vals, dtype=bool)
+        pair = np.stack([x[::-1], x], axis=1)           # a strided column per component
+        cols = {"x": x, "v": pair}
+        try:
+            want = {"x": codec.quantize(x), "v": np.stack([codec.quantize(pair[:, 0].copy()),
+                                                           codec.quantize(pair[:, 1].copy())], axis=1)}
+        except (qc.RangeError, TypeError) as e:
+            with pytest.raises(type(e)) as got:
+                s.quantize_many(cols)
+            assert str(got.value) == f"field 'x': {e}"
+            with pytest.raises(type(e)):
+                s.snapshot(np.arange(4), cols)
+            continue
+        q = s.quantize_many(cols)
+        for name in ("x", "v"):
+            assert q[name].dtype == codec.code_dtype and np.array_equal(q[name], want[name]), (name, x)
+        snap = s.snapshot(np.arange(4), cols)
+        assert np.array_equal(snap.codes["x"], want["x"]) and np.array_equal(snap.codes["v"], want["v"])
+        assert all(s.valid((int(a), (int(b), int(c)))) for a, (b, c) in zip(q["x"], q["v"]))
+
+
+def test_exact_columns_other_inputs_take_the_codec_path():
+    s = qc.Schema("E", [("n", qc.UInt(8)), ("k", qc.Int(4))])
+    # floats holding integers, lists and big-endian arrays: the codec's rules
+    for n, k in ((np.array([1.0, 2.0]), np.array([-8.0, 7.0])), ([1, 2], [-8, 7]),
+                 (np.array([1, 2], dtype=">u4"), np.array([-8, 7], dtype=">i2"))):
+        q = s.quantize_many({"n": n, "k": k})
+        assert q["n"].tolist() == [1, 2] and q["k"].tolist() == [-8, 7]
+    with pytest.raises(qc.RangeError, match=r"field 'n': .*2\.5 is not an integer"):
+        s.quantize_many({"n": np.array([1.0, 2.5]), "k": np.array([0, 0])})
+    with pytest.raises(qc.RangeError, match=r"field 'k': .*row 1.*value 8 outside -8..7"):
+        s.quantize_many({"n": np.array([1, 2]), "k": np.array([0, 8], dtype=">i4")})
+    with pytest.raises(TypeError, match=r"field 'n': .*expected an integer array, got dtype <U1"):
+        s.quantize_many({"n": np.array(["a", "b"]), "k": np.array([0, 0])})
+    with pytest.raises(TypeError, match=r"field 'k': .*expected an integer array, got dtype object"):
+        s.quantize_many({"n": np.array([1, 2]), "k": np.array([-8, 7], dtype=object)})
+
+
 def test_batch_equals_per_record():
     cols = columns(300, seed=1)
     recs = records_of(PS, cols)
