@@ -297,6 +297,7 @@ ctypedef struct comp_t:
     int field
     int nzslot        # the NearlyZero flag slot governing it, or -1
     int qshift        # R_QUAT: 3 * cbits (the index's position), else 0
+    int qpos          # R_QUAT: the kept position (0: a, the high bits .. 2: c), else 0
     int sh            # 64 - b: a b-bit value shifted up by sh has its sign bit at bit 63
     uint64_t smt      # smag: the magnitude bits (b - 1 of them) shifted up by sh, else 0
 
@@ -370,6 +371,37 @@ cdef inline void put_egx(bw_t* w, uint64_t u, int k, int b) noexcept nogil:
     bw_put(w, lo, nlo)
     if nhi:
         bw_put(w, hi, nhi)
+
+
+cdef inline int egx_len(uint64_t u, int k, int b) noexcept nogil:
+    """The bits put_egx writes for u."""
+    cdef int E = egx_E(k, b)
+    cdef uint64_t v = u >> k if k < 64 else 0
+    if v >= ((<uint64_t>1) << E) - 1:
+        return E + b
+    return 2 * (qc_bitlen64(v + 1) - 1) + 1 + k
+
+
+cdef inline uint64_t quat_remap_ref(uint64_t bcode, int j, int t, int cb) noexcept nogil:
+    """The reference of kept position t (0..2) of a smallest-three code whose dropped index is j
+    while the baseline's code ``bcode`` dropped i != j: the baseline's components re-expressed
+    without index j, in integers. The baseline's component j (code aj) takes the place of the
+    dropped one: when the two largest components are nearly tied, as for a box lying on a face,
+    |q_i| ~ |q_j|, and the quantizer makes q_j positive, negating the quaternion when aj is
+    negative (aj < 2**(cb-1)). So position t, quaternion index k = t + (t >= j), is predicted by
+    aj when k == i, else by the baseline's code ak, mirrored (2**cb - 1 - ak) when aj is negative.
+    (docs/wire-format.md 7.3)"""
+    cdef uint64_t M = qc_mask(cb), aj, ak
+    cdef int i = <int>((bcode >> (3 * cb)) & 3)
+    cdef int k = t + (1 if t >= j else 0)
+    cdef int pj = j - (1 if j > i else 0)
+    cdef int pk
+    aj = (bcode >> ((2 - pj) * cb)) & M
+    if k == i:
+        return aj
+    pk = k - (1 if k > i else 0)
+    ak = (bcode >> ((2 - pk) * cb)) & M
+    return ak if (aj >> (cb - 1)) else M - ak
 
 
 cdef inline bint egx_escapes(uint64_t u, int k, int b) noexcept nogil:
@@ -777,6 +809,15 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
         return
     if qs:
         if (cw >> qs) != (bw >> qs):
+            # the largest component changed: the difference from the baseline re-expressed
+            # without the new index (quat_remap_ref); the writer sends it or the absolute code,
+            # whichever is shorter. Not counted in the histograms: the Exp-Golomb parameters
+            # stay those of the same-index differences (counting these too made no difference
+            # on the bench scene and on MuJoCo recordings)
+            xb = quat_remap_ref(bw, <int>((cw >> qs) & 3), cp.qpos, cp.b)
+            u0 = zz_top(((cw >> cp.shift) << sh) - (xb << sh), sh)
+            Ue[2 * c] = u0
+            Ue[2 * c + 1] = u0
             return
         if usep and (pr[slot] >> qs) != (bw >> qs):
             usep = 0
@@ -1148,6 +1189,7 @@ cdef class DeltaCoder:
         self.ci[c].predictable = b <= 32
         self.ci[c].field = self.si[s].field
         self.ci[c].qshift = 3 * self.si[s].cb if self.si[s].role == R_QUAT else 0
+        self.ci[c].qpos = (2 - shift // b) if self.si[s].role == R_QUAT else 0
         self.ci[c].sh = 64 - b
         self.ci[c].smt = (qc_mask(b - 1) << (64 - b)) if smag else 0
         self.ci[c].nzslot = -1
@@ -1466,9 +1508,21 @@ cdef class DeltaCoder:
                                 c = si.comp
                                 E = egx_E(kk[c], si.cb)
                                 if (cr[s] >> (3 * si.cb)) != (br[s] >> (3 * si.cb)):
+                                    # a new largest component: its index and the differences
+                                    # from the remapped baseline, or the absolute code
                                     bw_put(&w, 0, E)
                                     bw_put(&w, 1, 1)
-                                    bw_put(&w, cr[s], si.bits)
+                                    if (2 + egx_len(Ue[2 * c], kk[c], si.cb)
+                                            + egx_len(Ue[2 * c + 2], kk[c + 1], si.cb)
+                                            + egx_len(Ue[2 * c + 4], kk[c + 2], si.cb)) < si.bits:
+                                        bw_put(&w, 1, 1)
+                                        bw_put(&w, cr[s] >> (3 * si.cb), 2)
+                                        put_egx(&w, Ue[2 * c], kk[c], si.cb)
+                                        put_egx(&w, Ue[2 * c + 2], kk[c + 1], si.cb)
+                                        put_egx(&w, Ue[2 * c + 4], kk[c + 2], si.cb)
+                                    else:
+                                        bw_put(&w, 0, 1)
+                                        bw_put(&w, cr[s], si.bits)
                                 elif egx_escapes(Ue[2 * c + pp[c]], kk[c], si.cb):
                                     bw_put(&w, 0, E)
                                     bw_put(&w, 0, 1)
@@ -1958,8 +2012,26 @@ cdef class DeltaCoder:
                 if st:
                     return st
                 if alt:
-                    if br_get(r, si.bits, &v) < 0:
+                    if br_get(r, 1, &v) < 0:
                         return self._fail(D_SHORT, b"")
+                    if v == 0:              # the absolute code
+                        if br_get(r, si.bits, &v) < 0:
+                            return self._fail(D_SHORT, b"")
+                    else:                   # the new index, differences from the remapped baseline
+                        if br_get(r, 2, &v) < 0:
+                            return self._fail(D_SHORT, b"")
+                        if v == (br[s] >> (3 * si.cb)):
+                            return self._fail(D_STRUCT, b"a smallest-three remap to the baseline's own index")
+                        j = <int>v
+                        code = v << (3 * si.cb)
+                        for t in range(3):
+                            cp = &self.ci[si.comp + t]
+                            st = get_egx(r, kk[si.comp + t], cp.b, &u, NULL)
+                            if st:
+                                return self._fail(st, b"bad difference")
+                            code |= ((quat_remap_ref(br[s], j, <int>t, cp.b) + <uint64_t>unzz(u))
+                                     & qc_mask(cp.b)) << cp.shift
+                        v = code
                 else:
                     code |= sub << self.ci[si.comp].shift
                     for j in range(1, 3):
