@@ -22,7 +22,7 @@ class SnapshotData:
     def ncol(self) -> int: ...
     _schema: Any
     _seq: Optional[int]
-    _clamped: Optional[Dict[str, int]]
+    _clamped: Optional[Tuple[int, ...]]
     _columns: Optional[Dict[str, npt.NDArray[Any]]]
     _codes: Optional[Dict[str, npt.NDArray[Any]]]
     @property
@@ -76,6 +76,7 @@ class DeltaCoder:
 
 def seq_arg(seq: Any, owner: str) -> int: ...
 def ascending_ids(ids: npt.NDArray[np.uint64]) -> bool: ...
+def ids_u64(a: object) -> Optional[npt.NDArray[np.uint64]]: ...
 
 @final
 class EncoderState:

@@ -28,7 +28,7 @@ cdef extern from "Python.h":
 from cpython.float cimport PyFloat_AS_DOUBLE, PyFloat_AsDouble
 from cpython.list cimport PyList_GET_ITEM, PyList_AsTuple
 from cpython.long cimport PyLong_AsLongLongAndOverflow, PyLong_AsUnsignedLongLong, PyLong_FromUnsignedLongLong
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
@@ -591,6 +591,8 @@ cdef class Plan:
         cdef int xt
         cdef Py_ssize_t xsz
         cdef uint64_t* tp
+        cdef void* scratch = NULL       # grow-only, freed on the way out
+        cdef size_t scap = 0
         owner = "quantize_matrix"
         cols = _columns(self, columns, owner)
         n = _nrows(self, cols, owner, False)
@@ -602,65 +604,73 @@ cdef class Plan:
         if n == 0 or S == 0:
             return mat, tuple(counts)
         m = <uint64_t*>_wbuf_ptr(mat)
-        for f in range(self.nfields):
-            s = self.field_first[f]
-            k = self.field_first[f + 1] - s
-            fk = self.fkind[f]
-            a = cols[f]
-            if not isinstance(a, np.ndarray):
-                a = np.asarray(a)
-            _check_shape(self, f, a, _value_shape(self, f, n), owner, False)
-            if fk == F_EXACT:
-                if not _exact_fast(self, s, a, m, n):
-                    _exact_column(self, f, s, a, mat)
-                continue
-            if fk == F_VECTOR and not _all_float(self, s, s + k):
-                for j in range(k):
-                    if _is_float_kind(self.slots[s + j].d.kind):
-                        counts[f] += _float_column(self, f, s + j, np.ascontiguousarray(a[:, j]), m, n, NULL, 0)
-                    elif not _exact_fast(self, s + j, a[:, j], m, n):
-                        _exact_column(self, f, s + j, a[:, j], mat)
-                continue
-            x = _float_array(a, (self, f))
-            xp = _buf_ptr(x)
-            xt = 0 if x.dtype.itemsize == 4 else 1
-            if fk == F_FLOAT:
-                counts[f] += _float_column(self, f, s, x, m, n, NULL, 0)
-            elif fk == F_VECTOR:
-                xsz = 4 if xt == 0 else 8
-                for j in range(k):
-                    counts[f] += _float_ptr(self, f, s + j, xp + j * xsz, xt, k, m, n, NULL, 0)
-            elif fk == F_QUAT or fk == F_UVEC:
-                tmp = np.empty(n, dtype=_U64)
-                tp = <uint64_t*>_wbuf_ptr(tmp)
-                with nogil:
-                    # the codecs' vectorized loop into a contiguous column, then into the matrix
-                    bad = multi_q_array(&self.slots[s].d, xp, xt, tp, 1, n, &st)
-                    if bad < 0:
-                        for j in range(n):
-                            m[j * S + s] = tp[j]
-                if bad >= 0:
-                    what = "quaternion" if fk == F_QUAT else "vector"
-                    raise RangeError(f"field {self.names[f]!r}: row {bad}: "
-                                     f"{'zero' if st == ST_ZERO else 'non-finite'} {what} {tuple(x[bad].tolist())!r}")
-            else:   # F_NZ, F_NZVEC
-                k -= 1
-                moving = np.empty(n, dtype=np.bool_)
-                flags = _wbuf_ptr(moving)
-                with nogil:
-                    if xt == 0:
-                        _nz_flags(<const float*>xp, n, k, self.slots[s].threshold, m + s, S, <uint8_t*>flags)
-                    else:
-                        _nz_flags(<const double*>xp, n, k, self.slots[s].threshold, m + s, S, <uint8_t*>flags)
-                xsz = 4 if xt == 0 else 8
-                for j in range(k):
-                    if _is_float_kind(self.slots[s + 1 + j].d.kind):
-                        # only the rows whose flag is 1 are quantized (and counted); the rest hold 0
-                        counts[f] += _float_ptr(self, f, s + 1 + j, xp + j * xsz, xt, k, m, n, flags, 1)
-                    else:
-                        col = np.zeros(n, dtype=_U64)
-                        col[moving] = _exact_codes(self, f, s + 1 + j, a.reshape(n, k)[moving, j])
-                        mat[:, s + 1 + j] = col
+        try:
+            for f in range(self.nfields):
+                s = self.field_first[f]
+                k = self.field_first[f + 1] - s
+                fk = self.fkind[f]
+                a = cols[f]
+                if (fk != F_EXACT and (fk != F_VECTOR or _all_float(self, s, s + k))
+                        and _float_view(a, n, _value_k(self, f), &xp, &xt)):
+                    x = a       # the common case: float32 / float64, C-contiguous, the right shape
+                else:
+                    if not isinstance(a, np.ndarray):
+                        a = np.asarray(a)
+                    _check_shape(self, f, a, _value_shape(self, f, n), owner, False)
+                    if fk == F_EXACT:
+                        if not _exact_fast(self, s, a, m, n):
+                            _exact_column(self, f, s, a, mat)
+                        continue
+                    if fk == F_VECTOR and not _all_float(self, s, s + k):
+                        for j in range(k):
+                            if _is_float_kind(self.slots[s + j].d.kind):
+                                counts[f] += _float_column(self, f, s + j, np.ascontiguousarray(a[:, j]), m, n,
+                                                           NULL, 0)
+                            elif not _exact_fast(self, s + j, a[:, j], m, n):
+                                _exact_column(self, f, s + j, a[:, j], mat)
+                        continue
+                    x = _float_array(a, (self, f))
+                    xp = _buf_ptr(x)
+                    xt = 0 if x.dtype.itemsize == 4 else 1
+                if fk == F_FLOAT:
+                    counts[f] += _float_ptr(self, f, s, xp, xt, 1, m, n, NULL, 0)
+                elif fk == F_VECTOR:
+                    xsz = 4 if xt == 0 else 8
+                    for j in range(k):
+                        counts[f] += _float_ptr(self, f, s + j, xp + j * xsz, xt, k, m, n, NULL, 0)
+                elif fk == F_QUAT or fk == F_UVEC:
+                    tp = <uint64_t*>_scratch(&scratch, &scap, sizeof(uint64_t) * n)
+                    with nogil:
+                        # the codecs' vectorized loop into a contiguous column, then into the matrix
+                        bad = multi_q_array(&self.slots[s].d, xp, xt, tp, 1, n, &st)
+                        if bad < 0:
+                            for j in range(n):
+                                m[j * S + s] = tp[j]
+                    if bad >= 0:
+                        what = "quaternion" if fk == F_QUAT else "vector"
+                        raise RangeError(f"field {self.names[f]!r}: row {bad}: "
+                                         f"{'zero' if st == ST_ZERO else 'non-finite'} {what} {tuple(x[bad].tolist())!r}")
+                else:   # F_NZ, F_NZVEC
+                    k -= 1
+                    flags = <const uint8_t*>_scratch(&scratch, &scap, n)
+                    with nogil:
+                        if xt == 0:
+                            _nz_flags(<const float*>xp, n, k, self.slots[s].threshold, m + s, S, <uint8_t*>flags)
+                        else:
+                            _nz_flags(<const double*>xp, n, k, self.slots[s].threshold, m + s, S, <uint8_t*>flags)
+                    xsz = 4 if xt == 0 else 8
+                    for j in range(k):
+                        if _is_float_kind(self.slots[s + 1 + j].d.kind):
+                            # only the rows whose flag is 1 are quantized (and counted); the rest hold 0
+                            counts[f] += _float_ptr(self, f, s + 1 + j, xp + j * xsz, xt, k, m, n, flags, 1)
+                        else:
+                            moving = np.frombuffer(PyBytes_FromStringAndSize(<const char*>flags, n), dtype=np.bool_)
+                            col = np.zeros(n, dtype=_U64)
+                            col[moving] = _exact_codes(self, f, s + 1 + j, np.asarray(a).reshape(n, k)[moving, j])
+                            mat[:, s + 1 + j] = col
+        finally:
+            PyMem_Free(scratch)
+
         for f in range(self.nfields):
             self.clamps[f] += counts[f]
         return mat, tuple(counts)
@@ -1453,6 +1463,18 @@ cdef object _big(Plan self, object arg, int op):
 
 cdef object _columns(Plan self, object columns, str owner):
     """Check a columns mapping: every field present, nothing else. Returns a list in field order."""
+    cdef Py_ssize_t f
+    cdef PyObject* v
+    if type(columns) is dict and PyDict_GET_SIZE(columns) == self.nfields:
+        # the common case: a dict with exactly the fields (as many keys, each one found)
+        out = [None] * self.nfields
+        for f in range(self.nfields):
+            v = PyDict_GetItemWithError(columns, self.names[f])
+            if v == NULL:
+                break
+            out[f] = <object>v
+        else:
+            return out
     if type(columns) is not dict and not isinstance(columns, Mapping):
         raise TypeError(f"{owner}: columns must be a mapping of field name -> array, got {type(columns).__name__}")
     missing = [nm for nm in self.names if nm not in columns]
@@ -1464,6 +1486,53 @@ cdef object _columns(Plan self, object columns, str owner):
         raise SchemaError(f"{owner}: unknown column{'s' if len(extra) > 1 else ''} "
                           f"{', '.join(repr(k) for k in extra)} (the schema's fields are {', '.join(self.names)})")
     return [columns[nm] for nm in self.names]
+
+
+cdef void* _scratch(void** p, size_t* cap, size_t nbytes) except NULL:
+    """A grow-only scratch buffer of at least nbytes (PyMem; the caller frees *p)."""
+    cdef void* q
+    if nbytes > cap[0] or p[0] == NULL:
+        q = PyMem_Realloc(p[0], nbytes if nbytes else 1)
+        if q == NULL:
+            raise MemoryError()
+        p[0] = q
+        cap[0] = nbytes
+    return p[0]
+
+
+cdef bint _float_view(object a, Py_ssize_t n, Py_ssize_t kd, const uint8_t** xp, int* xt) except -1:
+    """A value column's memory when it needs no conversion: a float32 / float64 NumPy array,
+    C-contiguous, of shape (n,) (kd 0) or (n, kd). False sends it the general way (which also
+    reports what is wrong with it)."""
+    cdef Py_buffer v
+    cdef bint ok
+    if type(a) is not np.ndarray:
+        return False
+    dt = (<object>a).dtype
+    if dt is not _F64 and dt is not _F32:
+        return False
+    PyObject_GetBuffer(a, &v, PyBUF_STRIDES)
+    ok = (v.ndim == (1 if kd == 0 else 2) and v.shape[0] == n and (kd == 0 or v.shape[1] == kd)
+          and PyBuffer_IsContiguous(&v, b'C'))
+    xp[0] = <const uint8_t*>v.buf if v.buf != NULL else <const uint8_t*>_EMPTY
+    xt[0] = 0 if v.itemsize == 4 else 1
+    PyBuffer_Release(&v)
+    return ok
+
+
+cdef Py_ssize_t _value_k(Plan self, Py_ssize_t f):
+    """The second dimension of field f's value column, 0 for a 1-D one (see _value_shape)."""
+    cdef int fk = self.fkind[f]
+    cdef Py_ssize_t k = self.field_first[f + 1] - self.field_first[f]
+    if fk == F_FLOAT or fk == F_EXACT or fk == F_NZ:
+        return 0
+    if fk == F_QUAT:
+        return 4
+    if fk == F_UVEC:
+        return 3
+    if fk == F_NZVEC:
+        return k - 1
+    return k
 
 
 cdef tuple _value_shape(Plan self, Py_ssize_t f, Py_ssize_t n):

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from ._codecs import Codec, codec_from_spec
 from ._plan import Plan
 from .errors import SchemaError
+from .snapshot import Snapshot
 
 __all__ = ["Schema", "check_lockstep"]
 
@@ -259,7 +260,6 @@ class Schema:
 
     def snapshot(self, ids, columns):
         """Quantize the world once: an immutable Snapshot of `columns` for entities `ids` (SPEC 5)."""
-        from .snapshot import Snapshot
         return Snapshot(self, ids, columns)
 
     # ------------------------------------------------------------------ clamping

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._delta import (DecoderState, DeltaCoder, EncoderState, SnapshotData, _set_snapshot_type,
-                     ascending_ids, seq_arg)
+                     ascending_ids, ids_u64, seq_arg)
 from ._plan import Plan
 from .errors import DecodeError, SchemaError
 
@@ -65,6 +65,11 @@ def _plan_of(schema, owner):
 
 def _check_ids(ids):
     """ids -> 1-D uint64 array (a new or read-only-safe one); TypeError / ValueError if unusable."""
+    a = ids_u64(ids)            # a 1-D integer array, in one C pass
+    if a is not None:
+        if a.shape[0] > MAX_ENTITIES:
+            raise ValueError(f"snapshot: at most {MAX_ENTITIES} entities, got {a.shape[0]}")
+        return a
     if isinstance(ids, np.ndarray):
         a = ids
     else:
@@ -140,7 +145,7 @@ class Snapshot(SnapshotData):
         self._schema = schema
         self._bind(_frozen(ids), _frozen(np.ascontiguousarray(matrix)), plan)
         self._seq = None
-        self._clamped = dict(zip(plan.names, counts))
+        self._clamped = counts          # (the dict is made when asked for)
         self._columns = None
         self._codes = None
 
@@ -199,7 +204,7 @@ class Snapshot(SnapshotData):
         a decoded view: clamping happened on the server)."""
         if self._clamped is None:
             return dict.fromkeys(self._schema._plan.names, 0)
-        return dict(self._clamped)
+        return dict(zip(self._schema._plan.names, self._clamped))
 
     @property
     def codes(self):

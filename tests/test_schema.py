@@ -544,6 +544,56 @@ def test_exact_columns_any_integer_dtype(codec, dtype):
         assert all(s.valid((int(a), (int(b), int(c)))) for a, (b, c) in zip(q["x"], q["v"]))
 
 
+def test_columns_any_layout_same_codes():
+    # C-contiguous float32 / float64 columns are read in place; any other layout (Fortran order,
+    # strided, lists, integer floats) is converted first: the codes are the same
+    s = qc.Schema("L", [
+        ("p", qc.Vector(qc.Bounded(-10, 10, 12), qc.Bounded(0, 5, 9))),
+        ("q", qc.Quat(9)),
+        ("u", qc.UnitVector(10)),
+        ("a", qc.Angle(10)),
+        ("nz", qc.NearlyZero(qc.Vector(qc.PowerCurve(10, 2, 8), qc.Int(6)), 0.5)),
+        ("n1", qc.NearlyZero(qc.Bounded(-1, 1, 6), 0.1)),
+        ("mix", qc.Vector(qc.Bounded(-1, 1, 8), qc.UInt(4))),
+    ])
+    rng = np.random.default_rng(9)
+    n = 37
+    base = {
+        "p": np.stack([rng.uniform(-12, 12, n), rng.uniform(-1, 6, n)], axis=1),
+        "q": rng.normal(size=(n, 4)),
+        "u": rng.normal(size=(n, 3)),
+        "a": rng.uniform(-7, 7, n),
+        "nz": np.stack([rng.choice([0.0, 0.2, 3.0, -9.0], n), rng.integers(-32, 32, n).astype(float)], axis=1),
+        "n1": rng.choice([0.0, 0.05, 0.7, -0.3], n),
+        "mix": np.stack([rng.uniform(-1, 1, n), rng.integers(0, 16, n).astype(float)], axis=1),
+    }
+    base["nz"][::4, 1] = 0.0
+    want = s.quantize_many(base)
+    layouts = {
+        "float32": lambda a: a.astype(np.float32),
+        "fortran": np.asfortranarray,
+        "strided": lambda a: np.repeat(a, 2, axis=0)[::2],
+        "list": lambda a: a.tolist(),
+        "readonly": lambda a: (lambda b: (b.setflags(write=False), b)[1])(a.copy()),
+    }
+    for name, f in layouts.items():
+        cols = {k: f(v) for k, v in base.items()}
+        if name == "float32":
+            want32 = s.quantize_many({k: np.ascontiguousarray(v).astype(np.float64) for k, v in cols.items()})
+            got = s.quantize_many(cols)
+        else:
+            want32, got = want, s.quantize_many(cols)
+        for k in want:
+            assert np.array_equal(got[k], want32[k]), (name, k)
+        snap = s.snapshot(np.arange(n), cols)
+        for k in want:
+            assert np.array_equal(snap.codes[k], want32[k]), (name, k)
+    # wrong shapes, whatever the layout, are the same errors
+    for bad in (base["q"][:, :3], base["q"][:, :3].astype(np.float32), base["q"].T.copy(), base["q"][:-1]):
+        with pytest.raises(qc.SchemaError, match="column 'q'"):
+            s.quantize_many(dict(base, q=bad))
+
+
 def test_exact_columns_other_inputs_take_the_codec_path():
     s = qc.Schema("E", [("n", qc.UInt(8)), ("k", qc.Int(4))])
     # floats holding integers, lists and big-endian arrays: the codec's rules

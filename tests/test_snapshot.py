@@ -111,6 +111,28 @@ def test_snapshot_input_errors(schema):
     assert big.ids.tolist() == [0, 2**64 - 1]
 
 
+@pytest.mark.parametrize("dtype", ["i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", ">i4", ">u8"])
+def test_snapshot_ids_any_integer_dtype(schema, dtype):
+    # native integer ids are copied in one C pass; others (big-endian) the general way: the same
+    rng = np.random.default_rng(4)
+    hi = min(np.iinfo(np.dtype(dtype)).max, 10**6)
+    raw = rng.choice(hi, size=12, replace=False)
+    cols = pose_columns(6)
+    for ids in (raw.astype(dtype)[:6], raw.astype(dtype)[::2]):       # contiguous, strided
+        snap = schema.snapshot(ids, cols)
+        assert snap.ids.dtype == np.uint64 and snap.ids.tolist() == sorted(int(i) for i in ids)
+        assert np.array_equal(snap.matrix, schema.snapshot(ids.astype(np.uint64), cols).matrix)
+        assert snap.ids.flags.c_contiguous and not snap.ids.flags.writeable
+        assert not np.shares_memory(snap.ids, ids)
+    if np.dtype(dtype).kind == "i":
+        ids = np.arange(6).astype(dtype)
+        ids[4] = -1
+        with pytest.raises(ValueError, match="non-negative, got -1 at row 4"):
+            schema.snapshot(ids, cols)
+        with pytest.raises(ValueError, match="non-negative, got -1 at row 2"):
+            schema.snapshot(np.concatenate([ids, ids])[::2], cols)
+
+
 def test_snapshot_counts_clamps(schema):
     cols = pose_columns(3)
     cols["position"][1, 0] = 1000.0
