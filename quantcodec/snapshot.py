@@ -112,7 +112,7 @@ def _sort_ids(ids):
 
 
 def _frozen(a):
-    a.setflags(write=False)         # (a quarter of the time of a.flags.writeable = False)
+    a.setflags(False)       # write=False: positional is half the time, a.flags.writeable = False 8x
     return a
 
 
