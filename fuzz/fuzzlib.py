@@ -464,6 +464,11 @@ class SnapshotWorld:
         for t in range(ticks):
             alive = np.array([i for i in range(n_all) if (i + t) % 5 != 0])    # some come and go
             pos[alive] += vel[alive] * 0.05
+            # entity 1: a box on a face whose two largest components swap (a remapped smallest
+            # three, docs/wire-format.md 7.3); entity 2: a slow turn (same-index differences)
+            tie = 0.7071 + 1e-4 * (1 if t % 2 else -1)
+            quat[1] = (tie, 1.4142 - tie, 0.004 * t, 0.001)
+            quat[2] = (np.sin(0.05 * t), 0.0, 0.0, np.cos(0.05 * t))
             cols = {
                 "position": pos[alive], "rotation": quat[alive],
                 "velocity": vel[alive], "yaw": (np.arange(n_all)[alive] * 0.3 + t * 0.01) % 6.0,
