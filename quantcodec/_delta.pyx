@@ -28,14 +28,12 @@ in the packet, so the decoder needs no state but the snapshots it holds):
 """
 
 cimport cython
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset, memcmp
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.buffer cimport (
-    PyObject_GetBuffer, PyBuffer_Release, PyBUF_WRITABLE, PyBUF_C_CONTIGUOUS, PyBUF_STRIDES,
-)
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_WRITABLE, PyBUF_C_CONTIGUOUS
 from cpython.weakref cimport PyWeakref_NewRef
 
 import numpy as np
@@ -50,7 +48,7 @@ from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
     K_UVEC,
 )
-from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, E_SHORT, slot_valid
+from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, E_SHORT, slot_valid, int_column
 from quantcodec._bits cimport (
     bw_t, br_t, bw_init, bw_free, bw_reset, bw_reserve, bw_put, bw_flush, bw_nbytes, br_init,
     br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64,
@@ -2555,74 +2553,21 @@ def ascending_ids(ids):
     return True
 
 
-ctypedef fused _id_in:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
-    uint8_t
-    uint16_t
-    uint32_t
-    uint64_t
-
-
-cdef Py_ssize_t _copy_ids(const _id_in* x, Py_ssize_t xs, Py_ssize_t n, uint64_t* out) noexcept nogil:
-    """ids (stride xs elements) -> uint64 out; the first negative row, or -1."""
-    cdef Py_ssize_t i
-    for i in range(n):
-        if (<_id_in>-1) < 0 and x[i * xs] < 0:
-            return i
-        out[i] = <uint64_t>x[i * xs]
-    return -1
-
-
 def ids_u64(a):
     """A new C-contiguous uint64 copy of ``a``, a 1-D native integer array, in one C pass; None
     when ``a`` is anything else (the caller converts it the general way). ValueError naming the
     row of a negative id."""
-    cdef Py_buffer v
-    cdef Py_ssize_t isz, xs, n, bad = -1
-    cdef uint64_t* out
-    cdef char kind
-    if not isinstance(a, np.ndarray):
+    cdef Py_ssize_t n, bad
+    if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
         return None
-    dt = a.dtype
-    kind = ord(dt.kind)
-    if (kind != c'i' and kind != c'u') or not dt.isnative:
+    n = a.shape[0]
+    ids = _empty(n, _U64)
+    bad = int_column(a, n, 0, 0, <uint64_t>0xFFFFFFFFFFFFFFFFULL, <uint64_t*>_data_of(ids), 1)
+    if bad == -2:
         return None
-    isz = dt.itemsize
-    PyObject_GetBuffer(a, &v, PyBUF_STRIDES)
-    try:
-        if v.ndim != 1 or v.itemsize != isz or v.strides[0] % isz:
-            return None
-        n = v.shape[0]
-        xs = v.strides[0] // isz
-        ids = _empty(n, _U64)
-        out = <uint64_t*>_data_of(ids)
-        with nogil:
-            if kind == c'i':
-                if isz == 1:
-                    bad = _copy_ids(<const int8_t*>v.buf, xs, n, out)
-                elif isz == 2:
-                    bad = _copy_ids(<const int16_t*>v.buf, xs, n, out)
-                elif isz == 4:
-                    bad = _copy_ids(<const int32_t*>v.buf, xs, n, out)
-                else:
-                    bad = _copy_ids(<const int64_t*>v.buf, xs, n, out)
-            else:
-                if isz == 1:
-                    bad = _copy_ids(<const uint8_t*>v.buf, xs, n, out)
-                elif isz == 2:
-                    bad = _copy_ids(<const uint16_t*>v.buf, xs, n, out)
-                elif isz == 4:
-                    bad = _copy_ids(<const uint32_t*>v.buf, xs, n, out)
-                else:
-                    bad = _copy_ids(<const uint64_t*>v.buf, xs, n, out)
-        if bad >= 0:
-            raise ValueError(f"snapshot: ids must be non-negative, got {int(a[bad])} at row {bad}")
-        return ids
-    finally:
-        PyBuffer_Release(&v)
+    if bad >= 0:
+        raise ValueError(f"snapshot: ids must be non-negative, got {int(a[bad])} at row {bad}")
+    return ids
 
 
 cdef void* _data_of(object array, bint writable=True) except NULL:

@@ -84,3 +84,8 @@ cdef inline bint slot_valid(const slot_t* sl, uint64_t c) noexcept nogil:
         return c <= sl.d.maxcode
     return scalar_valid(&sl.d, c)
 
+
+# A 1-D native integer / bool array into a uint64 column (range-checked): -1 done, the first
+# row out of range, -2 not such an array (_plan.pyx; also the snapshot's ids in _delta.pyx).
+cdef Py_ssize_t int_column(object a, Py_ssize_t n, bint signed_codes, int64_t lo, uint64_t hi,
+                           uint64_t* m, Py_ssize_t S) except -3

@@ -1679,53 +1679,57 @@ cdef Py_ssize_t _exact_loop(const _int_in* x, Py_ssize_t xs, Py_ssize_t n, bint 
     return -1
 
 
-cdef bint _exact_fast(Plan self, Py_ssize_t s, object a, uint64_t* m, Py_ssize_t n) except -1:
-    """Exact slot s's column straight into the matrix when it is a 1-D native integer or bool
-    array of n rows whose values are all codes: True. False leaves it to the codec's array path
-    (float or object columns; and a value out of range, which that path reports by row)."""
+cdef Py_ssize_t int_column(object a, Py_ssize_t n, bint signed_codes, int64_t lo, uint64_t hi,
+                           uint64_t* m, Py_ssize_t S) except -3:
+    """A 1-D native integer or bool NumPy array of n rows (any stride) into m[0], m[S], ... as
+    _exact_loop checks and writes it: -1 done, the first row out of range, or -2 when ``a`` is
+    anything else (the caller takes a general path). Shared by the snapshot's ids (_delta)."""
     cdef Py_buffer v
-    cdef Py_ssize_t xs, bad = 0, isz
-    cdef const qdesc* d = &self.slots[s].d
-    cdef bint sc = d.kind == K_INT
-    cdef int64_t lo = d.smin if sc else 0
-    cdef uint64_t hi = <uint64_t>d.smax if sc else d.maxcode
-    cdef bint is_bool
+    cdef Py_ssize_t xs, bad = -2, isz
     cdef char kind
     if not isinstance(a, np.ndarray):
-        return False
+        return -2
     dt = a.dtype
     kind = ord(dt.kind)
     if (kind != c'i' and kind != c'u' and kind != c'b') or not dt.isnative:
-        return False
-    is_bool = kind == c'b'
+        return -2
     isz = dt.itemsize
     PyObject_GetBuffer(a, &v, PyBUF_STRIDES)
     try:
         if v.ndim != 1 or v.shape[0] != n or v.itemsize != isz or v.strides[0] % isz:
-            return False
+            return -2
         xs = v.strides[0] // isz
         with nogil:
             if kind == c'i':
                 if isz == 1:
-                    bad = _exact_loop(<const int8_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+                    bad = _exact_loop(<const int8_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
                 elif isz == 2:
-                    bad = _exact_loop(<const int16_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+                    bad = _exact_loop(<const int16_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
                 elif isz == 4:
-                    bad = _exact_loop(<const int32_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
+                    bad = _exact_loop(<const int32_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
                 elif isz == 8:
-                    bad = _exact_loop(<const int64_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
-            else:
-                if isz == 1:
-                    bad = _exact_loop(<const uint8_t*>v.buf, xs, n, is_bool, sc, lo, hi, m + s, self.nslots)
-                elif isz == 2:
-                    bad = _exact_loop(<const uint16_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
-                elif isz == 4:
-                    bad = _exact_loop(<const uint32_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
-                elif isz == 8:
-                    bad = _exact_loop(<const uint64_t*>v.buf, xs, n, 0, sc, lo, hi, m + s, self.nslots)
-        return bad < 0
+                    bad = _exact_loop(<const int64_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
+            elif isz == 1:
+                bad = _exact_loop(<const uint8_t*>v.buf, xs, n, kind == c'b', signed_codes, lo, hi, m, S)
+            elif isz == 2:
+                bad = _exact_loop(<const uint16_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
+            elif isz == 4:
+                bad = _exact_loop(<const uint32_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
+            elif isz == 8:
+                bad = _exact_loop(<const uint64_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
+        return bad
     finally:
         PyBuffer_Release(&v)
+
+
+cdef bint _exact_fast(Plan self, Py_ssize_t s, object a, uint64_t* m, Py_ssize_t n) except -1:
+    """Exact slot s's column straight into the matrix when it is a 1-D native integer or bool
+    array of n rows whose values are all codes: True. False leaves it to the codec's array path
+    (float or object columns; and a value out of range, which that path reports by row)."""
+    cdef const qdesc* d = &self.slots[s].d
+    cdef bint sc = d.kind == K_INT
+    return int_column(a, n, sc, d.smin if sc else 0, <uint64_t>d.smax if sc else d.maxcode,
+                      m + s, self.nslots) == -1
 
 
 cdef object _exact_codes(Plan self, Py_ssize_t f, Py_ssize_t s, object a):
