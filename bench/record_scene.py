@@ -175,15 +175,11 @@ class PusherPaths:
 
     def at(self, t):
         """Ground-plane (quantcodec x, z) positions and velocities of the path at time t."""
-        wob = 0.17
-        omega = self.dir * PUSHER_SPEED / self.r0
-        theta = self.phase + omega * t
-        r = self.r0 + self.amp * np.sin(self.wobble + wob * t)
-        dr = self.amp * wob * np.cos(self.wobble + wob * t)
-        c, s = np.cos(theta), np.sin(theta)
-        p = np.stack([r * c, r * s], axis=1)
-        v = np.stack([dr * c - r * omega * s, dr * s + r * omega * c], axis=1)
-        return p, v
+        from quantcodec._scene import wobbling_circle
+
+        (x, z), (vx, vz) = wobbling_circle(t, self.r0, self.amp, self.dir, self.phase, self.wobble,
+                                           PUSHER_SPEED)
+        return np.stack([x, z], axis=1), np.stack([vx, vz], axis=1)
 
 
 def record(args, log=print):

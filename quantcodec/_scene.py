@@ -275,19 +275,15 @@ class _World:
     def _place_kinematic(self, t: float) -> None:
         if not len(self.k_rows):
             return
-        wob_rate = 0.17
-        omega = self.k_dir * KINEMATIC_SPEED / self.k_r0
-        theta = self.k_phase + omega * t
-        r = self.k_r0 + self.k_amp * np.sin(self.k_wobble + wob_rate * t)
-        dr = self.k_amp * wob_rate * np.cos(self.k_wobble + wob_rate * t)
-        c, s = np.cos(theta), np.sin(theta)
+        (x, z), (vx, vz) = wobbling_circle(t, self.k_r0, self.k_amp, self.k_dir, self.k_phase,
+                                           self.k_wobble, KINEMATIC_SPEED)
         rows = self.k_rows
-        self.pos[rows, 0] = r * c
+        self.pos[rows, 0] = x
         self.pos[rows, 1] = self.radius[rows]
-        self.pos[rows, 2] = r * s
-        self.vel[rows, 0] = dr * c - r * omega * s
+        self.pos[rows, 2] = z
+        self.vel[rows, 0] = vx
         self.vel[rows, 1] = 0.0
-        self.vel[rows, 2] = dr * s + r * omega * c
+        self.vel[rows, 2] = vz
 
     def _kinematic_spin(self) -> np.ndarray:
         # rolling without slipping on the ground: omega = up x v / r
@@ -587,6 +583,20 @@ def simulate(n_bodies: int = 300, seconds: float = 10.0, hz: int = 60, seed: int
     return Scene(hz=int(hz), seed=int(seed), ids=ids, positions=positions,
                  orientations=orientations, velocities=velocities, at_rest=at_rest,
                  kinematic=world.kinematic.copy(), radii=world.radius.astype(np.float32))
+
+
+def wobbling_circle(t, r0, amp, direction, phase, wobble, speed):
+    """Where the kinematic bodies' paths are at time t: circles of radius r0 around the origin
+    of the ground plane, run at ``speed`` (m/s) in ``direction`` (+-1), whose radius wobbles by
+    ``amp`` at 0.17 rad/s. Arrays (one entry a body) -> ((x, z), (vx, vz)). Also drives the
+    pushers of bench/record_scene.py, so that the two scenes are alike."""
+    wob_rate = 0.17
+    omega = direction * speed / r0
+    theta = phase + omega * t
+    r = r0 + amp * np.sin(wobble + wob_rate * t)
+    dr = amp * wob_rate * np.cos(wobble + wob_rate * t)
+    c, s = np.cos(theta), np.sin(theta)
+    return (r * c, r * s), (dr * c - r * omega * s, dr * s + r * omega * c)
 
 
 def scene_schema_fields(rotation_bits: int = 9) -> List[Tuple[str, tuple]]:
