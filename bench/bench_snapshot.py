@@ -74,7 +74,7 @@ def measure(scene, schema, k, lag=6, number=200):
         "encode": best(lambda: enc.encode(k, cur), number),
         "decode": best(lambda: dec.decode(packet), number),
         "snapshot": best(lambda: schema.snapshot(scene.ids[k], scene.columns(k)), max(1, number // 4)),
-        "columns": best(lambda: schema._plan.dequantize_matrix(view.matrix), max(1, number // 4)),
+        "columns": best(lambda: schema._plan.dequantize_valid(view.matrix), max(1, number // 4)),
     }
     return changed, len(packet), t
 

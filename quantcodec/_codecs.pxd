@@ -53,3 +53,4 @@ cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, vo
                         Py_ssize_t os, Py_ssize_t n) noexcept nogil
 cdef Py_ssize_t multi_q_array(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n,
                               int* st) noexcept nogil
+cdef Py_ssize_t multi_dq_array(const qdesc* d, const uint64_t* c, double* out, Py_ssize_t n) noexcept nogil

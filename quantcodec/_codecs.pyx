@@ -375,6 +375,14 @@ cdef Py_ssize_t multi_q_array(const qdesc* d, const void* x, int xt, void* out, 
     return _LOOPS.uvec_q(d, x, xt, out, ct, n, st)
 
 
+cdef Py_ssize_t multi_dq_array(const qdesc* d, const uint64_t* c, double* out, Py_ssize_t n) noexcept nogil:
+    """Contiguous uint64 Quat or UnitVector codes into contiguous float64 rows (4 or 3 a code)
+    through the selected loop table: the first invalid code, or -1. Used by the schema plan."""
+    if d.kind == K_QUAT:
+        return _LOOPS.quat_dq(d, c, 1, out, 1, n)
+    return _LOOPS.uvec_dq(d, c, 1, out, 1, n)
+
+
 cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
                          Py_ssize_t os, Py_ssize_t n) noexcept nogil:
     """Dequantize n codes (stride cs) into floats (stride os): the first invalid code (then

@@ -95,6 +95,9 @@ class Plan:
     def dequantize_matrix(self, matrix: npt.ArrayLike) -> dict[str, npt.NDArray[Any]]:
         """Code matrix -> value arrays (float64; exact fields in their codec's dtype, enum columns
         as indices, Bool as bool); DecodeError for a code that is not valid."""
+    def dequantize_valid(self, matrix: npt.ArrayLike) -> dict[str, npt.NDArray[Any]]:
+        """dequantize_matrix without its validity pass, for a matrix known to be valid (a
+        Snapshot's)."""
     def valid_matrix(self, matrix: npt.ArrayLike) -> tuple[int, int] | None:
         """The first (row, slot) whose code is not valid, or None."""
     def encode_matrix(self, matrix: npt.ArrayLike) -> bytes:

@@ -219,7 +219,7 @@ class Snapshot(SnapshotData):
         """Dict of dequantized value arrays, rows in ``ids`` order: exactly what
         ``schema.roundtrip`` gives for the values the server quantized."""
         if self._columns is None:
-            cols = self._schema._plan.dequantize_matrix(self._matrix)
+            cols = self._schema._plan.dequantize_valid(self._matrix)     # (checked when made)
             self._columns = {k: _frozen(v) for k, v in cols.items()}
         return dict(self._columns)
 
