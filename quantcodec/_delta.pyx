@@ -28,7 +28,7 @@ in the packet, so the decoder needs no state but the snapshots it holds):
 """
 
 cimport cython
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, INT64_MIN, INT64_MAX
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset, memcmp
 
@@ -287,6 +287,8 @@ ctypedef struct sinfo_t:
     double* qtab      # R_QUAT with cb <= QTAB_MAXBITS: per component code, the kept value shrunk
                       # by one step (quat_valid_kept's first step), else NULL
     uint64_t maxcode  # the slot's largest code
+    int allvalid      # R_ORD: every value of its width is a valid code (the decoder skips the
+                      # check), see _all_valid
 
 ctypedef struct comp_t:
     int slot
@@ -859,6 +861,23 @@ cdef inline bint quat_valid_tab(const double* t, int cb, uint64_t maxcode, uint6
 # ------------------------------------------------------------------------------------------------
 # the coder
 
+cdef int _all_valid(const slot_t* sl) noexcept nogil:
+    """Whether every code an ordered slot's differences can decode to is valid: scalar_valid's
+    rule, for all b-bit wire values (sign-extended for the signed kinds). True for Bounded,
+    Angle, UInt, Int, Grid, Half and full-range Fixed; never for PowerCurve (its negative zero)."""
+    cdef const qdesc* d = &sl.d
+    cdef int b = d.bits
+    if b <= 0 or b > 64:
+        return 0
+    if d.kind == K_INT or (d.kind == K_FIXED and d.mode):
+        if b == 64:
+            return d.smin == INT64_MIN and d.smax == INT64_MAX
+        return d.smin <= -((<int64_t>1) << (b - 1)) and d.smax >= ((<int64_t>1) << (b - 1)) - 1
+    if d.kind == K_POWER or d.kind == K_ENUM:
+        return 0
+    return d.maxcode >= qc_mask(b)
+
+
 cdef inline bint slot_signed(const slot_t* sl) noexcept nogil:
     """Whether the slot's carriers are sign-extended (Int, signed Fixed)."""
     return sl.d.kind == K_INT or (sl.d.kind == K_FIXED and sl.d.mode != 0)
@@ -1113,6 +1132,7 @@ cdef class DeltaCoder:
             self.si[s].comp = -1
             self.si[s].qtab = NULL
             self.si[s].maxcode = sl.d.maxcode
+            self.si[s].allvalid = 0
             if kind == K_NZFLAG:
                 self.si[s].role = R_FLAG
             elif kind == K_QUAT:
@@ -1131,6 +1151,7 @@ cdef class DeltaCoder:
                 self.si[s].role = R_ABS
             elif kind in (K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_GRID):
                 self.si[s].role = R_ORD
+                self.si[s].allvalid = _all_valid(sl)
                 self.si[s].comp = nc
                 nc += 1
             else:
@@ -1617,6 +1638,8 @@ cdef class DeltaCoder:
         """Whether the decoder accepts ``code`` in slot ``s`` (tests compare it with the codec)."""
         if not 0 <= s < self.nslots:
             raise IndexError(s)
+        if self.si[s].allvalid:
+            return True
         if self.si[s].qtab != NULL:
             return bool(quat_valid_tab(self.si[s].qtab, self.si[s].cb, self.si[s].maxcode, code))
         return bool(slot_valid(&self.plan.slots[s], code))
@@ -2061,8 +2084,8 @@ cdef class DeltaCoder:
                         return st
                     code |= sub << self.ci[si.comp + j].shift
                 v = code
-            if not (quat_valid_tab(si.qtab, si.cb, si.maxcode, v) if si.qtab != NULL
-                    else slot_valid(&self.plan.slots[s], v)):
+            if not si.allvalid and not (quat_valid_tab(si.qtab, si.cb, si.maxcode, v) if si.qtab != NULL
+                                        else slot_valid(&self.plan.slots[s], v)):
                 self.err_slot = <int>s
                 self.err_code = v
                 return self._fail(D_CODE, b"")

@@ -1093,6 +1093,30 @@ def test_tied_boxes_flipping_cost_little():
     assert bits / flips < 20, bits / flips
 
 
+@pytest.mark.parametrize("codec", [qc.Bounded(-1, 1, 7), qc.Bounded(0, 5, 6, mode="bins"), qc.Angle(8),
+                                   qc.UInt(6), qc.Int(6), qc.Int(64), qc.UInt(64), qc.Grid(2.0, 3, 4),
+                                   qc.Half(), qc.Fixed(0.5, 7), qc.Fixed(0.25, 6, signed=False),
+                                   qc.PowerCurve(10, 2, 7), qc.PowerCurve(4, 1.5, 5)], ids=repr)
+def test_decoder_ordered_check_is_the_codecs(codec):
+    # an ordered slot decodes to a width-bit value (sign-extended for the signed kinds); the
+    # decoder skips the validity check where every such value is valid (_all_valid), so its
+    # answer must be the codec's on all of them
+    from quantcodec._delta import DeltaCoder
+    coder = DeltaCoder(qc.Schema("S", [("x", codec)])._plan)
+    b = codec.bits
+    signed = codec.code_dtype.kind == "i"
+    if b <= 16:
+        wire = list(range(2 ** b))
+    else:
+        rng = np.random.default_rng(b)
+        wire = [0, 1, 2 ** b - 1, 2 ** (b - 1), 2 ** (b - 1) - 1] + [int(v) for v in rng.integers(0, 2 ** 63, 2000)]
+    for w in wire:
+        code = w - (1 << b) if signed and w >> (b - 1) else w
+        assert coder._slot_valid(0, code % (1 << 64)) == bool(codec.valid(code)), (codec, w)
+    if isinstance(codec, qc.PowerCurve):
+        assert not all(codec.valid(w) for w in range(2 ** b))      # (its negative zero)
+
+
 @pytest.mark.parametrize("bits,mode", [(b, m) for b in range(2, 8) for m in ("endpoints", "bins")]
                          + [(9, "endpoints"), (9, "bins"), (12, "endpoints"), (13, "bins")])
 def test_decoder_quat_check_is_the_codecs(bits, mode):
