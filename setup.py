@@ -13,6 +13,7 @@ Environment switches:
 import glob
 import hashlib
 import os
+import sys
 import sysconfig
 
 from Cython.Build import cythonize
@@ -106,11 +107,15 @@ extensions = [
 ]
 
 setup(
+    # compile the extensions side by side (threads: safe on every platform)
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
     ext_modules=cythonize(
         extensions,
         compiler_directives=directives,
         # Always regenerate the C: a .c left by a build with other directives (debug, ASan)
         # must never be compiled into a release. QUANTCODEC_FORCE_CYTHON=0 skips it in development.
         force=os.environ.get("QUANTCODEC_FORCE_CYTHON", "1") != "0",
+        # translate the .pyx side by side too: worker processes, so only where they fork
+        nthreads=(os.cpu_count() or 1) if sys.platform.startswith("linux") else 0,
     ),
 )
