@@ -18,11 +18,22 @@ averages, as ``gaffer.run`` does; "settled" averages from 4 s on, when most bodi
     python bench/bench_bandwidth.py --bodies 900 --loss 0.1
     python bench/bench_bandwidth.py --scene recording.npz   # positions (T,N,3), orientations (T,N,4)
                                                             # [velocities, ids, at_rest, hz]
+    python bench/bench_bandwidth.py --scene rec.npz --up z --quat-order wxyz   # a z-up, (w,x,y,z) recording
+
+Positions of a recording are quantized at the built-in scene's resolution (512 values per metre,
+Gaffer's) over bounds fitted to the recording (``--bounds auto``, the default with ``--scene``):
+x and z symmetric around 0, y from 0 (or from the lowest sample, if below) to the highest, each
+rounded out to a whole metre, with 2**bits >= 512 x the span (+-256 m would take Gaffer's 18). Both
+schemes get the same codes. ``--bounds scene`` keeps the built-in world (x, z in +-64 m, y in
+0..32 m), which clamps anything outside it. Recordings are y-up with quaternions (x, y, z, w);
+``--up z`` maps a z-up one as bench/record_scene.py does ((x, y, z) -> (x, z, -y)) and
+``--quat-order wxyz`` reads (w, x, y, z): Gaffer's challenge variant predicts gravity on y.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -64,29 +75,80 @@ class Recording:
         return self.positions.shape[0]
 
 
+def _y_up(v):
+    """z-up (x, y, z) -> y-up (x, z, -y), along the last axis: a proper rotation."""
+    return np.stack([v[..., 0], v[..., 2], -v[..., 1]], axis=-1)
+
+
 def load(args):
     if args.scene:
         d = np.load(args.scene)
-        return Recording(d["positions"], d["orientations"], d["velocities"] if "velocities" in d else None,
-                         d["ids"] if "ids" in d else None, d["at_rest"] if "at_rest" in d else None,
-                         int(d["hz"]) if "hz" in d else args.hz)
+        pos = np.asarray(d["positions"])
+        quat = np.asarray(d["orientations"])
+        vel = np.asarray(d["velocities"]) if "velocities" in d else None
+        if getattr(args, "quat_order", "xyzw") == "wxyz":
+            quat = np.concatenate([quat[..., 1:], quat[..., :1]], axis=-1)
+        if getattr(args, "up", "y") == "z":
+            pos = _y_up(pos)
+            quat = np.concatenate([_y_up(quat[..., :3]), quat[..., 3:]], axis=-1)
+            vel = None if vel is None else _y_up(vel)
+        return Recording(pos, quat, vel, d["ids"] if "ids" in d else None,
+                         d["at_rest"] if "at_rest" in d else None, int(d["hz"]) if "hz" in d else args.hz)
     from quantcodec._scene import simulate
 
     sc = simulate(args.bodies, args.seconds, args.hz, args.seed)
     return Recording(sc.positions, sc.orientations, sc.velocities, sc.ids, sc.at_rest, sc.hz)
 
 
-def gaffer_codes(rec):
-    """The recording quantized for gaffer.py at the scene schema's resolution."""
-    bounds, bits, qbits = gaffer._scene_bounds_bits()
+def fitted_bounds(positions, per_metre=512):
+    """Per axis (lo, hi) and bits for a recording: x and z symmetric around 0, y from 0 (or the
+    lowest sample) up, rounded out to whole metres; 2**bits codes for at least per_metre values a
+    metre, as Gaffer counts them (512 a metre: +-256 m in 18 bits, a 1.95 mm step)."""
+    p = np.asarray(positions, dtype=np.float64).reshape(-1, 3)
+    p = p[np.all(np.isfinite(p), axis=1)]
+    bounds, bits = [], []
+    for axis in range(3):
+        if axis == 1:
+            lo = min(0.0, math.floor(p[:, 1].min())) if len(p) else 0.0
+            hi = max(lo + 1.0, math.ceil(p[:, 1].max())) if len(p) else 1.0
+        else:
+            half = max(1.0, math.ceil(np.abs(p[:, axis]).max())) if len(p) else 1.0
+            lo, hi = -half, half
+        bounds.append((lo, hi))
+        bits.append(max(1, math.ceil(math.log2((hi - lo) * per_metre))))
+    return tuple(bounds), tuple(bits)
+
+
+def schemas_for(bounds, bits):
+    """The two payloads (Gaffer's, and the scene schema with velocity) with these position bounds."""
+    from quantcodec._scene import scene_schema_fields
+    from quantcodec._stream import build_codec
+    from quantcodec import Bool, Schema
+
+    fields = []
+    for name, spec in scene_schema_fields():
+        if name == "position":
+            spec = ("Vector", {"codecs": [("Bounded", {"min": lo, "max": hi, "bits": b})
+                                          for (lo, hi), b in zip(bounds, bits)]})
+        fields.append((name, build_codec(spec)))
+    gaffer_payload = Schema("Scene", [f for f in fields if f[0] != "velocity"] + [("rest", Bool())])
+    return gaffer_payload, Schema("Scene", fields)
+
+
+def gaffer_codes(rec, bounds=None, bits=None):
+    """The recording quantized for gaffer.py at the schema's resolution (the scene's by default)."""
+    sb, sbits, qbits = gaffer._scene_bounds_bits()
+    bounds = sb if bounds is None else bounds
+    bits = sbits if bits is None else bits
     T, N = rec.positions.shape[:2]
     pos = gaffer.quantize_positions(rec.positions.reshape(-1, 3), bounds, bits).reshape(T, N, 3)
     quat = gaffer.quantize_orientations(rec.orientations.reshape(-1, 4), qbits).reshape(T, N, 4)
     return [gaffer.GafferCodes(pos[k], quat[k], rec.at_rest[k].copy()) for k in range(T)]
 
 
-def gaffer_bits(rec, codes, lag, variant, start):
-    scheme = gaffer.scene_scheme(rec.n_bodies, variant)
+def gaffer_bits(rec, codes, lag, variant, start, bits=None):
+    _, sbits, qbits = gaffer._scene_bounds_bits()
+    scheme = gaffer.GafferScheme(rec.n_bodies, sbits if bits is None else bits, qbits, variant)
     bits = []
     for k in range(max(lag, start), rec.n_ticks):
         prev = codes[k - 2 * lag] if k - 2 * lag >= 0 else None
@@ -102,9 +164,17 @@ def run(args, out=print):
     out(f"scene: {rec.n_bodies} bodies x {rec.n_ticks} ticks at {hz} Hz "
         f"({'recorded: ' + args.scene if args.scene else 'quantcodec._scene, seed %d' % args.seed}); "
         f"acks {args.ack_delay * 1000:.0f} ms late ({lag} ticks), loss {args.loss:.0%}")
+    bounds = bits = None
+    if args.scene and getattr(args, "bounds", "auto") == "auto":
+        bounds, bits = fitted_bounds(rec.positions)
+        gaffer_schema, scene_schema = schemas_for(bounds, bits)
+        out("position bounds fitted to the recording: " + ", ".join(
+            f"{axis} {lo:g}..{hi:g} m ({b} bits)" for axis, (lo, hi), b in zip("xyz", bounds, bits)))
+    else:
+        gaffer_schema, scene_schema = default_schema(velocity=False, rest=True), default_schema(velocity=True)
     payloads = [
-        ("Gaffer payload: position + rotation + rest bit", default_schema(velocity=False, rest=True), None),
-        ("scene schema: position + rotation + NearlyZero velocity", default_schema(velocity=True), rec.velocities),
+        ("Gaffer payload: position + rotation + rest bit", gaffer_schema, None),
+        ("scene schema: position + rotation + NearlyZero velocity", scene_schema, rec.velocities),
     ]
     results = {}
     for title, schema, vel in payloads:
@@ -134,15 +204,15 @@ def run(args, out=print):
             f"{r0['full_packets']} sent in full; every decoded state equal to the server's")
     if lag < 1:
         return results
-    codes = gaffer_codes(rec)
+    codes = gaffer_codes(rec, bounds, bits)
     out("")
     out(f"yardstick: Gaffer On Games on the same quantized codes, baseline {lag} ticks old, "
         f"prediction from {2 * lag} (bench/gaffer.py)")
     ours = results[payloads[0][0]]
     out(f"  {'':22s} {'article':>9s} {'challenge':>10s} {'quantcodec':>11s}  vs article  vs challenge")
     for (label, r), start in zip(ours, (lag, max(lag, settle))):
-        ga = gaffer_bits(rec, codes, lag, "article", start)
-        gc = gaffer_bits(rec, codes, lag, "challenge", start)
+        ga = gaffer_bits(rec, codes, lag, "article", start, bits)
+        gc = gaffer_bits(rec, codes, lag, "challenge", start, bits)
         q = r["delta_bits"]
         out(f"  {label:22s} {ga:9.2f} {gc:10.2f} {q:11.2f}  {q / ga - 1:+10.1%}  {q / gc - 1:+11.1%}"
             f"   bits/entity/update")
@@ -163,6 +233,11 @@ def main(argv=None):
     ap.add_argument("--dup", type=float, default=0.0)
     ap.add_argument("--jitter", type=float, default=0.0, help="extra packet delay, up to this many seconds")
     ap.add_argument("--scene", help="an .npz recording instead of the built-in scene")
+    ap.add_argument("--bounds", choices=("auto", "scene"), default="auto",
+                    help="a recording's position bounds: fitted to it (default) or the built-in world's")
+    ap.add_argument("--up", choices=("y", "z"), default="y", help="a recording's up axis")
+    ap.add_argument("--quat-order", choices=("xyzw", "wxyz"), default="xyzw",
+                    help="a recording's quaternion component order")
     run(ap.parse_args(argv))
     return 0
 
