@@ -2,19 +2,9 @@
 back to the same numbers (a smoke test: bits are compared, no time is asserted)."""
 
 import argparse
-import importlib.util
-import pathlib
 
 import numpy as np
-
-BENCH = pathlib.Path(__file__).resolve().parents[1] / "bench"
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"quantcodec_bench_{name}", BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from benchscripts import load as _load
 
 
 def _run(bb, path, **kw):

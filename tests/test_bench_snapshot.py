@@ -1,15 +1,10 @@
 """bench/bench_snapshot.py runs and reports what it says (a smoke test: no time is asserted)."""
 
-import importlib.util
-import pathlib
+from benchscripts import load
 
 
 def _load():
-    path = pathlib.Path(__file__).resolve().parents[1] / "bench" / "bench_snapshot.py"
-    spec = importlib.util.spec_from_file_location("quantcodec_bench_snapshot", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load("bench_snapshot")
 
 
 def test_bench_snapshot_runs_small():

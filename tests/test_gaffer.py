@@ -1,27 +1,13 @@
 """The Gaffer On Games yardstick (bench/gaffer.py): it must decode what it writes, and count right."""
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchscripts import load
 
-def _load_gaffer():
-    # bench/ is not a package on sys.path when pytest runs against the installed wheel: load the
-    # file by path (never by putting the checkout root first, which would shadow the package).
-    path = pathlib.Path(__file__).resolve().parents[1] / "bench" / "gaffer.py"
-    spec = importlib.util.spec_from_file_location("quantcodec_bench_gaffer", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-_gaffer = _load_gaffer()
+_gaffer = load("gaffer")
 from quantcodec_bench_gaffer import (  # noqa: E402
     BitReader,
     BitWriter,
