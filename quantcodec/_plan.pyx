@@ -34,7 +34,7 @@ from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
 from libc.math cimport fabs
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memset
 
 cdef extern from "Python.h":
@@ -1636,41 +1636,36 @@ cdef Py_ssize_t _float_ptr(Plan self, Py_ssize_t f, Py_ssize_t s, const uint8_t*
     return nc
 
 
-ctypedef fused _int_in:
-    int8_t
-    int16_t
-    int32_t
-    int64_t
+ctypedef fused _uint_in:
     uint8_t
     uint16_t
     uint32_t
     uint64_t
 
 
-cdef Py_ssize_t _exact_loop(const _int_in* x, Py_ssize_t xs, Py_ssize_t n, bint is_bool, bint signed_codes,
+cdef Py_ssize_t _exact_loop(const _uint_in* x, Py_ssize_t xs, Py_ssize_t n, int kind, bint signed_codes,
                             int64_t lo, uint64_t hi, uint64_t* m, Py_ssize_t S) noexcept nogil:
-    """An integer column (stride xs elements) into matrix column m (stride S): the carriers of
-    an exact slot whose codes are lo..hi (signed: lo <= 0 <= hi, carried sign-extended; else
-    0..hi). Returns the first row out of range, or -1. A bool column counts as 0 / 1."""
+    """An integer column (stride xs elements; ``kind`` 'i' signed, read sign-extended, 'u'
+    unsigned, 'b' bool, 0 / 1) into matrix column m (stride S): the carriers of an exact slot
+    whose codes are lo..hi (signed: lo <= 0 <= hi, carried sign-extended; else 0..hi). Returns
+    the first row out of range, or -1."""
     cdef Py_ssize_t i
-    cdef int64_t v
+    cdef int sh = 64 - 8 * <int>sizeof(_uint_in)
     cdef uint64_t u
+    cdef int64_t v
     for i in range(n):
-        if (<_int_in>-1) < 0:           # a signed input type (resolved at compile time)
-            v = <int64_t>x[i * xs]
-            if signed_codes:
-                if v < lo or v > <int64_t>hi:
-                    return i
-            elif v < 0 or <uint64_t>v > hi:
+        u = <uint64_t>x[i * xs]
+        if kind == c'i':
+            v = (<int64_t>(u << sh)) >> sh
+            if (v < lo or v > <int64_t>hi) if signed_codes else (v < 0 or <uint64_t>v > hi):
                 return i
-            m[i * S] = <uint64_t>v
+            u = <uint64_t>v
         else:
-            u = <uint64_t>x[i * xs]
-            if is_bool:
+            if kind == c'b':
                 u = u != 0
             if u > hi:
                 return i
-            m[i * S] = u
+        m[i * S] = u
     return -1
 
 
@@ -1695,23 +1690,14 @@ cdef Py_ssize_t int_column(object a, Py_ssize_t n, bint signed_codes, int64_t lo
             return -2
         xs = v.strides[0] // isz
         with nogil:
-            if kind == c'i':
-                if isz == 1:
-                    bad = _exact_loop(<const int8_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
-                elif isz == 2:
-                    bad = _exact_loop(<const int16_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
-                elif isz == 4:
-                    bad = _exact_loop(<const int32_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
-                elif isz == 8:
-                    bad = _exact_loop(<const int64_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
-            elif isz == 1:
-                bad = _exact_loop(<const uint8_t*>v.buf, xs, n, kind == c'b', signed_codes, lo, hi, m, S)
+            if isz == 1:
+                bad = _exact_loop(<const uint8_t*>v.buf, xs, n, kind, signed_codes, lo, hi, m, S)
             elif isz == 2:
-                bad = _exact_loop(<const uint16_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
+                bad = _exact_loop(<const uint16_t*>v.buf, xs, n, kind, signed_codes, lo, hi, m, S)
             elif isz == 4:
-                bad = _exact_loop(<const uint32_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
+                bad = _exact_loop(<const uint32_t*>v.buf, xs, n, kind, signed_codes, lo, hi, m, S)
             elif isz == 8:
-                bad = _exact_loop(<const uint64_t*>v.buf, xs, n, 0, signed_codes, lo, hi, m, S)
+                bad = _exact_loop(<const uint64_t*>v.buf, xs, n, kind, signed_codes, lo, hi, m, S)
         return bad
     finally:
         PyBuffer_Release(&v)
