@@ -40,9 +40,15 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-for p in (ROOT, HERE):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+# gaffer.py sits beside this file; quantcodec is the installed package, or, from a source checkout
+# with a built tree, this checkout (appended, never first: it must not shadow an installed build,
+# also for processes spawned later by whoever imported this module)
+if HERE not in sys.path:
+    sys.path.append(HERE)
+try:
+    import quantcodec  # noqa: F401
+except ImportError:
+    sys.path.append(ROOT)
 
 import numpy as np  # noqa: E402
 

@@ -280,10 +280,12 @@ def record(args, log=print):
 
 def summarize(rec, hz, log=print):
     here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(here)
-    for p in (root, here):
-        if p not in sys.path:
-            sys.path.insert(0, p)
+    if here not in sys.path:
+        sys.path.append(here)           # gaffer.py, beside this file
+    try:
+        import quantcodec  # noqa: F401
+    except ImportError:                 # a built source checkout (appended: never shadows an install)
+        sys.path.append(os.path.dirname(here))
     import gaffer
 
     pos, quat, rest = rec["positions"], rec["orientations"], rec["at_rest"]

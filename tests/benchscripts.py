@@ -18,5 +18,11 @@ def load(name):
     spec = importlib.util.spec_from_file_location(mod_name, BENCH / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        # a script may extend sys.path for its imports: never for the rest of the session (a
+        # checkout root on it would shadow the installed package in spawned processes)
+        sys.path[:] = path
     return mod
