@@ -627,6 +627,21 @@ cdef Py_ssize_t set_bits_upper(Py_ssize_t M) noexcept nogil:
     return 2 + M + 64
 
 
+cdef inline Py_ssize_t min_list_bits(Py_ssize_t n, Py_ssize_t last) noexcept nogil:
+    """A lower bound of the Rice bits of n ascending positions ending at ``last``, whatever k:
+    k = 0 costs n ones plus the gaps, which sum to last + 1 - n; k >= 1 at least 1 + k a member."""
+    return 2 * n if 2 * n < last + 1 else last + 1
+
+
+cdef inline Py_ssize_t last_absent(const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M) noexcept nogil:
+    """The largest position of range(M) not in pos[0..n) (ascending; some position is absent)."""
+    cdef Py_ssize_t i = M - 1, j = n - 1
+    while j >= 0 and pos[j] == i:
+        i -= 1
+        j -= 1
+    return i
+
+
 cdef void put_set(bw_t* w, const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M) noexcept nogil:
     """Write SET(M): the subset pos[0..n) (ascending) of range(M), M >= 1, in the cheapest of
     the four modes: 0 empty, 1 list of members, 2 list of non-members, 3 one bit per position."""
@@ -636,17 +651,22 @@ cdef void put_set(bw_t* w, const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M) no
     if n == 0:
         bw_put(w, 0, 2)
         return
-    k0 = rice_k0(M, n)
-    for k in range(k0 - 1, k0 + 2):
-        if 0 <= k < (1 << SET_KBITS):
-            c = rice_cost(pos, n, k)
-            if bestc < 0 or c < bestc:
-                bestc = c
-                bestk = k
-    bestc += cbits + SET_KBITS
+    # a list is chosen only below the mask's M bits: when its lower bound is not (dense sets),
+    # its costing is skipped, the complement's likewise; the choice is the same
+    if min_list_bits(n, pos[n - 1]) + cbits + SET_KBITS >= M:
+        bestc = M
+    else:
+        k0 = rice_k0(M, n)
+        for k in range(k0 - 1, k0 + 2):
+            if 0 <= k < (1 << SET_KBITS):
+                c = rice_cost(pos, n, k)
+                if bestc < 0 or c < bestc:
+                    bestc = c
+                    bestk = k
+        bestc += cbits + SET_KBITS
     if nn == 0:
         bestc2 = cbits
-    elif nn < n:
+    elif nn < n and min_list_bits(nn, last_absent(pos, n, M)) + cbits + SET_KBITS < M:
         k0 = rice_k0(M, nn)
         for k in range(k0 - 1, k0 + 2):
             if 0 <= k < (1 << SET_KBITS):
@@ -2239,6 +2259,32 @@ cdef void _refs(const uint64_t* acked, int seq, int hist, bint predict, int* bdi
         pdist[0] = bdist[0] + o1
     elif o2 >= 0:
         pdist[0] = bdist[0] - o2
+
+
+def set_bits(positions, Py_ssize_t M):
+    """The bits put_set writes for the subset ``positions`` (ascending) of range(M), M >= 1, as
+    (bytes, bit count): for tests of the choice of mode."""
+    cdef Py_ssize_t n = len(positions), i
+    cdef Py_ssize_t* pos
+    cdef bw_t w
+    if M < 1 or n > M:
+        raise ValueError("set_bits: need 1 <= M and at most M positions")
+    pos = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * (n + 1))
+    if pos == NULL or bw_init(&w, 64) < 0 or bw_reserve(&w, set_bits_upper(M) + 64) < 0:
+        free(pos)
+        bw_free(&w)
+        raise MemoryError()
+    try:
+        for i in range(n):
+            pos[i] = positions[i]
+            if not (0 <= pos[i] < M and (i == 0 or pos[i] > pos[i - 1])):
+                raise ValueError("set_bits: positions must be ascending, in range(M)")
+        put_set(&w, pos, n, M)
+        bw_flush(&w)
+        return PyBytes_FromStringAndSize(<const char*>w.buf, bw_nbytes(&w)), w.nbits
+    finally:
+        free(pos)
+        bw_free(&w)
 
 
 def references(set acked, int seq, int hist, bint predict):

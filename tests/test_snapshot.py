@@ -866,6 +866,49 @@ class ReferenceDecoder:
             s += 1
 
 
+def set_cost_rule(pos, M):
+    """docs/wire-format.md 4 and 8, in plain Python: (mode, bits) of the cheapest SET(M) of pos,
+    the Rice parameter tried at k0 - 1, k0, k0 + 1 with k0 = bitlen(M // count) - 1."""
+    n, cb = len(pos), (M - 1).bit_length()
+    if n == 0:
+        return 0, 2
+
+    def rice(members, k):
+        prev, c = -1, 0
+        for p in members:
+            c += 1 + k + ((p - prev - 1) >> k)
+            prev = p
+        return c
+
+    def best(members):
+        k0 = (M // len(members)).bit_length() - 1
+        return min(rice(members, k) for k in (k0 - 1, k0, k0 + 1) if 0 <= k < 32) + cb + 5
+    listed = best(pos)
+    absent = [i for i in range(M) if i not in set(pos)]
+    comp = cb if not absent else (best(absent) if len(absent) < n else None)
+    if comp is not None and comp < listed and comp < M:
+        return 2, 2 + comp
+    if listed < M:
+        return 1, 2 + listed
+    return 3, 2 + M
+
+
+@settings(max_examples=400, deadline=None)
+@given(M=st.integers(1, 300), data=st.data())
+def test_set_mode_is_the_cheapest(M, data):
+    from quantcodec._delta import set_bits
+    density = data.draw(st.sampled_from([0.02, 0.3, 0.5, 0.7, 0.97, 1.0]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    pos = [i for i in range(M) if rng.random() < density]
+    if data.draw(st.booleans()):                # dense runs at the end, and absent ones at the start
+        pos = sorted(set(pos) | set(range(M - M // 3, M)) - set(range(M // 4)))
+    raw, nbits = set_bits(pos, M)
+    mode, want = set_cost_rule(pos, M)
+    assert nbits == want and Bits(raw).read(2) == mode
+    r = Bits(raw)
+    assert ReferenceDecoder([]).read_set(r, M) == pos and r.pos == nbits
+
+
 # -- the encoder's choice of references and the held window (ported to C in _delta.pyx) -----------
 
 def _references_brute(acked, seq, hist, predict):
