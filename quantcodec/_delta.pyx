@@ -28,7 +28,7 @@ in the packet, so the decoder needs no state but the snapshots it holds):
 """
 
 cimport cython
-from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t, INT64_MIN, INT64_MAX
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memset, memcmp
 
@@ -46,7 +46,7 @@ from .errors import DecodeError, SchemaError
 from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrunk
 from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
-    K_UVEC,
+    K_UVEC, scalar_all_valid,
 )
 from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, E_SHORT, slot_valid, int_column
 from quantcodec._bits cimport (
@@ -288,7 +288,7 @@ ctypedef struct sinfo_t:
                       # by one step (quat_valid_kept's first step), else NULL
     uint64_t maxcode  # the slot's largest code
     int allvalid      # R_ORD: every value of its width is a valid code (the decoder skips the
-                      # check), see _all_valid
+                      # check), see scalar_all_valid
 
 ctypedef struct comp_t:
     int slot
@@ -881,23 +881,6 @@ cdef inline bint quat_valid_tab(const double* t, int cb, uint64_t maxcode, uint6
 # ------------------------------------------------------------------------------------------------
 # the coder
 
-cdef int _all_valid(const slot_t* sl) noexcept nogil:
-    """Whether every code an ordered slot's differences can decode to is valid: scalar_valid's
-    rule, for all b-bit wire values (sign-extended for the signed kinds). True for Bounded,
-    Angle, UInt, Int, Grid, Half and full-range Fixed; never for PowerCurve (its negative zero)."""
-    cdef const qdesc* d = &sl.d
-    cdef int b = d.bits
-    if b <= 0 or b > 64:
-        return 0
-    if d.kind == K_INT or (d.kind == K_FIXED and d.mode):
-        if b == 64:
-            return d.smin == INT64_MIN and d.smax == INT64_MAX
-        return d.smin <= -((<int64_t>1) << (b - 1)) and d.smax >= ((<int64_t>1) << (b - 1)) - 1
-    if d.kind == K_POWER or d.kind == K_ENUM:
-        return 0
-    return d.maxcode >= qc_mask(b)
-
-
 cdef inline bint slot_signed(const slot_t* sl) noexcept nogil:
     """Whether the slot's carriers are sign-extended (Int, signed Fixed)."""
     return sl.d.kind == K_INT or (sl.d.kind == K_FIXED and sl.d.mode != 0)
@@ -1171,7 +1154,7 @@ cdef class DeltaCoder:
                 self.si[s].role = R_ABS
             elif kind in (K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_GRID):
                 self.si[s].role = R_ORD
-                self.si[s].allvalid = _all_valid(sl)
+                self.si[s].allvalid = scalar_all_valid(&sl.d)
                 self.si[s].comp = nc
                 nc += 1
             else:

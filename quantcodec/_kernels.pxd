@@ -8,7 +8,7 @@
 # A code is always carried as uint64_t. Signed codecs (Fixed signed, Int) carry the two's
 # complement of their int64 value; the wire takes the low `bits` bits.
 
-from libc.stdint cimport uint64_t, int64_t, uint32_t, uint16_t, int32_t
+from libc.stdint cimport uint64_t, int64_t, uint32_t, uint16_t, int32_t, INT64_MIN, INT64_MAX
 from libc.math cimport floor, fabs, sqrt, fmod, pow, round, isnan, isfinite
 
 
@@ -353,6 +353,22 @@ cdef inline bint scalar_valid(const qdesc* d, uint64_t c) noexcept nogil:
     if d.kind == K_ENUM:
         return c <= d.maxcode
     return True
+
+
+cdef inline bint scalar_all_valid(const qdesc* d) noexcept nogil:
+    """Whether scalar_valid accepts every code from_wire can give (every bits-bit wire value,
+    sign-extended for the signed kinds): true for full-range Bounded, Angle, UInt, Int, Grid,
+    Half and Fixed; never for PowerCurve (its negative zero) or Enum."""
+    cdef int b = d.bits
+    if b <= 0 or b > 64:
+        return False
+    if d.kind == K_INT or (d.kind == K_FIXED and d.mode):
+        if b == 64:
+            return d.smin == INT64_MIN and d.smax == INT64_MAX
+        return d.smin <= -((<int64_t>1) << (b - 1)) and d.smax >= ((<int64_t>1) << (b - 1)) - 1
+    if d.kind == K_POWER or d.kind == K_ENUM:
+        return False
+    return d.maxcode >= (~(<uint64_t>0) >> (64 - b))
 
 
 cdef inline uint64_t to_wire(const qdesc* d, uint64_t c) noexcept nogil:

@@ -1532,16 +1532,9 @@ cdef Py_ssize_t _value_k(Plan self, Py_ssize_t f):
 
 cdef tuple _value_shape(Plan self, Py_ssize_t f, Py_ssize_t n):
     """The shape a value column of field f must have for n records."""
-    cdef int fk = self.fkind[f]
-    cdef Py_ssize_t k = self.field_first[f + 1] - self.field_first[f]
-    if fk == F_FLOAT or fk == F_EXACT or fk == F_NZ:
+    cdef Py_ssize_t k = _value_k(self, f)
+    if k == 0:
         return (n,)
-    if fk == F_QUAT:
-        return (n, 4)
-    if fk == F_UVEC:
-        return (n, 3)
-    if fk == F_NZVEC:
-        return (n, k - 1)
     return (n, k)
 
 
