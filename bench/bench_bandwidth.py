@@ -53,6 +53,7 @@ except ImportError:
 import numpy as np  # noqa: E402
 
 import gaffer  # noqa: E402
+from record_scene import qc_from_mj_vec as y_up  # noqa: E402  (z-up -> y-up, a proper rotation)
 from quantcodec._stream import default_schema, run_stream  # noqa: E402
 
 
@@ -81,11 +82,6 @@ class Recording:
         return self.positions.shape[0]
 
 
-def _y_up(v):
-    """z-up (x, y, z) -> y-up (x, z, -y), along the last axis: a proper rotation."""
-    return np.stack([v[..., 0], v[..., 2], -v[..., 1]], axis=-1)
-
-
 def load(args):
     if args.scene:
         d = np.load(args.scene)
@@ -95,9 +91,9 @@ def load(args):
         if getattr(args, "quat_order", "xyzw") == "wxyz":
             quat = np.concatenate([quat[..., 1:], quat[..., :1]], axis=-1)
         if getattr(args, "up", "y") == "z":
-            pos = _y_up(pos)
-            quat = np.concatenate([_y_up(quat[..., :3]), quat[..., 3:]], axis=-1)
-            vel = None if vel is None else _y_up(vel)
+            pos = y_up(pos)
+            quat = np.concatenate([y_up(quat[..., :3]), quat[..., 3:]], axis=-1)
+            vel = None if vel is None else y_up(vel)
         return Recording(pos, quat, vel, d["ids"] if "ids" in d else None,
                          d["at_rest"] if "at_rest" in d else None, int(d["hz"]) if "hz" in d else args.hz)
     from quantcodec._scene import simulate
@@ -127,18 +123,9 @@ def fitted_bounds(positions, per_metre=512):
 
 def schemas_for(bounds, bits):
     """The two payloads (Gaffer's, and the scene schema with velocity) with these position bounds."""
-    from quantcodec._scene import scene_schema_fields
-    from quantcodec._stream import build_codec
-    from quantcodec import Bool, Schema
-
-    fields = []
-    for name, spec in scene_schema_fields():
-        if name == "position":
-            spec = ("Vector", {"codecs": [("Bounded", {"min": lo, "max": hi, "bits": b})
-                                          for (lo, hi), b in zip(bounds, bits)]})
-        fields.append((name, build_codec(spec)))
-    gaffer_payload = Schema("Scene", [f for f in fields if f[0] != "velocity"] + [("rest", Bool())])
-    return gaffer_payload, Schema("Scene", fields)
+    position = [(lo, hi, b) for (lo, hi), b in zip(bounds, bits)]
+    return (default_schema(velocity=False, rest=True, position=position),
+            default_schema(velocity=True, position=position))
 
 
 def gaffer_codes(rec, bounds=None, bits=None):

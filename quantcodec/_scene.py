@@ -599,7 +599,7 @@ def wobbling_circle(t, r0, amp, direction, phase, wobble, speed):
     return (r * c, r * s), (dr * c - r * omega * s, dr * s + r * omega * c)
 
 
-def scene_schema_fields(rotation_bits: int = 9) -> List[Tuple[str, tuple]]:
+def scene_schema_fields(rotation_bits: int = 9, position=None) -> List[Tuple[str, tuple]]:
     """The default fields the demo and the benches quantize this scene with, as plain data.
 
     Each entry is ``(field_name, (codec_kind, kwargs))``, where a nested codec appears as another
@@ -613,12 +613,17 @@ def scene_schema_fields(rotation_bits: int = 9) -> List[Tuple[str, tuple]]:
       0.55 degree worst error; 10 gives 32 bits and 0.275 degree).
     - velocity: a NearlyZero flag (bodies at rest send exactly zero in one bit) over three
       PowerCurve(32 m/s, pow 2, 10 bits): 32 m/s is Gaffer's bound; 2 cm/s resolution at 1 m/s.
+
+    ``position``, three ``(min, max, bits)``, replaces this world's position bounds (a recorded
+    scene's, bench/bench_bandwidth.py).
     """
-    bounded_xz = ("Bounded", {"min": -WORLD_HALF_WIDTH, "max": WORLD_HALF_WIDTH, "bits": 16})
-    bounded_y = ("Bounded", {"min": 0.0, "max": WORLD_HEIGHT, "bits": 14})
+    if position is None:
+        position = ((-WORLD_HALF_WIDTH, WORLD_HALF_WIDTH, 16), (0.0, WORLD_HEIGHT, 14),
+                    (-WORLD_HALF_WIDTH, WORLD_HALF_WIDTH, 16))
     curve = ("PowerCurve", {"max": 32.0, "pow": 2.0, "bits": 10})
     return [
-        ("position", ("Vector", {"codecs": [bounded_xz, bounded_y, bounded_xz]})),
+        ("position", ("Vector", {"codecs": [("Bounded", {"min": lo, "max": hi, "bits": b})
+                                            for lo, hi, b in position]})),
         ("rotation", ("Quat", {"bits": int(rotation_bits)})),
         ("velocity", ("NearlyZero", {"inner": ("Vector", {"codecs": [curve, curve, curve]}),
                                      "threshold": 0.01})),

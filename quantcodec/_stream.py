@@ -39,15 +39,15 @@ def build_codec(spec):
     return getattr(_codecs, kind)(**kw)
 
 
-def default_schema(velocity=True, rest=False, rotation_bits=9):
-    """The scene schema: position (x, z in +-64 m at 16 bits, y in 0..32 m at 14 bits), 9-bit
-    smallest three, optionally a NearlyZero velocity and a ``rest`` Bool (Gaffer's
-    "interacting" bit)."""
+def default_schema(velocity=True, rest=False, rotation_bits=9, position=None):
+    """The scene schema: position (x, z in +-64 m at 16 bits, y in 0..32 m at 14 bits, or
+    ``position``: three (min, max, bits)), 9-bit smallest three, optionally a NearlyZero velocity
+    and a ``rest`` Bool (Gaffer's "interacting" bit)."""
     from ._scene import scene_schema_fields
     from .schema import Schema
     from . import _codecs
 
-    fields = [(name, build_codec(spec)) for name, spec in scene_schema_fields(rotation_bits)]
+    fields = [(name, build_codec(spec)) for name, spec in scene_schema_fields(rotation_bits, position)]
     if not velocity:
         fields = [f for f in fields if f[0] != "velocity"]
     if rest:
