@@ -43,7 +43,7 @@ cdef object _empty = np.empty
 
 from .errors import DecodeError, SchemaError
 
-from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrunk
+from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrunk, quat_valid_shrunk_branchy
 from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
     K_UVEC, scalar_all_valid,
@@ -88,6 +88,63 @@ cdef extern from *:
     """
     int qc_ctz64(uint64_t x) noexcept nogil
     int qc_bitlen64(uint64_t x) noexcept nogil
+
+
+cdef extern from *:
+    """
+    /* The snapshot decoder's reads on a reader held in locals (buf, nbytes, *pos), forced
+       inline so that the position stays in a register: with -fno-strict-aliasing, a position
+       kept in memory is reloaded after every store, and that round trip lands on the chain
+       from one read to the next. */
+    #if defined(__GNUC__) || defined(__clang__)
+    #define QC_FORCE_INLINE static inline __attribute__((always_inline))
+    #elif defined(_MSC_VER)
+    #define QC_FORCE_INLINE static __forceinline
+    #else
+    #define QC_FORCE_INLINE static inline
+    #endif
+    /* get_egx's common case: the whole code within one 8-byte load and not an escape.
+       1: read (*out set, *pos advanced); 0: not the common case, nothing read (the caller
+       takes the slow path); -1: a value wider than b bits. */
+    QC_FORCE_INLINE int qc_egx_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos,
+                                    int k, int b, int E, uint64_t* out) {
+        /* E = egx_E(k, b) <= 33 */
+        Py_ssize_t p = *pos, idx = p >> 3;
+        int e, tot;
+        uint64_t peek, m;
+        if (idx + 8 > nbytes)
+            return 0;
+        peek = qc_load_le64(buf + idx) >> (p & 7);
+        if (!(peek & ((((uint64_t)1) << E) - 1)))
+            return 0;
+        e = qc_ctz64(peek);
+        tot = 2 * e + 1 + k;
+        if (tot > 57)
+            return 0;
+        /* here e <= 28 and k <= 56 */
+        m = ((peek >> (e + 1)) & ((((uint64_t)1) << e) - 1)) | (((uint64_t)1) << e);
+        m = ((m - 1) << k) | ((peek >> (2 * e + 1)) & ((((uint64_t)1) << k) - 1));
+        if (b < 64 && (m >> b))
+            return -1;
+        *out = m;
+        *pos = p + tot;
+        return 1;
+    }
+    /* n <= 57 bits, when 8 bytes can be loaded at the position: 1 read, 0 not (nothing read) */
+    QC_FORCE_INLINE int qc_bits_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos,
+                                     int n, uint64_t* out) {
+        Py_ssize_t p = *pos, idx = p >> 3;
+        if (idx + 8 > nbytes)
+            return 0;
+        *out = (qc_load_le64(buf + idx) >> (p & 7)) & ((((uint64_t)1) << n) - 1);
+        *pos = p + n;
+        return 1;
+    }
+    """
+    int qc_egx_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos, int k, int b, int E,
+                    uint64_t* out) noexcept nogil
+    int qc_bits_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos, int n,
+                     uint64_t* out) noexcept nogil
 
 
 cdef extern from *:
@@ -348,7 +405,11 @@ cdef inline void put_egx(bw_t* w, uint64_t u, int k, int b) noexcept nogil:
     At most two appends (small enough to be inlined into the hot loops): the escape; the whole
     code when it fits 64 bits (e zeros, a one, the e low bits of x = (u >> k) + 1, the k low
     bits of u); else its first e + 1 bits, then the e + k <= 64 others."""
-    cdef int E = egx_E(k, b)
+    put_egx_E(w, u, k, b, egx_E(k, b))
+
+
+cdef inline void put_egx_E(bw_t* w, uint64_t u, int k, int b, int E) noexcept nogil:
+    """put_egx with E = egx_E(k, b) given (the encoder's write loop computes it once a packet)."""
     cdef uint64_t v = u >> k if k < 64 else 0
     cdef uint64_t x, lo, hi
     cdef int e, nlo, nhi
@@ -481,6 +542,41 @@ cdef int get_egx_slow(br_t* r, int k, int b, uint64_t* out, int* alt) noexcept n
         return D_STRUCT
     out[0] = m
     return D_OK
+
+
+ctypedef struct rd_t:     # a read off a reader held in locals: status, value, new position
+    int st
+    int alt
+    Py_ssize_t pos
+    uint64_t v
+
+
+cdef rd_t rd_egx(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, int k, int b,
+                 bint with_alt) noexcept nogil:
+    """get_egx at bit ``pos`` (the rare cases, out of line): the position comes back in the
+    result, so the caller's own never has its address taken."""
+    cdef br_t t
+    cdef rd_t o
+    br_init(&t, buf, nbytes)
+    t.pos = pos
+    o.alt = 0
+    o.v = 0
+    o.st = get_egx(&t, k, b, &o.v, &o.alt if with_alt else NULL)
+    o.pos = t.pos
+    return o
+
+
+cdef rd_t rd_bits(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, int bits) noexcept nogil:
+    """br_get at bit ``pos``, as rd_egx."""
+    cdef br_t t
+    cdef rd_t o
+    br_init(&t, buf, nbytes)
+    t.pos = pos
+    o.alt = 0
+    o.v = 0
+    o.st = D_SHORT if br_get(&t, bits, &o.v) < 0 else D_OK
+    o.pos = t.pos
+    return o
 
 
 cdef inline void put_rice(bw_t* w, uint64_t g, int k) noexcept nogil:
@@ -875,7 +971,7 @@ cdef inline bint quat_valid_tab(const double* t, int cb, uint64_t maxcode, uint6
     cdef uint64_t m = (<uint64_t>1 << cb) - 1
     if code > maxcode:
         return False
-    return quat_valid_shrunk(t[(code >> (2 * cb)) & m], t[(code >> cb) & m], t[code & m])
+    return quat_valid_shrunk_branchy(t[(code >> (2 * cb)) & m], t[(code >> cb) & m], t[code & m])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1093,7 +1189,7 @@ cdef class DeltaCoder:
     cdef bw_t w
     # scratch
     cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
-    cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u
+    cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
     # last decode error
     cdef int err_kind
     cdef Py_ssize_t err_pos
@@ -1250,6 +1346,7 @@ cdef class DeltaCoder:
         buf_free(&self.b_lists)
         buf_free(&self.b_cctx)
         buf_free(&self.b_u)
+        buf_free(&self.b_E)
 
     # -------------------------------------------------------------------------------------------
     # encode
@@ -1306,7 +1403,7 @@ cdef class DeltaCoder:
                 buf_need(&self.b_fch, (lim + 1) * (F + 1)) or
                 buf_need(&self.b_hist, sizeof(uint32_t) * HIST * 2 * (C + 1)) or
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
-                buf_need(&self.b_fmode, F + 1) or
+                buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1) or
                 buf_need(&self.b_fcount, sizeof(Py_ssize_t) * (F + 1)) or
                 buf_need(&self.b_lists, sizeof(Py_ssize_t) * 2 * (lim + 1)) or
                 buf_need(&self.b_u, sizeof(uint64_t) * 2 * (C + 1) * (lim + 1)) or
@@ -1432,6 +1529,7 @@ cdef class DeltaCoder:
 
         # 4. per component: the Exp-Golomb parameter, and whether to extrapolate
         if nchg:
+            EE = <uint8_t*>self.b_E.p
             for c in range(C):
                 pp[c] = 0
                 kk[c] = 0
@@ -1444,6 +1542,7 @@ cdef class DeltaCoder:
                     if cost1 < cost0:
                         pp[c] = 1
                         kk[c] = <uint8_t>k1
+                EE[c] = <uint8_t>egx_E(kk[c], CI[c].b)
 
         # 5. write
         bound = 256 + set_bits_upper(a.m) + 2 * set_bits_upper(lim) + 40 + ID_KBITS \
@@ -1519,7 +1618,7 @@ cdef class DeltaCoder:
                             role = si.role
                             if role == R_ORD:
                                 c = si.comp
-                                put_egx(&w, Ue[2 * c + pp[c]], kk[c], si.bits)
+                                put_egx_E(&w, Ue[2 * c + pp[c]], kk[c], si.bits, EE[c])
                                 s += 1
                             elif role == R_FLAG:
                                 if not (FI[f].implied_flag and br[s] == 0):
@@ -1530,7 +1629,7 @@ cdef class DeltaCoder:
                                 # component" signal: its escape carries one more bit, 1 = the
                                 # absolute code follows instead
                                 c = si.comp
-                                E = egx_E(kk[c], si.cb)
+                                E = EE[c]
                                 if (cr[s] >> (3 * si.cb)) != (br[s] >> (3 * si.cb)):
                                     # a new largest component: its index and the differences
                                     # from the remapped baseline, or the absolute code
@@ -1541,9 +1640,9 @@ cdef class DeltaCoder:
                                             + egx_len(Ue[2 * c + 4], kk[c + 2], si.cb)) < si.bits:
                                         bw_put(&w, 1, 1)
                                         bw_put(&w, cr[s] >> (3 * si.cb), 2)
-                                        put_egx(&w, Ue[2 * c], kk[c], si.cb)
-                                        put_egx(&w, Ue[2 * c + 2], kk[c + 1], si.cb)
-                                        put_egx(&w, Ue[2 * c + 4], kk[c + 2], si.cb)
+                                        put_egx_E(&w, Ue[2 * c], kk[c], si.cb, EE[c])
+                                        put_egx_E(&w, Ue[2 * c + 2], kk[c + 1], si.cb, EE[c + 1])
+                                        put_egx_E(&w, Ue[2 * c + 4], kk[c + 2], si.cb, EE[c + 2])
                                     else:
                                         bw_put(&w, 0, 1)
                                         bw_put(&w, cr[s], si.bits)
@@ -1551,17 +1650,17 @@ cdef class DeltaCoder:
                                     bw_put(&w, 0, E)
                                     bw_put(&w, 0, 1)
                                     bw_put(&w, Ue[2 * c + pp[c]], si.cb)
-                                    put_egx(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb)
-                                    put_egx(&w, Ue[2 * c + 4 + pp[c + 2]], kk[c + 2], si.cb)
+                                    put_egx_E(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb, EE[c + 1])
+                                    put_egx_E(&w, Ue[2 * c + 4 + pp[c + 2]], kk[c + 2], si.cb, EE[c + 2])
                                 else:
-                                    put_egx(&w, Ue[2 * c + pp[c]], kk[c], si.cb)
-                                    put_egx(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb)
-                                    put_egx(&w, Ue[2 * c + 4 + pp[c + 2]], kk[c + 2], si.cb)
+                                    put_egx_E(&w, Ue[2 * c + pp[c]], kk[c], si.cb, EE[c])
+                                    put_egx_E(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb, EE[c + 1])
+                                    put_egx_E(&w, Ue[2 * c + 4 + pp[c + 2]], kk[c + 2], si.cb, EE[c + 2])
                                 s += 1
                             elif role == R_UVEC:
                                 c = si.comp
-                                put_egx(&w, Ue[2 * c + pp[c]], kk[c], si.cb)
-                                put_egx(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb)
+                                put_egx_E(&w, Ue[2 * c + pp[c]], kk[c], si.cb, EE[c])
+                                put_egx_E(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb, EE[c + 1])
                                 s += 1
                             else:       # R_ABS
                                 if not FI[f].implied_flip:
@@ -1829,7 +1928,7 @@ cdef class DeltaCoder:
         cdef uint8_t* ctxv
         if (buf_need(&self.b_kept, sizeof(Py_ssize_t) * 8 * (kept + 1)) or
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
-                buf_need(&self.b_fmode, F + 1)):
+                buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1)):
             return self._fail(D_NOMEM, b"out of memory")
         kept_base = <Py_ssize_t*>self.b_kept.p
         kept_out = kept_base + (kept + 1)
@@ -1981,138 +2080,210 @@ cdef class DeltaCoder:
                     if <int>v > self.ci[c].b:
                         return self._fail(D_STRUCT, b"Exp-Golomb parameter above the code width")
                     kk[c] = <uint8_t>v
+        st = self._get_changed(r, bid, brow, prow if pdist else NULL, orow, chg, nchg, kept_base,
+                               kept_out, kept_pred, fch, kk, pp, bdist, pdist)
+        if st:
+            return st
+        return self._finish(r)
+
+    cdef int _get_changed(self, br_t* r, const uint64_t* bid, const uint64_t* brow,
+                          const uint64_t* prow, uint64_t* orow, const Py_ssize_t* chg,
+                          Py_ssize_t nchg, const Py_ssize_t* kept_base, const Py_ssize_t* kept_out,
+                          const Py_ssize_t* kept_pred, const uint8_t* fch, const uint8_t* kk,
+                          const uint8_t* pp, int64_t num, int64_t den) noexcept nogil:
+        """The changed entities' fields, in packet order, into their output rows (already
+        copies of their baseline rows). ``prow`` NULL: no extrapolation snapshot. The reader is
+        held in locals (buf, nbytes, pos) whose addresses go only to the forced-inline fast
+        reads, the rare reads returning the position (rd_egx, rd_bits), so that the position
+        stays in a register along the chain of reads."""
+        cdef const uint8_t* buf = r.buf
+        cdef Py_ssize_t nbytes = r.nbytes, pos = r.pos
+        cdef Py_ssize_t S = self.nslots, F = self.nfields, e, f, s, end, t, kb
+        cdef const sinfo_t* SI = self.si
+        cdef const comp_t* CI = self.ci
+        cdef const finfo_t* FI = self.fi
+        cdef const sinfo_t* si
+        cdef const comp_t* cp
+        cdef const uint64_t* br
+        cdef const uint64_t* pr
+        cdef uint64_t* orw
+        cdef int st = D_OK, role, c, j, qs, qpred, any_
+        cdef uint64_t v, u, ref, code, dacc
+        cdef rd_t o
+        cdef const char* msg = b""
+        cdef uint8_t* EE = <uint8_t*>self.b_E.p      # each component's escape length
+        for c in range(self.ncomps):
+            EE[c] = <uint8_t>egx_E(kk[c], CI[c].b)
         for e in range(nchg):
             kb = kept_base[chg[e]]
             br = brow + kb * S
             orw = orow + kept_out[chg[e]] * S
             pr = NULL
-            if pdist and kept_pred[chg[e]] >= 0:
+            if prow != NULL and kept_pred[chg[e]] >= 0:
                 pr = prow + kept_pred[chg[e]] * S
             any_ = 0
             for f in range(F):
                 if not fch[e * F + f]:
                     continue
-                st = self._get_field(r, br, pr, orw, f, kk, pp, bdist, pdist)
-                if st:
-                    self.err_id = bid[kb]
-                    return st
                 any_ = 1
-            if not any_:
-                self.err_id = bid[kb]
-                return self._fail(D_STRUCT, b"an entity marked changed has no changed field")
-        return self._finish(r)
-
-    cdef inline int _get_field(self, br_t* r, const uint64_t* br, const uint64_t* pr, uint64_t* orw,
-                               Py_ssize_t f, const uint8_t* kk, const uint8_t* pp, int64_t num,
-                               int64_t den) noexcept nogil:
-        cdef Py_ssize_t s = self.fi[f].first, end = self.fi[f].end, t
-        cdef int c, j, ncomp, qpred, st, alt
-        cdef const comp_t* cp
-        cdef uint64_t v, u, ref, sub, code
-        cdef const sinfo_t* si
-        while s < end:
-            si = &self.si[s]
-            if si.role == R_FLAG:
-                if self.fi[f].implied_flag and br[s] == 0:
-                    v = 1
-                elif br_get(r, 1, &v) < 0:
-                    return self._fail(D_SHORT, b"")
-                orw[s] = v
-                if v == 0:
-                    for t in range(s + 1, s + 1 + si.span):
-                        orw[t] = 0
-                    s += 1 + si.span
-                    continue
-                s += 1
-                continue
-            if si.role == R_ABS:
-                if self.fi[f].implied_flip:
-                    v = br[s] ^ 1
-                elif br_get(r, si.bits, &v) < 0:
-                    return self._fail(D_SHORT, b"")
-            elif si.role == R_QUAT:
-                qpred = pr != NULL and (pr[s] >> (3 * si.cb)) == (br[s] >> (3 * si.cb))
-                code = (br[s] >> (3 * si.cb)) << (3 * si.cb)
-                alt = 0
-                st = self._get_comp(r, si.comp, br, pr, qpred, kk, pp, num, den, &sub, &alt)
-                if st:
-                    return st
-                if alt:
-                    if br_get(r, 1, &v) < 0:
-                        return self._fail(D_SHORT, b"")
-                    if v == 0:              # the absolute code
-                        if br_get(r, si.bits, &v) < 0:
-                            return self._fail(D_SHORT, b"")
-                    else:                   # the new index, differences from the remapped baseline
-                        if br_get(r, 2, &v) < 0:
-                            return self._fail(D_SHORT, b"")
-                        if v == (br[s] >> (3 * si.cb)):
-                            return self._fail(D_STRUCT, b"a smallest-three remap to the baseline's own index")
-                        j = <int>v
-                        code = v << (3 * si.cb)
-                        for t in range(3):
-                            cp = &self.ci[si.comp + t]
-                            st = get_egx(r, kk[si.comp + t], cp.b, &u, NULL)
+                s = FI[f].first
+                end = FI[f].end
+                dacc = 0
+                while s < end:
+                    si = &SI[s]
+                    role = si.role
+                    if role == R_ORD:
+                        # one ordered component, at the top of 64 bits: the wrap to the width
+                        # is free
+                        c = si.comp
+                        cp = &CI[c]
+                        st = qc_egx_fast(buf, nbytes, &pos, kk[c], cp.b, EE[c], &u)
+                        if st != 1:
+                            if st == 0:
+                                o = rd_egx(buf, nbytes, pos, kk[c], cp.b, 0)
+                                pos = o.pos
+                                u = o.v
+                                st = o.st
+                            else:
+                                st = D_STRUCT
                             if st:
-                                return self._fail(st, b"bad difference")
-                            code |= ((quat_remap_ref(br[s], j, <int>t, cp.b) + <uint64_t>unzz(u))
-                                     & qc_mask(cp.b)) << cp.shift
-                        v = code
-                else:
-                    code |= sub << self.ci[si.comp].shift
-                    for j in range(1, 3):
-                        st = self._get_comp(r, si.comp + j, br, pr, qpred, kk, pp, num, den, &sub, NULL)
+                                msg = b"bad difference"
+                                break
+                        st = D_OK
+                        ref = top_lin(br[s], cp)
+                        if pr != NULL and pp[c]:
+                            ref = top_ref(ref, top_lin(pr[s], cp), cp.sh, num, den)
+                        ref = top_code(ref, u, cp)
+                        # signed codes are carried sign-extended
+                        v = <uint64_t>((<int64_t>ref) >> cp.sh) if si.sign else ref >> cp.sh
+                    elif role == R_QUAT or role == R_UVEC:
+                        # smallest three: the first component's code doubles as the "same
+                        # largest component" signal (an escape with one more bit, 1: something
+                        # else follows); a unit vector: two components
+                        c = si.comp
+                        if role == R_QUAT:
+                            qs = 3 * si.cb
+                            qpred = pr != NULL and (pr[s] >> qs) == (br[s] >> qs)
+                            code = (br[s] >> qs) << qs
+                        else:
+                            qpred = pr != NULL
+                            code = 0
+                        o.alt = 0
+                        for j in range(3 if role == R_QUAT else 2):
+                            cp = &CI[c + j]
+                            st = qc_egx_fast(buf, nbytes, &pos, kk[c + j], cp.b, EE[c + j], &u)
+                            if st != 1:
+                                if st == 0:
+                                    o = rd_egx(buf, nbytes, pos, kk[c + j], cp.b,
+                                               j == 0 and role == R_QUAT)
+                                    pos = o.pos
+                                    u = o.v
+                                    st = o.st
+                                else:
+                                    st = D_STRUCT
+                                if st or o.alt:
+                                    break
+                            st = D_OK
+                            ref = top_lin(br[s], cp)
+                            if qpred and pp[c + j]:
+                                ref = top_ref(ref, top_lin(pr[s], cp), cp.sh, num, den)
+                            code |= (top_code(ref, u, cp) >> cp.sh) << cp.shift
                         if st:
-                            return st
-                        code |= sub << self.ci[si.comp + j].shift
-                    v = code
-            elif si.role == R_ORD:
-                # one ordered component, at the top of 64 bits: the wrap to the width is free
-                cp = &self.ci[si.comp]
-                st = get_egx(r, kk[si.comp], cp.b, &u, NULL)
+                            msg = b"bad difference"
+                            break
+                        if o.alt:
+                            # a new largest component: the absolute code, or the new index and
+                            # the differences from the remapped baseline
+                            o = rd_bits(buf, nbytes, pos, 1)
+                            pos = o.pos
+                            st = o.st
+                            if st:
+                                break
+                            if o.v == 0:
+                                o = rd_bits(buf, nbytes, pos, si.bits)
+                                pos = o.pos
+                                st = o.st
+                                if st:
+                                    break
+                                code = o.v
+                            else:
+                                o = rd_bits(buf, nbytes, pos, 2)
+                                pos = o.pos
+                                st = o.st
+                                if st:
+                                    break
+                                if o.v == (br[s] >> (3 * si.cb)):
+                                    st = D_STRUCT
+                                    msg = b"a smallest-three remap to the baseline's own index"
+                                    break
+                                j = <int>o.v
+                                code = o.v << (3 * si.cb)
+                                for t in range(3):
+                                    cp = &CI[c + t]
+                                    o = rd_egx(buf, nbytes, pos, kk[c + t], cp.b, 0)
+                                    pos = o.pos
+                                    st = o.st
+                                    if st:
+                                        break
+                                    code |= ((quat_remap_ref(br[s], j, <int>t, cp.b) + <uint64_t>unzz(o.v))
+                                             & qc_mask(cp.b)) << cp.shift
+                                if st:
+                                    msg = b"bad difference"
+                                    break
+                        v = code
+                    elif role == R_FLAG:
+                        if FI[f].implied_flag and br[s] == 0:
+                            v = 1
+                        elif not qc_bits_fast(buf, nbytes, &pos, 1, &v):
+                            o = rd_bits(buf, nbytes, pos, 1)
+                            pos = o.pos
+                            st = o.st
+                            if st:
+                                break
+                            v = o.v
+                        orw[s] = v
+                        dacc |= v ^ br[s]
+                        if v == 0:
+                            for t in range(s + 1, s + 1 + si.span):
+                                orw[t] = 0
+                                dacc |= br[t]
+                            s += 1 + si.span
+                        else:
+                            s += 1
+                        continue
+                    else:       # R_ABS
+                        if FI[f].implied_flip:
+                            v = br[s] ^ 1
+                        else:
+                            o = rd_bits(buf, nbytes, pos, si.bits)
+                            pos = o.pos
+                            st = o.st
+                            if st:
+                                break
+                            v = o.v
+                    if not si.allvalid and not (quat_valid_tab(si.qtab, si.cb, si.maxcode, v) if si.qtab != NULL
+                                                else slot_valid(&self.plan.slots[s], v)):
+                        self.err_slot = <int>s
+                        self.err_code = v
+                        st = D_CODE
+                        break
+                    orw[s] = v
+                    dacc |= v ^ br[s]
+                    s += 1
                 if st:
-                    return self._fail(st, b"bad difference")
-                ref = top_lin(br[s], cp)
-                if pr != NULL and pp[si.comp]:
-                    ref = top_ref(ref, top_lin(pr[s], cp), cp.sh, num, den)
-                ref = top_code(ref, u, cp)
-                # signed codes are carried sign-extended
-                v = <uint64_t>((<int64_t>ref) >> cp.sh) if si.sign else ref >> cp.sh
-            else:
-                ncomp = 2
-                code = 0
-                for j in range(ncomp):
-                    st = self._get_comp(r, si.comp + j, br, pr, pr != NULL, kk, pp, num, den, &sub, NULL)
-                    if st:
-                        return st
-                    code |= sub << self.ci[si.comp + j].shift
-                v = code
-            if not si.allvalid and not (quat_valid_tab(si.qtab, si.cb, si.maxcode, v) if si.qtab != NULL
-                                        else slot_valid(&self.plan.slots[s], v)):
-                self.err_slot = <int>s
-                self.err_code = v
-                return self._fail(D_CODE, b"")
-            orw[s] = v
-            s += 1
-        for s in range(self.fi[f].first, end):
-            if orw[s] != br[s]:
-                return D_OK
-        return self._fail(D_STRUCT, b"a field marked changed is unchanged")
-
-    cdef inline int _get_comp(self, br_t* r, int c, const uint64_t* br, const uint64_t* pr,
-                              int qpred, const uint8_t* kk, const uint8_t* pp, int64_t num,
-                              int64_t den, uint64_t* sub, int* alt) noexcept nogil:
-        cdef const comp_t* cp = &self.ci[c]
-        cdef uint64_t u, ref
-        cdef int st = get_egx(r, kk[c], cp.b, &u, alt)
-        if st:
-            return self._fail(st, b"bad difference")
-        if alt != NULL and alt[0]:
-            return D_OK
-        ref = top_lin(br[cp.slot], cp)
-        if qpred and pp[c] and pr != NULL:
-            ref = top_ref(ref, top_lin(pr[cp.slot], cp), cp.sh, num, den)
-        sub[0] = top_code(ref, u, cp) >> cp.sh
+                    break
+                if dacc == 0:
+                    st = D_STRUCT
+                    msg = b"a field marked changed is unchanged"
+                    break
+            if not st and not any_:
+                st = D_STRUCT
+                msg = b"an entity marked changed has no changed field"
+            if st:
+                r.pos = pos
+                self.err_id = bid[kb]
+                return self._fail(st, msg)
+        r.pos = pos
         return D_OK
 
     cdef int _finish(self, br_t* r) noexcept nogil:
@@ -2242,6 +2413,12 @@ cdef void _refs(const uint64_t* acked, int seq, int hist, bint predict, int* bdi
         pdist[0] = bdist[0] + o1
     elif o2 >= 0:
         pdist[0] = bdist[0] - o2
+
+
+def quat_rules(double a, double b, double c):
+    """(quat_valid_shrunk, quat_valid_shrunk_branchy) of three shrunk kept values: the decoder's
+    shortcut and the rule it stands for, for the tests."""
+    return bool(quat_valid_shrunk(a, b, c)), bool(quat_valid_shrunk_branchy(a, b, c))
 
 
 def set_bits(positions, Py_ssize_t M):

@@ -515,6 +515,31 @@ cdef inline bint quat_valid_shrunk(double a, double b, double c) noexcept nogil:
     return (not (s > 1.0)) & (sqrt(1.0 - s) >= big)
 
 
+cdef inline bint quat_valid_shrunk_branchy(double a, double b, double c) noexcept nogil:
+    """quat_valid_shrunk, exactly, mostly without the square root (for scalar code, where it
+    is on the way: the snapshot decoder). With x = 1 - s >= 0 and p = big * big rounded:
+    x >= p * (1 + 2**-50) implies x >= big**2 exactly, so sqrt(x) >= big and its rounding too;
+    x < p * (1 - 2**-50) implies sqrt(x) < big * (1 - 2**-52), below the double under big, so
+    sqrt(x) rounds below big. Between the two, and where big * big could be inexact for being
+    tiny, the square root decides. (tests/test_snapshot.py checks it against quat_valid_shrunk
+    within a few ulps of the boundary, and every code of small Quats against Quat.valid.)"""
+    cdef double s = (a * a + b * b) + c * c
+    cdef double big = c if c > 0.0 else 0.0
+    cdef double x, p
+    big = b if b > big else big
+    big = a if a > big else big
+    if s > 1.0:
+        return False
+    x = 1.0 - s
+    p = big * big
+    if p >= 1e-200:
+        if x >= p * (1.0 + 8.881784197001252e-16):       # 2**-50
+            return True
+        if x < p * (1.0 - 8.881784197001252e-16):
+            return False
+    return sqrt(x) >= big
+
+
 cdef inline bint quat_valid_kept(const qdesc* d, double a, double b, double c) noexcept nogil:
     # Shrink each kept value toward zero by one component step: the most permissive point within
     # rounding of the code. The code is valid when that point can still belong to a unit

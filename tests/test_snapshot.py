@@ -1181,6 +1181,46 @@ def test_decoder_quat_check_is_the_codecs(bits, mode):
     assert 0.0 < want.mean() < 1.0
 
 
+def _near_boundary(a, b, which, ulps):
+    # the third value where 1 - s == big**2 in the reals, moved by a few ulps: with big = c,
+    # c = sqrt((1 - a*a - b*b) / 2); with big = a (a the largest), c = sqrt(1 - 2*a*a - b*b)
+    r = (1.0 - a * a - b * b) / 2.0 if which == 0 else 1.0 - 2.0 * a * a - b * b
+    c = math.sqrt(max(r, 0.0))
+    for _ in range(abs(ulps)):
+        c = math.nextafter(c, math.inf if ulps > 0 else 0.0)
+    return c
+
+
+@settings(max_examples=3000, deadline=None)
+@given(a=st.floats(0.0, 0.75), b=st.floats(0.0, 0.75), which=st.sampled_from([0, 1]),
+       ulps=st.integers(-4, 4), perm=st.permutations([0, 1, 2]))
+def test_decoder_quat_shortcut_is_the_rule_at_its_boundary(a, b, which, ulps, perm):
+    # the decoder checks smallest-three codes with quat_valid_shrunk_branchy: a product and two
+    # compares instead of the square root except within 2**-50 of the boundary; it must agree
+    # with the square-root rule everywhere, most of all within a few ulps of the boundary
+    from quantcodec._delta import quat_rules
+    if which == 1:
+        b = min(b, a)
+    c = _near_boundary(a, b, which, ulps)
+    v = [a, b, c]
+    exact, fast = quat_rules(v[perm[0]], v[perm[1]], v[perm[2]])
+    assert exact == fast, (v, perm)
+
+
+def test_decoder_quat_shortcut_is_the_rule_on_a_grid():
+    from quantcodec._delta import quat_rules
+    rng = np.random.default_rng(11)
+    vals = np.concatenate([rng.random(300) * 0.75, [0.0, 5e-324, 1e-160, 0.5, 0.7071067811865476,
+                                                    0.7071067811865475, 0.5773502691896258]])
+    seen = set()
+    for i in range(3000):
+        a, b, c = (float(x) for x in rng.choice(vals, 3))
+        exact, fast = quat_rules(a, b, c)
+        assert exact == fast, (a, b, c)
+        seen.add(exact)
+    assert seen == {True, False}
+
+
 def test_decoded_views_remember_which_rows_changed(schema):
     # a view decoded against a baseline with the same entities keeps which rows differ from it
     # (a weak reference to the baseline, one byte a row); packets that extrapolate from that
