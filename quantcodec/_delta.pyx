@@ -79,6 +79,23 @@ cdef extern from *:
         int n = 0; while (x) { x >>= 1; n++; } return n;
     #endif
     }
+    /* qc_bitlen64 of x < 2**(64 - sh): with sh > 0, (x << 1) | 1 keeps every bit, and the
+       index of its highest set bit is the bit length of x (one instruction after the shift,
+       against four); sh == 0 (a 64-bit component) takes qc_bitlen64. */
+    static inline int qc_bitlen_top(uint64_t x, int sh) {
+    #if defined(__GNUC__) || defined(__clang__)
+        if (sh > 0)
+            return 63 ^ __builtin_clzll((x << 1) | 1);
+    #endif
+        return qc_bitlen64(x);
+    }
+    static inline int qc_msb64(uint64_t x) {            /* x != 0: qc_bitlen64(x) - 1 */
+    #if defined(__GNUC__) || defined(__clang__)
+        return 63 ^ __builtin_clzll(x);
+    #else
+        return qc_bitlen64(x) - 1;
+    #endif
+    }
     static inline int qc_popcount64(uint64_t x) {       /* portable: no POPCNT in baseline x86-64 */
         x = x - ((x >> 1) & 0x5555555555555555ULL);
         x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
@@ -88,6 +105,8 @@ cdef extern from *:
     """
     int qc_ctz64(uint64_t x) noexcept nogil
     int qc_bitlen64(uint64_t x) noexcept nogil
+    int qc_bitlen_top(uint64_t x, int sh) noexcept nogil
+    int qc_msb64(uint64_t x) noexcept nogil
 
 
 cdef extern from *:
@@ -410,9 +429,14 @@ cdef inline void put_egx(bw_t* w, uint64_t u, int k, int b) noexcept nogil:
 
 cdef inline void put_egx_E(bw_t* w, uint64_t u, int k, int b, int E) noexcept nogil:
     """put_egx with E = egx_E(k, b) given (the encoder's write loop computes it once a packet)."""
-    cdef uint64_t v = u >> k if k < 64 else 0
-    cdef uint64_t x, lo, hi
+    cdef uint64_t v, x, lo, hi, low
     cdef int e, nlo, nhi
+    if k < 64:
+        v = u >> k
+        low = u ^ (v << k)                      # the k low bits of u
+    else:
+        v = 0
+        low = u
     if v >= ((<uint64_t>1) << E) - 1:          # E <= 33
         lo = 0
         nlo = E
@@ -420,8 +444,8 @@ cdef inline void put_egx_E(bw_t* w, uint64_t u, int k, int b, int E) noexcept no
         nhi = b
     else:
         x = v + 1
-        e = qc_bitlen64(x) - 1
-        hi = (x ^ ((<uint64_t>1) << e)) | ((u & qc_mask(k)) << e)
+        e = qc_msb64(x)                     # (x >= 1)
+        hi = (x ^ ((<uint64_t>1) << e)) | (low << e)
         if 2 * e + 1 + k <= 64:
             lo = ((<uint64_t>1) << e) | (hi << (e + 1))
             nlo = 2 * e + 1 + k
@@ -442,7 +466,7 @@ cdef inline int egx_len(uint64_t u, int k, int b) noexcept nogil:
     cdef uint64_t v = u >> k if k < 64 else 0
     if v >= ((<uint64_t>1) << E) - 1:
         return E + b
-    return 2 * (qc_bitlen64(v + 1) - 1) + 1 + k
+    return 2 * qc_msb64(v + 1) + 1 + k
 
 
 cdef inline uint64_t quat_remap_ref(uint64_t bcode, int j, int t, int cb) noexcept nogil:
@@ -887,7 +911,9 @@ cdef inline uint64_t top_lin(uint64_t carrier, const comp_t* cp) noexcept nogil:
     """The component of a slot's carrier, linear, at the top of the word. (Signed carriers are
     sign-extended: the bits above the width fall off.)"""
     cdef uint64_t x = (carrier >> cp.shift) << cp.sh
-    return x ^ (<uint64_t>((<int64_t>x) >> 63) & cp.smt)
+    if cp.smt:          # (per component: predicted; most components are not sign-magnitude)
+        x ^= <uint64_t>((<int64_t>x) >> 63) & cp.smt
+    return x
 
 
 cdef inline uint64_t top_ref(uint64_t xb, uint64_t xp, int sh, int64_t num, int64_t den) noexcept nogil:
@@ -902,7 +928,9 @@ cdef inline uint64_t top_code(uint64_t ref, uint64_t u, const comp_t* cp) noexce
     """The decoder's inverse of zz_top(x - ref): the component's code (the linear map undone) at
     the top of the word, from the reference and the zigzagged difference u."""
     ref += <uint64_t>unzz(u) << cp.sh
-    return ref ^ (<uint64_t>((<int64_t>ref) >> 63) & cp.smt)
+    if cp.smt:
+        ref ^= <uint64_t>((<int64_t>ref) >> 63) & cp.smt
+    return ref
 
 
 cdef inline uint64_t zz_top(uint64_t t, int sh) noexcept nogil:
@@ -948,8 +976,8 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
     Ue[2 * c] = u0
     Ue[2 * c + 1] = u1
     h = hist + 2 * c * HIST
-    h[qc_bitlen64(u0)] += 1
-    h[HIST + qc_bitlen64(u1)] += 1
+    h[qc_bitlen_top(u0, sh)] += 1
+    h[HIST + qc_bitlen_top(u1, sh)] += 1
 
 
 cdef double* _quat_table(const qdesc* d) noexcept nogil:
