@@ -575,30 +575,27 @@ ctypedef struct rd_t:     # a read off a reader held in locals: status, value, n
     uint64_t v
 
 
-cdef rd_t rd_egx(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, int k, int b,
-                 bint with_alt) noexcept nogil:
-    """get_egx at bit ``pos`` (the rare cases, out of line): the position comes back in the
-    result, so the caller's own never has its address taken."""
+cdef enum:
+    RD_BITS = 0         # br_get of k bits
+    RD_EGX = 1          # get_egx(k, b)
+    RD_EGX_ALT = 2      # get_egx(k, b) whose escape carries one more bit (rd_t.alt)
+
+
+cdef rd_t rd_slow(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, int k, int b,
+                  int how) noexcept nogil:
+    """A read at bit ``pos`` for _get_changed's rare cases (escapes, the packet's last 8 bytes,
+    flips), out of line: the new position comes back in the result, so the caller's own never
+    has its address taken."""
     cdef br_t t
     cdef rd_t o
     br_init(&t, buf, nbytes)
     t.pos = pos
     o.alt = 0
     o.v = 0
-    o.st = get_egx(&t, k, b, &o.v, &o.alt if with_alt else NULL)
-    o.pos = t.pos
-    return o
-
-
-cdef rd_t rd_bits(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, int bits) noexcept nogil:
-    """br_get at bit ``pos``, as rd_egx."""
-    cdef br_t t
-    cdef rd_t o
-    br_init(&t, buf, nbytes)
-    t.pos = pos
-    o.alt = 0
-    o.v = 0
-    o.st = D_SHORT if br_get(&t, bits, &o.v) < 0 else D_OK
+    if how == RD_BITS:
+        o.st = D_SHORT if br_get(&t, k, &o.v) < 0 else D_OK
+    else:
+        o.st = get_egx(&t, k, b, &o.v, &o.alt if how == RD_EGX_ALT else NULL)
     o.pos = t.pos
     return o
 
@@ -2122,7 +2119,7 @@ cdef class DeltaCoder:
         """The changed entities' fields, in packet order, into their output rows (already
         copies of their baseline rows). ``prow`` NULL: no extrapolation snapshot. The reader is
         held in locals (buf, nbytes, pos) whose addresses go only to the forced-inline fast
-        reads, the rare reads returning the position (rd_egx, rd_bits), so that the position
+        reads, the rare reads returning the position (rd_slow), so that the position
         stays in a register along the chain of reads."""
         cdef const uint8_t* buf = r.buf
         cdef Py_ssize_t nbytes = r.nbytes, pos = r.pos
@@ -2168,7 +2165,7 @@ cdef class DeltaCoder:
                         st = qc_egx_fast(buf, nbytes, &pos, kk[c], cp.b, EE[c], &u)
                         if st != 1:
                             if st == 0:
-                                o = rd_egx(buf, nbytes, pos, kk[c], cp.b, 0)
+                                o = rd_slow(buf, nbytes, pos, kk[c], cp.b, RD_EGX)
                                 pos = o.pos
                                 u = o.v
                                 st = o.st
@@ -2202,8 +2199,8 @@ cdef class DeltaCoder:
                             st = qc_egx_fast(buf, nbytes, &pos, kk[c + j], cp.b, EE[c + j], &u)
                             if st != 1:
                                 if st == 0:
-                                    o = rd_egx(buf, nbytes, pos, kk[c + j], cp.b,
-                                               j == 0 and role == R_QUAT)
+                                    o = rd_slow(buf, nbytes, pos, kk[c + j], cp.b,
+                                                RD_EGX_ALT if j == 0 and role == R_QUAT else RD_EGX)
                                     pos = o.pos
                                     u = o.v
                                     st = o.st
@@ -2222,24 +2219,17 @@ cdef class DeltaCoder:
                         if o.alt:
                             # a new largest component: the absolute code, or the new index and
                             # the differences from the remapped baseline
-                            o = rd_bits(buf, nbytes, pos, 1)
+                            o = rd_slow(buf, nbytes, pos, 1, 0, RD_BITS)
+                            t = <Py_ssize_t>o.v         # 0: the absolute code follows, 1: the new index
+                            if not o.st:
+                                o = rd_slow(buf, nbytes, o.pos, 2 if t else si.bits, 0, RD_BITS)
                             pos = o.pos
                             st = o.st
                             if st:
                                 break
-                            if o.v == 0:
-                                o = rd_bits(buf, nbytes, pos, si.bits)
-                                pos = o.pos
-                                st = o.st
-                                if st:
-                                    break
+                            if t == 0:
                                 code = o.v
                             else:
-                                o = rd_bits(buf, nbytes, pos, 2)
-                                pos = o.pos
-                                st = o.st
-                                if st:
-                                    break
                                 if o.v == (br[s] >> (3 * si.cb)):
                                     st = D_STRUCT
                                     msg = b"a smallest-three remap to the baseline's own index"
@@ -2248,7 +2238,7 @@ cdef class DeltaCoder:
                                 code = o.v << (3 * si.cb)
                                 for t in range(3):
                                     cp = &CI[c + t]
-                                    o = rd_egx(buf, nbytes, pos, kk[c + t], cp.b, 0)
+                                    o = rd_slow(buf, nbytes, pos, kk[c + t], cp.b, RD_EGX)
                                     pos = o.pos
                                     st = o.st
                                     if st:
@@ -2263,7 +2253,7 @@ cdef class DeltaCoder:
                         if FI[f].implied_flag and br[s] == 0:
                             v = 1
                         elif not qc_bits_fast(buf, nbytes, &pos, 1, &v):
-                            o = rd_bits(buf, nbytes, pos, 1)
+                            o = rd_slow(buf, nbytes, pos, 1, 0, RD_BITS)
                             pos = o.pos
                             st = o.st
                             if st:
@@ -2283,7 +2273,7 @@ cdef class DeltaCoder:
                         if FI[f].implied_flip:
                             v = br[s] ^ 1
                         else:
-                            o = rd_bits(buf, nbytes, pos, si.bits)
+                            o = rd_slow(buf, nbytes, pos, si.bits, 0, RD_BITS)
                             pos = o.pos
                             st = o.st
                             if st:
