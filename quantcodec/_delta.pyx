@@ -1533,10 +1533,16 @@ cdef class DeltaCoder:
             fcount[f] = 0
         if nchg:
             memset(hist, 0, sizeof(uint32_t) * HIST * 2 * C)
+        # (the inputs in locals: with -fno-strict-aliasing every store below would reload them)
+        crow = a.crow
+        brow = a.brow
+        prow = a.prow
+        num = a.bdist
+        den = a.pdist
         for e in range(nchg):
-            cr = a.crow + ccur[e] * S
-            br = a.brow + cbase[e] * S
-            pr = a.prow + cpred[e] * S if cpred[e] >= 0 else NULL
+            cr = crow + ccur[e] * S
+            br = brow + cbase[e] * S
+            pr = prow + cpred[e] * S if cpred[e] >= 0 else NULL
             fe = fch + e * F
             Ue = U + e * 2 * C
             for f in range(F):
@@ -1548,7 +1554,7 @@ cdef class DeltaCoder:
                 fcount[f] += t
                 if t:
                     for c in range(FI[f].c0, FI[f].c1):
-                        _diff(&CI[c], c, cr, br, pr, a.bdist, a.pdist, Ue, hist)
+                        _diff(&CI[c], c, cr, br, pr, num, den, Ue, hist)
         for f in range(F):
             fmode[f] = fcount[f] > 0          # some changed entity changed field f
 
