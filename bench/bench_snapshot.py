@@ -18,7 +18,11 @@ Ratios are struct.pack time / quantcodec time (higher is better; the target of S
 is 9x). Timings are the best of several repeats; the machine's load moves them, the ratios much
 less.
 
-    python bench/bench_snapshot.py [--bodies 1000]
+    python bench/bench_snapshot.py [--bodies 1000] [--clients 100]
+
+Then, for a server with many clients (``--clients``, default 100, acks lagging 4 to 8 ticks):
+one tick's packets for all of them, from independent encoders and from encoders sharing a
+``PacketCache``, which codes each distinct packet once.
 """
 
 from __future__ import annotations
@@ -79,11 +83,48 @@ def measure(scene, schema, k, lag=6, number=200):
     return changed, len(packet), t
 
 
+def many_clients(scene, schema, k, clients, lags=(4, 5, 6, 7, 8), number=20):
+    """One tick for ``clients`` clients in steady state whose acks lag 4 to 8 ticks (spread
+    evenly): the time to encode all their packets with independent encoders, and with encoders
+    sharing a PacketCache (emptied before each repeat, so each distinct packet is coded once
+    per repeat, as in a server's tick). Returns (distinct packets, seconds alone, seconds
+    shared)."""
+    from quantcodec import PacketCache
+    cache = PacketCache(256)
+    alone = [SnapshotEncoder(schema) for _ in range(clients)]
+    shared = [SnapshotEncoder(schema, cache=cache) for _ in range(clients)]
+    lag = [lags[i % len(lags)] for i in range(clients)]
+    snaps = {}
+    for j in range(max(0, k - 64 + 1), k + 1):
+        snaps[j] = schema.snapshot(scene.ids[j], scene.columns(j))
+        for encs in (alone, shared):
+            for i, e in enumerate(encs):
+                if j - lag[i] in snaps:
+                    e.ack(j - lag[i])
+                if j < k:
+                    e.encode(j, snaps[j])
+    cur = snaps[k]
+    distinct = len({e.encode(k, cur) for e in alone})
+
+    def tick_alone():
+        for e in alone:
+            e.encode(k, cur)
+
+    def tick_shared():
+        cache.clear()
+        for e in shared:
+            e.encode(k, cur)
+
+    return distinct, best(tick_alone, number, 5), best(tick_shared, number, 5)
+
+
 def main(argv=None, out=print):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--number", type=int, default=200)
+    ap.add_argument("--clients", type=int, default=100,
+                    help="clients for the shared-packet rows (0: leave them out)")
     args = ap.parse_args(argv)
     scene = simulate(args.bodies, 5.0, 60, args.seed)
     schema = default_schema(velocity=True)
@@ -107,6 +148,16 @@ def main(argv=None, out=print):
     out("x list / x body / x np: the struct.pack baseline's time over the quantcodec call's time; "
         "snapshot: quantizing the tick (once for all clients); columns: dequantizing a decoded "
         "view (lazy, on first access)")
+    if args.clients > 0:
+        out(f"\n{args.clients} clients whose acks lag 4-8 ticks (even shares): one tick's packets, "
+            f"encoders alone or sharing a PacketCache (emptied each tick); times in microseconds")
+        out(f"{'tick':>5s} {'distinct':>8s} | {'alone':>9s} {'per client':>10s} | {'shared':>9s} "
+            f"{'per client':>10s} | {'speedup':>7s}")
+        for k in (60, 150, 280):
+            distinct, t_alone, t_shared = many_clients(scene, schema, k, args.clients)
+            out(f"{k:5d} {distinct:8d} | {t_alone * 1e6:9.1f} {t_alone * 1e6 / args.clients:10.2f} | "
+                f"{t_shared * 1e6:9.1f} {t_shared * 1e6 / args.clients:10.2f} | "
+                f"{t_alone / t_shared:6.1f}x")
     return rows
 
 

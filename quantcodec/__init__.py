@@ -17,7 +17,7 @@ try:
     )
     from ._bitstream import BitReader, BitWriter, pack, unpack
     from .schema import Schema, check_lockstep
-    from .snapshot import Snapshot, SnapshotDecoder, SnapshotEncoder
+    from .snapshot import PacketCache, Snapshot, SnapshotDecoder, SnapshotEncoder
 except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
     raise ImportError(
         "quantcodec's compiled core is not built: install it with `pip install .` "
@@ -36,5 +36,5 @@ __all__ = [
     # schema
     "Schema", "check_lockstep",
     # snapshots
-    "Snapshot", "SnapshotEncoder", "SnapshotDecoder",
+    "Snapshot", "SnapshotEncoder", "SnapshotDecoder", "PacketCache",
 ]

@@ -2539,6 +2539,68 @@ def seq_arg(seq, str owner):
 
 
 @cython.final
+cdef class PacketCache:
+    """Packets shared by the SnapshotEncoders of many clients: ``PacketCache(size=64)``, passed
+    as ``SnapshotEncoder(schema, cache=...)`` to the encoders of every client of one schema.
+
+    A packet is a function of its sequence number, the snapshot, and the baseline and
+    extrapolation snapshots it names. A server that hands the same Snapshot to every client's
+    encoder under the same sequence number sends the same bytes to the clients whose acks lag
+    alike: with a shared cache the first of them codes the packet and the others get those
+    bytes (``encoder.last_bits`` too). Nothing else changes: each encoder keeps its own history
+    and acks, and a client's packets are byte for byte the ones its encoder would code alone.
+
+    ``size`` bounds the packets kept (first in, first out); each one holds references to the
+    snapshots it was coded from until it leaves. ``hits`` and ``misses`` count lookups,
+    ``clear()`` drops the packets, ``len()`` counts them. Safe to share between threads.
+
+    Internally: key (seq, distances, ids of the snapshots and of the schema's plan) ->
+    (packet, bits, the snapshots and plan, held so that their ids stay theirs)."""
+    cdef readonly Py_ssize_t size
+    cdef readonly Py_ssize_t hits
+    cdef readonly Py_ssize_t misses
+    cdef dict entries
+    cdef cython.pymutex lock
+
+    def __init__(self, size=64):
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"PacketCache: size must be an int, got {type(size).__name__}")
+        if size < 1:
+            raise ValueError(f"PacketCache: size must be at least 1, got {size}")
+        self.size = size
+        self.hits = 0
+        self.misses = 0
+        self.entries = {}
+
+    cdef object _get(self, tuple key):
+        with self.lock:
+            e = self.entries.get(key)
+            if e is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+            return e
+
+    cdef _put(self, tuple key, tuple entry):
+        with self.lock:
+            self.entries[key] = entry
+            while len(self.entries) > self.size:
+                del self.entries[next(iter(self.entries))]
+
+    def clear(self):
+        """Drop every packet (the counters stay)."""
+        with self.lock:
+            self.entries.clear()
+
+    def __len__(self):
+        return len(self.entries)
+
+    def __repr__(self):
+        return (f"<PacketCache: {len(self.entries)} of {self.size} packets, {self.hits} hits, "
+                f"{self.misses} misses>")
+
+
+@cython.final
 cdef class EncoderState:
     """The state and the per-packet work of one SnapshotEncoder (quantcodec.snapshot, which
     documents the behaviour): the snapshots sent (``sent``: seq -> snapshot, a window of the
@@ -2554,13 +2616,16 @@ cdef class EncoderState:
     cdef int newest_seq         # -1: nothing sent
     cdef int last_base          # -1: the last packet was sent in full (or none yet)
     cdef int last_pred
+    cdef readonly PacketCache cache     # shared with other clients' encoders, or None
     cdef cython.pymutex lock
 
-    def __init__(self, DeltaCoder coder not None, schema, int history, bint predict):
+    def __init__(self, DeltaCoder coder not None, schema, int history, bint predict,
+                 PacketCache cache=None):
         self.coder = coder
         self.schema = schema
         self.history = history
         self.predict = predict
+        self.cache = cache
         self.sent = {}
         memset(self.acked, 0, sizeof(self.acked))
         self.newest_seq = -1
@@ -2581,13 +2646,22 @@ cdef class EncoderState:
             raise SchemaError("SnapshotEncoder.encode: the snapshot's schema is not the encoder's")
         with self.lock:
             _refs(self.acked, s, self.history, self.predict, &bdist, &pdist)
-            if bdist == 0:
-                packet = self.coder._encode_call(s, cur, 0, None, 0, None)
-            elif pdist == 0:
-                packet = self.coder._encode_call(s, cur, bdist, self.sent[(s - bdist) & SEQ_MASK], 0, None)
+            base = self.sent[(s - bdist) & SEQ_MASK] if bdist else None
+            pred = self.sent[(s - bdist - pdist) & SEQ_MASK] if pdist else None
+            if self.cache is None:
+                packet = self.coder._encode_call(s, cur, bdist, base, pdist, pred)
             else:
-                packet = self.coder._encode_call(s, cur, bdist, self.sent[(s - bdist) & SEQ_MASK], pdist,
-                                                 self.sent[(s - bdist - pdist) & SEQ_MASK])
+                # a packet is a function of these alone: another client's encoder that named
+                # the same snapshots under the same numbers coded exactly these bytes
+                key = (s, bdist, pdist, id(cur), id(base), id(pred), id(self.coder.plan))
+                hit = self.cache._get(key)
+                if hit is not None:
+                    packet = hit[0]
+                    self.coder.last_bits = hit[1]
+                else:
+                    packet = self.coder._encode_call(s, cur, bdist, base, pdist, pred)
+                    self.cache._put(key, (packet, self.coder.last_bits, cur, base, pred,
+                                          self.coder.plan))
             if self.sent.get(s) is not cur:
                 _bit_clear(self.acked, s)         # a new snapshot under that number: not acked
             _store(self.sent, self.acked, self.newest_seq if self.newest_seq >= 0 else None, s, cur,

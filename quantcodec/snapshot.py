@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._delta import (DecoderState, DeltaCoder, EncoderState, SnapshotData, _set_snapshot_type,
+from ._delta import (DecoderState, DeltaCoder, EncoderState, PacketCache, SnapshotData, _set_snapshot_type,
                      ascending_ids, ids_u64, seq_arg)
 from ._plan import Plan
 from .errors import DecodeError, SchemaError
 
-__all__ = ["Snapshot", "SnapshotEncoder", "SnapshotDecoder", "seq_newer", "seq_distance"]
+__all__ = ["Snapshot", "SnapshotEncoder", "SnapshotDecoder", "PacketCache", "seq_newer", "seq_distance"]
 
 SEQ_MASK = 0xFFFF
 MAX_HISTORY = 0x7FFF
@@ -308,17 +308,21 @@ class SnapshotEncoder:
     has it. Each packet is coded against the newest acknowledged snapshot older than it that is
     still in the history, or in full when there is none. ``predict=False`` turns off
     extrapolation from a second acknowledged snapshot (each packet then names one baseline).
+    ``cache``: a :class:`PacketCache` shared with the encoders of other clients of the same
+    schema, so that a packet that several clients need is coded once (see there).
     """
 
-    def __init__(self, schema, history=64, *, predict=True):
+    def __init__(self, schema, history=64, *, predict=True, cache=None):
         self._plan = _plan_of(schema, "SnapshotEncoder")
         self._schema = schema
         self._history = _history(history, "SnapshotEncoder")
         self._predict = bool(predict)
+        if cache is not None and not isinstance(cache, PacketCache):
+            raise TypeError(f"SnapshotEncoder: cache must be a PacketCache or None, got {type(cache).__name__}")
         self._coder = DeltaCoder(self._plan)
         # the state (snapshots sent, acks as a bit a sequence number, the last references) and
         # the per-packet work live in C; ``_sent`` is its dict (seq -> Snapshot)
-        self._state = EncoderState(self._coder, schema, self._history, self._predict)
+        self._state = EncoderState(self._coder, schema, self._history, self._predict, cache)
         self._sent = self._state.sent
         if type(self) is SnapshotEncoder:
             # the per-packet calls go straight to the C state (no Python frame); subclasses
@@ -344,6 +348,11 @@ class SnapshotEncoder:
     def held(self):
         """The sequence numbers of the snapshots held (sent, not yet too old), newest first."""
         return self._state.state()[1]
+
+    @property
+    def cache(self):
+        """The :class:`PacketCache` shared with other clients' encoders, or None."""
+        return self._state.cache
 
     @property
     def last_bits(self):

@@ -10,7 +10,7 @@ def _load():
 def test_bench_snapshot_runs_small():
     mod = _load()
     lines = []
-    rows = mod.main(["--bodies", "30", "--number", "2"], out=lines.append)
+    rows = mod.main(["--bodies", "30", "--number", "2", "--clients", "0"], out=lines.append)
     assert [r[0] for r in rows] == [60, 150, 280]
     for _, changed, nbytes, us in rows:
         assert 0.0 <= changed <= 1.0 and nbytes > 0
@@ -18,3 +18,17 @@ def test_bench_snapshot_runs_small():
                            "columns"}
         assert all(v > 0 for v in us.values())
     assert "x body" in lines[1] and len(lines) == 2 + len(rows) + 1
+
+
+def test_bench_snapshot_many_clients_rows():
+    # the shared-packet rows: 7 clients over 5 ack lags need 5 distinct packets a tick (the
+    # lags are spread evenly and the stream is steady), and each side timed
+    mod = _load()
+    lines = []
+    mod.main(["--bodies", "30", "--number", "2", "--clients", "7"], out=lines.append)
+    i = next(j for j, line in enumerate(lines) if "clients whose acks lag" in line)
+    table = lines[i + 2:]
+    assert [int(r.split()[0]) for r in table] == [60, 150, 280]
+    for r in table:
+        f = r.replace("|", " ").split()
+        assert int(f[1]) == 5 and float(f[2]) > 0 and float(f[4]) > 0 and f[-1].endswith("x")
