@@ -501,24 +501,13 @@ cdef inline int get_egx(br_t* r, int k, int b, uint64_t* out, int* alt) noexcept
     """Read what put_egx wrote. 0 ok, D_SHORT, D_STRUCT (a value that does not fit b bits).
     With ``alt`` not NULL, the escape carries one more bit first: 1 means "no value, something
     else follows" (alt[0] = 1, nothing more read), 0 a raw value as usual. The common case (the
-    whole code within one 8-byte load, no escape) is inline; the rest is get_egx_slow."""
-    cdef int E = egx_E(k, b)
-    cdef uint64_t peek, m
-    cdef int e, tot
-    cdef Py_ssize_t idx = r.pos >> 3
-    if idx + 8 <= r.nbytes:
-        peek = qc_load_le64(r.buf + idx) >> (r.pos & 7)
-        if peek & qc_mask(E):
-            e = qc_ctz64(peek)
-            tot = 2 * e + 1 + k
-            if tot <= 57:
-                m = ((peek >> (e + 1)) & qc_mask(e)) | ((<uint64_t>1) << e)
-                m = ((m - 1) << k) | ((peek >> (2 * e + 1)) & qc_mask(k))
-                if b < 64 and (m >> b):
-                    return D_STRUCT
-                r.pos += tot
-                out[0] = m
-                return D_OK
+    whole code within one 8-byte load, no escape) is qc_egx_fast, inline; the rest is
+    get_egx_slow."""
+    cdef int st = qc_egx_fast(r.buf, r.nbytes, &r.pos, k, b, egx_E(k, b), out)
+    if st == 1:
+        return D_OK
+    if st < 0:
+        return D_STRUCT
     return get_egx_slow(r, k, b, out, alt)
 
 

@@ -506,13 +506,22 @@ cdef inline double quat_shrunk(double x, double st) noexcept nogil:
     return 0.0 if x < 0.0 else x
 
 
-cdef inline bint quat_valid_shrunk(double a, double b, double c) noexcept nogil:
-    """The validity test on the three shrunk kept values (index order)."""
-    cdef double s = (a * a + b * b) + c * c
+cdef inline double quat_kept_sum(double a, double b, double c) noexcept nogil:
+    """The sum of squares of the three kept values, in the order of _reference.quat_valid."""
+    return (a * a + b * b) + c * c
+
+
+cdef inline double quat_kept_big(double a, double b, double c) noexcept nogil:
+    """The largest of the three kept values (shrunk: non-negative), 0.0 if none is positive."""
     cdef double big = c if c > 0.0 else 0.0
     big = b if b > big else big
-    big = a if a > big else big
-    return (not (s > 1.0)) & (sqrt(1.0 - s) >= big)
+    return a if a > big else big
+
+
+cdef inline bint quat_valid_shrunk(double a, double b, double c) noexcept nogil:
+    """The validity test on the three shrunk kept values (index order)."""
+    cdef double s = quat_kept_sum(a, b, c)
+    return (not (s > 1.0)) & (sqrt(1.0 - s) >= quat_kept_big(a, b, c))
 
 
 cdef inline bint quat_valid_shrunk_branchy(double a, double b, double c) noexcept nogil:
@@ -523,11 +532,9 @@ cdef inline bint quat_valid_shrunk_branchy(double a, double b, double c) noexcep
     sqrt(x) rounds below big. Between the two, and where big * big could be inexact for being
     tiny, the square root decides. (tests/test_snapshot.py checks it against quat_valid_shrunk
     within a few ulps of the boundary, and every code of small Quats against Quat.valid.)"""
-    cdef double s = (a * a + b * b) + c * c
-    cdef double big = c if c > 0.0 else 0.0
+    cdef double s = quat_kept_sum(a, b, c)
+    cdef double big = quat_kept_big(a, b, c)
     cdef double x, p
-    big = b if b > big else big
-    big = a if a > big else big
     if s > 1.0:
         return False
     x = 1.0 - s
