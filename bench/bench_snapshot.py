@@ -18,9 +18,14 @@ Ratios are struct.pack time / quantcodec time (higher is better; the target of S
 is 9x). Timings are the best of several repeats; the machine's load moves them, the ratios much
 less.
 
-    python bench/bench_snapshot.py [--bodies 1000] [--clients 100]
+Those calls are repeated on one input (as microbenchmarks do: the rows they read are then in
+the nearest caches, and the branch predictors have learned the packet). The second table
+(``--stream``, default 5 runs) times them as a server and a client make them instead: the
+scene streamed tick by tick, each tick's calls once, ``pack/body`` timed in the same loop.
 
-Then, for a server with many clients (``--clients``, default 100, acks lagging 4 to 8 ticks):
+    python bench/bench_snapshot.py [--bodies 1000] [--clients 100] [--stream 5]
+
+Last, for a server with many clients (``--clients``, default 100, acks lagging 4 to 8 ticks):
 one tick's packets for all of them, from independent encoders and from encoders sharing a
 ``PacketCache``, which codes each distinct packet once.
 """
@@ -31,6 +36,7 @@ import argparse
 import os
 import struct
 import sys
+import time
 import timeit
 
 import numpy as np
@@ -83,6 +89,56 @@ def measure(scene, schema, k, lag=6, number=200):
     return changed, len(packet), t
 
 
+def stream(scene, schema, centers=(60, 150, 280), half=10, lag=6, repeats=5):
+    """The same calls as a server and a client make them: the scene streamed tick by tick (a new
+    snapshot each tick, acked ``lag`` ticks late), each call timed once, on its tick's data,
+    between the other calls of the tick. Unlike a call repeated on one input (``measure``),
+    the references' rows come from farther caches (they are ``lag`` ticks old) and the branch
+    predictors have not learned the packet. ``pack/body`` is timed in the same loop on the
+    tick's ready tuples. Returns, per window of ticks ``center +- half``, the share of
+    entities changed and the medians (over the window's ticks and the repeats) in seconds."""
+    body = struct.Struct("<10f").pack
+    pc = time.perf_counter
+    ticks = scene.ids.shape[0]
+    last = min(ticks, max(centers) + half)
+    times = {op: np.zeros((repeats, last)) for op in ("snapshot", "encode", "decode", "pack_body")}
+    changed = np.zeros(last)
+    for rep in range(repeats):
+        enc, dec = SnapshotEncoder(schema), SnapshotDecoder(schema)
+        snaps = {}
+        for k in range(last):
+            cols = scene.columns(k)
+            rows = [tuple(r) for r in np.concatenate(
+                [scene.positions[k], scene.orientations[k], scene.velocities[k]], axis=1).tolist()]
+            t0 = pc()
+            [body(*r) for r in rows]
+            t1 = pc()
+            snap = schema.snapshot(scene.ids[k], cols)
+            t2 = pc()
+            if k >= lag:
+                enc.ack(k - lag)
+            packet = enc.encode(k, snap)
+            t3 = pc()
+            view = dec.decode(packet)
+            t4 = pc()
+            for op, t in (("pack_body", t1 - t0), ("snapshot", t2 - t1), ("encode", t3 - t2),
+                          ("decode", t4 - t3)):
+                times[op][rep, k] = t
+            if rep == 0:
+                if view != snap:
+                    raise AssertionError(f"tick {k}: the decoded snapshot differs")
+                snaps[k] = snap
+                base = snaps.pop(k - lag, None)
+                if base is not None:
+                    changed[k] = np.mean(np.any(snap.matrix != base.matrix, axis=1))
+    out = []
+    for c in centers:
+        lo, hi = max(lag + 1, c - half), min(last, c + half)
+        out.append((c, float(changed[lo:hi].mean()),
+                    {op: float(np.median(t[:, lo:hi])) for op, t in times.items()}))
+    return out
+
+
 def many_clients(scene, schema, k, clients, lags=(4, 5, 6, 7, 8), number=20):
     """One tick for ``clients`` clients in steady state whose acks lag 4 to 8 ticks (spread
     evenly): the time to encode all their packets with independent encoders, and with encoders
@@ -123,6 +179,8 @@ def main(argv=None, out=print):
     ap.add_argument("--bodies", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--number", type=int, default=200)
+    ap.add_argument("--stream", type=int, default=5,
+                    help="runs of the streamed scene for the in-a-stream rows (0: leave them out)")
     ap.add_argument("--clients", type=int, default=100,
                     help="clients for the shared-packet rows (0: leave them out)")
     args = ap.parse_args(argv)
@@ -148,6 +206,16 @@ def main(argv=None, out=print):
     out("x list / x body / x np: the struct.pack baseline's time over the quantcodec call's time; "
         "snapshot: quantizing the tick (once for all clients); columns: dequantizing a decoded "
         "view (lazy, on first access)")
+    if args.stream > 0:
+        out(f"\nIn a stream: each tick snapshotted, encoded and decoded once, in order (acks 6 "
+            f"ticks late); medians over ticks k-10..k+9 and {args.stream} runs, in microseconds")
+        out(f"{'ticks':>9s} {'changed':>8s} | {'pack/body':>9s} | {'snapshot':>8s} | "
+            f"{'encode':>7s} {'x body':>6s} | {'decode':>7s} {'x body':>6s}")
+        for c, changed, t in stream(scene, schema, repeats=args.stream):
+            us = {key: v * 1e6 for key, v in t.items()}
+            out(f"{c - 10:4d}-{c + 9:<4d} {changed:8.1%} | {us['pack_body']:9.1f} | "
+                f"{us['snapshot']:8.1f} | {us['encode']:7.1f} {t['pack_body'] / t['encode']:6.1f} | "
+                f"{us['decode']:7.1f} {t['pack_body'] / t['decode']:6.1f}")
     if args.clients > 0:
         out(f"\n{args.clients} clients whose acks lag 4-8 ticks (even shares): one tick's packets, "
             f"encoders alone or sharing a PacketCache (emptied each tick); times in microseconds")

@@ -1837,9 +1837,15 @@ cdef class DeltaCoder:
             self._raise_at(r.pos)
         kept = m - nrem
         nout = kept + nnew
-        ids = _empty(nout, _U64)
+        if bdist and nrem == 0 and nnew == 0:
+            # the baseline's entities: its (immutable) id array is this snapshot's too, neither
+            # read nor copied (_copy_rows skips ids onto themselves)
+            ids = base._ids
+            oid = <uint64_t*>bidp
+        else:
+            ids = _empty(nout, _U64)
+            oid = <uint64_t*>_data_of(ids)
         matrix = _empty((nout, S), _U64)
-        oid = <uint64_t*>_data_of(ids)
         orow = <uint64_t*>_data_of(matrix)
         with nogil:
             st = self._decode_body(&r, bidp, browp, m, pidp, prowp, p, bdist, pdist, nrem, nnew,
@@ -2794,7 +2800,8 @@ cdef class DecoderState:
 cdef inline void _copy_rows(uint64_t* oid, uint64_t* orow, const uint64_t* bid,
                             const uint64_t* brow, Py_ssize_t o, Py_ssize_t i, Py_ssize_t n,
                             Py_ssize_t S) noexcept nogil:
-    memcpy(oid + o, bid + i, sizeof(uint64_t) * n)
+    if oid + o != bid + i:      # (a decoded snapshot that shares its baseline's ids)
+        memcpy(oid + o, bid + i, sizeof(uint64_t) * n)
     memcpy(orow + o * S, brow + i * S, sizeof(uint64_t) * S * n)
 
 
@@ -2867,6 +2874,24 @@ def ascending_ids(ids):
         if p[i] <= p[i - 1]:
             return False
     return True
+
+
+def same_ids(a, b):
+    """Whether ``a`` and ``b``, uint64 id arrays as snapshots hold them, have the same ids (one
+    memcmp). Snapshots of a world whose entities did not change share one id array (see
+    quantcodec.snapshot.Snapshot), so the encoders and decoders that compare them stop at the
+    pointers instead of reading two cold arrays."""
+    cdef Py_ssize_t n
+    if a is b:
+        return True
+    if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+            and (a.dtype is _U64 or a.dtype == _U64) and (b.dtype is _U64 or b.dtype == _U64)
+            and a.ndim == 1 and b.ndim == 1):
+        raise ValueError("same_ids: expected two one-dimensional uint64 arrays")
+    n = a.shape[0]
+    if b.shape[0] != n:
+        return False
+    return _same_ids(<const uint64_t*>_data_of(a, False), <const uint64_t*>_data_of(b, False), n)
 
 
 def ids_u64(a):

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._delta import (DecoderState, DeltaCoder, EncoderState, PacketCache, SnapshotData, _set_snapshot_type,
-                     ascending_ids, ids_u64, seq_arg)
+                     ascending_ids, ids_u64, same_ids, seq_arg)
 from ._plan import Plan
 from .errors import DecodeError, SchemaError
 
@@ -142,6 +142,14 @@ class Snapshot(SnapshotData):
             raise ValueError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of columns")
         if order is not None:
             matrix = matrix[order]
+        # the entities of the schema's previous snapshot (the usual case, tick after tick): share
+        # its id array. It is immutable, and an encoder that finds a baseline with the same array
+        # skips comparing the ids, which are cold by then (the baseline is some ticks old)
+        prev = schema.__dict__.get("_last_ids")
+        if prev is not None and same_ids(prev, ids):
+            ids = prev
+        else:
+            schema.__dict__["_last_ids"] = ids
         self._schema = schema
         self._bind(_frozen(ids), _frozen(np.ascontiguousarray(matrix)), plan)
         self._seq = None

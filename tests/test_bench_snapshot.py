@@ -10,7 +10,8 @@ def _load():
 def test_bench_snapshot_runs_small():
     mod = _load()
     lines = []
-    rows = mod.main(["--bodies", "30", "--number", "2", "--clients", "0"], out=lines.append)
+    rows = mod.main(["--bodies", "30", "--number", "2", "--clients", "0", "--stream", "0"],
+                    out=lines.append)
     assert [r[0] for r in rows] == [60, 150, 280]
     for _, changed, nbytes, us in rows:
         assert 0.0 <= changed <= 1.0 and nbytes > 0
@@ -25,10 +26,33 @@ def test_bench_snapshot_many_clients_rows():
     # lags are spread evenly and the stream is steady), and each side timed
     mod = _load()
     lines = []
-    mod.main(["--bodies", "30", "--number", "2", "--clients", "7"], out=lines.append)
+    mod.main(["--bodies", "30", "--number", "2", "--clients", "7", "--stream", "0"], out=lines.append)
     i = next(j for j, line in enumerate(lines) if "clients whose acks lag" in line)
     table = lines[i + 2:]
     assert [int(r.split()[0]) for r in table] == [60, 150, 280]
     for r in table:
         f = r.replace("|", " ").split()
         assert int(f[1]) == 5 and float(f[2]) > 0 and float(f[4]) > 0 and f[-1].endswith("x")
+
+
+def test_bench_snapshot_stream_rows():
+    # the in-a-stream rows: the scene streamed tick by tick (each decoded view checked against
+    # the server's snapshot inside), one row per window of ticks, every call timed
+    mod = _load()
+    lines = []
+    mod.main(["--bodies", "30", "--number", "2", "--clients", "0", "--stream", "2"],
+             out=lines.append)
+    i = next(j for j, line in enumerate(lines) if "In a stream" in line)
+    table = lines[i + 2:]
+    assert [r.split()[0] for r in table] == ["50-69", "140-159", "270-289"]
+    for r in table:
+        f = r.replace("|", " ").split()
+        assert f[1].endswith("%") and all(float(x) > 0 for x in f[2:])
+    from quantcodec._scene import simulate
+    from quantcodec._stream import default_schema
+    out = mod.stream(simulate(20, 2.0, 60, 1), default_schema(velocity=True), centers=(30, 100),
+                     half=5, repeats=2)
+    assert [c for c, _, _ in out] == [30, 100]
+    for _, changed, t in out:
+        assert 0.0 <= changed <= 1.0
+        assert set(t) == {"snapshot", "encode", "decode", "pack_body"} and min(t.values()) > 0

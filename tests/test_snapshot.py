@@ -453,6 +453,37 @@ def test_snapshots_are_shared_not_copied(schema):
         assert e._sent[0] is snap
 
 
+def test_unchanged_entities_share_one_id_array():
+    # tick after tick with the same entities, a schema's snapshots share one (read-only) id
+    # array, and so do views decoded against a baseline with the same entities: the coders then
+    # compare ids by pointer. Other ids get their own array, and nothing is lost either way.
+    from quantcodec._delta import same_ids
+    schema = pose_schema()
+    ids = np.array([3, 9, 12, 40, 41])
+    s1 = schema.snapshot(ids, pose_columns(5, seed=1))
+    s2 = schema.snapshot(ids[::-1], {k: v[::-1] for k, v in pose_columns(5, seed=2).items()})
+    assert s2.ids is s1.ids and not s1.ids.flags.writeable
+    s3 = schema.snapshot(ids + 1, pose_columns(5, seed=3))
+    assert s3.ids is not s1.ids and list(s3.ids) == [4, 10, 13, 41, 42]
+    s4 = schema.snapshot(ids + 1, pose_columns(5, seed=4))
+    assert s4.ids is s3.ids and s1.ids.tolist() == [3, 9, 12, 40, 41]
+    other = pose_schema()                       # an equal schema keeps its own
+    assert other.snapshot(ids, pose_columns(5)).ids is not s1.ids
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    v1 = dec.decode(enc.encode(1, s1))
+    enc.ack(1)
+    v2 = dec.decode(enc.encode(2, s2))
+    assert v2 == s2 and v2.ids is v1.ids         # the baseline's entities: its array
+    enc.ack(2)
+    v3 = dec.decode(enc.encode(3, s3))
+    assert v3 == s3 and v3.ids is not v2.ids and v3.ids.tolist() == s3.ids.tolist()
+    assert v2.ids.tolist() == [3, 9, 12, 40, 41]
+    u = np.array([1, 2], dtype=np.uint64)
+    assert same_ids(u, u.copy()) and not same_ids(u, u[:1]) and not same_ids(u, u + 1)
+    with pytest.raises(ValueError, match="uint64"):
+        same_ids(u, [1, 2])
+
+
 def test_extrapolation_is_used_and_exact(schema):
     """Bodies in steady motion: with two acked snapshots the packet extrapolates and shrinks."""
     n = 200
