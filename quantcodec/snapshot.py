@@ -145,11 +145,13 @@ class Snapshot(SnapshotData):
         # the entities of the schema's previous snapshot (the usual case, tick after tick): share
         # its id array. It is immutable, and an encoder that finds a baseline with the same array
         # skips comparing the ids, which are cold by then (the baseline is some ticks old)
-        prev = schema.__dict__.get("_last_ids")
-        if prev is not None and same_ids(prev, ids):
-            ids = prev
-        else:
-            schema.__dict__["_last_ids"] = ids
+        own = getattr(schema, "__dict__", None)     # (a Schema's; any other owner: no sharing)
+        if own is not None:
+            prev = own.get("_last_ids")
+            if prev is not None and same_ids(prev, ids):
+                ids = prev
+            else:
+                own["_last_ids"] = ids
         self._schema = schema
         self._bind(_frozen(ids), _frozen(np.ascontiguousarray(matrix)), plan)
         self._seq = None
