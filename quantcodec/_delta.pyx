@@ -293,6 +293,77 @@ cdef extern from *:
         default: QC_DIFF_ROWS(S) break;
         }
     }
+    /* Word w of the row mask of a context class, m rows in all: inv 0, the rows whose context
+       is 1 (cm itself); inv 1, the others. */
+    static inline uint64_t qc_class_word(const uint64_t* cm, Py_ssize_t w, Py_ssize_t m, int inv) {
+        uint64_t x = cm[w];
+        if (inv) {
+            x = ~x;
+            if (m - (w << 6) < 64)
+                x &= (((uint64_t)1) << (m - (w << 6))) - 1;
+        }
+        return x;
+    }
+    /* Mark in chm the rows of a context class (inv, as qc_class_word) at the ascending
+       positions s[0..n) within that class: ranks turned into rows in one forward pass over the
+       class's W mask words. -1 if a position is out of order or beyond the class. */
+    static int qc_select_into(const uint64_t* cm, Py_ssize_t W, Py_ssize_t m, int inv,
+                              const Py_ssize_t* s, Py_ssize_t n, uint64_t* chm) {
+        Py_ssize_t a, w = 0, rank = 0, t, left;     /* left: the bits still set in cur */
+        uint64_t cur;
+        if (n == 0)
+            return 0;
+        if (W == 0)
+            return -1;
+        cur = qc_class_word(cm, 0, m, inv);
+        left = qc_popcount64(cur);
+        for (a = 0; a < n; a++) {
+            t = s[a];
+            if (t < rank)
+                return -1;
+            while (rank + left <= t) {
+                rank += left;
+                if (++w >= W)
+                    return -1;
+                cur = qc_class_word(cm, w, m, inv);
+                left = qc_popcount64(cur);
+            }
+            while (rank < t) {          /* (at most 63 a word over the whole pass) */
+                cur &= cur - 1;
+                rank++;
+                left--;
+            }
+            chm[w] |= cur & (0 - cur);
+            cur &= cur - 1;
+            rank++;
+            left--;
+        }
+        return 0;
+    }
+    /* The changed rows, ascending, when the baseline and the extrapolation snapshot hold the
+       same entities row for row: ctx[i] (0 or 1) is row i's context class, s1[0..n1) and
+       s0[0..n0) the positions of the changed rows within class 1 and within class 0 (as the
+       packet's two sets give them). cm, chm: scratch of (m + 63) / 64 words each. Writes
+       out[] and returns how many (n1 + n0), or -1 if a position is out of order or beyond its
+       class. The classes are bit masks: nothing m entries long is written. */
+    static Py_ssize_t qc_changed_rows(const uint8_t* ctx, Py_ssize_t m, const Py_ssize_t* s1,
+                                      Py_ssize_t n1, const Py_ssize_t* s0, Py_ssize_t n0,
+                                      uint64_t* cm, uint64_t* chm, Py_ssize_t* out) {
+        Py_ssize_t W = (m + 63) >> 6, w, nc = 0, lim;
+        uint64_t x;
+        for (w = 0; w < W; w++) {
+            lim = m - (w << 6) < 64 ? m - (w << 6) : 64;
+            cm[w] = qc_nonzero_mask(ctx + (w << 6), lim);
+            chm[w] = 0;
+        }
+        if (qc_select_into(cm, W, m, 0, s1, n1, chm) < 0 || qc_select_into(cm, W, m, 1, s0, n0, chm) < 0)
+            return -1;
+        for (w = 0; w < W; w++) {
+            for (x = chm[w]; x; x &= x - 1)
+                out[nc++] = (w << 6) + qc_ctz64(x);
+        }
+        return nc;
+    }
     /* keys: c, b, p are word-major row keys of S words a row (else rows of S carriers) */
     static Py_ssize_t qc_scan_rows(const uint64_t* c, const uint64_t* b, const uint64_t* p,
                                    const uint8_t* tm, Py_ssize_t n, Py_ssize_t S, int keys,
@@ -318,6 +389,9 @@ cdef extern from *:
     """
     void qc_rows_differ(const uint64_t* b, const uint64_t* p, Py_ssize_t n, Py_ssize_t S,
                         uint8_t* out) noexcept nogil
+    Py_ssize_t qc_changed_rows(const uint8_t* ctx, Py_ssize_t m, const Py_ssize_t* s1,
+                               Py_ssize_t n1, const Py_ssize_t* s0, Py_ssize_t n0,
+                               uint64_t* cm, uint64_t* chm, Py_ssize_t* out) noexcept nogil
     Py_ssize_t qc_scan_rows(const uint64_t* c, const uint64_t* b, const uint64_t* p,
                             const uint8_t* tm, Py_ssize_t n, Py_ssize_t S, int keys,
                             Py_ssize_t* idx, uint8_t* ctxo, Py_ssize_t* kpos,
@@ -1951,7 +2025,12 @@ cdef class DeltaCoder:
         cdef uint64_t* orw
         cdef const uint64_t* br
         cdef const uint64_t* pr
-        cdef uint8_t* ctxv
+        cdef const uint8_t* ctxv = NULL
+        cdef uint8_t* ctxw
+        # the kept rows are the baseline's, row for row (no entity removed or added): the maps
+        # kept index -> baseline row / output row are the identity, not written (NULL below)
+        cdef bint ident = nrem == 0 and nnew == 0
+        cdef bint pred_ident = 0      # kept index -> extrapolation row is the identity
         if (buf_need(&self.b_kept, sizeof(Py_ssize_t) * 8 * (kept + 1)) or
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
                 buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1)):
@@ -1977,12 +2056,9 @@ cdef class DeltaCoder:
         run_i = 0
         run_o = 0
         run_n = 0
-        if nrem == 0 and nnew == 0:
+        if ident:
             # the common case: the baseline's entities, row for row
             _copy_rows(oid, orow, bid, brow, 0, 0, m, S)
-            for e in range(m):
-                kept_base[e] = e
-                kept_out[e] = e
             i = m
         while i < m or j < nnew:
             if i < m and x < nrem and removed[x] == i:
@@ -2021,24 +2097,24 @@ cdef class DeltaCoder:
         # one over those that changed between the two references, then one over the others
         if pdist and nrem == 0 and p == m and _same_ids(pid, bid, m):
             # the common case: the same entities in both references, row for row
-            if buf_need(&self.b_cctx, m + 1):
-                return self._fail(D_NOMEM, b"out of memory")
-            ctxv = <uint8_t*>self.b_cctx.p
+            # (nrem == 0: kept index e is baseline row e, and extrapolation row e)
+            pred_ident = 1
             if ctxmap != NULL:
-                memcpy(ctxv, ctxmap, m)       # known from decoding the baseline (SnapshotData._diff)
+                ctxv = ctxmap       # known from decoding the baseline (SnapshotData._diff)
             else:
-                qc_rows_differ(brow, prow, m, S, ctxv)
+                if buf_need(&self.b_cctx, m + 1):
+                    return self._fail(D_NOMEM, b"out of memory")
+                ctxw = <uint8_t*>self.b_cctx.p
+                qc_rows_differ(brow, prow, m, S, ctxw)
+                ctxv = ctxw
             for e in range(kept):
-                kept_pred[e] = e
-                cls1[n1] = e
-                cls0[n0] = e
                 n1 += ctxv[e]
-                n0 += 1 - ctxv[e]
+            n0 = kept - n1
         elif pdist:
             pj = 0
             same = p == m and _same_ids(pid, bid, m)
             for e in range(kept):
-                kb = kept_base[e]
+                kb = e if ident else kept_base[e]
                 if same:
                     kept_pred[e] = kb
                     ctx = rows_differ(brow + kb * S, prow + kb * S, S)
@@ -2067,6 +2143,15 @@ cdef class DeltaCoder:
                     return self._fail(st, b"bad set of changed entities")
             a1 = 0
             a0 = 0
+            if pred_ident:
+                # the changed kept indices from the two classes' positions (cls1 / cls0 lend
+                # their room to the classes' bit masks, (m + 63) / 64 words each)
+                nchg = qc_changed_rows(ctxv, kept, set1, m1, set0, m0, <uint64_t*>cls1,
+                                       <uint64_t*>cls0, chg)
+                if nchg < 0:
+                    return self._fail(D_STRUCT, b"bad set of changed entities")
+                a1 = m1
+                a0 = m0
             while a1 < m1 or a0 < m0:
                 if a0 >= m0 or (a1 < m1 and cls1[set1[a1]] < cls0[set0[a0]]):
                     chg[nchg] = cls1[set1[a1]]
@@ -2106,8 +2191,9 @@ cdef class DeltaCoder:
                     if <int>v > self.ci[c].b:
                         return self._fail(D_STRUCT, b"Exp-Golomb parameter above the code width")
                     kk[c] = <uint8_t>v
-        st = self._get_changed(r, bid, brow, prow if pdist else NULL, orow, chg, nchg, kept_base,
-                               kept_out, kept_pred, fch, kk, pp, bdist, pdist)
+        st = self._get_changed(r, bid, brow, prow if pdist else NULL, orow, chg, nchg,
+                               NULL if ident else kept_base, NULL if ident else kept_out,
+                               NULL if pred_ident else kept_pred, fch, kk, pp, bdist, pdist)
         if st:
             return st
         return self._finish(r)
@@ -2118,7 +2204,8 @@ cdef class DeltaCoder:
                           const Py_ssize_t* kept_pred, const uint8_t* fch, const uint8_t* kk,
                           const uint8_t* pp, int64_t num, int64_t den) noexcept nogil:
         """The changed entities' fields, in packet order, into their output rows (already
-        copies of their baseline rows). ``prow`` NULL: no extrapolation snapshot. The reader is
+        copies of their baseline rows). ``prow`` NULL: no extrapolation snapshot. The maps from
+        a kept index to its baseline, output and extrapolation row: NULL for the identity. The reader is
         held in locals (buf, nbytes, pos) whose addresses go only to the forced-inline fast
         reads, the rare reads returning the position (rd_slow), so that the position
         stays in a register along the chain of reads."""
@@ -2141,12 +2228,14 @@ cdef class DeltaCoder:
         for c in range(self.ncomps):
             EE[c] = <uint8_t>egx_E(kk[c], CI[c].b)
         for e in range(nchg):
-            kb = kept_base[chg[e]]
+            kb = chg[e] if kept_base == NULL else kept_base[chg[e]]
             br = brow + kb * S
-            orw = orow + kept_out[chg[e]] * S
+            orw = orow + (chg[e] if kept_out == NULL else kept_out[chg[e]]) * S
             pr = NULL
-            if prow != NULL and kept_pred[chg[e]] >= 0:
-                pr = prow + kept_pred[chg[e]] * S
+            if prow != NULL:
+                t = chg[e] if kept_pred == NULL else kept_pred[chg[e]]
+                if t >= 0:
+                    pr = prow + t * S
             any_ = 0
             for f in range(F):
                 if not fch[e * F + f]:

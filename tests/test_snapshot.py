@@ -1421,3 +1421,33 @@ def test_row_keys_only_where_narrower_and_canonical():
     bad = SnapshotData()
     bad._bind(ids, m3, KEYED._plan)
     assert bad.kw == 0
+
+
+@pytest.mark.parametrize("n", [1, 2, 63, 64, 65, 127, 128, 129, 200])
+@pytest.mark.parametrize("frac", [0.0, 0.1, 0.5, 1.0])
+def test_decoder_finds_changed_rows_by_context_class(n, frac):
+    # the same entities in the baseline and the extrapolation snapshot: the decoder turns the
+    # packet's two sets (positions within the rows that changed between the references, then
+    # within the others) into rows through bit masks of 64 rows; every class mix, at the word
+    # boundaries, with the classes known from an earlier packet (base._diff) and not
+    from quantcodec._delta import DeltaCoder
+    rng = np.random.default_rng(n * 10 + int(frac * 10))
+    ids = np.arange(n, dtype=np.uint64)
+    coder = DeltaCoder(KEYED._plan)
+    for ctx_frac in (0.0, 0.3, 1.0):
+        pred = qc.Snapshot.from_codes(KEYED, ids, _matrix_columns(
+            KEYED, _flip_bits(rng, KEYED, np.zeros((n, len(KEYED.fields)), np.uint64), 1.0)))
+        for known in (False, True):
+            base = qc.Snapshot.from_codes(KEYED, ids, _matrix_columns(
+                KEYED, _flip_bits(rng, KEYED, pred.matrix, ctx_frac)))
+            cur = qc.Snapshot.from_codes(KEYED, ids, _matrix_columns(
+                KEYED, _flip_bits(rng, KEYED, base.matrix, frac)))
+            if known:       # base remembers which of its rows differ from pred's
+                coder.encode(1, base, 1, pred)
+                assert base._diff is not None and base._diff[0]() is pred
+            else:
+                assert base._diff is None
+            packet = coder.encode(7, cur, 2, base, 3, pred)
+            seq, got_ids, matrix = coder.decode(packet, base, pred)
+            assert seq == 7 and np.array_equal(got_ids, ids)
+            assert np.array_equal(matrix, cur.matrix), (n, frac, ctx_frac, known)
