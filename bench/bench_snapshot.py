@@ -6,8 +6,10 @@ For one client and a snapshot of N bodies (default 1000) of the bench scene at t
 - ``struct.pack`` of the snapshot's raw float32 values (position, rotation, velocity: 10 floats a
   body), three ways: one call over a ready list of all the floats ("pack(list)", the fastest
   thing struct can do), one ``Struct('<10f').pack`` per body from ready tuples ("pack/body", how
-  a server serializes entity by entity), and one call from the NumPy arrays, ``tolist``
-  included ("pack(np)", where a NumPy simulation's state actually lives);
+  a server serializes entity by entity), one call from the NumPy arrays, ``tolist``
+  included ("pack(np)", where a NumPy simulation's state actually lives), and one call
+  unpacking the NumPy array itself ("pack(*np)", ``st.pack(*array.ravel())``, the most direct
+  way to write it: each element goes through a NumPy scalar, so it is the slowest);
 - ``encoder.encode(seq, snapshot)``: one client's delta packet against its acknowledged baseline
   (and extrapolation snapshot), the whole Python call;
 - ``decoder.decode(packet)``: the whole Python call, up to the decoded snapshot (its columns are
@@ -81,6 +83,7 @@ def measure(scene, schema, k, lag=6, number=200):
         "pack_list": best(lambda: st.pack(*flat), number),
         "pack_body": best(lambda: [body(*r) for r in rows], max(1, number // 4)),
         "pack_numpy": best(lambda: st.pack(*raw.ravel().tolist()), number),
+        "pack_star": best(lambda: st.pack(*raw.ravel()), max(1, number // 4)),
         "encode": best(lambda: enc.encode(k, cur), number),
         "decode": best(lambda: dec.decode(packet), number),
         "snapshot": best(lambda: schema.snapshot(scene.ids[k], scene.columns(k)), max(1, number // 4)),
@@ -189,22 +192,23 @@ def main(argv=None, out=print):
     out(f"{args.bodies} bodies, scene schema ({schema.bits} bits a record at most), one client in "
         f"steady state (acks 6 ticks late, full history); times in microseconds (best of 7)")
     out(f"{'tick':>5s} {'changed':>8s} {'bytes':>6s} | {'pack(list)':>10s} {'pack/body':>9s} "
-        f"{'pack(np)':>9s} | {'encode':>7s} {'x list':>6s} {'x body':>6s} {'x np':>6s} | "
-        f"{'decode':>7s} {'x list':>6s} {'x body':>6s} {'x np':>6s} | {'snapshot':>8s} {'columns':>8s}")
+        f"{'pack(np)':>9s} {'pack(*np)':>9s} | {'encode':>7s} {'x list':>6s} {'x body':>6s} "
+        f"{'x np':>6s} {'x *np':>6s} | {'decode':>7s} {'x list':>6s} {'x body':>6s} {'x np':>6s} "
+        f"{'x *np':>6s} | {'snapshot':>8s} {'columns':>8s}")
     rows = []
     for k in (60, 150, 280):
         changed, nbytes, t = measure(scene, schema, k, number=args.number)
         us = {key: v * 1e6 for key, v in t.items()}
         rows.append((k, changed, nbytes, us))
-        ratios = {op: [t[b] / t[op] for b in ("pack_list", "pack_body", "pack_numpy")]
+        ratios = {op: [t[b] / t[op] for b in ("pack_list", "pack_body", "pack_numpy", "pack_star")]
                   for op in ("encode", "decode")}
         out(f"{k:5d} {changed:8.1%} {nbytes:6d} | {us['pack_list']:10.1f} {us['pack_body']:9.1f} "
-            f"{us['pack_numpy']:9.1f} | {us['encode']:7.1f} "
+            f"{us['pack_numpy']:9.1f} {us['pack_star']:9.1f} | {us['encode']:7.1f} "
             + " ".join(f"{r:6.1f}" for r in ratios["encode"])
             + f" | {us['decode']:7.1f} " + " ".join(f"{r:6.1f}" for r in ratios["decode"])
             + f" | {us['snapshot']:8.1f} {us['columns']:8.1f}")
-    out("x list / x body / x np: the struct.pack baseline's time over the quantcodec call's time; "
-        "snapshot: quantizing the tick (once for all clients); columns: dequantizing a decoded "
+    out("x list / x body / x np / x *np: the struct.pack baseline's time over the quantcodec "
+        "call's time; snapshot: quantizing the tick (once for all clients); columns: dequantizing a decoded "
         "view (lazy, on first access)")
     if args.stream > 0:
         out(f"\nIn a stream: each tick snapshotted, encoded and decoded once, in order (acks 6 "

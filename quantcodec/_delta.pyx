@@ -777,25 +777,44 @@ cdef inline void buf_free(buf_t* b) noexcept nogil:
 # ------------------------------------------------------------------------------------------------
 # entity-set coding: SET(M) — see docs/wire-format.md
 
-cdef Py_ssize_t rice_cost(const Py_ssize_t* pos, Py_ssize_t n, int k) noexcept nogil:
-    cdef Py_ssize_t i, prev = -1, c = n * (1 + k)
+cdef void rice_costs(const Py_ssize_t* pos, Py_ssize_t n, int k, Py_ssize_t* c) noexcept nogil:
+    """c[t] = the Rice bits of the gaps of pos[0..n) (ascending) with parameter k + t, for t in
+    0, 1, 2: the three candidates in one pass."""
+    cdef Py_ssize_t i, prev = -1
+    cdef uint64_t g, c0 = 0, c1 = 0, c2 = 0
     for i in range(n):
-        c += <Py_ssize_t>((<uint64_t>(pos[i] - prev - 1)) >> k)
+        g = <uint64_t>(pos[i] - prev - 1)
+        c0 += g >> k
+        c1 += g >> (k + 1)
+        c2 += g >> (k + 2)
         prev = pos[i]
-    return c
+    c[0] = <Py_ssize_t>c0 + n * (1 + k)
+    c[1] = <Py_ssize_t>c1 + n * (2 + k)
+    c[2] = <Py_ssize_t>c2 + n * (3 + k)
 
 
-cdef Py_ssize_t rice_cost_complement(const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M,
-                                     int k) noexcept nogil:
-    """Rice bits of the gaps between the positions of range(M) that are NOT in pos[0..n)."""
-    cdef Py_ssize_t i, j = 0, prev = -1, c = (M - n) * (1 + k)
-    for i in range(M):
-        if j < n and pos[j] == i:
-            j += 1
-            continue
-        c += <Py_ssize_t>((<uint64_t>(i - prev - 1)) >> k)
-        prev = i
-    return c
+cdef void rice_costs_complement(const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M, int k,
+                                Py_ssize_t* c) noexcept nogil:
+    """rice_costs of the positions of range(M) that are NOT in pos[0..n), from the members
+    alone (O(n), not O(M) with a branch a position): between two consecutive absent positions
+    the gap is the number of members between them, so it is 0 inside a run of absent
+    positions, and after a run of r members it is r (the first absent position after a run
+    of members that does not end the range)."""
+    cdef Py_ssize_t i = 0, r, start, nn = M - n
+    cdef uint64_t c0 = 0, c1 = 0, c2 = 0
+    while i < n:
+        start = pos[i]
+        r = 1
+        while i + r < n and pos[i + r] == start + r:
+            r += 1
+        if start + r < M:
+            c0 += (<uint64_t>r) >> k
+            c1 += (<uint64_t>r) >> (k + 1)
+            c2 += (<uint64_t>r) >> (k + 2)
+        i += r
+    c[0] = <Py_ssize_t>c0 + nn * (1 + k)
+    c[1] = <Py_ssize_t>c1 + nn * (2 + k)
+    c[2] = <Py_ssize_t>c2 + nn * (3 + k)
 
 
 cdef inline int rice_k0(Py_ssize_t M, Py_ssize_t n) noexcept nogil:
@@ -825,8 +844,9 @@ cdef inline Py_ssize_t last_absent(const Py_ssize_t* pos, Py_ssize_t n, Py_ssize
 cdef void put_set(bw_t* w, const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M) noexcept nogil:
     """Write SET(M): the subset pos[0..n) (ascending) of range(M), M >= 1, in the cheapest of
     the four modes: 0 empty, 1 list of members, 2 list of non-members, 3 one bit per position."""
-    cdef int k, k0, bestk = 0, bestk2 = 0, cbits = qc_bitlen64(<uint64_t>(M - 1))
-    cdef Py_ssize_t c, bestc = -1, bestc2 = -1, i, j, prev, word_start, nn = M - n
+    cdef int k, k0, kb, bestk = 0, bestk2 = 0, cbits = qc_bitlen64(<uint64_t>(M - 1))
+    cdef Py_ssize_t costs[4]         # (written from 0 or 1, three each)
+    cdef Py_ssize_t bestc = -1, bestc2 = -1, i, j, prev, word_start, nn = M - n
     cdef uint64_t word
     if n == 0:
         bw_put(w, 0, 2)
@@ -836,24 +856,24 @@ cdef void put_set(bw_t* w, const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M) no
     if min_list_bits(n, pos[n - 1]) + cbits + SET_KBITS >= M:
         bestc = M
     else:
-        k0 = rice_k0(M, n)
-        for k in range(k0 - 1, k0 + 2):
-            if 0 <= k < (1 << SET_KBITS):
-                c = rice_cost(pos, n, k)
-                if bestc < 0 or c < bestc:
-                    bestc = c
-                    bestk = k
+        k0 = rice_k0(M, n) - 1             # the candidates k0 - 1 .. k0 + 1, in 0 .. 31
+        kb = 1 if k0 < 0 else 0
+        rice_costs(pos, n, k0 + kb, costs + kb)
+        for k in range(kb, 3 if k0 + 3 <= (1 << SET_KBITS) else (1 << SET_KBITS) - k0):
+            if bestc < 0 or costs[k] < bestc:
+                bestc = costs[k]
+                bestk = k0 + k
         bestc += cbits + SET_KBITS
     if nn == 0:
         bestc2 = cbits
     elif nn < n and min_list_bits(nn, last_absent(pos, n, M)) + cbits + SET_KBITS < M:
-        k0 = rice_k0(M, nn)
-        for k in range(k0 - 1, k0 + 2):
-            if 0 <= k < (1 << SET_KBITS):
-                c = rice_cost_complement(pos, n, M, k)
-                if bestc2 < 0 or c < bestc2:
-                    bestc2 = c
-                    bestk2 = k
+        k0 = rice_k0(M, nn) - 1
+        kb = 1 if k0 < 0 else 0
+        rice_costs_complement(pos, n, M, k0 + kb, costs + kb)
+        for k in range(kb, 3 if k0 + 3 <= (1 << SET_KBITS) else (1 << SET_KBITS) - k0):
+            if bestc2 < 0 or costs[k] < bestc2:
+                bestc2 = costs[k]
+                bestk2 = k0 + k
         bestc2 += cbits + SET_KBITS
     if bestc2 >= 0 and bestc2 < bestc and bestc2 < M:
         bw_put(w, 2, 2)

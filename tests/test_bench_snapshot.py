@@ -15,8 +15,8 @@ def test_bench_snapshot_runs_small():
     assert [r[0] for r in rows] == [60, 150, 280]
     for _, changed, nbytes, us in rows:
         assert 0.0 <= changed <= 1.0 and nbytes > 0
-        assert set(us) == {"pack_list", "pack_body", "pack_numpy", "encode", "decode", "snapshot",
-                           "columns"}
+        assert set(us) == {"pack_list", "pack_body", "pack_numpy", "pack_star", "encode",
+                           "decode", "snapshot", "columns"}
         assert all(v > 0 for v in us.values())
     assert "x body" in lines[1] and len(lines) == 2 + len(rows) + 1
 

@@ -915,7 +915,8 @@ def set_cost_rule(pos, M):
         k0 = (M // len(members)).bit_length() - 1
         return min(rice(members, k) for k in (k0 - 1, k0, k0 + 1) if 0 <= k < 32) + cb + 5
     listed = best(pos)
-    absent = [i for i in range(M) if i not in set(pos)]
+    members = set(pos)
+    absent = [i for i in range(M) if i not in members]
     comp = cb if not absent else (best(absent) if len(absent) < n else None)
     if comp is not None and comp < listed and comp < M:
         return 2, 2 + comp
@@ -933,6 +934,25 @@ def test_set_mode_is_the_cheapest(M, data):
     pos = [i for i in range(M) if rng.random() < density]
     if data.draw(st.booleans()):                # dense runs at the end, and absent ones at the start
         pos = sorted(set(pos) | set(range(M - M // 3, M)) - set(range(M // 4)))
+    raw, nbits = set_bits(pos, M)
+    mode, want = set_cost_rule(pos, M)
+    assert nbits == want and Bits(raw).read(2) == mode
+    r = Bits(raw)
+    assert ReferenceDecoder([]).read_set(r, M) == pos and r.pos == nbits
+
+
+@settings(max_examples=60, deadline=None)
+@given(M=st.integers(1000, 1 << 16), few=st.integers(1, 40), complement=st.booleans(),
+       runs=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_set_mode_is_the_cheapest_far_apart(M, few, complement, runs, seed):
+    # sparse sets of a large range (Rice parameters up to 15), and their complements, which
+    # the encoder costs from the members alone: a few positions, or a few runs of them
+    from quantcodec._delta import set_bits
+    rng = np.random.default_rng(seed)
+    picked = set(rng.choice(M, few, replace=False).tolist())
+    if runs:
+        picked = {p + d for p in picked for d in range(int(rng.integers(1, 9))) if p + d < M}
+    pos = sorted(set(range(M)) - picked) if complement else sorted(picked)
     raw, nbits = set_bits(pos, M)
     mode, want = set_cost_rule(pos, M)
     assert nbits == want and Bits(raw).read(2) == mode
