@@ -856,7 +856,7 @@ cdef void put_set(bw_t* w, const Py_ssize_t* pos, Py_ssize_t n, Py_ssize_t M) no
     if min_list_bits(n, pos[n - 1]) + cbits + SET_KBITS >= M:
         bestc = M
     else:
-        k0 = rice_k0(M, n) - 1             # the candidates k0 - 1 .. k0 + 1, in 0 .. 31
+        k0 = rice_k0(M, n) - 1             # candidates k0 .. k0 + 2 (rice_k0 -+ 1), in 0 .. 31
         kb = 1 if k0 < 0 else 0
         rice_costs(pos, n, k0 + kb, costs + kb)
         for k in range(kb, 3 if k0 + 3 <= (1 << SET_KBITS) else (1 << SET_KBITS) - k0):
