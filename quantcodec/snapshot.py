@@ -66,10 +66,16 @@ def _plan_of(schema, owner):
 def _check_ids(ids):
     """ids -> 1-D uint64 array (a new or read-only-safe one); TypeError / ValueError if unusable."""
     a = ids_u64(ids)            # a 1-D integer array, in one C pass
-    if a is not None:
-        if a.shape[0] > MAX_ENTITIES:
-            raise ValueError(f"snapshot: at most {MAX_ENTITIES} entities, got {a.shape[0]}")
-        return a
+    fast = a is not None
+    if not fast:
+        a = _integer_ids(ids)
+    if a.shape[0] > MAX_ENTITIES:
+        raise ValueError(f"snapshot: at most {MAX_ENTITIES} entities, got {a.shape[0]}")
+    return a if fast else np.array(a, dtype=_U64, order="C")   # a copy: the snapshot owns its ids
+
+
+def _integer_ids(ids):
+    """The slow path of _check_ids: ids as a 1-D array of non-negative integers (not copied)."""
     if isinstance(ids, np.ndarray):
         a = ids
     else:
@@ -92,9 +98,7 @@ def _check_ids(ids):
     if a.dtype.kind == "i" and a.size and a.min() < 0:
         i = int(np.flatnonzero(a < 0)[0])
         raise ValueError(f"snapshot: ids must be non-negative, got {int(a[i])} at row {i}")
-    if a.shape[0] > MAX_ENTITIES:
-        raise ValueError(f"snapshot: at most {MAX_ENTITIES} entities, got {a.shape[0]}")
-    return np.array(a, dtype=_U64, order="C")       # always a copy: the snapshot owns its ids
+    return a
 
 
 def _sort_ids(ids):
