@@ -51,7 +51,7 @@ from quantcodec._kernels cimport (
 from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, E_SHORT, slot_valid, int_column
 from quantcodec._bits cimport (
     bw_t, br_t, bw_init, bw_free, bw_reset, bw_reserve, bw_put, bw_flush, bw_nbytes, br_init,
-    br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64,
+    br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64, qc_store_le64,
 )
 
 
@@ -421,6 +421,13 @@ cdef enum:
     SET_KBITS = 5           # width of the set-gap Rice parameter (0..31)
     HDR_K = 2               # Exp-Golomb parameter of the header's sequence distances
 
+# field shapes (finfo_t.shape)
+cdef enum:
+    F_GENERAL = 0   # anything else: slot by slot
+    F_ORD = 1       # ordered scalars only (a Bounded, a Vector of them, ...)
+    F_NZORD = 2     # a NearlyZero flag, then the ordered scalars it governs
+    F_QUAT = 3      # one smallest-three slot
+
 cdef uint64_t MAX_ENTITIES = 0xFFFFFFFFULL
 cdef int QTAB_MAXBITS = 12      # Quat validity tables up to 4096 doubles a slot
 
@@ -460,6 +467,11 @@ ctypedef struct finfo_t:
     int c1            # one past the last component
     int implied_flag  # the field is one NearlyZero: a change from flag 0 implies flag 1
     int implied_flip  # the field is one 1-bit unordered slot: a change implies the flip
+    int shape         # F_GENERAL, or one of the common shapes the hot loops take apart without
+                      # going slot by slot: F_ORD, F_NZORD, F_QUAT (DeltaCoder._set_shape)
+    int nz            # F_NZORD: the flag slot (the first), else -1
+    int quat          # F_QUAT: the slot, else -1
+    int pred          # every component is predictable (b <= 32)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -532,6 +544,30 @@ cdef inline void put_egx_E(bw_t* w, uint64_t u, int k, int b, int E) noexcept no
     bw_put(w, lo, nlo)
     if nhi:
         bw_put(w, hi, nhi)
+
+
+ctypedef struct cpar_t:     # a component's coding in one packet (the encoder's write loop)
+    uint8_t k         # Exp-Golomb parameter
+    uint8_t E         # escape length, egx_E(k, b)
+    uint8_t b         # width
+    uint8_t p         # 1: the difference from the extrapolation, 0: from the baseline
+
+
+cdef inline void put_egx32(bw_t* w, uint64_t u, cpar_t P) noexcept nogil:
+    """put_egx_E for a component of at most 32 bits: its code, escape included, is at most
+    E + b <= 49 bits, one append."""
+    cdef int k = P.k, E = P.E, e
+    cdef uint64_t v = u >> k, x, code
+    cdef int n
+    if v >= ((<uint64_t>1) << E) - 1:
+        code = u << E
+        n = E + P.b
+    else:
+        x = v + 1
+        e = qc_msb64(x)
+        code = ((<uint64_t>1) << e) | (((x ^ ((<uint64_t>1) << e)) | ((u ^ (v << k)) << e)) << (e + 1))
+        n = 2 * e + 1 + k
+    bw_put(w, code, n)
 
 
 cdef inline int egx_len(uint64_t u, int k, int b) noexcept nogil:
@@ -1060,6 +1096,70 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
     h[HIST + qc_bitlen_top(u1, sh)] += 1
 
 
+cdef inline void _diff_comps(const comp_t* CI, int c0, int c1, const uint64_t* cr,
+                             const uint64_t* br, const uint64_t* pr, int usep, int64_t num,
+                             int64_t den, uint64_t* Ue, uint32_t* hist) noexcept nogil:
+    """_diff for components c0..c1 of a field of a common shape (F_ORD, F_NZORD with its flag
+    set, F_QUAT with the same largest component), whose per-slot tests the caller made once:
+    ``usep``, the extrapolation is usable for all of them. The same values into Ue and the same
+    counts into the histograms as _diff, with fewer instructions per component."""
+    cdef const comp_t* cp
+    cdef uint64_t xc, xb, xp, u0, u1, cw, bw
+    cdef int c, sh, shift, L0, L1
+    cdef uint32_t* h
+    for c in range(c0, c1):
+        cp = &CI[c]
+        sh = cp.sh
+        shift = cp.shift
+        xc = (cr[cp.slot] >> shift) << sh
+        xb = (br[cp.slot] >> shift) << sh
+        if cp.smt:
+            xc ^= <uint64_t>((<int64_t>xc) >> 63) & cp.smt
+            xb ^= <uint64_t>((<int64_t>xb) >> 63) & cp.smt
+        u0 = zz_top(xc - xb, sh)
+        h = hist + 2 * c * HIST
+        Ue[2 * c] = u0
+        L0 = qc_bitlen_top(u0, sh)
+        h[L0] += 1
+        if usep:
+            xp = top_lin(pr[cp.slot], cp)
+            if num == den:
+                u1 = zz_top(xc - (2 * xb - xp), sh)
+            else:
+                u1 = zz_top(xc - top_ref(xb, xp, sh, num, den), sh)
+            Ue[2 * c + 1] = u1
+            h[HIST + qc_bitlen_top(u1, sh)] += 1
+        else:
+            Ue[2 * c + 1] = u0
+            h[HIST + L0] += 1
+
+
+cdef inline void _diff_field(const finfo_t* fi, const comp_t* CI, const uint64_t* cr,
+                             const uint64_t* br, const uint64_t* pr, int64_t num, int64_t den,
+                             uint64_t* Ue, uint32_t* hist) noexcept nogil:
+    """_diff for every component of changed field fi: by shape, the flag and smallest-three
+    tests once for the field, then _diff_comps; the rest (and a new largest component) by _diff."""
+    cdef int c, q, qs
+    cdef int usep = pr != NULL and fi.pred
+    if fi.shape == F_NZORD:
+        if cr[fi.nz] == 0:
+            return
+    elif fi.shape == F_QUAT:
+        q = fi.quat
+        qs = CI[fi.c0].qshift
+        if (cr[q] >> qs) != (br[q] >> qs):
+            for c in range(fi.c0, fi.c1):
+                _diff(&CI[c], c, cr, br, pr, num, den, Ue, hist)
+            return
+        if usep and (pr[q] >> qs) != (br[q] >> qs):
+            usep = 0
+    elif fi.shape != F_ORD:
+        for c in range(fi.c0, fi.c1):
+            _diff(&CI[c], c, cr, br, pr, num, den, Ue, hist)
+        return
+    _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, usep, num, den, Ue, hist)
+
+
 cdef double* _quat_table(const qdesc* d) noexcept nogil:
     """For each code of one kept component, its value shrunk toward zero by one step, exactly as
     quat_valid_kept computes it (malloc'ed, 2**cbits doubles; NULL when out of memory)."""
@@ -1298,6 +1398,7 @@ cdef class DeltaCoder:
     # scratch
     cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
     cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
+    cdef buf_t b_par
     # last decode error
     cdef int err_kind
     cdef Py_ssize_t err_pos
@@ -1316,7 +1417,9 @@ cdef class DeltaCoder:
         self.w.acc = 0
         self.w.owned = 1
 
-    def __init__(self, Plan plan not None):
+    def __init__(self, Plan plan not None, bint general=False):
+        """``general``: no shortcuts for the common field shapes, every field slot by slot
+        (the same packets, slower: the tests compare the two)."""
         cdef Py_ssize_t s, f, c, nc = 0
         cdef const slot_t* sl
         cdef int kind
@@ -1396,6 +1499,7 @@ cdef class DeltaCoder:
                                        and s + 1 + self.si[s].span == self.fi[f].end)
             self.fi[f].implied_flip = (self.fi[f].end == s + 1 and self.si[s].role == R_ABS
                                        and self.si[s].bits == 1)
+            self._set_shape(f, general)
         self.rec_bits = 0
         self.chg_bits = self.nfields
         for s in range(self.nslots):
@@ -1427,6 +1531,42 @@ cdef class DeltaCoder:
                 self.ci[c].nzslot = <int>t
                 break
 
+    @property
+    def shapes(self):
+        """Each field's shape, as the hot loops take it: 'ord', 'nz-ord', 'quat' or 'general'."""
+        return [("general", "ord", "nz-ord", "quat")[self.fi[f].shape] for f in range(self.nfields)]
+
+    cdef void _set_shape(self, Py_ssize_t f, bint general):
+        """Field f's shape: the shortcut the hot loops take for the common fields, which does
+        exactly what the slot-by-slot path does."""
+        cdef finfo_t* fi = &self.fi[f]
+        cdef Py_ssize_t s, first = fi.first, c
+        cdef bint ords = True
+        fi.shape = F_GENERAL
+        fi.nz = -1
+        fi.quat = -1
+        fi.pred = 1
+        for c in range(fi.c0, fi.c1):
+            if not self.ci[c].predictable:
+                fi.pred = 0
+        for s in range(first + 1, fi.end):
+            if self.si[s].role != R_ORD:
+                ords = False
+        if general or fi.end <= first or not fi.pred:
+            return      # (a component wider than 32 bits is never extrapolated: _diff decides)
+        for c in range(fi.c0, fi.c1):
+            if self.ci[c].nzslot != (first if self.si[first].role == R_FLAG else -1):
+                return
+        if self.si[first].role == R_ORD and ords:
+            fi.shape = F_ORD
+        elif (self.si[first].role == R_FLAG and ords and fi.end > first + 1
+                and first + 1 + self.si[first].span == fi.end):
+            fi.shape = F_NZORD
+            fi.nz = <int>first
+        elif self.si[first].role == R_QUAT and fi.end == first + 1:
+            fi.shape = F_QUAT
+            fi.quat = <int>first
+
     def __dealloc__(self):
         cdef Py_ssize_t s
         if self.si != NULL:
@@ -1455,6 +1595,7 @@ cdef class DeltaCoder:
         buf_free(&self.b_cctx)
         buf_free(&self.b_u)
         buf_free(&self.b_E)
+        buf_free(&self.b_par)
 
     # -------------------------------------------------------------------------------------------
     # encode
@@ -1481,6 +1622,9 @@ cdef class DeltaCoder:
         cdef uint8_t* kk
         cdef uint8_t* pp
         cdef uint8_t* fmode
+        cdef uint8_t* EE = NULL
+        cdef cpar_t* par = NULL
+        cdef int shape
         cdef Py_ssize_t* fcount
         cdef Py_ssize_t lim = a.n if a.n < a.m else a.m
         cdef const uint64_t* cr
@@ -1512,6 +1656,7 @@ cdef class DeltaCoder:
                 buf_need(&self.b_hist, sizeof(uint32_t) * HIST * 2 * (C + 1)) or
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
                 buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1) or
+                buf_need(&self.b_par, sizeof(cpar_t) * (C + 1)) or
                 buf_need(&self.b_fcount, sizeof(Py_ssize_t) * (F + 1)) or
                 buf_need(&self.b_lists, sizeof(Py_ssize_t) * 2 * (lim + 1)) or
                 buf_need(&self.b_u, sizeof(uint64_t) * 2 * (C + 1) * (lim + 1)) or
@@ -1636,14 +1781,14 @@ cdef class DeltaCoder:
                 fe[f] = <uint8_t>t
                 fcount[f] += t
                 if t:
-                    for c in range(FI[f].c0, FI[f].c1):
-                        _diff(&CI[c], c, cr, br, pr, num, den, Ue, hist)
+                    _diff_field(&FI[f], CI, cr, br, pr, num, den, Ue, hist)
         for f in range(F):
             fmode[f] = fcount[f] > 0          # some changed entity changed field f
 
         # 4. per component: the Exp-Golomb parameter, and whether to extrapolate
         if nchg:
             EE = <uint8_t*>self.b_E.p
+            par = <cpar_t*>self.b_par.p
             for c in range(C):
                 pp[c] = 0
                 kk[c] = 0
@@ -1657,6 +1802,10 @@ cdef class DeltaCoder:
                         pp[c] = 1
                         kk[c] = <uint8_t>k1
                 EE[c] = <uint8_t>egx_E(kk[c], CI[c].b)
+                par[c].k = kk[c]
+                par[c].E = EE[c]
+                par[c].b = <uint8_t>CI[c].b
+                par[c].p = pp[c]
 
         # 5. write
         bound = 256 + set_bits_upper(a.m) + 2 * set_bits_upper(lim) + 40 + ID_KBITS \
@@ -1725,6 +1874,19 @@ cdef class DeltaCoder:
                     for f in range(F):
                         if not fe[f]:
                             continue
+                        shape = FI[f].shape
+                        if shape == F_ORD:
+                            for c in range(FI[f].c0, FI[f].c1):
+                                put_egx32(&w, Ue[2 * c + par[c].p], par[c])
+                            continue
+                        if shape == F_NZORD:
+                            s = FI[f].nz
+                            if br[s] != 0:      # (else the flag is implied: 1, it changed)
+                                bw_put(&w, cr[s], 1)
+                            if cr[s] != 0:
+                                for c in range(FI[f].c0, FI[f].c1):
+                                    put_egx32(&w, Ue[2 * c + par[c].p], par[c])
+                            continue
                         s = FI[f].first
                         end = FI[f].end
                         while s < end:
@@ -1732,7 +1894,10 @@ cdef class DeltaCoder:
                             role = si.role
                             if role == R_ORD:
                                 c = si.comp
-                                put_egx_E(&w, Ue[2 * c + pp[c]], kk[c], si.bits, EE[c])
+                                if si.bits <= 32:
+                                    put_egx32(&w, Ue[2 * c + par[c].p], par[c])
+                                else:
+                                    put_egx_E(&w, Ue[2 * c + pp[c]], kk[c], si.bits, EE[c])
                                 s += 1
                             elif role == R_FLAG:
                                 if not (FI[f].implied_flag and br[s] == 0):
@@ -1754,9 +1919,9 @@ cdef class DeltaCoder:
                                             + egx_len(Ue[2 * c + 4], kk[c + 2], si.cb)) < si.bits:
                                         bw_put(&w, 1, 1)
                                         bw_put(&w, cr[s] >> (3 * si.cb), 2)
-                                        put_egx_E(&w, Ue[2 * c], kk[c], si.cb, EE[c])
-                                        put_egx_E(&w, Ue[2 * c + 2], kk[c + 1], si.cb, EE[c + 1])
-                                        put_egx_E(&w, Ue[2 * c + 4], kk[c + 2], si.cb, EE[c + 2])
+                                        put_egx32(&w, Ue[2 * c], par[c])
+                                        put_egx32(&w, Ue[2 * c + 2], par[c + 1])
+                                        put_egx32(&w, Ue[2 * c + 4], par[c + 2])
                                     else:
                                         bw_put(&w, 0, 1)
                                         bw_put(&w, cr[s], si.bits)
@@ -1764,17 +1929,17 @@ cdef class DeltaCoder:
                                     bw_put(&w, 0, E)
                                     bw_put(&w, 0, 1)
                                     bw_put(&w, Ue[2 * c + pp[c]], si.cb)
-                                    put_egx_E(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb, EE[c + 1])
-                                    put_egx_E(&w, Ue[2 * c + 4 + pp[c + 2]], kk[c + 2], si.cb, EE[c + 2])
+                                    put_egx32(&w, Ue[2 * c + 2 + par[c + 1].p], par[c + 1])
+                                    put_egx32(&w, Ue[2 * c + 4 + par[c + 2].p], par[c + 2])
                                 else:
-                                    put_egx_E(&w, Ue[2 * c + pp[c]], kk[c], si.cb, EE[c])
-                                    put_egx_E(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb, EE[c + 1])
-                                    put_egx_E(&w, Ue[2 * c + 4 + pp[c + 2]], kk[c + 2], si.cb, EE[c + 2])
+                                    put_egx32(&w, Ue[2 * c + par[c].p], par[c])
+                                    put_egx32(&w, Ue[2 * c + 2 + par[c + 1].p], par[c + 1])
+                                    put_egx32(&w, Ue[2 * c + 4 + par[c + 2].p], par[c + 2])
                                 s += 1
                             elif role == R_UVEC:
                                 c = si.comp
-                                put_egx_E(&w, Ue[2 * c + pp[c]], kk[c], si.cb, EE[c])
-                                put_egx_E(&w, Ue[2 * c + 2 + pp[c + 1]], kk[c + 1], si.cb, EE[c + 1])
+                                put_egx32(&w, Ue[2 * c + par[c].p], par[c])
+                                put_egx32(&w, Ue[2 * c + 2 + par[c + 1].p], par[c + 1])
                                 s += 1
                             else:       # R_ABS
                                 if not FI[f].implied_flip:

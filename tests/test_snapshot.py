@@ -1471,3 +1471,79 @@ def test_decoder_finds_changed_rows_by_context_class(n, frac):
             seq, got_ids, matrix = coder.decode(packet, base, pred)
             assert seq == 7 and np.array_equal(got_ids, ids)
             assert np.array_equal(matrix, cur.matrix), (n, frac, ctx_frac, known)
+
+
+# ------------------------------------------------------------------------------------------------
+# the coder's shortcuts for common field shapes code exactly what the slot-by-slot path codes
+
+SHAPES = qc.Schema("Shapes", [
+    ("pos", qc.Vector(qc.Bounded(-8, 8, 12), qc.Fixed(0.25, 9), qc.Angle(7))),     # ord
+    ("vel", qc.NearlyZero(qc.Vector(qc.Bounded(-4, 4, 10), qc.PowerCurve(8, 2, 6)), 0.3)),  # nz-ord
+    ("rot", qc.Quat(7)),                                                            # quat
+    ("h", qc.Half()),                                                               # ord (smag)
+    ("wide", qc.Vector(qc.UInt(40), qc.UInt(8))),              # general: a component > 32 bits
+    ("nze", qc.NearlyZero(qc.Vector(qc.Bounded(-1, 1, 6), qc.Enum(3)), 0.0)),  # general: an Enum
+    ("dir", qc.UnitVector(6)),                                  # general
+    ("big", qc.UInt(64)),                                       # general
+    ("nzw", qc.NearlyZero(qc.Int(36), 0.0)),                   # general: a flag over > 32 bits
+    ("flag", qc.Bool()),
+])
+
+
+def shapes_columns(rng, n, prev=None, move=0.5):
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    cols = {
+        "pos": np.stack([rng.uniform(-8, 8, n), rng.uniform(-60, 60, n), rng.uniform(-7, 7, n)], axis=1),
+        "vel": np.where(rng.random((n, 1)) < 0.3, 0.0, rng.uniform(-4, 4, (n, 2))),
+        "rot": q,
+        "h": rng.normal(0, 100, n),
+        "wide": np.stack([rng.integers(0, 2**40, n), rng.integers(0, 256, n)], axis=1).astype(np.uint64),
+        "nze": np.where(rng.random((n, 1)) < 0.3, 0.0, np.stack([rng.uniform(-1, 1, n), rng.integers(0, 3, n)], axis=1)),
+        "dir": rng.normal(size=(n, 3)),
+        "big": rng.integers(0, 2**63, n, dtype=np.uint64) * np.uint64(2) + rng.integers(0, 2, n, dtype=np.uint64),
+        "nzw": np.where(rng.random(n) < 0.3, 0, rng.integers(-2**35, 2**35, n)),
+        "flag": rng.random(n) < 0.5,
+    }
+    if prev is None:
+        return cols
+    # small moves from the previous tick for a share of the rows, fresh values for a few
+    out = {k: np.array(v, copy=True) for k, v in prev.items()}
+    rows = rng.random(n) < move
+    out["pos"][rows] += rng.normal(0, 0.05, (int(rows.sum()), 3))
+    out["vel"][rows] = np.where(out["vel"][rows] == 0, 0.0, out["vel"][rows] + rng.normal(0, 0.1, (int(rows.sum()), 2)))
+    r = out["rot"][rows] + rng.normal(0, 0.02, (int(rows.sum()), 4))
+    out["rot"][rows] = r / np.linalg.norm(r, axis=1, keepdims=True)
+    out["h"][rows] *= 1.01
+    jump = rng.random(n) < 0.1
+    for k in cols:
+        out[k][jump] = cols[k][jump]
+    out["pos"] = np.clip(out["pos"], [-8, -60, -7], [8, 60, 7])
+    out["vel"] = np.clip(out["vel"], -4, 4)
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 120), move=st.floats(0.0, 1.0))
+def test_field_shapes_give_the_same_packets(seed, n, move):
+    from quantcodec._delta import DeltaCoder
+    fast, general = DeltaCoder(SHAPES._plan), DeltaCoder(SHAPES._plan, general=True)
+    assert fast.shapes == ["ord", "nz-ord", "quat", "ord"] + ["general"] * 6
+    assert general.shapes == ["general"] * 10
+    rng = np.random.default_rng(seed)
+    ids = np.arange(n, dtype=np.uint64) * 3
+    c0 = shapes_columns(rng, n)
+    c1 = shapes_columns(rng, n, c0, move)
+    c2 = shapes_columns(rng, n, c1, move)
+    pred, base, cur = (SHAPES.snapshot(ids, c) for c in (c0, c1, c2))
+    fewer = SHAPES.snapshot(ids[::2], {k: v[::2] for k, v in c2.items()})
+    for snap, args in ((cur, ()), (cur, (1, base)), (cur, (1, base, 1, pred)), (cur, (2, base, 3, pred)),
+                       (fewer, (1, base, 1, pred)), (base, (1, pred))):
+        packet = fast.encode(9, snap, *args)
+        assert general.encode(9, snap, *args) == packet
+        refs = (args[1], args[3] if len(args) > 2 else None) if args else (None, None)
+        for coder in (fast, general):
+            seq, ids_out, matrix = coder.decode(packet, *refs)
+            assert seq == 9
+            np.testing.assert_array_equal(ids_out, snap.ids)
+            np.testing.assert_array_equal(matrix, snap.matrix)
