@@ -2218,7 +2218,8 @@ cdef class DeltaCoder:
         cdef bint pred_ident = 0      # kept index -> extrapolation row is the identity
         if (buf_need(&self.b_kept, sizeof(Py_ssize_t) * 8 * (kept + 1)) or
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
-                buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1)):
+                buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1) or
+                buf_need(&self.b_par, sizeof(cpar_t) * (C + 1))):
             return self._fail(D_NOMEM, b"out of memory")
         kept_base = <Py_ssize_t*>self.b_kept.p
         kept_out = kept_base + (kept + 1)
@@ -2410,8 +2411,15 @@ cdef class DeltaCoder:
         cdef rd_t o
         cdef const char* msg = b""
         cdef uint8_t* EE = <uint8_t*>self.b_E.p      # each component's escape length
+        cdef cpar_t* par = <cpar_t*>self.b_par.p     # and all its coding in one record
+        cdef cpar_t P
+        cdef int shape
         for c in range(self.ncomps):
             EE[c] = <uint8_t>egx_E(kk[c], CI[c].b)
+            par[c].k = kk[c]
+            par[c].E = EE[c]
+            par[c].b = <uint8_t>CI[c].b
+            par[c].p = pp[c]
         for e in range(nchg):
             kb = chg[e] if kept_base == NULL else kept_base[chg[e]]
             br = brow + kb * S
@@ -2429,6 +2437,66 @@ cdef class DeltaCoder:
                 s = FI[f].first
                 end = FI[f].end
                 dacc = 0
+                shape = FI[f].shape
+                if shape == F_ORD or shape == F_NZORD:
+                    # the common shapes without the slot loop's dispatch (as its R_FLAG and
+                    # R_ORD branches)
+                    if shape == F_NZORD:
+                        if br[s] == 0:
+                            v = 1       # (implied: the field changed)
+                        elif not qc_bits_fast(buf, nbytes, &pos, 1, &v):
+                            o = rd_slow(buf, nbytes, pos, 1, 0, RD_BITS)
+                            pos = o.pos
+                            st = o.st
+                            if st:
+                                break
+                            v = o.v
+                        orw[s] = v
+                        dacc |= v ^ br[s]
+                        s += 1
+                        if v == 0:
+                            while s < end:
+                                orw[s] = 0
+                                dacc |= br[s]
+                                s += 1
+                    if s < end:
+                        for c in range(FI[f].c0, FI[f].c1):
+                            cp = &CI[c]
+                            P = par[c]
+                            st = qc_egx_fast(buf, nbytes, &pos, P.k, P.b, P.E, &u)
+                            if st != 1:
+                                if st == 0:
+                                    o = rd_slow(buf, nbytes, pos, P.k, P.b, RD_EGX)
+                                    pos = o.pos
+                                    u = o.v
+                                    st = o.st
+                                else:
+                                    st = D_STRUCT
+                                if st:
+                                    msg = b"bad difference"
+                                    break
+                            st = D_OK
+                            ref = top_lin(br[s], cp)
+                            if pr != NULL and P.p:
+                                ref = top_ref(ref, top_lin(pr[s], cp), cp.sh, num, den)
+                            ref = top_code(ref, u, cp)
+                            si = &SI[s]
+                            v = <uint64_t>((<int64_t>ref) >> cp.sh) if si.sign else ref >> cp.sh
+                            if not si.allvalid and not slot_valid(&self.plan.slots[s], v):
+                                self.err_slot = <int>s
+                                self.err_code = v
+                                st = D_CODE
+                                break
+                            orw[s] = v
+                            dacc |= v ^ br[s]
+                            s += 1
+                        if st:
+                            break
+                    if dacc == 0:
+                        st = D_STRUCT
+                        msg = b"a field marked changed is unchanged"
+                        break
+                    continue
                 while s < end:
                     si = &SI[s]
                     role = si.role
