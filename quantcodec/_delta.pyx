@@ -1854,10 +1854,9 @@ cdef class DeltaCoder:
                 # per field: SET(nchg) of the changed entities (by rank) whose field f changed
                 for f in range(F):
                     t = 0
-                    for e in range(nchg):
-                        if fch[e * F + f]:
-                            lists[t] = e
-                            t += 1
+                    for e in range(nchg):       # (branch-free: fields change irregularly)
+                        lists[t] = e
+                        t += fch[e * F + f]
                     put_set(&self.w, lists, t, nchg)
                 for f in range(F):
                     if fmode[f]:
