@@ -1097,41 +1097,54 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
 
 
 cdef inline void _diff_comps(const comp_t* CI, int c0, int c1, const uint64_t* cr,
-                             const uint64_t* br, const uint64_t* pr, int usep, int64_t num,
-                             int64_t den, uint64_t* Ue, uint32_t* hist) noexcept nogil:
+                             const uint64_t* br, const uint64_t* pr, int mode, int quat,
+                             int64_t num, int64_t den, uint64_t* Ue, uint32_t* hist) noexcept nogil:
     """_diff for components c0..c1 of a field of a common shape (F_ORD, F_NZORD with its flag
-    set, F_QUAT with the same largest component), whose per-slot tests the caller made once:
-    ``usep``, the extrapolation is usable for all of them. The same values into Ue and the same
-    counts into the histograms as _diff, with fewer instructions per component."""
+    set, F_QUAT with the same largest component), whose per-slot tests the caller made once.
+    ``mode``: 0 no extrapolation, 1 extrapolation with num == den, 2 with num != den; ``quat``:
+    the components are the coordinates of one smallest-three slot (else each its own slot, at
+    shift 0). The callers pass constants, so that each inlined copy is one straight loop. The
+    same values into Ue and the same counts into the histograms as _diff."""
     cdef const comp_t* cp
-    cdef uint64_t xc, xb, xp, u0, u1, cw, bw
-    cdef int c, sh, shift, L0, L1
-    cdef uint32_t* h
+    cdef uint64_t xc, xb, xp = 0, u0, u1, cw = 0, bw = 0, pw = 0
+    cdef int c, sh, shift
+    cdef uint32_t* h = hist + 2 * c0 * HIST
+    if quat:
+        cw = cr[CI[c0].slot]
+        bw = br[CI[c0].slot]
+        if mode:
+            pw = pr[CI[c0].slot]
     for c in range(c0, c1):
         cp = &CI[c]
         sh = cp.sh
-        shift = cp.shift
-        xc = (cr[cp.slot] >> shift) << sh
-        xb = (br[cp.slot] >> shift) << sh
-        if cp.smt:
-            xc ^= <uint64_t>((<int64_t>xc) >> 63) & cp.smt
-            xb ^= <uint64_t>((<int64_t>xb) >> 63) & cp.smt
-        u0 = zz_top(xc - xb, sh)
-        h = hist + 2 * c * HIST
-        Ue[2 * c] = u0
-        L0 = qc_bitlen_top(u0, sh)
-        h[L0] += 1
-        if usep:
-            xp = top_lin(pr[cp.slot], cp)
-            if num == den:
-                u1 = zz_top(xc - (2 * xb - xp), sh)
-            else:
-                u1 = zz_top(xc - top_ref(xb, xp, sh, num, den), sh)
-            Ue[2 * c + 1] = u1
-            h[HIST + qc_bitlen_top(u1, sh)] += 1
+        if quat:
+            shift = cp.shift
+            xc = (cw >> shift) << sh
+            xb = (bw >> shift) << sh
+            if mode:
+                xp = (pw >> shift) << sh
         else:
-            Ue[2 * c + 1] = u0
-            h[HIST + L0] += 1
+            xc = cr[cp.slot] << sh
+            xb = br[cp.slot] << sh
+            if mode:
+                xp = pr[cp.slot] << sh
+            if cp.smt:
+                xc ^= <uint64_t>((<int64_t>xc) >> 63) & cp.smt
+                xb ^= <uint64_t>((<int64_t>xb) >> 63) & cp.smt
+                if mode:
+                    xp ^= <uint64_t>((<int64_t>xp) >> 63) & cp.smt
+        u0 = zz_top(xc - xb, sh)
+        Ue[2 * c] = u0
+        h[qc_bitlen_top(u0, sh)] += 1
+        if mode == 1:
+            u1 = zz_top(xc - (2 * xb - xp), sh)
+        elif mode == 2:
+            u1 = zz_top(xc - top_ref(xb, xp, sh, num, den), sh)
+        else:
+            u1 = u0
+        Ue[2 * c + 1] = u1
+        h[HIST + qc_bitlen_top(u1, sh)] += 1
+        h += 2 * HIST
 
 
 cdef inline void _diff_field(const finfo_t* fi, const comp_t* CI, const uint64_t* cr,
@@ -1141,23 +1154,30 @@ cdef inline void _diff_field(const finfo_t* fi, const comp_t* CI, const uint64_t
     tests once for the field, then _diff_comps; the rest (and a new largest component) by _diff."""
     cdef int c, q, qs
     cdef int usep = pr != NULL and fi.pred
-    if fi.shape == F_NZORD:
-        if cr[fi.nz] == 0:
+    if fi.shape == F_NZORD or fi.shape == F_ORD:
+        if fi.shape == F_NZORD and cr[fi.nz] == 0:
             return
+        if not usep:
+            _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 0, 0, num, den, Ue, hist)
+        elif num == den:
+            _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 1, 0, num, den, Ue, hist)
+        else:
+            _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 2, 0, num, den, Ue, hist)
     elif fi.shape == F_QUAT:
         q = fi.quat
         qs = CI[fi.c0].qshift
         if (cr[q] >> qs) != (br[q] >> qs):
             for c in range(fi.c0, fi.c1):
                 _diff(&CI[c], c, cr, br, pr, num, den, Ue, hist)
-            return
-        if usep and (pr[q] >> qs) != (br[q] >> qs):
-            usep = 0
-    elif fi.shape != F_ORD:
+        elif not usep or (pr[q] >> qs) != (br[q] >> qs):
+            _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 0, 1, num, den, Ue, hist)
+        elif num == den:
+            _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 1, 1, num, den, Ue, hist)
+        else:
+            _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 2, 1, num, den, Ue, hist)
+    else:
         for c in range(fi.c0, fi.c1):
             _diff(&CI[c], c, cr, br, pr, num, den, Ue, hist)
-        return
-    _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, usep, num, den, Ue, hist)
 
 
 cdef double* _quat_table(const qdesc* d) noexcept nogil:
