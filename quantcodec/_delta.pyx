@@ -2809,6 +2809,8 @@ def set_bits(positions, Py_ssize_t M):
     cdef bw_t w
     if M < 1 or n > M:
         raise ValueError("set_bits: need 1 <= M and at most M positions")
+    w.buf = NULL        # (bw_free below is safe when malloc fails before bw_init)
+    w.owned = 0
     pos = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * (n + 1))
     if pos == NULL or bw_init(&w, 64) < 0 or bw_reserve(&w, set_bits_upper(M) + 64) < 0:
         free(pos)
