@@ -1523,6 +1523,13 @@ def shapes_columns(rng, n, prev=None, move=0.5):
     return out
 
 
+@pytest.mark.parametrize("n,move", [(700, 1.0), (1000, 0.4)])
+def test_field_shapes_give_the_same_packets_when_sampled(n, move):
+    # from 256 changed entities on, the Exp-Golomb parameters are chosen from every 4th one's
+    # differences: both paths sample alike, and the packets decode exactly
+    test_field_shapes_give_the_same_packets.hypothesis.inner_test(seed=n, n=n, move=move)
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 120), move=st.floats(0.0, 1.0))
 def test_field_shapes_give_the_same_packets(seed, n, move):
