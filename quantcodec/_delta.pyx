@@ -445,6 +445,8 @@ ctypedef struct sinfo_t:
     double* qtab      # R_QUAT with cb <= QTAB_MAXBITS: per component code, the kept value shrunk
                       # by one step (quat_valid_kept's first step), else NULL
     uint64_t maxcode  # the slot's largest code
+    uint64_t qlo      # R_QUAT with qtab: the component codes whose shrunk value is at most 0.5
+    uint64_t qspan    # are qlo .. qlo + qspan (qlo = 2**64 - 1: no such interval)
     int allvalid      # R_ORD: every value of its width is a valid code (the decoder skips the
                       # check), see scalar_all_valid
 
@@ -1184,6 +1186,27 @@ cdef inline void _diff_field(const finfo_t* fi, const comp_t* CI, const uint64_t
             _diff(&CI[c], c, cr, br, pr, num, den, Ue, hist)
 
 
+cdef void _quat_half(sinfo_t* si) noexcept nogil:
+    """si.qlo / si.qspan: the component codes whose shrunk value (si.qtab) is at most 0.5, when
+    they are one interval (else qlo = 2**64 - 1, which no code is, and quat_valid_tab always
+    computes)."""
+    cdef Py_ssize_t j, n = (<Py_ssize_t>1) << si.cb, lo = -1, hi = -1
+    for j in range(n):
+        if si.qtab[j] <= 0.5:
+            if lo < 0:
+                lo = j
+            hi = j
+    si.qlo = ~(<uint64_t>0)
+    si.qspan = 0
+    if lo < 0:
+        return
+    for j in range(lo, hi + 1):
+        if not (si.qtab[j] <= 0.5):
+            return
+    si.qlo = <uint64_t>lo
+    si.qspan = <uint64_t>(hi - lo)
+
+
 cdef double* _quat_table(const qdesc* d) noexcept nogil:
     """For each code of one kept component, its value shrunk toward zero by one step, exactly as
     quat_valid_kept computes it (malloc'ed, 2**cbits doubles; NULL when out of memory)."""
@@ -1197,13 +1220,22 @@ cdef double* _quat_table(const qdesc* d) noexcept nogil:
     return t
 
 
-cdef inline bint quat_valid_tab(const double* t, int cb, uint64_t maxcode, uint64_t code) noexcept nogil:
-    """quat_valid(d, code) with the shrunk kept values from the table (tests/test_snapshot.py
-    checks every code of small Quats against Quat.valid)."""
-    cdef uint64_t m = (<uint64_t>1 << cb) - 1
-    if code > maxcode:
+cdef inline bint quat_valid_tab(const sinfo_t* si, uint64_t code) noexcept nogil:
+    """quat_valid(d, code) with the shrunk kept values from the slot's table (tests/test_snapshot.py
+    checks every code of small Quats against Quat.valid). Kept values all at most 0.5 (codes in
+    qlo .. qlo + qspan) are valid without the arithmetic: their sum of squares is at most 0.75
+    (rounded too), so sqrt(1 - s) >= 0.5 >= the largest."""
+    cdef int cb = si.cb
+    cdef uint64_t m = (<uint64_t>1 << cb) - 1, a, b, c
+    cdef const double* t = si.qtab
+    if code > si.maxcode:
         return False
-    return quat_valid_shrunk_branchy(t[(code >> (2 * cb)) & m], t[(code >> cb) & m], t[code & m])
+    a = (code >> (2 * cb)) & m
+    b = (code >> cb) & m
+    c = code & m
+    if a - si.qlo <= si.qspan and b - si.qlo <= si.qspan and c - si.qlo <= si.qspan:
+        return True
+    return quat_valid_shrunk_branchy(t[a], t[b], t[c])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1465,6 +1497,8 @@ cdef class DeltaCoder:
             self.si[s].sign = slot_signed(sl)
             self.si[s].comp = -1
             self.si[s].qtab = NULL
+            self.si[s].qlo = ~(<uint64_t>0)
+            self.si[s].qspan = 0
             self.si[s].maxcode = sl.d.maxcode
             self.si[s].allvalid = 0
             if kind == K_NZFLAG:
@@ -1477,6 +1511,7 @@ cdef class DeltaCoder:
                     self.si[s].qtab = _quat_table(&sl.d)
                     if self.si[s].qtab == NULL:
                         raise MemoryError()
+                    _quat_half(&self.si[s])
             elif kind == K_UVEC:
                 self.si[s].role = R_UVEC
                 self.si[s].comp = nc
@@ -2049,7 +2084,7 @@ cdef class DeltaCoder:
         if self.si[s].allvalid:
             return True
         if self.si[s].qtab != NULL:
-            return bool(quat_valid_tab(self.si[s].qtab, self.si[s].cb, self.si[s].maxcode, code))
+            return bool(quat_valid_tab(&self.si[s], code))
         return bool(slot_valid(&self.plan.slots[s], code))
 
     cdef int _check(self, SnapshotData d, str what) except -1:
@@ -2649,7 +2684,7 @@ cdef class DeltaCoder:
                             if st:
                                 break
                             v = o.v
-                    if not si.allvalid and not (quat_valid_tab(si.qtab, si.cb, si.maxcode, v) if si.qtab != NULL
+                    if not si.allvalid and not (quat_valid_tab(si, v) if si.qtab != NULL
                                                 else slot_valid(&self.plan.slots[s], v)):
                         self.err_slot = <int>s
                         self.err_code = v
