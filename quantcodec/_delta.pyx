@@ -1818,7 +1818,8 @@ cdef class DeltaCoder:
         #    (entity by entity, so consecutive increments hit different counters). With many
         #    changed entities only every 4th is counted: the bit lengths and the increments are
         #    a fifth of the encoder's work at 100% changed, and the parameters a sample of 64 or
-        #    more chooses cost under 0.1% of the bytes (bench scene, 1000 bodies, 300 ticks)
+        #    more chooses cost 0.09% more bytes over the bench scene (1000 bodies, 300 ticks;
+        #    the packets concerned -2.5% to +3.4%, +0.2% on average)
         for f in range(F):
             fcount[f] = 0
         if nchg:
