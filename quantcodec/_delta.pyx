@@ -21,10 +21,11 @@ in the packet, so the decoder needs no state but the snapshots it holds):
   difference from the reference, wrapped to the code width (so Angle differences go around the
   circle), in an Exp-Golomb code whose parameter k (and whether to extrapolate) is chosen per
   packet and per component from the histogram of the differences (of every 4th changed entity
-  from HIST_SAMPLE_FROM on), with an escape to the raw width; Quat: the three kept components as differences, the first one's escape doubling as
-  "the largest component changed: absolute code follows"; UnitVector: its two octahedral
-  coordinates as differences; Bool (implied flip) and Enum absolute; NearlyZero: the new flag
-  (implied when the baseline's was 0), then the inner slots as differences.
+  from HIST_SAMPLE_FROM on), with an escape to the raw width; Quat: the three kept components
+  as differences, the first one's escape doubling as "the largest component changed: absolute
+  code follows"; UnitVector: its two octahedral coordinates as differences; Bool (implied
+  flip) and Enum absolute; NearlyZero: the new flag (implied when the baseline's was 0), then
+  the inner slots as differences.
 """
 
 cimport cython
@@ -51,7 +52,7 @@ from quantcodec._kernels cimport (
 from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, E_SHORT, slot_valid, int_column
 from quantcodec._bits cimport (
     bw_t, br_t, bw_init, bw_free, bw_reset, bw_reserve, bw_put, bw_flush, bw_nbytes, br_init,
-    br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64, qc_store_le64,
+    br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64,
 )
 
 
@@ -1107,13 +1108,14 @@ cdef inline void _diff_comps(const comp_t* CI, int c0, int c1, const uint64_t* c
     """_diff for components c0..c1 of a field of a common shape (F_ORD, F_NZORD with its flag
     set, F_QUAT with the same largest component), whose per-slot tests the caller made once.
     ``mode``: 0 no extrapolation, 1 extrapolation with num == den, 2 with num != den; ``quat``:
-    the components are the coordinates of one smallest-three slot (else each its own slot, at
-    shift 0). The callers pass constants, so that each inlined copy is one straight loop. The
-    same values into Ue and the same counts into the histograms as _diff."""
+    the components are the coordinates of one smallest-three slot, whose carriers are loaded
+    once (else each its own ordered slot's, at shift 0: one shift instead of two). Both are the
+    same for every component of the call, so their branches predict. The same values into Ue
+    and the same counts into the histograms (none if ``hist`` is NULL) as _diff."""
     cdef const comp_t* cp
     cdef uint64_t xc, xb, xp = 0, u0, u1, cw = 0, bw = 0, pw = 0
     cdef int c, sh, shift
-    cdef uint32_t* h = hist + 2 * c0 * HIST
+    cdef uint32_t* h = hist + 2 * c0 * HIST if hist != NULL else NULL
     if quat:
         cw = cr[CI[c0].slot]
         bw = br[CI[c0].slot]
