@@ -703,6 +703,38 @@ cdef rd_t rd_slow(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, int k, 
     return o
 
 
+cdef inline rd_t rd_ord(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, const comp_t* cp,
+                        cpar_t P, uint64_t bw, uint64_t pw, bint usep, int sign, int64_t num,
+                        int64_t den) noexcept nogil:
+    """One ordered component read at bit ``pos`` for _get_changed: its difference, and its code
+    rebuilt from the baseline's carrier ``bw`` (and, with ``usep``, extrapolated through ``pw``),
+    sign-extended if ``sign``. Status D_OK or a read error, the code in .v, the new position in
+    .pos (the caller's own position never has its address taken)."""
+    cdef uint64_t u, ref
+    cdef rd_t o
+    cdef int st = qc_egx_fast(buf, nbytes, &pos, P.k, P.b, P.E, &u)
+    if st != 1:
+        if st == 0:
+            o = rd_slow(buf, nbytes, pos, P.k, P.b, RD_EGX)
+            if o.st:
+                return o
+            pos = o.pos
+            u = o.v
+        else:
+            o.st = D_STRUCT
+            o.pos = pos
+            return o
+    ref = top_lin(bw, cp)
+    if usep:
+        ref = top_ref(ref, top_lin(pw, cp), cp.sh, num, den)
+    ref = top_code(ref, u, cp)
+    # signed codes are carried sign-extended
+    o.v = <uint64_t>((<int64_t>ref) >> cp.sh) if sign else ref >> cp.sh
+    o.st = D_OK
+    o.pos = pos
+    return o
+
+
 cdef inline void put_rice(bw_t* w, uint64_t g, int k) noexcept nogil:
     cdef uint64_t q = g >> k
     if q + 1 + k <= 64:
@@ -2477,7 +2509,6 @@ cdef class DeltaCoder:
         cdef const char* msg = b""
         cdef uint8_t* EE = <uint8_t*>self.b_E.p      # each component's escape length
         cdef cpar_t* par = <cpar_t*>self.b_par.p     # and all its coding in one record
-        cdef cpar_t P
         cdef int shape
         for c in range(self.ncomps):
             EE[c] = <uint8_t>egx_E(kk[c], CI[c].b)
@@ -2526,27 +2557,16 @@ cdef class DeltaCoder:
                                 s += 1
                     if s < end:
                         for c in range(FI[f].c0, FI[f].c1):
-                            cp = &CI[c]
-                            P = par[c]
-                            st = qc_egx_fast(buf, nbytes, &pos, P.k, P.b, P.E, &u)
-                            if st != 1:
-                                if st == 0:
-                                    o = rd_slow(buf, nbytes, pos, P.k, P.b, RD_EGX)
-                                    pos = o.pos
-                                    u = o.v
-                                    st = o.st
-                                else:
-                                    st = D_STRUCT
-                                if st:
-                                    msg = b"bad difference"
-                                    break
-                            st = D_OK
-                            ref = top_lin(br[s], cp)
-                            if pr != NULL and P.p:
-                                ref = top_ref(ref, top_lin(pr[s], cp), cp.sh, num, den)
-                            ref = top_code(ref, u, cp)
                             si = &SI[s]
-                            v = <uint64_t>((<int64_t>ref) >> cp.sh) if si.sign else ref >> cp.sh
+                            o = rd_ord(buf, nbytes, pos, &CI[c], par[c], br[s],
+                                       pr[s] if pr != NULL else 0, pr != NULL and par[c].p,
+                                       si.sign, num, den)
+                            pos = o.pos
+                            st = o.st
+                            if st:
+                                msg = b"bad difference"
+                                break
+                            v = o.v
                             if not si.allvalid and not slot_valid(&self.plan.slots[s], v):
                                 self.err_slot = <int>s
                                 self.err_code = v
@@ -2569,26 +2589,15 @@ cdef class DeltaCoder:
                         # one ordered component, at the top of 64 bits: the wrap to the width
                         # is free
                         c = si.comp
-                        cp = &CI[c]
-                        st = qc_egx_fast(buf, nbytes, &pos, kk[c], cp.b, EE[c], &u)
-                        if st != 1:
-                            if st == 0:
-                                o = rd_slow(buf, nbytes, pos, kk[c], cp.b, RD_EGX)
-                                pos = o.pos
-                                u = o.v
-                                st = o.st
-                            else:
-                                st = D_STRUCT
-                            if st:
-                                msg = b"bad difference"
-                                break
-                        st = D_OK
-                        ref = top_lin(br[s], cp)
-                        if pr != NULL and pp[c]:
-                            ref = top_ref(ref, top_lin(pr[s], cp), cp.sh, num, den)
-                        ref = top_code(ref, u, cp)
-                        # signed codes are carried sign-extended
-                        v = <uint64_t>((<int64_t>ref) >> cp.sh) if si.sign else ref >> cp.sh
+                        o = rd_ord(buf, nbytes, pos, &CI[c], par[c], br[s],
+                                   pr[s] if pr != NULL else 0, pr != NULL and pp[c], si.sign,
+                                   num, den)
+                        pos = o.pos
+                        st = o.st
+                        if st:
+                            msg = b"bad difference"
+                            break
+                        v = o.v
                     elif role == R_QUAT or role == R_UVEC:
                         # smallest three: the first component's code doubles as the "same
                         # largest component" signal (an escape with one more bit, 1: something
