@@ -169,6 +169,123 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    /* The encoder's differences with AVX-512, chosen at run time (qc_have_avx512): one changed
+       entity's components, up to 16, as the lanes of two 512-bit registers. Each lane takes its
+       carrier from the row (a permute: up to 16 slots in two registers), shifts it to the top
+       of the word (vpsrlvq / vpsllvq: every lane its own shift), applies the sign-magnitude
+       map, and computes the zigzagged difference from the baseline and from the extrapolation
+       (2 * base - pred, the num == den case), their bit lengths (vplzcntq), stores both values
+       interleaved as the scalar _diff does (Ue[2c], Ue[2c + 1]) and counts the lanes of ``cm``
+       into their histograms. Lanes outside ``usem`` take the baseline difference for both. The
+       same values and counts as _diff_comps, lane for lane (tests/test_snapshot.py compares the
+       packets with the slot-by-slot path). It stores 16 values a half, so Ue needs 32 entries
+       of room; lanes beyond the components are computed and ignored. */
+    typedef struct {
+        int64_t idx[16];        /* lane -> slot */
+        int64_t shift[16];      /* lane -> the component's position in its carrier */
+        int64_t sh[16];         /* 64 - width */
+        int64_t smt[16];        /* the sign-magnitude map's mask at the top, or 0 */
+        int64_t hoff[16];       /* lane c -> 2 * c * 65: its two histograms */
+        int nhalf;              /* 1: up to 8 components, 2: up to 16 */
+        int S;                  /* slots a row, <= 16 */
+    } qc_vplan;
+    #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) \
+        && !defined(QC_NO_AVX512)
+    #include <immintrin.h>
+    #define QC_VDIFF 1
+    static int qc_avx512_state = -1;
+    static int qc_have_avx512(void) {
+        if (qc_avx512_state < 0) {
+            __builtin_cpu_init();
+            qc_avx512_state = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd")
+                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
+                && __builtin_cpu_supports("avx512bw");
+        }
+        return qc_avx512_state;
+    }
+    __attribute__((target("avx512f,avx512cd,avx512vl,avx512dq,avx512bw")))
+    static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
+                         const uint64_t* pr, uint64_t* Ue, uint32_t* hist, uint32_t cm,
+                         uint32_t usem) {
+        int S = vp->S, h;
+        __mmask8 m0 = (__mmask8)(S >= 8 ? 0xFF : (1u << S) - 1);
+        __mmask8 m1 = (__mmask8)(S >= 16 ? 0xFF : S > 8 ? (1u << (S - 8)) - 1 : 0);
+        int o8 = S > 8 ? 8 : 0;     /* (the second half's address only where there is one) */
+        __m512i c0 = _mm512_maskz_loadu_epi64(m0, cr), c1 = _mm512_maskz_loadu_epi64(m1, cr + o8);
+        __m512i b0 = _mm512_maskz_loadu_epi64(m0, br), b1 = _mm512_maskz_loadu_epi64(m1, br + o8);
+        __m512i p0 = b0, p1 = b1;
+        const __m512i one = _mm512_set1_epi64(1), c63 = _mm512_set1_epi64(63);
+        const __m512i ilo = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+        const __m512i ihi = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        uint64_t L[32] __attribute__((aligned(64)));
+        if (pr) {
+            p0 = _mm512_maskz_loadu_epi64(m0, pr);
+            p1 = _mm512_maskz_loadu_epi64(m1, pr + o8);
+        }
+        for (h = 0; h < vp->nhalf; h++) {
+            __m512i idx = _mm512_loadu_si512(vp->idx + 8 * h);
+            __m512i shf = _mm512_loadu_si512(vp->shift + 8 * h);
+            __m512i sh = _mm512_loadu_si512(vp->sh + 8 * h);
+            __m512i smt = _mm512_loadu_si512(vp->smt + 8 * h);
+            __m512i xc = _mm512_permutex2var_epi64(c0, idx, c1);
+            __m512i xb = _mm512_permutex2var_epi64(b0, idx, b1);
+            __m512i xp = _mm512_permutex2var_epi64(p0, idx, p1);
+            __m512i d0, d1, u0, u1;
+            xc = _mm512_sllv_epi64(_mm512_srlv_epi64(xc, shf), sh);
+            xb = _mm512_sllv_epi64(_mm512_srlv_epi64(xb, shf), sh);
+            xp = _mm512_sllv_epi64(_mm512_srlv_epi64(xp, shf), sh);
+            xc = _mm512_xor_si512(xc, _mm512_and_si512(_mm512_srai_epi64(xc, 63), smt));
+            xb = _mm512_xor_si512(xb, _mm512_and_si512(_mm512_srai_epi64(xb, 63), smt));
+            xp = _mm512_xor_si512(xp, _mm512_and_si512(_mm512_srai_epi64(xp, 63), smt));
+            d0 = _mm512_sub_epi64(xc, xb);
+            d1 = _mm512_sub_epi64(xc, _mm512_sub_epi64(_mm512_add_epi64(xb, xb), xp));
+            u0 = _mm512_srlv_epi64(_mm512_xor_si512(_mm512_slli_epi64(d0, 1), _mm512_srai_epi64(d0, 63)), sh);
+            u1 = _mm512_srlv_epi64(_mm512_xor_si512(_mm512_slli_epi64(d1, 1), _mm512_srai_epi64(d1, 63)), sh);
+            u1 = _mm512_mask_blend_epi64((__mmask8)(usem >> (8 * h)), u0, u1);
+            _mm512_storeu_si512(Ue + 16 * h, _mm512_permutex2var_epi64(u0, ilo, u1));
+            _mm512_storeu_si512(Ue + 16 * h + 8, _mm512_permutex2var_epi64(u0, ihi, u1));
+            if (hist) {
+                __m512i ho = _mm512_loadu_si512(vp->hoff + 8 * h);
+                __m512i l0 = _mm512_xor_si512(_mm512_lzcnt_epi64(_mm512_or_si512(_mm512_slli_epi64(u0, 1), one)), c63);
+                __m512i l1 = _mm512_xor_si512(_mm512_lzcnt_epi64(_mm512_or_si512(_mm512_slli_epi64(u1, 1), one)), c63);
+                _mm512_store_si512(L + 16 * h, _mm512_add_epi64(l0, ho));
+                _mm512_store_si512(L + 16 * h + 8, _mm512_add_epi64(_mm512_add_epi64(l1, ho), _mm512_set1_epi64(65)));
+            }
+        }
+        if (hist) {
+            while (cm) {
+                int j = __builtin_ctz(cm), k = (j >> 3) * 16 + (j & 7);
+                hist[L[k]] += 1;
+                hist[L[k + 8]] += 1;
+                cm &= cm - 1;
+            }
+        }
+    }
+    #else
+    #define QC_VDIFF 0
+    static int qc_have_avx512(void) { return 0; }
+    static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
+                         const uint64_t* pr, uint64_t* Ue, uint32_t* hist, uint32_t cm,
+                         uint32_t usem) {
+        (void)vp; (void)cr; (void)br; (void)pr; (void)Ue; (void)hist; (void)cm; (void)usem;
+    }
+    #endif
+    """
+    ctypedef struct qc_vplan:
+        int64_t idx[16]
+        int64_t shift[16]
+        int64_t sh[16]
+        int64_t smt[16]
+        int64_t hoff[16]
+        int nhalf
+        int S
+    int qc_have_avx512() noexcept nogil
+    void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br, const uint64_t* pr,
+                  uint64_t* Ue, uint32_t* hist, uint32_t cm, uint32_t usem) noexcept nogil
+
+
+cdef extern from *:
+    """
     /* (tm, when not NULL: the contexts, known already; p is then not read.)
        The row scan of the common case (the same entities in the current snapshot, the baseline
        and, if any, the extrapolation snapshot, row for row): for each row i, whether the current
@@ -476,6 +593,7 @@ ctypedef struct finfo_t:
     int nz            # F_NZORD: the flag slot (the first), else -1
     int quat          # F_QUAT: the slot, else -1
     int pred          # every component is predictable (b <= 32)
+    uint32_t lanes    # its components as a lane mask of the AVX-512 path (c0 .. c1 - 1)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -713,6 +831,8 @@ cdef inline rd_t rd_ord(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, c
     cdef uint64_t u, ref
     cdef rd_t o
     cdef int st = qc_egx_fast(buf, nbytes, &pos, P.k, P.b, P.E, &u)
+    o.alt = 0
+    o.v = 0
     if st != 1:
         if st == 0:
             o = rd_slow(buf, nbytes, pos, P.k, P.b, RD_EGX)
@@ -1484,6 +1604,8 @@ cdef class DeltaCoder:
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
     cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
     cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
+    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
+    cdef qc_vplan vp
     cdef bw_t w
     # scratch
     cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
@@ -1593,6 +1715,7 @@ cdef class DeltaCoder:
             self.fi[f].implied_flip = (self.fi[f].end == s + 1 and self.si[s].role == R_ABS
                                        and self.si[s].bits == 1)
             self._set_shape(f, general)
+        self._set_vec(general)
         self.rec_bits = 0
         self.chg_bits = self.nfields
         for s in range(self.nslots):
@@ -1628,6 +1751,37 @@ cdef class DeltaCoder:
     def shapes(self):
         """Each field's shape, as the hot loops take it: 'ord', 'nz-ord', 'quat' or 'general'."""
         return [("general", "ord", "nz-ord", "quat")[self.fi[f].shape] for f in range(self.nfields)]
+
+    @property
+    def vector(self):
+        """Whether the encoder takes its differences with AVX-512 (the CPU has it, and the
+        schema has at most 16 components and 16 slots, some in fields of the common shapes)."""
+        return bool(self.vec)
+
+    cdef void _set_vec(self, bint general):
+        cdef Py_ssize_t f, c
+        cdef int any_ = 0
+        self.vec = 0
+        memset(&self.vp, 0, sizeof(qc_vplan))
+        for f in range(self.nfields):
+            self.fi[f].lanes = 0
+            if self.fi[f].shape != F_GENERAL and self.ncomps <= 16:
+                for c in range(self.fi[f].c0, self.fi[f].c1):
+                    self.fi[f].lanes |= (<uint32_t>1) << c
+                any_ = 1
+        if general or not any_ or self.ncomps > 16 or self.nslots > 16 or not qc_have_avx512():
+            return
+        for c in range(16):
+            self.vp.sh[c] = 32          # (lanes past the components: computed, ignored)
+        for c in range(self.ncomps):
+            self.vp.idx[c] = self.ci[c].slot
+            self.vp.shift[c] = self.ci[c].shift
+            self.vp.sh[c] = self.ci[c].sh
+            self.vp.smt[c] = <int64_t>self.ci[c].smt
+            self.vp.hoff[c] = 2 * c * HIST
+        self.vp.nhalf = 1 if self.ncomps <= 8 else 2
+        self.vp.S = <int>self.nslots
+        self.vec = 1
 
     cdef void _set_shape(self, Py_ssize_t f, bint general):
         """Field f's shape: the shortcut the hot loops take for the common fields, which does
@@ -1693,6 +1847,73 @@ cdef class DeltaCoder:
     # -------------------------------------------------------------------------------------------
     # encode
 
+    cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
+                        const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
+                        const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
+                        Py_ssize_t* fcount, int64_t num, int64_t den) noexcept nogil:
+        """_encode's step 3 with AVX-512 (self.vec; without extrapolation or with num == den):
+        per changed entity, which fields changed, then the components of its changed fields of
+        the common shapes in one qc_vdiff call, and the rest (other fields, a smallest three whose
+        largest component changed) by _diff after it. The same values and counts as step 3."""
+        cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps, e, f, s, c
+        cdef const finfo_t* FI = self.fi
+        cdef const comp_t* CI = self.ci
+        cdef const uint64_t* cr
+        cdef const uint64_t* br
+        cdef const uint64_t* pr
+        cdef uint8_t* fe
+        cdef uint64_t* Ue
+        cdef uint32_t* hs
+        cdef uint64_t x
+        cdef uint32_t cm, usem
+        cdef int t, q, qs, post
+        for e in range(nchg):
+            cr = crow + ccur[e] * S
+            br = brow + cbase[e] * S
+            pr = prow + cpred[e] * S if cpred[e] >= 0 else NULL
+            fe = fch + e * F
+            Ue = U + e * 2 * C
+            hs = hist if (nchg < HIST_SAMPLE_FROM or (e & 3) == 0) else NULL
+            cm = 0
+            usem = 0
+            post = 0
+            for f in range(F):
+                x = 0
+                for s in range(FI[f].first, FI[f].end):
+                    x |= cr[s] ^ br[s]
+                t = x != 0
+                fe[f] = <uint8_t>t
+                fcount[f] += t
+                if not t:
+                    continue
+                if FI[f].shape == F_GENERAL:
+                    post = 1
+                    continue
+                if FI[f].shape == F_NZORD and cr[FI[f].nz] == 0:
+                    continue
+                if FI[f].shape == F_QUAT:
+                    q = FI[f].quat
+                    qs = CI[FI[f].c0].qshift
+                    if (cr[q] >> qs) != (br[q] >> qs):
+                        post = 1        # (a new largest component: _diff's remap)
+                        continue
+                    if pr != NULL and (pr[q] >> qs) == (br[q] >> qs):
+                        usem |= FI[f].lanes
+                elif pr != NULL:
+                    usem |= FI[f].lanes
+                cm |= FI[f].lanes
+            if cm:
+                qc_vdiff(&self.vp, cr, br, pr if usem else NULL, Ue, hs, cm, usem)
+            if post:        # after qc_vdiff, whose stores cover every lane
+                for f in range(F):
+                    if not fe[f] or FI[f].shape == F_ORD or FI[f].shape == F_NZORD:
+                        continue
+                    if FI[f].shape == F_QUAT and ((cr[FI[f].quat] >> CI[FI[f].c0].qshift)
+                                                  == (br[FI[f].quat] >> CI[FI[f].c0].qshift)):
+                        continue
+                    for c in range(FI[f].c0, FI[f].c1):
+                        _diff(&CI[c], c, cr, br, pr, num, den, Ue, hs)
+
     cdef int _encode(self, enc_in_t* a) noexcept nogil:
         cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps
         cdef Py_ssize_t i, j, e, f, s, c, nrem = 0, nnew = 0, nchg = 0, kp = 0, t, pj, prow_i
@@ -1718,6 +1939,7 @@ cdef class DeltaCoder:
         cdef uint8_t* EE = NULL
         cdef cpar_t* par = NULL
         cdef int shape
+        cdef Py_ssize_t nchg_done
         cdef Py_ssize_t* fcount
         cdef Py_ssize_t lim = a.n if a.n < a.m else a.m
         cdef const uint64_t* cr
@@ -1752,7 +1974,7 @@ cdef class DeltaCoder:
                 buf_need(&self.b_par, sizeof(cpar_t) * (C + 1)) or
                 buf_need(&self.b_fcount, sizeof(Py_ssize_t) * (F + 1)) or
                 buf_need(&self.b_lists, sizeof(Py_ssize_t) * 2 * (lim + 1)) or
-                buf_need(&self.b_u, sizeof(uint64_t) * 2 * (C + 1) * (lim + 1)) or
+                buf_need(&self.b_u, sizeof(uint64_t) * (2 * (C + 1) * (lim + 1) + 32)) or
                 buf_need(&self.b_cctx, lim + 1)):
             return -1
         kctx[0] = 0
@@ -1864,7 +2086,13 @@ cdef class DeltaCoder:
         prow = a.prow
         num = a.bdist
         den = a.pdist
-        for e in range(nchg):
+        if self.vec and (not has_pred or num == den):
+            self._diff_vec(nchg, crow, brow, prow, ccur, cbase, cpred, fch, U, hist, fcount,
+                           num, den)
+            nchg_done = nchg
+        else:
+            nchg_done = 0
+        for e in range(nchg_done, nchg):
             cr = crow + ccur[e] * S
             br = brow + cbase[e] * S
             pr = prow + cpred[e] * S if cpred[e] >= 0 else NULL

@@ -1488,6 +1488,9 @@ SHAPES = qc.Schema("Shapes", [
     ("nzw", qc.NearlyZero(qc.Int(36), 0.0)),                   # general: a flag over > 32 bits
     ("flag", qc.Bool()),
 ])
+# at most 16 components and 16 slots: the encoder takes its differences with AVX-512 where the
+# CPU has it (DeltaCoder.vector); SHAPES has 17 components, so the scalar shortcuts
+SHAPES16 = qc.Schema("Shapes16", [f for f in SHAPES.fields if f[0] not in ("big", "nzw")])
 
 
 def shapes_columns(rng, n, prev=None, move=0.5):
@@ -1524,26 +1527,42 @@ def shapes_columns(rng, n, prev=None, move=0.5):
 
 
 @pytest.mark.parametrize("n,move", [(700, 1.0), (1000, 0.4)])
-def test_field_shapes_give_the_same_packets_when_sampled(n, move):
+@pytest.mark.parametrize("wide", [True, False])
+def test_field_shapes_give_the_same_packets_when_sampled(n, move, wide):
     # from 256 changed entities on, the Exp-Golomb parameters are chosen from every 4th one's
     # differences: both paths sample alike, and the packets decode exactly
-    test_field_shapes_give_the_same_packets.hypothesis.inner_test(seed=n, n=n, move=move)
+    test_field_shapes_give_the_same_packets.hypothesis.inner_test(seed=n, n=n, move=move, wide=wide)
+
+
+def test_vector_path_where_the_cpu_has_it():
+    from quantcodec._delta import DeltaCoder
+    assert not DeltaCoder(SHAPES._plan).vector                 # 17 components
+    assert not DeltaCoder(SHAPES16._plan, general=True).vector
+    fast = DeltaCoder(SHAPES16._plan)
+    if not fast.vector:
+        pytest.skip("no AVX-512 here: the shortcuts are scalar")
+    assert DeltaCoder(pose_schema()._plan).vector
 
 
 @settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 120), move=st.floats(0.0, 1.0))
-def test_field_shapes_give_the_same_packets(seed, n, move):
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 120), move=st.floats(0.0, 1.0),
+       wide=st.booleans())
+def test_field_shapes_give_the_same_packets(seed, n, move, wide):
     from quantcodec._delta import DeltaCoder
-    fast, general = DeltaCoder(SHAPES._plan), DeltaCoder(SHAPES._plan, general=True)
-    assert fast.shapes == ["ord", "nz-ord", "quat", "ord"] + ["general"] * 6
-    assert general.shapes == ["general"] * 10
+    schema = SHAPES if wide else SHAPES16
+    fast, general = DeltaCoder(schema._plan), DeltaCoder(schema._plan, general=True)
+    nf = len(schema.fields)
+    assert fast.shapes == ["ord", "nz-ord", "quat", "ord"] + ["general"] * (nf - 4)
+    assert general.shapes == ["general"] * nf
     rng = np.random.default_rng(seed)
     ids = np.arange(n, dtype=np.uint64) * 3
+    names = [f[0] for f in schema.fields]
     c0 = shapes_columns(rng, n)
     c1 = shapes_columns(rng, n, c0, move)
     c2 = shapes_columns(rng, n, c1, move)
-    pred, base, cur = (SHAPES.snapshot(ids, c) for c in (c0, c1, c2))
-    fewer = SHAPES.snapshot(ids[::2], {k: v[::2] for k, v in c2.items()})
+    c0, c1, c2 = ({k: c[k] for k in names} for c in (c0, c1, c2))
+    pred, base, cur = (schema.snapshot(ids, c) for c in (c0, c1, c2))
+    fewer = schema.snapshot(ids[::2], {k: v[::2] for k, v in c2.items()})
     for snap, args in ((cur, ()), (cur, (1, base)), (cur, (1, base, 1, pred)), (cur, (2, base, 3, pred)),
                        (fewer, (1, base, 1, pred)), (base, (1, pred))):
         packet = fast.encode(9, snap, *args)
