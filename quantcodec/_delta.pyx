@@ -186,6 +186,10 @@ cdef extern from *:
         int64_t sh[16];         /* 64 - width */
         int64_t smt[16];        /* the sign-magnitude map's mask at the top, or 0 */
         int64_t hoff[16];       /* lane c -> 2 * c * 65: its two histograms */
+        int64_t k[16];          /* per packet (qc_vcodes): each lane's Exp-Golomb parameter, */
+        int64_t E[16];          /* its escape length, */
+        int64_t b[16];          /* its width, */
+        int64_t sel[16];        /* and which of its two values it writes: 2 * (c % 8) + use_pred */
         int nhalf;              /* 1: up to 8 components, 2: up to 16 */
         int S;                  /* slots a row, <= 16 */
     } qc_vplan;
@@ -261,9 +265,45 @@ cdef extern from *:
             }
         }
     }
+    /* The writer's side: one changed entity's Exp-Golomb codes of every lane (put_egx32's
+       arithmetic, escape included, lane by lane) into code[] / len[]; esc gets the lanes that
+       escape. The appends stay scalar, in the packet's order. */
+    __attribute__((target("avx512f,avx512cd,avx512vl,avx512dq,avx512bw")))
+    static void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
+                          uint32_t* esc) {
+        const __m512i one = _mm512_set1_epi64(1), c63 = _mm512_set1_epi64(63);
+        uint32_t m = 0;
+        int h;
+        for (h = 0; h < vp->nhalf; h++) {
+            __m512i u = _mm512_permutex2var_epi64(_mm512_loadu_si512(Ue + 16 * h),
+                                                  _mm512_loadu_si512(vp->sel + 8 * h),
+                                                  _mm512_loadu_si512(Ue + 16 * h + 8));
+            __m512i k = _mm512_loadu_si512(vp->k + 8 * h);
+            __m512i E = _mm512_loadu_si512(vp->E + 8 * h);
+            __m512i v = _mm512_srlv_epi64(u, k);
+            __mmask8 es = _mm512_cmpge_epu64_mask(v, _mm512_sub_epi64(_mm512_sllv_epi64(one, E), one));
+            __m512i x = _mm512_add_epi64(v, one);
+            __m512i e = _mm512_xor_si512(_mm512_lzcnt_epi64(x), c63);
+            __m512i pe = _mm512_sllv_epi64(one, e);
+            __m512i hi = _mm512_or_si512(_mm512_xor_si512(x, pe),
+                                         _mm512_sllv_epi64(_mm512_xor_si512(u, _mm512_sllv_epi64(v, k)), e));
+            __m512i c = _mm512_or_si512(pe, _mm512_sllv_epi64(hi, _mm512_add_epi64(e, one)));
+            __m512i n = _mm512_add_epi64(_mm512_add_epi64(_mm512_add_epi64(e, e), one), k);
+            c = _mm512_mask_mov_epi64(c, es, _mm512_sllv_epi64(u, E));
+            n = _mm512_mask_mov_epi64(n, es, _mm512_add_epi64(E, _mm512_loadu_si512(vp->b + 8 * h)));
+            _mm512_storeu_si512(code + 8 * h, c);
+            _mm512_storeu_si512(len + 8 * h, n);
+            m |= (uint32_t)es << (8 * h);
+        }
+        *esc = m;
+    }
     #else
     #define QC_VDIFF 0
     static int qc_have_avx512(void) { return 0; }
+    static void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
+                          uint32_t* esc) {
+        (void)vp; (void)Ue; (void)code; (void)len; *esc = 0;
+    }
     static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
                          const uint64_t* pr, uint64_t* Ue, uint32_t* hist, uint32_t cm,
                          uint32_t usem) {
@@ -277,9 +317,15 @@ cdef extern from *:
         int64_t sh[16]
         int64_t smt[16]
         int64_t hoff[16]
+        int64_t k[16]
+        int64_t E[16]
+        int64_t b[16]
+        int64_t sel[16]
         int nhalf
         int S
     int qc_have_avx512() noexcept nogil
+    void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
+                   uint32_t* esc) noexcept nogil
     void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br, const uint64_t* pr,
                   uint64_t* Ue, uint32_t* hist, uint32_t cm, uint32_t usem) noexcept nogil
 
@@ -1939,6 +1985,9 @@ cdef class DeltaCoder:
         cdef uint8_t* EE = NULL
         cdef cpar_t* par = NULL
         cdef int shape
+        cdef uint64_t vcode[16]
+        cdef int64_t vlen[16]
+        cdef uint32_t vesc = 0
         cdef Py_ssize_t nchg_done
         cdef Py_ssize_t* fcount
         cdef Py_ssize_t lim = a.n if a.n < a.m else a.m
@@ -2132,6 +2181,11 @@ cdef class DeltaCoder:
                 par[c].E = EE[c]
                 par[c].b = <uint8_t>CI[c].b
                 par[c].p = pp[c]
+                if self.vec:
+                    self.vp.k[c] = kk[c]
+                    self.vp.E[c] = EE[c]
+                    self.vp.b[c] = CI[c].b
+                    self.vp.sel[c] = 2 * (c & 7) + pp[c]
 
         # 5. write
         bound = 256 + set_bits_upper(a.m) + 2 * set_bits_upper(lim) + 40 + ID_KBITS \
@@ -2196,10 +2250,36 @@ cdef class DeltaCoder:
                     br = a.brow + cbase[e] * S
                     fe = fch + e * F
                     Ue = U + e * 2 * C
+                    if self.vec:
+                        # every lane's code at once (qc_vcodes), then the appends in order; a
+                        # smallest three whose largest component changed or whose first
+                        # component escapes takes the slot loop below
+                        qc_vcodes(&self.vp, Ue, vcode, vlen, &vesc)
                     for f in range(F):
                         if not fe[f]:
                             continue
                         shape = FI[f].shape
+                        if self.vec and shape != F_GENERAL:
+                            if shape == F_ORD:
+                                for c in range(FI[f].c0, FI[f].c1):
+                                    bw_put(&w, vcode[c], <int>vlen[c])
+                                continue
+                            if shape == F_NZORD:
+                                s = FI[f].nz
+                                if br[s] != 0:      # (else the flag is implied: 1, it changed)
+                                    bw_put(&w, cr[s], 1)
+                                if cr[s] != 0:
+                                    for c in range(FI[f].c0, FI[f].c1):
+                                        bw_put(&w, vcode[c], <int>vlen[c])
+                                continue
+                            s = FI[f].quat
+                            c = FI[f].c0
+                            if ((cr[s] >> CI[c].qshift) == (br[s] >> CI[c].qshift)
+                                    and not (vesc >> c) & 1):
+                                bw_put(&w, vcode[c], <int>vlen[c])
+                                bw_put(&w, vcode[c + 1], <int>vlen[c + 1])
+                                bw_put(&w, vcode[c + 2], <int>vlen[c + 2])
+                                continue
                         if shape == F_ORD:
                             for c in range(FI[f].c0, FI[f].c1):
                                 put_egx32(&w, Ue[2 * c + par[c].p], par[c])
