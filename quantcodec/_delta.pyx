@@ -1353,6 +1353,15 @@ cdef inline void _diff_comps(const comp_t* CI, int c0, int c1, const uint64_t* c
             h += 2 * HIST
 
 
+cdef inline int _field_changed(const finfo_t* fi, const uint64_t* cr, const uint64_t* br) noexcept nogil:
+    """Whether any slot of field fi differs between the two rows."""
+    cdef uint64_t x = 0
+    cdef Py_ssize_t s
+    for s in range(fi.first, fi.end):
+        x |= cr[s] ^ br[s]
+    return x != 0
+
+
 cdef inline void _diff_field(const finfo_t* fi, const comp_t* CI, const uint64_t* cr,
                              const uint64_t* br, const uint64_t* pr, int64_t num, int64_t den,
                              uint64_t* Ue, uint32_t* hist) noexcept nogil:
@@ -1924,10 +1933,7 @@ cdef class DeltaCoder:
             usem = 0
             post = 0
             for f in range(F):
-                x = 0
-                for s in range(FI[f].first, FI[f].end):
-                    x |= cr[s] ^ br[s]
-                t = x != 0
+                t = _field_changed(&FI[f], cr, br)
                 fe[f] = <uint8_t>t
                 fcount[f] += t
                 if not t:
@@ -2148,10 +2154,7 @@ cdef class DeltaCoder:
             fe = fch + e * F
             Ue = U + e * 2 * C
             for f in range(F):
-                x = 0
-                for s in range(FI[f].first, FI[f].end):
-                    x |= cr[s] ^ br[s]
-                t = x != 0
+                t = _field_changed(&FI[f], cr, br)
                 fe[f] = <uint8_t>t
                 fcount[f] += t
                 if t:
@@ -2885,11 +2888,8 @@ cdef class DeltaCoder:
                             s += 1
                         if st:
                             break
-                    if dacc == 0:
-                        st = D_STRUCT
-                        msg = b"a field marked changed is unchanged"
-                        break
-                    continue
+                    # (here s == end: the slot loop below has nothing left, the checks after it
+                    # are the field's)
                 while s < end:
                     si = &SI[s]
                     role = si.role
