@@ -1,6 +1,6 @@
 """Type stubs of quantcodec._delta: snapshot delta coding on code matrices (SPEC section 5)."""
 
-from typing import Any, Dict, Optional, Set, Tuple, Type, Union, final
+from typing import Any, Dict, List, Optional, Set, Tuple, Type, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -56,7 +56,11 @@ class DeltaCoder:
     def ncomps(self) -> int: ...
     @property
     def last_bits(self) -> int: ...
-    def __init__(self, plan: Plan) -> None: ...
+    @property
+    def shapes(self) -> List[str]: ...
+    @property
+    def vector(self) -> bool: ...
+    def __init__(self, plan: Plan, general: bool = False) -> None: ...
     def encode(
         self,
         seq: int,

@@ -867,6 +867,34 @@ cdef rd_t rd_slow(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, int k, 
     return o
 
 
+cdef inline rd_t rd_flag_into(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos,
+                              bint implied, uint64_t* orw, const uint64_t* br, Py_ssize_t s,
+                              Py_ssize_t span, uint64_t* dacc) noexcept nogil:
+    """A NearlyZero flag at slot s for _get_changed: 1 without reading if ``implied``, else
+    one bit (position by value, as rd_slow), stored into the output row; a 0 flag zeroes the
+    ``span`` slots it governs. What differs from the baseline row is or'ed into ``dacc``."""
+    cdef rd_t o
+    cdef uint64_t v = 1
+    cdef Py_ssize_t t
+    if not implied and not qc_bits_fast(buf, nbytes, &pos, 1, &v):
+        o = rd_slow(buf, nbytes, pos, 1, 0, RD_BITS)
+        if o.st:
+            return o
+        pos = o.pos
+        v = o.v
+    o.st = D_OK
+    o.v = v
+    o.pos = pos
+    o.alt = 0
+    orw[s] = v
+    dacc[0] |= v ^ br[s]
+    if v == 0:
+        for t in range(s + 1, s + 1 + span):
+            orw[t] = 0
+            dacc[0] |= br[t]
+    return o
+
+
 cdef inline rd_t rd_ord(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, const comp_t* cp,
                         cpar_t P, uint64_t bw, uint64_t pw, bint usep, int sign, int64_t num,
                         int64_t den) noexcept nogil:
@@ -2848,24 +2876,14 @@ cdef class DeltaCoder:
                 if shape == F_ORD or shape == F_NZORD:
                     # the common shapes without the slot loop's dispatch (as its R_FLAG and
                     # R_ORD branches)
-                    if shape == F_NZORD:
-                        if br[s] == 0:
-                            v = 1       # (implied: the field changed)
-                        elif not qc_bits_fast(buf, nbytes, &pos, 1, &v):
-                            o = rd_slow(buf, nbytes, pos, 1, 0, RD_BITS)
-                            pos = o.pos
-                            st = o.st
-                            if st:
-                                break
-                            v = o.v
-                        orw[s] = v
-                        dacc |= v ^ br[s]
-                        s += 1
-                        if v == 0:
-                            while s < end:
-                                orw[s] = 0
-                                dacc |= br[s]
-                                s += 1
+                    if shape == F_NZORD:      # (its flag governs the rest of the field)
+                        o = rd_flag_into(buf, nbytes, pos, br[s] == 0, orw, br, s, SI[s].span,
+                                         &dacc)
+                        pos = o.pos
+                        st = o.st
+                        if st:
+                            break
+                        s = end if o.v == 0 else s + 1
                     if s < end:
                         for c in range(FI[f].c0, FI[f].c1):
                             si = &SI[s]
@@ -2975,24 +2993,13 @@ cdef class DeltaCoder:
                                     break
                         v = code
                     elif role == R_FLAG:
-                        if FI[f].implied_flag and br[s] == 0:
-                            v = 1
-                        elif not qc_bits_fast(buf, nbytes, &pos, 1, &v):
-                            o = rd_slow(buf, nbytes, pos, 1, 0, RD_BITS)
-                            pos = o.pos
-                            st = o.st
-                            if st:
-                                break
-                            v = o.v
-                        orw[s] = v
-                        dacc |= v ^ br[s]
-                        if v == 0:
-                            for t in range(s + 1, s + 1 + si.span):
-                                orw[t] = 0
-                                dacc |= br[t]
-                            s += 1 + si.span
-                        else:
-                            s += 1
+                        o = rd_flag_into(buf, nbytes, pos, FI[f].implied_flag and br[s] == 0,
+                                         orw, br, s, si.span, &dacc)
+                        pos = o.pos
+                        st = o.st
+                        if st:
+                            break
+                        s += 1 + (si.span if o.v == 0 else 0)
                         continue
                     else:       # R_ABS
                         if FI[f].implied_flip:
