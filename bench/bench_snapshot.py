@@ -25,7 +25,10 @@ the nearest caches, and the branch predictors have learned the packet). The seco
 (``--stream``, default 5 runs) times them as a server and a client make them instead: the
 scene streamed tick by tick, each tick's calls once, ``pack/body`` timed in the same loop.
 
-    python bench/bench_snapshot.py [--bodies 1000] [--clients 100] [--stream 5]
+    python bench/bench_snapshot.py [--bodies 1000] [--clients 100] [--stream 5] [--full 1]
+
+A last table (``--full``) times full snapshots, sent with no baseline: a client's first
+packets, and every packet while its acks do not arrive.
 
 Last, for a server with many clients (``--clients``, default 100, acks lagging 4 to 8 ticks):
 one tick's packets for all of them, from independent encoders and from encoders sharing a
@@ -142,6 +145,24 @@ def stream(scene, schema, centers=(60, 150, 280), half=10, lag=6, repeats=5):
     return out
 
 
+def full(scene, schema, k, number=200):
+    """A full snapshot of tick k (no baseline: a new client's first packets, or those after its
+    acks stopped): the time to encode it (an encoder that never had an ack sends one every
+    call), to decode it, and struct.pack/body of the same floats. Returns (bytes, seconds)."""
+    snap = schema.snapshot(scene.ids[k], scene.columns(k))
+    enc, dec = SnapshotEncoder(schema), SnapshotDecoder(schema)
+    packet = enc.encode(k, snap)
+    assert enc.last_baseline is None and dec.decode(packet) == snap
+    raw = np.concatenate([scene.positions[k], scene.orientations[k], scene.velocities[k]], axis=1)
+    body = struct.Struct(f"<{raw.shape[1]}f").pack
+    rows = [tuple(r) for r in raw.tolist()]
+    return len(packet), {
+        "pack_body": best(lambda: [body(*r) for r in rows], max(1, number // 4)),
+        "encode": best(lambda: enc.encode(k, snap), number),
+        "decode": best(lambda: dec.decode(packet), number),
+    }
+
+
 def many_clients(scene, schema, k, clients, lags=(4, 5, 6, 7, 8), number=20):
     """One tick for ``clients`` clients in steady state whose acks lag 4 to 8 ticks (spread
     evenly): the time to encode all their packets with independent encoders, and with encoders
@@ -184,6 +205,8 @@ def main(argv=None, out=print):
     ap.add_argument("--number", type=int, default=200)
     ap.add_argument("--stream", type=int, default=5,
                     help="runs of the streamed scene for the in-a-stream rows (0: leave them out)")
+    ap.add_argument("--full", type=int, default=1,
+                    help="the full-snapshot rows (0: leave them out)")
     ap.add_argument("--clients", type=int, default=100,
                     help="clients for the shared-packet rows (0: leave them out)")
     args = ap.parse_args(argv)
@@ -230,6 +253,16 @@ def main(argv=None, out=print):
             out(f"{k:5d} {distinct:8d} | {t_alone * 1e6:9.1f} {t_alone * 1e6 / args.clients:10.2f} | "
                 f"{t_shared * 1e6:9.1f} {t_shared * 1e6 / args.clients:10.2f} | "
                 f"{t_alone / t_shared:6.1f}x")
+    if args.full:
+        out("\nFull snapshots (no baseline: a client's first packets, or after its acks stopped); "
+            "times in microseconds")
+        out(f"{'tick':>5s} {'bytes':>6s} | {'pack/body':>9s} | {'encode':>7s} {'x body':>6s} | "
+            f"{'decode':>7s} {'x body':>6s}")
+        for k in (60, 150, 280):
+            nbytes, t = full(scene, schema, k, number=args.number)
+            out(f"{k:5d} {nbytes:6d} | {t['pack_body'] * 1e6:9.1f} | {t['encode'] * 1e6:7.1f} "
+                f"{t['pack_body'] / t['encode']:6.1f} | {t['decode'] * 1e6:7.1f} "
+                f"{t['pack_body'] / t['decode']:6.1f}")
     return rows
 
 

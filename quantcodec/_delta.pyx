@@ -2565,7 +2565,6 @@ cdef class DeltaCoder:
     cdef int _decode_head(self, br_t* r, int bdist, Py_ssize_t m, Py_ssize_t* nrem,
                           Py_ssize_t* nnew, int* kid) noexcept nogil:
         cdef Py_ssize_t S = self.nslots, i, n, s
-        cdef int err = 0
         cdef uint64_t v, prev
         cdef int st
         cdef Py_ssize_t* removed
@@ -2610,13 +2609,59 @@ cdef class DeltaCoder:
                 v = prev + 1 + v
             ids[i] = v
             prev = v
+        return self._get_rows(r, rows, ids, n)
+
+    cdef int _get_rows(self, br_t* r, uint64_t* rows, const uint64_t* ids,
+                       Py_ssize_t n) noexcept nogil:
+        """n whole records (the new entities' codes, every slot's fixed width) into ``rows``,
+        each code checked as _get_changed checks it. Plan.get_row's rule, with the reader held
+        in locals (as _get_changed) and the decoder's own validity tests (a full-range slot
+        skips it, a Quat takes its table). An error leaves r.pos at the start of the code."""
+        cdef const uint8_t* buf = r.buf
+        cdef Py_ssize_t nbytes = r.nbytes, pos = r.pos, S = self.nslots, i, s, t
+        cdef const sinfo_t* SI = self.si
+        cdef const sinfo_t* si
+        cdef uint64_t* row
+        cdef uint64_t v
+        cdef int bits, st = D_OK
+        cdef rd_t o
         for i in range(n):
-            s = self.plan.get_row(r, rows + i * S, &err)
-            if s >= 0:
+            row = rows + i * S
+            s = 0
+            while s < S:
+                si = &SI[s]
+                bits = si.bits
+                if bits > 57 or not qc_bits_fast(buf, nbytes, &pos, bits, &v):
+                    o = rd_slow(buf, nbytes, pos, bits, 0, RD_BITS)
+                    if o.st:
+                        st = D_SHORT
+                        break
+                    pos = o.pos
+                    v = o.v
+                if si.role == R_FLAG:
+                    row[s] = v
+                    if v == 0:
+                        for t in range(s + 1, s + 1 + si.span):
+                            row[t] = 0
+                        s += si.span
+                    s += 1
+                    continue
+                if si.sign and 0 < bits < 64 and (v >> (bits - 1)):
+                    v |= ~(<uint64_t>0) << bits
+                row[s] = v
+                if not si.allvalid and not (quat_valid_tab(si, v) if si.qtab != NULL
+                                            else slot_valid(&self.plan.slots[s], v)):
+                    pos -= bits
+                    st = D_CODE
+                    break
+                s += 1
+            if st:
+                r.pos = pos
                 self.err_id = ids[i]
                 self.err_slot = <int>s
-                self.err_code = rows[i * S + s]
-                return self._fail(D_SHORT if err == E_SHORT else D_CODE, b"")
+                self.err_code = row[s] if st == D_CODE else 0
+                return self._fail(st, b"")
+        r.pos = pos
         return D_OK
 
     cdef int _decode_body(self, br_t* r, const uint64_t* bid, const uint64_t* brow, Py_ssize_t m,

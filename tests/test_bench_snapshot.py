@@ -10,8 +10,8 @@ def _load():
 def test_bench_snapshot_runs_small():
     mod = _load()
     lines = []
-    rows = mod.main(["--bodies", "30", "--number", "2", "--clients", "0", "--stream", "0"],
-                    out=lines.append)
+    rows = mod.main(["--bodies", "30", "--number", "2", "--clients", "0", "--stream", "0",
+                     "--full", "0"], out=lines.append)
     assert [r[0] for r in rows] == [60, 150, 280]
     for _, changed, nbytes, us in rows:
         assert 0.0 <= changed <= 1.0 and nbytes > 0
@@ -26,7 +26,8 @@ def test_bench_snapshot_many_clients_rows():
     # lags are spread evenly and the stream is steady), and each side timed
     mod = _load()
     lines = []
-    mod.main(["--bodies", "30", "--number", "2", "--clients", "7", "--stream", "0"], out=lines.append)
+    mod.main(["--bodies", "30", "--number", "2", "--clients", "7", "--stream", "0", "--full", "0"],
+             out=lines.append)
     i = next(j for j, line in enumerate(lines) if "clients whose acks lag" in line)
     table = lines[i + 2:]
     assert [int(r.split()[0]) for r in table] == [60, 150, 280]
@@ -40,7 +41,7 @@ def test_bench_snapshot_stream_rows():
     # the server's snapshot inside), one row per window of ticks, every call timed
     mod = _load()
     lines = []
-    mod.main(["--bodies", "30", "--number", "2", "--clients", "0", "--stream", "2"],
+    mod.main(["--bodies", "30", "--number", "2", "--clients", "0", "--stream", "2", "--full", "0"],
              out=lines.append)
     i = next(j for j, line in enumerate(lines) if "In a stream" in line)
     table = lines[i + 2:]
@@ -56,3 +57,17 @@ def test_bench_snapshot_stream_rows():
     for _, changed, t in out:
         assert 0.0 <= changed <= 1.0
         assert set(t) == {"snapshot", "encode", "decode", "pack_body"} and min(t.values()) > 0
+
+
+def test_bench_snapshot_full_rows():
+    # the full-snapshot rows: a packet with no baseline each, encoded and decoded (the decoded
+    # view checked against the snapshot inside), one row per tick
+    mod = _load()
+    lines = []
+    mod.main(["--bodies", "30", "--number", "2", "--clients", "0", "--stream", "0"], out=lines.append)
+    i = next(j for j, line in enumerate(lines) if "Full snapshots" in line)
+    table = lines[i + 2:]
+    assert [int(r.split()[0]) for r in table] == [60, 150, 280]
+    for r in table:
+        f = r.replace("|", " ").split()
+        assert int(f[1]) > 30 * 10 and all(float(x) > 0 for x in f[2:])

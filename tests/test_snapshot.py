@@ -1573,3 +1573,156 @@ def test_field_shapes_give_the_same_packets(seed, n, move, wide):
             assert seq == 9
             np.testing.assert_array_equal(ids_out, snap.ids)
             np.testing.assert_array_equal(matrix, snap.matrix)
+
+
+# ------------------------------------------------------------------------------------------------
+# New entities' records: read as whole records, each code checked as Schema.decode checks it
+
+
+def _all_kinds_schema():
+    return qc.Schema("K", [
+        ("i", qc.Int(7)),
+        ("f", qc.Fixed(0.5, 9)),                        # signed
+        ("p", qc.PowerCurve(8, 2, 6)),                  # a negative zero
+        ("e", qc.Enum(5)),                              # codes 5..7 are not valid
+        ("b", qc.Bool()),
+        ("q", qc.Quat(4)),                              # tabulated check
+        ("qw", qc.Quat(14)),                            # the codec's own check, 44 bits
+        ("v", qc.UnitVector(6)),                        # codes past its largest
+        ("u", qc.UInt(64)),                             # wider than one fast read
+        ("w", qc.Int(60)),
+        ("n", qc.NearlyZero(qc.Vector(qc.Bounded(-1, 1, 5), qc.PowerCurve(4, 2, 5)), 0.01)),
+        ("a", qc.Angle(3)),
+    ])
+
+
+def _write_eg0(w, u):
+    e = (u + 1).bit_length() - 1
+    w.write(0, e)
+    w.write(1, 1)
+    w.write((u + 1) ^ (1 << e), e)
+
+
+def _full_packet(seq, wires):
+    """A packet with no baseline whose new entities, ids 0..n-1, carry the given records (per
+    record, the wire value of each slot read, in order): docs/wire-format.md 2, 4 and 5."""
+    w = qc.BitWriter()
+    w.write(seq, 16)
+    w.write(0, 1)                                   # no baseline
+    _write_eg0(w, len(wires))                       # new entities
+    if wires:
+        w.write(0, 6)                               # id gaps EG(0): 0, then 0 apart
+        for _ in wires:
+            w.write(1, 1)
+    for rec in wires:
+        for v, bits in rec:
+            w.write(v, bits)
+    return w.getvalue()
+
+
+def _random_records(rng, slots, n, bad):
+    """n records of random wire values; with probability `bad` a slot takes any value of its
+    width, else a value from the codec's own range (often valid)."""
+    out = []
+    for _ in range(n):
+        rec, s = [], 0
+        while s < len(slots):
+            st_ = slots[s]
+            bits = st_["bits"]
+            if st_["kind"] == "flag":
+                v = int(rng.random() < 0.6)
+            elif rng.random() < bad:
+                v = int.from_bytes(rng.bytes(8), "little") >> (64 - bits)
+            else:
+                v = None
+            rec.append([v, bits, s])
+            if st_["kind"] == "flag" and v == 0:
+                s += st_["span"]
+            s += 1
+        out.append(rec)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_new_entity_records_are_checked_as_schema_decode_checks_them(seed):
+    schema = _all_kinds_schema()
+    plan = schema._plan
+    slots = plan.slot_table()
+    rng = np.random.default_rng(seed)
+    # valid records to start from: a real snapshot's rows, as wire values
+    n = 40
+    good = schema.snapshot(np.arange(n), {
+        "i": rng.integers(-64, 64, n), "f": rng.uniform(-60, 60, n), "p": rng.uniform(-8, 8, n),
+        "e": rng.integers(0, 5, n), "b": rng.random(n) < 0.5,
+        "q": rng.normal(size=(n, 4)), "qw": rng.normal(size=(n, 4)),
+        "v": rng.normal(size=(n, 3)), "u": rng.integers(0, 2 ** 63, n, dtype=np.uint64),
+        "w": rng.integers(-2 ** 59, 2 ** 59, n), "a": rng.uniform(0, 6, n),
+        "n": np.where(rng.random((n, 1)) < 0.3, 0.0, rng.uniform(-0.9, 0.9, (n, 2))),
+    }).matrix
+
+    def fill(recs):
+        for i, rec in enumerate(recs):
+            for item in rec:
+                if item[0] is None:
+                    item[0] = int(good[i, item[2]]) % (1 << item[1])
+        return recs
+
+    def record_error(rec):
+        w = qc.BitWriter()
+        for v, bits, _ in rec:
+            w.write(v, bits)
+        try:
+            plan.decode(w.getvalue())
+        except qc.DecodeError:
+            return True
+        return False
+
+    # valid records: the matrix is the records' codes, sign-extended (the docs' reference reader)
+    recs = fill(_random_records(rng, slots, n, bad=0.0))
+    assert not any(record_error(rec) for rec in recs)
+    packet = _full_packet(5, [[(v, bits) for v, bits, _ in rec] for rec in recs])
+    dec = qc.SnapshotDecoder(schema)
+    view = dec.decode(packet)
+    ref = ReferenceDecoder([("flag" if t["kind"] == "flag" else "x", t["bits"], t["field"],
+                             t["span"], 0, t["kind"] in ("Int", "Fixed")) for t in slots])
+    r = Bits(packet)
+    r.read(17)
+    r.egx_value(0, 32)
+    r.read(6)
+    for _ in recs:
+        r.egx_value(0, 64)
+    want = np.array([ref.read_record(r) for _ in recs], dtype=np.uint64)
+    assert np.array_equal(view.matrix.view(np.uint64), want)
+    assert view.ids.tolist() == list(range(n))
+    # cut anywhere in the records: truncated, and the decoder keeps what it had
+    head = len(_full_packet(5, [[] for _ in recs]))
+    for cut in sorted(set(rng.integers(head, len(packet) - 1, 12).tolist())):
+        with pytest.raises(qc.DecodeError, match="truncated"):
+            dec.decode(packet[:cut])
+        assert dec.latest == 5
+
+    # records with codes of any value of their width: the first record Schema.decode refuses
+    # is the decoder's error, which names the first slot that makes it fail (the record's codes
+    # up to it, valid codes of a real snapshot after it)
+    recs = fill(_random_records(rng, slots, n, bad=0.08))
+    packet = _full_packet(6, [[(v, bits) for v, bits, _ in rec] for rec in recs])
+    first_bad = next((i for i, rec in enumerate(recs) if record_error(rec)), None)
+    if first_bad is None:
+        assert dec.decode(packet).seq == 6
+        return
+    bad_rec = recs[first_bad]
+    for p in range(len(bad_rec)):
+        hybrid = [[v if q <= p or slots[s]["kind"] == "flag" else int(good[first_bad, s]) % (1 << bits),
+                   bits, s] for q, (v, bits, s) in enumerate(bad_rec)]
+        if record_error(hybrid):
+            break
+    name = slots[bad_rec[p][2]]["name"]
+    # (the position named is the start of that code)
+    at = 17 + 1 + 2 * (n + 1).bit_length() - 2 + 6 + n + sum(
+        bits for rec in recs[:first_bad] for _, bits, _ in rec) + sum(bits for _, bits, _ in bad_rec[:p])
+    held = dec.held
+    with pytest.raises(qc.DecodeError) as exc:
+        dec.decode(packet)
+    assert f"entity {first_bad}: {name}: code " in str(exc.value)
+    assert str(exc.value).endswith(f"is not valid (at bit {at})")
+    assert dec.latest == 5 and dec.held == held
