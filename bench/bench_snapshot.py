@@ -25,7 +25,10 @@ the nearest caches, and the branch predictors have learned the packet). The seco
 (``--stream``, default 5 runs) times them as a server and a client make them instead: the
 scene streamed tick by tick, each tick's calls once, ``pack/body`` timed in the same loop.
 
-    python bench/bench_snapshot.py [--bodies 1000] [--clients 100] [--stream 5] [--full 1]
+    python bench/bench_snapshot.py [--bodies 1000] [--clients 100] [--stream 5] [--full 1] [--pose]
+
+``--pose`` leaves the velocity out of the schema and of the raw floats: a 28-byte pose a body
+(position and rotation, 7 floats), the record of the issue's "181 us" struct.pack figure.
 
 A last table (``--full``) times full snapshots, sent with no baseline: a client's first
 packets, and every packet while its acks do not arrive.
@@ -56,6 +59,26 @@ from quantcodec._scene import simulate  # noqa: E402
 from quantcodec._stream import default_schema  # noqa: E402
 
 
+class PoseOnly:
+    """The scene without its velocities (``--pose``): position and rotation, 7 floats a body,
+    a 28-byte pose, the record SPEC 5's issue sizes its struct.pack baseline on."""
+
+    def __init__(self, scene):
+        self.scene = scene
+        self.ids, self.positions, self.orientations = scene.ids, scene.positions, scene.orientations
+
+    def columns(self, k):
+        return {"position": self.positions[k], "rotation": self.orientations[k]}
+
+
+def raw_floats(scene, k):
+    """The raw float32 values of tick k a body at a time: position, rotation (and velocity)."""
+    parts = [scene.positions[k], scene.orientations[k]]
+    if not isinstance(scene, PoseOnly):
+        parts.append(scene.velocities[k])
+    return np.concatenate(parts, axis=1)
+
+
 def best(fn, number, repeat=7):
     return min(timeit.repeat(fn, number=number, repeat=repeat)) / number
 
@@ -76,7 +99,7 @@ def measure(scene, schema, k, lag=6, number=200):
     assert enc.last_baseline == k - lag
     view = dec.decode(packet)
     assert view == cur
-    raw = np.concatenate([scene.positions[k], scene.orientations[k], scene.velocities[k]], axis=1)
+    raw = raw_floats(scene, k)
     flat = raw.ravel().tolist()
     st = struct.Struct(f"<{raw.size}f")
     body = struct.Struct(f"<{raw.shape[1]}f").pack
@@ -103,7 +126,7 @@ def stream(scene, schema, centers=(60, 150, 280), half=10, lag=6, repeats=5):
     predictors have not learned the packet. ``pack/body`` is timed in the same loop on the
     tick's ready tuples. Returns, per window of ticks ``center +- half``, the share of
     entities changed and the medians (over the window's ticks and the repeats) in seconds."""
-    body = struct.Struct("<10f").pack
+    body = struct.Struct(f"<{raw_floats(scene, 0).shape[1]}f").pack
     pc = time.perf_counter
     ticks = scene.ids.shape[0]
     last = min(ticks, max(centers) + half)
@@ -114,8 +137,7 @@ def stream(scene, schema, centers=(60, 150, 280), half=10, lag=6, repeats=5):
         snaps = {}
         for k in range(last):
             cols = scene.columns(k)
-            rows = [tuple(r) for r in np.concatenate(
-                [scene.positions[k], scene.orientations[k], scene.velocities[k]], axis=1).tolist()]
+            rows = [tuple(r) for r in raw_floats(scene, k).tolist()]
             t0 = pc()
             [body(*r) for r in rows]
             t1 = pc()
@@ -153,7 +175,7 @@ def full(scene, schema, k, number=200):
     enc, dec = SnapshotEncoder(schema), SnapshotDecoder(schema)
     packet = enc.encode(k, snap)
     assert enc.last_baseline is None and dec.decode(packet) == snap
-    raw = np.concatenate([scene.positions[k], scene.orientations[k], scene.velocities[k]], axis=1)
+    raw = raw_floats(scene, k)
     body = struct.Struct(f"<{raw.shape[1]}f").pack
     rows = [tuple(r) for r in raw.tolist()]
     return len(packet), {
@@ -205,14 +227,19 @@ def main(argv=None, out=print):
     ap.add_argument("--number", type=int, default=200)
     ap.add_argument("--stream", type=int, default=5,
                     help="runs of the streamed scene for the in-a-stream rows (0: leave them out)")
+    ap.add_argument("--pose", action="store_true",
+                    help="position and rotation only (7 floats a body), without the velocity")
     ap.add_argument("--full", type=int, default=1,
                     help="the full-snapshot rows (0: leave them out)")
     ap.add_argument("--clients", type=int, default=100,
                     help="clients for the shared-packet rows (0: leave them out)")
     args = ap.parse_args(argv)
     scene = simulate(args.bodies, 5.0, 60, args.seed)
-    schema = default_schema(velocity=True)
-    out(f"{args.bodies} bodies, scene schema ({schema.bits} bits a record at most), one client in "
+    schema = default_schema(velocity=not args.pose)
+    if args.pose:
+        scene = PoseOnly(scene)
+    out(f"{args.bodies} bodies, {'pose' if args.pose else 'scene'} schema ({schema.bits} bits a "
+        f"record at most, {raw_floats(scene, 0).shape[1]} floats raw), one client in "
         f"steady state (acks 6 ticks late, full history); times in microseconds (best of 7)")
     out(f"{'tick':>5s} {'changed':>8s} {'bytes':>6s} | {'pack(list)':>10s} {'pack/body':>9s} "
         f"{'pack(np)':>9s} {'pack(*np)':>9s} | {'encode':>7s} {'x list':>6s} {'x body':>6s} "

@@ -71,3 +71,17 @@ def test_bench_snapshot_full_rows():
     for r in table:
         f = r.replace("|", " ").split()
         assert int(f[1]) > 30 * 10 and all(float(x) > 0 for x in f[2:])
+
+
+def test_bench_snapshot_pose_rows():
+    # --pose: the schema without its velocity, and struct.pack of 7 floats a body
+    mod = _load()
+    lines = []
+    rows = mod.main(["--bodies", "30", "--number", "2", "--clients", "0", "--stream", "0", "--pose",
+                     "--full", "0"], out=lines.append)
+    assert "pose schema" in lines[0] and "7 floats raw" in lines[0]
+    assert [r[0] for r in rows] == [60, 150, 280] and all(r[2] > 0 for r in rows)
+    from quantcodec._scene import simulate
+    scene = mod.PoseOnly(simulate(20, 1.0, 60, 1))
+    assert mod.raw_floats(scene, 3).shape == (20, 7) and set(scene.columns(3)) == {"position", "rotation"}
+    assert mod.raw_floats(scene.scene, 3).shape == (20, 10)
