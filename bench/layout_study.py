@@ -41,6 +41,7 @@ except ImportError:
 from quantcodec import SnapshotEncoder  # noqa: E402
 from quantcodec._scene import simulate  # noqa: E402
 from quantcodec._stream import default_schema  # noqa: E402
+from quantcodec._delta import pred_target_of  # noqa: E402
 
 
 def components(table):
@@ -89,14 +90,25 @@ def best_fixed(u, b, share):
     return best
 
 
+def round_div(x, den):
+    """x / den rounded half away from zero, in integers (docs/wire-format.md 7)."""
+    return np.where(x >= 0, (2 * x + den) // (2 * den), -((-2 * x + den) // (2 * den)))
+
+
+def extrapolated(base, pred, bdist, pdist):
+    """The extrapolation reference base + (base - pred) * bdist / pdist (docs/wire-format.md 7)."""
+    return base + round_div((base - pred) * bdist, pdist)
+
+
 def zigzag_differences(cur, ref, b):
     d = (cur - ref) % (1 << b)
     d = np.where(d >= (1 << (b - 1)), d - (1 << b), d)
     return np.where(d >= 0, 2 * d, -2 * d - 1).astype(np.int64)
 
 
-def packet_model(table, comps, cur, base, pred, shares):
-    """Bits of the differences of one packet under each layout."""
+def packet_model(table, comps, cur, base, pred, shares, bdist=1, pdist=1):
+    """Bits of the differences of one packet under each layout (``pred`` is ``pdist`` before
+    ``base``, which is ``bdist`` before ``cur``)."""
     fields = sorted({t["field"] for t in table})
     fslots = {f: [s for s, t in enumerate(table) if t["field"] == f] for f in fields}
     changed = {f: np.any(cur[:, fslots[f]] != base[:, fslots[f]], axis=1) for f in fields}
@@ -109,7 +121,7 @@ def packet_model(table, comps, cur, base, pred, shares):
         if table[s]["kind"] == "Quat":      # a new largest component is coded apart, in both
             same = (cur[m, s] >> np.uint64(3 * b)) == (base[m, s] >> np.uint64(3 * b))
             c, r0, p0 = c[same], r0[same], p0[same]
-        refs = [zigzag_differences(c, r0, b), zigzag_differences(c, 2 * r0 - p0, b)]
+        refs = [zigzag_differences(c, r0, b), zigzag_differences(c, extrapolated(r0, p0, bdist, pdist), b)]
         out["eg"] += min(best_eg(u) for u in refs) + 1
         out["max"] += min(len(u) * (int(np.log2(u.max() + 1.0)) + 1 if len(u) else 0)
                           for u in refs) + 5 + 1
@@ -144,10 +156,11 @@ def main(argv=None, out=print):
         if k >= args.lag:
             enc.ack(k - args.lag)
         nbits = 8 * len(enc.encode(k, snaps[k]))
-        if k < 2 * args.lag or not np.array_equal(snaps[k].ids, snaps[k - args.lag].ids):
+        pdist = pred_target_of(args.lag)
+        if k < args.lag + pdist or not np.array_equal(snaps[k].ids, snaps[k - args.lag].ids):
             continue
-        cur, base, pred = (snaps[j].matrix.astype(np.uint64) for j in (k, k - args.lag, k - 2 * args.lag))
-        bits = packet_model(table, comps, cur, base, pred, shares)
+        cur, base, pred = (snaps[j].matrix.astype(np.uint64) for j in (k, k - args.lag, k - args.lag - pdist))
+        bits = packet_model(table, comps, cur, base, pred, shares, args.lag, pdist)
         bits["packet"] = nbits
         for key in total:
             total[key] += bits[key]

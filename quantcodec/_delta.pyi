@@ -43,6 +43,7 @@ def store(
 def references(
     acked: Set[int], seq: int, hist: int, predict: bool
 ) -> Tuple[Optional[int], int, Optional[int], int]: ...
+def pred_target_of(bdist: int) -> int: ...
 
 @final
 class DeltaCoder:

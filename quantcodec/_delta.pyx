@@ -174,7 +174,8 @@ cdef extern from *:
        carrier from the row (a permute: up to 16 slots in two registers), shifts it to the top
        of the word (vpsrlvq / vpsllvq: every lane its own shift), applies the sign-magnitude
        map, and computes the zigzagged difference from the baseline and from the extrapolation
-       (2 * base - pred, the num == den case), their bit lengths (vplzcntq), stores both values
+       (base + (base - pred) * r, a whole ratio r: 2 * base - pred when r is 1), their bit
+       lengths (vplzcntq), stores both values
        interleaved as the scalar _diff does (Ue[2c], Ue[2c + 1]) and counts the lanes of ``cm``
        into their histograms. Lanes outside ``usem`` take the baseline difference for both. The
        same values and counts as _diff_comps, lane for lane (tests/test_snapshot.py compares the
@@ -210,8 +211,9 @@ cdef extern from *:
     __attribute__((target("avx512f,avx512cd,avx512vl,avx512dq,avx512bw")))
     static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
                          const uint64_t* pr, uint64_t* Ue, uint32_t* hist, uint32_t cm,
-                         uint32_t usem) {
+                         uint32_t usem, int64_t r) {
         int S = vp->S, h;
+        const __m512i R = _mm512_set1_epi64(r);
         __mmask8 m0 = (__mmask8)(S >= 8 ? 0xFF : (1u << S) - 1);
         __mmask8 m1 = (__mmask8)(S >= 16 ? 0xFF : S > 8 ? (1u << (S - 8)) - 1 : 0);
         int o8 = S > 8 ? 8 : 0;     /* (the second half's address only where there is one) */
@@ -242,7 +244,8 @@ cdef extern from *:
             xb = _mm512_xor_si512(xb, _mm512_and_si512(_mm512_srai_epi64(xb, 63), smt));
             xp = _mm512_xor_si512(xp, _mm512_and_si512(_mm512_srai_epi64(xp, 63), smt));
             d0 = _mm512_sub_epi64(xc, xb);
-            d1 = _mm512_sub_epi64(xc, _mm512_sub_epi64(_mm512_add_epi64(xb, xb), xp));
+            d1 = _mm512_sub_epi64(xc, r == 1 ? _mm512_sub_epi64(_mm512_add_epi64(xb, xb), xp)
+                                  : _mm512_add_epi64(xb, _mm512_mullo_epi64(_mm512_sub_epi64(xb, xp), R)));
             u0 = _mm512_srlv_epi64(_mm512_xor_si512(_mm512_slli_epi64(d0, 1), _mm512_srai_epi64(d0, 63)), sh);
             u1 = _mm512_srlv_epi64(_mm512_xor_si512(_mm512_slli_epi64(d1, 1), _mm512_srai_epi64(d1, 63)), sh);
             u1 = _mm512_mask_blend_epi64((__mmask8)(usem >> (8 * h)), u0, u1);
@@ -306,8 +309,8 @@ cdef extern from *:
     }
     static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
                          const uint64_t* pr, uint64_t* Ue, uint32_t* hist, uint32_t cm,
-                         uint32_t usem) {
-        (void)vp; (void)cr; (void)br; (void)pr; (void)Ue; (void)hist; (void)cm; (void)usem;
+                         uint32_t usem, int64_t r) {
+        (void)vp; (void)cr; (void)br; (void)pr; (void)Ue; (void)hist; (void)cm; (void)usem; (void)r;
     }
     #endif
     """
@@ -327,7 +330,7 @@ cdef extern from *:
     void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
                    uint32_t* esc) noexcept nogil
     void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br, const uint64_t* pr,
-                  uint64_t* Ue, uint32_t* hist, uint32_t cm, uint32_t usem) noexcept nogil
+                  uint64_t* Ue, uint32_t* hist, uint32_t cm, uint32_t usem, int64_t r) noexcept nogil
 
 
 cdef extern from *:
@@ -1264,10 +1267,24 @@ cdef inline uint64_t top_lin(uint64_t carrier, const comp_t* cp) noexcept nogil:
 
 cdef inline uint64_t top_ref(uint64_t xb, uint64_t xp, int sh, int64_t num, int64_t den) noexcept nogil:
     """The extrapolated reference base + (base - pred) * num / den (the product rounded half away
-    from zero), from the baseline's and the older snapshot's values at the top of the word."""
-    if num == den:
-        return 2 * xb - xp
+    from zero), from the baseline's and the older snapshot's values at the top of the word.
+    With den == 1 (the ratio in lowest terms, ext_ratio, an integer) that is base + (base -
+    pred) * num exactly, a multiply with the wrap to the width free at the top of the word."""
+    if den == 1:
+        return xb + (xb - xp) * <uint64_t>num
     return xb + (<uint64_t>round_div(((<int64_t>(xb - xp)) >> sh) * num, den) << sh)
+
+
+cdef inline void ext_ratio(int bdist, int pdist, int64_t* num, int64_t* den) noexcept nogil:
+    """The extrapolation's ratio bdist / pdist in lowest terms (the same rounded products: the
+    same rational), so that a whole ratio is den == 1 and top_ref multiplies."""
+    cdef int64_t a = bdist, b = pdist, t
+    while b:
+        t = a % b
+        a = b
+        b = t
+    num[0] = bdist // a if a else bdist
+    den[0] = pdist // a if a else pdist
 
 
 cdef inline uint64_t top_code(uint64_t ref, uint64_t u, const comp_t* cp) noexcept nogil:
@@ -1333,7 +1350,8 @@ cdef inline void _diff_comps(const comp_t* CI, int c0, int c1, const uint64_t* c
                              int64_t num, int64_t den, uint64_t* Ue, uint32_t* hist) noexcept nogil:
     """_diff for components c0..c1 of a field of a common shape (F_ORD, F_NZORD with its flag
     set, F_QUAT with the same largest component), whose per-slot tests the caller made once.
-    ``mode``: 0 no extrapolation, 1 extrapolation with num == den, 2 with num != den; ``quat``:
+    ``mode``: 0 no extrapolation, 1 extrapolation by a whole ratio (den == 1), 2 by another;
+    ``quat``:
     the components are the coordinates of one smallest-three slot, whose carriers are loaded
     once (else each its own ordered slot's, at shift 0: one shift instead of two). Both are the
     same for every component of the call, so their branches predict. The same values into Ue
@@ -1369,7 +1387,7 @@ cdef inline void _diff_comps(const comp_t* CI, int c0, int c1, const uint64_t* c
         u0 = zz_top(xc - xb, sh)
         Ue[2 * c] = u0
         if mode == 1:
-            u1 = zz_top(xc - (2 * xb - xp), sh)
+            u1 = zz_top(xc - (xb + (xb - xp) * <uint64_t>num), sh)
         elif mode == 2:
             u1 = zz_top(xc - top_ref(xb, xp, sh, num, den), sh)
         else:
@@ -1402,7 +1420,7 @@ cdef inline void _diff_field(const finfo_t* fi, const comp_t* CI, const uint64_t
             return
         if not usep:
             _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 0, 0, num, den, Ue, hist)
-        elif num == den:
+        elif den == 1:
             _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 1, 0, num, den, Ue, hist)
         else:
             _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 2, 0, num, den, Ue, hist)
@@ -1414,7 +1432,7 @@ cdef inline void _diff_field(const finfo_t* fi, const comp_t* CI, const uint64_t
                 _diff(&CI[c], c, cr, br, pr, num, den, Ue, hist)
         elif not usep or (pr[q] >> qs) != (br[q] >> qs):
             _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 0, 1, num, den, Ue, hist)
-        elif num == den:
+        elif den == 1:
             _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 1, 1, num, den, Ue, hist)
         else:
             _diff_comps(CI, fi.c0, fi.c1, cr, br, pr, 2, 1, num, den, Ue, hist)
@@ -1934,7 +1952,8 @@ cdef class DeltaCoder:
                         const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
                         const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
                         Py_ssize_t* fcount, int64_t num, int64_t den) noexcept nogil:
-        """_encode's step 3 with AVX-512 (self.vec; without extrapolation or with num == den):
+        """_encode's step 3 with AVX-512 (self.vec; without extrapolation or by a whole ratio,
+        den == 1):
         per changed entity, which fields changed, then the components of its changed fields of
         the common shapes in one qc_vdiff call, and the rest (other fields, a smallest three whose
         largest component changed) by _diff after it. The same values and counts as step 3."""
@@ -1983,7 +2002,7 @@ cdef class DeltaCoder:
                     usem |= FI[f].lanes
                 cm |= FI[f].lanes
             if cm:
-                qc_vdiff(&self.vp, cr, br, pr if usem else NULL, Ue, hs, cm, usem)
+                qc_vdiff(&self.vp, cr, br, pr if usem else NULL, Ue, hs, cm, usem, num)
             if post:        # after qc_vdiff, whose stores cover every lane
                 for f in range(F):
                     if not fe[f] or FI[f].shape == F_ORD or FI[f].shape == F_NZORD:
@@ -2043,6 +2062,7 @@ cdef class DeltaCoder:
         cdef uint64_t x
         cdef Py_ssize_t end
         cdef int role, E
+        cdef int64_t num = 0, den = 0
 
         if (buf_need(&self.b_removed, sizeof(Py_ssize_t) * (a.m + 1)) or
                 buf_need(&self.b_new, sizeof(Py_ssize_t) * (a.n + 1)) or
@@ -2167,9 +2187,8 @@ cdef class DeltaCoder:
         crow = a.crow
         brow = a.brow
         prow = a.prow
-        num = a.bdist
-        den = a.pdist
-        if self.vec and (not has_pred or num == den):
+        ext_ratio(a.bdist, a.pdist, &num, &den)
+        if self.vec and (not has_pred or den == 1):
             self._diff_vec(nchg, crow, brow, prow, ccur, cbase, cpred, fch, U, hist, fcount,
                            num, den)
             nchg_done = nchg
@@ -2687,6 +2706,7 @@ cdef class DeltaCoder:
         cdef uint8_t* fmode
         cdef uint8_t* fch
         cdef uint64_t v
+        cdef int64_t num, den
         cdef int st, any_, ctx, same
         cdef uint64_t* orw
         cdef const uint64_t* br
@@ -2858,9 +2878,10 @@ cdef class DeltaCoder:
                     if <int>v > self.ci[c].b:
                         return self._fail(D_STRUCT, b"Exp-Golomb parameter above the code width")
                     kk[c] = <uint8_t>v
+        ext_ratio(bdist, pdist, &num, &den)
         st = self._get_changed(r, bid, brow, prow if pdist else NULL, orow, chg, nchg,
                                NULL if ident else kept_base, NULL if ident else kept_out,
-                               NULL if pred_ident else kept_pred, fch, kk, pp, bdist, pdist)
+                               NULL if pred_ident else kept_pred, fch, kk, pp, num, den)
         if st:
             return st
         return self._finish(r)
@@ -3180,13 +3201,39 @@ cdef int _set_up(const uint64_t* bits, int start, int count) noexcept nogil:
     return -1
 
 
+cdef int pred_target(int bdist) noexcept nogil:
+    """The distance back from the baseline that the extrapolation snapshot is looked for at:
+    bdist itself for bdist < 4, else the largest divisor of bdist that is at most
+    max(2, bdist // 3) (6 -> 2, 9 -> 3, 12 -> 4, 7 -> 1). A shorter step follows the motion
+    nearer the baseline: on the bench scene and on a MuJoCo recording, with acks 4 to 12 ticks
+    late, it takes 0.3-7.3% off the differences' bits against pred at bdist (bench/pred_study.py,
+    bench/README.md); a divisor keeps the ratio whole, a multiply in both coders."""
+    cdef int d
+    if bdist < 4:
+        return bdist
+    d = bdist // 3
+    if d < 2:
+        d = 2
+    while bdist % d:
+        d -= 1
+    return d
+
+
+def pred_target_of(int bdist):
+    """pred_target(bdist): where the encoder looks for the extrapolation snapshot, back from a
+    baseline ``bdist`` ticks old (for the tests and bench/pred_study.py)."""
+    if bdist < 1:
+        raise ValueError(f"pred_target_of: bdist {bdist} < 1")
+    return pred_target(bdist)
+
+
 cdef void _refs(const uint64_t* acked, int seq, int hist, bint predict, int* bdist,
                 int* pdist) noexcept nogil:
     """The references of packet ``seq``: bdist, the distance back to the newest acknowledged
     snapshot older than ``seq`` within the history (0: none); and (``predict``) pdist, the
     distance back from that baseline to the acknowledged snapshot whose distance is closest to
-    bdist (the farther of two equally close), also within the history (0: none)."""
-    cdef int k, base, room, d0, o1 = -1, o2 = -1
+    pred_target(bdist) (the farther of two equally close), also within the history (0: none)."""
+    cdef int k, base, room, d0, t, o1 = -1, o2 = -1
     bdist[0] = 0
     pdist[0] = 0
     k = _set_down(acked, (seq - 1) & SEQ_MASK, hist - 1)      # d = 1 + k in 1..hist-1
@@ -3196,18 +3243,19 @@ cdef void _refs(const uint64_t* acked, int seq, int hist, bint predict, int* bdi
     if not predict:
         return
     base = (seq - bdist[0]) & SEQ_MASK
+    t = pred_target(bdist[0])
     room = hist - bdist[0]                  # pdist < room keeps it within the history
-    if room > bdist[0]:                     # the farther side: d in bdist..room-1, offset d - bdist
-        o1 = _set_down(acked, (base - bdist[0]) & SEQ_MASK, room - bdist[0])
-    d0 = (bdist[0] if bdist[0] < room else room) - 1
-    if d0 >= 1:                             # the nearer side: d in d0..1, offset bdist - d
+    if room > t:                            # the farther side: d in t..room-1, offset d - t
+        o1 = _set_down(acked, (base - t) & SEQ_MASK, room - t)
+    d0 = (t if t < room else room) - 1
+    if d0 >= 1:                             # the nearer side: d in d0..1, offset t - d
         k = _set_up(acked, (base - d0) & SEQ_MASK, d0)
         if k >= 0:
-            o2 = bdist[0] - (d0 - k)
+            o2 = t - (d0 - k)
     if o1 >= 0 and (o2 < 0 or o1 <= o2):
-        pdist[0] = bdist[0] + o1
+        pdist[0] = t + o1
     elif o2 >= 0:
-        pdist[0] = bdist[0] - o2
+        pdist[0] = t - o2
 
 
 def quat_rules(double a, double b, double c):

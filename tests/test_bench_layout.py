@@ -1,4 +1,5 @@
-"""bench/layout_study.py runs and its model is consistent (a smoke test: nothing is timed)."""
+"""bench/layout_study.py and bench/pred_study.py run and their models are consistent (smoke tests:
+nothing is timed)."""
 
 from benchscripts import load
 
@@ -17,3 +18,16 @@ def test_layout_study_small():
         assert bits["eg"] <= bits["packet"]
         assert bits[0.05] >= bits[0.3] >= bits[1.0]
     assert total["eg"] < total[0.3] < total["max"]
+
+
+def test_pred_study_small():
+    mod = load("pred_study")
+    lines = []
+    rows = mod.main(["--bodies", "30", "--seconds", "3", "--lags", "4", "6"], out=lines.append)
+    assert set(rows) == {4, 6} and sorted(rows[6]) == [1, 2, 3, 4, 5, 6]
+    assert lines[1].startswith("bdist  4: ") and "2*<:" in lines[1] and "4*:+0.0%" in lines[1]
+    assert "2*<:" in lines[2] and "6*:+0.0%" in lines[2]
+    assert all(v > 0 for r in rows.values() for v in r.values())
+    # the rounding of the extrapolation is the docs' (half away from zero)
+    import numpy as np
+    assert mod.round_div(np.array([5, -5, 4, -4, 3]), 2).tolist() == [3, -3, 2, -2, 2]

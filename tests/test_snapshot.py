@@ -665,6 +665,49 @@ def test_reference_decoder_from_the_docs_reads_golden_packets():
         assert rows == entry["matrix"]
 
 
+@pytest.mark.parametrize("lag,loss", [(6, 0.0), (6, 0.25), (9, 0.1), (4, 0.0), (2, 0.0)])
+def test_reference_decoder_from_the_docs_reads_extrapolated_streams(lag, loss):
+    """The encoder extrapolates from pred_target(bdist) before the baseline: a whole ratio
+    where that snapshot was acknowledged (6 / 2: a multiply in both coders), a rounded quotient
+    where acks were lost (docs/wire-format.md 7). The plain-Python decoder written from the docs
+    reads every packet to the server's codes, and the library's decoder to the same."""
+    from quantcodec._delta import pred_target_of
+    schema, manifest = golden_manifest()
+    ref = ReferenceDecoder(manifest["slots"])
+    dec = qc.SnapshotDecoder(schema)
+    enc = qc.SnapshotEncoder(schema)
+    rng = np.random.default_rng(lag * 100 + int(loss * 100))
+    n = 30
+    ids = np.arange(n, dtype=np.uint64) * 3 + 1
+    cols = pose_columns(n, seed=lag)
+    drift = rng.normal(0, 0.04, (n, 3))
+    refs = set()
+    for seq in range(90):
+        cols = copy_cols(cols)
+        cols["position"] = np.clip(cols["position"] + drift + rng.normal(0, 0.004, (n, 3)),
+                                   [-63, 0.5, -63], [63, 31, 63])
+        q = cols["rotation"] + rng.normal(0, 0.01, (n, 4))
+        cols["rotation"] = q / np.linalg.norm(q, axis=1, keepdims=True)
+        cols["velocity"] = np.where(cols["velocity"] == 0.0, 0.0, cols["velocity"] * 0.98)
+        snap = schema.snapshot(ids, cols)
+        packet = enc.encode(seq, snap)
+        base, pred = enc._state.last
+        if pred is not None:
+            refs.add(((seq - base) & 0xFFFF, (base - pred) & 0xFFFF))
+        got_seq, got_ids, rows = ref.decode(packet)
+        assert got_seq == seq and got_ids == snap.ids.tolist()
+        assert rows == snap.matrix.astype(np.uint64).tolist(), seq
+        assert dec.decode(packet) == snap
+        if seq >= lag and rng.random() >= loss:
+            enc.ack(seq - lag)
+    bdists = {b for b, _ in refs}
+    assert refs and all((b, pred_target_of(b)) in refs for b in bdists if b == lag)
+    if lag >= 4:
+        assert any(b % p == 0 and b != p for b, p in refs)          # a whole ratio above 1
+    if loss:
+        assert any(b % p for b, p in refs)                          # and a rounded one
+
+
 class Bits:
     def __init__(self, data):
         self.v = int.from_bytes(data, "little")
@@ -962,10 +1005,27 @@ def test_set_mode_is_the_cheapest_far_apart(M, few, complement, runs, seed):
 
 # -- the encoder's choice of references and the held window (ported to C in _delta.pyx) -----------
 
+def _pred_target(bdist):
+    """Where the extrapolation snapshot is looked for, back from the baseline: bdist below 4,
+    else the largest divisor of bdist at most max(2, bdist // 3)."""
+    if bdist < 4:
+        return bdist
+    return max(d for d in range(1, max(2, bdist // 3) + 1) if bdist % d == 0)
+
+
+def test_pred_target():
+    from quantcodec._delta import pred_target_of
+    assert [_pred_target(b) for b in range(1, 17)] == [1, 2, 3, 2, 1, 2, 1, 2, 3, 2, 1, 4, 1, 2, 5, 4]
+    assert [pred_target_of(b) for b in range(1, 3000)] == [_pred_target(b) for b in range(1, 3000)]
+    with pytest.raises(ValueError):
+        pred_target_of(0)
+
+
 def _references_brute(acked, seq, hist, predict):
     """The rule of SnapshotEncoder's references, by exhaustive search: the newest acknowledged
     snapshot older than seq within the history; then the acknowledged snapshot before it, within
-    the history, whose distance to it is closest to bdist (the farther of two equally close)."""
+    the history, whose distance to it is closest to _pred_target(bdist) (the farther of two
+    equally close)."""
     older = [(seq - s) & 0xFFFF for s in acked]
     older = [d for d in older if 0 < d < hist]
     if not older:
@@ -979,7 +1039,8 @@ def _references_brute(acked, seq, hist, predict):
     cands = [d for d in cands if 0 < d < room]
     if not cands:
         return base, bdist, None, 0
-    pdist = min(cands, key=lambda d: (abs(d - bdist), -d))
+    t = _pred_target(bdist)
+    pdist = min(cands, key=lambda d: (abs(d - t), -d))
     return base, bdist, (base - pdist) & 0xFFFF, pdist
 
 
