@@ -14,7 +14,9 @@ list (the classic "patched frame of reference"). This script prices that layout 
 scene, against the same model of today's codes, for each component and packet with the better
 of the two references, as the encoder chooses:
 
-- ``eg``: sum over components of the best Exp-Golomb cost (k in 0..19) + 5 bits for k;
+- ``eg``: sum over components of the best Exp-Golomb cost (k in 0..19) + the bits of k as the
+  packet sends it (the bit length of the width); a NearlyZero's components only where its flag
+  is 1;
 - ``fixed(x)``: the cheapest w with at most a share x of exceptions: n*w + the exceptions'
   best Exp-Golomb cost + 5 bits for w (+1 for an exception list);
 - ``fixed(max)``: w wide enough for every difference (no exceptions).
@@ -70,8 +72,9 @@ def eg_bits(u, k):
     return 2 * e + 1 + k
 
 
-def best_eg(u):
-    return 0 if len(u) == 0 else min(int(eg_bits(u, k).sum()) for k in range(20)) + 5
+def best_eg(u, b=32):
+    """The fewest bits of u under one Exp-Golomb parameter, and the parameter's own bits."""
+    return 0 if len(u) == 0 else min(int(eg_bits(u, k).sum()) for k in range(20)) + b.bit_length()
 
 
 def best_fixed(u, b, share):
@@ -84,7 +87,7 @@ def best_fixed(u, b, share):
         exc = u[u >= lim] - lim
         if len(exc) > share * n:
             continue
-        c = n * w + best_eg(exc) + 5 + (len(exc) > 0)
+        c = n * w + best_eg(exc, b) + 5 + (len(exc) > 0)
         if best is None or c < best[0]:
             best = (c, w)
     return best
@@ -112,9 +115,16 @@ def packet_model(table, comps, cur, base, pred, shares, bdist=1, pdist=1):
     fields = sorted({t["field"] for t in table})
     fslots = {f: [s for s, t in enumerate(table) if t["field"] == f] for f in fields}
     changed = {f: np.any(cur[:, fslots[f]] != base[:, fslots[f]], axis=1) for f in fields}
+    flag_of = {}        # a NearlyZero's components are sent only where its flag is 1
+    for s, t in enumerate(table):
+        if t["kind"] == "flag":
+            for j in range(s + 1, s + 1 + t["span"]):
+                flag_of[j] = s
     out = {"eg": 0, "max": 0, **{x: 0 for x in shares}}
     for s, sh, b, smag, f in comps:
         m = changed[f]
+        if s in flag_of:
+            m = m & (cur[:, flag_of[s]] != 0)
         mask = np.uint64((1 << b) - 1)
         c, r0, p0 = (linear(((a[m, s] >> np.uint64(sh)) & mask).astype(np.int64), b, smag)
                      for a in (cur, base, pred))
@@ -122,7 +132,7 @@ def packet_model(table, comps, cur, base, pred, shares, bdist=1, pdist=1):
             same = (cur[m, s] >> np.uint64(3 * b)) == (base[m, s] >> np.uint64(3 * b))
             c, r0, p0 = c[same], r0[same], p0[same]
         refs = [zigzag_differences(c, r0, b), zigzag_differences(c, extrapolated(r0, p0, bdist, pdist), b)]
-        out["eg"] += min(best_eg(u) for u in refs) + 1
+        out["eg"] += min(best_eg(u, b) for u in refs) + 1
         out["max"] += min(len(u) * (int(np.log2(u.max() + 1.0)) + 1 if len(u) else 0)
                           for u in refs) + 5 + 1
         for x in shares:

@@ -71,7 +71,7 @@ def bits_by_pdist(table, comps, mats, lag, start, step=2):
                     c, r0, p0 = c[same], r0[same], p0[same]
                 ext = layout_study.extrapolated(r0, p0, lag, pd)
                 refs = [layout_study.zigzag_differences(c, r0, b), layout_study.zigzag_differences(c, ext, b)]
-                out[pd] += min(layout_study.best_eg(u) for u in refs) + 1
+                out[pd] += min(layout_study.best_eg(u, b) for u in refs) + 1
     return out
 
 

@@ -1,6 +1,6 @@
 """Type stubs of quantcodec._delta: snapshot delta coding on code matrices (SPEC section 5)."""
 
-from typing import Any, Dict, List, Optional, Set, Tuple, Type, Union, final
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Type, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,7 @@ def references(
     acked: Set[int], seq: int, hist: int, predict: bool
 ) -> Tuple[Optional[int], int, Optional[int], int]: ...
 def pred_target_of(bdist: int) -> int: ...
+def best_k_of(counts: Sequence[int], b: int) -> Tuple[int, int]: ...
 
 @final
 class DeltaCoder:
