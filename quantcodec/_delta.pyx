@@ -123,32 +123,41 @@ cdef extern from *:
     #else
     #define QC_FORCE_INLINE static inline
     #endif
-    /* get_egx's common case: the whole code within one 8-byte load and not an escape.
-       1: read (*out set, *pos advanced); 0: not the common case, nothing read (the caller
-       takes the slow path); -1: a value wider than b bits. */
-    QC_FORCE_INLINE int qc_egx_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos,
-                                    int k, int b, int E, uint64_t* out) {
-        /* E = egx_E(k, b) <= 33 */
+    /* get_egx's common case: the whole code within one 8-byte load and not an escape, with
+       the component's masks made once a packet: emask = 2**E - 1 (E = egx_E(k, b) <= 33),
+       kmask = 2**k - 1, umax = 2**b - 1 (its largest value). 1: read (*out set, *pos
+       advanced); 0: not the common case, nothing read (the caller takes the slow path); -1: a
+       value wider than b bits. */
+    QC_FORCE_INLINE int qc_egx_fast_m(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos,
+                                      int k, uint64_t emask, uint64_t kmask, uint64_t umax,
+                                      uint64_t* out) {
         Py_ssize_t p = *pos, idx = p >> 3;
         int e, tot;
-        uint64_t peek, m;
+        uint64_t peek, x, m;
         if (idx + 8 > nbytes)
             return 0;
         peek = qc_load_le64(buf + idx) >> (p & 7);
-        if (!(peek & ((((uint64_t)1) << E) - 1)))
+        if (!(peek & emask))
             return 0;
         e = qc_ctz64(peek);
         tot = 2 * e + 1 + k;
         if (tot > 57)
             return 0;
-        /* here e <= 28 and k <= 56 */
-        m = ((peek >> (e + 1)) & ((((uint64_t)1) << e) - 1)) | (((uint64_t)1) << e);
-        m = ((m - 1) << k) | ((peek >> (2 * e + 1)) & ((((uint64_t)1) << k) - 1));
-        if (b < 64 && (m >> b))
+        x = peek >> (e + 1);                /* the e bits after the one, then the k low bits */
+        m = (x & ((((uint64_t)1) << e) - 1)) + ((((uint64_t)1) << e) - 1);
+        m = (m << k) | ((x >> e) & kmask);
+        if (m > umax)
             return -1;
         *out = m;
         *pos = p + tot;
         return 1;
+    }
+    /* qc_egx_fast_m, the masks made here (the reads outside the changed entities' loop). */
+    QC_FORCE_INLINE int qc_egx_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos,
+                                    int k, int b, int E, uint64_t* out) {
+        return qc_egx_fast_m(buf, nbytes, pos, k, (((uint64_t)1) << E) - 1,
+                             k < 64 ? (((uint64_t)1) << k) - 1 : ~(uint64_t)0,
+                             b < 64 ? (((uint64_t)1) << b) - 1 : ~(uint64_t)0, out);
     }
     /* n <= 57 bits, when 8 bytes can be loaded at the position: 1 read, 0 not (nothing read) */
     QC_FORCE_INLINE int qc_bits_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos,
@@ -165,6 +174,8 @@ cdef extern from *:
                     uint64_t* out) noexcept nogil
     int qc_bits_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos, int n,
                      uint64_t* out) noexcept nogil
+    int qc_egx_fast_m(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos, int k,
+                      uint64_t emask, uint64_t kmask, uint64_t umax, uint64_t* out) noexcept nogil
 
 
 cdef extern from *:
@@ -718,6 +729,15 @@ cdef inline void put_egx_E(bw_t* w, uint64_t u, int k, int b, int E) noexcept no
         bw_put(w, hi, nhi)
 
 
+ctypedef struct dpar_t:     # a component's coding in one packet (the decoder's reads)
+    uint64_t emask    # 2**E - 1
+    uint64_t kmask    # 2**k - 1
+    uint64_t umax     # 2**b - 1
+    int k
+    int b
+    int p             # 1: the difference from the extrapolation
+
+
 ctypedef struct cpar_t:     # a component's coding in one packet (the encoder's write loop)
     uint8_t k         # Exp-Golomb parameter
     uint8_t E         # escape length, egx_E(k, b)
@@ -900,7 +920,7 @@ cdef inline rd_t rd_flag_into(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t 
 
 
 cdef inline rd_t rd_ord(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, const comp_t* cp,
-                        cpar_t P, uint64_t bw, uint64_t pw, bint usep, int sign, int64_t num,
+                        const dpar_t* P, uint64_t bw, uint64_t pw, bint usep, int sign, int64_t num,
                         int64_t den) noexcept nogil:
     """One ordered component read at bit ``pos`` for _get_changed: its difference, and its code
     rebuilt from the baseline's carrier ``bw`` (and, with ``usep``, extrapolated through ``pw``),
@@ -908,7 +928,7 @@ cdef inline rd_t rd_ord(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t pos, c
     .pos (the caller's own position never has its address taken)."""
     cdef uint64_t u, ref
     cdef rd_t o
-    cdef int st = qc_egx_fast(buf, nbytes, &pos, P.k, P.b, P.E, &u)
+    cdef int st = qc_egx_fast_m(buf, nbytes, &pos, P.k, P.emask, P.kmask, P.umax, &u)
     o.alt = 0
     o.v = 0
     if st != 1:
@@ -1733,7 +1753,7 @@ cdef class DeltaCoder:
     # scratch
     cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
     cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
-    cdef buf_t b_par
+    cdef buf_t b_par, b_dpar
     # last decode error
     cdef int err_kind
     cdef Py_ssize_t err_pos
@@ -1966,6 +1986,7 @@ cdef class DeltaCoder:
         buf_free(&self.b_u)
         buf_free(&self.b_E)
         buf_free(&self.b_par)
+        buf_free(&self.b_dpar)
 
     # -------------------------------------------------------------------------------------------
     # encode
@@ -2742,7 +2763,8 @@ cdef class DeltaCoder:
         if (buf_need(&self.b_kept, sizeof(Py_ssize_t) * 8 * (kept + 1)) or
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
                 buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1) or
-                buf_need(&self.b_par, sizeof(cpar_t) * (C + 1))):
+                buf_need(&self.b_par, sizeof(cpar_t) * (C + 1)) or
+                buf_need(&self.b_dpar, sizeof(dpar_t) * (C + 1))):
             return self._fail(D_NOMEM, b"out of memory")
         kept_base = <Py_ssize_t*>self.b_kept.p
         kept_out = kept_base + (kept + 1)
@@ -2934,15 +2956,16 @@ cdef class DeltaCoder:
         cdef uint64_t v, u, ref, code, dacc
         cdef rd_t o
         cdef const char* msg = b""
-        cdef uint8_t* EE = <uint8_t*>self.b_E.p      # each component's escape length
-        cdef cpar_t* par = <cpar_t*>self.b_par.p     # and all its coding in one record
-        cdef int shape
+        cdef dpar_t* dp = <dpar_t*>self.b_dpar.p     # each component's coding in one record
+        cdef int shape, b
         for c in range(self.ncomps):
-            EE[c] = <uint8_t>egx_E(kk[c], CI[c].b)
-            par[c].k = kk[c]
-            par[c].E = EE[c]
-            par[c].b = <uint8_t>CI[c].b
-            par[c].p = pp[c]
+            b = CI[c].b
+            dp[c].k = kk[c]
+            dp[c].b = b
+            dp[c].p = pp[c]
+            dp[c].emask = ((<uint64_t>1) << egx_E(kk[c], b)) - 1
+            dp[c].kmask = qc_mask(kk[c])
+            dp[c].umax = qc_mask(b)
         for e in range(nchg):
             kb = chg[e] if kept_base == NULL else kept_base[chg[e]]
             br = brow + kb * S
@@ -2975,8 +2998,8 @@ cdef class DeltaCoder:
                     if s < end:
                         for c in range(FI[f].c0, FI[f].c1):
                             si = &SI[s]
-                            o = rd_ord(buf, nbytes, pos, &CI[c], par[c], br[s],
-                                       pr[s] if pr != NULL else 0, pr != NULL and par[c].p,
+                            o = rd_ord(buf, nbytes, pos, &CI[c], &dp[c], br[s],
+                                       pr[s] if pr != NULL else 0, pr != NULL and dp[c].p,
                                        si.sign, num, den)
                             pos = o.pos
                             st = o.st
@@ -3003,8 +3026,8 @@ cdef class DeltaCoder:
                         # one ordered component, at the top of 64 bits: the wrap to the width
                         # is free
                         c = si.comp
-                        o = rd_ord(buf, nbytes, pos, &CI[c], par[c], br[s],
-                                   pr[s] if pr != NULL else 0, pr != NULL and pp[c], si.sign,
+                        o = rd_ord(buf, nbytes, pos, &CI[c], &dp[c], br[s],
+                                   pr[s] if pr != NULL else 0, pr != NULL and dp[c].p, si.sign,
                                    num, den)
                         pos = o.pos
                         st = o.st
@@ -3027,7 +3050,8 @@ cdef class DeltaCoder:
                         o.alt = 0
                         for j in range(3 if role == R_QUAT else 2):
                             cp = &CI[c + j]
-                            st = qc_egx_fast(buf, nbytes, &pos, kk[c + j], cp.b, EE[c + j], &u)
+                            st = qc_egx_fast_m(buf, nbytes, &pos, dp[c + j].k, dp[c + j].emask,
+                                               dp[c + j].kmask, dp[c + j].umax, &u)
                             if st != 1:
                                 if st == 0:
                                     o = rd_slow(buf, nbytes, pos, kk[c + j], cp.b,
