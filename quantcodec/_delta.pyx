@@ -1661,7 +1661,9 @@ cdef class SnapshotData:
             ks[s].off = <int>(nbits & 63)
             nbits += ks[s].bits
         K = (nbits + 63) >> 6
-        if K >= S:
+        if K >= S or K == 0:
+            # (no narrower keys; or no bits at all, every slot 0 bits wide: the rows compare as
+            # they are, and there is no word to pack into)
             free(ks)
             return 0
         keys = <uint64_t*>calloc(n * K, sizeof(uint64_t))
@@ -1696,6 +1698,12 @@ cdef uint64_t _pack_column(const kslot_t* k, const uint64_t* col, Py_ssize_t S, 
     cdef int sh = k.sh, o = k.off, ro = 64 - k.off
     cdef Py_ssize_t i
     cdef uint64_t* kr = keys + k.word * nkey
+    if k.bits == 0:
+        # nothing to pack (its word may be one past the last: never touched); a carrier is
+        # canonical only as 0
+        for i in range(n):
+            bad |= col[i * S]
+        return bad
     if k.sign:
         for i in range(n):
             c = col[i * S]
