@@ -2918,18 +2918,24 @@ cdef class DeltaCoder:
             for a1 in range(m1):
                 fch[set1[a1] * F + f] = 1
         for f in range(F):
-            if fmode[f]:
+            if not fmode[f]:
+                # (not read in this packet: defined values for _get_changed's per-packet
+                # records, whose masks shift by egx_E(k, b))
                 for c in range(self.fi[f].c0, self.fi[f].c1):
                     pp[c] = 0
-                    if pdist and self.ci[c].predictable:
-                        if br_get(r, 1, &v) < 0:
-                            return self._fail(D_SHORT, b"")
-                        pp[c] = <uint8_t>v
-                    if br_get(r, kbits_for(self.ci[c].b), &v) < 0:
+                    kk[c] = 0
+                continue
+            for c in range(self.fi[f].c0, self.fi[f].c1):
+                pp[c] = 0
+                if pdist and self.ci[c].predictable:
+                    if br_get(r, 1, &v) < 0:
                         return self._fail(D_SHORT, b"")
-                    if <int>v > self.ci[c].b:
-                        return self._fail(D_STRUCT, b"Exp-Golomb parameter above the code width")
-                    kk[c] = <uint8_t>v
+                    pp[c] = <uint8_t>v
+                if br_get(r, kbits_for(self.ci[c].b), &v) < 0:
+                    return self._fail(D_SHORT, b"")
+                if <int>v > self.ci[c].b:
+                    return self._fail(D_STRUCT, b"Exp-Golomb parameter above the code width")
+                kk[c] = <uint8_t>v
         ext_ratio(bdist, pdist, &num, &den)
         st = self._get_changed(r, bid, brow, prow if pdist else NULL, orow, chg, nchg,
                                NULL if ident else kept_base, NULL if ident else kept_out,
@@ -3698,6 +3704,10 @@ cdef class DecoderState:
 cdef inline void _copy_rows(uint64_t* oid, uint64_t* orow, const uint64_t* bid,
                             const uint64_t* brow, Py_ssize_t o, Py_ssize_t i, Py_ssize_t n,
                             Py_ssize_t S) noexcept nogil:
+    if n == 0 or S == 0:        # (memcpy's pointers must be valid even for 0 bytes)
+        if n and oid + o != bid + i:
+            memcpy(oid + o, bid + i, sizeof(uint64_t) * n)
+        return
     if oid + o != bid + i:      # (a decoded snapshot that shares its baseline's ids)
         memcpy(oid + o, bid + i, sizeof(uint64_t) * n)
     memcpy(orow + o * S, brow + i * S, sizeof(uint64_t) * S * n)
