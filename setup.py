@@ -6,6 +6,8 @@ compiler directives, set here in one place for every module.
 Environment switches:
   QUANTCODEC_CYTHON_DEBUG=1  bounds, wraparound and initialization checks on (the debug build CI runs)
   QUANTCODEC_ASAN=1          AddressSanitizer build (run with LD_PRELOAD=$(gcc -print-file-name=libasan.so))
+  QUANTCODEC_UBSAN=1         UndefinedBehaviorSanitizer build (run with LD_PRELOAD=$(gcc -print-file-name=libubsan.so)
+                             and UBSAN_OPTIONS=print_stacktrace=1:log_path=/tmp/ubsan: pytest hides the reports)
   QUANTCODEC_MODULES=a,b     build only these extensions (development: one module at a time);
                              _codecs brings its loop modules (_loops_baseline, _avx2, _avx512) along
   QUANTCODEC_FORCE_CYTHON=0  reuse generated C files that are newer than their .pyx
@@ -22,6 +24,7 @@ from setuptools import Extension, setup
 
 DEBUG = os.environ.get("QUANTCODEC_CYTHON_DEBUG", "0") not in ("", "0")
 ASAN = os.environ.get("QUANTCODEC_ASAN", "0") not in ("", "0")
+UBSAN = os.environ.get("QUANTCODEC_UBSAN", "0") not in ("", "0")
 ONLY = [m for m in os.environ.get("QUANTCODEC_MODULES", "").split(",") if m]
 
 directives = dict(
@@ -56,6 +59,9 @@ else:
         cflags = ["-O1", "-g", "-ffp-contract=off", "-fno-math-errno", "-fno-trapping-math",
                   "-fsanitize=address", "-fno-omit-frame-pointer"]
         ldflags = ["-fsanitize=address"]
+    if UBSAN:
+        cflags += ["-fsanitize=undefined", "-fno-omit-frame-pointer"]
+        ldflags += ["-fsanitize=undefined"]
 
 
 def _x86_64_gcc():

@@ -1679,7 +1679,10 @@ cdef Py_ssize_t int_column(object a, Py_ssize_t n, bint signed_codes, int64_t lo
     isz = dt.itemsize
     PyObject_GetBuffer(a, &v, PyBUF_STRIDES)
     try:
-        if v.ndim != 1 or v.shape[0] != n or v.itemsize != isz or v.strides[0] % isz:
+        if v.ndim != 1 or v.shape[0] != n or v.itemsize != isz or v.strides[0] % isz \
+                or (<size_t>v.buf) % isz:
+            # (an unaligned view, e.g. a field of a packed record array: read through its
+            # typed pointer that would be undefined; the general path copies it)
             return -2
         xs = v.strides[0] // isz
         with nogil:
