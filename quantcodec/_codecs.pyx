@@ -98,8 +98,10 @@ cdef object _float_input(object x, str owner):
 
 
 cdef inline object _contig(object a, object dt):
-    """`a` itself when it is already C-contiguous native `dt`, else a converted copy (0-d stays 0-d)."""
-    if a.dtype == dt and a.flags.c_contiguous:
+    """`a` itself when it is already C-contiguous, aligned native `dt`, else a converted copy
+    (0-d stays 0-d). (An unaligned view, e.g. a field of a packed record array, is copied: the
+    loops read through typed pointers, and a misaligned load is undefined in C.)"""
+    if a.dtype == dt and a.flags.c_contiguous and a.flags.aligned:
         return a
     return np.array(a, dtype=dt, order="C")
 
@@ -111,8 +113,8 @@ cdef object _check_out(object out, tuple shape, object dtypes, str owner):
         raise TypeError(f"{owner}: out must have dtype {' or '.join(str(d) for d in dtypes)}, got {out.dtype}")
     if out.shape != shape:
         raise ValueError(f"{owner}: out must have shape {shape}, got {out.shape}")
-    if not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError(f"{owner}: out must be a C-contiguous, writeable array")
+    if not out.flags.c_contiguous or not out.flags.writeable or not out.flags.aligned:
+        raise ValueError(f"{owner}: out must be a C-contiguous, writeable, aligned array")
     return out
 
 

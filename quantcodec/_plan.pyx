@@ -183,17 +183,19 @@ cdef object _float_array(object a, object owner):
     `owner` names the column in error messages (a str, or a (plan, field) pair formatted lazily)."""
     dt = a.dtype
     if dt is _F64 or dt is _F32:
-        if a.flags.c_contiguous:
+        if a.flags.c_contiguous and a.flags.aligned:
             return a
     k = dt.kind
+    # (np.require with "CA" also copies an unaligned view, e.g. a field of a packed record
+    # array: the loops read through typed pointers, and a misaligned load is undefined in C)
     if k == 'f':
         if dt.itemsize == 4:
-            return np.ascontiguousarray(a, dtype=_F32)
+            return np.require(a, _F32, "CA")
         if dt.itemsize <= 8:
-            return np.ascontiguousarray(a, dtype=_F64)
+            return np.require(a, _F64, "CA")
         raise TypeError(f"{_owner(owner)}: dtype {dt} does not convert safely to float64")
     if k in 'iub':
-        return np.ascontiguousarray(a, dtype=_F64)
+        return np.require(a, _F64, "CA")
     raise TypeError(f"{_owner(owner)}: expected a float or integer array, got dtype {dt}")
 
 
@@ -612,8 +614,7 @@ cdef class Plan:
                     if fk == F_VECTOR and not _all_float(self, s, s + k):
                         for j in range(k):
                             if _is_float_kind(self.slots[s + j].d.kind):
-                                counts[f] += _float_column(self, f, s + j, np.ascontiguousarray(a[:, j]), m, n,
-                                                           NULL, 0)
+                                counts[f] += _float_column(self, f, s + j, a[:, j], m, n, NULL, 0)
                             elif not _exact_fast(self, s + j, a[:, j], m, n):
                                 _exact_column(self, f, s + j, a[:, j], mat)
                         continue
@@ -1497,8 +1498,8 @@ cdef void* _scratch(void** p, size_t* cap, size_t nbytes) except NULL:
 
 cdef bint _float_view(object a, Py_ssize_t n, Py_ssize_t kd, const uint8_t** xp, int* xt) except -1:
     """A value column's memory when it needs no conversion: a float32 / float64 NumPy array,
-    C-contiguous, of shape (n,) (kd 0) or (n, kd). False sends it the general way (which also
-    reports what is wrong with it)."""
+    C-contiguous and aligned, of shape (n,) (kd 0) or (n, kd). False sends it the general way
+    (which also reports what is wrong with it, and copies an unaligned one)."""
     cdef Py_buffer v
     cdef bint ok
     if type(a) is not np.ndarray:
@@ -1508,7 +1509,7 @@ cdef bint _float_view(object a, Py_ssize_t n, Py_ssize_t kd, const uint8_t** xp,
         return False
     PyObject_GetBuffer(a, &v, PyBUF_STRIDES)
     ok = (v.ndim == (1 if kd == 0 else 2) and v.shape[0] == n and (kd == 0 or v.shape[1] == kd)
-          and PyBuffer_IsContiguous(&v, b'C'))
+          and PyBuffer_IsContiguous(&v, b'C') and (<size_t>v.buf) % v.itemsize == 0)
     xp[0] = <const uint8_t*>v.buf if v.buf != NULL else <const uint8_t*>_EMPTY
     xt[0] = 0 if v.itemsize == 4 else 1
     PyBuffer_Release(&v)

@@ -1249,9 +1249,9 @@ def _unaligned(dtype, shape):
 
 
 def test_unaligned_columns_give_the_aligned_results():
-    # integer columns go straight into the code matrix through a typed pointer only when it is
-    # aligned (else the general path copies them: a misaligned load is undefined in C, which
-    # UBSan reported); every column gives what an aligned copy gives
+    # columns and codec inputs are read through typed pointers only when aligned (else they are
+    # copied: a misaligned load is undefined in C, which UBSan reported); every unaligned input
+    # gives what an aligned copy gives, and an unaligned out= array is refused
     n = 40
     rng = np.random.default_rng(3)
     pos = _unaligned(np.float64, (n, 3))
@@ -1272,6 +1272,17 @@ def test_unaligned_columns_give_the_aligned_results():
     q = s.quantize_many(cols)
     want = s.quantize_many({k: np.array(v) for k, v in cols.items()})
     assert all(np.array_equal(q[k], want[k]) for k in want)
+    for codec, x in ((qc.Bounded(-16, 16, 12), pos[:, 0]), (qc.Quat(9), rot), (qc.Angle(10), yaw),
+                     (qc.UInt(8), hp), (qc.UnitVector(8), pos), (qc.Half(), yaw),
+                     (qc.Vector(*[qc.Bounded(-16, 16, 12)] * 3), pos)):
+        codes = codec.quantize(x)
+        assert np.array_equal(codes, codec.quantize(np.array(x))), codec
+        c2 = _unaligned(codes.dtype, codes.shape)
+        c2[...] = codes
+        assert np.array_equal(codec.dequantize(c2), codec.dequantize(codes), equal_nan=True), codec
+    out = _unaligned(np.float64, (n,))
+    with pytest.raises(ValueError, match="aligned"):
+        qc.Bounded(-16, 16, 12).dequantize(qc.Bounded(-16, 16, 12).quantize(pos[:, 0]), out=out)
     hp[5] = 300                                   # out of range: the same error, the same row
     with pytest.raises(qc.RangeError, match="row 5"):
         s.snapshot(ids, cols)
