@@ -1595,8 +1595,8 @@ cdef object _check_matrix_out(Plan self, object out, Py_ssize_t n, str owner):
     if out.dtype != _U64 or out.shape != (n, self.nslots):
         raise ValueError(f"{owner}: out must be a uint64 array of shape {(n, self.nslots)}, "
                          f"got {out.dtype} {out.shape}")
-    if not out.flags.c_contiguous or not out.flags.writeable:
-        raise ValueError(f"{owner}: out must be C-contiguous and writeable")
+    if not out.flags.c_contiguous or not out.flags.writeable or not out.flags.aligned:
+        raise ValueError(f"{owner}: out must be C-contiguous, writeable and aligned")
     return out
 
 
