@@ -178,6 +178,14 @@ cdef void _dq_scalar(const qdesc* d, const uint64_t* c, Py_ssize_t cs, double* o
 # ------------------------------------------------------------------------------------------------
 # Small helpers (GIL held).
 
+cdef inline object _c_aligned(object a, object dt):
+    """np.ascontiguousarray(a, dt), copied once more if it is an unaligned view (a field of a
+    packed record array): the loops read through typed pointers, and a misaligned load is
+    undefined in C."""
+    x = np.ascontiguousarray(a, dtype=dt)
+    return x if x.flags.aligned else x.copy()
+
+
 cdef object _float_array(object a, object owner):
     """`a` as a C-contiguous native float32/float64 array (copied only when it must be).
     `owner` names the column in error messages (a str, or a (plan, field) pair formatted lazily)."""
@@ -186,16 +194,14 @@ cdef object _float_array(object a, object owner):
         if a.flags.c_contiguous and a.flags.aligned:
             return a
     k = dt.kind
-    # (np.require with "CA" also copies an unaligned view, e.g. a field of a packed record
-    # array: the loops read through typed pointers, and a misaligned load is undefined in C)
     if k == 'f':
         if dt.itemsize == 4:
-            return np.require(a, _F32, "CA")
+            return _c_aligned(a, _F32)
         if dt.itemsize <= 8:
-            return np.require(a, _F64, "CA")
+            return _c_aligned(a, _F64)
         raise TypeError(f"{_owner(owner)}: dtype {dt} does not convert safely to float64")
     if k in 'iub':
-        return np.require(a, _F64, "CA")
+        return _c_aligned(a, _F64)
     raise TypeError(f"{_owner(owner)}: expected a float or integer array, got dtype {dt}")
 
 
