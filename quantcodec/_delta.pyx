@@ -45,11 +45,12 @@ cdef object _empty = np.empty
 from .errors import DecodeError, SchemaError
 
 from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrunk, quat_valid_shrunk_branchy
+from quantcodec._kernels cimport from_wire
 from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
     K_UVEC, scalar_all_valid,
 )
-from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, E_SHORT, slot_valid, int_column
+from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, slot_valid, int_column
 from quantcodec._bits cimport (
     bw_t, br_t, bw_init, bw_free, bw_reset, bw_reserve, bw_put, bw_flush, bw_nbytes, br_init,
     br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64,
@@ -2716,8 +2717,8 @@ cdef class DeltaCoder:
                         s += si.span
                     s += 1
                     continue
-                if si.sign and 0 < bits < 64 and (v >> (bits - 1)):
-                    v |= ~(<uint64_t>0) << bits
+                if si.sign:             # (the carriers of signed kinds: sign-extended)
+                    v = from_wire(&self.plan.slots[s].d, v)
                 row[s] = v
                 if not si.allvalid and not (quat_valid_tab(si, v) if si.qtab != NULL
                                             else slot_valid(&self.plan.slots[s], v)):
