@@ -31,3 +31,21 @@ def test_pred_study_small():
     # the rounding of the extrapolation is the docs' (half away from zero)
     import numpy as np
     assert mod.round_div(np.array([5, -5, 4, -4, 3]), 2).tolist() == [3, -3, 2, -2, 2]
+
+
+def test_ideal_loops_small():
+    """bench/ideal_loops.py compiles its C loops, which decode the tick's rows exactly (the
+    program checks its decoded rows against the current snapshot and the script refuses
+    otherwise); nothing here is timed."""
+    import shutil
+
+    import pytest
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler")
+    mod = load("ideal_loops")
+    lines = []
+    res = mod.main(["--bodies", "200", "--reps", "3"], out=lines.append)
+    assert 0 < res["n"] <= 200
+    assert lines[0].startswith("tick 60: ") and "C decode, split (floor)" in "\n".join(lines)
+    assert all(res[key] > 0 for key in ("pack", "encode", "decode_one", "decode_split",
+                                        "lib_encode", "lib_decode"))
