@@ -7,7 +7,8 @@ Environment switches:
   QUANTCODEC_CYTHON_DEBUG=1  bounds, wraparound and initialization checks on (the debug build CI runs)
   QUANTCODEC_ASAN=1          AddressSanitizer build (run with LD_PRELOAD=$(gcc -print-file-name=libasan.so))
   QUANTCODEC_UBSAN=1         UndefinedBehaviorSanitizer build (run with LD_PRELOAD=$(gcc -print-file-name=libubsan.so)
-                             and UBSAN_OPTIONS=print_stacktrace=1:log_path=/tmp/ubsan: pytest hides the reports)
+                             and UBSAN_OPTIONS=print_stacktrace=1:log_path=/tmp/ubsan: pytest hides the reports;
+                             halt_on_error=1 instead makes a report fail the run, as CI does)
   QUANTCODEC_MODULES=a,b     build only these extensions (development: one module at a time);
                              _codecs brings its loop modules (_loops_baseline, _avx2, _avx512) along
   QUANTCODEC_FORCE_CYTHON=0  reuse generated C files that are newer than their .pyx
