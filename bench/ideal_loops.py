@@ -15,7 +15,12 @@ bodies, acks 6 ticks late, the encoder's references and Exp-Golomb parameters):
   the codes rebuilt from the references and stored into the rows;
 - ``decode, split``: the same with each component's codes in a stream of its own, three read
   side by side (a layout the wire format does not have; the experiment branch
-  ``experiment/split-streams`` tried it in the library).
+  ``experiment/split-streams`` tried it in the library);
+- ``encode`` / ``decode, fixed widths``: layout_study.py's other layout, which the format does
+  not have either: each component's values in a width of their own (the cheapest with at most
+  30% exceptions), component after component, the exceptions' excess Exp-Golomb coded in a
+  list after them; the decoder reads every value at a known place and only the exceptions
+  in a chain.
 
 No checks (no escapes, no short packets, no validity, no smallest-three index changes: those
 entities are left out), no Python call, no snapshot allocation: a floor, not an implementation.
@@ -75,11 +80,10 @@ static int64_t sstart[C];
 static uint64_t top(uint64_t carrier, int c) { return (carrier >> SHIFT[c]) << SH[c]; }
 
 /* the encoder: differences and sampled histograms, then codes and appends */
-static int64_t encode(uint8_t* dst) {
+static void encode_diffs(void) {
     static uint32_t hist[2 * C][65];
-    int64_t i, nb = 0;
+    int64_t i;
     int c;
-    uint64_t acc = 0;
     memset(hist, 0, sizeof hist);
     for (i = 0; i < n; i++) {
         const uint64_t *cr = cur + i * S, *br = base + i * S, *pr = pred + i * S;
@@ -98,6 +102,12 @@ static int64_t encode(uint8_t* dst) {
             }
         }
     }
+}
+static int64_t encode(uint8_t* dst) {
+    int64_t i, nb = 0;
+    int c;
+    uint64_t acc = 0;
+    encode_diffs();
     for (i = 0; i < n; i++) {
         const uint64_t* u = U + i * 2 * C;
         for (c = 0; c < C; c++) {
@@ -165,16 +175,85 @@ static void decode_split(void) {
     }
 }
 
+
+/* fixed widths (layout_study.py's "fixed"): component c's values in W[c] bits each, the
+   all-ones value marking an exception whose excess follows, Exp-Golomb K[c], in one list after
+   every component's fixed fields */
+static int64_t W[C], fstart[C], xstart;
+static uint8_t *fbuf, *xbuf;
+static void put_bits(uint8_t* dst, int64_t* nb, uint64_t* acc, uint64_t code, int len) {
+    int used = (int)(*nb & 63);
+    *acc |= code << used;
+    if (used + len >= 64) {
+        st64(dst + ((*nb >> 6) << 3), *acc);
+        *acc = (code >> 1) >> (63 - used);
+    }
+    *nb += len;
+}
+static int64_t encode_fixed(uint8_t* dst) {
+    int64_t i, nb = 0, xb = 0, j;
+    int c;
+    uint64_t acc = 0, xacc = 0;
+    encode_diffs();
+    for (c = 0; c < C; c++) {
+        const uint64_t lim = ((uint64_t)1 << W[c]) - 1;
+        fstart[c] = nb;
+        for (i = 0; i < n; i++) {
+            uint64_t u = U[i * 2 * C + 2 * c + P[c]];
+            put_bits(dst, &nb, &acc, u < lim ? u : lim, (int)W[c]);
+            if (u >= lim) {
+                uint64_t v = u - lim, x = (v >> K[c]) + 1;
+                int e = bitlen(x) - 1;
+                put_bits(xbuf, &xb, &xacc, ((uint64_t)1 << e) | ((x ^ ((uint64_t)1 << e)) << (e + 1))
+                         | ((v & (((uint64_t)1 << K[c]) - 1)) << (2 * e + 1)), 2 * e + 1 + (int)K[c]);
+            }
+        }
+    }
+    st64(xbuf + ((xb >> 6) << 3), xacc);
+    xstart = nb;
+    for (j = 0; j < xb; j += 32) {
+        int len = xb - j < 32 ? (int)(xb - j) : 32;
+        put_bits(dst, &nb, &acc, (ld64(xbuf + (j >> 3)) >> (j & 7)) & ((((uint64_t)1) << len) - 1), len);
+    }
+    st64(dst + ((nb >> 6) << 3), acc);
+    return nb;
+}
+static void decode_fixed(void) {
+    int64_t i, xp = xstart;
+    int c;
+    for (c = 0; c < C; c++) {
+        const uint64_t lim = ((uint64_t)1 << W[c]) - 1;
+        int64_t off = fstart[c];
+        for (i = 0; i < n; i++, off += W[c]) {
+            const uint64_t *br = base + i * S, *pr = pred + i * S;
+            uint64_t* o = out + i * S;
+            uint64_t u = (ld64(fbuf + (off >> 3)) >> (off & 7)) & lim;
+            if (u == lim)
+                u += get_eg(fbuf, &xp, c);
+            if (c < 3)
+                o[c] = rebuild(br[c], pr[c], c, u);
+            else if (c == 3)
+                o[3] = ((br[3] >> (3 * B[3])) << (3 * B[3])) | (rebuild(br[3], pr[3], 3, u) << SHIFT[3]);
+            else
+                o[3] |= rebuild(br[3], pr[3], c, u) << SHIFT[c];
+        }
+    }
+}
+
 int main(int argc, char** argv) {
     FILE* f = fopen(argv[1], "rb");
-    int64_t reps = argc > 2 ? atoll(argv[2]) : 2000, i, c, nbits, bad = 0;
-    double t0, best[3] = {1e9, 1e9, 1e9};
+    int64_t reps = argc > 2 ? atoll(argv[2]) : 2000, i, c, nbits, fbits, bad = 0;
+    double t0, best[5] = {1e9, 1e9, 1e9, 1e9, 1e9};
     if (!f || fread(&n, 8, 1, f) != 1 || fread(B, 8, C, f) != C || fread(K, 8, C, f) != C
             || fread(P, 8, C, f) != C)
         return 2;
     cur = malloc(8 * n * S); base = malloc(8 * n * S); pred = malloc(8 * n * S);
     out = malloc(8 * n * S); U = malloc(8 * n * 2 * C);
     buf = calloc(1, 16 * n * C + 64);
+    fbuf = calloc(1, 16 * n * C + 64);
+    xbuf = calloc(1, 16 * n * C + 64);
+    for (c = 0; c < C; c++)
+        W[c] = argc > 3 + c ? atoll(argv[3 + c]) : 8;
     if ((int64_t)fread(cur, 8, n * S, f) != n * S || (int64_t)fread(base, 8, n * S, f) != n * S
             || (int64_t)fread(pred, 8, n * S, f) != n * S)
         return 2;
@@ -206,14 +285,21 @@ int main(int argc, char** argv) {
     memset(out, 0, 8 * n * S);
     decode_split();
     if (memcmp(out, cur, 8 * n * S)) bad |= 2;
+    fbits = encode_fixed(fbuf);
+    memset(out, 0, 8 * n * S);
+    decode_fixed();
+    if (memcmp(out, cur, 8 * n * S)) bad |= 4;
     for (i = 0; i < reps; i++) {
         double t;
         t0 = now(); encode(buf); t = now() - t0; if (t < best[0]) best[0] = t;
         t0 = now(); decode_one(); t = now() - t0; if (t < best[1]) best[1] = t;
         t0 = now(); decode_split(); t = now() - t0; if (t < best[2]) best[2] = t;
+        t0 = now(); encode_fixed(fbuf); t = now() - t0; if (t < best[3]) best[3] = t;
+        t0 = now(); decode_fixed(); t = now() - t0; if (t < best[4]) best[4] = t;
     }
-    printf("%lld %lld %d %.3f %.3f %.3f\n", (long long)n, (long long)nbits, (int)bad,
-           best[0] * 1e6, best[1] * 1e6, best[2] * 1e6);
+    printf("%lld %lld %lld %d %.3f %.3f %.3f %.3f %.3f\n", (long long)n, (long long)nbits,
+           (long long)fbits, (int)bad, best[0] * 1e6, best[1] * 1e6, best[2] * 1e6,
+           best[3] * 1e6, best[4] * 1e6);
     return 0;
 }
 """
@@ -235,11 +321,27 @@ def zigzag(cur, ref, b):
     return np.where(d >= 0, 2 * d, -2 * d - 1).astype(np.int64)
 
 
+def fixed_width(u, b, k, share=0.3):
+    """The width of the cheapest fixed-width layout of u with at most ``share`` exceptions
+    (their excess Exp-Golomb k, as the C loops write it; layout_study.py's model)."""
+    best = None
+    for w in range(1, b + 2):
+        lim = (1 << w) - 1
+        exc = u[u >= lim] - lim
+        if len(exc) > share * len(u) or (len(exc) and eg_bits(exc, k).max() > 57):
+            continue
+        cost = len(u) * w + int(eg_bits(exc, k).sum())
+        if best is None or cost < best[0]:
+            best = (cost, w)
+    return best[1]
+
+
 def tick_input(scene, schema, k, lag):
     """The entities of tick k that changed every field and kept their smallest three's index,
     their rows (current, baseline, extrapolation snapshot), and per component the widths, the
     encoder's choice of reference (the cheaper under the best Exp-Golomb parameter) and that
-    parameter (codes of at most 57 bits, as the real reader's fast path)."""
+    parameter (codes of at most 57 bits, as the real reader's fast path), and the width of its
+    fixed-width layout."""
     pdist = pred_target_of(lag)
     if pdist != 2 or lag != 6:
         raise SystemExit("the C loops extrapolate by 3 (acks 6 ticks late)")
@@ -269,7 +371,8 @@ def tick_input(scene, schema, k, lag):
                 cost = int(lens.sum())
                 if best is None or cost < best[0]:
                     best = (cost, kk, p)
-        comps.append((b, best[1], best[2]))
+        u = refs[best[2]]
+        comps.append((b, best[1], best[2], fixed_width(u, b, best[1])))
     # ordered slots as their unsigned codes (a signed slot would be carried sign-extended)
     rows = [np.stack([a[:, 0] & 0xFFFF, a[:, 1] & 0xFFFF, a[:, 2] & 0xFFFF, a[:, 3]], axis=1)
             for a in (cur, base, pred)]
@@ -295,12 +398,13 @@ def main(argv=None, out=print):
             f.write(C_SOURCE)
         subprocess.run([args.cc, "-O3", "-o", exe, src], check=True)
         with open(data, "wb") as f:
-            f.write(np.array([n] + [b for b, _, _ in comps] + [k for _, k, _ in comps]
-                             + [p for _, _, p in comps], dtype="<i8").tobytes())
+            f.write(np.array([n] + [c[0] for c in comps] + [c[1] for c in comps]
+                             + [c[2] for c in comps], dtype="<i8").tobytes())
             for r in rows:
                 f.write(np.ascontiguousarray(r, dtype="<u8").tobytes())
-        res = subprocess.run([exe, data, str(args.reps)], check=True, capture_output=True, text=True)
-    got_n, nbits, bad, t_enc, t_one, t_split = res.stdout.split()
+        res = subprocess.run([exe, data, str(args.reps)] + [str(c[3]) for c in comps], check=True,
+                             capture_output=True, text=True)
+    got_n, nbits, fbits, bad, t_enc, t_one, t_split, t_fenc, t_fdec = res.stdout.split()
     if int(bad):
         raise SystemExit(f"the C loops decoded wrong rows ({bad})")
     # the same run: struct.pack of the raw floats (the issue's baseline) and the library itself
@@ -321,17 +425,23 @@ def main(argv=None, out=print):
     scale = args.bodies / int(got_n)
     out(f"tick {args.tick}: {got_n} of {args.bodies} bodies changed every field with the same "
         f"smallest-three index ({int(nbits) / int(got_n):.1f} bits of codes each, k = "
-        f"{[k for _, k, _ in comps]}, extrapolated {[p for _, _, p in comps]}); times in us, "
-        f"best of {args.reps}, the C loops scaled to {args.bodies} bodies")
+        f"{[c[1] for c in comps]}, extrapolated {[c[2] for c in comps]}; fixed widths "
+        f"{[c[3] for c in comps]}: {int(fbits) / int(got_n):.1f} bits, "
+        f"{int(fbits) / int(nbits) - 1:+.1%}); times in us, best of {args.reps}, the C loops "
+        f"scaled to {args.bodies} bodies")
     out(f"{'':28s} {'us':>7s} {'x pack(*np)':>12s}")
     out(f"{'struct.pack(*np), raw floats':28s} {pack:7.1f} {1.0:12.1f}")
     for name, t in (("C encode (floor)", float(t_enc) * scale),
                     ("C decode, one stream (floor)", float(t_one) * scale),
                     ("C decode, split (floor)", float(t_split) * scale),
+                    ("C encode, fixed widths", float(t_fenc) * scale),
+                    ("C decode, fixed widths", float(t_fdec) * scale),
                     ("quantcodec encode", lib_enc), ("quantcodec decode", lib_dec)):
         out(f"{name:28s} {t:7.1f} {pack / t:12.1f}")
     return {"n": int(got_n), "pack": pack, "encode": float(t_enc) * scale,
             "decode_one": float(t_one) * scale, "decode_split": float(t_split) * scale,
+            "encode_fixed": float(t_fenc) * scale, "decode_fixed": float(t_fdec) * scale,
+            "bits": int(nbits), "bits_fixed": int(fbits),
             "lib_encode": lib_enc, "lib_decode": lib_dec}
 
 

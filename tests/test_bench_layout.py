@@ -34,9 +34,9 @@ def test_pred_study_small():
 
 
 def test_ideal_loops_small():
-    """bench/ideal_loops.py compiles its C loops, which decode the tick's rows exactly (the
-    program checks its decoded rows against the current snapshot and the script refuses
-    otherwise); nothing here is timed."""
+    """bench/ideal_loops.py compiles its C loops, whose three decoders (one stream, split,
+    fixed widths) rebuild the tick's rows exactly (the program compares them with the current
+    snapshot and the script refuses otherwise); nothing here is timed."""
     import shutil
 
     import pytest
@@ -48,4 +48,5 @@ def test_ideal_loops_small():
     assert 0 < res["n"] <= 200
     assert lines[0].startswith("tick 60: ") and "C decode, split (floor)" in "\n".join(lines)
     assert all(res[key] > 0 for key in ("pack", "encode", "decode_one", "decode_split",
-                                        "lib_encode", "lib_decode"))
+                                        "encode_fixed", "decode_fixed", "lib_encode",
+                                        "lib_decode", "bits", "bits_fixed"))
