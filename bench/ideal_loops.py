@@ -43,15 +43,19 @@ import timeit
 
 import numpy as np
 
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
 try:
     import quantcodec  # noqa: F401
 except ImportError:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    sys.path.insert(0, os.path.dirname(here))
 
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
 from quantcodec._delta import pred_target_of  # noqa: E402
 from quantcodec._scene import simulate  # noqa: E402
 from quantcodec._stream import default_schema  # noqa: E402
+
+from layout_study import eg_bits, zigzag_differences as zigzag  # noqa: E402
 
 C_SOURCE = r"""
 #include <stdint.h>
@@ -308,17 +312,6 @@ int main(int argc, char** argv) {
 def pose(scene, k):
     """Tick k's columns of the pose schema (position, rotation)."""
     return {"position": scene.positions[k], "rotation": scene.orientations[k]}
-
-
-def eg_bits(u, k):
-    e = np.floor(np.log2((u >> k) + 1.0)).astype(np.int64)
-    return 2 * e + 1 + k
-
-
-def zigzag(cur, ref, b):
-    d = (cur - ref) % (1 << b)
-    d = np.where(d >= (1 << (b - 1)), d - (1 << b), d)
-    return np.where(d >= 0, 2 * d, -2 * d - 1).astype(np.int64)
 
 
 def fixed_width(u, b, k, share=0.3):

@@ -47,6 +47,11 @@ cdef enum:
     G_NEARLYZERO = 5
 
 
+# `a` itself when it is C-contiguous, aligned native `dt`, else a converted copy (for the plan's
+# columns too: one rule for what the typed loops may read in place).
+cdef object _contig(object a, object dt)
+
+
 # The array dispatchers (the loop table selected for this CPU at import), for the schema plan:
 # `xt` 0 float32 / 1 float64; `ct` 0 uint32, 1 uint64, 2 int32, 3 int64; strides in elements.
 cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ct,

@@ -97,7 +97,7 @@ cdef object _float_input(object x, str owner):
     raise TypeError(f"{owner}: expected a float or integer array, got dtype {a.dtype}")
 
 
-cdef inline object _contig(object a, object dt):
+cdef object _contig(object a, object dt):
     """`a` itself when it is already C-contiguous, aligned native `dt`, else a converted copy
     (0-d stays 0-d). (An unaligned view, e.g. a field of a packed record array, is copied: the
     loops read through typed pointers, and a misaligned load is undefined in C.)"""

@@ -3705,13 +3705,12 @@ cdef class DecoderState:
 cdef inline void _copy_rows(uint64_t* oid, uint64_t* orow, const uint64_t* bid,
                             const uint64_t* brow, Py_ssize_t o, Py_ssize_t i, Py_ssize_t n,
                             Py_ssize_t S) noexcept nogil:
-    if n == 0 or S == 0:        # (memcpy's pointers must be valid even for 0 bytes)
-        if n and oid + o != bid + i:
-            memcpy(oid + o, bid + i, sizeof(uint64_t) * n)
-        return
-    if oid + o != bid + i:      # (a decoded snapshot that shares its baseline's ids)
+    # (no memcpy of 0 bytes: its pointers must be valid even then, and a 0-slot schema's rows
+    # have none)
+    if n and oid + o != bid + i:      # (a decoded snapshot that shares its baseline's ids)
         memcpy(oid + o, bid + i, sizeof(uint64_t) * n)
-    memcpy(orow + o * S, brow + i * S, sizeof(uint64_t) * S * n)
+    if n and S:
+        memcpy(orow + o * S, brow + i * S, sizeof(uint64_t) * S * n)
 
 
 cdef int _read_header(br_t* r, int* seq, int* bdist, int* pdist) noexcept nogil:

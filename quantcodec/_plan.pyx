@@ -46,7 +46,7 @@ from quantcodec._bits cimport (
 )
 from quantcodec._codecs cimport (
     Codec, G_EXACT, G_FLOAT, G_NEARLYZERO, G_QUAT, G_UVEC, G_VECTOR, NearlyZero, Vector, _ExactScalar,
-    multi_dq_array, multi_q_array, q_array,
+    _contig, multi_dq_array, multi_q_array, q_array,
 )
 
 import math
@@ -178,30 +178,19 @@ cdef void _dq_scalar(const qdesc* d, const uint64_t* c, Py_ssize_t cs, double* o
 # ------------------------------------------------------------------------------------------------
 # Small helpers (GIL held).
 
-cdef inline object _c_aligned(object a, object dt):
-    """np.ascontiguousarray(a, dt), copied once more if it is an unaligned view (a field of a
-    packed record array): the loops read through typed pointers, and a misaligned load is
-    undefined in C."""
-    x = np.ascontiguousarray(a, dtype=dt)
-    return x if x.flags.aligned else x.copy()
-
-
 cdef object _float_array(object a, object owner):
     """`a` as a C-contiguous native float32/float64 array (copied only when it must be).
     `owner` names the column in error messages (a str, or a (plan, field) pair formatted lazily)."""
     dt = a.dtype
-    if dt is _F64 or dt is _F32:
-        if a.flags.c_contiguous and a.flags.aligned:
-            return a
     k = dt.kind
     if k == 'f':
         if dt.itemsize == 4:
-            return _c_aligned(a, _F32)
+            return _contig(a, _F32)
         if dt.itemsize <= 8:
-            return _c_aligned(a, _F64)
+            return _contig(a, _F64)
         raise TypeError(f"{_owner(owner)}: dtype {dt} does not convert safely to float64")
     if k in 'iub':
-        return _c_aligned(a, _F64)
+        return _contig(a, _F64)
     raise TypeError(f"{_owner(owner)}: expected a float or integer array, got dtype {dt}")
 
 
