@@ -1316,7 +1316,7 @@ cdef class _MultiFloat(Codec):
         cdef Py_buffer bx, bo
         cdef Py_ssize_t n, bad = -1
         cdef int xt, ct, status = 0
-        shape = a.shape[:-1]
+        shape = a.shape[:a.ndim - 1]
         if out is None:
             out = np.empty(shape, dtype=self._code_dtype)
         else:
@@ -1422,7 +1422,7 @@ cdef class _MultiFloat(Codec):
         finally:
             PyBuffer_Release(&bx)
         if bad >= 0:
-            raise _row_error(owner, a.shape[:-1], bad, status, self._what())
+            raise _row_error(owner, a.shape[:a.ndim - 1], bad, status, self._what())
         return out
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
@@ -1640,7 +1640,7 @@ cdef class Vector(Codec):
                         bad = dq_array(&c.d, <const char*>bc.buf + j * (4 if ct % 2 == 0 else 8), ct, k,
                                        <char*>bo.buf + j * (4 if ot == 0 else 8), ot, k, n)
                     if bad >= 0:
-                        raise DecodeError(f"{owner}: {_row(a.shape[:-1], bad)}[{j}]: code {a.reshape(-1, k)[bad, j]} "
+                        raise DecodeError(f"{owner}: {_row(a.shape[:a.ndim - 1], bad)}[{j}]: code {a.reshape(-1, k)[bad, j]} "
                                           f"is not a valid code of {c!r}")
             finally:
                 PyBuffer_Release(&bo)
@@ -1664,7 +1664,7 @@ cdef class Vector(Codec):
             except (ValueError, TypeError):
                 return False
             if a.ndim >= 1 and a.shape[a.ndim - 1] == self.ncomp and a.dtype.kind in 'iub':
-                ok = np.ones(a.shape[:-1], dtype=bool)
+                ok = np.ones(a.shape[:a.ndim - 1], dtype=bool)
                 for j, c in enumerate(self.codecs):
                     ok &= c.valid(a[..., j])
                 return ok
@@ -1744,7 +1744,7 @@ cdef class NearlyZero(Codec):
         if self._vec():
             if a.ndim < 1 or a.shape[a.ndim - 1] != k:
                 raise ValueError(f"{owner}: expected shape (..., {k}), got {a.shape}")
-            lead = a.shape[:-1]
+            lead = a.shape[:a.ndim - 1]
         else:
             lead = a.shape
         shape = lead + (1 + k,)
@@ -1786,12 +1786,12 @@ cdef class NearlyZero(Codec):
         ok = self._valid_arr(a2)
         if not np.all(ok):
             i = int(np.flatnonzero(~ok)[0])
-            raise DecodeError(f"{owner}: {_row(a.shape[:-1], i)}: code {a2[i].tolist()} is not a valid code of {self!r}")
+            raise DecodeError(f"{owner}: {_row(a.shape[:a.ndim - 1], i)}: code {a2[i].tolist()} is not a valid code of {self!r}")
         inner_codes = a2[:, 1:] if self._vec() else a2[:, 1]
         vals = self.inner.dequantize(inner_codes)
         flags = a2[:, 0] == 1
         vals = np.where(flags[:, None] if self._vec() else flags, vals, 0)
-        res_shape = a.shape[:-1] + ((k,) if self._vec() else ())
+        res_shape = a.shape[:a.ndim - 1] + ((k,) if self._vec() else ())
         vals = vals.reshape(res_shape)
         if out is None:
             return vals.astype(_F64) if vals.dtype != _BOOL else vals
@@ -1834,7 +1834,7 @@ cdef class NearlyZero(Codec):
             except (ValueError, TypeError):
                 return False
             if a.ndim >= 1 and a.shape[a.ndim - 1] == 1 + self.ncomp and a.dtype.kind in 'iub':
-                return self._valid_arr(a.reshape(-1, 1 + self.ncomp)).reshape(a.shape[:-1])
+                return self._valid_arr(a.reshape(-1, 1 + self.ncomp)).reshape(a.shape[:a.ndim - 1])
         return False
 
     @property
