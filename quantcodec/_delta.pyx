@@ -3209,6 +3209,7 @@ cdef class DeltaCoder:
 # packet is coded against. Plain Python containers, walked in C: this runs once per packet.
 
 cdef int SEQ_MASK = 0xFFFF
+cdef int SEQ_HALF = 0x8000      # "newer" is defined within half the sequence space
 
 
 cdef inline bint _newer(int a, int b) noexcept:
@@ -3618,12 +3619,16 @@ cdef class EncoderState:
 @cython.final
 cdef class DecoderState:
     """The state and the per-packet work of one SnapshotDecoder (quantcodec.snapshot, which
-    documents the behaviour): the decoded snapshots held as possible baselines (``held``: seq
-    -> snapshot, a window of the last ``history`` sequence numbers up to the newest decoded),
-    that newest sequence number, and the coder. Calls are serialized by a mutex."""
+    documents the behaviour): the decoded snapshots (``held``: seq -> snapshot, a window of the
+    last ``keep`` sequence numbers up to the newest decoded), that newest sequence number, and
+    the coder. Those of the last ``history`` sequence numbers are the possible baselines; the
+    older ones, to ``keep = 2 * history - 1`` back, are kept only as snapshots a packet may
+    extrapolate from: an encoder's pred is less than its history before its baseline, so a late
+    packet whose baseline is still held finds its pred too. Calls are serialized by a mutex."""
     cdef DeltaCoder coder
     cdef object schema
     cdef readonly int history
+    cdef readonly int keep
     cdef readonly dict held
     cdef int latest_seq         # -1: nothing decoded
     cdef cython.pymutex lock
@@ -3632,6 +3637,8 @@ cdef class DecoderState:
         self.coder = coder
         self.schema = schema
         self.history = history
+        # (the window stays within half the sequence space, where "newer" is defined)
+        self.keep = 2 * history - 1 if history <= SEQ_HALF else SEQ_HALF
         self.held = {}
         self.latest_seq = -1
 
@@ -3659,17 +3666,21 @@ cdef class DecoderState:
             seq = snap._seq
             if self.latest_seq < 0 or _newer(seq, self.latest_seq):
                 _store(self.held, NULL, self.latest_seq if self.latest_seq >= 0 else None, seq, snap,
-                       self.history)
+                       self.keep)
                 self.latest_seq = seq
             elif seq not in self.held:
-                _store(self.held, NULL, self.latest_seq, seq, snap, self.history)
+                _store(self.held, NULL, self.latest_seq, seq, snap, self.keep)
             return snap
+
+    cdef inline bint _recent(self, int s) noexcept:
+        """Whether the held ``s`` is among the last ``history`` sequence numbers (a baseline)."""
+        return ((self.latest_seq - s) & SEQ_MASK) < self.history
 
     cdef object _held(self, int s, int seq, bint baseline):
         """The held snapshot ``s`` that packet ``seq`` is coded against (its baseline, or the
         snapshot it extrapolates from), or DecodeError."""
         snap = self.held.get(s)
-        if snap is not None:
+        if snap is not None and (not baseline or self._recent(s)):
             return snap
         if baseline:
             raise DecodeError(f"snapshot packet {seq}: its baseline {s} is not held "
@@ -3677,10 +3688,12 @@ cdef class DecoderState:
         raise DecodeError(f"snapshot packet {seq}: the snapshot {s} it extrapolates from is not held")
 
     cdef list _sorted(self):
+        """The possible baselines, newest first."""
         cdef int ref = self.latest_seq
         if ref < 0:
             return []
-        return sorted(self.held, key=lambda k: (ref - <int>k) & SEQ_MASK)
+        return sorted([k for k in self.held if self._recent(<int>k)],
+                      key=lambda k: (ref - <int>k) & SEQ_MASK)
 
     def state(self):
         """(latest, held): the newest sequence number decoded (None before the first) and the
@@ -3693,8 +3706,10 @@ cdef class DecoderState:
         return self.latest_seq if self.latest_seq >= 0 else None
 
     def get(self, seq):
-        """The held snapshot ``seq``, or None."""
-        return self.held.get(seq_arg(seq, "SnapshotDecoder.get"))
+        """The held snapshot ``seq`` (a possible baseline), or None."""
+        cdef int s = seq_arg(seq, "SnapshotDecoder.get")
+        with self.lock:
+            return self.held.get(s) if self.latest_seq >= 0 and self._recent(s) else None
 
     def reset(self):
         with self.lock:

@@ -403,9 +403,11 @@ class SnapshotDecoder:
     """The client side of a snapshot stream.
 
     ``decode(packet)`` returns the decoded :class:`Snapshot` (``seq`` set) and keeps it, while it
-    is among the last ``history`` sequence numbers, as a possible baseline. ``latest`` is the
-    newest sequence number decoded (None before the first): what the client acknowledges. A
-    packet that cannot be decoded raises DecodeError and changes nothing.
+    is among the last ``history`` sequence numbers, as a possible baseline, and for ``history - 1``
+    more as a snapshot that a late packet may extrapolate from (so a late or duplicated packet
+    whose baseline is still held always decodes). ``latest`` is the newest sequence number
+    decoded (None before the first): what the client acknowledges. A packet that cannot be
+    decoded raises DecodeError and changes nothing.
     """
 
     def __init__(self, schema, history=64):

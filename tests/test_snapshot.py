@@ -330,6 +330,51 @@ def test_late_and_duplicate_packets(schema):
     assert dec.held == (5, 4, 3, 2, 1, 0)
 
 
+@pytest.mark.parametrize("history", [64, 8, 4])
+def test_late_packet_whose_baseline_is_held_decodes_though_its_pred_is_older(history):
+    """SPEC 5: a late packet whose baseline is still held decodes to its own snapshot. With
+    extrapolation its pred is older than its baseline, so the decoder keeps snapshots past the
+    baselines' window (2 * history - 1 back) as possible preds, never as baselines."""
+    from quantcodec._delta import references
+    s = qc.Schema("S", [("x", qc.Bounded(0, 1000, 16))])
+    ids = np.arange(4)
+    enc, dec = qc.SnapshotEncoder(s, history), qc.SnapshotDecoder(s, history)
+    t0 = 65530                                         # across the wrap
+    a, b = t0, t0 + 2                                  # the two acknowledged snapshots
+    late = a + history - 1                             # coded against b, extrapolated from a
+    last = b + history - 1                             # b is the oldest possible baseline
+    assert references({a % 65536, b % 65536}, late % 65536, history, True) == (
+        b % 65536, late - b, a % 65536, b - a)
+    snaps, pkts = {}, {}
+    for t in range(t0, last + 2):
+        snaps[t] = s.snapshot(ids, {"x": np.arange(4) * 10.0 + 2 * (t - t0)})
+        pkts[t] = enc.encode(t % 65536, snaps[t])
+        if t in (a, b):
+            dec.decode(pkts[t])
+            enc.ack(t % 65536)
+    dec.decode(pkts[last])
+    assert dec.latest == last % 65536 and dec.held == (last % 65536, b % 65536)
+    assert dec.get(a % 65536) is None                  # still kept, but not as a baseline
+    view = dec.decode(pkts[late])                      # its baseline b is held, its pred a is not one
+    assert view == snaps[late] and view.seq == late % 65536 and dec.latest == last % 65536
+    held = (last % 65536, late % 65536, b % 65536)
+    assert dec.held == held
+    # a packet naming the snapshot kept for extrapolation (a) as its baseline is refused
+    other = qc.SnapshotEncoder(s, history, predict=False)
+    other.encode(a % 65536, snaps[a])
+    other.ack(a % 65536)
+    pkt = other.encode(late % 65536, snaps[late])
+    assert other.last_baseline == a % 65536
+    with pytest.raises(qc.DecodeError, match=f"baseline {a % 65536} is not held"):
+        dec.decode(pkt)
+    assert dec.latest == last % 65536 and dec.held == held
+    # one newer snapshot and b leaves the baselines: the late packet is refused from then on
+    dec.decode(pkts[last + 1])
+    assert b % 65536 not in dec.held
+    with pytest.raises(qc.DecodeError, match=f"baseline {b % 65536} is not held"):
+        dec.decode(pkts[late])
+
+
 def test_missing_baseline_is_a_decode_error_and_changes_nothing(schema):
     cols = pose_columns(10)
     enc = qc.SnapshotEncoder(schema)

@@ -136,6 +136,30 @@ def expected_columns(schema, world, order):
     return ids[srt], {k: np.asarray(v)[srt] for k, v in rt.items()}
 
 
+def header_baseline(packet):
+    """(seq, baseline seq or None) from a packet's header, read as docs/wire-format.md 6 has it
+    (bdist - 1 as EG(2, 16): unary prefix of e zeros, at most E = 8, E zeros an escape)."""
+    v, pos = int.from_bytes(packet, "little"), 0
+
+    def read(k):
+        nonlocal pos
+        x = (v >> pos) & ((1 << k) - 1)
+        pos += k
+        return x
+
+    seq = read(16)
+    if not read(1):
+        return seq, None
+    e = 0
+    while e < 8 and read(1) == 0:
+        e += 1
+    if e == 8:
+        bdist = read(16) + 1
+    else:
+        bdist = ((((1 << e) | read(e)) - 1) << 2 | read(2)) + 1
+    return seq, (seq - bdist) & 0xFFFF
+
+
 def decoder_state(dec):
     return dec.latest, dec.held, {s: dec.get(s) for s in dec.held}
 
@@ -181,6 +205,7 @@ def stream(schema, ticks, seed, loss, dup, max_delay, n=40, history=64, ack_dela
     sent = {}                # seq -> (snapshot, expected ids, expected columns)
     stats = {"decoded": 0, "stale": 0, "full": 0, "bytes": 0, "packets": 0}
     newest = None
+    decoded = set()          # every seq decoded so far
     for t in range(ticks):
         seq = (SEQ0 + t) & 0xFFFF
         if t:
@@ -200,14 +225,22 @@ def stream(schema, ticks, seed, loss, dup, max_delay, n=40, history=64, ack_dela
             enc.ack(ack)
         for pkt in down.receive(t):
             before = decoder_state(dec)
+            pseq, base = header_baseline(pkt)
+            # SPEC 5: a packet whose baseline is still held (decoded, and among the last
+            # `history` sequence numbers) decodes, late, duplicated or not
+            held = base is not None and base in decoded and seq_distance(newest, base) < history
             try:
                 view = dec.decode(pkt)
             except qc.DecodeError as e:
                 assert "is not held" in str(e), str(e)
+                assert not held, f"packet {pseq}: its baseline {base} is held, yet {e}"
                 assert_state(dec, before)
                 stats["stale"] += 1
                 continue
+            assert base is None or held, (pseq, base)
             stats["decoded"] += 1
+            stats["late"] = stats.get("late", 0) + (newest is not None and seq_newer(newest, view.seq))
+            decoded.add(view.seq)
             want, exp_cols = sent[view.seq]
             assert view == want, f"seq {view.seq}: decoded state differs"
             assert np.array_equal(view.matrix, want.matrix)
@@ -244,6 +277,16 @@ def test_lossy_stream_exact(schema, seed, loss, dup, delay, predict):
     assert stats["full"] < 60
     if loss == 0.0 and delay == 0:
         assert stats["stale"] == 0
+
+
+@pytest.mark.parametrize("seed,history,delay", [(21, 16, 24), (22, 8, 12)])
+def test_packets_later_than_the_history_decode_while_their_baseline_is_held(schema, seed, history,
+                                                                           delay):
+    """Delays past the history: packets arrive long after newer ones, some with their baseline
+    at the edge of the window and their extrapolation snapshot beyond it; stream() checks that
+    each decodes exactly when its baseline is held."""
+    stats = stream(schema, 500, seed, 0.2, 0.1, delay, n=12, history=history, ack_delay=2)
+    assert stats["late"] > 50 and stats["stale"] > 10 and stats["decoded"] > 200
 
 
 def test_stream_small_history_and_wrap(schema):
