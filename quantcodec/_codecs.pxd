@@ -36,6 +36,7 @@ cdef class NearlyZero(Codec):
     cdef readonly double threshold
     cdef bint _vec(self)
     cdef bint _valid1(self, object code)
+    cdef bint _ragged1(self, object code)
 
 
 cdef enum:

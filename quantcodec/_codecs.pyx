@@ -1722,6 +1722,12 @@ cdef class NearlyZero(Codec):
     cdef bint _vec(self):
         return self.inner.group == G_VECTOR
 
+    cdef bint _ragged1(self, object code):
+        """A Vector's one code written with lists, ``[flag, [c0, c1, ...]]`` (as JSON gives a
+        tuple back): ragged, so it cannot be an array of codes; it reads as the tuple does."""
+        return (self._vec() and isinstance(code, list) and len(code) == 2
+                and isinstance(code[1], (tuple, list)))
+
     def _zero_code(self):
         return tuple([0] * self.ncomp) if self._vec() else 0
 
@@ -1772,7 +1778,8 @@ cdef class NearlyZero(Codec):
         k = self.ncomp
         if out is None and isinstance(code, tuple) and len(code) == 2 and _is_int(code[0]) \
                 and not isinstance(code[1], np.ndarray) or (out is None and isinstance(code, tuple) and len(code) == 2
-                                                            and isinstance(code[1], tuple)):
+                                                            and isinstance(code[1], tuple)) \
+                or (out is None and self._ragged1(code)):
             flag, inner = code
             if not self._valid1(code):
                 raise DecodeError(f"{self!r}: code {code!r} is not a valid code")
@@ -1826,7 +1833,8 @@ cdef class NearlyZero(Codec):
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def valid(self, code):
-        if isinstance(code, tuple) and len(code) == 2 and not isinstance(code[0], (tuple, list, np.ndarray)):
+        if (isinstance(code, tuple) and len(code) == 2 and not isinstance(code[0], (tuple, list, np.ndarray))) \
+                or self._ragged1(code):
             return self._valid1(code)
         if isinstance(code, (np.ndarray, list)):
             try:

@@ -2,6 +2,7 @@
 per-value and array paths, dtypes, out=, hostile inputs, validity and the error bounds."""
 
 import copy
+import json
 import math
 import pickle
 
@@ -371,6 +372,20 @@ def test_nearly_zero():
     assert s.quantize(0.04) == (0, 0) and s.roundtrip(0.04) == 0.0 and s.quantize(0.5)[0] == 1
     assert s.max_error == max(s.inner.max_error, 0.05)
     assert s.quantize(np.array([0.0, 1.0])).shape == (2, 2)
+
+
+def test_nearly_zero_vector_code_as_lists_reads_as_the_tuple():
+    # a code through JSON comes back as [flag, [c0, c1, c2]]: ragged, so one code, not an array
+    nz = qc.NearlyZero(qc.Vector(*[qc.Bounded(-1, 1, 8)] * 3), 0.01)
+    code = nz.quantize((0.5, 0.2, -0.3))
+    for form in ([code[0], list(code[1])], [code[0], code[1]], json.loads(json.dumps(code))):
+        assert nz.valid(form) is True
+        assert nz.dequantize(form) == nz.dequantize(code)
+    assert nz.valid([0, [0, 0, 0]]) and nz.dequantize([0, [0, 0, 0]]) == (0.0, 0.0, 0.0)
+    for bad in ([0, [1, 0, 0]], [2, [0, 0, 0]], [1, [256, 0, 0]], [1, [1, 2]]):
+        assert nz.valid(bad) is False
+        with pytest.raises(qc.DecodeError, match="not a valid code"):
+            nz.dequantize(bad)
 
 
 def test_vector():
