@@ -3513,6 +3513,7 @@ cdef class EncoderState:
     cdef readonly int history
     cdef readonly bint predict
     cdef readonly dict sent
+    cdef set ambiguous          # numbers sent with two different snapshots: never a baseline
     cdef ackbits_t acked
     cdef int newest_seq         # -1: nothing sent
     cdef int last_base          # -1: the last packet was sent in full (or none yet)
@@ -3528,6 +3529,7 @@ cdef class EncoderState:
         self.predict = predict
         self.cache = cache
         self.sent = {}
+        self.ambiguous = set()
         memset(self.acked, 0, sizeof(self.acked))
         self.newest_seq = -1
         self.last_base = -1
@@ -3546,6 +3548,15 @@ cdef class EncoderState:
         if cur._schema is not self.schema and cur._schema != self.schema:
             raise SchemaError("SnapshotEncoder.encode: the snapshot's schema is not the encoder's")
         with self.lock:
+            if self.newest_seq >= 0 and not _newer(s, self.newest_seq) \
+                    and ((self.newest_seq - s) & SEQ_MASK) >= self.history:
+                # older than the whole history: not a snapshot sent again but numbers that
+                # started over (a pause of more than 32767 sequence numbers, a restarted
+                # counter). What is held belongs to the old numbering, and the client's acks
+                # of those numbers would name snapshots it does not have: forget it all, as
+                # reset(); this packet goes in full and the stream goes on from it.
+                self._forget()
+            prev = self.sent.get(s)
             _refs(self.acked, s, self.history, self.predict, &bdist, &pdist)
             base = self.sent[(s - bdist) & SEQ_MASK] if bdist else None
             pred = self.sent[(s - bdist - pdist) & SEQ_MASK] if pdist else None
@@ -3563,10 +3574,18 @@ cdef class EncoderState:
                     packet = self.coder._encode_call(s, cur, bdist, base, pdist, pred)
                     self.cache._put(key, (packet, self.coder.last_bits, cur, base, pred,
                                           self.coder.plan))
-            if self.sent.get(s) is not cur:
+            if prev is None:
                 _bit_clear(self.acked, s)         # a new snapshot under that number: not acked
+            elif prev is not cur and prev != cur:
+                # another snapshot under a number already sent: an ack carries only the number,
+                # and one the client sends for the first would make this one a baseline it does
+                # not have. The number serves as no baseline while it is held.
+                _bit_clear(self.acked, s)
+                self.ambiguous.add(s)
             _store(self.sent, self.acked, self.newest_seq if self.newest_seq >= 0 else None, s, cur,
                    self.history)
+            if self.ambiguous:
+                self.ambiguous.intersection_update(self.sent)
             if self.newest_seq < 0 or _newer(s, self.newest_seq):
                 self.newest_seq = s
             self.last_base = (s - bdist) & SEQ_MASK if bdist else -1
@@ -3581,18 +3600,22 @@ cdef class EncoderState:
             return False
         s = seq_arg(seq, "SnapshotEncoder.ack")
         with self.lock:
-            if s in self.sent:
+            if s in self.sent and not (self.ambiguous and s in self.ambiguous):
                 _bit_set(self.acked, s)
                 return True
             return False
 
     def reset(self):
         with self.lock:
-            self.sent.clear()
-            memset(self.acked, 0, sizeof(self.acked))
-            self.newest_seq = -1
-            self.last_base = -1
-            self.last_pred = -1
+            self._forget()
+
+    cdef void _forget(self) noexcept:
+        self.sent.clear()
+        self.ambiguous.clear()
+        memset(self.acked, 0, sizeof(self.acked))
+        self.newest_seq = -1
+        self.last_base = -1
+        self.last_pred = -1
 
     def state(self):
         """(newest, held, acked): the newest sequence number sent (None before the first) and
@@ -3638,7 +3661,7 @@ cdef class DecoderState:
         self.schema = schema
         self.history = history
         # (the window stays within half the sequence space, where "newer" is defined)
-        self.keep = 2 * history - 1 if history <= SEQ_HALF else SEQ_HALF
+        self.keep = 2 * history - 1 if 2 * history - 1 <= SEQ_HALF else SEQ_HALF
         self.held = {}
         self.latest_seq = -1
 
@@ -3668,7 +3691,11 @@ cdef class DecoderState:
                 _store(self.held, NULL, self.latest_seq if self.latest_seq >= 0 else None, seq, snap,
                        self.keep)
                 self.latest_seq = seq
-            elif seq not in self.held:
+            elif seq in self.held:
+                # a duplicate decodes to the same codes; after a server's numbers started over
+                # (see EncoderState.encode) the number now names this one, as on the server
+                self.held[seq] = snap
+            else:
                 _store(self.held, NULL, self.latest_seq, seq, snap, self.keep)
             return snap
 

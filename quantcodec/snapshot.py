@@ -83,6 +83,11 @@ def _integer_ids(ids):
             a = np.asarray(ids)
         except OverflowError:
             raise ValueError("snapshot: ids must be unsigned integers below 2**64") from None
+        if a.dtype.kind == "f" and a.ndim == 1 and all(
+                isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in ids):
+            # Python ints above 2**63 beside small ones: NumPy makes them float64, which would
+            # round them; each is converted exactly instead
+            a = np.array(list(ids), dtype=object)
     if a.dtype == object:
         try:
             a = np.asarray([int(v) for v in a.ravel()], dtype=_U64).reshape(a.shape)
@@ -189,7 +194,8 @@ class Snapshot(SnapshotData):
         return cls._make(schema, ids, np.ascontiguousarray(matrix))
 
     def __reduce__(self):
-        return (_rebuild, (self._schema, np.array(self._ids), np.array(self._matrix), self._seq))
+        clamped = None if self._clamped is None else tuple(self._clamped)
+        return (_rebuild, (self._schema, np.array(self._ids), np.array(self._matrix), self._seq, clamped))
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -256,10 +262,12 @@ class Snapshot(SnapshotData):
         return int(self._ids.shape[0])
 
     def __contains__(self, ident):
-        try:
-            key = np.uint64(ident)
-        except (TypeError, ValueError, OverflowError):
+        # an id is an integer: "1", 1.5 or True are not ids (np.uint64 would truncate them)
+        if not isinstance(ident, (int, np.integer)) or isinstance(ident, (bool, np.bool_)):
             return False
+        if not 0 <= ident <= 0xFFFFFFFFFFFFFFFF:
+            return False
+        key = np.uint64(ident)
         i = int(np.searchsorted(self._ids, key))
         return i < len(self._ids) and self._ids[i] == key
 
@@ -281,12 +289,16 @@ class Snapshot(SnapshotData):
 _set_snapshot_type(Snapshot)
 
 
-def _rebuild(schema, ids, matrix, seq):
+def _rebuild(schema, ids, matrix, seq, clamped=None):
     bad = schema._plan.valid_matrix(matrix)
     if bad is not None:
         raise DecodeError(f"snapshot: invalid code at row {bad[0]}, slot {bad[1]}")
+    if clamped is not None:
+        clamped = tuple(int(v) for v in clamped)
+        if len(clamped) != len(schema._plan.names):
+            raise ValueError(f"snapshot: {len(clamped)} clamp counts for {len(schema._plan.names)} fields")
     return Snapshot._make(schema, np.ascontiguousarray(ids, dtype=_U64),
-                          np.ascontiguousarray(matrix, dtype=_U64), seq)
+                          np.ascontiguousarray(matrix, dtype=_U64), seq, clamped)
 
 
 def _record_shapes(schema):
@@ -320,7 +332,10 @@ class SnapshotEncoder:
     ``encode(seq, snapshot)`` returns the packet for snapshot ``seq`` and keeps a reference to
     the snapshot (the last ``history`` sequence numbers); ``ack(seq)`` records that the client
     has it. Each packet is coded against the newest acknowledged snapshot older than it that is
-    still in the history, or in full when there is none. ``predict=False`` turns off
+    still in the history, or in full when there is none. A number sent again with another
+    snapshot never serves as a baseline while it is held (an ack carries only the number); a
+    number older than the whole history starts the stream over (everything held is forgotten,
+    as by ``reset()``). ``predict=False`` turns off
     extrapolation from a second acknowledged snapshot (each packet then names one baseline).
     ``cache``: a :class:`PacketCache` shared with the encoders of other clients of the same
     schema, so that a packet that several clients need is coded once (see there).
@@ -330,6 +345,8 @@ class SnapshotEncoder:
         self._plan = _plan_of(schema, "SnapshotEncoder")
         self._schema = schema
         self._history = _history(history, "SnapshotEncoder")
+        if not isinstance(predict, (bool, np.bool_)):
+            raise TypeError(f"SnapshotEncoder: predict must be True or False, got {predict!r}")
         self._predict = bool(predict)
         if cache is not None and not isinstance(cache, PacketCache):
             raise TypeError(f"SnapshotEncoder: cache must be a PacketCache or None, got {type(cache).__name__}")
@@ -350,7 +367,8 @@ class SnapshotEncoder:
 
     @property
     def history(self):
-        """How many sequence numbers back a baseline may be."""
+        """How many sequence numbers are held, the packet's own included: a baseline is at
+        most ``history - 1`` back."""
         return self._history
 
     @property

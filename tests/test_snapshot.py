@@ -1,6 +1,7 @@
 """Snapshots, SnapshotEncoder and SnapshotDecoder (SPEC section 5): API, delta behaviour, golden
 packets (tests/golden/snapshot/) and a pure-Python decoder written from docs/wire-format.md."""
 
+import copy
 import json
 import math
 import pathlib
@@ -133,12 +134,35 @@ def test_snapshot_ids_any_integer_dtype(schema, dtype):
             schema.snapshot(np.concatenate([ids, ids])[::2], cols)
 
 
+def test_snapshot_ids_as_python_ints_beyond_int64(schema):
+    # NumPy turns [2**64 - 1, 5] into float64 (rounding the big one): each is taken exactly
+    cols = pose_columns(2)
+    for ids in ([2**64 - 1, 5], (2**63, 5), [np.uint64(2**64 - 1), 5]):
+        snap = schema.snapshot(ids, cols)
+        assert snap.ids.tolist() == sorted(int(i) for i in ids)
+    for bad in ([2**64, 5], [-1, 2**63]):
+        with pytest.raises(ValueError, match="unsigned integers below 2\\*\\*64"):
+            schema.snapshot(bad, cols)
+    with pytest.raises(TypeError, match="integer array, got dtype float64"):
+        schema.snapshot([1.5, 2**63], cols)
+
+
+def test_snapshot_contains_only_integer_ids(schema):
+    snap = schema.snapshot([1, 2**64 - 1], pose_columns(2))
+    assert 1 in snap and np.uint64(1) in snap and np.int8(1) in snap and 2**64 - 1 in snap
+    for key in ("1", 1.0, 1.5, True, None, -1, 2**64 + 1, np.float64(1), (1,)):
+        assert key not in snap, key
+
+
 def test_snapshot_counts_clamps(schema):
     cols = pose_columns(3)
     cols["position"][1, 0] = 1000.0
     snap = schema.snapshot([1, 2, 3], cols)
     assert snap.clamped["position"] == 1
     assert snap.clamped["rotation"] == 0
+    # the counts survive pickling and copies
+    for other in (pickle.loads(pickle.dumps(snap)), copy.copy(snap), copy.deepcopy(snap)):
+        assert other.clamped == snap.clamped and type(other.clamped["position"]) is int
 
 
 def test_snapshot_pickles_and_compares(schema):
@@ -373,6 +397,98 @@ def test_late_packet_whose_baseline_is_held_decodes_though_its_pred_is_older(his
     assert b % 65536 not in dec.held
     with pytest.raises(qc.DecodeError, match=f"baseline {b % 65536} is not held"):
         dec.decode(pkts[late])
+
+
+def test_a_number_sent_with_two_snapshots_never_serves_as_a_baseline():
+    # an ack carries only the number: the client's ack of 1 (for A) must not make B a baseline
+    s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
+    ids = np.arange(3)
+    snap = lambda v: s.snapshot(ids, {"x": np.array([v, v + 1, v + 2])})      # noqa: E731
+    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    zero, a, b, c = snap(0.0), snap(1.0), snap(7.0), snap(2.0)
+    dec.decode(enc.encode(0, zero))
+    assert enc.ack(0)
+    pa = enc.encode(1, a)
+    assert dec.decode(pa) == a
+    assert enc.encode(1, snap(1.0)) == pa and enc.ack(1)     # equal codes: the same number, acked
+    pb = enc.encode(1, b)                                     # another snapshot under 1
+    assert enc.last_baseline == 0 and 1 not in enc.acked
+    assert enc.ack(1) is False and enc.acked == (0,)          # the client's ack of 1: refused
+    assert dec.decode(pb) == b and dec.get(1) == b            # the newest decode of 1 is held
+    pc = enc.encode(2, c)
+    assert enc.last_baseline == 0
+    assert dec.decode(pc) == c
+    assert enc.ack(2) and enc.encode(3, a) and enc.last_baseline == 2
+    enc.reset()                                               # reset forgets it
+    enc.encode(1, b)
+    assert enc.ack(1)
+
+
+def test_sequence_numbers_that_start_over_begin_a_new_stream():
+    """A client not sent anything for more than 32767 ticks (or a restarted tick counter): the
+    numbers after the pause compare older than those before it. The encoder forgets what it
+    held under the old numbering (packets go in full) and the decoder keeps the newest decode
+    of a number: every packet decodes to its own snapshot or raises DecodeError, never to a
+    wrong state, and deltas resume once the numbers pass the client's latest."""
+    s = qc.Schema("S", [("x", qc.Bounded(-1000, 1000, 20))])
+    ids = np.arange(5)
+
+    def snap(t):
+        return s.snapshot(ids, {"x": np.linspace(-5, 5, 5) + (t % 1000) * 0.01})
+
+    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    for t in range(100):
+        dec.decode(enc.encode(t, snap(t)))
+        enc.ack(dec.latest)
+    deltas_after_wrap = 0
+    for t in range(40100, 40100 + 25650):                     # seq 40100 .. 65535, 0 .. 213
+        packet = enc.encode(t % 65536, snap(t))
+        if t == 40100:            # the old numbering forgotten: in full
+            assert enc.last_baseline is None and enc.held == (40100,) and enc.acked == ()
+        try:
+            view = dec.decode(packet)
+        except qc.DecodeError as e:
+            assert "is not held" in str(e)
+            continue
+        assert view == snap(t), t
+        enc.ack(dec.latest)
+        enc.ack(view.seq)
+        deltas_after_wrap += t % 65536 > 99 and enc.last_baseline is not None
+    assert dec.latest == 213 and deltas_after_wrap > 100
+    # a counter restarted at 0 after 500 ticks: the same
+    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    for t in list(range(500)) + list(range(1000)):
+        packet = enc.encode(t, snap(t + 7))
+        try:
+            view = dec.decode(packet)
+        except qc.DecodeError:
+            continue
+        assert view == snap(t + 7)
+        enc.ack(view.seq)
+    assert dec.latest == 999 and enc.last_baseline == 998
+
+
+def test_decoder_keeps_the_newest_decode_of_a_number():
+    s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
+    a, b = (s.snapshot([1], {"x": np.array([v])}) for v in (1.0, -7.0))
+    dec = qc.SnapshotDecoder(s)
+    dec.decode(qc.SnapshotEncoder(s).encode(5, a))
+    view = dec.decode(qc.SnapshotEncoder(s).encode(5, b))
+    assert view == b and dec.get(5) is view and dec.held == (5,)
+
+
+def test_decoder_window_stays_within_half_the_sequence_space():
+    from quantcodec._delta import DecoderState, DeltaCoder
+    s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
+    for history, keep in ((1, 1), (64, 127), (16384, 32767), (16385, 32768), (32767, 32768)):
+        assert DecoderState(DeltaCoder(s._plan), s, history).keep == keep
+
+
+def test_encoder_predict_must_be_a_bool(schema):
+    for bad in ("false", 0, 1, None):
+        with pytest.raises(TypeError, match="predict must be True or False"):
+            qc.SnapshotEncoder(schema, predict=bad)
+    assert qc.SnapshotEncoder(schema, predict=np.bool_(False))
 
 
 def test_missing_baseline_is_a_decode_error_and_changes_nothing(schema):
