@@ -3210,6 +3210,8 @@ cdef class DeltaCoder:
 
 cdef int SEQ_MASK = 0xFFFF
 cdef int SEQ_HALF = 0x8000      # "newer" is defined within half the sequence space
+cdef Py_ssize_t EARLY_MAX = 64  # an encoder's numbers acked before they were sent, remembered
+cdef Py_ssize_t WINDOWS_MAX = 4 # an encoder's old numberings remembered at once
 
 
 cdef inline bint _newer(int a, int b) noexcept:
@@ -3514,6 +3516,8 @@ cdef class EncoderState:
     cdef readonly bint predict
     cdef readonly dict sent
     cdef set ambiguous          # numbers sent with two different snapshots: never a baseline
+    cdef dict early             # numbers acked before they were sent (FIFO, at most EARLY_MAX)
+    cdef list windows           # [(lo, n, hi)]: numbers held when the numbering started over
     cdef ackbits_t acked
     cdef int newest_seq         # -1: nothing sent
     cdef int last_base          # -1: the last packet was sent in full (or none yet)
@@ -3530,6 +3534,8 @@ cdef class EncoderState:
         self.cache = cache
         self.sent = {}
         self.ambiguous = set()
+        self.early = {}
+        self.windows = []
         memset(self.acked, 0, sizeof(self.acked))
         self.newest_seq = -1
         self.last_base = -1
@@ -3554,7 +3560,14 @@ cdef class EncoderState:
                 # started over (a pause of more than 32767 sequence numbers, a restarted
                 # counter). What is held belongs to the old numbering, and the client's acks
                 # of those numbers would name snapshots it does not have: forget it all, as
-                # reset(); this packet goes in full and the stream goes on from it.
+                # reset(); this packet goes in full and the stream goes on from it. The client
+                # may still hold snapshots of the old numbering (a decoder keeps 2 * history - 1
+                # back from its latest) and ack them: those numbers sent again serve as no
+                # baseline until the new numbering has passed them.
+                n = 2 * self.history - 1 if 2 * self.history - 1 <= SEQ_HALF else SEQ_HALF
+                self.windows.append(((self.newest_seq - n + 1) & SEQ_MASK, n, self.newest_seq))
+                if len(self.windows) > WINDOWS_MAX:
+                    del self.windows[0]
                 self._forget()
             prev = self.sent.get(s)
             _refs(self.acked, s, self.history, self.predict, &bdist, &pdist)
@@ -3584,6 +3597,8 @@ cdef class EncoderState:
                 self.ambiguous.add(s)
             _store(self.sent, self.acked, self.newest_seq if self.newest_seq >= 0 else None, s, cur,
                    self.history)
+            if self.early or self.windows:
+                self._suspect(s)
             if self.ambiguous:
                 self.ambiguous.intersection_update(self.sent)
             if self.newest_seq < 0 or _newer(s, self.newest_seq):
@@ -3603,11 +3618,42 @@ cdef class EncoderState:
             if s in self.sent and not (self.ambiguous and s in self.ambiguous):
                 _bit_set(self.acked, s)
                 return True
+            if self.newest_seq < 0 or _newer(s, self.newest_seq):
+                # an ack of a number not sent yet names a snapshot of an older numbering (a
+                # client's stale latest after a long pause or a restarted counter): when the
+                # number is sent, the client's acks of it may still mean the old snapshot
+                self.early.pop(s, None)
+                self.early[s] = None
+                if len(self.early) > EARLY_MAX:
+                    del self.early[next(iter(self.early))]
             return False
+
+    cdef _suspect(self, int s):
+        """After ``s`` is stored: a number the client may hold from an older numbering (acked
+        before it was sent, or inside a window held when the numbering started over) serves as
+        no baseline while it is held, as a number sent with two snapshots."""
+        cdef bint hit = False
+        cdef int lo, n, hi
+        if self.early and s in self.early:
+            del self.early[s]
+            hit = True
+        if self.windows:
+            keep = []
+            for lo, n, hi in self.windows:
+                if ((s - lo) & SEQ_MASK) < n:
+                    hit = True
+                if not _newer(s, hi):           # not passed yet
+                    keep.append((lo, n, hi))
+            self.windows = keep
+        if hit:
+            _bit_clear(self.acked, s)
+            self.ambiguous.add(s)
 
     def reset(self):
         with self.lock:
             self._forget()
+            self.early.clear()
+            self.windows.clear()
 
     cdef void _forget(self) noexcept:
         self.sent.clear()
@@ -3653,6 +3699,7 @@ cdef class DecoderState:
     cdef readonly int history
     cdef readonly int keep
     cdef readonly dict held
+    cdef set ambiguous          # numbers decoded with two different snapshots: none held
     cdef int latest_seq         # -1: nothing decoded
     cdef cython.pymutex lock
 
@@ -3663,6 +3710,7 @@ cdef class DecoderState:
         # (the window stays within half the sequence space, where "newer" is defined)
         self.keep = 2 * history - 1 if 2 * history - 1 <= SEQ_HALF else SEQ_HALF
         self.held = {}
+        self.ambiguous = set()
         self.latest_seq = -1
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
@@ -3691,11 +3739,20 @@ cdef class DecoderState:
                 _store(self.held, NULL, self.latest_seq if self.latest_seq >= 0 else None, seq, snap,
                        self.keep)
                 self.latest_seq = seq
+                if self.ambiguous:
+                    self.ambiguous = {k for k in self.ambiguous
+                                      if ((seq - <int>k) & SEQ_MASK) < self.keep}
             elif seq in self.held:
-                # a duplicate decodes to the same codes; after a server's numbers started over
-                # (see EncoderState.encode) the number now names this one, as on the server
-                self.held[seq] = snap
-            else:
+                prev = self.held[seq]
+                if prev is not snap and prev != snap:
+                    # another snapshot under a held number (a server that reused it, or whose
+                    # numbers started over): a packet coded against the number may mean either,
+                    # and only the server knows which. Neither serves as a baseline or pred
+                    # while the number is in the window (the encoder does the same).
+                    del self.held[seq]
+                    self.ambiguous.add(seq)
+                # (a duplicate decodes to the same codes: the held one stays)
+            elif not (self.ambiguous and seq in self.ambiguous):
                 _store(self.held, NULL, self.latest_seq, seq, snap, self.keep)
             return snap
 
@@ -3709,6 +3766,10 @@ cdef class DecoderState:
         snap = self.held.get(s)
         if snap is not None and (not baseline or self._recent(s)):
             return snap
+        if self.ambiguous and s in self.ambiguous:
+            raise DecodeError(f"snapshot packet {seq}: the snapshot {s} it is coded against is "
+                              f"ambiguous (two different snapshots were decoded under that number; "
+                              f"the server's numbers started over or were reused)")
         if baseline:
             raise DecodeError(f"snapshot packet {seq}: its baseline {s} is not held "
                               f"(held: {list(self._sorted()[:8])})")
@@ -3741,6 +3802,7 @@ cdef class DecoderState:
     def reset(self):
         with self.lock:
             self.held.clear()
+            self.ambiguous.clear()
             self.latest_seq = -1
 
 

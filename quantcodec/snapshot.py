@@ -335,7 +335,9 @@ class SnapshotEncoder:
     still in the history, or in full when there is none. A number sent again with another
     snapshot never serves as a baseline while it is held (an ack carries only the number); a
     number older than the whole history starts the stream over (everything held is forgotten,
-    as by ``reset()``). ``predict=False`` turns off
+    as by ``reset()``), and the numbers the client may still hold from before (the last
+    ``2 * history - 1`` sent, and numbers acked before they were sent: a client's stale latest)
+    serve as no baseline when sent again. ``predict=False`` turns off
     extrapolation from a second acknowledged snapshot (each packet then names one baseline).
     ``cache``: a :class:`PacketCache` shared with the encoders of other clients of the same
     schema, so that a packet that several clients need is coded once (see there).
@@ -408,7 +410,8 @@ class SnapshotEncoder:
         return self._state.ack(seq)
 
     def reset(self):
-        """Forget every snapshot and ack (a client that reconnects): the next packet is full."""
+        """Forget every snapshot and ack (a client that reconnects): the next packet is full.
+        Numbers held as suspect after a start over or an early ack are forgotten too."""
         self._state.reset()
 
     def __repr__(self):
@@ -424,8 +427,10 @@ class SnapshotDecoder:
     is among the last ``history`` sequence numbers, as a possible baseline, and for ``history - 1``
     more as a snapshot that a late packet may extrapolate from (so a late or duplicated packet
     whose baseline is still held always decodes). ``latest`` is the newest sequence number
-    decoded (None before the first): what the client acknowledges. A packet that cannot be
-    decoded raises DecodeError and changes nothing.
+    decoded (None before the first): what the client acknowledges. A number decoded with two
+    different snapshots (reused by the server, or numbers that started over) is held as
+    neither while it is in the window: a packet coded against it raises DecodeError. A packet
+    that cannot be decoded raises DecodeError and changes nothing.
     """
 
     def __init__(self, schema, history=64):

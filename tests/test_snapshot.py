@@ -147,6 +147,7 @@ def test_snapshot_ids_as_python_ints_beyond_int64(schema):
         schema.snapshot([1.5, 2**63], cols)
 
 
+
 def test_snapshot_contains_only_integer_ids(schema):
     snap = schema.snapshot([1, 2**64 - 1], pose_columns(2))
     assert 1 in snap and np.uint64(1) in snap and np.int8(1) in snap and 2**64 - 1 in snap
@@ -411,10 +412,17 @@ def test_a_number_sent_with_two_snapshots_never_serves_as_a_baseline():
     pa = enc.encode(1, a)
     assert dec.decode(pa) == a
     assert enc.encode(1, snap(1.0)) == pa and enc.ack(1)     # equal codes: the same number, acked
+    p2 = enc.encode(2, c)                                     # against a, under 1: delayed
+    assert enc.last_baseline == 1
     pb = enc.encode(1, b)                                     # another snapshot under 1
     assert enc.last_baseline == 0 and 1 not in enc.acked
     assert enc.ack(1) is False and enc.acked == (0,)          # the client's ack of 1: refused
-    assert dec.decode(pb) == b and dec.get(1) == b            # the newest decode of 1 is held
+    # the client too holds neither snapshot under 1 once it decoded both: the delayed packet
+    # coded against a must not decode against b
+    assert dec.decode(pb) == b and dec.get(1) is None and dec.held == (0,)
+    with pytest.raises(qc.DecodeError, match="snapshot 1 it is coded against is ambiguous"):
+        dec.decode(p2)
+    assert dec.decode(pb) == b and dec.held == (0,)           # a third decode does not settle it
     pc = enc.encode(2, c)
     assert enc.last_baseline == 0
     assert dec.decode(pc) == c
@@ -468,13 +476,112 @@ def test_sequence_numbers_that_start_over_begin_a_new_stream():
     assert dec.latest == 999 and enc.last_baseline == 998
 
 
-def test_decoder_keeps_the_newest_decode_of_a_number():
+def _numbers_that_start_over(case, ack):
+    """A client keeps its decoder while the server's numbers start over (its tick counter
+    restarted, the same or a fresh encoder) or pause for most of a cycle; the packet numbered as
+    the client's stale latest is lost, and the client acknowledges ``ack``. Returns (wrong views,
+    decode errors, the baseline of the last packet)."""
+    s = qc.Schema("S", [("x", qc.Bounded(-100, 100, 12))])
+    snaps = [s.snapshot([1, 2], {"x": np.array([v, -v])}) for v in np.arange(-90.0, 91.0)]
+    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    for t in range(201):                                      # the old numbering: 0 .. 200
+        dec.decode(enc.encode(t, snaps[(3 * t) % 181]))
+        enc.ack(dec.latest)
+    if case == "fresh encoder":
+        enc = qc.SnapshotEncoder(s)
+    ticks = range(65536 + 260) if case == "pause" else range(260)
+    wrong = errors = 0
+    for t in ticks:
+        if case == "pause" and t <= 200:
+            continue
+        sn = snaps[t % 181]
+        p = enc.encode(t % 65536, sn)
+        if case == "pause" and t < 40000:                     # nothing reaches the client
+            continue
+        if t % 65536 == 200:                                  # lost: it would have replaced 200
+            enc.ack(dec.latest if ack == "latest" else None)
+            continue
+        try:
+            v = dec.decode(p)
+        except qc.DecodeError:
+            errors += 1
+            continue
+        wrong += v != sn
+        enc.ack(dec.latest if ack == "latest" else v.seq)
+    return wrong, errors, enc.last_baseline
+
+
+@pytest.mark.parametrize("case", ["same encoder", "fresh encoder", "pause"])
+@pytest.mark.parametrize("ack", ["latest", "view.seq"])
+def test_a_stale_ack_never_names_a_snapshot_of_the_new_numbering(case, ack):
+    # the client's ack of its latest (200, of the old numbering) arrives when the server has
+    # just sent another snapshot under 200, and that packet was lost: taking the ack for the new
+    # 200 would code every later packet against a snapshot the client does not have
+    wrong, errors, last_baseline = _numbers_that_start_over(case, ack)
+    assert wrong == 0
+    assert last_baseline is not None                          # and deltas resumed
+
+
+def test_an_ack_of_a_number_not_sent_yet_never_makes_it_a_baseline():
     s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
     a, b = (s.snapshot([1], {"x": np.array([v])}) for v in (1.0, -7.0))
-    dec = qc.SnapshotDecoder(s)
-    dec.decode(qc.SnapshotEncoder(s).encode(5, a))
-    view = dec.decode(qc.SnapshotEncoder(s).encode(5, b))
-    assert view == b and dec.get(5) is view and dec.held == (5,)
+    enc = qc.SnapshotEncoder(s)
+    assert enc.ack(3) is False                                # a client's stale latest
+    enc.encode(0, a)
+    assert enc.ack(0) and enc.ack(5) is False
+    for seq in (1, 2, 3, 4, 5, 6):
+        enc.encode(seq, b)
+        assert enc.ack(seq) is (seq not in (3, 5)), seq       # the client may mean an older 3 or 5
+    assert enc.acked == (6, 4, 2, 1, 0)
+    enc.encode(7, a)
+    assert enc.last_baseline == 6
+    enc.reset()                                               # reset forgets it too
+    enc.ack(9)
+    enc.reset()
+    enc.encode(9, a)
+    assert enc.ack(9)
+
+
+def test_numbers_held_when_the_numbering_started_over_serve_as_no_baseline():
+    s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
+    a = s.snapshot([1], {"x": np.array([1.0])})
+    enc = qc.SnapshotEncoder(s, history=4)
+    for seq in range(100, 111):
+        enc.encode(seq, a)
+    enc.encode(50, a)                                         # 60 back: the numbers start over
+    assert enc.held == (50,)
+    # a client with the same history may hold 2 * 4 - 1 numbers back from 110: 104 .. 110
+    took = {}
+    for seq in range(51, 115):
+        enc.encode(seq, a)
+        took[seq] = enc.ack(seq)
+    assert [q for q, ok in took.items() if not ok] == list(range(104, 111))
+    # once the numbers passed 110, acks are taken again
+    assert enc.ack(114) and enc.encode(115, a) and enc.last_baseline == 114
+
+
+def test_decoder_holds_no_number_decoded_with_two_snapshots():
+    s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
+    a, b, c = (s.snapshot([1], {"x": np.array([v])}) for v in (1.0, -7.0, 3.0))
+    dec = qc.SnapshotDecoder(s, history=4)
+    view = dec.decode(qc.SnapshotEncoder(s).encode(5, a))
+    assert dec.decode(qc.SnapshotEncoder(s).encode(5, a)) == a and dec.get(5) is view   # a duplicate
+    assert dec.decode(qc.SnapshotEncoder(s).encode(5, b)) == b
+    assert dec.get(5) is None and dec.held == () and dec.latest == 5
+    enc = qc.SnapshotEncoder(s)
+    enc.encode(5, a)
+    enc.ack(5)
+    with pytest.raises(qc.DecodeError, match="ambiguous"):
+        dec.decode(enc.encode(6, c))
+    assert dec.held == () and dec.latest == 5
+    # the number leaves the window (2 * history - 1 back) and is a number like any other again
+    for seq in range(6, 13):
+        dec.decode(qc.SnapshotEncoder(s).encode(seq, c))
+    dec.decode(qc.SnapshotEncoder(s).encode(5, b))
+    assert 5 not in dec.held                                   # too old to keep
+    dec.reset()
+    dec.decode(qc.SnapshotEncoder(s).encode(5, b))
+    assert dec.get(5) == b
 
 
 def test_decoder_window_stays_within_half_the_sequence_space():
