@@ -89,9 +89,16 @@ def _integer_ids(ids):
             # round them; each is converted exactly instead
             a = np.array(list(ids), dtype=object)
     if a.dtype == object:
+        flat = a.ravel()
+        for i, v in enumerate(flat):
+            # integers only: int() would truncate 2.5, Decimal("7.9") or Fraction(15, 2) into
+            # another entity's id
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"snapshot: ids must be integers, got {v!r} "
+                                f"({type(v).__name__}) at row {i}")
         try:
-            a = np.asarray([int(v) for v in a.ravel()], dtype=_U64).reshape(a.shape)
-        except (TypeError, ValueError, OverflowError):
+            a = np.asarray([int(v) for v in flat], dtype=_U64).reshape(a.shape)
+        except (ValueError, OverflowError):
             raise ValueError("snapshot: ids must be unsigned integers below 2**64") from None
     if a.dtype.kind not in "ui" or a.dtype == np.bool_:
         if a.size == 0 and a.dtype.kind == "f":

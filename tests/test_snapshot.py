@@ -6,6 +6,7 @@ import json
 import math
 import pathlib
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -146,6 +147,20 @@ def test_snapshot_ids_as_python_ints_beyond_int64(schema):
     with pytest.raises(TypeError, match="integer array, got dtype float64"):
         schema.snapshot([1.5, 2**63], cols)
 
+
+def test_snapshot_ids_that_are_not_integers_are_refused_not_truncated(schema):
+    from decimal import Decimal
+    from fractions import Fraction
+    cols = pose_columns(2)
+    for ids, bad in ((np.array([1, 2.5], dtype=object), "2.5"),
+                     ([2**64 - 1, Decimal("7.9")], "Decimal('7.9')"),
+                     ([2**64 - 1, Fraction(15, 2)], "Fraction(15, 2)"),
+                     (np.array([True, 5], dtype=object), "True"),
+                     (np.array([3, "4"], dtype=object), "'4'")):
+        with pytest.raises(TypeError, match=f"ids must be integers, got {re.escape(bad)}"):
+            schema.snapshot(ids, cols)
+    assert schema.snapshot(np.array([7, np.uint64(2**64 - 1)], dtype=object), cols).ids.tolist() \
+        == [7, 2**64 - 1]
 
 
 def test_snapshot_contains_only_integer_ids(schema):
