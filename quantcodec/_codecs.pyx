@@ -1877,11 +1877,23 @@ def codec_from_spec(spec):
     if kind not in _KINDS:
         raise SchemaError(f"unknown codec kind {kind!r}; expected one of {', '.join(_KINDS)}")
     try:
+        # A nested spec's kind is checked before it is built, so the recursion is at most three
+        # deep (NearlyZero -> Vector -> scalar) whatever the input: Cython functions have no
+        # recursion limit, and a spec nested thousands deep would otherwise overflow the C stack.
         if kind == "Vector":
             codecs = d.pop("codecs")
             _no_extra(kind, d)
+            if not isinstance(codecs, (list, tuple)):
+                raise SchemaError(f"Vector: codecs must be a list of codec specs, got {type(codecs).__name__}")
+            for i, c in enumerate(codecs):
+                k = _nested_kind(c)
+                if k in _NOT_SCALAR:
+                    raise SchemaError(f"Vector: component {i} must be a scalar codec, got a {k} spec")
             return Vector(*[codec_from_spec(c) for c in codecs])
         if kind == "NearlyZero":
+            k = _nested_kind(d.get("inner"))
+            if k in _NOT_SCALAR and k != "Vector":
+                raise SchemaError(f"NearlyZero: inner must be a scalar codec or a Vector, got a {k} spec")
             inner = codec_from_spec(d.pop("inner"))
             threshold = d.pop("threshold")
             _no_extra(kind, d)
@@ -1898,6 +1910,17 @@ def codec_from_spec(spec):
         raise SchemaError(f"{kind} spec is missing {e.args[0]!r}") from None
     except TypeError as e:
         raise SchemaError(f"{kind} spec has bad parameters {sorted(d)}: {e}") from None
+
+
+_NOT_SCALAR = ("Vector", "NearlyZero", "Quat", "UnitVector")
+
+
+cdef object _nested_kind(object spec):
+    """The kind of a nested codec spec (a dict), or None (a codec object is checked by its
+    owner's constructor, and anything else fails in codec_from_spec)."""
+    if isinstance(spec, dict):
+        return spec.get("kind")
+    return None
 
 
 cdef _no_extra(str kind, dict d):

@@ -365,6 +365,8 @@ class Schema:
             spec = json.loads(text)
         except (ValueError, TypeError) as e:
             raise SchemaError(f"not a valid schema JSON document: {e}") from None
+        except RecursionError:
+            raise SchemaError("not a valid schema JSON document: nested too deeply") from None
         return cls.from_spec(spec, strict=strict)
 
     @classmethod
@@ -381,12 +383,16 @@ class Schema:
                 spec = json.loads(data)
             except ValueError as e:
                 raise SchemaError(f"{path}: not valid JSON: {e}") from None
+            except RecursionError:
+                raise SchemaError(f"{path}: not valid JSON: nested too deeply") from None
         else:
             tomllib = _tomllib()
             try:
                 spec = tomllib.loads(data.decode("utf-8"))
             except (ValueError, UnicodeDecodeError) as e:
                 raise SchemaError(f"{path}: not valid TOML: {e}") from None
+            except RecursionError:
+                raise SchemaError(f"{path}: not valid TOML: nested too deeply") from None
         try:
             return cls.from_spec(spec, strict=strict)
         except SchemaError as e:

@@ -139,6 +139,47 @@ def test_codec_from_spec_errors():
         qc.codec_from_spec([1, 2])
 
 
+def _nest(wrap, depth=20000):
+    c = {"kind": "Bool"}
+    for _ in range(depth):
+        c = wrap(c)
+    return c
+
+
+@pytest.mark.parametrize("wrap, words", [
+    (lambda c: {"kind": "Vector", "codecs": [c]}, ["Vector", "component 0", "scalar codec", "Vector spec"]),
+    (lambda c: {"kind": "NearlyZero", "inner": c, "threshold": 0.1}, ["NearlyZero", "inner", "NearlyZero spec"]),
+    (lambda c: {"kind": "NearlyZero", "inner": {"kind": "Vector", "codecs": [c]}, "threshold": 0.1},
+     ["Vector", "component 0", "NearlyZero spec"]),
+    (lambda c: {"kind": "Vector", "codecs": [{"kind": "Bool"}, {"kind": "NearlyZero", "inner": c, "threshold": 0}]},
+     ["Vector", "component 1", "NearlyZero spec"]),
+], ids=["Vector", "NearlyZero", "NearlyZero(Vector)", "Vector(NearlyZero)"])
+def test_codec_from_spec_deeply_nested_is_a_schema_error(wrap, words):
+    # The nested kind is checked before recursing: 20000 levels once overflowed the C stack
+    # (Cython functions have no recursion limit) and killed the process.
+    spec = _nest(wrap)
+    with pytest.raises(qc.SchemaError) as e:
+        qc.codec_from_spec(spec)
+    for w in words:
+        assert w in str(e.value)
+    with pytest.raises(qc.SchemaError, match="field 'a'"):
+        qc.Schema.from_spec({"name": "s", "version": 1, "fields": [{"name": "a", "codec": spec}]})
+
+
+def test_codec_from_spec_nested_kinds():
+    for bad in ("Quat", "UnitVector"):
+        with pytest.raises(qc.SchemaError, match=f"component 0 must be a scalar codec, got a {bad} spec"):
+            qc.codec_from_spec({"kind": "Vector", "codecs": [{"kind": bad, "bits": 9}]})
+        with pytest.raises(qc.SchemaError, match=f"inner must be a scalar codec or a Vector, got a {bad} spec"):
+            qc.codec_from_spec({"kind": "NearlyZero", "inner": {"kind": bad, "bits": 9}, "threshold": 0.1})
+    with pytest.raises(qc.SchemaError, match="codecs must be a list"):
+        qc.codec_from_spec({"kind": "Vector", "codecs": {"kind": "Bool"}})
+    # the deepest legal nesting still builds
+    spec = {"kind": "NearlyZero", "threshold": 0.01,
+            "inner": {"kind": "Vector", "codecs": [{"kind": "Bool"}, {"kind": "Bounded", "min": 0, "max": 1, "bits": 8}]}}
+    assert qc.codec_from_spec(spec) == qc.NearlyZero(qc.Vector(qc.Bool(), qc.Bounded(0, 1, 8)), 0.01)
+
+
 def test_exception_hierarchy():
     for e in (qc.SchemaError, qc.RangeError, qc.DecodeError):
         assert issubclass(e, qc.CodecError) and issubclass(e, ValueError)

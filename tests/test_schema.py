@@ -991,6 +991,25 @@ def test_spec_errors(tmp_path):
     assert qc.Schema.from_spec({"name": "x", "fields": [["a", {"kind": "UInt", "bits": 3}]]}).version == 1
 
 
+def test_deeply_nested_specs_are_schema_errors(tmp_path):
+    # A codec spec nested thousands deep once overflowed the C stack in codec_from_spec; JSON
+    # nested deeper than the json module's recursion limit raised RecursionError.
+    for depth in (100, 20000):
+        codec = {"kind": "Bool"}
+        for _ in range(depth):
+            codec = {"kind": "NearlyZero", "inner": {"kind": "Vector", "codecs": [codec]}, "threshold": 0.1}
+        spec = {"name": "s", "version": 1, "fields": [{"name": "a", "codec": codec}]}
+        with pytest.raises(qc.SchemaError, match="field 'a': Vector: component 0 must be a scalar codec"):
+            qc.Schema.from_spec(spec)
+    text = '{"name": "s", "fields": [{"name": "a", "codec": ' + '{"kind": "Vector", "codecs": [' * 50000 \
+        + '{"kind": "Bool"}' + ']}' * 50000 + '}]}'
+    with pytest.raises(qc.SchemaError, match="nested too deeply"):
+        qc.Schema.from_json(text)
+    (tmp_path / "deep.json").write_text(text)
+    with pytest.raises(qc.SchemaError, match=r"deep.json: not valid JSON: nested too deeply"):
+        qc.Schema.load(tmp_path / "deep.json")
+
+
 # ------------------------------------------------------------------------------------------ fingerprint
 
 def test_fingerprint_is_short_hex_and_pinned():
