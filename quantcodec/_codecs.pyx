@@ -761,6 +761,11 @@ cdef class Bounded(_FloatScalar):
             raise SchemaError(f"Bounded: the range max - min overflows, got min={lo!r}, max={hi!r}")
         if mode not in ("endpoints", "bins"):
             raise SchemaError(f"Bounded: mode must be 'endpoints' or 'bins', got {mode!r}")
+        if not math.isfinite((hi - lo) * 2.0 ** b):
+            # Decoding computes code * R (endpoints) or (code + 0.5) * R (bins) before dividing
+            # by L: below R * 2**bits, so finite for every valid code when that is.
+            raise SchemaError(f"Bounded: the range max - min times 2**bits overflows (valid codes would decode "
+                              f"to inf), got min={lo!r}, max={hi!r}, bits={b}")
         _init_desc(self, K_BOUNDED, b)
         self.d.mode = M_ENDPOINTS if mode == "endpoints" else M_BINS
         self.d.lo = lo
@@ -801,6 +806,9 @@ cdef class Bounded(_FloatScalar):
     def _fewest(cls, min, max, target, mode, attr, owner):
         probe = cls(min, max, 1, mode=mode)
         for b in range(1, 33):
+            if not math.isfinite((probe.max - probe.min) * 2.0 ** b):
+                raise SchemaError(f"{owner}: {attr} {target!r} over [{probe.min!r}, {probe.max!r}] needs more than "
+                                  f"{b - 1} bits, and the range times 2**{b} overflows")
             c = cls(min, max, b, mode=mode)
             if getattr(c, attr) <= target:
                 return c
@@ -856,6 +864,13 @@ cdef class Fixed(_FloatScalar):
         off = _float_param("Fixed", "offset", offset)
         if not isinstance(signed, (bool, np.bool_)):
             raise SchemaError(f"Fixed: signed must be True or False, got {signed!r}")
+        # Every valid code must decode to a finite value: offset + code * step, as the kernel
+        # computes it (the code converted to a double), is monotonic in the code, so the end
+        # codes decide.
+        for ec in ((-(1 << (b - 1)), (1 << (b - 1)) - 1) if signed else (0, (1 << b) - 1)):
+            if not math.isfinite(off + float(ec) * st):
+                raise SchemaError(f"Fixed: code {ec} would decode to a non-finite value (offset + code * step "
+                                  f"overflows), got step={st!r}, bits={b}, offset={off!r}")
         _init_desc(self, K_FIXED, b)
         self.d.mode = 1 if signed else 0
         self.d.lo = off
@@ -997,6 +1012,12 @@ cdef class Grid(_FloatScalar):
         ob = _int_param("Grid", "offset_bits", offset_bits, 1, 63)
         if cb + ob > 64:
             raise SchemaError(f"Grid: cell_bits + offset_bits must be at most 64, got {cb} + {ob} = {cb + ob}")
+        # Every valid code must decode to a finite value: (cell + (offset + 0.5) / 2**offset_bits)
+        # * cell_size, as the kernel computes it, is monotonic in the code, so the end codes decide.
+        for ecell, eoff in ((-(1 << (cb - 1)), 0), ((1 << (cb - 1)) - 1, (1 << ob) - 1)):
+            if not math.isfinite((float(ecell) + (float(eoff) + 0.5) / 2.0 ** ob) * cs):
+                raise SchemaError(f"Grid: cell_size * 2**(cell_bits - 1) overflows (cell {ecell} would decode to a "
+                                  f"non-finite value), got cell_size={cs!r}, cell_bits={cb}, offset_bits={ob}")
         _init_desc(self, K_GRID, cb + ob)
         self.d.cbits = ob
         self.d.lo = cs

@@ -158,7 +158,12 @@ def _bounded_params(lo, hi, bits, mode):
     hi = _check_finite("max", hi)
     if not lo < hi:
         raise SchemaError(f"min must be below max, got min={lo!r}, max={hi!r}")
-    return lo, hi, _check_bits(bits, 1, 32), _check_mode(mode)
+    bits = _check_bits(bits, 1, 32)
+    # every valid code must decode to a finite value: code * R and (code + 0.5) * R stay below
+    # R * 2**bits, which must be finite (R itself too)
+    if not math.isfinite((hi - lo) * float(2 ** bits)):
+        raise SchemaError(f"the range max - min times 2**bits overflows, got min={lo!r}, max={hi!r}, bits={bits}")
+    return lo, hi, bits, _check_mode(mode)
 
 
 def bounded_quantize(x, lo, hi, bits, mode="endpoints"):
@@ -268,11 +273,19 @@ def bounded_bits_for_error(lo, hi, max_error, mode="endpoints"):
 # Fixed(step, bits, signed, offset)
 # ----------------------------------------------------------------------------------------------
 
-def _fixed_params(step, bits, offset):
+def _fixed_params(step, bits, offset, signed=True):
     step = _check_finite("step", step)
     if not step > 0:
         raise SchemaError(f"step must be positive, got {step!r}")
-    return step, _check_bits(bits, 1, 64), _check_finite("offset", offset)
+    bits = _check_bits(bits, 1, 64)
+    offset = _check_finite("offset", offset)
+    # every valid code must decode to a finite value; offset + float(code) * step is monotonic in
+    # the code, so the end codes decide
+    for c in ((-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)):
+        if not math.isfinite(offset + float(c) * step):
+            raise SchemaError(f"code {c} would decode to a non-finite value, got step={step!r}, bits={bits}, "
+                              f"offset={offset!r}")
+    return step, bits, offset
 
 
 def fixed_quantize(x, step, bits, signed=True, offset=0.0):
@@ -285,7 +298,7 @@ def fixed_quantize(x, step, bits, signed=True, offset=0.0):
     or ``[0, 2**bits - 1]``: ``r >= 2**(bits-1)`` (resp. ``2**bits``) gives the top code, which is
     not representable as a float at 64 bits. +-inf clamp to the end codes.
     """
-    step, bits, offset = _fixed_params(step, bits, offset)
+    step, bits, offset = _fixed_params(step, bits, offset, signed)
     x = _f64(x)
     with np.errstate(invalid="ignore", over="ignore"):
         v = (x - offset) / step
@@ -312,14 +325,14 @@ def fixed_quantize(x, step, bits, signed=True, offset=0.0):
 
 def fixed_dequantize(code, step, bits, signed=True, offset=0.0):
     """``offset + float(code) * step`` (the code converted to float64 first; exact up to 2**53)."""
-    step, bits, offset = _fixed_params(step, bits, offset)
+    step, bits, offset = _fixed_params(step, bits, offset, signed)
     c = _scodes(code, bits) if signed else _codes(code, bits)
     return offset + c.astype(np.float64) * step
 
 
 def fixed_step(step, bits, signed=True, offset=0.0):
     """The step itself."""
-    return _fixed_params(step, bits, offset)[0]
+    return _fixed_params(step, bits, offset, signed)[0]
 
 
 def fixed_max_error(step, bits, signed=True, offset=0.0):
@@ -786,6 +799,11 @@ def _grid_params(cell_size, cell_bits, offset_bits):
     ob = _check_bits(offset_bits, 1, 63, "offset_bits")
     if cb + ob > 64:
         raise SchemaError(f"cell_bits + offset_bits must be at most 64, got {cb} + {ob}")
+    # every valid code must decode to a finite value; the end codes decide (monotonic)
+    for cell, off in ((-(1 << (cb - 1)), 0), ((1 << (cb - 1)) - 1, (1 << ob) - 1)):
+        if not math.isfinite((float(cell) + (float(off) + 0.5) / float(2 ** ob)) * cs):
+            raise SchemaError(f"cell_size * 2**(cell_bits - 1) overflows, got cell_size={cs!r}, "
+                              f"cell_bits={cb}, offset_bits={ob}")
     return cs, cb, ob
 
 

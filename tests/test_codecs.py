@@ -91,6 +91,13 @@ def test_bits():
     (lambda: qc.Bounded(float("nan"), 1, 8), ["min", "nan"]),
     (lambda: qc.Bounded(0, float("inf"), 8), ["max", "inf"]),
     (lambda: qc.Bounded(-1e308, 1e308, 8), ["range"]),
+    (lambda: qc.Bounded(-1e300, 1e300, 32), ["2**bits", "min=-1e+300", "max=1e+300", "bits=32"]),
+    (lambda: qc.Bounded(-1e300, 1e300, 32, mode="bins"), ["2**bits", "min=-1e+300", "max=1e+300", "bits=32"]),
+    (lambda: qc.Bounded(-1.7e308, -1.6e308, 16), ["2**bits", "min=-1.7e+308", "max=-1.6e+308", "bits=16"]),
+    (lambda: qc.Fixed(1e300, 64), ["non-finite", "step=1e+300", "bits=64", "offset=0.0"]),
+    (lambda: qc.Fixed(1e290, 64, signed=False), ["non-finite", "step=1e+290", "bits=64"]),
+    (lambda: qc.Fixed(1e300, 20, offset=1.797e308), ["non-finite", "code 524287", "offset=1.797e+308"]),
+    (lambda: qc.Grid(1e300, 63, 1), ["non-finite", "cell_size=1e+300", "cell_bits=63", "offset_bits=1"]),
     (lambda: qc.Bounded(0, 1, 8, mode="round"), ["mode", "round"]),
     (lambda: qc.Bounded(0, 1, 8.0), ["bits", "8.0"]),
     (lambda: qc.Bounded("0", 1, 8), ["min", "'0'"]),
@@ -205,6 +212,49 @@ def test_bounded_rules_and_figures():
     # 16 bins in +-4: 1 +- 1e-6 is on a bin edge
     b16 = qc.Bounded(-4, 4, 4, mode="bins")
     assert b16.roundtrip(1 - 1e-6) == 0.75 and b16.roundtrip(1 + 1e-6) == 1.25
+
+
+@pytest.mark.parametrize("make", [
+    "Bounded(-1e300, 1e300, 26)", "Bounded(-1e300, 1e300, 26, mode='bins')",
+    "Bounded(-1e298, 1e298, 32)", "Bounded(-1e298, 1e298, 32, mode='bins')",
+    "Bounded(-1.7976931348623157e308, -1.7e308, 4, mode='bins')",
+    "Bounded(1.79e308, 1.7976931348623157e308, 7)", "Bounded(0, 2.0 ** 991, 32, mode='bins')",
+    "Fixed(1e300, 19)", "Fixed(2.0 ** 960, 64)", "Fixed(2.0 ** 959, 64, signed=False)",
+    "Fixed(1e300, 18, offset=1.79e308)", "Fixed(1e300, 18, signed=False, offset=-1.79e308)",
+    "Grid(2.0 ** 961, 63, 1)", "Grid(1e300, 24, 40)", "Grid(1e-300, 1, 63)",
+    "PowerCurve(1.7976931348623157e308, 1, 32)", "PowerCurve(1.7976931348623157e308, 3.5, 16)",
+])
+def test_huge_but_legal_parameters_decode_every_code_finite(make):
+    # The widest parameters still accepted: every valid code, the end codes included, decodes
+    # to a finite value (Bounded: within [min, max]), in order, on the per-value and array paths.
+    c = eval(make, vars(qc))
+    if isinstance(c, qc.Fixed) and c.signed:
+        lo, hi = -(1 << (c.bits - 1)), (1 << (c.bits - 1)) - 1
+    elif isinstance(c, qc.PowerCurve):
+        lo, hi = 0, (1 << (c.bits - 1)) - 1
+    else:
+        lo, hi = 0, (1 << c.bits) - 1
+    codes = sorted({max(lo, min(hi, k)) for k in
+                    [lo, lo + 1, lo + 2, (lo + hi) // 2, (lo + hi) // 2 + 1, hi - 2, hi - 1, hi]
+                    + [lo + (hi - lo) * i // 97 for i in range(98)]})
+    values = [c.dequantize(k) for k in codes]
+    assert all(math.isfinite(v) for v in values), (c, codes, values)
+    if not isinstance(c, qc.Grid):      # (a Grid code holds a signed cell in its high bits)
+        assert values == sorted(values)
+    arr = c.dequantize(np.array(codes, dtype=c.code_dtype))
+    assert np.isfinite(arr).all() and arr.tolist() == values
+    if isinstance(c, qc.Bounded):
+        assert all(c.min <= v <= c.max for v in values)
+        assert c.mode == "bins" or (values[0] == c.min and values[-1] == c.max)
+    with np.errstate(over="ignore"):
+        rt = c.roundtrip(np.array([-math.inf, -1e308, 0.0, 1e308, math.inf]))
+    assert np.isfinite(rt).all()
+
+
+def test_bounded_for_step_says_when_the_range_allows_no_more_bits():
+    with pytest.raises(qc.SchemaError, match=r"needs more than 26 bits.*2\*\*27 overflows"):
+        qc.Bounded.for_step(-1e300, 1e300, 1e290)
+    assert qc.Bounded.for_step(-1e300, 1e300, 4e292).bits == 26
 
 
 def test_bits_for_and_for_step():

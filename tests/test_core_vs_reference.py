@@ -341,7 +341,8 @@ def _all_scalars():
     [bounded_case(lo, hi, bits, mode)
      for (lo, hi) in [(-1.0, 1.0), (-2048.0, 2048.0), (-3.0, 7.0), (0.1, 0.7)]
      for bits in (1, 2, 8, 16, 31, 32) for mode in ("endpoints", "bins")]
-    + [bounded_case(-1e300, 1e300, b, m) for b in (1, 32) for m in ("endpoints", "bins")]
+    + [bounded_case(-1e300, 1e300, b, m) for b in (1, 26) for m in ("endpoints", "bins")]
+    + [bounded_case(-1e298, 1e298, 32, m) for m in ("endpoints", "bins")]   # (2e300 * 2**32 overflows)
     + [bounded_case(1.0, 1.0000000000000002, b, m) for b in (1, 8) for m in ("endpoints", "bins")]
     + [bounded_case(-5e-324, 5e-324, 3, m) for m in ("endpoints", "bins")]
     + [fixed_case(step, bits, signed, offset)
@@ -1222,7 +1223,17 @@ SCHEMA_ERRORS = [
     ("Bounded mode", lambda: qc.Bounded(0, 1, 8, mode="round"), lambda: ref.bounded_step(0, 1, 8, "round")),
     ("Bounded bits float", lambda: qc.Bounded(0, 1, 8.0), lambda: ref.bounded_step(0, 1, 8.0)),
     ("Bounded bits bool", lambda: qc.Bounded(0, 1, True), lambda: ref.bounded_step(0, 1, True)),
+    ("Bounded range * 2**bits overflows", lambda: qc.Bounded(-1e300, 1e300, 32),
+     lambda: ref.bounded_step(-1e300, 1e300, 32)),
+    ("Bounded bins range * 2**bits overflows", lambda: qc.Bounded(-1e300, 1e300, 27, mode="bins"),
+     lambda: ref.bounded_step(-1e300, 1e300, 27, "bins")),
+    ("Bounded near -max", lambda: qc.Bounded(-1.7e308, -1.6e308, 16), lambda: ref.bounded_step(-1.7e308, -1.6e308, 16)),
     ("Fixed step 0", lambda: qc.Fixed(0.0, 8), lambda: ref.fixed_step(0.0, 8)),
+    ("Fixed code * step overflows", lambda: qc.Fixed(1e300, 64), lambda: ref.fixed_step(1e300, 64)),
+    ("Fixed unsigned code * step overflows", lambda: qc.Fixed(1e290, 64, signed=False),
+     lambda: ref.fixed_step(1e290, 64, False)),
+    ("Fixed offset + code * step overflows", lambda: qc.Fixed(1e300, 20, offset=-1.797e308),
+     lambda: ref.fixed_step(1e300, 20, True, -1.797e308)),
     ("Fixed step < 0", lambda: qc.Fixed(-1.0, 8), lambda: ref.fixed_step(-1.0, 8)),
     ("Fixed step NaN", lambda: qc.Fixed(math.nan, 8), lambda: ref.fixed_step(math.nan, 8)),
     ("Fixed bits 65", lambda: qc.Fixed(1.0, 65), lambda: ref.fixed_step(1.0, 65)),
@@ -1247,6 +1258,7 @@ SCHEMA_ERRORS = [
     ("Grid bits 65", lambda: qc.Grid(1.0, 33, 32), lambda: ref.grid_step(1.0, 33, 32)),
     ("Grid cell_size 0", lambda: qc.Grid(0.0, 8, 8), lambda: ref.grid_step(0.0, 8, 8)),
     ("Grid cell_size inf", lambda: qc.Grid(math.inf, 8, 8), lambda: ref.grid_step(math.inf, 8, 8)),
+    ("Grid cell * cell_size overflows", lambda: qc.Grid(1e300, 63, 1), lambda: ref.grid_step(1e300, 63, 1)),
     ("UInt bits 65", lambda: qc.UInt(65), lambda: ref.uint_valid(0, 65)),
     ("UInt bits 0", lambda: qc.UInt(0), lambda: ref.uint_valid(0, 0)),
     ("Int bits 65", lambda: qc.Int(65), lambda: ref.int_valid(0, 65)),
