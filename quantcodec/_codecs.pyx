@@ -1215,7 +1215,7 @@ cdef class Bool(_ExactScalar):
 cdef class Enum(_ExactScalar):
     """One of n variants: Enum(["idle", "walk"]) or Enum(5); ceil(log2(n)) bits."""
     cdef readonly object labels
-    cdef readonly int n
+    cdef readonly long long n     # up to 2**32 variants (32-bit codes): more than an int holds
     cdef dict _index
 
     def __init__(self, labels_or_count):

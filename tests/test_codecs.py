@@ -445,6 +445,38 @@ def test_exact_codecs():
     assert qc.Bool().dequantize(np.array([0, 1], dtype=np.uint32)).dtype == np.bool_
 
 
+@pytest.mark.parametrize("n", [2**31 - 1, 2**31, 2**31 + 1, 2**32 - 1, 2**32])
+def test_enum_counts_up_to_2_to_the_32(n):
+    # counts above 2**31 - 1 once overflowed a C int (OverflowError); up to 2**32 are legal
+    e = qc.Enum(n)
+    assert e.n == n and e.bits == 32 - (n <= 2**31) and e.code_dtype == np.uint32
+    assert e == qc.codec_from_spec({"kind": "Enum", "count": n}) == qc.codec_from_spec(e.spec())
+    assert e.spec() == {"kind": "Enum", "count": n} and repr(e) == f"Enum({n})"
+    assert pickle.loads(pickle.dumps(e)) == e and hash(pickle.loads(pickle.dumps(e))) == hash(e)
+    top = n - 1
+    assert e.quantize(top) == top and e.dequantize(top) == top and e.roundtrip(top) == top and e.label(top) == top
+    assert e.valid(top) and e.valid(0) and not e.valid(n) and not e.valid(-1)
+    with pytest.raises(qc.RangeError, match=str(n)):
+        e.quantize(n)
+    with pytest.raises(qc.DecodeError):
+        e.dequantize(n)
+    a = np.array([0, top], dtype=np.uint64)
+    codes = e.quantize(a)
+    assert codes.dtype == np.uint32 and codes.tolist() == [0, top]
+    assert e.dequantize(codes).tolist() == [0, top] and e.roundtrip(a).tolist() == [0, top]
+    assert e.valid(np.array([0, top, n], dtype=np.uint64)).tolist() == [True, True, False]
+    with pytest.raises(qc.RangeError, match="row 1"):
+        e.quantize(np.array([0, n], dtype=np.uint64))
+
+
+@pytest.mark.parametrize("n", [0, 2**32 + 1])
+def test_enum_count_limits(n):
+    with pytest.raises(qc.SchemaError, match=f"count must be in 1..4294967296, got {n}"):
+        qc.Enum(n)
+    with pytest.raises(qc.SchemaError, match="4294967296"):
+        qc.codec_from_spec({"kind": "Enum", "count": n})
+
+
 def test_nearly_zero():
     nz = qc.NearlyZero(qc.Vector(*[qc.PowerCurve(50, 2, 10)] * 3), 0.01)
     assert nz.quantize((0.0, 0.005, -0.01)) == (0, (0, 0, 0))

@@ -1010,6 +1010,33 @@ def test_deeply_nested_specs_are_schema_errors(tmp_path):
         qc.Schema.load(tmp_path / "deep.json")
 
 
+@pytest.mark.parametrize("n", [2**31, 2**31 + 1, 2**32])
+def test_enum_counts_above_2_to_the_31(n):
+    # Enum(2**31) .. Enum(2**32) once raised OverflowError (a C int held the count)
+    top = n - 1
+    s = qc.Schema("S", [("e", qc.Enum(n)), ("b", qc.Bool())])
+    assert qc.Schema.from_json(s.to_json()) == s
+    assert qc.Schema.from_spec({"name": "S", "fields": [["e", {"kind": "Enum", "count": n}], ["b", {"kind": "Bool"}]]}) == s
+    bits = s.codecs[0].bits
+    assert s.bits == bits + 1
+    for v in (0, 1, top):
+        data = s.encode({"e": v, "b": True})
+        assert int.from_bytes(data, "little") == v | (1 << bits)
+        assert s.decode(data) == {"e": v, "b": True} and s.roundtrip({"e": v, "b": True}) == {"e": v, "b": True}
+        assert s.quantize({"e": v, "b": True}) == (v, 1) and s.dequantize((v, 1)) == {"e": v, "b": True}
+    assert s.valid((top, 1)) and not s.valid((n, 1))
+    with pytest.raises(qc.RangeError):
+        s.encode({"e": n, "b": False})
+    if n < 2**bits:        # a wire code >= n exists: the decoder rejects it
+        with pytest.raises(qc.DecodeError, match=f"code {n} is not valid"):
+            s.decode(n.to_bytes(5, "little"))
+    cols = {"e": np.array([0, top, 5], dtype=np.uint64), "b": np.array([True, False, True])}
+    data = s.encode_many(cols)
+    back = s.decode_many(data, 3)
+    assert back["e"].tolist() == [0, top, 5] and back["b"].tolist() == [True, False, True]
+    assert s.dequantize_many(s.quantize_many(cols))["e"].tolist() == [0, top, 5]
+
+
 # ------------------------------------------------------------------------------------------ fingerprint
 
 def test_fingerprint_is_short_hex_and_pinned():
