@@ -1106,7 +1106,8 @@ cdef class _ExactScalar(Codec):
                 i = int(np.flatnonzero(badm.ravel())[0])
                 raise RangeError(f"{owner}: {_row(a.shape, i)}: value {a.ravel()[i]} outside {lo}..{hi}")
         if out is None:
-            return np.ascontiguousarray(a, dtype=self._code_dtype)
+            # (np.ascontiguousarray makes a 0-d array 1-d: reshape keeps the input's shape)
+            return np.ascontiguousarray(a, dtype=self._code_dtype).reshape(a.shape)
         _check_out(out, a.shape, (self._code_dtype,), owner)
         np.copyto(out, a, casting="unsafe")
         return out

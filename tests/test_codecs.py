@@ -640,6 +640,40 @@ def test_empty_and_scalar_arrays(codec):
         assert codec.quantize(v) == codec.quantize(tuple([1.0] * codec.ncomp))
 
 
+SHAPE_CODECS = ALL_CODECS + [qc.Vector(qc.UInt(8), qc.Int(4)), qc.Vector(qc.Bool(), qc.Bounded(0, 1, 4)),
+                             qc.NearlyZero(qc.UInt(8), 0.5), qc.NearlyZero(qc.Bool(), 0.5), qc.NearlyZero(qc.Enum(3), 0.0)]
+
+
+@pytest.mark.parametrize("lead", [(), (0,), (3,), (2, 3)], ids=str)
+@pytest.mark.parametrize("codec", SHAPE_CODECS, ids=repr)
+def test_array_shapes_are_kept(codec, lead):
+    # Array calls keep the leading shape, 0-d included: the exact codecs once returned (1,) for a
+    # 0-d array (np.ascontiguousarray makes every array at least 1-d).
+    vec = codec.ncomp > 1 or isinstance(codec, qc.Vector)
+    nz = isinstance(codec, qc.NearlyZero)
+    vshape = lead + ((codec.ncomp,) if vec else ())
+    cshape = lead + ((1 + codec.ncomp,) if nz else (codec.ncomp,) if isinstance(codec, qc.Vector) else ())
+    if vec and not lead:
+        return              # a (k,) array is one value: the per-value path (test_hostile.py)
+    if isinstance(codec, qc.Quat):
+        x = np.zeros(vshape)
+        x[..., 3] = 1.0
+    elif isinstance(codec, qc.UnitVector):
+        x = np.zeros(vshape)
+        x[..., 2] = 1.0
+    else:
+        x = np.full(vshape, 0 if isinstance(codec, qc.Enum) else 1, dtype=np.int64)   # ints: every codec takes them
+    codes = codec.quantize(x)
+    assert isinstance(codes, np.ndarray) and codes.shape == cshape and codes.dtype == codec.code_dtype
+    out = np.empty(cshape, codec.code_dtype)
+    assert codec.quantize(x, out=out) is out and np.array_equal(out, codes)
+    values = codec.dequantize(codes)
+    assert isinstance(values, np.ndarray) and values.shape == vshape
+    rt = codec.roundtrip(x)
+    assert isinstance(rt, np.ndarray) and rt.shape == vshape and np.array_equal(rt, values)
+    assert np.shape(codec.valid(codes)) == lead and np.all(codec.valid(codes))
+
+
 @pytest.mark.parametrize("codec", FLOAT_CODECS + MULTI_CODECS + COMPOSITE_CODECS[:1], ids=repr)
 def test_empty_codes_of_any_dtype(codec):
     # [] and an empty float array are "no codes", as for quantize and valid
