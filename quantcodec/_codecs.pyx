@@ -1760,7 +1760,8 @@ cdef class NearlyZero(Codec):
     def quantize(self, x, out=None):
         if out is None and (_is_seq1(x, self.ncomp) if self._vec() else _is_number(x)):
             vals = list(_items(x)) if self._vec() else [x]
-            if all(abs(float(v)) <= self.threshold for v in vals):
+            # _as_double: an int too large for a double is +-inf (moving), as in the array path
+            if all(fabs(_as_double(v)) <= self.threshold for v in vals):
                 return (0, self._zero_code())
             return (1, self.inner.quantize(x))
         return self._quantize_count(x, out)[0]
