@@ -14,8 +14,10 @@ Run it::
 
     python examples/udp_stream.py --ticks 300 --bodies 200 --loss 0.2 --dup 0.05 --reorder 0.2
 
-It prints what went through the link and whether the client's state always matched. The number
-of ticks is bounded (``--ticks``); nothing listens after it returns.
+It prints what went through the link and whether the client's state always matched; the exit
+status is 0 when it did and something was decoded, 1 otherwise, 2 for arguments out of range
+(the shares are from 0 to 1). The number of ticks is bounded (``--ticks``); nothing listens after
+it returns.
 """
 
 from __future__ import annotations
@@ -226,6 +228,12 @@ def main(argv=None):
     ap.add_argument("--reorder", type=float, default=0.2, help="share of datagrams delayed")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    for name in ("ticks", "hz", "bodies"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    for name in ("loss", "dup", "reorder"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            ap.error(f"--{name} is a share of datagrams, from 0 to 1; got {getattr(args, name)}")
     res = asyncio.run(run(args.ticks, args.hz, args.bodies, args.loss, args.dup, args.reorder,
                           args.seed, quiet=False))
     print(f"{res['ticks']} ticks, {res['bodies']} bodies on {HOST}: sent {res['bytes']} bytes "
@@ -234,10 +242,15 @@ def main(argv=None):
     print(f"link: {res['dropped']} dropped, {res['duplicated']} duplicated, {res['delayed']} delayed; "
           f"client: {res['received']} received, {res['decoded']} decoded, {res['stale']} too late, "
           f"{res['acks']} acks arrived")
-    print(f"client state matched the server's quantized state: "
-          f"{'always' if res['mismatches'] == 0 else 'NO, %d mismatches' % res['mismatches']} "
+    if res["decoded"] == 0:
+        verdict = "nothing decoded to compare"
+    elif res["mismatches"] == 0:
+        verdict = f"always ({res['decoded']} states compared)"
+    else:
+        verdict = f"NO, {res['mismatches']} mismatches"
+    print(f"client state matched the server's quantized state: {verdict} "
           f"(latest {res['latest']} of {res['last_seq']})")
-    return 0 if res["mismatches"] == 0 else 1
+    return 0 if res["mismatches"] == 0 and res["decoded"] else 1
 
 
 if __name__ == "__main__":

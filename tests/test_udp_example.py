@@ -44,3 +44,22 @@ def test_main_prints_summary(udp, capsys):
     assert udp.main(["--ticks", "30", "--bodies", "20", "--hz", "120"]) == 0
     out = capsys.readouterr().out
     assert "127.0.0.1" in out and "always" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--loss", "1.5"], "--loss is a share of datagrams, from 0 to 1; got 1.5"),
+    (["--dup", "-0.1"], "--dup is a share of datagrams"),
+    (["--reorder", "2"], "--reorder is a share of datagrams"),
+    (["--ticks", "0"], "--ticks must be at least 1, got 0"),
+    (["--hz", "-5"], "--hz must be at least 1"),
+    (["--bodies", "0"], "--bodies must be at least 1"),
+])
+def test_main_refuses_arguments_out_of_range(udp, capsys, args, message):
+    with pytest.raises(SystemExit) as e:
+        udp.main(args)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_main_says_when_nothing_was_decoded(udp, capsys):
+    assert udp.main(["--ticks", "5", "--bodies", "3", "--hz", "240", "--loss", "1"]) == 1
+    assert "nothing decoded to compare" in capsys.readouterr().out
