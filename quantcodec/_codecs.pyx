@@ -806,10 +806,12 @@ cdef class Bounded(_FloatScalar):
     def _fewest(cls, min, max, target, mode, attr, owner):
         probe = cls(min, max, 1, mode=mode)
         for b in range(1, 33):
-            if not math.isfinite((probe.max - probe.min) * 2.0 ** b):
+            try:
+                c = cls(min, max, b, mode=mode)
+            except SchemaError:
+                # (min, max and mode passed with the probe: only the range's limit on bits is left)
                 raise SchemaError(f"{owner}: {attr} {target!r} over [{probe.min!r}, {probe.max!r}] needs more than "
-                                  f"{b - 1} bits, and the range times 2**{b} overflows")
-            c = cls(min, max, b, mode=mode)
+                                  f"{b - 1} bits, and the range times 2**{b} overflows") from None
             if getattr(c, attr) <= target:
                 return c
         raise SchemaError(f"{owner}: {attr} {target!r} over [{probe.min!r}, {probe.max!r}] needs more than 32 bits")

@@ -3214,6 +3214,12 @@ cdef Py_ssize_t EARLY_MAX = 64  # an encoder's numbers acked before they were se
 cdef Py_ssize_t WINDOWS_MAX = 4 # an encoder's old numberings remembered at once
 
 
+cdef inline int _keep(int history) noexcept:
+    """How far back a decoder with ``history`` keeps snapshots: 2 * history - 1 numbers, within
+    half the sequence space (where "newer" is defined)."""
+    return 2 * history - 1 if 2 * history - 1 <= SEQ_HALF else SEQ_HALF
+
+
 cdef inline bint _newer(int a, int b) noexcept:
     cdef int d = (a - b) & SEQ_MASK
     return 0 < d < 0x8000
@@ -3564,7 +3570,7 @@ cdef class EncoderState:
                 # may still hold snapshots of the old numbering (a decoder keeps 2 * history - 1
                 # back from its latest) and ack them: those numbers sent again serve as no
                 # baseline until the new numbering has passed them.
-                n = 2 * self.history - 1 if 2 * self.history - 1 <= SEQ_HALF else SEQ_HALF
+                n = _keep(self.history)
                 self.windows.append(((self.newest_seq - n + 1) & SEQ_MASK, n, self.newest_seq))
                 if len(self.windows) > WINDOWS_MAX:
                     del self.windows[0]
@@ -3593,8 +3599,7 @@ cdef class EncoderState:
                 # another snapshot under a number already sent: an ack carries only the number,
                 # and one the client sends for the first would make this one a baseline it does
                 # not have. The number serves as no baseline while it is held.
-                _bit_clear(self.acked, s)
-                self.ambiguous.add(s)
+                self._no_baseline(s)
             _store(self.sent, self.acked, self.newest_seq if self.newest_seq >= 0 else None, s, cur,
                    self.history)
             if self.early or self.windows:
@@ -3646,8 +3651,12 @@ cdef class EncoderState:
                     keep.append((lo, n, hi))
             self.windows = keep
         if hit:
-            _bit_clear(self.acked, s)
-            self.ambiguous.add(s)
+            self._no_baseline(s)
+
+    cdef inline void _no_baseline(self, int s):
+        """The held ``s`` serves as no baseline while it is held: its acks are refused."""
+        _bit_clear(self.acked, s)
+        self.ambiguous.add(s)
 
     def reset(self):
         with self.lock:
@@ -3707,8 +3716,7 @@ cdef class DecoderState:
         self.coder = coder
         self.schema = schema
         self.history = history
-        # (the window stays within half the sequence space, where "newer" is defined)
-        self.keep = 2 * history - 1 if 2 * history - 1 <= SEQ_HALF else SEQ_HALF
+        self.keep = _keep(history)
         self.held = {}
         self.ambiguous = set()
         self.latest_seq = -1
