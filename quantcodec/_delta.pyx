@@ -51,6 +51,7 @@ from quantcodec._kernels cimport (
     K_UVEC, scalar_all_valid,
 )
 from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, slot_valid, int_column
+from quantcodec._crc32c cimport qc_crc32c, qc_get_u32le, qc_put_u32le
 from quantcodec._bits cimport (
     bw_t, br_t, bw_init, bw_free, bw_reset, bw_reserve, bw_put, bw_flush, bw_nbytes, br_init,
     br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64,
@@ -3529,11 +3530,13 @@ cdef class EncoderState:
     cdef int last_base          # -1: the last packet was sent in full (or none yet)
     cdef int last_pred
     cdef readonly PacketCache cache     # shared with other clients' encoders, or None
+    cdef uint32_t seed                  # the stream's seed_P: every packet leaves sealed with it
     cdef cython.pymutex lock
 
     def __init__(self, DeltaCoder coder not None, schema, int history, bint predict,
-                 PacketCache cache=None):
+                 PacketCache cache=None, uint32_t seed=0):
         self.coder = coder
+        self.seed = seed
         self.schema = schema
         self.history = history
         self.predict = predict
@@ -3610,7 +3613,8 @@ cdef class EncoderState:
                 self.newest_seq = s
             self.last_base = (s - bdist) & SEQ_MASK if bdist else -1
             self.last_pred = (s - bdist - pdist) & SEQ_MASK if pdist else -1
-            return packet
+            # the cache holds bare packets: each client's datagram is sealed with its own stream
+            return _sealed(packet, self.seed)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def ack(self, seq):
@@ -3694,6 +3698,18 @@ cdef class EncoderState:
         return self.coder.last_bits
 
 
+cdef bytes _sealed(bytes packet, uint32_t seed):
+    """The whole datagram of ``packet``: the packet and its check, crc32c(packet, seed) as a
+    little-endian u32 (docs/wire-format.md section 11)."""
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(packet)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, n + 4)
+    cdef uint8_t* o = <uint8_t*>PyBytes_AS_STRING(out)
+    cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(packet)
+    memcpy(o, p, n)
+    qc_put_u32le(o + n, qc_crc32c(seed, p, n))
+    return out
+
+
 @cython.final
 cdef class DecoderState:
     """The state and the per-packet work of one SnapshotDecoder (quantcodec.snapshot, which
@@ -3710,9 +3726,12 @@ cdef class DecoderState:
     cdef readonly dict held
     cdef set ambiguous          # numbers decoded with two different snapshots: none held
     cdef int latest_seq         # -1: nothing decoded
+    cdef bint bound             # a stream adopted: seed is its seed_P
+    cdef uint32_t seed
+    cdef object other           # datagram -> view or None: what is not a whole packet of the stream
     cdef cython.pymutex lock
 
-    def __init__(self, DeltaCoder coder not None, schema, int history):
+    def __init__(self, DeltaCoder coder not None, schema, int history, other=None, seed=None):
         self.coder = coder
         self.schema = schema
         self.history = history
@@ -3720,19 +3739,39 @@ cdef class DecoderState:
         self.held = {}
         self.ambiguous = set()
         self.latest_seq = -1
+        self.other = other
+        self.bound = seed is not None
+        self.seed = seed if seed is not None else 0
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
-    def decode(self, packet):
-        """SnapshotDecoder.decode: the packet decoded against the held snapshots it names, kept
-        as a possible baseline. DecodeError (nothing changed) when a snapshot it names is not
-        held or it is malformed."""
+    def decode(self, datagram):
+        """SnapshotDecoder.decode: a whole datagram of the stream (its check holds) is decoded
+        here; anything else (a fragment, a hello, a datagram to refuse) goes to ``other``."""
         cdef const uint8_t* buf
         cdef Py_ssize_t nbytes
+        owner = _packet(datagram, &buf, &nbytes)
+        if self.bound and nbytes >= 5 and \
+                qc_crc32c(self.seed, buf, <size_t>(nbytes - 4)) == qc_get_u32le(buf + nbytes - 4):
+            return self._decode(buf, nbytes - 4)
+        if self.other is None:
+            raise DecodeError("snapshot stream: no hello adopted yet, so no datagram can be checked",
+                              kind="no-hello")
+        return self.other(datagram)
+
+    def decode_packet(self, packet):
+        """Decode a packet whose check already held (one reassembled from fragments)."""
+        cdef const uint8_t* buf
+        cdef Py_ssize_t nbytes
+        owner = _packet(packet, &buf, &nbytes)
+        return self._decode(buf, nbytes)
+
+    cdef object _decode(self, const uint8_t* buf, Py_ssize_t nbytes):
+        """The packet decoded against the held snapshots it names, kept as a possible baseline.
+        DecodeError (nothing changed) when a snapshot it names is not held or it is malformed."""
         cdef br_t r
         cdef int seq, bdist, pdist, bseq
         cdef SnapshotData snap
         with self.lock:
-            owner = _packet(packet, &buf, &nbytes)
             br_init(&r, buf, nbytes)
             base = pred = None
             if _read_header(&r, &seq, &bdist, &pdist) == 0 and bdist:   # (header errors: _decode)
@@ -3777,11 +3816,12 @@ cdef class DecoderState:
         if self.ambiguous and s in self.ambiguous:
             raise DecodeError(f"snapshot packet {seq}: the snapshot {s} it is coded against is "
                               f"ambiguous (two different snapshots were decoded under that number; "
-                              f"the server's numbers started over or were reused)")
+                              f"the server's numbers started over or were reused)", kind="baseline")
         if baseline:
             raise DecodeError(f"snapshot packet {seq}: its baseline {s} is not held "
-                              f"(held: {list(self._sorted()[:8])})")
-        raise DecodeError(f"snapshot packet {seq}: the snapshot {s} it extrapolates from is not held")
+                              f"(held: {list(self._sorted()[:8])})", kind="baseline")
+        raise DecodeError(f"snapshot packet {seq}: the snapshot {s} it extrapolates from is not held",
+                          kind="baseline")
 
     cdef list _sorted(self):
         """The possible baselines, newest first."""

@@ -4,6 +4,8 @@
     quantcodec describe SCHEMA_FILE       schema.describe() of a JSON or TOML schema file
     quantcodec report SCHEMA_FILE TRACE   per-field bit accounting over a recorded trace (.npz)
     quantcodec bench                      the microbenchmarks beside their NumPy / struct baselines
+    quantcodec decode-stream SCHEMA DATAGRAMS   the reference runner of the clients (SPEC section 7)
+    quantcodec conformance make DIR       write the conformance kit (docs/wire-format.md section 16)
 
 Exit status: 0 on success, 1 when an input is wrong (a missing or unreadable file, a schema or a
 trace that does not load, a missing optional dependency), 2 for a wrong command line (argparse's
@@ -209,6 +211,28 @@ def build_parser():
     bench.add_argument("--json", action="store_true",
                        help="print the environment and the rows as JSON, and nothing else, on stdout")
     bench.set_defaults(run=_cmd_bench)
+
+    ds = sub.add_parser(
+        "decode-stream", formatter_class=fmt,
+        help="decode a file of datagrams: the reference runner every client is checked against",
+        description="Decode DATAGRAMS.bin (each datagram as a 4-byte little-endian length and its "
+                    "bytes) with a SnapshotDecoder of the schema that starts with no hello, and "
+                    "print one JSON line per datagram: {\"seq\":S,\"ids\":[...],\"codes\":[[...]]} "
+                    "for a completed snapshot, {\"error\":\"KIND\"} for a refused datagram, "
+                    "{\"pending\":true} for one that completes nothing (SPEC section 7).")
+    ds.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
+    ds.add_argument("datagrams", metavar="DATAGRAMS.bin", help="length-prefixed datagrams")
+    ds.set_defaults(run=_cmd_decode_stream)
+
+    kit = sub.add_parser(
+        "conformance", formatter_class=fmt,
+        help="write the conformance kit the clients are checked against",
+        description="'conformance make DIR' writes the conformance kit (schemas, value and record "
+                    "vectors, datagram streams and their expected runner output) into DIR. The "
+                    "same package version writes the same bytes.")
+    kit.add_argument("action", choices=["make"], help="make: write the kit")
+    kit.add_argument("directory", metavar="DIR", help="the folder to write (created if missing)")
+    kit.set_defaults(run=_cmd_conformance)
     return parser
 
 
@@ -260,6 +284,33 @@ def _cmd_bench(args):
     rows = _bench.run(quick=args.quick, out=None if args.json else print)
     if args.json:
         _print_json(_bench.to_json(rows))
+    return 0
+
+
+def _cmd_decode_stream(args):
+    from ._report import load_schema
+    from .conformance import read_datagrams, runner_lines
+    schema = load_schema(args.schema)
+    try:
+        datagrams = read_datagrams(args.datagrams)
+    except OSError as e:
+        raise UserError(f"cannot read {args.datagrams}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    out = sys.stdout
+    for line in runner_lines(schema, datagrams):
+        out.write(line + "\n")
+    return 0
+
+
+def _cmd_conformance(args):
+    from .conformance import make
+    if os.path.exists(args.directory) and not os.path.isdir(args.directory):
+        raise UserError(f"cannot write the kit to {args.directory}: not a directory")
+    manifest = make(args.directory)
+    print(f"wrote the conformance kit to {args.directory}: {len(manifest['schemas'])} schemas, "
+          f"{len(manifest['values'])} value files, {len(manifest['records'])} record files, "
+          f"{len(manifest['streams'])} streams")
     return 0
 
 

@@ -20,4 +20,24 @@ class RangeError(CodecError):
 
 
 class DecodeError(CodecError):
-    """Bytes or codes that are not a valid message: short, long, corrupt or out of range."""
+    """Bytes or codes that are not a valid message: short, long, corrupt or out of range.
+
+    ``kind`` says which refusal it is, in the words of docs/wire-format.md section 14 (the same
+    words every client's runner prints): ``"no-hello"``, ``"check"``, ``"hello"``, ``"schema"``,
+    ``"fragment"``, ``"baseline"`` or ``"malformed"`` (the default: bytes that break the format).
+    """
+
+    KINDS = ("no-hello", "check", "hello", "schema", "fragment", "baseline", "malformed")
+
+    def __init__(self, *args, kind="malformed"):
+        super().__init__(*args)
+        if kind not in DecodeError.KINDS:
+            raise ValueError(f"DecodeError: unknown kind {kind!r}")
+        self.kind = kind
+
+    def __reduce__(self):
+        return (_decode_error, (self.args, self.kind))
+
+
+def _decode_error(args, kind):
+    return DecodeError(*args, kind=kind)

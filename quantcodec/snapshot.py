@@ -19,12 +19,18 @@ keep at least as much history as the encoder (the default, 64, on both ends).
 
 from __future__ import annotations
 
+import os
+import threading
+import time
+
 import numpy as np
 
 from ._delta import (DecoderState, DeltaCoder, EncoderState, PacketCache, SnapshotData, _set_snapshot_type,
                      ascending_ids, ids_u64, same_ids, seq_arg)
 from ._plan import Plan
+from . import _framing
 from .errors import DecodeError, SchemaError
+from ._bitstream import crc32c as _crc32c
 
 __all__ = ["Snapshot", "SnapshotEncoder", "SnapshotDecoder", "PacketCache", "seq_newer", "seq_distance"]
 
@@ -46,6 +52,34 @@ def seq_newer(a, b):
 
 
 _seq = seq_arg      # (seq, owner) -> seq mod 65536; TypeError unless an integer
+
+
+_clock_lock = threading.Lock()
+_last_started = 0
+
+
+def _clock():
+    """Microseconds since the Unix epoch (a hello's ``started``)."""
+    return time.time_ns() // 1000
+
+
+def _started():
+    """A stream's ``started``: the clock, strictly increasing within the process, so that a
+    stream started later is always newer (two resets in one microsecond included)."""
+    global _last_started
+    with _clock_lock:
+        _last_started = max(_clock(), _last_started + 1)
+        return _last_started
+
+
+def _stream_id(stream_id, owner):
+    if stream_id is None:
+        return int.from_bytes(os.urandom(8), "little")
+    if isinstance(stream_id, (bool, np.bool_)) or not isinstance(stream_id, (int, np.integer)):
+        raise TypeError(f"{owner}: stream_id must be an integer or None, got {type(stream_id).__name__}")
+    if not 0 <= stream_id <= 0xFFFFFFFFFFFFFFFF:
+        raise ValueError(f"{owner}: stream_id must be in 0..2**64-1, got {stream_id}")
+    return int(stream_id)
 
 
 def _history(history, owner):
@@ -348,9 +382,18 @@ class SnapshotEncoder:
     extrapolation from a second acknowledged snapshot (each packet then names one baseline).
     ``cache``: a :class:`PacketCache` shared with the encoders of other clients of the same
     schema, so that a packet that several clients need is coded once (see there).
+
+    The stream (docs/wire-format.md sections 11-15): every datagram ends in a check keyed with
+    the schema fingerprint, ``history``, ``predict``, ``max_datagram`` (the datagram budget,
+    default 1200 bytes) and a random 64-bit ``stream_id`` drawn when the encoder starts or
+    resets (``stream_id=`` fixes it: for tests and recorded streams only). ``hello()`` is what the
+    client needs first; send it when the client connects and beside every packet sent without
+    a baseline (``last_baseline is None``). ``encode`` gives one datagram whatever its size;
+    ``encode_datagrams`` splits one above ``max_datagram`` into fragments.
     """
 
-    def __init__(self, schema, history=64, *, predict=True, cache=None):
+    def __init__(self, schema, history=64, *, predict=True, cache=None, max_datagram=1200,
+                 stream_id=None):
         self._plan = _plan_of(schema, "SnapshotEncoder")
         self._schema = schema
         self._history = _history(history, "SnapshotEncoder")
@@ -359,11 +402,25 @@ class SnapshotEncoder:
         self._predict = bool(predict)
         if cache is not None and not isinstance(cache, PacketCache):
             raise TypeError(f"SnapshotEncoder: cache must be a PacketCache or None, got {type(cache).__name__}")
+        self._cache = cache
+        self._max_datagram = _framing.check_max_datagram(max_datagram, "SnapshotEncoder")
+        self._fixed_id = None if stream_id is None else _stream_id(stream_id, "SnapshotEncoder")
         self._coder = DeltaCoder(self._plan)
+        self._start()
+
+    def _start(self):
+        """A new stream: a new id (unless fixed), ``started`` now, a new C state."""
+        self._stream_id = self._fixed_id if self._fixed_id is not None else _stream_id(None, "")
+        self._started_us = _started()
+        key = _framing.stream_key(self._schema.fingerprint, self._history, self._predict,
+                                  self._max_datagram, self._stream_id)
+        self._seed_p, self._seed_f = _framing.seeds(key)
         # the state (snapshots sent, acks as a bit a sequence number, the last references) and
         # the per-packet work live in C; ``_sent`` is its dict (seq -> Snapshot)
-        self._state = EncoderState(self._coder, schema, self._history, self._predict, cache)
+        self._state = EncoderState(self._coder, self._schema, self._history, self._predict, self._cache,
+                                   self._seed_p)
         self._sent = self._state.sent
+        self._hello = None
         if type(self) is SnapshotEncoder:
             # the per-packet calls go straight to the C state (no Python frame); subclasses
             # keep their overrides of the methods below, which do the same
@@ -396,6 +453,43 @@ class SnapshotEncoder:
         return self._state.cache
 
     @property
+    def predict(self):
+        """Whether packets may extrapolate from a second acknowledged snapshot."""
+        return self._predict
+
+    @property
+    def max_datagram(self):
+        """The datagram budget in bytes: ``encode_datagrams`` never returns a larger one."""
+        return self._max_datagram
+
+    @property
+    def stream_id(self):
+        """The 64-bit id of the current stream (new at construction and at every ``reset()``)."""
+        return self._stream_id
+
+    @property
+    def started(self):
+        """When the current stream started, in microseconds since the Unix epoch (it orders
+        streams: a client adopts the hello of a newer one)."""
+        return self._started_us
+
+    def hello(self):
+        """The hello datagram of the current stream (docs/wire-format.md section 13): the
+        client checks its schema against it and adopts the stream's parameters
+        (``SnapshotDecoder.from_hello``, or ``decoder.decode(hello)``). Send it when a client
+        connects and beside every packet sent without a baseline; resending it is harmless."""
+        if self._hello is None:
+            self._hello = _framing.make_hello(self._schema, self._history, self._predict,
+                                              self._max_datagram, self._stream_id, self._started_us)
+        return self._hello
+
+    def encode_datagrams(self, seq, snapshot):
+        """The packet of ``encode(seq, snapshot)`` as datagrams of at most ``max_datagram``
+        bytes: the one datagram ``encode`` gives when it fits, else its fragments (at most 256;
+        CodecError beyond). Send them all; the client reassembles them."""
+        return _framing.fragment(self.encode(seq, snapshot), self._max_datagram, self._seed_f)
+
+    @property
     def last_bits(self):
         """The exact size in bits of the last packet encoded (before its padding to a byte)."""
         return self._coder.last_bits
@@ -417,27 +511,35 @@ class SnapshotEncoder:
         return self._state.ack(seq)
 
     def reset(self):
-        """Forget every snapshot and ack (a client that reconnects): the next packet is full.
-        Numbers held as suspect after a start over or an early ack are forgotten too."""
-        self._state.reset()
+        """Forget every snapshot and ack (a client that reconnects) and start a new stream (a new
+        ``stream_id``, a new ``hello()``): the next packet is full, and the client needs the
+        new hello to read it. Numbers held as suspect after a start over or an early ack are
+        forgotten too."""
+        self._start()
 
     def __repr__(self):
         _, held, acked = self._state.state()
         return (f"<SnapshotEncoder of {getattr(self._schema, 'name', '?')!r}: history {self._history}, "
-                f"{len(held)} held, {len(acked)} acked>")
+                f"stream {self._stream_id:016x}, {len(held)} held, {len(acked)} acked>")
 
 
 class SnapshotDecoder:
     """The client side of a snapshot stream.
 
-    ``decode(packet)`` returns the decoded :class:`Snapshot` (``seq`` set) and keeps it, while it
-    is among the last ``history`` sequence numbers, as a possible baseline, and for ``history - 1``
-    more as a snapshot that a late packet may extrapolate from (so a late or duplicated packet
-    whose baseline is still held always decodes). ``latest`` is the newest sequence number
-    decoded (None before the first): what the client acknowledges. A number decoded with two
-    different snapshots (reused by the server, or numbers that started over) is held as
-    neither while it is in the window: a packet coded against it raises DecodeError. A packet
-    that cannot be decoded raises DecodeError and changes nothing.
+    ``SnapshotDecoder.from_hello(schema, hello)`` (or a ``SnapshotDecoder(schema)`` fed the
+    hello through ``decode``) checks the server's schema and adopts the stream's parameters,
+    ``history`` included; until a hello is adopted every other datagram is refused (DecodeError
+    of kind ``no-hello``). ``decode(datagram)`` takes any datagram of the stream: a whole packet
+    returns the decoded :class:`Snapshot` (``seq`` set), a fragment returns it when it completes
+    its packet, and a fragment that completes nothing or a hello returns None. Each decoded
+    snapshot is kept, while it is among the last ``history`` sequence numbers, as a possible
+    baseline, and for ``history - 1`` more as a snapshot a late packet may extrapolate from.
+    ``latest`` is the newest sequence number decoded (None before the first): what the client
+    acknowledges, after each datagram that returned a view. A number decoded with two different
+    snapshots is held as neither while it is in the window. A datagram that is refused (its check
+    fails, a stray, another stream or schema, a baseline not held, a malformed packet) raises
+    DecodeError, whose ``kind`` says which (docs/wire-format.md section 14), and changes
+    nothing. A hello of a newer stream (a server restart) is adopted: the client starts over.
     """
 
     def __init__(self, schema, history=64):
@@ -445,12 +547,96 @@ class SnapshotDecoder:
         self._schema = schema
         self._history = _history(history, "SnapshotDecoder")
         self._coder = DeltaCoder(self._plan)
-        # the state (held snapshots, latest) and the per-packet work live in C; ``_held`` is
-        # its dict (seq -> Snapshot)
-        self._state = DecoderState(self._coder, schema, self._history)
+        self._hello = None               # the adopted stream's Hello
+        self._frag = None
+        self._seed_p = self._seed_f = None
+        self._lock = threading.RLock()   # adopting a stream and reassembly; packets lock in C
+        self._set_state(None)
+
+    def _set_state(self, seed):
+        # the state (held snapshots, latest) and the per-packet work live in C; ``_held`` is its
+        # dict (seq -> Snapshot)
+        self._state = DecoderState(self._coder, self._schema, self._history, self._other, seed)
         self._held = self._state.held
         if type(self) is SnapshotDecoder:
             self.decode = self._state.decode        # no Python frame per packet (as encode)
+
+    @classmethod
+    def from_hello(cls, schema, hello):
+        """A decoder on the stream that ``hello`` (the bytes of ``encoder.hello()``) announces,
+        with its parameters. SchemaError saying what differs when the server's schema is not
+        ``schema``; DecodeError when ``hello`` is not a hello this library can read."""
+        h = _framing.parse_hello(_bytes_of(hello, "SnapshotDecoder.from_hello"))
+        _plan_of(schema, "SnapshotDecoder.from_hello")
+        diffs = _framing.differences(schema, h)
+        if diffs:
+            raise SchemaError("SnapshotDecoder.from_hello: the server's schema is not this one: "
+                              + "; ".join(diffs))
+        self = cls(schema, h.history)
+        self._adopt(h)
+        return self
+
+    def _adopt(self, h):
+        with self._lock:
+            self._history = h.history
+            key = _framing.stream_key(h.fingerprint, h.history, h.predict, h.max_datagram, h.stream_id)
+            self._seed_p, self._seed_f = _framing.seeds(key)
+            self._hello = h
+            self._frag = _framing.Reassembly(h.max_datagram, h.history)
+            self._set_state(self._seed_p)
+
+    def _other(self, datagram):
+        """What is not a whole packet of the adopted stream: a fragment, a hello, or refused."""
+        data = _bytes_of(datagram, "SnapshotDecoder.decode")
+        n = len(data)
+        with self._lock:
+            if self._hello is not None and n >= 1 + _framing.CHECK:
+                body = data[:-_framing.CHECK]
+                check = int.from_bytes(data[-_framing.CHECK:], "little")
+                if _crc32c(body, self._seed_p) == check:
+                    # (a whole packet reaching here through a state replaced since: a
+                    # ``decoder.decode`` taken before a hello was adopted)
+                    return self._state.decode_packet(body)
+                if n >= _framing.FRAGMENT_HEADER + 1 + _framing.CHECK and _crc32c(body, self._seed_f) == check:
+                    return self._fragment(body)
+            if _framing.is_hello(data):
+                return self._take_hello(data)
+            if self._hello is None:
+                raise DecodeError("snapshot stream: no hello adopted yet, so no datagram can be "
+                                  f"checked (a datagram of {n} bytes refused)", kind="no-hello")
+            raise DecodeError(f"snapshot stream: a datagram of {n} bytes fails the check of stream "
+                              f"{self._hello.stream_id:016x} (damaged, stray, of an earlier stream, or "
+                              f"of another schema or parameters)", kind="check")
+
+    def _fragment(self, body):
+        latest = self._state.latest
+        got = self._frag.add(body, latest)
+        if got is None:
+            return None
+        seq, packet, pcheck = got
+        if _crc32c(packet, self._seed_p) != pcheck or (packet[0] | packet[1] << 8) != seq:
+            raise DecodeError(f"fragments of packet {seq}: the reassembled packet fails its check",
+                              kind="fragment")
+        return self._state.decode_packet(packet)
+
+    def _take_hello(self, data):
+        h = _framing.parse_hello(data)
+        diffs = _framing.differences(self._schema, h)
+        if diffs:
+            raise DecodeError("snapshot stream: a hello of another schema: " + "; ".join(diffs),
+                              kind="schema")
+        cur = self._hello
+        if cur is not None:
+            if h.stream_id == cur.stream_id:
+                if h != cur:
+                    raise DecodeError(f"snapshot stream: a hello of stream {h.stream_id:016x} with other "
+                                      f"parameters than the one adopted", kind="hello")
+                return None                  # the current stream's hello again
+            if h.started <= cur.started:
+                raise DecodeError(f"snapshot stream: a hello of an older stream {h.stream_id:016x} "
+                                  f"(started {h.started}, the current one {cur.started})", kind="hello")
+        self._adopt(h)
+        return None
 
     @property
     def schema(self):
@@ -458,11 +644,23 @@ class SnapshotDecoder:
 
     @property
     def history(self):
+        """The stream's history (the hello's, once one is adopted)."""
         return self._history
 
     @property
+    def stream_id(self):
+        """The id of the adopted stream, or None before a hello."""
+        return None if self._hello is None else self._hello.stream_id
+
+    @property
+    def hello_info(self):
+        """What the adopted hello said (a named tuple: stream_id, started, history, predict,
+        max_datagram, fingerprint, ...), or None."""
+        return self._hello
+
+    @property
     def latest(self):
-        """The newest sequence number decoded so far (None before the first)."""
+        """The newest sequence number decoded so far (None before the first): the ack."""
         return self._state.latest
 
     @property
@@ -474,16 +672,33 @@ class SnapshotDecoder:
         """The held snapshot ``seq``, or None."""
         return self._state.get(seq)
 
-    def decode(self, packet):
-        """Decode one packet; returns the snapshot it carries. DecodeError (state unchanged) if
-        a snapshot it is coded against is not held or it is malformed."""
-        return self._state.decode(packet)
+    def decode(self, datagram):
+        """Take one datagram; returns the snapshot it completes, or None (a fragment that
+        completes nothing, a hello). DecodeError (state unchanged) when it is refused."""
+        return self._state.decode(datagram)
 
     def reset(self):
-        """Forget everything decoded (``latest`` back to None)."""
-        self._state.reset()
+        """Forget everything decoded (``latest`` back to None) and the partial packets; the
+        adopted stream stays."""
+        with self._lock:
+            self._state.reset()
+            if self._frag is not None:
+                self._frag.clear()
 
     def __repr__(self):
         latest, held = self._state.state()
-        return (f"<SnapshotDecoder of {getattr(self._schema, 'name', '?')!r}: history {self._history}, "
-                f"latest {latest}, {len(held)} held>")
+        stream = "no stream yet" if self._hello is None else f"stream {self._hello.stream_id:016x}"
+        return (f"<SnapshotDecoder of {getattr(self._schema, 'name', '?')!r}: {stream}, history "
+                f"{self._history}, latest {latest}, {len(held)} held>")
+
+
+def _bytes_of(data, owner):
+    if isinstance(data, bytes):
+        return data
+    try:
+        mv = memoryview(data)
+    except TypeError:
+        raise TypeError(f"{owner}: expected a bytes-like datagram, got {type(data).__name__}") from None
+    if not mv.c_contiguous:
+        raise ValueError(f"{owner}: expected a contiguous buffer")
+    return mv.tobytes()

@@ -1,0 +1,304 @@
+"""The datagram layer of a snapshot stream (docs/wire-format.md sections 11-14): the stream key
+and its seeds, the hello, fragments and their bounded reassembly.
+
+The check of a whole datagram is computed and verified in C by the encoder's and decoder's state
+(``_delta``: the hot path, one per packet); what is here runs once per stream (key, hello) or
+only for the rare packets above the datagram budget (fragments).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from collections import OrderedDict
+from typing import NamedTuple
+
+from ._bitstream import crc32c
+from .errors import CodecError, DecodeError
+
+VERSION = 1                      # the format version in the key and the hello
+MAGIC = b"QCHL"
+MIN_DATAGRAM = 64                # the smallest datagram budget: a hello's fixed part and a fragment's header fit
+MAX_DATAGRAM = 65507             # the largest UDP payload over IPv4
+MAX_FRAGMENTS = 256
+FRAGMENT_HEADER = 8              # seq u16, index u8, count-1 u8, pcheck u32
+CHECK = 4
+HELLO_FIXED = 53                 # a hello with an empty name and no field summary
+SEED_H = crc32c(b"quantcodec hello")
+
+KIND_CODES = {"Bounded": 1, "Fixed": 2, "Angle": 3, "PowerCurve": 4, "Half": 5, "UInt": 6, "Int": 7,
+              "Bool": 8, "Enum": 9, "Quat": 10, "UnitVector": 11, "Vector": 12, "Grid": 13,
+              "NearlyZero": 14}
+KIND_NAMES = {v: k for k, v in KIND_CODES.items()}
+
+_U32 = struct.Struct("<I")
+_FRAG = struct.Struct("<HBBI")
+_HELLO_HEAD = struct.Struct("<4sBBHHQQ16sI")      # magic .. schema version: 46 bytes
+
+
+def stream_key(fingerprint, history, predict, max_datagram, stream_id):
+    """The 40-byte key K of section 11."""
+    return (b"quantcodec" + bytes([VERSION]) + fingerprint.encode("ascii")
+            + struct.pack("<HBHQ", history, 1 if predict else 0, max_datagram, stream_id))
+
+
+def seeds(key):
+    """(seed_P, seed_F) of a stream key."""
+    return crc32c(key + b"P"), crc32c(key + b"F")
+
+
+def check_max_datagram(max_datagram, owner):
+    if isinstance(max_datagram, bool) or not isinstance(max_datagram, int):
+        raise TypeError(f"{owner}: max_datagram must be an integer, got {type(max_datagram).__name__}")
+    if not MIN_DATAGRAM <= max_datagram <= MAX_DATAGRAM:
+        raise ValueError(f"{owner}: max_datagram must be in {MIN_DATAGRAM}..{MAX_DATAGRAM} bytes, "
+                         f"got {max_datagram}")
+    return max_datagram
+
+
+# -- the hello ----------------------------------------------------------------------------------
+
+class FieldSummary(NamedTuple):
+    name: str
+    kind: str            # the codec kind ("Bounded", ...), or "kind N" for a code this library lacks
+    bits: int
+    h: int               # first 4 bytes (LE) of the SHA-256 of the codec spec's canonical JSON
+
+
+class Hello(NamedTuple):
+    """What a hello carries (section 13)."""
+    version: int
+    predict: bool
+    history: int
+    max_datagram: int
+    stream_id: int
+    started: int
+    fingerprint: str
+    schema_version: int
+    schema_name: str
+    nfields: int
+    fields: tuple        # FieldSummary, possibly fewer than nfields
+
+
+def _field_hash(codec):
+    from .schema import _canonical_json
+    return _U32.unpack(hashlib.sha256(_canonical_json(codec.spec()).encode("ascii")).digest()[:4])[0]
+
+
+def _utf8_prefix(text, limit):
+    raw = text.encode("utf-8")
+    if len(raw) <= limit:
+        return raw
+    return raw[:limit].decode("utf-8", "ignore").encode("utf-8")
+
+
+def summaries(schema):
+    return tuple(FieldSummary(name, codec.spec()["kind"], codec.bits, _field_hash(codec))
+                 for name, codec in schema.fields)
+
+
+def make_hello(schema, history, predict, max_datagram, stream_id, started):
+    """The hello datagram of a stream (section 13), at most ``max_datagram`` bytes."""
+    name = _utf8_prefix(schema.name, 255)
+    head = _HELLO_HEAD.pack(MAGIC, VERSION, 1 if predict else 0, history, max_datagram, stream_id,
+                            started, schema.fingerprint.encode("ascii"), schema.version & 0xFFFFFFFF)
+    parts = [head, bytes([len(name)]), name]
+    room = max_datagram - len(head) - 1 - len(name) - 4 - CHECK
+    fields = []
+    for f in summaries(schema):
+        raw = _utf8_prefix(f.name, 255)
+        item = bytes([len(raw)]) + raw + struct.pack("<BHI", KIND_CODES[f.kind], min(f.bits, 0xFFFF), f.h)
+        if len(item) > room:
+            break
+        room -= len(item)
+        fields.append(item)
+    parts.append(struct.pack("<HH", min(len(schema.fields), 0xFFFF), len(fields)))
+    parts.extend(fields)
+    body = b"".join(parts)
+    return body + _U32.pack(crc32c(body, SEED_H))
+
+
+def is_hello(data):
+    """Whether ``data`` (bytes) is a hello: its magic and its check (section 14, rule 3)."""
+    return (len(data) >= HELLO_FIXED and data[:4] == MAGIC
+            and crc32c(data[:-CHECK], SEED_H) == _U32.unpack_from(data, len(data) - CHECK)[0])
+
+
+def parse_hello(data):
+    """The Hello in ``data``; DecodeError (kind ``hello``) when it is not a well-formed hello of
+    this format version (a datagram whose check fails: kind ``check``)."""
+    data = bytes(data)
+    if not is_hello(data):
+        raise DecodeError("hello: not a hello (too short, no QCHL magic, or its check fails)", kind="check")
+    (_, version, flags, history, max_datagram, stream_id, started, fp,
+     schema_version) = _HELLO_HEAD.unpack_from(data, 0)
+    if version != VERSION:
+        raise DecodeError(f"hello: format version {version}, this library reads version {VERSION}",
+                          kind="hello")
+    if flags & ~1:
+        raise DecodeError(f"hello: unknown flags 0x{flags:02x}", kind="hello")
+    if not 1 <= history <= 0x7FFF:
+        raise DecodeError(f"hello: history {history} outside 1..32767", kind="hello")
+    if not MIN_DATAGRAM <= max_datagram <= MAX_DATAGRAM or len(data) > max_datagram:
+        raise DecodeError(f"hello: max_datagram {max_datagram} outside {MIN_DATAGRAM}..{MAX_DATAGRAM} "
+                          f"or smaller than the hello ({len(data)} bytes)", kind="hello")
+    try:
+        fingerprint = fp.decode("ascii")
+        int(fingerprint, 16)
+    except (UnicodeDecodeError, ValueError):
+        raise DecodeError(f"hello: the fingerprint {fp!r} is not hex", kind="hello") from None
+    end = len(data) - CHECK
+    pos = _HELLO_HEAD.size
+
+    def take(n, what):
+        nonlocal pos
+        if pos + n > end:
+            raise DecodeError(f"hello: truncated in {what} at byte {pos}", kind="hello")
+        out = data[pos:pos + n]
+        pos += n
+        return out
+
+    def text(what):
+        raw = take(take(1, what)[0], what)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DecodeError(f"hello: {what} is not UTF-8", kind="hello") from None
+
+    name = text("the schema name")
+    nf, ns = struct.unpack("<HH", take(4, "the field counts"))
+    if ns > nf:
+        raise DecodeError(f"hello: {ns} field summaries for {nf} fields", kind="hello")
+    fields = []
+    for i in range(ns):
+        fname = text(f"field {i}'s name")
+        kind, bits, h = struct.unpack("<BHI", take(7, f"field {i}"))
+        fields.append(FieldSummary(fname, KIND_NAMES.get(kind, f"kind {kind}"), bits, h))
+    if pos != end:
+        raise DecodeError(f"hello: {end - pos} bytes after the last field summary", kind="hello")
+    return Hello(version, bool(flags & 1), history, max_datagram, stream_id, started, fingerprint,
+                 schema_version, name, nf, tuple(fields))
+
+
+def differences(schema, hello):
+    """What differs between ``schema`` and the one a hello describes: a list of sentences
+    (empty when the fingerprints are equal)."""
+    if hello.fingerprint == schema.fingerprint:
+        return []
+    out = [f"fingerprint {schema.fingerprint} here, {hello.fingerprint} in the hello"]
+    if hello.schema_name != _utf8_prefix(schema.name, 255).decode("utf-8"):
+        out.append(f"schema name {schema.name!r} here, {hello.schema_name!r} in the hello")
+    if hello.schema_version != schema.version & 0xFFFFFFFF:
+        out.append(f"schema version {schema.version} here, {hello.schema_version} in the hello")
+    mine = {s.name: s for s in summaries(schema)}
+    theirs = {s.name: s for s in hello.fields}
+    complete = len(hello.fields) == hello.nfields
+    for name, s in mine.items():
+        t = theirs.get(name)
+        if t is None:
+            if complete:
+                out.append(f"field {name!r} is not in the server's schema")
+            continue
+        if t.kind != s.kind:
+            out.append(f"field {name!r}: {s.kind} here, {t.kind} on the server")
+        elif t.bits != s.bits:
+            out.append(f"field {name!r}: {s.bits} bits here, {t.bits} on the server")
+        elif t.h != s.h:
+            out.append(f"field {name!r}: same kind ({s.kind}) and bits, other parameters "
+                       f"(range, step, labels...)")
+    for name in theirs:
+        if name not in mine:
+            out.append(f"field {name!r} of the server's schema is missing here")
+    if complete and not set(mine) - set(theirs) and not set(theirs) - set(mine):
+        order_here = list(mine)
+        order_there = [s.name for s in hello.fields]
+        if order_here != order_there:
+            out.append(f"field order {order_here} here, {order_there} on the server")
+    if not complete:
+        out.append(f"(the hello summarizes {len(hello.fields)} of the server's {hello.nfields} fields)")
+    return out
+
+
+# -- fragments ----------------------------------------------------------------------------------
+
+def fragment(datagram, max_datagram, seed_f):
+    """The datagrams of one sealed packet (packet + check): the datagram itself when it fits,
+    else its fragments (section 12). CodecError when it needs more than 256."""
+    n = len(datagram)
+    if n <= max_datagram:
+        return [datagram]
+    packet = memoryview(datagram)[:n - CHECK]
+    pcheck = _U32.unpack_from(datagram, n - CHECK)[0]
+    size = max_datagram - FRAGMENT_HEADER - CHECK
+    count = -(-len(packet) // size)
+    if count > MAX_FRAGMENTS:
+        raise CodecError(f"snapshot packet of {len(packet)} bytes needs {count} fragments of at most "
+                         f"{max_datagram} bytes; at most {MAX_FRAGMENTS}: raise max_datagram or send "
+                         f"fewer entities")
+    seq = packet[0] | packet[1] << 8
+    out = []
+    for i in range(count):
+        body = _FRAG.pack(seq, i, count - 1, pcheck) + packet[i * size:(i + 1) * size]
+        out.append(body + _U32.pack(crc32c(body, seed_f)))
+    return out
+
+
+class Reassembly:
+    """The partial packets of one stream (section 12): chunks kept under (seq, count, pcheck),
+    at most ``256 * max_datagram`` bytes in all (the partial packets begun earliest dropped
+    first), and a partial packet given up once its seq is ``history`` or more behind ``latest``."""
+
+    def __init__(self, max_datagram, history):
+        self.size = max_datagram - FRAGMENT_HEADER - CHECK
+        self.limit = MAX_FRAGMENTS * max_datagram
+        self.history = history
+        self.parts = OrderedDict()       # (seq, count, pcheck) -> {index: chunk}
+        self.held = 0                    # bytes of chunks held
+
+    def clear(self):
+        self.parts.clear()
+        self.held = 0
+
+    def _drop(self, key):
+        self.held -= sum(len(c) for c in self.parts.pop(key).values())
+
+    def add(self, body, latest):
+        """Take the fragment ``body`` (the datagram without its check, which held). Returns
+        (seq, packet) when it completes one, None otherwise; DecodeError (kind ``fragment``,
+        nothing kept) when it is inconsistent."""
+        if len(body) <= FRAGMENT_HEADER:
+            raise DecodeError(f"fragment: {len(body)} bytes before the check, no chunk", kind="fragment")
+        seq, index, count1, pcheck = _FRAG.unpack_from(body, 0)
+        count = count1 + 1
+        chunk = bytes(body[FRAGMENT_HEADER:])
+        if count1 == 0:
+            raise DecodeError(f"fragment of packet {seq}: a count of 1 (a packet that fits is sent "
+                              f"whole)", kind="fragment")
+        if index >= count:
+            raise DecodeError(f"fragment of packet {seq}: index {index} of {count}", kind="fragment")
+        last = index == count - 1
+        if (len(chunk) != self.size) if not last else not 1 <= len(chunk) <= self.size:
+            raise DecodeError(f"fragment {index} of {count} of packet {seq}: a chunk of {len(chunk)} bytes "
+                              f"({'at most ' if last else ''}{self.size} expected)", kind="fragment")
+        if latest is not None:
+            for key in [k for k in self.parts if ((latest - k[0]) & 0xFFFF) >= self.history
+                        and ((latest - k[0]) & 0xFFFF) < 0x8000]:
+                self._drop(key)
+            if ((latest - seq) & 0xFFFF) >= self.history and ((latest - seq) & 0xFFFF) < 0x8000:
+                return None      # (given up: too old to be waited for)
+        key = (seq, count, pcheck)
+        part = self.parts.get(key)
+        if part is not None and index in part:
+            return None          # a duplicate
+        while self.parts and self.held + len(chunk) > self.limit:
+            self._drop(next(iter(self.parts)))
+            part = self.parts.get(key)
+        if part is None:
+            part = self.parts[key] = {}
+        part[index] = chunk
+        self.held += len(chunk)
+        if len(part) < count:
+            return None
+        self._drop(key)
+        packet = b"".join(part[i] for i in range(count))
+        return seq, packet, pcheck

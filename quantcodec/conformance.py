@@ -1,0 +1,712 @@
+"""The conformance kit and the reference runner of every client (SPEC section 7,
+docs/wire-format.md section 16, conformance/README.md).
+
+    quantcodec decode-stream SCHEMA.json DATAGRAMS.bin     the reference runner
+    quantcodec conformance make DIR                         write the kit (deterministic)
+
+A datagram file holds each datagram as a 4-byte little-endian length and its bytes. The runner
+prints one compact JSON line per datagram: ``{"seq":S,"ids":[...],"codes":[[...],...]}`` for a
+completed snapshot, ``{"error":"KIND"}`` for a refused datagram, ``{"pending":true}`` for one
+that completes nothing. The kit is a pure function of this package's version: the test suite
+regenerates it and fails when a byte differs from the committed ``conformance/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import struct
+
+import numpy as np
+
+__all__ = ["read_datagrams", "write_datagrams", "runner_lines", "decode_stream", "make"]
+
+_LEN = struct.Struct("<I")
+
+
+# -- datagram files and the runner ----------------------------------------------------------------
+
+def write_datagrams(path, datagrams):
+    with open(path, "wb") as f:
+        for d in datagrams:
+            f.write(_LEN.pack(len(d)))
+            f.write(bytes(d))
+
+
+def read_datagrams(path):
+    """The datagrams of a file; ValueError when it ends inside one."""
+    data = pathlib.Path(path).read_bytes()
+    out, pos = [], 0
+    while pos < len(data):
+        if pos + 4 > len(data):
+            raise ValueError(f"{path}: {len(data) - pos} bytes at offset {pos}, too few for a length")
+        (n,) = _LEN.unpack_from(data, pos)
+        pos += 4
+        if pos + n > len(data):
+            raise ValueError(f"{path}: a datagram of {n} bytes at offset {pos - 4} runs past the end")
+        out.append(data[pos:pos + n])
+        pos += n
+    return out
+
+
+def signed_slots(schema):
+    """Per slot: whether its code is signed (Int, Fixed with signed=True)."""
+    out = []
+    for entry in schema._plan.slot_table():
+        spec = schema.codecs[entry["field"]].spec() if hasattr(schema, "codecs") else \
+            dict(schema.fields)[entry["field"]].spec()
+        if entry["kind"] == "flag":
+            out.append(False)
+            continue
+        if spec["kind"] == "Vector":
+            spec = spec["codecs"][entry["comp"]]
+        elif spec["kind"] == "NearlyZero":
+            inner = spec["inner"]
+            spec = inner["codecs"][entry["comp"]] if inner["kind"] == "Vector" else inner
+        out.append(spec["kind"] == "Int" or (spec["kind"] == "Fixed" and spec.get("signed", True)))
+    return out
+
+
+def _line(obj):
+    return json.dumps(obj, separators=(",", ":"))
+
+
+def view_line(view, signed):
+    m = view.matrix
+    cols = []
+    for j, s in enumerate(signed):
+        col = m[:, j]
+        cols.append((col.view(np.int64) if s else col).tolist())
+    rows = [list(r) for r in zip(*cols)] if cols else [[] for _ in range(len(view))]
+    return _line({"seq": view.seq, "ids": view.ids.tolist(), "codes": rows})
+
+
+def runner_lines(schema, datagrams, decoder=None):
+    """The reference output: one line per datagram, from a decoder that starts with no hello."""
+    from .errors import DecodeError
+    from .snapshot import SnapshotDecoder
+    dec = decoder if decoder is not None else SnapshotDecoder(schema)
+    signed = signed_slots(schema)
+    out = []
+    for d in datagrams:
+        try:
+            view = dec.decode(d)
+        except DecodeError as e:
+            out.append(_line({"error": e.kind}))
+            continue
+        out.append(_line({"pending": True}) if view is None else view_line(view, signed))
+    return out
+
+
+def decode_stream(schema_path, datagrams_path, out):
+    from .schema import Schema
+    schema = Schema.load(schema_path)
+    for line in runner_lines(schema, read_datagrams(datagrams_path)):
+        out.write(line + "\n")
+
+
+# -- the kit -------------------------------------------------------------------------------------
+
+def _bits(x):
+    return "%016x" % struct.unpack("<Q", struct.pack("<d", float(x)))[0]
+
+
+def _code(c):
+    return str(int(c))
+
+
+def kit_schemas():
+    """name -> Schema: every codec kind and option."""
+    import quantcodec as qc
+    pose = qc.Schema("Pose", [
+        ("position", qc.Vector(qc.Bounded(-64, 64, 16), qc.Bounded(0, 32, 14), qc.Bounded(-64, 64, 16))),
+        ("rotation", qc.Quat(9)),
+        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(32, 2, 10)] * 3), 0.01)),
+        ("yaw", qc.Angle(12)),
+        ("health", qc.UInt(8)),
+        ("state", qc.Enum(["idle", "walk", "run"])),
+        ("grounded", qc.Bool()),
+    ], version=1)
+    all_kinds = qc.Schema("AllKinds", [
+        ("b_end", qc.Bounded(-2048, 2048, 20)),
+        ("b_bins", qc.Bounded(-1.5, 3.25, 7, mode="bins")),
+        ("b_one", qc.Bounded(0, 1, 1)),
+        ("b_32", qc.Bounded(-1e6, 1e6, 32)),
+        ("fx_s", qc.Fixed(1e-7, 32)),
+        ("fx_u", qc.Fixed(0.001, 18, signed=False, offset=-100.0)),
+        ("fx_64", qc.Fixed(0.5, 64)),
+        ("ang", qc.Angle(16)),
+        ("ang_sd", qc.Angle(10, signed=True, unit="deg")),
+        ("pc", qc.PowerCurve(50, 2, 10)),
+        ("pc3", qc.PowerCurve(8, 3.5, 16)),
+        ("half", qc.Half()),
+        ("u64", qc.UInt(64)),
+        ("u5", qc.UInt(5)),
+        ("i8", qc.Int(8)),
+        ("i64", qc.Int(64)),
+        ("flag", qc.Bool()),
+        ("mode", qc.Enum(["a", "b", "c", "d", "e"])),
+        ("count", qc.Enum(1000)),
+        ("single", qc.Enum(["only"])),
+        ("q_small", qc.Quat(4)),
+        ("q_big", qc.Quat(20, mode="bins")),
+        ("normal", qc.UnitVector(8)),
+        ("dir32", qc.UnitVector(24)),
+        ("grid", qc.Grid(64.0, 20, 12)),
+        ("nz", qc.NearlyZero(qc.Bounded(-10, 10, 12), 0.05)),
+        ("nzv", qc.NearlyZero(qc.Vector(qc.PowerCurve(20, 2, 9), qc.Half(), qc.Bounded(-1, 1, 6)), 0.001)),
+        ("vec", qc.Vector(qc.Angle(8), qc.Fixed(0.25, 12), qc.UInt(3))),
+    ], version=7)
+    one_bit = qc.Schema("OneBit", [("on", qc.Bool())], version=0)
+    return {"pose": pose, "all_kinds": all_kinds, "one_bit": one_bit}
+
+
+def _sample_inputs(codec, rng, n):
+    """Inputs for a codec: values in and around its range, edges, and specials."""
+    spec = codec.spec()
+    kind = spec["kind"]
+    if kind == "Quat":
+        q = rng.normal(size=(n, 4))
+        extra = np.array([[0, 0, 0, 1], [1, 0, 0, 0], [0.5, 0.5, 0.5, 0.5], [0.5, -0.5, 0.5, -0.5],
+                          [2 ** -0.5, -(2 ** -0.5), 0, 0], [0, 0, -1, 0]], dtype=float)
+        return np.concatenate([extra, q])
+    if kind == "UnitVector":
+        v = rng.normal(size=(n, 3))
+        extra = np.array([[0, 0, 1], [0, 0, -1], [1, 0, 0], [-1, 0, 0], [0, -1, 0], [1, 1, -1]], dtype=float)
+        return np.concatenate([extra, v])
+    if kind in ("UInt", "Int", "Bool", "Enum"):
+        return None
+    lo, hi = {"Bounded": (spec.get("min"), spec.get("max")),
+              "PowerCurve": (-spec.get("max", 1), spec.get("max", 1)),
+              "Angle": (-7.0, 7.0) if spec.get("unit", "rad") == "rad" else (-400.0, 400.0),
+              "Half": (-70000.0, 70000.0)}.get(kind, (None, None))
+    if kind == "Fixed":
+        span = spec["step"] * 2.0 ** min(spec["bits"], 40)
+        lo, hi = spec["offset"] - span, spec["offset"] + span
+    if kind == "Grid":
+        half = spec["cell_size"] * 2.0 ** (spec["cell_bits"] - 1)
+        lo, hi = -half * 1.1, half * 1.1
+    x = rng.uniform(lo, hi, n)
+    specials = [lo, hi, 0.0, -0.0, (lo + hi) / 2, lo - 1, hi + 1]
+    if kind == "Half":
+        specials += [1e-8, -6.1e-5, 65504.0, 65520.0, float("inf"), float("-inf")]
+    return np.concatenate([np.array(specials, dtype=float), x])
+
+
+def _values_file(name, codec, rng):
+    """Value vectors of one scalar, quaternion or unit-vector codec: code -> value (IEEE bits),
+    input -> code, and codes that are not valid."""
+    spec = codec.spec()
+    kind = spec["kind"]
+    bits = codec.bits
+    signed = kind == "Int" or (kind == "Fixed" and spec.get("signed", True))
+    cases = []
+    # codes: edges and random ones, kept where valid
+    top = (1 << bits) - 1
+    cand = {0, 1, top, top - 1, top >> 1, (top >> 1) + 1}
+    cand.update(int(v) for v in rng.integers(0, max(top, 1), 24, dtype=np.uint64, endpoint=True))
+    codes = []
+    for c in sorted(cand):
+        code = c - (1 << bits) if signed and c >= 1 << (bits - 1) else c
+        if kind == "Enum":
+            code = c
+        if codec.valid(code):
+            codes.append(code)
+    for code in codes:
+        v = codec.dequantize(code)
+        if kind == "Bool":
+            v = [1.0 if v else 0.0]
+        elif kind == "Enum":
+            v = [float(code)]
+        elif isinstance(v, tuple):
+            v = list(v)
+        else:
+            v = [v]
+        cases.append({"code": _code(code), "value": [_bits(x) for x in v]})
+    quant = []
+    inputs = _sample_inputs(codec, rng, 24)
+    if inputs is not None:
+        for x in inputs:
+            xin = tuple(float(t) for t in x) if np.ndim(x) else float(x)
+            try:
+                code = codec.quantize(xin)
+            except Exception:       # (a codec that refuses an input: not a vector)
+                continue
+            quant.append({"input": [_bits(t) for t in (xin if isinstance(xin, tuple) else (xin,))],
+                          "code": _code(code)})
+    invalid = []
+    for c in [top + 1, 1 << 64 if bits < 64 else None] + [int(v) for v in rng.integers(0, top + 1, 200, dtype=np.uint64)]:
+        if c is None:
+            continue
+        code = c - (1 << bits) if signed and c < (1 << bits) and c >= 1 << (bits - 1) else c
+        if not codec.valid(code) and _code(code) not in invalid:
+            invalid.append(_code(code))
+        if len(invalid) >= 8:
+            break
+    return {"name": name, "codec": spec, "bits": bits, "signed": signed, "dequantize": cases,
+            "quantize": quant, "invalid": invalid}
+
+
+def _scalar_codecs(schema):
+    """(name, codec) of every leaf codec of a schema (vector components, NearlyZero inners)."""
+    out = []
+    for fname, codec in schema.fields:
+        kind = codec.spec()["kind"]
+        if kind == "Vector":
+            out += [(f"{fname}.{i}", c) for i, c in enumerate(codec.codecs)]
+        elif kind == "NearlyZero":
+            inner = codec.inner
+            if inner.spec()["kind"] == "Vector":
+                out += [(f"{fname}.inner.{i}", c) for i, c in enumerate(inner.codecs)]
+            else:
+                out.append((f"{fname}.inner", inner))
+        else:
+            out.append((fname, codec))
+    return out
+
+
+def _random_columns(schema, rng, n, rest=None):
+    """Columns of ``n`` random in-range values for every field (``rest``: share of NearlyZero
+    values at rest)."""
+    cols = {}
+    for fname, codec in schema.fields:
+        cols[fname] = _random_values(codec, rng, n, rest)
+    return cols
+
+
+def _random_values(codec, rng, n, rest):
+    spec = codec.spec()
+    kind = spec["kind"]
+    if kind == "Vector":
+        return np.stack([_random_values(c, rng, n, rest) for c in codec.codecs], axis=1)
+    if kind == "NearlyZero":
+        v = _random_values(codec.inner, rng, n, rest)
+        still = rng.random(n) < (0.5 if rest is None else rest)
+        v[still] = 0.0
+        return v
+    if kind in ("Quat", "UnitVector"):
+        return rng.normal(size=(n, 4 if kind == "Quat" else 3))
+    if kind == "Bool":
+        return rng.random(n) < 0.5
+    if kind == "Enum":
+        return rng.integers(0, spec["count"] if "count" in spec else len(spec["labels"]), n)
+    if kind == "UInt":
+        return rng.integers(0, 2 ** min(spec["bits"], 63), n, dtype=np.uint64)
+    if kind == "Int":
+        b = min(spec["bits"], 63)
+        return rng.integers(-(2 ** (b - 1)), 2 ** (b - 1), n, dtype=np.int64)
+    x = _sample_inputs(codec, rng, n)
+    return rng.choice(x[np.isfinite(x)], n)
+
+
+def _records_file(sname, schema, rng):
+    from .errors import DecodeError
+    signed = signed_slots(schema)
+    cols = _random_columns(schema, rng, 24)
+    snap = schema.snapshot(np.arange(24), cols)
+    valid = []
+    for i in range(24):
+        codes = [int(c) - (1 << 64) if s and int(c) >= 1 << 63 else int(c)
+                 for c, s in zip(snap.matrix[i].tolist(), signed)]
+        rec_codes = schema._plan.matrix_to_codes(snap.matrix[i:i + 1])
+        one = tuple(_code_of(shape, np.asarray(rec_codes[name])[0].tolist())
+                    for shape, name in zip(_record_shapes(schema), schema._plan.names))
+        data = schema.encode_codes(one)
+        valid.append({"hex": data.hex(), "codes": [_code(c) for c in codes]})
+    invalid = []
+    base = bytes.fromhex(valid[0]["hex"])
+    trials = [("short", base[:-1]), ("long", base + b"\x00"), ("empty", b"")]
+    for i in range(400):
+        b = bytearray(bytes.fromhex(valid[i % len(valid)]["hex"]))
+        j = int(rng.integers(0, len(b) * 8))
+        b[j // 8] ^= 1 << (j % 8)
+        trials.append((f"bit {j} flipped", bytes(b)))
+        b2 = bytes(rng.integers(0, 256, len(b), dtype=np.uint8))
+        trials.append(("random", b2))
+    seen = set()
+    for why, data in trials:
+        try:
+            schema.decode(data)
+        except DecodeError as e:
+            key = (why.split()[0], str(e).split(":")[0])
+            if data.hex() in seen:
+                continue
+            seen.add(data.hex())
+            invalid.append({"hex": data.hex(), "why": why, "error": str(e)})
+            if len(invalid) >= 40:
+                break
+    return {"schema": f"schemas/{sname}.json", "valid": valid, "invalid": invalid}
+
+
+from .snapshot import _code_of, _record_shapes  # noqa: E402  (one record's code shapes)
+
+
+# -- streams -------------------------------------------------------------------------------------
+
+class _Stream:
+    """A simulated link from one encoder to one decoder, recording every datagram in the order
+    it reaches the client, with the ack rule of section 15 and seeded loss, duplicates,
+    reordering and delays."""
+
+    def __init__(self, schema, rng, *, history=64, predict=True, max_datagram=1200, stream_id=1,
+                 started=1_000_000, loss=0.0, dup=0.0, delay=(0, 0), ack_delay=1, ack_loss=0.0):
+        from .snapshot import SnapshotDecoder
+        self.schema = schema
+        self.rng = rng
+        self.kw = dict(history=history, predict=predict, max_datagram=max_datagram)
+        self.enc = self._encoder(stream_id, started)
+        self.dec = SnapshotDecoder(schema)
+        self.loss, self.dup, self.delay = loss, dup, delay
+        self.ack_delay, self.ack_loss = ack_delay, ack_loss
+        self.tick = 0
+        self.inflight = []           # (arrival tick, order, datagram)
+        self.acks = []               # (arrival tick, seq)
+        self.out = []                # datagrams as they arrive
+        self.order = 0
+        self.branches = set()
+
+    def _encoder(self, stream_id, started):
+        from .snapshot import SnapshotEncoder
+        enc = SnapshotEncoder(self.schema, stream_id=stream_id, **self.kw)
+        enc._started_us = started
+        enc._hello = None
+        return enc
+
+    def send(self, datagrams, lossy=True):
+        for d in datagrams:
+            if lossy and self.rng.random() < self.loss:
+                continue
+            copies = 2 if lossy and self.rng.random() < self.dup else 1
+            for _ in range(copies):
+                lo, hi = self.delay
+                at = self.tick + (int(self.rng.integers(lo, hi + 1)) if hi > lo else lo)
+                self.inflight.append((at, self.order, bytes(d)))
+                self.order += 1
+
+    def inject(self, datagram):
+        """A datagram that arrives now, ahead of everything in flight."""
+        self._arrive(bytes(datagram))
+
+    def _arrive(self, d):
+        self.out.append(d)
+        from .errors import DecodeError
+        try:
+            view = self.dec.decode(d)
+        except DecodeError:
+            return
+        if view is not None and self.rng.random() >= self.ack_loss:
+            self.acks.append((self.tick + self.ack_delay, self.dec.latest))
+
+    def step(self, seq, snap, *, hello_rule=True):
+        """One tick: the server encodes ``snap`` as ``seq`` and sends it (with the hello when the
+        packet goes without a baseline); what is due arrives; acks that are due reach the server."""
+        for at, s in [a for a in self.acks if a[0] <= self.tick]:
+            self.enc.ack(s)
+        self.acks = [a for a in self.acks if a[0] > self.tick]
+        dgs = self.enc.encode_datagrams(seq, snap)
+        if hello_rule and self.enc.last_baseline is None:
+            self.send([self.enc.hello()])
+        self.send(dgs)
+        self.deliver()
+        self.tick += 1
+
+    def deliver(self, everything=False):
+        due = sorted([f for f in self.inflight if everything or f[0] <= self.tick], key=lambda f: (f[0], f[1]))
+        self.inflight = [f for f in self.inflight if not (everything or f[0] <= self.tick)]
+        for _, _, d in due:
+            self._arrive(d)
+
+
+class _World:
+    """A world for the stream scenarios: entities that move, rest, turn, appear and leave."""
+
+    def __init__(self, schema, rng, n=40, first_id=100, id_step=3):
+        self.schema = schema
+        self.rng = rng
+        self.ids = list(range(first_id, first_id + n * id_step, id_step))
+        self.next_id = self.ids[-1] + 1
+        self.cols = _random_columns(schema, rng, n, rest=0.5)
+        self.moving = rng.random(n) < 0.5
+
+    def tick(self, churn=0.0, move=0.3):
+        rng = self.rng
+        n = len(self.ids)
+        mv = rng.random(n) < move
+        for fname, codec in self.schema.fields:
+            spec = codec.spec()
+            kind = spec["kind"]
+            col = self.cols[fname]
+            if kind == "Vector":
+                col = col.copy()
+                for j, c in enumerate(codec.codecs):
+                    if c.spec()["kind"] in ("UInt", "Int", "Bool", "Enum"):
+                        fresh = _random_values(c, rng, n, 0.5)
+                        flip = rng.random(n) < 0.05
+                        col[flip, j] = fresh[flip]
+                    else:
+                        step = np.abs(col[:, j]).max() * 0.002 + 0.01 if n else 0.01
+                        col[:, j] += rng.normal(0, step, n) * mv
+            elif kind in ("Bounded", "Angle", "Fixed", "Grid", "PowerCurve", "Half"):
+                step = np.abs(col).max() * 0.002 + 0.01 if col.size else 0.01
+                col = col + rng.normal(0, step, col.shape) * mv
+            elif kind == "Quat":
+                turn = rng.normal(0, 0.03, col.shape) * mv[:, None]
+                col = col + turn
+                # near ties between the two largest components: index changes in both forms
+                tie = rng.random(n) < 0.05
+                if tie.any():
+                    q = np.zeros((int(tie.sum()), 4))
+                    q[:, 0] = 0.7071 + rng.normal(0, 0.002, len(q))
+                    q[:, 2] = rng.choice([-1.0, 1.0], len(q)) * (0.7071 + rng.normal(0, 0.002, len(q)))
+                    q[:, 1] = rng.normal(0, 0.01, len(q))
+                    col = col.copy()
+                    col[tie] = q
+            elif kind in ("UnitVector",):
+                col = col + rng.normal(0, 0.02, col.shape) * mv[:, None]
+            elif kind == "NearlyZero":
+                fresh = _random_values(codec, rng, n, 0.5)
+                flip = rng.random(n) < 0.1
+                col = col.copy()
+                col[flip] = fresh[flip]
+            else:
+                fresh = _random_values(codec, rng, n, 0.5)
+                flip = rng.random(n) < 0.05
+                col = col.copy()
+                col[flip] = fresh[flip]
+            self.cols[fname] = col
+        if churn:
+            keep = rng.random(n) >= churn
+            self.ids = [i for i, k in zip(self.ids, keep) if k]
+            self.cols = {k: v[keep] for k, v in self.cols.items()}
+            add = int(rng.integers(0, max(1, int(churn * n * 2)) + 1))
+            if add:
+                gaps = rng.integers(1, 50, add)
+                new_ids = []
+                for g in gaps:
+                    self.next_id += int(g)
+                    new_ids.append(self.next_id)
+                self.ids += new_ids
+                fresh = _random_columns(self.schema, rng, add, rest=0.5)
+                self.cols = {k: np.concatenate([self.cols[k], fresh[k]]) for k in self.cols}
+
+    def snapshot(self):
+        perm = self.rng.permutation(len(self.ids))        # rows in any order: matched by id
+        ids = np.array(self.ids, dtype=np.uint64)[perm]
+        return self.schema.snapshot(ids, {k: v[perm] for k, v in self.cols.items()})
+
+
+def _seal(enc, body):
+    """A packet body sealed with ``enc``'s stream (for the malformed-packet vectors)."""
+    from ._bitstream import crc32c
+    return bytes(body) + struct.pack("<I", crc32c(bytes(body), enc._seed_p))
+
+
+def _streams(schemas):
+    """name -> (schema name, datagrams, description, branches it is built to reach)."""
+    rng = np.random.default_rng(20261202)
+    out = {}
+
+    # 1. a clean stream: hello, full packet, deltas with and without extrapolation, entities
+    # leaving and arriving (id gaps), quaternion index changes, NearlyZero flags, the sequence
+    # number wrapping from 65535 to 0
+    s = _Stream(schemas["pose"], rng, stream_id=0x1111, ack_delay=3)
+    w = _World(schemas["pose"], rng, n=60)
+    for t in range(40):
+        w.tick(churn=0.05 if t % 7 == 3 else 0.0, move=0.3 if t < 30 else 0.0)
+        s.step((65520 + t) & 0xFFFF, w.snapshot())
+    s.deliver(True)
+    out["pose_clean"] = ("pose", s.out, "a clean stream: hello, full, deltas with and without "
+                         "extrapolation, entities leaving and arriving, quaternion index changes, "
+                         "sequence wrap", ["hello", "full", "delta", "pred", "removed", "new", "wrap"])
+
+    # 2. the same world over a lossy link: loss, duplicates, reordering, late packets
+    s = _Stream(schemas["pose"], rng, stream_id=0x2222, loss=0.15, dup=0.1, delay=(0, 4), ack_delay=4)
+    w = _World(schemas["pose"], rng, n=50)
+    for t in range(120):
+        w.tick(churn=0.03, move=0.5)
+        s.step(t, w.snapshot())
+    s.deliver(True)
+    out["pose_lossy"] = ("pose", s.out, "15% loss, 10% duplicates, reordering over 0-4 ticks, acks "
+                         "4 ticks late", ["loss", "duplicate", "reorder", "late"])
+
+    # 3. every codec kind, predict off and on, history 8
+    for predict in (True, False):
+        s = _Stream(schemas["all_kinds"], rng, stream_id=0x3333 + predict, history=8, predict=predict,
+                    loss=0.05, ack_delay=2)
+        w = _World(schemas["all_kinds"], rng, n=30)
+        for t in range(50):
+            w.tick(churn=0.02, move=0.4)
+            s.step(t * 3, w.snapshot())
+        s.deliver(True)
+        out[f"all_kinds_{'pred' if predict else 'nopred'}"] = (
+            "all_kinds", s.out, f"every codec kind, history 8, predict {predict}, 5% loss, sequence "
+                                f"numbers stepping by 3", ["all-kinds"])
+
+    # 4. fragments: a small datagram budget, fragments lost, duplicated and reordered
+    s = _Stream(schemas["pose"], rng, stream_id=0x4444, max_datagram=128, loss=0.03, dup=0.05,
+                delay=(0, 2), ack_delay=2)
+    w = _World(schemas["pose"], rng, n=40)
+    for t in range(40):
+        w.tick(churn=0.02, move=0.6)
+        s.step(t, w.snapshot())
+    s.deliver(True)
+    out["fragments"] = ("pose", s.out, "max_datagram 128: full packets and large deltas in fragments, "
+                        "lost, duplicated and reordered", ["fragment"])
+
+    # 5. hostile traffic mixed into a stream: before the hello, stray, random, bit-flipped,
+    # truncated, extended datagrams, another stream's and another schema's datagrams, crafted
+    # malformed packets, a baseline the client never had, bad fragments
+    from .snapshot import SnapshotEncoder
+    schema = schemas["pose"]
+    s = _Stream(schema, rng, stream_id=0x5555, ack_delay=1)
+    w = _World(schema, rng, n=30)
+    foreign = s._encoder(0x6666, 500_000)            # same schema, another (older) stream
+    other = SnapshotEncoder(schemas["one_bit"], stream_id=0x7777)
+    other._started_us = 2_000_000
+    other._hello = None
+    w.tick()
+    first = s.enc.encode(0, w.snapshot())
+    s.inject(first)                                  # a packet before its hello: no-hello
+    s.inject(bytes.fromhex("f15d02"))                # the issue's stray datagram
+    s.inject(other.hello())                          # a hello of another schema
+    s.inject(s.enc.hello())
+    s.inject(first)
+    s.enc.ack(0)
+    for t in range(1, 60):
+        w.tick(churn=0.02, move=0.4)
+        snap = w.snapshot()
+        dgs = s.enc.encode_datagrams(t, snap)
+        fsnap = snap
+        if t == 48:
+            # a packet lost on the way, acknowledged all the same (a forged or misrouted ack):
+            # the next packets name a baseline the client never had
+            s.enc.ack(t)
+            continue
+        for d in dgs:
+            k = t % 10
+            if k == 1:
+                s.inject(bytes(rng.integers(0, 256, int(rng.integers(0, 40)), dtype=np.uint8)))
+            elif k == 2:
+                b = bytearray(d)
+                j = int(rng.integers(0, len(b) * 8))
+                b[j // 8] ^= 1 << (j % 8)
+                s.inject(bytes(b))                   # damaged: check
+            elif k == 3:
+                s.inject(d[:-1])                     # truncated
+                s.inject(d + b"\x00")                # extended
+            elif k == 4:
+                s.inject(foreign.encode(t, fsnap))   # another stream's packet
+                s.inject(foreign.hello())            # an older stream's hello
+            elif k == 5:
+                body = bytearray(d[:-4])
+                body[-1] ^= 0x80 if len(body) > 3 else 0
+                s.inject(_seal(s.enc, body))         # sealed but malformed
+                s.inject(_seal(s.enc, bytes(d[:-4]) + b"\x00"))    # trailing data
+                s.inject(_seal(s.enc, bytes(d[:2])))               # a header alone
+            elif k == 6:
+                s.inject(s.enc.hello())              # the hello again: ignored
+            s.inject(d)
+        if s.dec.latest is not None and t < 48:
+            s.enc.ack(s.dec.latest)
+    # bad fragments of a packet of this stream
+    from . import _framing
+    frag = _framing.fragment(s.enc.encode(200, w.snapshot()), 96, s.enc._seed_f)
+    from ._bitstream import crc32c
+    bad_count = bytearray(frag[0][:-4])
+    bad_count[3] = 0                                 # a count of 1
+    s.inject(bytes(bad_count) + struct.pack("<I", crc32c(bytes(bad_count), s.enc._seed_f)))
+    bad_index = bytearray(frag[0][:-4])
+    bad_index[2] = 250                               # an index past the count
+    s.inject(bytes(bad_index) + struct.pack("<I", crc32c(bytes(bad_index), s.enc._seed_f)))
+    short = bytes(frag[0][:-5])                      # a chunk of the wrong length
+    s.inject(short + struct.pack("<I", crc32c(short, s.enc._seed_f)))
+    out["hostile"] = ("pose", s.out, "before the hello, stray, random, damaged, truncated, extended, "
+                      "another stream's and another schema's datagrams, sealed malformed packets, a "
+                      "baseline the client never had, bad fragments", ["no-hello", "check", "schema",
+                                                                       "hello", "malformed", "baseline",
+                                                                       "fragment"])
+
+    # 6. restarts: the server restarts (a newer stream) and the client restarts (a fresh
+    # decoder: the runner's decoder cannot restart, so the client's lost state shows as the
+    # server's encoder being reset, which starts a newer stream too), replays of the old stream
+    s = _Stream(schema, rng, stream_id=0x8888, loss=0.05, ack_delay=2)
+    w = _World(schema, rng, n=30)
+    old = []
+    for t in range(30):
+        w.tick(move=0.5)
+        before = len(s.out)
+        s.step(t, w.snapshot())
+        old += s.out[before:]
+    s.enc = s._encoder(0x9999, 3_000_000)            # the server restarted: a newer stream
+    s.acks = []
+    for t in range(30, 60):
+        w.tick(move=0.5)
+        s.step(t - 30, w.snapshot())                 # its numbers start over
+        if t % 5 == 0:
+            s.inject(old[t % len(old)])              # replays of the old stream
+    s.enc = s._encoder(0xAAAA, 4_000_000)            # the client's encoder reset: newer again
+    s.acks = []
+    for t in range(60, 80):
+        w.tick(move=0.5)
+        s.step(t, w.snapshot())
+    s.deliver(True)
+    out["restart"] = ("pose", s.out, "a server restart (a newer stream, numbers starting over), "
+                      "replays of the old stream, an encoder reset", ["restart", "replay"])
+
+    # 7. one 1-bit field: the flip that is implied, not sent
+    s = _Stream(schemas["one_bit"], rng, stream_id=0xBBBB, ack_delay=1)
+    w = _World(schemas["one_bit"], rng, n=300)
+    for t in range(20):
+        w.tick(move=0.3, churn=0.01)
+        s.step(t, w.snapshot())
+    s.deliver(True)
+    out["one_bit"] = ("one_bit", s.out, "a schema of one Bool: every SET mode of the changed "
+                      "entities", ["abs-1bit"])
+    return out
+
+
+def make(directory):
+    """Write the kit into ``directory`` (created if missing). Deterministic: the same package
+    writes the same bytes."""
+    root = pathlib.Path(directory)
+    for sub in ("schemas", "values", "records", "streams"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    schemas = kit_schemas()
+    manifest = {"format": 1, "wire_format": 1, "schemas": {}, "values": [], "records": [], "streams": []}
+    for name, schema in schemas.items():
+        path = f"schemas/{name}.json"
+        (root / path).write_text(schema.to_json() + "\n")
+        manifest["schemas"][name] = {"file": path, "fingerprint": schema.fingerprint}
+    rng = np.random.default_rng(7)
+    seen = set()
+    for sname, schema in schemas.items():
+        for name, codec in _scalar_codecs(schema):
+            key = json.dumps(codec.spec(), sort_keys=True)
+            if key in seen:
+                continue
+            seen.add(key)
+            fname = f"values/{sname}.{name}.json"
+            (root / fname).write_text(json.dumps(_values_file(name, codec, rng), indent=1) + "\n")
+            manifest["values"].append(fname)
+    for sname, schema in schemas.items():
+        fname = f"records/{sname}.json"
+        (root / fname).write_text(json.dumps(_records_file(sname, schema, rng), indent=1) + "\n")
+        manifest["records"].append(fname)
+    for name, (sname, datagrams, what, branches) in _streams(schemas).items():
+        bin_path = f"streams/{name}.bin"
+        exp_path = f"streams/{name}.jsonl"
+        write_datagrams(root / bin_path, datagrams)
+        lines = runner_lines(schemas[sname], datagrams)
+        (root / exp_path).write_text("".join(line + "\n" for line in lines))
+        counts = {}
+        for line in lines:
+            k = json.loads(line)
+            key = k.get("error") or ("pending" if "pending" in k else "snapshot")
+            counts[key] = counts.get(key, 0) + 1
+        manifest["streams"].append({"name": name, "schema": f"schemas/{sname}.json", "datagrams": bin_path,
+                                    "expected": exp_path, "what": what, "count": len(datagrams),
+                                    "outcomes": dict(sorted(counts.items()))})
+    (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return manifest
