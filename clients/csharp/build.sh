@@ -1,0 +1,25 @@
+#!/bin/sh
+# Build the library, the runner and the tests into build/ (only when a source changed).
+# Usage: build.sh  (prints nothing on success; exit 1 and the compiler's output on failure)
+set -e
+here=$(cd "$(dirname "$0")" && pwd)
+out="$here/build"
+mkdir -p "$out"
+MCS="mcs -langversion:7 -warnaserror -optimize+ -r:System.Numerics.dll -nologo"
+stale() {   # stale TARGET SOURCES...: whether TARGET is missing or older than a source
+    t=$1; shift
+    [ -f "$t" ] || return 0
+    for s in "$@"; do [ "$s" -nt "$t" ] && return 0; done
+    return 1
+}
+lock="$out/.lock"
+exec 9>"$lock"
+if command -v flock >/dev/null 2>&1; then flock 9; fi
+if stale "$out/QuantCodec.dll" "$here"/src/*.cs; then
+    $MCS -target:library -out:"$out/QuantCodec.dll.tmp" "$here"/src/*.cs
+    mv "$out/QuantCodec.dll.tmp" "$out/QuantCodec.dll"
+fi
+if stale "$out/qc-decode.exe" "$out/QuantCodec.dll" "$here"/tools/QcDecode.cs; then
+    $MCS -r:"$out/QuantCodec.dll" -out:"$out/qc-decode.exe.tmp" "$here"/tools/QcDecode.cs
+    mv "$out/qc-decode.exe.tmp" "$out/qc-decode.exe"
+fi

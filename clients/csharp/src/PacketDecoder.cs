@@ -1,0 +1,625 @@
+// One snapshot packet (wire-format sections 4-7), decoded against the snapshots its header names
+// into a new snapshot. Scratch buffers are kept between packets: no allocation per entity.
+using System;
+
+namespace QuantCodec
+{
+    internal sealed class PacketDecoder
+    {
+        readonly Schema schema;
+        readonly int S, F, C;
+        // slots
+        readonly SlotClass[] sClass;
+        readonly int[] sBits, sSpan, sCb, sComp;
+        readonly bool[] sSigned, sAllValid;
+        readonly Codec[] sCodec;
+        readonly double[][] sQtab;
+        // components
+        readonly int[] cSlot, cShift, cB;
+        readonly bool[] cSmag;
+        // fields
+        readonly int[] fFirst, fEnd, fC0, fC1;
+        readonly bool[] fImpliedFlag, fImpliedFlip;
+
+        // the reader
+        byte[] buf;
+        int start, nbytes;
+        long pos, nbits;
+
+        // scratch
+        int[] removed = new int[16], keptBase = new int[16], keptPred = new int[16], cls1 = new int[16], cls0 = new int[16];
+        int[] set1 = new int[16], set0 = new int[16], chg = new int[16], tmp = new int[16];
+        byte[] ctx = new byte[16];
+        ulong[] newIds = new ulong[16], newRows = new ulong[16];
+        byte[] fch = new byte[16];
+        readonly int[] kk, pp;
+
+        public PacketDecoder(Schema schema)
+        {
+            this.schema = schema;
+            var slots = schema.Slots;
+            S = slots.Length;
+            F = schema.Fields.Length;
+            sClass = new SlotClass[S]; sBits = new int[S]; sSpan = new int[S]; sCb = new int[S]; sComp = new int[S];
+            sSigned = new bool[S]; sAllValid = new bool[S]; sCodec = new Codec[S]; sQtab = new double[S][];
+            int nc = 0;
+            foreach (var sl in slots)
+                nc += sl.Class == SlotClass.Ord || sl.Class == SlotClass.Smag ? 1 : sl.Class == SlotClass.Quat ? 3 : sl.Class == SlotClass.Uvec ? 2 : 0;
+            C = nc;
+            cSlot = new int[C]; cShift = new int[C]; cB = new int[C]; cSmag = new bool[C];
+            kk = new int[C + 1]; pp = new int[C + 1];
+            int c = 0;
+            for (int s = 0; s < S; s++)
+            {
+                var sl = slots[s];
+                sClass[s] = sl.Class; sBits[s] = sl.Bits; sSpan[s] = sl.Span; sCb[s] = sl.CBits; sSigned[s] = sl.Signed; sCodec[s] = sl.Codec;
+                sComp[s] = c;
+                sAllValid[s] = sl.Class == SlotClass.Flag || AllValid(sl);
+                if (sl.Class == SlotClass.Quat && sl.CBits <= 12) sQtab[s] = sl.Codec.QuatTable();
+                switch (sl.Class)
+                {
+                    case SlotClass.Ord: case SlotClass.Smag:
+                        cSlot[c] = s; cShift[c] = 0; cB[c] = sl.Bits; cSmag[c] = sl.Class == SlotClass.Smag; c++; break;
+                    case SlotClass.Quat:
+                        for (int t = 0; t < 3; t++) { cSlot[c] = s; cShift[c] = (2 - t) * sl.CBits; cB[c] = sl.CBits; c++; }
+                        break;
+                    case SlotClass.Uvec:
+                        for (int t = 0; t < 2; t++) { cSlot[c] = s; cShift[c] = (1 - t) * sl.CBits; cB[c] = sl.CBits; c++; }
+                        break;
+                }
+            }
+            fFirst = new int[F]; fEnd = new int[F]; fC0 = new int[F]; fC1 = new int[F];
+            fImpliedFlag = new bool[F]; fImpliedFlip = new bool[F];
+            for (int f = 0; f < F; f++)
+            {
+                var fl = schema.Fields[f];
+                fFirst[f] = fl.FirstSlot; fEnd[f] = fl.FirstSlot + fl.SlotCount;
+                fC0[f] = fl.SlotCount > 0 ? sComp[fl.FirstSlot] : c;
+                fC1[f] = fEnd[f] < S ? sComp[fEnd[f]] : C;
+                fImpliedFlag[f] = fl.SlotCount > 0 && slots[fl.FirstSlot].Class == SlotClass.Flag && fl.FirstSlot + 1 + slots[fl.FirstSlot].Span == fEnd[f];
+                fImpliedFlip[f] = fl.SlotCount == 1 && slots[fl.FirstSlot].Class == SlotClass.Abs && slots[fl.FirstSlot].Bits == 1;
+            }
+        }
+
+        static bool AllValid(Slot sl)
+        {
+            var c = sl.Codec;
+            switch (c.Kind)
+            {
+                // (Bounded: 2**bits codes; Fixed and Int: the whole two's complement / unsigned range of
+                // their width; a Vector's UnitVector: 2**(2b) codes)
+                case CodecKind.Bounded: case CodecKind.Angle: case CodecKind.UInt: case CodecKind.Grid: case CodecKind.Half:
+                case CodecKind.Int: case CodecKind.Bool: case CodecKind.UnitVector: case CodecKind.Fixed:
+                    return true;
+                default: return false;      // PowerCurve (negative zero), Enum, Quat
+            }
+        }
+
+        static ulong Mask(int b) { return b >= 64 ? ulong.MaxValue : (1UL << b) - 1; }
+
+        DecodeException Bad(string what) { return new DecodeException("malformed", "snapshot packet: " + what + " at bit " + pos); }
+
+        // ------------------------------------------------------------------------ bit reads
+
+        ulong Raw(int n)        // n <= 56, inside the data
+        {
+            long p = pos;
+            int byteIx = (int)(p >> 3);
+            int sh = (int)(p & 7);
+            ulong w;
+            if (byteIx + 8 <= nbytes)
+            {
+                int b = start + byteIx;
+                byte[] d = buf;
+                w = (ulong)d[b] | ((ulong)d[b + 1] << 8) | ((ulong)d[b + 2] << 16) | ((ulong)d[b + 3] << 24)
+                    | ((ulong)d[b + 4] << 32) | ((ulong)d[b + 5] << 40) | ((ulong)d[b + 6] << 48) | ((ulong)d[b + 7] << 56);
+            }
+            else
+            {
+                w = 0;
+                for (int i = 0; byteIx + i < nbytes && i < 8; i++) w |= (ulong)buf[start + byteIx + i] << (8 * i);
+            }
+            pos = p + n;
+            return (w >> sh) & ((1UL << n) - 1);
+        }
+
+        ulong Read(int n)
+        {
+            if (n == 0) return 0;
+            if (pos + n > nbits) throw Bad("truncated, a read of " + n + " bits runs past the end");
+            if (n > 56) { ulong lo = Raw(32); return lo | (Raw(n - 32) << 32); }
+            return Raw(n);
+        }
+
+        ulong Peek(int n)
+        {
+            long left = nbits - pos;
+            if (left < n) n = (int)left;
+            if (n <= 0) return 0;
+            long save = pos;
+            ulong v = Raw(n);
+            pos = save;
+            return v;
+        }
+
+        static int Ctz(ulong v)
+        {
+            int n = 0;
+            if ((v & 0xFFFFFFFFUL) == 0) { n += 32; v >>= 32; }
+            if ((v & 0xFFFFUL) == 0) { n += 16; v >>= 16; }
+            if ((v & 0xFFUL) == 0) { n += 8; v >>= 8; }
+            if ((v & 0xFUL) == 0) { n += 4; v >>= 4; }
+            if ((v & 0x3UL) == 0) { n += 2; v >>= 2; }
+            if ((v & 0x1UL) == 0) { n += 1; }
+            return n;
+        }
+
+        internal static int BitLen(ulong x) { return Codec.BitLen(x); }
+
+        /// <summary>EG(k, b) (section 4). With alt, an escape carries one more bit: 1 sets isAlt
+        /// (nothing more read).</summary>
+        ulong EG(int k, int b, bool alt, out bool isAlt)
+        {
+            isAlt = false;
+            int E = (b - k + 1) / 2 + 1;
+            long avail = nbits - pos;
+            if (avail <= 0) throw Bad("truncated in an Exp-Golomb code");
+            int n = E < avail ? E : (int)avail;
+            ulong peek = Peek(n);
+            if (peek == 0)
+            {
+                if (n < E) throw Bad("truncated in an Exp-Golomb code");
+                pos += E;
+                if (alt && Read(1) != 0) { isAlt = true; return 0; }
+                return Read(b);
+            }
+            int e = Ctz(peek);
+            pos += e + 1;
+            ulong m = Read(e);
+            ulong v = (m | (1UL << e)) - 1;
+            ulong low = Read(k);
+            if (k >= 64)
+            {
+                if (v != 0) throw Bad("Exp-Golomb value beyond 64 bits");
+                return low;
+            }
+            if (k > 0 && (v >> (64 - k)) != 0) throw Bad("Exp-Golomb value beyond 64 bits");
+            ulong u = (v << k) | low;
+            if (b < 64 && (u >> b) != 0) throw Bad("Exp-Golomb value beyond its " + b + " bits");
+            return u;
+        }
+
+        ulong EG(int k, int b) { bool a; return EG(k, b, false, out a); }
+
+        ulong Rice(int k, ulong limit)
+        {
+            ulong q = 0, qmax = limit >> k;
+            for (;;)
+            {
+                long avail = nbits - pos;
+                if (avail <= 0) throw Bad("truncated in a Rice code");
+                int n = avail >= 56 ? 56 : (int)avail;
+                ulong peek = Peek(n);
+                if (peek != 0)
+                {
+                    int z = Ctz(peek);
+                    q += (ulong)z;
+                    pos += z + 1;
+                    break;
+                }
+                q += (ulong)n;
+                pos += n;
+                if (q > qmax) throw Bad("Rice code beyond its set");
+            }
+            if (q > qmax) throw Bad("Rice code beyond its set");
+            ulong low = Read(k);
+            q = (q << k) | low;
+            if (q >= limit) throw Bad("Rice code beyond its set");
+            return q;
+        }
+
+        static void Grow(ref int[] a, int n) { if (a.Length < n) a = new int[Math.Max(n, a.Length * 2)]; }
+
+        /// <summary>SET(M) into pos (room for M): the members ascending; returns their number.</summary>
+        int ReadSet(ref int[] outp, int M)
+        {
+            Grow(ref outp, M + 1);
+            int[] o = outp;
+            int mode = (int)Read(2);
+            if (mode == 0) return 0;
+            int cbits = BitLen((ulong)(M - 1));
+            if (mode == 1 || mode == 2)
+            {
+                long cnt = (long)Read(cbits) + (mode == 1 ? 1 : 0);
+                if (cnt > M || (mode == 2 && cnt == M)) throw Bad("bad set count");
+                if (mode == 1) { ReadList(o, 0, (int)cnt, M); return (int)cnt; }
+                int nc = (int)cnt;
+                if (nc > 0)
+                {
+                    Grow(ref tmp, nc);
+                    ReadList(tmp, 0, nc, M);
+                }
+                int j = 0, n = 0;
+                for (int i = 0; i < M; i++)
+                {
+                    if (j < nc && tmp[j] == i) { j++; continue; }
+                    o[n++] = i;
+                }
+                return n;
+            }
+            int count = 0;
+            for (int ws = 0; ws < M; ws += 56)
+            {
+                int nb = M - ws < 56 ? M - ws : 56;
+                ulong w = Read(nb);
+                while (w != 0)
+                {
+                    o[count++] = ws + Ctz(w);
+                    w &= w - 1;
+                }
+            }
+            if (count == 0) throw Bad("an empty bit-mask set");
+            return count;
+        }
+
+        void ReadList(int[] o, int at, int cnt, int M)
+        {
+            int k = (int)Read(5);
+            long prev = -1;
+            for (int i = 0; i < cnt; i++)
+            {
+                ulong g = Rice(k, (ulong)(M - prev - 1));
+                prev = prev + 1 + (long)g;
+                o[at + i] = (int)prev;
+            }
+        }
+
+        // ------------------------------------------------------------------------ the header
+
+        /// <summary>seq, bdist, pdist (0: none) of a packet; DecodeException (malformed).</summary>
+        public long Header(byte[] data, int offset, int length, out int seq, out int bdist, out int pdist)
+        {
+            buf = data; start = offset; nbytes = length; pos = 0; nbits = 8L * length;
+            bdist = 0; pdist = 0;
+            seq = (int)Read(16);
+            if (Read(1) == 0) return pos;
+            ulong v = EG(2, 16);
+            if (v >= 0x7FFF) throw Bad("sequence distance outside 1..32767");
+            bdist = (int)v + 1;
+            if (Read(1) == 0) return pos;
+            v = EG(2, 16);
+            if (v + 1 + (ulong)bdist > 0x7FFF) throw Bad("sequence distance outside 1..32767");
+            pdist = (int)v + 1;
+            return pos;
+        }
+
+        // ------------------------------------------------------------------------ the body
+
+        bool SlotValid(int s, ulong v)
+        {
+            if (sAllValid[s]) return true;      // every value of the slot's width is a valid code
+            double[] t = sQtab[s];
+            if (t != null)
+            {
+                int cb = sCb[s];
+                if (v > sCodec[s].maxcode) return false;
+                ulong m = (1UL << cb) - 1;
+                return Codec.QuatValidShrunk(t[(v >> (2 * cb)) & m], t[(v >> cb) & m], t[v & m]);
+            }
+            return sCodec[s].Valid(v);
+        }
+
+        /// <summary>Decode the packet whose header Header() read (the reader continues after it) against
+        /// base / pred, into o. DecodeException (malformed) on anything wrong; o is then garbage.</summary>
+        public void Body(int seq, int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o)
+        {
+            int m = bdist != 0 ? bs.Count : 0;
+            int nrem = 0;
+            if (bdist != 0 && m > 0) nrem = ReadSet(ref removed, m);
+            ulong nv = EG(0, 32);
+            if ((long)nv > nbits - pos || nv > 0xFFFFFFFFUL - (ulong)(m - nrem)) throw Bad("count of new entities larger than the packet can hold");
+            int nnew = (int)nv;
+            if (nnew > 0)
+            {
+                if (newIds.Length < nnew) newIds = new ulong[Math.Max(nnew, newIds.Length * 2)];
+                if (newRows.Length < nnew * S) newRows = new ulong[Math.Max(nnew * S, newRows.Length * 2)];
+                int kid = (int)Read(6);
+                ulong prev = 0;
+                for (int i = 0; i < nnew; i++)
+                {
+                    ulong v = EG(kid, 64);
+                    if (i > 0)
+                    {
+                        if (v >= ulong.MaxValue - prev) throw Bad("new entity id beyond 2**64 - 1");
+                        v = prev + 1 + v;
+                    }
+                    newIds[i] = v;
+                    prev = v;
+                }
+                for (int i = 0; i < nnew; i++) ReadRecord(newRows, i * S, newIds[i]);
+            }
+            int kept = m - nrem;
+            int nout = kept + nnew;
+            o.Reserve(nout);
+            o.Seq = seq;
+            o.Count = nout;
+            Grow(ref keptBase, kept + 1);
+            int[] kOut = tmpOut(kept + 1);
+            // merge kept baseline rows and new rows in id order
+            {
+                int i = 0, x = 0, j = 0, w = 0, e = 0;
+                ulong[] oid = o.Ids, orow = o.Codes;
+                ulong[] bid = bdist != 0 ? bs.Ids : null, brow = bdist != 0 ? bs.Codes : null;
+                while (i < m || j < nnew)
+                {
+                    if (i < m && x < nrem && removed[x] == i) { x++; i++; continue; }
+                    if (i < m && (j >= nnew || bid[i] < newIds[j]))
+                    {
+                        oid[w] = bid[i];
+                        if (S > 0) Array.Copy(brow, i * S, orow, w * S, S);
+                        keptBase[e] = i; kOut[e] = w; e++;
+                        i++; w++;
+                    }
+                    else
+                    {
+                        if (i < m && bid[i] == newIds[j]) throw Bad("a new entity has the id of a kept one (" + newIds[j] + ")");
+                        oid[w] = newIds[j];
+                        if (S > 0) Array.Copy(newRows, j * S, orow, w * S, S);
+                        j++; w++;
+                    }
+                }
+            }
+            if (bdist == 0) { Finish(); return; }
+            int nchg = 0;
+            Grow(ref chg, kept + 1);
+            Grow(ref keptPred, kept + 1);
+            if (pdist != 0)
+            {
+                if (ctx.Length < kept + 1) ctx = new byte[Math.Max(kept + 1, ctx.Length * 2)];
+                int n1 = 0, n0 = 0;
+                Grow(ref cls1, kept + 1); Grow(ref cls0, kept + 1);
+                int pj = 0, p = pr.Count;
+                ulong[] bid = bs.Ids, brow = bs.Codes, pid = pr.Ids, prow = pr.Codes;
+                for (int e = 0; e < kept; e++)
+                {
+                    int kb = keptBase[e];
+                    ulong id = bid[kb];
+                    while (pj < p && pid[pj] < id) pj++;
+                    bool c1 = true;
+                    keptPred[e] = -1;
+                    if (pj < p && pid[pj] == id)
+                    {
+                        keptPred[e] = pj;
+                        c1 = false;
+                        int a = kb * S, b = pj * S;
+                        for (int s = 0; s < S; s++) if (brow[a + s] != prow[b + s]) { c1 = true; break; }
+                    }
+                    if (c1) cls1[n1++] = e; else cls0[n0++] = e;
+                }
+                int m1 = n1 > 0 ? ReadSet(ref set1, n1) : 0;
+                int m0 = n0 > 0 ? ReadSet(ref set0, n0) : 0;
+                int a1 = 0, a0 = 0;
+                while (a1 < m1 || a0 < m0)
+                {
+                    if (a0 >= m0 || (a1 < m1 && cls1[set1[a1]] < cls0[set0[a0]])) chg[nchg++] = cls1[set1[a1++]];
+                    else chg[nchg++] = cls0[set0[a0++]];
+                }
+            }
+            else if (kept > 0) nchg = ReadSet(ref chg, kept);
+            if (nchg == 0) { Finish(); return; }
+            if (fch.Length < nchg * F + 1) fch = new byte[Math.Max(nchg * F + 1, fch.Length * 2)];
+            Array.Clear(fch, 0, nchg * F);
+            bool[] fany = FieldAny();
+            for (int f = 0; f < F; f++)
+            {
+                int mf = ReadSet(ref set1, nchg);
+                fany[f] = mf > 0;
+                for (int a = 0; a < mf; a++) fch[set1[a] * F + f] = 1;
+            }
+            for (int f = 0; f < F; f++)
+            {
+                for (int c = fC0[f]; c < fC1[f]; c++)
+                {
+                    pp[c] = 0; kk[c] = 0;
+                    if (!fany[f]) continue;
+                    if (pdist != 0 && cB[c] <= 32) pp[c] = (int)Read(1);
+                    int kv = (int)Read(BitLen((ulong)cB[c]));
+                    if (kv > cB[c]) throw Bad("Exp-Golomb parameter above the code width");
+                    kk[c] = kv;
+                }
+            }
+            ChangedEntities(bdist, pdist, bs, pr, o, kOut, nchg);
+            Finish();
+        }
+
+        int[] kOutBuf = new int[16];
+        int[] tmpOut(int n) { if (kOutBuf.Length < n) kOutBuf = new int[Math.Max(n, kOutBuf.Length * 2)]; return kOutBuf; }
+        bool[] fanyBuf;
+        bool[] FieldAny() { if (fanyBuf == null) fanyBuf = new bool[F + 1]; return fanyBuf; }
+
+        void ReadRecord(ulong[] rows, int at, ulong id)
+        {
+            for (int s = 0; s < S; s++)
+            {
+                ulong v = Read(sBits[s]);
+                if (sClass[s] == SlotClass.Flag)
+                {
+                    rows[at + s] = v;
+                    if (v == 0)
+                    {
+                        for (int t = s + 1; t <= s + sSpan[s]; t++) rows[at + t] = 0;
+                        s += sSpan[s];
+                    }
+                    continue;
+                }
+                if (sSigned[s]) v = sCodec[s].FromWire(v);
+                if (!SlotValid(s, v)) { pos -= sBits[s]; throw Bad("entity " + id + ": " + SlotName(s) + ": code " + CodeText(s, v) + " is not valid"); }
+                rows[at + s] = v;
+            }
+        }
+
+        string SlotName(int s)
+        {
+            var fl = schema.Fields[schema.Slots[s].Field];
+            return fl.SlotCount == 1 ? fl.Name : fl.Name + "[" + (s - fl.FirstSlot) + "]";
+        }
+
+        string CodeText(int s, ulong v) { return sSigned[s] ? ((long)v).ToString() : v.ToString(); }
+
+        void Finish()
+        {
+            long left = nbits - pos;
+            if (left >= 8) throw Bad("unexpected data after the end of the packet");
+            if (Read((int)left) != 0) throw Bad("padding bits set after the end of the packet");
+        }
+
+        /// <summary>A component's linear value (the order map for sign-magnitude codes).</summary>
+        ulong Lin(ulong carrier, int c)
+        {
+            int b = cB[c];
+            ulong v = (carrier >> cShift[c]) & Mask(b);
+            if (cSmag[c] && ((v >> (b - 1)) & 1) != 0) v ^= Mask(b - 1);
+            return v;
+        }
+
+        static ulong Unzz(ulong u) { return (u >> 1) ^ (0UL - (u & 1)); }
+
+        ulong Ref(int c, ulong bl, ulong pl, bool usePred, int bdist, int pdist)
+        {
+            if (!usePred) return bl;
+            int b = cB[c];          // <= 32
+            ulong mask = Mask(b);
+            long s = (long)((bl - pl) & mask);
+            if (((ulong)s >> (b - 1)) != 0) s -= 1L << b;
+            long t;
+            if (bdist == pdist) t = s;
+            else if (s >= 0) t = (2 * s * bdist + pdist) / (2L * pdist);
+            else t = -((2 * (-s) * bdist + pdist) / (2L * pdist));
+            return (bl + (ulong)t) & mask;
+        }
+
+        ulong Comp(int c, ulong bcar, ulong pcar, bool usePred, int bdist, int pdist, ulong u)
+        {
+            ulong r = Ref(c, Lin(bcar, c), usePred ? Lin(pcar, c) : 0, usePred, bdist, pdist);
+            int b = cB[c];
+            ulong v = (r + Unzz(u)) & Mask(b);
+            if (cSmag[c] && ((v >> (b - 1)) & 1) != 0) v ^= Mask(b - 1);
+            return v;
+        }
+
+        void ChangedEntities(int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o, int[] kOut, int nchg)
+        {
+            ulong[] brow = bs.Codes, orow = o.Codes;
+            ulong[] prow = pdist != 0 ? pr.Codes : null;
+            for (int e = 0; e < nchg; e++)
+            {
+                int ke = chg[e];
+                int bi = keptBase[ke] * S, oi = kOut[ke] * S;
+                int pi = pdist != 0 && keptPred[ke] >= 0 ? keptPred[ke] * S : -1;
+                bool any = false;
+                for (int f = 0; f < F; f++)
+                {
+                    if (fch[e * F + f] == 0) continue;
+                    any = true;
+                    ulong dacc = 0;
+                    int s = fFirst[f], end = fEnd[f];
+                    while (s < end)
+                    {
+                        ulong bw = brow[bi + s];
+                        ulong v;
+                        switch (sClass[s])
+                        {
+                            case SlotClass.Flag:
+                                {
+                                    v = fImpliedFlag[f] && bw == 0 ? 1UL : Read(1);
+                                    orow[oi + s] = v;
+                                    dacc |= v ^ bw;
+                                    if (v == 0)
+                                    {
+                                        for (int t = s + 1; t <= s + sSpan[s]; t++) { orow[oi + t] = 0; dacc |= brow[bi + t]; }
+                                        s += sSpan[s];
+                                    }
+                                    s++;
+                                    continue;
+                                }
+                            case SlotClass.Ord:
+                            case SlotClass.Smag:
+                                {
+                                    int c = sComp[s];
+                                    ulong u = EG(kk[c], cB[c]);
+                                    v = Comp(c, bw, pi >= 0 ? prow[pi + s] : 0, pi >= 0 && pp[c] != 0, bdist, pdist, u);
+                                    if (sSigned[s]) v = sCodec[s].FromWire(v);
+                                    break;
+                                }
+                            case SlotClass.Uvec:
+                                {
+                                    int c = sComp[s];
+                                    ulong pw = pi >= 0 ? prow[pi + s] : 0;
+                                    v = 0;
+                                    for (int j = 0; j < 2; j++)
+                                    {
+                                        ulong u = EG(kk[c + j], cB[c + j]);
+                                        v |= Comp(c + j, bw, pw, pi >= 0 && pp[c + j] != 0, bdist, pdist, u) << cShift[c + j];
+                                    }
+                                    break;
+                                }
+                            case SlotClass.Quat:
+                                {
+                                    int c = sComp[s], cb = sCb[s], qs = 3 * cb;
+                                    ulong pw = pi >= 0 ? prow[pi + s] : 0;
+                                    bool qpred = pi >= 0 && (pw >> qs) == (bw >> qs);
+                                    bool alt;
+                                    ulong u = EG(kk[c], cb, true, out alt);
+                                    if (!alt)
+                                    {
+                                        v = ((bw >> qs) << qs) | (Comp(c, bw, pw, qpred && pp[c] != 0, bdist, pdist, u) << (2 * cb));
+                                        u = EG(kk[c + 1], cb);
+                                        v |= Comp(c + 1, bw, pw, qpred && pp[c + 1] != 0, bdist, pdist, u) << cb;
+                                        u = EG(kk[c + 2], cb);
+                                        v |= Comp(c + 2, bw, pw, qpred && pp[c + 2] != 0, bdist, pdist, u);
+                                    }
+                                    else if (Read(1) == 0) v = Read(sBits[s]);
+                                    else
+                                    {
+                                        int i = (int)((bw >> qs) & 3);
+                                        int jn = (int)Read(2);
+                                        if (jn == i) throw Bad("a smallest-three remap to the baseline's own index");
+                                        ulong M = (1UL << cb) - 1;
+                                        // A_q: the baseline's code of quaternion component q (q != i)
+                                        ulong aj = 0;
+                                        for (int q = 0, t = 0; q < 4; q++) { if (q == i) continue; if (q == jn) aj = (bw >> ((2 - t) * cb)) & M; t++; }
+                                        v = (ulong)jn << qs;
+                                        for (int q = 0, t = 0; q < 4; q++)
+                                        {
+                                            if (q == jn) continue;
+                                            ulong rf;
+                                            if (q == i) rf = aj;
+                                            else
+                                            {
+                                                int tq = q < i ? q : q - 1;     // q's position among the baseline's kept components
+                                                ulong aq = (bw >> ((2 - tq) * cb)) & M;
+                                                rf = (aj >> (cb - 1)) != 0 ? aq : M - aq;
+                                            }
+                                            ulong du = EG(kk[c + t], cb);
+                                            v |= ((rf + Unzz(du)) & M) << ((2 - t) * cb);
+                                            t++;
+                                        }
+                                    }
+                                    break;
+                                }
+                            default:        // Abs
+                                v = fImpliedFlip[f] ? bw ^ 1 : Read(sBits[s]);
+                                break;
+                        }
+                        if (!SlotValid(s, v)) throw Bad("entity " + bs.Ids[keptBase[ke]] + ": " + SlotName(s) + ": code " + CodeText(s, v) + " is not valid");
+                        orow[oi + s] = v;
+                        dacc |= v ^ bw;
+                        s++;
+                    }
+                    if (dacc == 0) throw Bad("a field marked changed is unchanged (entity " + bs.Ids[keptBase[ke]] + ")");
+                }
+                if (!any) throw Bad("an entity marked changed has no changed field (entity " + bs.Ids[keptBase[ke]] + ")");
+            }
+        }
+    }
+}

@@ -1,0 +1,514 @@
+// The client side of a snapshot stream: the datagram layer (wire-format sections 11-15) and the
+// client state (section 10). One per connection; not thread-safe (call it from one thread).
+using System;
+using System.Collections.Generic;
+using System.Text;
+
+namespace QuantCodec
+{
+    public enum Received { Snapshot, Pending, Refused }
+
+    /// <summary>What a hello announced (wire-format section 13).</summary>
+    public sealed class HelloInfo
+    {
+        public int Version;
+        public bool Predict;
+        public int History;
+        public int MaxDatagram;
+        public ulong StreamId;
+        public ulong Started;
+        public string Fingerprint;
+        public uint SchemaVersion;
+        public string SchemaName;
+        public int NFields;
+        public string[] FieldNames;
+        public int[] FieldKinds;
+        public int[] FieldBits;
+        public uint[] FieldHashes;
+        internal byte[] Raw;      // the hello's bytes (two hellos are equal when their bytes are)
+    }
+
+    public sealed class SnapshotDecoder
+    {
+        public const int FormatVersion = 1;
+        public const int MinDatagram = 64, MaxDatagramLimit = 65507, MaxFragments = 256;
+        const int FragmentHeader = 8, Check = 4, HelloFixed = 53;
+        static readonly uint SeedH = Crc32C.Compute(Encoding.ASCII.GetBytes("quantcodec hello"));
+        static readonly string[] KindNames = { null, "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat", "UnitVector", "Vector", "Grid", "NearlyZero" };
+
+        public readonly Schema Schema;
+        readonly PacketDecoder coder;
+        readonly uint[] myHashes;
+
+        HelloInfo hello;
+        uint seedP, seedF;
+        int history = 64, keep = 127;
+        int latest = -1;
+        readonly Dictionary<int, Snapshot> held = new Dictionary<int, Snapshot>();
+        readonly HashSet<int> ambiguous = new HashSet<int>();
+        readonly List<int> scratchKeys = new List<int>();
+        readonly Stack<Snapshot> pool = new Stack<Snapshot>();
+
+        /// <summary>Recycle the buffers of snapshots that leave the window (default true). Set false to keep
+        /// every returned snapshot valid forever (then each packet allocates its snapshot).</summary>
+        public bool RecycleSnapshots = true;
+
+        // reassembly (section 12)
+        sealed class Partial { public int Seq, Count; public uint PCheck; public byte[][] Chunks; public int Have; public long Bytes; public long Order; }
+        readonly List<Partial> partials = new List<Partial>();
+        long heldBytes, partialOrder;
+        byte[] joined = new byte[0];
+
+        public Snapshot LastSnapshot { get; private set; }
+        public string LastErrorKind { get; private set; }
+        public string LastError { get; private set; }
+
+        public SnapshotDecoder(Schema schema)
+        {
+            Schema = schema;
+            coder = new PacketDecoder(schema);
+            myHashes = new uint[schema.Fields.Length];
+            for (int f = 0; f < myHashes.Length; f++)
+            {
+                byte[] h = Schema.Sha256(Encoding.ASCII.GetBytes(schema.Fields[f].Codec.CanonicalJson()));
+                myHashes[f] = (uint)(h[0] | h[1] << 8 | h[2] << 16 | h[3] << 24);
+            }
+        }
+
+        public bool HasStream { get { return hello != null; } }
+        public HelloInfo Stream { get { return hello; } }
+        public int History { get { return history; } }
+        /// <summary>The newest sequence number decoded (-1 before the first): what the client acknowledges.</summary>
+        public int Latest { get { return latest; } }
+        public bool HasLatest { get { return latest >= 0; } }
+
+        /// <summary>The held snapshot `seq` among the possible baselines, or null.</summary>
+        public Snapshot Get(int seq)
+        {
+            Snapshot s;
+            if (latest >= 0 && Recent(seq & 0xFFFF) && held.TryGetValue(seq & 0xFFFF, out s)) return s;
+            return null;
+        }
+
+        /// <summary>Take one datagram. Snapshot: LastSnapshot is what it completed (acknowledge Latest);
+        /// Pending: a fragment or hello that completes nothing; Refused: LastErrorKind says why and
+        /// nothing changed. Never throws for any bytes.</summary>
+        public Received Receive(byte[] data, int offset, int length)
+        {
+            LastSnapshot = null;
+            LastErrorKind = null;
+            LastError = null;
+            try
+            {
+                Snapshot s = Take(data, offset, length);
+                if (s == null) return Received.Pending;
+                LastSnapshot = s;
+                return Received.Snapshot;
+            }
+            catch (DecodeException e)
+            {
+                LastErrorKind = e.Kind ?? "malformed";
+                LastError = e.Message;
+                return Received.Refused;
+            }
+        }
+
+        public Received Receive(byte[] data) { return Receive(data, 0, data.Length); }
+
+        /// <summary>As Receive, but a refusal throws DecodeException (Kind set); null for a datagram that
+        /// completes nothing.</summary>
+        public Snapshot Decode(byte[] data, int offset, int length)
+        {
+            if (Receive(data, offset, length) == Received.Refused) throw new DecodeException(LastErrorKind, LastError);
+            return LastSnapshot;
+        }
+
+        public Snapshot Decode(byte[] data) { return Decode(data, 0, data.Length); }
+
+        static uint U32(byte[] d, int i) { return (uint)(d[i] | d[i + 1] << 8 | d[i + 2] << 16 | d[i + 3] << 24); }
+        static int U16(byte[] d, int i) { return d[i] | d[i + 1] << 8; }
+        static ulong U64(byte[] d, int i) { return U32(d, i) | ((ulong)U32(d, i + 4) << 32); }
+
+        Snapshot Take(byte[] d, int off, int n)
+        {
+            if (d == null || off < 0 || n < 0 || off + n > d.Length) throw new ArgumentException("datagram slice out of range");
+            if (hello != null && n >= 1 + Check)
+            {
+                uint c = U32(d, off + n - Check);
+                if (Crc32C.Compute(d, off, n - Check, seedP) == c) return Packet(d, off, n - Check);
+                if (n >= FragmentHeader + 1 + Check && Crc32C.Compute(d, off, n - Check, seedF) == c) return Fragment(d, off, n - Check);
+            }
+            if (IsHello(d, off, n)) { TakeHello(d, off, n); return null; }
+            if (hello == null) throw new DecodeException("no-hello", "snapshot stream: no hello adopted yet, so no datagram can be checked (a datagram of " + n + " bytes refused)");
+            throw new DecodeException("check", "snapshot stream: a datagram of " + n + " bytes fails the check of stream " + hello.StreamId.ToString("x16") + " (damaged, stray, of an earlier stream, or of another schema or parameters)");
+        }
+
+        static bool IsHello(byte[] d, int off, int n)
+        {
+            return n >= HelloFixed && d[off] == (byte)'Q' && d[off + 1] == (byte)'C' && d[off + 2] == (byte)'H' && d[off + 3] == (byte)'L'
+                   && Crc32C.Compute(d, off, n - Check, SeedH) == U32(d, off + n - Check);
+        }
+
+        // ------------------------------------------------------------------------ the hello
+
+        static DecodeException HelloErr(string m) { return new DecodeException("hello", "hello: " + m); }
+
+        /// <summary>Parse a hello (its check must hold); DecodeException kind "hello" when malformed.</summary>
+        public static HelloInfo ParseHello(byte[] d, int off, int n)
+        {
+            if (!IsHello(d, off, n)) throw new DecodeException("check", "hello: not a hello (too short, no QCHL magic, or its check fails)");
+            var h = new HelloInfo();
+            h.Version = d[off + 4];
+            int flags = d[off + 5];
+            h.History = U16(d, off + 6);
+            h.MaxDatagram = U16(d, off + 8);
+            h.StreamId = U64(d, off + 10);
+            h.Started = U64(d, off + 18);
+            if (h.Version != FormatVersion) throw HelloErr("format version " + h.Version + ", this library reads version " + FormatVersion);
+            if ((flags & ~1) != 0) throw HelloErr("unknown flags 0x" + flags.ToString("x2"));
+            h.Predict = (flags & 1) != 0;
+            if (h.History < 1 || h.History > 0x7FFF) throw HelloErr("history " + h.History + " outside 1..32767");
+            if (h.MaxDatagram < MinDatagram || h.MaxDatagram > MaxDatagramLimit || n > h.MaxDatagram)
+                throw HelloErr("max_datagram " + h.MaxDatagram + " outside 64..65507 or smaller than the hello (" + n + " bytes)");
+            var fp = new StringBuilder(16);
+            for (int i = 0; i < 16; i++)
+            {
+                byte b = d[off + 26 + i];
+                if (b >= 0x80) throw HelloErr("the fingerprint is not hex");
+                fp.Append((char)b);
+            }
+            h.Fingerprint = fp.ToString();
+            if (!PyHexInt(h.Fingerprint)) throw HelloErr("the fingerprint '" + h.Fingerprint + "' is not hex");
+            h.SchemaVersion = U32(d, off + 42);
+            int end = off + n - Check;
+            int pos = off + 46;
+            h.SchemaName = Text(d, ref pos, end, "the schema name");
+            if (pos + 4 > end) throw HelloErr("truncated in the field counts at byte " + (pos - off));
+            h.NFields = U16(d, pos);
+            int ns = U16(d, pos + 2);
+            pos += 4;
+            if (ns > h.NFields) throw HelloErr(ns + " field summaries for " + h.NFields + " fields");
+            h.FieldNames = new string[ns]; h.FieldKinds = new int[ns]; h.FieldBits = new int[ns]; h.FieldHashes = new uint[ns];
+            for (int i = 0; i < ns; i++)
+            {
+                h.FieldNames[i] = Text(d, ref pos, end, "field " + i + "'s name");
+                if (pos + 7 > end) throw HelloErr("truncated in field " + i + " at byte " + (pos - off));
+                h.FieldKinds[i] = d[pos];
+                h.FieldBits[i] = U16(d, pos + 1);
+                h.FieldHashes[i] = U32(d, pos + 3);
+                pos += 7;
+            }
+            if (pos != end) throw HelloErr((end - pos) + " bytes after the last field summary");
+            h.Raw = new byte[n];
+            Buffer.BlockCopy(d, off, h.Raw, 0, n);
+            return h;
+        }
+
+        static string Text(byte[] d, ref int pos, int end, string what)
+        {
+            if (pos + 1 > end) throw HelloErr("truncated in " + what + " at byte " + pos);
+            int len = d[pos];
+            pos++;
+            if (pos + len > end) throw HelloErr("truncated in " + what + " at byte " + pos);
+            string s;
+            try { s = new UTF8Encoding(false, true).GetString(d, pos, len); }
+            catch (ArgumentException) { throw HelloErr(what + " is not UTF-8"); }
+            pos += len;
+            return s;
+        }
+
+        /// <summary>Whether Python's int(s, 16) accepts s (whitespace around, a sign, a 0x prefix,
+        /// underscores between digits).</summary>
+        static bool PyHexInt(string s)
+        {
+            const string ws = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f";
+            int a = 0, b = s.Length;
+            while (a < b && ws.IndexOf(s[a]) >= 0) a++;
+            while (b > a && ws.IndexOf(s[b - 1]) >= 0) b--;
+            if (a < b && (s[a] == '+' || s[a] == '-')) a++;
+            bool prefix = false;
+            if (b - a >= 2 && s[a] == '0' && (s[a + 1] == 'x' || s[a + 1] == 'X')) { a += 2; prefix = true; }
+            if (a >= b) return false;
+            bool needDigit = true;
+            for (int i = a; i < b; i++)
+            {
+                char c = s[i];
+                bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+                if (hex) { needDigit = false; continue; }
+                if (c == '_' && (!needDigit || (prefix && i == a))) { needDigit = true; continue; }
+                return false;
+            }
+            return !needDigit;
+        }
+
+        /// <summary>What differs between this schema and the one a hello describes (empty when the
+        /// fingerprints are equal).</summary>
+        public List<string> Differences(HelloInfo h)
+        {
+            var o = new List<string>();
+            if (h.Fingerprint == Schema.Fingerprint) return o;
+            o.Add("fingerprint " + Schema.Fingerprint + " here, " + h.Fingerprint + " in the hello");
+            if (h.SchemaName != Schema.Name) o.Add("schema name '" + Schema.Name + "' here, '" + h.SchemaName + "' in the hello");
+            if (h.SchemaVersion != (uint)(Schema.Version & uint.MaxValue)) o.Add("schema version " + Schema.Version + " here, " + h.SchemaVersion + " in the hello");
+            bool complete = h.FieldNames.Length == h.NFields;
+            var theirs = new Dictionary<string, int>();
+            for (int i = 0; i < h.FieldNames.Length; i++) theirs[h.FieldNames[i]] = i;
+            for (int f = 0; f < Schema.Fields.Length; f++)
+            {
+                var fl = Schema.Fields[f];
+                int t;
+                if (!theirs.TryGetValue(fl.Name, out t)) { if (complete) o.Add("field '" + fl.Name + "' is not in the server's schema"); continue; }
+                string kt = h.FieldKinds[t] >= 1 && h.FieldKinds[t] < KindNames.Length ? KindNames[h.FieldKinds[t]] : "kind " + h.FieldKinds[t];
+                string km = fl.Codec.Kind.ToString();
+                if (kt != km) o.Add("field '" + fl.Name + "': " + km + " here, " + kt + " on the server");
+                else if (h.FieldBits[t] != Math.Min(fl.Codec.Bits, 0xFFFF)) o.Add("field '" + fl.Name + "': " + fl.Codec.Bits + " bits here, " + h.FieldBits[t] + " on the server");
+                else if (h.FieldHashes[t] != myHashes[f]) o.Add("field '" + fl.Name + "': same kind (" + km + ") and bits, other parameters (range, step, labels...)");
+            }
+            foreach (var name in h.FieldNames) if (Schema.FieldIndex(name) < 0) o.Add("field '" + name + "' of the server's schema is missing here");
+            if (!complete) o.Add("(the hello summarizes " + h.FieldNames.Length + " of the server's " + h.NFields + " fields)");
+            return o;
+        }
+
+        void TakeHello(byte[] d, int off, int n)
+        {
+            HelloInfo h = ParseHello(d, off, n);
+            var diffs = Differences(h);
+            if (diffs.Count > 0) throw new DecodeException("schema", "snapshot stream: a hello of another schema: " + string.Join("; ", diffs));
+            if (hello != null)
+            {
+                if (h.StreamId == hello.StreamId)
+                {
+                    if (!SameBytes(h.Raw, hello.Raw)) throw new DecodeException("hello", "snapshot stream: a hello of stream " + h.StreamId.ToString("x16") + " with other parameters than the one adopted");
+                    return;
+                }
+                if (h.Started <= hello.Started)
+                    throw new DecodeException("hello", "snapshot stream: a hello of an older stream " + h.StreamId.ToString("x16") + " (started " + h.Started + ", the current one " + hello.Started + ")");
+            }
+            Adopt(h);
+        }
+
+        static bool SameBytes(byte[] a, byte[] b)
+        {
+            if (a.Length != b.Length) return false;
+            for (int i = 0; i < a.Length; i++) if (a[i] != b[i]) return false;
+            return true;
+        }
+
+        /// <summary>Adopt a stream from its hello (what decoding a hello does when it is accepted): checks
+        /// the schema (SchemaException saying what differs), starts the client over.</summary>
+        public void AdoptHello(byte[] d)
+        {
+            HelloInfo h = ParseHello(d, 0, d.Length);
+            var diffs = Differences(h);
+            if (diffs.Count > 0) throw new SchemaException("the server's schema is not this one: " + string.Join("; ", diffs));
+            Adopt(h);
+        }
+
+        void Adopt(HelloInfo h)
+        {
+            var key = new byte[41];
+            Encoding.ASCII.GetBytes("quantcodec").CopyTo(key, 0);
+            key[10] = FormatVersion;
+            Encoding.ASCII.GetBytes(h.Fingerprint).CopyTo(key, 11);
+            key[27] = (byte)h.History; key[28] = (byte)(h.History >> 8);
+            key[29] = (byte)(h.Predict ? 1 : 0);
+            key[30] = (byte)h.MaxDatagram; key[31] = (byte)(h.MaxDatagram >> 8);
+            for (int i = 0; i < 8; i++) key[32 + i] = (byte)(h.StreamId >> (8 * i));
+            key[40] = (byte)'P';
+            seedP = Crc32C.Compute(key, 0, 41, 0);
+            key[40] = (byte)'F';
+            seedF = Crc32C.Compute(key, 0, 41, 0);
+            hello = h;
+            history = h.History;
+            keep = 2 * history - 1 <= 0x8000 ? 2 * history - 1 : 0x8000;
+            Reset();
+        }
+
+        /// <summary>Forget everything decoded (Latest back to -1) and the partial packets; the stream stays.</summary>
+        public void Reset()
+        {
+            foreach (var kv in held) Recycle(kv.Value);
+            held.Clear();
+            ambiguous.Clear();
+            latest = -1;
+            partials.Clear();
+            heldBytes = 0;
+        }
+
+        // ------------------------------------------------------------------------ fragments
+
+        Snapshot Fragment(byte[] d, int off, int n)
+        {
+            // n: the body (without the check), > 8
+            int seq = U16(d, off);
+            int index = d[off + 2];
+            int count1 = d[off + 3];
+            int count = count1 + 1;
+            uint pcheck = U32(d, off + 4);
+            int clen = n - FragmentHeader;
+            int size = hello.MaxDatagram - FragmentHeader - Check;
+            if (count1 == 0) throw new DecodeException("fragment", "fragment of packet " + seq + ": a count of 1 (a packet that fits is sent whole)");
+            if (index >= count) throw new DecodeException("fragment", "fragment of packet " + seq + ": index " + index + " of " + count);
+            bool last = index == count - 1;
+            if (last ? !(clen >= 1 && clen <= size) : clen != size)
+                throw new DecodeException("fragment", "fragment " + index + " of " + count + " of packet " + seq + ": a chunk of " + clen + " bytes (" + (last ? "at most " : "") + size + " expected)");
+            if (latest >= 0)
+            {
+                for (int i = partials.Count - 1; i >= 0; i--)
+                {
+                    int age = (latest - partials[i].Seq) & 0xFFFF;
+                    if (age >= history && age < 0x8000) DropPartial(i);
+                }
+                int a = (latest - seq) & 0xFFFF;
+                if (a >= history && a < 0x8000) return null;      // given up: too old to be waited for
+            }
+            int pi = FindPartial(seq, count, pcheck);
+            if (pi >= 0 && partials[pi].Chunks[index] != null) return null;     // a duplicate
+            long limit = (long)MaxFragments * hello.MaxDatagram;
+            while (partials.Count > 0 && heldBytes + clen > limit)
+            {
+                int first = 0;
+                for (int i = 1; i < partials.Count; i++) if (partials[i].Order < partials[first].Order) first = i;
+                DropPartial(first);
+                pi = FindPartial(seq, count, pcheck);
+            }
+            Partial p;
+            if (pi < 0)
+            {
+                p = new Partial { Seq = seq, Count = count, PCheck = pcheck, Chunks = new byte[count][], Order = partialOrder++ };
+                partials.Add(p);
+                pi = partials.Count - 1;
+            }
+            else p = partials[pi];
+            var chunk = new byte[clen];
+            Buffer.BlockCopy(d, off + FragmentHeader, chunk, 0, clen);
+            p.Chunks[index] = chunk;
+            p.Have++;
+            p.Bytes += clen;
+            heldBytes += clen;
+            if (p.Have < count) return null;
+            DropPartial(pi);
+            int total = 0;
+            foreach (var ch in p.Chunks) total += ch.Length;
+            if (joined.Length < total) joined = new byte[Math.Max(total, joined.Length * 2)];
+            int at = 0;
+            foreach (var ch in p.Chunks) { Buffer.BlockCopy(ch, 0, joined, at, ch.Length); at += ch.Length; }
+            if (Crc32C.Compute(joined, 0, total, seedP) != pcheck || U16(joined, 0) != seq)
+                throw new DecodeException("fragment", "fragments of packet " + seq + ": the reassembled packet fails its check");
+            return Packet(joined, 0, total);
+        }
+
+        int FindPartial(int seq, int count, uint pcheck)
+        {
+            for (int i = 0; i < partials.Count; i++)
+            {
+                var p = partials[i];
+                if (p.Seq == seq && p.Count == count && p.PCheck == pcheck) return i;
+            }
+            return -1;
+        }
+
+        void DropPartial(int i)
+        {
+            heldBytes -= partials[i].Bytes;
+            partials.RemoveAt(i);
+        }
+
+        /// <summary>Partial packets held (for tests and monitoring).</summary>
+        public int PartialCount { get { return partials.Count; } }
+        public long PartialBytes { get { return heldBytes; } }
+
+        // ------------------------------------------------------------------------ packets and state
+
+        bool Recent(int s) { return ((latest - s) & 0xFFFF) < history; }
+
+        static bool Newer(int a, int b) { int d = (a - b) & 0xFFFF; return d > 0 && d < 0x8000; }
+
+        Snapshot HeldRef(int s, int seq, bool baseline)
+        {
+            Snapshot snap;
+            if (held.TryGetValue(s, out snap) && (!baseline || Recent(s))) return snap;
+            if (ambiguous.Contains(s))
+                throw new DecodeException("baseline", "snapshot packet " + seq + ": the snapshot " + s + " it is coded against is ambiguous (two different snapshots were decoded under that number)");
+            if (baseline) throw new DecodeException("baseline", "snapshot packet " + seq + ": its baseline " + s + " is not held");
+            throw new DecodeException("baseline", "snapshot packet " + seq + ": the snapshot " + s + " it extrapolates from is not held");
+        }
+
+        Snapshot NewSnapshot(int n)
+        {
+            if (pool.Count > 0) { var s = pool.Pop(); s.Pooled = false; return s; }
+            return new Snapshot(Schema, Math.Max(n, 16));
+        }
+
+        void Recycle(Snapshot s)
+        {
+            if (!RecycleSnapshots || s.Pooled || pool.Count >= 8) return;
+            s.Pooled = true;
+            pool.Push(s);
+        }
+
+        Snapshot Packet(byte[] d, int off, int n)
+        {
+            int seq, bdist, pdist;
+            coder.Header(d, off, n, out seq, out bdist, out pdist);
+            Snapshot bs = null, pr = null;
+            if (bdist != 0)
+            {
+                int bseq = (seq - bdist) & 0xFFFF;
+                bs = HeldRef(bseq, seq, true);
+                if (pdist != 0) pr = HeldRef((bseq - pdist) & 0xFFFF, seq, false);
+            }
+            Snapshot snap = NewSnapshot(bs != null ? bs.Count : 16);
+            try { coder.Body(seq, bdist, pdist, bs, pr, snap); }
+            catch (DecodeException) { Recycle(snap); throw; }
+            if (latest < 0 || Newer(seq, latest))
+            {
+                Store(seq, snap, true);
+                latest = seq;
+                if (ambiguous.Count > 0) ambiguous.RemoveWhere(k => ((seq - k) & 0xFFFF) >= keep);
+                return snap;
+            }
+            Snapshot prev;
+            if (held.TryGetValue(seq, out prev))
+            {
+                if (!prev.SameAs(snap))
+                {
+                    held.Remove(seq);
+                    ambiguous.Add(seq);
+                    return snap;        // (prev is not recycled: the application may still read it)
+                }
+                Recycle(snap);
+                return prev;            // a duplicate: the held one, the same codes
+            }
+            if (!ambiguous.Contains(seq)) Store(seq, snap, false);
+            return snap;
+        }
+
+        void Store(int seq, Snapshot snap, bool newer)
+        {
+            if (latest >= 0)
+            {
+                if (!newer)
+                {
+                    if (((latest - seq) & 0xFFFF) < keep) held[seq] = snap;
+                    return;
+                }
+                scratchKeys.Clear();
+                foreach (var k in held.Keys) if (((seq - k) & 0xFFFF) >= keep) scratchKeys.Add(k);
+                foreach (var k in scratchKeys) { Recycle(held[k]); held.Remove(k); }
+            }
+            held[seq] = snap;
+        }
+
+        /// <summary>The sequence numbers held as possible baselines, newest first.</summary>
+        public List<int> HeldBaselines()
+        {
+            var o = new List<int>();
+            if (latest < 0) return o;
+            foreach (var k in held.Keys) if (Recent(k)) o.Add(k);
+            int l = latest;
+            o.Sort((a, b) => ((l - a) & 0xFFFF).CompareTo((l - b) & 0xFFFF));
+            return o;
+        }
+    }
+}
