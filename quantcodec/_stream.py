@@ -149,6 +149,7 @@ def run_stream(positions, orientations, velocities=None, *, ids=None,
         return {name: v for name, v in cols.items() if name in names}
 
     rng = random.Random(seed)
+    _CHECK_BITS = 32
     rtt = max(0, int(round(ack_delay * hz)))
     jit = max(0, int(round(jitter * hz)))
     down = _Link(rng, 0, loss, duplicate, jit)
@@ -174,11 +175,15 @@ def run_stream(positions, orientations, velocities=None, *, ids=None,
             enc.ack(a)
         packet = enc.encode(seq, snap)
         base = enc.last_baseline
+        # the ack rule of docs/wire-format.md section 15: the hello goes beside every packet
+        # sent without a baseline (the first, and after a long loss of acks)
+        hello = enc.hello() if base is None else None
         if k >= start:
-            measured.append(enc.last_bits)
+            # what the wire carries: the packet, its 32-bit check, and the hello when it goes
+            measured.append(enc.last_bits + _CHECK_BITS + (8 * len(hello) if hello else 0))
             entities += len(snap)
             full_enc.encode(seq, snap)            # never acked: always the full snapshot
-            full_bits.append(full_enc.last_bits)
+            full_bits.append(full_enc.last_bits + _CHECK_BITS)
             if base is None:
                 counts["full_packets"] += 1
                 changed.append(1.0)
@@ -189,18 +194,22 @@ def run_stream(positions, orientations, velocities=None, *, ids=None,
                 diff = np.any(snap.matrix[ia] != bsnap.matrix[ib], axis=1)
                 n_new = len(snap) - len(common)
                 changed.append((int(diff.sum()) + n_new) / max(1, len(snap)))
+        if hello is not None:
+            down.send(k, hello)
         down.send(k, packet)
         for pkt in down.receive(k):
-            pseq = int.from_bytes(pkt[:2], "little")
             try:
                 view = dec.decode(pkt)
             except DecodeError:
-                counts["undecodable"] += 1
-                arrived.add(pseq)
+                if pkt is not hello:
+                    counts["undecodable"] += 1
+                    arrived.add(int.from_bytes(pkt[:2], "little"))
+                continue
+            if view is None:                      # the hello
                 continue
             counts["decoded"] += 1
-            arrived.add(pseq)
-            up.send(k, view.seq)
+            arrived.add(view.seq)
+            up.send(k, dec.latest)                # the ack rule: the client acks its latest
             if view.seq not in sent:
                 continue
             kk, want = sent[view.seq]
