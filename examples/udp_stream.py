@@ -3,16 +3,22 @@
 A server and a client, both asyncio datagram endpoints on the loopback address 127.0.0.1 (and
 never any other address), run in one process:
 
+- the client says it is there; the server makes it a ``SnapshotEncoder`` and sends its hello
+  (the schema's fingerprint and the stream's parameters), and sends the hello again beside
+  every packet that goes without a baseline;
 - every tick the server quantizes the scene once (``schema.snapshot``), encodes a packet for the
-  client against the newest snapshot the client acknowledged (``SnapshotEncoder``), and sends it;
-- the client decodes each packet (``SnapshotDecoder``), checks its state against the server's
-  quantized state for that sequence number, and acknowledges it;
+  client against the newest snapshot the client acknowledged, and sends it as datagrams of at
+  most ``--max-datagram`` bytes (``encode_datagrams``: fragments above it);
+- the client feeds every datagram to its ``SnapshotDecoder`` (the hello, packets, fragments),
+  checks each completed state against the server's quantized state for that sequence number,
+  and acknowledges ``decoder.latest`` (the one ack rule of docs/snapshots.md);
 - a switch in between drops, duplicates and reorders datagrams both ways (``--loss``, ``--dup``,
   ``--reorder``), so acks arrive late or never and packets arrive out of order.
 
 Run it::
 
     python examples/udp_stream.py --ticks 300 --bodies 200 --loss 0.2 --dup 0.05 --reorder 0.2
+    python examples/udp_stream.py --bodies 400 --max-datagram 300     # full snapshots in fragments
 
 It prints what went through the link and whether the client's state always matched; the exit
 status is 0 when it did and something was decoded, 1 otherwise, 2 for arguments out of range
@@ -37,28 +43,58 @@ try:
 except ImportError:         # run from a source checkout that is built in place but not installed
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
     import quantcodec as qc
-from quantcodec._scene import scene_schema_fields, simulate
-
 HOST = "127.0.0.1"          # loopback only, by design
 
-HELLO = b"H"                # client -> server: here I am
+CONNECT = b"H"              # client -> server: here I am
 ACK = b"A"                  # client -> server: b"A" + uint16 little-endian sequence number
 
 
-def build_codec(spec):
-    kind, kw = spec
-    kw = dict(kw)
-    if "codecs" in kw:
-        return getattr(qc, kind)(*[build_codec(c) for c in kw["codecs"]])
-    if "inner" in kw:
-        kw["inner"] = build_codec(kw["inner"])
-    return getattr(qc, kind)(**kw)
-
-
 def scene_schema():
-    """The scene's default schema: position (46 bits), smallest-three rotation (29 bits) and a
-    NearlyZero velocity."""
-    return qc.Schema("Scene", [(name, build_codec(spec)) for name, spec in scene_schema_fields()])
+    """Position (46 bits), smallest-three rotation (29 bits) and a NearlyZero velocity."""
+    return qc.Schema("Scene", [
+        ("position", qc.Vector(qc.Bounded(-256, 256, 18), qc.Bounded(-16, 112, 14), qc.Bounded(-256, 256, 18))),
+        ("rotation", qc.Quat(9)),
+        ("velocity", qc.NearlyZero(qc.Vector(*[qc.PowerCurve(40, 2, 11)] * 3), 0.01)),
+    ])
+
+
+class Scene:
+    """Bodies that drift, spin, come to rest, and come and go (ids with gaps): enough motion to
+    reach every part of the packet format, in a few lines of NumPy."""
+
+    def __init__(self, bodies, ticks, hz, seed):
+        self.rng = np.random.default_rng(seed)
+        self.hz, self.n_ticks, self.n_bodies = hz, ticks, bodies
+        self.ids = np.arange(bodies, dtype=np.uint64) * 2 + 1
+        self.next_id = int(self.ids[-1]) + 2
+        self.pos = self.rng.uniform([-200, 0, -200], [200, 60, 200], (bodies, 3))
+        self.rot = self.rng.normal(size=(bodies, 4))
+        self.vel = self.rng.normal(0, 3, (bodies, 3)) * (self.rng.random((bodies, 1)) < 0.4)
+        self.spin = self.rng.normal(0, 0.05, (bodies, 4)) * (self.vel[:, :1] != 0)
+
+    def step(self, k):
+        rng, dt = self.rng, 1.0 / self.hz
+        self.pos = np.clip(self.pos + self.vel * dt, [-250, -10, -250], [250, 110, 250])
+        rot = self.rot + self.spin
+        self.rot = rot / np.linalg.norm(rot, axis=1, keepdims=True)
+        stop = rng.random(len(self.ids)) < 0.01                 # some come to rest, some wake up
+        wake = rng.random(len(self.ids)) < 0.01
+        self.vel[stop] = 0.0
+        self.spin[stop] = 0.0
+        self.vel[wake] = rng.normal(0, 3, (int(wake.sum()), 3))
+        if k and k % max(1, self.hz // 2) == 0:                  # churn: a few leave, a few arrive
+            keep = rng.random(len(self.ids)) >= 0.02
+            n_new = len(self.ids) - int(keep.sum())
+            self.ids, self.pos, self.rot, self.vel, self.spin = (a[keep] for a in (
+                self.ids, self.pos, self.rot, self.vel, self.spin))
+            new = self.next_id + np.cumsum(rng.integers(1, 9, n_new)).astype(np.uint64)
+            self.next_id = int(new[-1]) + 1 if n_new else self.next_id
+            self.ids = np.concatenate([self.ids, new])
+            self.pos = np.concatenate([self.pos, rng.uniform([-200, 0, -200], [200, 60, 200], (n_new, 3))])
+            self.rot = np.concatenate([self.rot, rng.normal(size=(n_new, 4))])
+            self.vel = np.concatenate([self.vel, rng.normal(0, 3, (n_new, 3))])
+            self.spin = np.concatenate([self.spin, rng.normal(0, 0.05, (n_new, 4))])
+        return self.ids, {"position": self.pos, "rotation": self.rot, "velocity": self.vel}
 
 
 class LossySwitch:
@@ -95,30 +131,45 @@ class LossySwitch:
 class Server(asyncio.DatagramProtocol):
     """One SnapshotEncoder per client address; acks feed the encoders."""
 
-    def __init__(self, schema, switch):
+    def __init__(self, schema, switch, max_datagram=1200):
         self.schema = schema
         self.switch = switch
+        self.max_datagram = max_datagram
         self.encoders = {}
         self.transport = None
         self.acks = 0
+        self.datagrams = self.fragments = self.hellos = 0
 
     def connection_made(self, transport):
         self.transport = transport
 
     def datagram_received(self, data, addr):
-        if data == HELLO:
-            self.encoders.setdefault(addr, qc.SnapshotEncoder(self.schema))
+        if data == CONNECT:
+            if addr not in self.encoders:
+                self.encoders[addr] = qc.SnapshotEncoder(self.schema, max_datagram=self.max_datagram)
+            self._send(self.encoders[addr].hello(), addr)
+            self.hellos += 1
         elif len(data) == 3 and data[:1] == ACK and addr in self.encoders:
             self.acks += 1
             self.encoders[addr].ack(struct.unpack_from("<H", data, 1)[0])
+
+    def _send(self, data, addr):
+        self.switch.send(self.transport, data, addr)
+        return len(data)
 
     def broadcast(self, seq, snapshot):
         """Send snapshot `seq` to every client; returns the bytes sent."""
         total = 0
         for addr, enc in self.encoders.items():
-            packet = enc.encode(seq, snapshot)
-            total += len(packet)
-            self.switch.send(self.transport, packet, addr)
+            datagrams = enc.encode_datagrams(seq, snapshot)
+            if enc.last_baseline is None:           # a full packet: its hello goes beside it
+                total += self._send(enc.hello(), addr)
+                self.hellos += 1
+            self.datagrams += len(datagrams)
+            self.fragments += len(datagrams) if len(datagrams) > 1 else 0
+            for d in datagrams:
+                assert len(d) <= self.max_datagram
+                total += self._send(d, addr)
         return total
 
 
@@ -132,7 +183,8 @@ class Client(asyncio.DatagramProtocol):
         self.decoder = qc.SnapshotDecoder(schema)
         self.transport = None
         self.server_addr = None
-        self.received = self.decoded = self.stale = self.mismatches = 0
+        self.received = self.decoded = self.stale = self.mismatches = self.pending = 0
+        self.refused = {}
         self.worst = 0.0
         self.first = asyncio.get_running_loop().create_future()
 
@@ -143,8 +195,15 @@ class Client(asyncio.DatagramProtocol):
         self.received += 1
         try:
             view = self.decoder.decode(data)
-        except qc.DecodeError:
-            self.stale += 1                 # its baseline is gone: a late packet
+        except qc.DecodeError as e:
+            # refused, and nothing changed: a late packet whose baseline is gone ("baseline"),
+            # a packet before the hello ("no-hello"), a fragment of a packet given up...
+            self.refused[e.kind] = self.refused.get(e.kind, 0) + 1
+            if e.kind == "baseline":
+                self.stale += 1
+            return
+        if view is None:                    # the hello, or a fragment that completes nothing
+            self.pending += 1
             return
         self.decoded += 1
         want = self.truth.get(view.seq)
@@ -159,11 +218,12 @@ class Client(asyncio.DatagramProtocol):
                     break
         if not self.first.done():
             self.first.set_result(view.seq)
-        self.switch.send(self.transport, ACK + struct.pack("<H", view.seq), self.server_addr)
+        # the one ack rule: after each datagram that completed a snapshot, send latest
+        self.switch.send(self.transport, ACK + struct.pack("<H", self.decoder.latest), self.server_addr)
 
 
 async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, seed=0,
-              max_delay=None, quiet=True):
+              max_delay=None, quiet=True, max_datagram=1200):
     """Run the server and the client for `ticks` ticks; returns a dict of counts.
 
     ``mismatches`` counts decoded states that differ from the server's quantized state (it
@@ -174,26 +234,27 @@ async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, see
     loop = asyncio.get_running_loop()
     rng = random.Random(seed)
     schema = scene_schema()
-    scene = simulate(bodies, ticks / hz, hz, seed, churn=True, churn_every=max(1, hz // 2))
+    scene = Scene(bodies, ticks, hz, seed)
     max_delay = 3.0 / hz if max_delay is None else max_delay
     down = LossySwitch(loop, rng, loss, dup, reorder, max_delay)
     up = LossySwitch(loop, rng, loss, dup, reorder, max_delay)
     truth = {}
     server_t, server = await loop.create_datagram_endpoint(
-        lambda: Server(schema, down), local_addr=(HOST, 0))
+        lambda: Server(schema, down, max_datagram), local_addr=(HOST, 0))
     client_t, client = await loop.create_datagram_endpoint(
         lambda: Client(schema, up, truth), local_addr=(HOST, 0))
     bytes_sent = 0
     behind = 0
     try:
         client.server_addr = server_t.get_extra_info("sockname")
-        client_t.sendto(HELLO, client.server_addr)
+        client_t.sendto(CONNECT, client.server_addr)
         while not server.encoders:
             await asyncio.sleep(0.001)
         start = time.perf_counter()
         for k in range(scene.n_ticks):
             seq = k & 0xFFFF
-            snap = schema.snapshot(scene.ids[k], scene.columns(k))
+            ids, columns = scene.step(k)
+            snap = schema.snapshot(ids, columns)
             truth[seq] = snap
             bytes_sent += server.broadcast(seq, snap)
             # wait for the next tick; the client works meanwhile
@@ -214,6 +275,8 @@ async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, see
         "mismatches": client.mismatches, "behind": behind, "acks": server.acks,
         "latest": client.decoder.latest, "last_seq": (scene.n_ticks - 1) & 0xFFFF,
         "dropped": down.dropped, "duplicated": down.duplicated, "delayed": down.delayed,
+        "datagrams": server.datagrams, "fragments": server.fragments, "hellos": server.hellos,
+        "pending": client.pending, "refused": dict(client.refused),
         "kbit_per_s": bytes_sent * 8 * hz / scene.n_ticks / 1000.0,
     }
 
@@ -227,7 +290,11 @@ def main(argv=None):
     ap.add_argument("--dup", type=float, default=0.05, help="share of datagrams sent twice")
     ap.add_argument("--reorder", type=float, default=0.2, help="share of datagrams delayed")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--max-datagram", type=int, default=1200,
+                    help="the datagram budget in bytes: larger packets go as fragments (64..65507)")
     args = ap.parse_args(argv)
+    if not 64 <= args.max_datagram <= 65507:
+        ap.error(f"--max-datagram must be in 64..65507 bytes, got {args.max_datagram}")
     for name in ("ticks", "hz", "bodies"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
@@ -235,13 +302,16 @@ def main(argv=None):
         if not 0.0 <= getattr(args, name) <= 1.0:
             ap.error(f"--{name} is a share of datagrams, from 0 to 1; got {getattr(args, name)}")
     res = asyncio.run(run(args.ticks, args.hz, args.bodies, args.loss, args.dup, args.reorder,
-                          args.seed, quiet=False))
+                          args.seed, quiet=False, max_datagram=args.max_datagram))
     print(f"{res['ticks']} ticks, {res['bodies']} bodies on {HOST}: sent {res['bytes']} bytes "
           f"({res['kbit_per_s']:.1f} kbit/s, {res['bytes'] * 8 / res['ticks'] / res['bodies']:.2f} "
           f"bits per body per tick)")
     print(f"link: {res['dropped']} dropped, {res['duplicated']} duplicated, {res['delayed']} delayed; "
-          f"client: {res['received']} received, {res['decoded']} decoded, {res['stale']} too late, "
-          f"{res['acks']} acks arrived")
+          f"{res['datagrams']} datagrams of at most {args.max_datagram} bytes ({res['fragments']} "
+          f"fragments), {res['hellos']} hellos")
+    refused = ", ".join(f"{n} {k}" for k, n in sorted(res["refused"].items())) or "none"
+    print(f"client: {res['received']} received, {res['decoded']} decoded, {res['stale']} too late, "
+          f"refused: {refused}; {res['acks']} acks arrived")
     if res["decoded"] == 0:
         verdict = "nothing decoded to compare"
     elif res["mismatches"] == 0:

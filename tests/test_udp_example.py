@@ -18,16 +18,33 @@ def udp():
     return mod
 
 
-def test_loopback_only(udp):
+def test_loopback_only_and_public_names_only(udp):
     assert udp.HOST == "127.0.0.1"
+    text = EXAMPLE.read_text()
+    assert "quantcodec._" not in text and "from quantcodec." not in text
 
 
 def test_clean_link_every_tick_matches(udp):
     res = asyncio.run(udp.run(ticks=60, hz=60, bodies=40, loss=0.0, dup=0.0, reorder=0.0, seed=1))
     assert res["mismatches"] == 0
-    assert res["decoded"] == res["received"] == 60
+    # the hello answering the connect, the hello beside the first (full) packet, 60 packets
+    assert res["hellos"] == 2 and res["pending"] == 2
+    assert res["decoded"] == 60 and res["received"] == 62
     assert res["latest"] == res["last_seq"]
-    assert res["stale"] == 0
+    assert res["stale"] == 0 and res["refused"] == {}
+    assert res["fragments"] == 0
+
+
+def test_fragmented_lossy_link_is_exact_at_every_tick(udp):
+    """Full snapshots of 300 bodies and the larger deltas go as fragments of at most 256 bytes
+    through loss, duplicates and reordering: every completed state is the server's, code for code."""
+    res = asyncio.run(udp.run(ticks=90, hz=60, bodies=300, loss=0.05, dup=0.1, reorder=0.3, seed=3,
+                              max_datagram=256))
+    assert res["mismatches"] == 0
+    assert res["fragments"] > res["ticks"]                  # most packets went in pieces
+    assert res["dropped"] > 0 and res["duplicated"] > 0 and res["delayed"] > 0
+    assert res["decoded"] > 0.4 * res["ticks"]
+    assert set(res["refused"]) <= {"baseline", "no-hello", "fragment"}
 
 
 def test_lossy_link_states_match(udp):
@@ -53,6 +70,7 @@ def test_main_prints_summary(udp, capsys):
     (["--ticks", "0"], "--ticks must be at least 1, got 0"),
     (["--hz", "-5"], "--hz must be at least 1"),
     (["--bodies", "0"], "--bodies must be at least 1"),
+    (["--max-datagram", "40"], "--max-datagram must be in 64..65507 bytes, got 40"),
 ])
 def test_main_refuses_arguments_out_of_range(udp, capsys, args, message):
     with pytest.raises(SystemExit) as e:
