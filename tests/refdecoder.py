@@ -1,0 +1,403 @@
+"""The plain-Python decoder of docs/wire-format.md, written from the page alone: the oracle the
+tests compare the library and the conformance kit against (an independent second reading of
+the format, never used by the package).
+
+``ReferenceDecoder`` reads packets (sections 4-7); ``ReferenceStream`` adds the datagram layer
+(sections 11-14: CRC-32C, the stream key, the hello, fragments, the rules per datagram) and
+counts the branches of the page each datagram reaches, for the kit's coverage report.
+"""
+
+import hashlib
+import struct
+from collections import Counter
+
+
+class Bits:
+    def __init__(self, data):
+        self.v = int.from_bytes(data, "little")
+        self.n = 8 * len(data)
+        self.pos = 0
+
+    def read(self, k):
+        assert self.pos + k <= self.n, "truncated"
+        x = (self.v >> self.pos) & ((1 << k) - 1)
+        self.pos += k
+        return x
+
+    def egx(self, k, b):
+        E = (b - k + 1) // 2 + 1
+        e = 0
+        while e < E and self.read(1) == 0:
+            e += 1
+        if e == E:
+            return None          # escape
+        x = (1 << e) | self.read(e)
+        return ((x - 1) << k) | self.read(k)
+
+    def egx_value(self, k, b):
+        v = self.egx(k, b)
+        return self.read(b) if v is None else v
+
+    def rice(self, k):
+        q = 0
+        while self.read(1) == 0:
+            q += 1
+        return (q << k) | self.read(k)
+
+
+class ReferenceDecoder:
+    """docs/wire-format.md, section by section. `slots` lists each slot as
+    (kind, bits, field, span, cbits, signed) with kind in flag/ord/smag/quat/uvec/abs."""
+
+    def __init__(self, slots):
+        self.slots = [tuple(s) for s in slots]
+        self.held = {}
+        self.hits = Counter()           # the branches of the page reached (coverage report)
+        comps = []
+        for i, (kind, bits, field, span, cb, signed) in enumerate(self.slots):
+            if kind in ("ord", "smag"):
+                comps.append((i, 0, bits, kind == "smag"))
+            elif kind == "quat":
+                comps += [(i, 2 * cb, cb, False), (i, cb, cb, False), (i, 0, cb, False)]
+            elif kind == "uvec":
+                comps += [(i, cb, cb, False), (i, 0, cb, False)]
+        self.comps = comps
+        self.fields = sorted({s[2] for s in self.slots})
+
+    def field_slots(self, f):
+        return [i for i, s in enumerate(self.slots) if s[2] == f]
+
+    def field_comps(self, f):
+        return [c for c in range(len(self.comps)) if self.slots[self.comps[c][0]][2] == f]
+
+    def read_set(self, r, M):
+        mode = r.read(2)
+        self.hits[f"set:mode{mode}"] += 1
+        cb = (M - 1).bit_length()
+        if mode == 0:
+            return []
+        if mode == 3:
+            return [i for i in range(M) if r.read(1)]
+        cnt = r.read(cb) + (1 if mode == 1 else 0)
+        pos = []
+        if cnt:
+            k = r.read(5)
+            prev = -1
+            for _ in range(cnt):
+                prev = prev + 1 + r.rice(k)
+                pos.append(prev)
+        return pos if mode == 1 else [i for i in range(M) if i not in set(pos)]
+
+    def read_record(self, r):
+        row, s = [], 0
+        while s < len(self.slots):
+            kind, bits, _, span, _, signed = self.slots[s]
+            v = r.read(bits)
+            if signed and v >> (bits - 1):
+                v -= 1 << bits
+            row.append(v % (1 << 64))
+            if kind == "flag" and v == 0:
+                row += [0] * span
+                s += span
+            s += 1
+        return row
+
+    @staticmethod
+    def lin(v, b, smag):
+        return v ^ ((1 << (b - 1)) - 1) if smag and v >> (b - 1) else v
+
+    def sub(self, row, c):
+        slot, shift, b, smag = self.comps[c]
+        bits = self.slots[slot][1]
+        return self.lin(((row[slot] % (1 << bits)) >> shift) & ((1 << b) - 1), b, smag)
+
+    def decode(self, data, hits=None):
+        if hits is not None:
+            self.hits = hits
+        r = Bits(data)
+        seq = r.read(16)
+        base = pred = None
+        if r.read(1):
+            bdist = r.egx_value(2, 16) + 1
+            base = self.held[(seq - bdist) % 65536]
+            if r.read(1):
+                pdist = r.egx_value(2, 16) + 1
+                pred = self.held[(seq - bdist - pdist) % 65536]
+                num, den = bdist, pdist
+                self.hits["packet:pred" + (":whole-ratio" if bdist % pdist == 0 and bdist != pdist
+                                           else ":equal" if bdist == pdist else ":rounded")] += 1
+        self.hits["packet:delta" if base else "packet:full"] += 1
+        if seq < 64 and base is not None and (seq - bdist) % 65536 > seq:
+            self.hits["packet:wrap"] += 1
+        removed = set(self.read_set(r, len(base[0]))) if base and base[0] else set()
+        nnew = r.egx_value(0, 32)
+        new_ids = []
+        if removed:
+            self.hits["entities:removed"] += 1
+        if nnew:
+            self.hits["entities:new" + (":id-gaps" if base else "")] += 1
+            k = r.read(6)
+            prev = None
+            for _ in range(nnew):
+                g = r.egx_value(k, 64)
+                prev = g if prev is None else prev + 1 + g
+                new_ids.append(prev)
+        new_rows = [self.read_record(r) for _ in range(nnew)]
+        rows = {}
+        if base:
+            kept = [i for i in range(len(base[0])) if i not in removed]
+            for i in kept:
+                rows[base[0][i]] = list(base[1][i])
+            pred_rows = dict(zip(*pred)) if pred else {}
+            if pred:
+                ctx = [1 if base[0][i] not in pred_rows or pred_rows[base[0][i]] != base[1][i] else 0
+                       for i in kept]
+                c1 = [i for i, c in zip(kept, ctx) if c]
+                c0 = [i for i, c in zip(kept, ctx) if not c]
+                chg = [c1[j] for j in (self.read_set(r, len(c1)) if c1 else [])]
+                chg += [c0[j] for j in (self.read_set(r, len(c0)) if c0 else [])]
+                chg.sort()
+            else:
+                chg = [kept[j] for j in (self.read_set(r, len(kept)) if kept else [])]
+            if chg:
+                fsets = [set(self.read_set(r, len(chg))) for _ in self.fields]
+                kk, pp = {}, {}
+                for f, fs in zip(self.fields, fsets):
+                    if fs:
+                        for c in self.field_comps(f):
+                            b = self.comps[c][2]
+                            pp[c] = r.read(1) if pred and b <= 32 else 0
+                            kk[c] = r.read(b.bit_length())
+                for e, i in enumerate(chg):
+                    ident = base[0][i]
+                    brow = base[1][i]
+                    prow = pred_rows.get(ident) if pred else None
+                    row = rows[ident]
+                    for f, fs in zip(self.fields, fsets):
+                        if e in fs:
+                            self.read_field(r, f, brow, prow, row, kk, pp, num if pred else 1,
+                                            den if pred else 1)
+        for i, row in zip(new_ids, new_rows):
+            rows[i] = row
+        assert r.n - r.pos < 8 and r.read(r.n - r.pos) == 0, "trailing data"
+        ids = sorted(rows)
+        out = [rows[i] for i in ids]
+        self.held[seq] = (ids, out)
+        return seq, ids, out
+
+    def ref(self, c, brow, prow, use, num, den):
+        b = self.comps[c][2]
+        bl = self.sub(brow, c)
+        if not (use and prow is not None):
+            return bl
+        d = (bl - self.sub(prow, c)) % (1 << b)
+        d = d - (1 << b) if d >> (b - 1) else d
+        t = d * num
+        q = (2 * abs(t) + den) // (2 * den)
+        return (bl + (q if t >= 0 else -q)) % (1 << b)
+
+    def comp(self, r, c, brow, prow, use, kk, pp, num, den, alt=False):
+        _, _, b, smag = self.comps[c]
+        k = kk[c]
+        u = r.egx(k, b)
+        if u is None:
+            if alt and r.read(1):
+                return None
+            self.hits["eg:escape"] += 1
+            u = r.read(b)
+        if use and pp[c] and prow is not None:
+            self.hits["ref:extrapolated"] += 1
+        d = (u >> 1) ^ -(u & 1)
+        v = (self.ref(c, brow, prow, use and pp[c], num, den) + d) % (1 << b)
+        return self.lin(v, b, smag)
+
+    def read_field(self, r, f, brow, prow, row, kk, pp, num, den):
+        slots = self.field_slots(f)
+        s = slots[0]
+        end = slots[-1] + 1
+        implied_flag = self.slots[s][0] == "flag" and s + 1 + self.slots[s][3] == end
+        while s < end:
+            kind, bits, _, span, cb, signed = self.slots[s]
+            if kind == "flag":
+                v = 1 if implied_flag and brow[s] == 0 else r.read(1)
+                self.hits["flag:implied" if implied_flag and brow[s] == 0 else f"flag:{v}"] += 1
+                row[s] = v
+                if v == 0:
+                    for t in range(s + 1, s + 1 + span):
+                        row[t] = 0
+                    s += span
+                s += 1
+                continue
+            cs = [c for c in range(len(self.comps)) if self.comps[c][0] == s]
+            if kind == "abs":
+                v = brow[s] ^ 1 if (len(slots) == 1 and bits == 1) else r.read(bits)
+                self.hits["abs:1bit-flip" if (len(slots) == 1 and bits == 1) else "abs:code"] += 1
+            elif kind == "quat":
+                same = (prow is not None and prow[s] >> (3 * cb) == brow[s] >> (3 * cb))
+                first = self.comp(r, cs[0], brow, prow, same, kk, pp, num, den, alt=True)
+                if first is None and r.read(1) == 0:
+                    self.hits["quat:absolute"] += 1
+                    v = r.read(bits)
+                elif first is None:
+                    # a new largest component j: differences from the baseline remapped
+                    i, j, M = brow[s] >> (3 * cb), r.read(2), (1 << cb) - 1
+                    assert j != i, "remap to the baseline's own index"
+                    self.hits["quat:remapped"] += 1
+                    A = {q: (brow[s] >> ((2 - t) * cb)) & M for t, q in enumerate(q for q in range(4) if q != i)}
+                    v = j << (3 * cb)
+                    for t, q in enumerate(q for q in range(4) if q != j):
+                        ref = A[j] if q == i else A[q] if A[j] >> (cb - 1) else M - A[q]
+                        u = r.egx_value(kk[cs[t]], cb)
+                        v |= ((ref + ((u >> 1) ^ -(u & 1))) & M) << ((2 - t) * cb)
+                else:
+                    self.hits["quat:same-index"] += 1
+                    v = (brow[s] >> (3 * cb)) << (3 * cb) | first << (2 * cb)
+                    v |= self.comp(r, cs[1], brow, prow, same, kk, pp, num, den) << cb
+                    v |= self.comp(r, cs[2], brow, prow, same, kk, pp, num, den)
+            else:
+                v = 0
+                for c in cs:
+                    v |= self.comp(r, c, brow, prow, True, kk, pp, num, den) << self.comps[c][1]
+                if signed and v >> (bits - 1):
+                    v = (v - (1 << bits)) % (1 << 64)
+                self.hits[f"{kind}:difference"] += 1
+            row[s] = v
+            s += 1
+
+
+
+
+# -- sections 11-14 -------------------------------------------------------------------------------
+
+def _crc_table():
+    table = []
+    for n in range(256):
+        c = n
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        table.append(c)
+    return table
+
+
+CRC_TABLE = _crc_table()
+
+
+def crc32c(data, seed=0):
+    crc = ~seed & 0xFFFFFFFF
+    for byte in data:
+        crc = CRC_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return ~crc & 0xFFFFFFFF
+
+
+class Refused(Exception):
+    def __init__(self, kind):
+        super().__init__(kind)
+        self.kind = kind
+
+
+class ReferenceStream:
+    """One client's datagram rules (section 14) over a ReferenceDecoder. ``decode(d)`` returns
+    (seq, ids, rows), None (pending) or raises Refused(kind). ``hits`` counts the branches."""
+
+    def __init__(self, slots, fingerprint):
+        self.slots = slots
+        self.fingerprint = fingerprint
+        self.hello = None
+        self.dec = None
+        self.hits = Counter()
+        self.parts = {}
+        self.latest = None
+
+    def _adopt(self, h):
+        self.hello = h
+        key = (b"quantcodec" + bytes([1]) + h["fingerprint"].encode("ascii")
+               + struct.pack("<HBHQ", h["history"], h["predict"], h["max_datagram"], h["stream_id"]))
+        self.seed_p = crc32c(key + b"P")
+        self.seed_f = crc32c(key + b"F")
+        self.dec = ReferenceDecoder(self.slots)
+        self.parts = {}
+        self.latest = None
+
+    def decode(self, d):
+        d = bytes(d)
+        body, c = d[:-4], (struct.unpack("<I", d[-4:])[0] if len(d) >= 5 else None)
+        if c is not None and self.hello and crc32c(body, self.seed_p) == c:
+            self.hits["datagram:whole"] += 1
+            return self._packet(body)
+        if c is not None and self.hello and len(d) >= 13 and crc32c(body, self.seed_f) == c:
+            self.hits["datagram:fragment"] += 1
+            return self._fragment(body)
+        if c is not None and body[:4] == b"QCHL" and len(d) >= 53 \
+                and crc32c(body, crc32c(b"quantcodec hello")) == c:
+            self.hits["datagram:hello"] += 1
+            return self._hello(body)
+        self.hits["refused:no-hello" if self.hello is None else "refused:check"] += 1
+        raise Refused("no-hello" if self.hello is None else "check")
+
+    def _hello(self, body):
+        (version, flags, history, max_datagram, stream_id, started, fp,
+         _sv) = struct.unpack_from("<BBHHQQ16sI", body, 4)
+        h = {"version": version, "predict": flags & 1, "history": history,
+             "max_datagram": max_datagram, "stream_id": stream_id, "started": started,
+             "fingerprint": fp.decode("ascii")}
+        if version != 1 or flags & ~1 or not 1 <= history <= 32767:
+            raise Refused("hello")
+        if h["fingerprint"] != self.fingerprint:
+            self.hits["hello:schema"] += 1
+            raise Refused("schema")
+        if self.hello is not None:
+            if stream_id == self.hello["stream_id"]:
+                self.hits["hello:again"] += 1
+                return None
+            if started <= self.hello["started"]:
+                self.hits["hello:older"] += 1
+                raise Refused("hello")
+            self.hits["hello:newer-stream"] += 1
+        else:
+            self.hits["hello:first"] += 1
+        self._adopt(h)
+        return None
+
+    def _fragment(self, body):
+        seq, index, count1, pcheck = struct.unpack_from("<HBBI", body, 0)
+        count, chunk = count1 + 1, body[8:]
+        size = self.hello["max_datagram"] - 12
+        if count1 == 0 or index >= count or \
+                (len(chunk) != size if index < count - 1 else not 1 <= len(chunk) <= size):
+            self.hits["fragment:inconsistent"] += 1
+            raise Refused("fragment")
+        if self.latest is not None:
+            for key in [k for k in self.parts if 0 < (self.latest - k[0]) % 65536 < 32768
+                        and (self.latest - k[0]) % 65536 >= self.hello["history"]]:
+                del self.parts[key]
+        part = self.parts.setdefault((seq, count, pcheck), {})
+        if index in part:
+            self.hits["fragment:duplicate"] += 1
+            return None
+        part[index] = chunk
+        if len(part) < count:
+            self.hits["fragment:pending"] += 1
+            return None
+        del self.parts[(seq, count, pcheck)]
+        packet = b"".join(part[i] for i in range(count))
+        if crc32c(packet, self.seed_p) != pcheck or packet[0] | packet[1] << 8 != seq:
+            raise Refused("fragment")
+        self.hits["fragment:complete"] += 1
+        return self._packet(packet)
+
+    def _packet(self, packet):
+        before = dict(self.dec.held)
+        try:
+            out = self.dec.decode(packet, self.hits)
+        except KeyError:
+            self.dec.held = before
+            self.hits["refused:baseline"] += 1
+            raise Refused("baseline") from None
+        except (AssertionError, IndexError, ValueError):
+            self.dec.held = before
+            self.hits["refused:malformed"] += 1
+            raise Refused("malformed") from None
+        seq = out[0]
+        if self.latest is None or 0 < (seq - self.latest) % 65536 < 32768:
+            self.latest = seq
+        return out

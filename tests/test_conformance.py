@@ -1,0 +1,175 @@
+"""The conformance kit (conformance/, docs/wire-format.md section 16): it is what the package
+generates, byte for byte; the reference runner and a decoder written from the doc alone give its
+expected output; and every client under clients/ gives it too, line for line. A client that fell
+behind the format fails here."""
+
+import filecmp
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import quantcodec as qc
+from quantcodec import cli, conformance
+from refdecoder import ReferenceStream, Refused
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+KIT = ROOT / "conformance"
+MANIFEST = json.loads((KIT / "manifest.json").read_text())
+STREAMS = [s["name"] for s in MANIFEST["streams"]]
+
+# language -> (the toolchain commands its runner needs, the Debian packages .ci/run installs)
+CLIENTS = {
+    "js": (["node"], "nodejs"),
+    "csharp": (["mcs", "mono"], "mono-mcs mono-runtime"),
+    "c": (["cc"], "gcc"),
+}
+
+
+def _stream(name):
+    return next(s for s in MANIFEST["streams"] if s["name"] == name)
+
+
+def test_the_committed_kit_is_what_the_package_generates(tmp_path):
+    """Regenerated from this package, every file is byte-identical: a change to the wire, the
+    codecs or the scenarios must come with a regenerated kit (and so with the clients)."""
+    conformance.make(tmp_path)
+    made = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file())
+    kept = sorted(p.relative_to(KIT).as_posix() for p in KIT.rglob("*") if p.is_file() and p.name != "README.md")
+    assert made == kept
+    differ = [f for f in made if not filecmp.cmp(tmp_path / f, KIT / f, shallow=False)]
+    assert not differ, f"regenerate with `quantcodec conformance make conformance`: {differ}"
+
+
+def test_the_kit_reaches_every_outcome():
+    outcomes = set()
+    for s in MANIFEST["streams"]:
+        outcomes |= set(s["outcomes"])
+    assert outcomes == {"snapshot", "pending", *qc.DecodeError.KINDS}
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_reference_runner_gives_the_expected_lines(name, capsys):
+    s = _stream(name)
+    assert cli.main(["decode-stream", str(KIT / s["schema"]), str(KIT / s["datagrams"])]) == 0
+    assert capsys.readouterr().out == (KIT / s["expected"]).read_text()
+
+
+def _slots(schema):
+    kinds = {"Quat": "quat", "UnitVector": "uvec", "Bool": "abs", "Enum": "abs",
+             "PowerCurve": "smag", "Half": "smag"}
+    signed = conformance.signed_slots(schema)
+    out = []
+    for entry, sg in zip(schema._plan.slot_table(), signed):
+        spec = schema.codecs[entry["field"]].spec()
+        if spec["kind"] == "Vector":
+            spec = spec["codecs"][entry["comp"]]
+        elif spec["kind"] == "NearlyZero":
+            inner = spec["inner"]
+            spec = inner["codecs"][entry["comp"]] if inner["kind"] == "Vector" else inner
+        kind = "flag" if entry["kind"] == "flag" else kinds.get(spec["kind"], "ord")
+        cbits = spec.get("bits", 0) if kind in ("quat", "uvec") else 0
+        out.append((kind, entry["bits"], entry["field"], entry["span"], cbits, sg))
+    return out
+
+
+def _reference_lines(schema, datagrams, hits):
+    ref = ReferenceStream(_slots(schema), schema.fingerprint)
+    ref.hits = hits
+    signed = conformance.signed_slots(schema)
+    lines = []
+    for d in datagrams:
+        try:
+            got = ref.decode(d)
+        except Refused as e:
+            lines.append({"error": e.kind})
+            continue
+        if got is None:
+            lines.append({"pending": True})
+            continue
+        seq, ids, rows = got
+        rows = [[v - (1 << 64) if s and v >= 1 << 63 else v for v, s in zip(r, signed)] for r in rows]
+        lines.append({"seq": seq, "ids": ids, "codes": rows})
+    return lines
+
+
+BRANCHES = [
+    # sections 11-14
+    "datagram:whole", "datagram:fragment", "datagram:hello", "hello:first", "hello:again",
+    "hello:older", "hello:newer-stream", "hello:schema", "fragment:pending", "fragment:duplicate",
+    "fragment:complete", "fragment:inconsistent", "refused:no-hello", "refused:check",
+    "refused:baseline", "refused:malformed",
+    # sections 4-7
+    "packet:full", "packet:delta", "packet:pred:whole-ratio", "packet:pred:equal", "packet:wrap",
+    "set:mode0", "set:mode1", "set:mode2", "set:mode3", "entities:removed", "entities:new",
+    "entities:new:id-gaps", "eg:escape", "ref:extrapolated", "flag:0", "flag:1", "flag:implied",
+    "abs:code", "abs:1bit-flip", "quat:same-index", "quat:remapped", "quat:absolute",
+    "ord:difference", "smag:difference", "uvec:difference",
+]
+
+
+def test_a_decoder_written_from_the_doc_reads_the_kit_and_every_branch_is_reached():
+    """tests/refdecoder.py, written from docs/wire-format.md alone, gives the expected output
+    of every stream (it has no validity tables: where the library refuses a sealed packet as
+    malformed for an invalid code, it may decode it) and reaches every branch of the page."""
+    from collections import Counter
+    total = Counter()
+    per_stream = {}
+    for s in MANIFEST["streams"]:
+        schema = qc.Schema.load(KIT / s["schema"])
+        datagrams = conformance.read_datagrams(KIT / s["datagrams"])
+        hits = Counter()
+        got = _reference_lines(schema, datagrams, hits)
+        want = [json.loads(line) for line in (KIT / s["expected"]).read_text().splitlines()]
+        assert len(got) == len(want)
+        for i, (g, w) in enumerate(zip(got, want)):
+            if w.get("error") == "malformed" and "error" not in g:
+                continue
+            assert g == w, (s["name"], i)
+        per_stream[s["name"]] = hits
+        total += hits
+    missing = [b for b in BRANCHES if not total[b]]
+    assert not missing, missing
+
+
+def _runner(lang):
+    return ROOT / "clients" / lang / "qc-decode"
+
+
+def _toolchain(lang):
+    tools, packages = CLIENTS[lang]
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"clients/{lang}: {', '.join(missing)} not on PATH (Debian: {packages}; "
+                    f".ci/run installs them)")
+
+
+@pytest.mark.parametrize("lang", sorted(CLIENTS))
+def test_every_client_folder_has_its_runner_tests_and_readme(lang):
+    folder = ROOT / "clients" / lang
+    for name in ("qc-decode", "run-tests"):
+        assert (folder / name).is_file(), f"clients/{lang}/{name} is missing"
+        assert os.access(folder / name, os.X_OK), f"clients/{lang}/{name} is not executable"
+    assert (folder / "README.md").is_file()
+
+
+@pytest.mark.parametrize("lang", sorted(CLIENTS))
+@pytest.mark.parametrize("name", STREAMS)
+def test_client_runner_matches_the_reference(lang, name):
+    """clients/<lang>/qc-decode prints, line for line, what the reference runner prints."""
+    _toolchain(lang)
+    s = _stream(name)
+    proc = subprocess.run([str(_runner(lang)), str(KIT / s["schema"]), str(KIT / s["datagrams"])],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = proc.stdout.splitlines()
+    want = (KIT / s["expected"]).read_text().splitlines()
+    assert len(got) == len(want), f"clients/{lang}: {len(got)} lines for {len(want)} datagrams"
+    bad = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    assert not bad, (f"clients/{lang} differs from the reference on {len(bad)} of {len(want)} "
+                     f"datagrams of {name}; first at datagram {bad[0]}:\n got  {got[bad[0]][:300]}\n "
+                     f"want {want[bad[0]][:300]}")
