@@ -1,0 +1,3406 @@
+/* quantcodec.h - a single-header C99 client of the quantcodec wire format (docs/wire-format.md).
+
+   Schemas from their JSON, the fingerprint, every codec's dequantize (and quantize for the scalar,
+   vector and quaternion codecs), valid(), one-record encode/decode, and the snapshot stream
+   decoder with the datagram layer (CRC-32C check keyed with the stream, hello, fragments, history
+   window, extrapolation, duplicates and ambiguous numbers, acks).
+
+   Use: in ONE C or C++ file
+
+       #define QUANTCODEC_IMPLEMENTATION
+       #include "quantcodec.h"
+
+   and include it plainly everywhere else. C99, the C standard library only, no global state.
+   Every byte the library holds comes from the allocator the caller gives (qc_allocator; NULL
+   members: malloc/free), counted against the caller's budget (max_bytes); see
+   qc_decoder_worst_case_bytes for the bound of a decoder. Build with -ffp-contract=off (no FMA
+   contraction): decoded doubles are then bit for bit those of the Python package, except
+   PowerCurve with a `pow` other than 1 or 2, which calls the C library's pow() (as the Python
+   package's C core does): a C library whose pow() is not correctly rounded may differ there in
+   the last bit. Parsing a schema uses strtod() (correctly rounded in glibc, musl, and the
+   Microsoft CRT since 2015) in the "C" locale: a program that calls setlocale() with a decimal
+   comma must parse schemas before it does, or in the "C" locale.
+
+   Licence: the repository's LICENSE. */
+#ifndef QUANTCODEC_H
+#define QUANTCODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+   Codec kinds (the numbers are the hello's kind bytes, wire-format section 13). */
+enum {
+    QC_BOUNDED = 1, QC_FIXED = 2, QC_ANGLE = 3, QC_POWERCURVE = 4, QC_HALF = 5, QC_UINT = 6,
+    QC_INT = 7, QC_BOOL = 8, QC_ENUM = 9, QC_QUAT = 10, QC_UNITVECTOR = 11, QC_VECTOR = 12,
+    QC_GRID = 13, QC_NEARLYZERO = 14
+};
+
+/* Results of the datagram decoder (qc_result.status) and error kinds (wire-format section 14). */
+enum {
+    QC_SNAPSHOT = 1,        /* a packet completed and decoded: qc_result.snapshot */
+    QC_PENDING = 0,         /* a fragment that completes nothing, or a hello adopted / ignored */
+    QC_E_NO_HELLO = -1,
+    QC_E_CHECK = -2,
+    QC_E_HELLO = -3,
+    QC_E_SCHEMA = -4,
+    QC_E_FRAGMENT = -5,
+    QC_E_BASELINE = -6,
+    QC_E_MALFORMED = -7,
+    QC_E_MEMORY = -8        /* the caller's allocator or byte budget refused (not a wire kind) */
+};
+
+/* Quantize status (quat / unit vector) */
+enum { QC_Q_OK = 0, QC_Q_ZERO = 1, QC_Q_NONFINITE = 2, QC_Q_RANGE = 3 };
+
+/* Memory: every allocation goes through this. alloc returns memory aligned for any type, or
+   NULL; free gets the size that was asked. NULL alloc/free: malloc/free. */
+typedef struct qc_allocator {
+    void *(*alloc)(void *ud, size_t size);
+    void (*free)(void *ud, void *ptr, size_t size);
+    void *ud;
+} qc_allocator;
+
+/* An error: a message naming what and where. */
+typedef struct qc_error {
+    int kind;               /* QC_E_* for the decoder, -1 for schema and record errors */
+    char message[320];
+} qc_error;
+
+/* One codec (a node of the schema's codec tree). Parameters as in docs/codecs.md. */
+typedef struct qc_codec {
+    int kind;               /* QC_BOUNDED .. QC_NEARLYZERO */
+    int bits;               /* bits of one value on the wire (NearlyZero: 1 + inner, the most) */
+    int mode;               /* Bounded/Quat: 0 endpoints, 1 bins; Fixed/Angle: 1 if signed */
+    int cbits;              /* Quat/UnitVector: bits per coordinate; Grid: offset_bits */
+    int cell_bits;          /* Grid */
+    int deg;                /* Angle: 1 for unit "deg" */
+    double lo, hi, R, L;    /* the kernel's descriptor (quantcodec/_kernels.pxd qdesc) */
+    uint64_t maxcode;
+    int64_t smin, smax;
+    double fmin, fmax;
+    double p1, p2;          /* the spec's float parameters: Bounded min,max; Fixed step,offset;
+                               PowerCurve max,pow; Grid cell_size; NearlyZero threshold (p1) */
+    uint64_t count;         /* Enum: the number of variants */
+    char **labels;          /* Enum with labels (count of them), else NULL */
+    int ninner;             /* Vector: components; NearlyZero: 1 */
+    struct qc_codec *inner; /* Vector: its components; NearlyZero: its inner codec */
+} qc_codec;
+
+/* Slot roles (wire-format section 2) */
+enum { QC_ROLE_FLAG = 1, QC_ROLE_ORD = 2, QC_ROLE_QUAT = 3, QC_ROLE_UVEC = 4, QC_ROLE_ABS = 5 };
+
+typedef struct qc_slot {
+    const qc_codec *codec;  /* NULL for a NearlyZero flag */
+    int bits;               /* wire width (a flag: 1) */
+    int field;
+    int span;               /* a flag: how many slots it governs */
+    int sign;               /* codes are two's complement (Int, signed Fixed) */
+    int role;               /* QC_ROLE_* */
+    int comp;               /* first delta component, or -1 */
+} qc_slot;
+
+typedef struct qc_comp {    /* a delta component (wire-format section 2) */
+    int slot, shift, b, smag;
+} qc_comp;
+
+typedef struct qc_field {
+    const char *name;
+    const qc_codec *codec;
+    int first_slot, nslots; /* its slots: first_slot .. first_slot + nslots - 1 */
+    int first_comp, ncomps; /* its delta components */
+    int nvalues;            /* doubles qc_field_values writes: 1, k (Vector), 3 (UnitVector), 4 */
+    int implied_flag;       /* the field is one NearlyZero */
+    int implied_flip;       /* the field is one 1-bit unordered slot */
+    uint32_t h;             /* first 4 bytes (LE) of the SHA-256 of its codec's canonical JSON */
+} qc_field;
+
+typedef struct qc_schema {
+    const char *name;
+    const char *version_text;   /* the version as decimal text (any size, as Python allows) */
+    uint32_t version32;         /* the version mod 2**32 (the hello's) */
+    int nfields, nslots, ncomps, ncodecs;
+    qc_field *fields;
+    qc_slot *slots;
+    qc_comp *comps;
+    qc_codec *codecs;
+    int max_bits, min_bits;     /* the most / fewest bits of one record */
+    char fingerprint[17];       /* 16 lowercase hex digits */
+    char *canonical;            /* the canonical JSON the fingerprint hashes */
+    size_t canonical_len;
+    qc_allocator al;
+    void *chunks;               /* (internal) its memory */
+} qc_schema;
+
+/* A decoded snapshot: ids ascending, one row of nslots codes per entity (signed codes as two's
+   complement in uint64; a flag 0's governed slots hold 0). */
+typedef struct qc_snapshot {
+    uint16_t seq;
+    size_t n;
+    uint64_t *ids;
+    uint64_t *rows;         /* n * schema->nslots */
+    size_t bytes;           /* (internal) its allocation */
+} qc_snapshot;
+
+typedef struct qc_decoder_config {
+    qc_allocator allocator;     /* NULL members: malloc/free */
+    size_t max_bytes;           /* every byte the decoder holds, at most (0: no limit) */
+    size_t max_entities;        /* entities of one snapshot, at most (0: 1 << 24) */
+    int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767) */
+} qc_decoder_config;
+
+typedef struct qc_result {
+    int status;                     /* QC_SNAPSHOT, QC_PENDING or QC_E_* */
+    const qc_snapshot *snapshot;    /* QC_SNAPSHOT: valid until the next qc_decoder_* call */
+    int ack;                        /* 1: send ack_seq to the server now (wire-format 15) */
+    uint16_t ack_seq;
+    const char *kind;               /* "no-hello", ..., "malformed", "memory"; NULL if not refused */
+    char message[320];              /* what and where, for a refusal or a hello */
+} qc_result;
+
+typedef struct qc_partial qc_partial;
+
+typedef struct qc_decoder {
+    const qc_schema *schema;
+    qc_allocator al;
+    size_t max_bytes, max_entities, bytes;
+    int max_history;
+    /* the stream (the adopted hello) */
+    int adopted;
+    int history, keep, predict, max_datagram;
+    uint64_t stream_id, started;
+    uint32_t seed_p, seed_f;
+    uint8_t *hello_bytes;           /* the adopted hello */
+    size_t hello_len;
+    /* the snapshots held: seq -> snapshot, at most keep of them */
+    int latest;                     /* -1: none */
+    int nheld, held_cap;
+    uint16_t *held_seq;
+    qc_snapshot **held;
+    int nambiguous;
+    uint64_t ambiguous[1024];       /* one bit per sequence number */
+    qc_snapshot *loose;             /* the last snapshot returned and not held */
+    /* reassembly */
+    qc_partial *partials;           /* begun order, oldest first */
+    size_t chunk_bytes;
+    uint64_t begun;
+    /* scratch of the packet decoder (grown on demand, counted in bytes) */
+    void *scratch;
+    size_t scratch_size;
+} qc_decoder;
+
+/* ---- schemas -------------------------------------------------------------------------------
+   qc_schema_parse: the schema from its JSON text (docs/schema-format.md; strict JSON, a UTF-8
+   BOM allowed). 0, or -1 with err set (what and where). qc_schema_free releases it. */
+int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocator *al, qc_error *err);
+void qc_schema_free(qc_schema *s);
+/* The slot table as text ("slot 0: position[0] Bounded 18 bits ord\n..."), into buf. */
+size_t qc_schema_slot_table(const qc_schema *s, char *buf, size_t cap);
+
+/* ---- codecs --------------------------------------------------------------------------------
+   A scalar code is carried as uint64_t; signed codes (Int, signed Fixed) as their two's
+   complement. Vector: one code per component; NearlyZero: flag then the inner's codes. */
+int qc_valid(const qc_codec *c, uint64_t code);                 /* scalar, Quat, UnitVector */
+int qc_valid_codes(const qc_codec *c, const uint64_t *codes);   /* any codec: its code tuple */
+/* Dequantize: scalars write 1 double, Quat 4, UnitVector 3, Vector k, NearlyZero its inner's
+   count. 0 ok, -1 invalid code (nothing meaningful written). */
+int qc_dequantize(const qc_codec *c, uint64_t code, double *out);
+int qc_dequantize_codes(const qc_codec *c, const uint64_t *codes, double *out);
+/* Quantize a float scalar (Bounded, Fixed, Angle, PowerCurve, Half, Grid): the code; *clamped
+   (may be NULL) is set when the value was clamped or substituted (NaN, inf). */
+uint64_t qc_quantize(const qc_codec *c, double x, int *clamped);
+/* Exact scalars (UInt, Int, Bool, Enum): 0 ok, QC_Q_RANGE if the value does not fit. */
+int qc_quantize_int(const qc_codec *c, int64_t value, uint64_t *code);
+int qc_quantize_uint(const qc_codec *c, uint64_t value, uint64_t *code);
+/* Quat (4 doubles x, y, z, w) and UnitVector (3 doubles): QC_Q_OK, QC_Q_ZERO or QC_Q_NONFINITE. */
+int qc_quantize_quat(const qc_codec *c, const double *q, uint64_t *code);
+int qc_quantize_uvec(const qc_codec *c, const double *v, uint64_t *code);
+/* Any float codec from its values (Vector: k values; NearlyZero: its inner's): codes written as
+   qc_dequantize_codes reads them. QC_Q_OK or the failure. Exact kinds take the value's integer. */
+int qc_quantize_values(const qc_codec *c, const double *x, uint64_t *codes, int *nclamped);
+/* Number of codes of a codec's code tuple (Vector k, NearlyZero 1 + inner's, else 1) and of
+   doubles of its value. */
+int qc_ncodes(const qc_codec *c);
+int qc_nvalues(const qc_codec *c);
+/* One field's values from a snapshot row (row: the entity's nslots codes): nvalues doubles. */
+int qc_field_values(const qc_schema *s, int field, const uint64_t *row, double *out);
+int qc_field_index(const qc_schema *s, const char *name);
+
+/* ---- records (wire-format section 3) -------------------------------------------------------
+   row: nslots codes. encode: padded to a byte, *outlen bytes written: 0, or -1 with err (an
+   invalid code, or cap too small). decode: 0 ok or -1 with err (invalid code, short, long). */
+int qc_record_encode(const qc_schema *s, const uint64_t *row, uint8_t *out, size_t cap, size_t *outlen, qc_error *err);
+int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_t *row, qc_error *err);
+
+/* ---- the stream decoder --------------------------------------------------------------------- */
+int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *cfg, qc_error *err);
+void qc_decoder_free(qc_decoder *d);
+/* One datagram, as it arrived. The result says what it was; a refusal changes nothing. */
+int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res);
+int qc_decoder_latest(const qc_decoder *d);                    /* -1 before the first */
+const qc_snapshot *qc_decoder_get(const qc_decoder *d, int seq);  /* a held baseline, or NULL */
+/* The most bytes a decoder can hold for this schema, history, entity count and datagram budget
+   (every held snapshot of max_entities, the decode scratch, the reassembly buffers). */
+size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram);
+/* Memory a snapshot of n entities takes. */
+size_t qc_snapshot_bytes(const qc_schema *s, size_t n);
+
+/* ---- pieces, exposed for tests and tools ---------------------------------------------------- */
+uint32_t qc_crc32c(const uint8_t *data, size_t len, uint32_t seed);
+void qc_sha256(const uint8_t *data, size_t len, uint8_t out[32]);
+/* Python's float.hex() of x into buf (at least 32 bytes); returns the length. */
+int qc_float_hex(double x, char *buf);
+
+/* A small strict JSON reader (the one schemas use), for tools and tests. */
+typedef struct qc_json {
+    int type;               /* QC_JSON_* */
+    int is_int;             /* a number written without fraction or exponent */
+    int int_ok;             /* is_int and it fits int64 (neg) or uint64 */
+    int neg;
+    uint64_t u;             /* |value| of an integer that fits */
+    double num;             /* the number as a double (strtod of its text) */
+    const char *text;       /* a number's text / a string's UTF-8 bytes (NUL-terminated) */
+    size_t len;             /* length of text */
+    const char *key;        /* a member of an object: its key */
+    size_t nkids;
+    struct qc_json *kids;   /* array or object members */
+} qc_json;
+enum { QC_JSON_NULL, QC_JSON_FALSE, QC_JSON_TRUE, QC_JSON_NUMBER, QC_JSON_STRING, QC_JSON_ARRAY, QC_JSON_OBJECT };
+/* Parse: the tree in memory from `al` (free with qc_json_free). NULL with err on an error. */
+qc_json *qc_json_parse(const char *text, size_t len, const qc_allocator *al, void **mem, qc_error *err);
+void qc_json_free(void *mem, const qc_allocator *al);
+const qc_json *qc_json_get(const qc_json *obj, const char *key);
+/* Python's float.fromhex / float() of "inf", "-inf", "nan" strings as in the goldens. */
+int qc_parse_hex_double(const char *s, double *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QUANTCODEC_H */
+
+/* =============================================================================================
+   Implementation
+   ============================================================================================= */
+#ifdef QUANTCODEC_IMPLEMENTATION
+#ifndef QUANTCODEC_IMPLEMENTATION_DONE
+#define QUANTCODEC_IMPLEMENTATION_DONE
+
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdarg.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- memory ---------------------------------------------------------------------------------- */
+
+static void *qc__malloc_cb(void *ud, size_t n) { (void)ud; return malloc(n ? n : 1); }
+static void qc__free_cb(void *ud, void *p, size_t n) { (void)ud; (void)n; free(p); }
+
+static qc_allocator qc__allocator_of(const qc_allocator *al) {
+    qc_allocator a;
+    if (al != NULL && al->alloc != NULL && al->free != NULL) return *al;
+    a.alloc = qc__malloc_cb;
+    a.free = qc__free_cb;
+    a.ud = NULL;
+    return a;
+}
+
+/* An arena: chunks from the allocator, freed together (schemas and JSON trees). */
+typedef struct qc__chunk { struct qc__chunk *next; size_t size, used; } qc__chunk;
+#define QC__ALIGN 16
+#define QC__CHUNK_HEAD ((sizeof(qc__chunk) + QC__ALIGN - 1) / QC__ALIGN * QC__ALIGN)
+
+typedef struct qc__arena { qc_allocator al; qc__chunk *head; } qc__arena;
+
+static void *qc__arena_alloc(qc__arena *a, size_t n) {
+    qc__chunk *c = a->head;
+    void *p;
+    n = (n + QC__ALIGN - 1) / QC__ALIGN * QC__ALIGN;
+    if (n == 0) n = QC__ALIGN;
+    if (c == NULL || c->size - c->used < n) {
+        size_t sz = n > 8192 ? n : 8192;
+        c = (qc__chunk *)a->al.alloc(a->al.ud, QC__CHUNK_HEAD + sz);
+        if (c == NULL) return NULL;
+        c->size = sz;
+        c->used = 0;
+        c->next = a->head;
+        a->head = c;
+    }
+    p = (char *)c + QC__CHUNK_HEAD + c->used;
+    c->used += n;
+    return p;
+}
+
+static void qc__arena_free(qc_allocator al, qc__chunk *c) {
+    while (c != NULL) {
+        qc__chunk *nx = c->next;
+        al.free(al.ud, c, QC__CHUNK_HEAD + c->size);
+        c = nx;
+    }
+}
+
+static char *qc__arena_strdup(qc__arena *a, const char *s, size_t n) {
+    char *p = (char *)qc__arena_alloc(a, n + 1);
+    if (p == NULL) return NULL;
+    if (n) memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+static int qc__fail(qc_error *err, const char *fmt, ...) {
+    va_list ap;
+    if (err != NULL) {
+        err->kind = -1;
+        va_start(ap, fmt);
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+/* ---- bits ------------------------------------------------------------------------------------ */
+
+static uint64_t qc__mask(int b) { return b >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << b) - 1; }
+
+static int qc__bitlen(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return x ? 64 - __builtin_clzll(x) : 0;
+#else
+    int n = 0;
+    while (x) { x >>= 1; n++; }
+    return n;
+#endif
+}
+
+static int qc__ctz(uint64_t x) {     /* x != 0 */
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    while (!(x & 1)) { x >>= 1; n++; }
+    return n;
+#endif
+}
+
+static uint64_t qc__load_le64(const uint8_t *p) {
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
+           (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+static uint32_t qc__le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static unsigned qc__le16(const uint8_t *p) { return (unsigned)p[0] | (unsigned)p[1] << 8; }
+
+/* LSB-first bit reader over nbytes bytes. */
+typedef struct qc__br { const uint8_t *buf; size_t nbytes, pos, nbits; } qc__br;
+
+static void qc__br_init(qc__br *r, const uint8_t *buf, size_t n) {
+    r->buf = buf; r->nbytes = n; r->pos = 0; r->nbits = n * 8;
+}
+static size_t qc__br_left(const qc__br *r) { return r->nbits - r->pos; }
+
+/* n (0..64) bits at bit position p, which must be available. */
+static uint64_t qc__peek_at(const qc__br *r, size_t p, int n) {
+    size_t idx = p >> 3;
+    int sh = (int)(p & 7);
+    uint64_t x;
+    if (n == 0) return 0;
+    if (idx + 8 <= r->nbytes) {
+        x = qc__load_le64(r->buf + idx) >> sh;
+        if (n + sh > 64) x |= (uint64_t)r->buf[idx + 8] << (64 - sh);
+    } else {
+        int i, got = -sh;
+        x = 0;
+        for (i = 0; idx + (size_t)i < r->nbytes && got < n; i++) {
+            uint64_t byte = r->buf[idx + (size_t)i];
+            if (got < 0) x = byte >> sh;
+            else x |= byte << got;
+            got += 8;
+        }
+    }
+    return n >= 64 ? x : x & ((((uint64_t)1) << n) - 1);
+}
+
+static int qc__get(qc__br *r, int n, uint64_t *v) {
+    if ((size_t)n > r->nbits - r->pos) return -1;
+    *v = qc__peek_at(r, r->pos, n);
+    r->pos += (size_t)n;
+    return 0;
+}
+
+/* LSB-first bit writer */
+typedef struct qc__bw { uint8_t *buf; size_t cap, pos; int overflow; } qc__bw;
+
+static void qc__put(qc__bw *w, uint64_t v, int n) {
+    int i;
+    for (i = 0; i < n; i++) {
+        size_t byte = w->pos >> 3;
+        if (byte >= w->cap) { w->overflow = 1; return; }
+        if ((w->pos & 7) == 0) w->buf[byte] = 0;
+        if ((v >> i) & 1) w->buf[byte] |= (uint8_t)(1u << (w->pos & 7));
+        w->pos++;
+    }
+}
+
+/* ---- CRC-32C and SHA-256 --------------------------------------------------------------------- */
+
+static const uint32_t qc__crc_table[256] = {
+    0x00000000u, 0xf26b8303u, 0xe13b70f7u, 0x1350f3f4u, 0xc79a971fu, 0x35f1141cu,
+    0x26a1e7e8u, 0xd4ca64ebu, 0x8ad958cfu, 0x78b2dbccu, 0x6be22838u, 0x9989ab3bu,
+    0x4d43cfd0u, 0xbf284cd3u, 0xac78bf27u, 0x5e133c24u, 0x105ec76fu, 0xe235446cu,
+    0xf165b798u, 0x030e349bu, 0xd7c45070u, 0x25afd373u, 0x36ff2087u, 0xc494a384u,
+    0x9a879fa0u, 0x68ec1ca3u, 0x7bbcef57u, 0x89d76c54u, 0x5d1d08bfu, 0xaf768bbcu,
+    0xbc267848u, 0x4e4dfb4bu, 0x20bd8edeu, 0xd2d60dddu, 0xc186fe29u, 0x33ed7d2au,
+    0xe72719c1u, 0x154c9ac2u, 0x061c6936u, 0xf477ea35u, 0xaa64d611u, 0x580f5512u,
+    0x4b5fa6e6u, 0xb93425e5u, 0x6dfe410eu, 0x9f95c20du, 0x8cc531f9u, 0x7eaeb2fau,
+    0x30e349b1u, 0xc288cab2u, 0xd1d83946u, 0x23b3ba45u, 0xf779deaeu, 0x05125dadu,
+    0x1642ae59u, 0xe4292d5au, 0xba3a117eu, 0x4851927du, 0x5b016189u, 0xa96ae28au,
+    0x7da08661u, 0x8fcb0562u, 0x9c9bf696u, 0x6ef07595u, 0x417b1dbcu, 0xb3109ebfu,
+    0xa0406d4bu, 0x522bee48u, 0x86e18aa3u, 0x748a09a0u, 0x67dafa54u, 0x95b17957u,
+    0xcba24573u, 0x39c9c670u, 0x2a993584u, 0xd8f2b687u, 0x0c38d26cu, 0xfe53516fu,
+    0xed03a29bu, 0x1f682198u, 0x5125dad3u, 0xa34e59d0u, 0xb01eaa24u, 0x42752927u,
+    0x96bf4dccu, 0x64d4cecfu, 0x77843d3bu, 0x85efbe38u, 0xdbfc821cu, 0x2997011fu,
+    0x3ac7f2ebu, 0xc8ac71e8u, 0x1c661503u, 0xee0d9600u, 0xfd5d65f4u, 0x0f36e6f7u,
+    0x61c69362u, 0x93ad1061u, 0x80fde395u, 0x72966096u, 0xa65c047du, 0x5437877eu,
+    0x4767748au, 0xb50cf789u, 0xeb1fcbadu, 0x197448aeu, 0x0a24bb5au, 0xf84f3859u,
+    0x2c855cb2u, 0xdeeedfb1u, 0xcdbe2c45u, 0x3fd5af46u, 0x7198540du, 0x83f3d70eu,
+    0x90a324fau, 0x62c8a7f9u, 0xb602c312u, 0x44694011u, 0x5739b3e5u, 0xa55230e6u,
+    0xfb410cc2u, 0x092a8fc1u, 0x1a7a7c35u, 0xe811ff36u, 0x3cdb9bddu, 0xceb018deu,
+    0xdde0eb2au, 0x2f8b6829u, 0x82f63b78u, 0x709db87bu, 0x63cd4b8fu, 0x91a6c88cu,
+    0x456cac67u, 0xb7072f64u, 0xa457dc90u, 0x563c5f93u, 0x082f63b7u, 0xfa44e0b4u,
+    0xe9141340u, 0x1b7f9043u, 0xcfb5f4a8u, 0x3dde77abu, 0x2e8e845fu, 0xdce5075cu,
+    0x92a8fc17u, 0x60c37f14u, 0x73938ce0u, 0x81f80fe3u, 0x55326b08u, 0xa759e80bu,
+    0xb4091bffu, 0x466298fcu, 0x1871a4d8u, 0xea1a27dbu, 0xf94ad42fu, 0x0b21572cu,
+    0xdfeb33c7u, 0x2d80b0c4u, 0x3ed04330u, 0xccbbc033u, 0xa24bb5a6u, 0x502036a5u,
+    0x4370c551u, 0xb11b4652u, 0x65d122b9u, 0x97baa1bau, 0x84ea524eu, 0x7681d14du,
+    0x2892ed69u, 0xdaf96e6au, 0xc9a99d9eu, 0x3bc21e9du, 0xef087a76u, 0x1d63f975u,
+    0x0e330a81u, 0xfc588982u, 0xb21572c9u, 0x407ef1cau, 0x532e023eu, 0xa145813du,
+    0x758fe5d6u, 0x87e466d5u, 0x94b49521u, 0x66df1622u, 0x38cc2a06u, 0xcaa7a905u,
+    0xd9f75af1u, 0x2b9cd9f2u, 0xff56bd19u, 0x0d3d3e1au, 0x1e6dcdeeu, 0xec064eedu,
+    0xc38d26c4u, 0x31e6a5c7u, 0x22b65633u, 0xd0ddd530u, 0x0417b1dbu, 0xf67c32d8u,
+    0xe52cc12cu, 0x1747422fu, 0x49547e0bu, 0xbb3ffd08u, 0xa86f0efcu, 0x5a048dffu,
+    0x8ecee914u, 0x7ca56a17u, 0x6ff599e3u, 0x9d9e1ae0u, 0xd3d3e1abu, 0x21b862a8u,
+    0x32e8915cu, 0xc083125fu, 0x144976b4u, 0xe622f5b7u, 0xf5720643u, 0x07198540u,
+    0x590ab964u, 0xab613a67u, 0xb831c993u, 0x4a5a4a90u, 0x9e902e7bu, 0x6cfbad78u,
+    0x7fab5e8cu, 0x8dc0dd8fu, 0xe330a81au, 0x115b2b19u, 0x020bd8edu, 0xf0605beeu,
+    0x24aa3f05u, 0xd6c1bc06u, 0xc5914ff2u, 0x37faccf1u, 0x69e9f0d5u, 0x9b8273d6u,
+    0x88d28022u, 0x7ab90321u, 0xae7367cau, 0x5c18e4c9u, 0x4f48173du, 0xbd23943eu,
+    0xf36e6f75u, 0x0105ec76u, 0x12551f82u, 0xe03e9c81u, 0x34f4f86au, 0xc69f7b69u,
+    0xd5cf889du, 0x27a40b9eu, 0x79b737bau, 0x8bdcb4b9u, 0x988c474du, 0x6ae7c44eu,
+    0xbe2da0a5u, 0x4c4623a6u, 0x5f16d052u, 0xad7d5351u,
+};
+
+uint32_t qc_crc32c(const uint8_t *data, size_t len, uint32_t seed) {
+    uint32_t crc = ~seed;
+    size_t i;
+    for (i = 0; i < len; i++) crc = qc__crc_table[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+    return ~crc;
+}
+
+static const uint32_t qc__sha_k[64] = {
+    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u, 0xab1c5ed5u,
+    0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu, 0x9bdc06a7u, 0xc19bf174u,
+    0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu, 0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau,
+    0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u, 0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u,
+    0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu, 0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u,
+    0xa2bfe8a1u, 0xa81a664bu, 0xc24b8b70u, 0xc76c51a3u, 0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u,
+    0x19a4c116u, 0x1e376c08u, 0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,
+    0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u, 0xc67178f2u
+};
+
+static uint32_t qc__ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+static void qc__sha_block(uint32_t h[8], const uint8_t *p) {
+    uint32_t w[64], a, b, c, d, e, f, g, hh, t1, t2;
+    int i;
+    for (i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (i = 16; i < 64; i++) {
+        uint32_t s0 = qc__ror(w[i - 15], 7) ^ qc__ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = qc__ror(w[i - 2], 17) ^ qc__ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    a = h[0]; b = h[1]; c = h[2]; d = h[3]; e = h[4]; f = h[5]; g = h[6]; hh = h[7];
+    for (i = 0; i < 64; i++) {
+        t1 = hh + (qc__ror(e, 6) ^ qc__ror(e, 11) ^ qc__ror(e, 25)) + ((e & f) ^ (~e & g)) + qc__sha_k[i] + w[i];
+        t2 = (qc__ror(a, 2) ^ qc__ror(a, 13) ^ qc__ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        hh = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+}
+
+void qc_sha256(const uint8_t *data, size_t len, uint8_t out[32]) {
+    uint32_t h[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+                     0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
+    uint8_t tail[128];
+    size_t i, full = len / 64 * 64, rest = len - full, tl;
+    uint64_t bits = (uint64_t)len * 8;
+    for (i = 0; i < full; i += 64) qc__sha_block(h, data + i);
+    memset(tail, 0, sizeof tail);
+    if (rest) memcpy(tail, data + full, rest);
+    tail[rest] = 0x80;
+    tl = rest + 1 + 8 <= 64 ? 64 : 128;
+    for (i = 0; i < 8; i++) tail[tl - 1 - i] = (uint8_t)(bits >> (8 * i));
+    qc__sha_block(h, tail);
+    if (tl == 128) qc__sha_block(h, tail + 64);
+    for (i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(h[i] >> 24); out[4 * i + 1] = (uint8_t)(h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(h[i] >> 8); out[4 * i + 3] = (uint8_t)h[i];
+    }
+}
+
+/* ---- float.hex ------------------------------------------------------------------------------- */
+
+int qc_float_hex(double x, char *buf) {
+    uint64_t u, mant;
+    int neg, e, n = 0, i;
+    static const char hx[] = "0123456789abcdef";
+    memcpy(&u, &x, 8);
+    neg = (int)(u >> 63);
+    e = (int)((u >> 52) & 0x7FF);
+    mant = u & 0xFFFFFFFFFFFFFull;
+    if (e == 0x7FF) {
+        if (mant) { strcpy(buf, "nan"); return 3; }
+        strcpy(buf, neg ? "-inf" : "inf");
+        return neg ? 4 : 3;
+    }
+    if (neg) buf[n++] = '-';
+    if (e == 0 && mant == 0) { strcpy(buf + n, "0x0.0p+0"); return n + 8; }
+    buf[n++] = '0'; buf[n++] = 'x'; buf[n++] = e ? '1' : '0'; buf[n++] = '.';
+    for (i = 12; i >= 0; i--) buf[n++] = hx[(mant >> (4 * i)) & 0xF];
+    n += sprintf(buf + n, "p%+d", e ? e - 1023 : -1022);
+    return n;
+}
+
+int qc_parse_hex_double(const char *s, double *out) {
+    char *end;
+    if (s == NULL || *s == 0) return -1;
+    *out = strtod(s, &end);
+    return *end == 0 ? 0 : -1;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------------ */
+
+#define QC__JSON_DEPTH 64
+
+typedef struct qc__jp {
+    const char *s; size_t n, i; qc__arena *a; qc_error *err; int depth;
+} qc__jp;
+
+static void qc__jline(const qc__jp *p, size_t at, int *line, int *col) {
+    size_t k;
+    *line = 1; *col = 1;
+    for (k = 0; k < at && k < p->n; k++) {
+        if (p->s[k] == '\n') { (*line)++; *col = 1; } else (*col)++;
+    }
+}
+
+static int qc__jfail(qc__jp *p, const char *what) {
+    int line, col;
+    qc__jline(p, p->i, &line, &col);
+    return qc__fail(p->err, "not valid JSON: %s at line %d column %d (char %lu)", what, line, col,
+                    (unsigned long)p->i);
+}
+
+static void qc__jws(qc__jp *p) {
+    while (p->i < p->n && (p->s[p->i] == ' ' || p->s[p->i] == '\t' || p->s[p->i] == '\n' || p->s[p->i] == '\r')) p->i++;
+}
+
+static int qc__hex4(const char *s, unsigned *v) {
+    int k;
+    *v = 0;
+    for (k = 0; k < 4; k++) {
+        char c = s[k];
+        *v <<= 4;
+        if (c >= '0' && c <= '9') *v |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') *v |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') *v |= (unsigned)(c - 'A' + 10);
+        else return -1;
+    }
+    return 0;
+}
+
+static size_t qc__utf8_put(char *o, unsigned cp) {   /* (lone surrogates as 3 bytes, as WTF-8) */
+    if (cp < 0x80) { o[0] = (char)cp; return 1; }
+    if (cp < 0x800) { o[0] = (char)(0xC0 | (cp >> 6)); o[1] = (char)(0x80 | (cp & 0x3F)); return 2; }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12)); o[1] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18)); o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* One UTF-8 sequence at s (n bytes left): its length and code point, or 0 if not valid UTF-8. */
+static size_t qc__utf8_get(const unsigned char *s, size_t n, unsigned *cp) {
+    unsigned c = s[0];
+    size_t len, k;
+    unsigned v, min;
+    if (c < 0x80) { *cp = c; return 1; }
+    if (c >= 0xC2 && c <= 0xDF) { len = 2; v = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { len = 3; v = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { len = 4; v = c & 0x07; min = 0x10000; }
+    else return 0;
+    if (len > n) return 0;
+    for (k = 1; k < len; k++) {
+        if ((s[k] & 0xC0) != 0x80) return 0;
+        v = (v << 6) | (s[k] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF) return 0;
+    *cp = v;
+    return len;
+}
+
+static int qc__jstring(qc__jp *p, const char **out, size_t *olen) {
+    size_t start = ++p->i, k, cap = 0, n = 0;
+    char *buf;
+    /* the decoded text is never longer than the source */
+    for (k = start; k < p->n && p->s[k] != '"'; k++) {
+        if (p->s[k] == '\\') k++;
+    }
+    if (k >= p->n) { p->i = start - 1; return qc__jfail(p, "unterminated string"); }
+    cap = k - start;
+    buf = (char *)qc__arena_alloc(p->a, cap + 1);
+    if (buf == NULL) return qc__fail(p->err, "out of memory reading JSON");
+    while (p->s[p->i] != '"') {
+        unsigned char c = (unsigned char)p->s[p->i];
+        if (c < 0x20) return qc__jfail(p, "control character in a string");
+        if (c == '\\') {
+            char e = p->s[p->i + 1];
+            p->i += 2;
+            switch (e) {
+            case '"': buf[n++] = '"'; break;
+            case '\\': buf[n++] = '\\'; break;
+            case '/': buf[n++] = '/'; break;
+            case 'b': buf[n++] = '\b'; break;
+            case 'f': buf[n++] = '\f'; break;
+            case 'n': buf[n++] = '\n'; break;
+            case 'r': buf[n++] = '\r'; break;
+            case 't': buf[n++] = '\t'; break;
+            case 'u': {
+                unsigned cp, lo;
+                if (p->i + 4 > p->n || qc__hex4(p->s + p->i, &cp) < 0) return qc__jfail(p, "bad \\u escape");
+                p->i += 4;
+                if (cp >= 0xD800 && cp <= 0xDBFF && p->i + 6 <= p->n && p->s[p->i] == '\\' && p->s[p->i + 1] == 'u'
+                    && qc__hex4(p->s + p->i + 2, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p->i += 6;
+                }
+                n += qc__utf8_put(buf + n, cp);
+                break;
+            }
+            default:
+                p->i -= 2;
+                return qc__jfail(p, "bad escape in a string");
+            }
+            continue;
+        }
+        {
+            unsigned cp;
+            size_t l = qc__utf8_get((const unsigned char *)p->s + p->i, p->n - p->i, &cp);
+            if (l == 0) return qc__jfail(p, "invalid UTF-8 in a string");
+            memcpy(buf + n, p->s + p->i, l);
+            n += l;
+            p->i += l;
+        }
+    }
+    p->i++;
+    buf[n] = 0;
+    *out = buf;
+    *olen = n;
+    return 0;
+}
+
+static int qc__jvalue(qc__jp *p, qc_json *v);
+
+static int qc__jnumber(qc__jp *p, qc_json *v) {
+    size_t st = p->i, k;
+    int frac = 0;
+    char *txt;
+    const char *s = p->s;
+    if (p->i < p->n && s[p->i] == '-') p->i++;
+    if (p->i >= p->n) return qc__jfail(p, "bad number");
+    if (s[p->i] == '0') p->i++;
+    else if (s[p->i] >= '1' && s[p->i] <= '9') { while (p->i < p->n && s[p->i] >= '0' && s[p->i] <= '9') p->i++; }
+    else return qc__jfail(p, "bad number");
+    if (p->i < p->n && s[p->i] == '.') {
+        frac = 1;
+        p->i++;
+        if (p->i >= p->n || !(s[p->i] >= '0' && s[p->i] <= '9')) return qc__jfail(p, "bad number");
+        while (p->i < p->n && s[p->i] >= '0' && s[p->i] <= '9') p->i++;
+    }
+    if (p->i < p->n && (s[p->i] == 'e' || s[p->i] == 'E')) {
+        frac = 1;
+        p->i++;
+        if (p->i < p->n && (s[p->i] == '+' || s[p->i] == '-')) p->i++;
+        if (p->i >= p->n || !(s[p->i] >= '0' && s[p->i] <= '9')) return qc__jfail(p, "bad number");
+        while (p->i < p->n && s[p->i] >= '0' && s[p->i] <= '9') p->i++;
+    }
+    txt = qc__arena_strdup(p->a, s + st, p->i - st);
+    if (txt == NULL) return qc__fail(p->err, "out of memory reading JSON");
+    v->type = QC_JSON_NUMBER;
+    v->text = txt;
+    v->len = p->i - st;
+    v->num = strtod(txt, NULL);
+    v->is_int = !frac;
+    v->neg = txt[0] == '-';
+    v->int_ok = 0;
+    if (!frac) {
+        uint64_t u = 0;
+        int ok = 1;
+        for (k = (size_t)v->neg; k < v->len; k++) {
+            unsigned dg = (unsigned)(txt[k] - '0');
+            if (u > (UINT64_MAX - dg) / 10) { ok = 0; break; }
+            u = u * 10 + dg;
+        }
+        if (u == 0) v->neg = 0;
+        if (ok && v->neg && u > ((uint64_t)1 << 63)) ok = 0;
+        v->u = ok ? u : 0;
+        v->int_ok = ok;
+    }
+    return 0;
+}
+
+static int qc__jlit(qc__jp *p, const char *lit, int type, qc_json *v) {
+    size_t l = strlen(lit);
+    if (p->n - p->i < l || memcmp(p->s + p->i, lit, l) != 0) return qc__jfail(p, "unexpected character");
+    p->i += l;
+    v->type = type;
+    return 0;
+}
+
+static int qc__jcontainer(qc__jp *p, qc_json *v, int obj) {
+    size_t cap = 8, n = 0, k;
+    qc_json *kids;
+    if (++p->depth > QC__JSON_DEPTH) return qc__jfail(p, "nested too deeply");
+    kids = (qc_json *)qc__arena_alloc(p->a, cap * sizeof *kids);
+    if (kids == NULL) return qc__fail(p->err, "out of memory reading JSON");
+    p->i++;
+    qc__jws(p);
+    if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) {
+        p->i++;
+    } else {
+        for (;;) {
+            qc_json *kid;
+            if (n == cap) {
+                qc_json *nk = (qc_json *)qc__arena_alloc(p->a, 2 * cap * sizeof *kids);
+                if (nk == NULL) return qc__fail(p->err, "out of memory reading JSON");
+                memcpy(nk, kids, n * sizeof *kids);
+                kids = nk;
+                cap *= 2;
+            }
+            kid = &kids[n];
+            memset(kid, 0, sizeof *kid);
+            qc__jws(p);
+            if (obj) {
+                const char *key;
+                size_t kl;
+                if (p->i >= p->n || p->s[p->i] != '"') return qc__jfail(p, "expected a key in quotes");
+                if (qc__jstring(p, &key, &kl) < 0) return -1;
+                if (strlen(key) != kl) return qc__jfail(p, "NUL character in a key");
+                for (k = 0; k < n; k++)
+                    if (strcmp(kids[k].key, key) == 0) return qc__jfail(p, "duplicate key");
+                qc__jws(p);
+                if (p->i >= p->n || p->s[p->i] != ':') return qc__jfail(p, "expected ':'");
+                p->i++;
+                if (qc__jvalue(p, kid) < 0) return -1;
+                kid->key = key;
+            } else {
+                if (qc__jvalue(p, kid) < 0) return -1;
+            }
+            n++;
+            qc__jws(p);
+            if (p->i < p->n && p->s[p->i] == ',') { p->i++; continue; }
+            if (p->i < p->n && p->s[p->i] == (obj ? '}' : ']')) { p->i++; break; }
+            return qc__jfail(p, obj ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+    }
+    p->depth--;
+    v->type = obj ? QC_JSON_OBJECT : QC_JSON_ARRAY;
+    v->kids = kids;
+    v->nkids = n;
+    return 0;
+}
+
+static int qc__jvalue(qc__jp *p, qc_json *v) {
+    char c;
+    qc__jws(p);
+    if (p->i >= p->n) return qc__jfail(p, "unexpected end of the document");
+    c = p->s[p->i];
+    switch (c) {
+    case '{': return qc__jcontainer(p, v, 1);
+    case '[': return qc__jcontainer(p, v, 0);
+    case '"': v->type = QC_JSON_STRING; return qc__jstring(p, &v->text, &v->len);
+    case 't': return qc__jlit(p, "true", QC_JSON_TRUE, v);
+    case 'f': return qc__jlit(p, "false", QC_JSON_FALSE, v);
+    case 'n': return qc__jlit(p, "null", QC_JSON_NULL, v);
+    default:
+        if (c == '-' || (c >= '0' && c <= '9')) return qc__jnumber(p, v);
+        return qc__jfail(p, "unexpected character");
+    }
+}
+
+static qc_json *qc__json_parse_arena(const char *text, size_t len, qc__arena *a, qc_error *err) {
+    qc__jp p;
+    qc_json *root = (qc_json *)qc__arena_alloc(a, sizeof *root);
+    if (root == NULL) { qc__fail(err, "out of memory reading JSON"); return NULL; }
+    memset(root, 0, sizeof *root);
+    p.s = text; p.n = len; p.i = 0; p.a = a; p.err = err; p.depth = 0;
+    if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF)
+        p.i = 3;
+    if (qc__jvalue(&p, root) < 0) return NULL;
+    qc__jws(&p);
+    if (p.i != p.n) { qc__jfail(&p, "extra data after the document"); return NULL; }
+    return root;
+}
+
+qc_json *qc_json_parse(const char *text, size_t len, const qc_allocator *al, void **mem, qc_error *err) {
+    qc__arena a;
+    qc_json *r;
+    a.al = qc__allocator_of(al);
+    a.head = NULL;
+    r = qc__json_parse_arena(text, len, &a, err);
+    if (r == NULL) { qc__arena_free(a.al, a.head); *mem = NULL; return NULL; }
+    *mem = a.head;
+    return r;
+}
+
+void qc_json_free(void *mem, const qc_allocator *al) { qc__arena_free(qc__allocator_of(al), (qc__chunk *)mem); }
+
+const qc_json *qc_json_get(const qc_json *obj, const char *key) {
+    size_t k;
+    if (obj == NULL || obj->type != QC_JSON_OBJECT) return NULL;
+    for (k = 0; k < obj->nkids; k++)
+        if (strcmp(obj->kids[k].key, key) == 0) return &obj->kids[k];
+    return NULL;
+}
+
+/* ---- the codecs' rules (quantcodec/_kernels.pxd, operation for operation) --------------------- */
+
+#define QC__SQRT1_2 0.70710678118654752440
+
+static uint64_t qc__dbits(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
+static double qc__bitsd(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
+
+static double qc__bounded_qt(double t, double L, int mode) {
+    if (mode == 0) {
+        t = t > 0.0 ? t : 0.0;
+        t = t < 1.0 ? t : 1.0;
+        return t * L + 0.5;
+    }
+    t = t * L;
+    t = t > 0.0 ? t : 0.0;
+    return t < L ? t : L - 1.0;
+}
+
+static double qc__bounded_dqd(double cd, double lo, double hi, double R, double L, int mode) {
+    double v;
+    if (mode == 0) {
+        v = lo + (cd * R) / L;
+        v = cd == L ? hi : v;
+        return cd == 0.0 ? lo : v;
+    }
+    return lo + ((cd + 0.5) * R) / L;
+}
+
+static uint64_t qc__fixed_q(const qc_codec *d, double x, int *nc) {
+    double v = (x - d->lo) / d->hi, r;
+    if (v != v) { (*nc)++; return 0; }
+    r = round(v);
+    if (r < d->fmin) { (*nc)++; return (uint64_t)d->smin; }
+    if (r >= d->fmax) { (*nc)++; return d->mode ? (uint64_t)d->smax : d->maxcode; }
+    if (d->mode) return (uint64_t)(int64_t)r;
+    return (uint64_t)r;
+}
+
+static double qc__fixed_dq(const qc_codec *d, uint64_t c) {
+    if (d->mode) return d->lo + ((double)(int64_t)c) * d->hi;
+    return d->lo + ((double)c) * d->hi;
+}
+
+static int qc__isfinite(double x) { return x - x == 0.0; }
+
+static uint64_t qc__angle_q(const qc_codec *d, double x, int *nc) {
+    double w;
+    if (!qc__isfinite(x)) { (*nc)++; return 0; }
+    w = fabs(x) < d->lo ? x : fmod(x, d->lo);
+    if (w < 0.0) w = w + d->lo;
+    return ((uint64_t)(w / d->lo * d->L + 0.5)) & d->maxcode;
+}
+
+static double qc__angle_dq(const qc_codec *d, uint64_t c) {
+    int64_t sc = (int64_t)c;
+    if (d->mode && c > (d->maxcode >> 1)) sc = sc - (int64_t)d->maxcode - 1;
+    return ((double)sc * d->lo) / d->L;
+}
+
+static double qc__power_root(double t, double p, double inv_p) {
+    if (p == 1.0) return t;
+    if (p == 2.0) return sqrt(t);
+    return pow(t, inv_p);
+}
+
+static double qc__power_raise(double r, double p) {
+    if (p == 1.0) return r;
+    if (p == 2.0) return r * r;
+    return pow(r, p);
+}
+
+static uint64_t qc__power_q(const qc_codec *d, double x, int *nc) {
+    double a = fabs(x);
+    uint64_t m;
+    if (a != a) { (*nc)++; return 0; }
+    if (a > d->lo) { (*nc)++; a = d->lo; }
+    m = (uint64_t)(qc__power_root(a / d->lo, d->hi, d->R) * d->L + 0.5);
+    if (m == 0) return 0;
+    if (x < 0.0) return (((uint64_t)1) << (d->bits - 1)) | m;
+    return m;
+}
+
+static double qc__power_dq(const qc_codec *d, uint64_t c) {
+    uint64_t m = c & (d->maxcode >> 1);
+    double v;
+    if (m == 0) return 0.0;
+    v = d->lo * qc__power_raise((double)m / d->L, d->hi);
+    if (c >> (d->bits - 1)) return -v;
+    return v;
+}
+
+static uint64_t qc__half_q(double x) {
+    uint64_t d = qc__dbits(x);
+    uint64_t h_sgn = (d & 0x8000000000000000ull) >> 48;
+    uint64_t d_exp = d & 0x7ff0000000000000ull;
+    uint64_t d_sig, ret, h_exp;
+    if (d_exp >= 0x40f0000000000000ull) {
+        if (d_exp == 0x7ff0000000000000ull) {
+            d_sig = d & 0x000fffffffffffffull;
+            if (d_sig != 0) {
+                ret = 0x7c00 + (d_sig >> 42);
+                if (ret == 0x7c00) ret += 1;
+                return h_sgn + ret;
+            }
+        }
+        return h_sgn + 0x7c00;
+    }
+    if (d_exp <= 0x3f00000000000000ull) {
+        if (d_exp < 0x3e60000000000000ull) return h_sgn;
+        d_exp >>= 52;
+        d_sig = 0x0010000000000000ull + (d & 0x000fffffffffffffull);
+        d_sig <<= (d_exp - 998);
+        if ((d_sig & 0x003fffffffffffffull) != 0x0010000000000000ull) d_sig += 0x0010000000000000ull;
+        return h_sgn + (d_sig >> 53);
+    }
+    h_exp = (d_exp - 0x3f00000000000000ull) >> 42;
+    d_sig = d & 0x000fffffffffffffull;
+    if ((d_sig & 0x000007ffffffffffull) != 0x0000020000000000ull) d_sig += 0x0000020000000000ull;
+    return h_sgn + h_exp + (d_sig >> 42);
+}
+
+static double qc__half_dq(uint64_t h) {
+    uint64_t h_exp = h & 0x7c00, d_sgn = (h & 0x8000) << 48, h_sig;
+    int e;
+    if (h_exp == 0) {
+        h_sig = h & 0x03ff;
+        if (h_sig == 0) return qc__bitsd(d_sgn);
+        h_sig <<= 1;
+        e = 0;
+        while ((h_sig & 0x0400) == 0) { h_sig <<= 1; e++; }
+        return qc__bitsd(d_sgn + (((uint64_t)(1023 - 15 - e)) << 52) + ((h_sig & 0x03ff) << 42));
+    }
+    if (h_exp == 0x7c00) return qc__bitsd(d_sgn + 0x7ff0000000000000ull + ((h & 0x03ff) << 42));
+    return qc__bitsd(d_sgn + (((h & 0x7fff) + 0xfc000) << 42));
+}
+
+static uint64_t qc__grid_q(const qc_codec *d, double x, int *nc) {
+    double u = x / d->lo, cell, t, v;
+    uint64_t off, cmask;
+    if (u != u) { (*nc)++; return 0; }
+    cmask = d->maxcode >> d->cbits;
+    if (u < d->fmin) { (*nc)++; return (((uint64_t)d->smin) & cmask) << d->cbits; }
+    cell = floor(u);
+    if (cell >= d->fmax) { (*nc)++; return ((((uint64_t)d->smax) & cmask) << d->cbits) | ((((uint64_t)1) << d->cbits) - 1); }
+    t = u - cell;
+    v = t * d->L;
+    if (v >= d->L) off = (((uint64_t)1) << d->cbits) - 1;
+    else off = (uint64_t)v;
+    return ((((uint64_t)(int64_t)cell) & cmask) << d->cbits) | off;
+}
+
+static double qc__grid_dq(const qc_codec *d, uint64_t c) {
+    int up = 64 - d->bits;
+    int64_t cell = (int64_t)(c << up);
+    uint64_t off = c & ((((uint64_t)1) << d->cbits) - 1);
+    /* an arithmetic shift, written portably */
+    cell = cell >= 0 ? cell >> (up + d->cbits) : -(int64_t)((~(uint64_t)cell) >> (up + d->cbits)) - 1;
+    return ((double)cell + ((double)off + 0.5) / d->L) * d->lo;
+}
+
+static int qc__scalar_valid(const qc_codec *d, uint64_t c) {
+    int64_t s;
+    if (d->kind == QC_INT || (d->kind == QC_FIXED && d->mode)) {
+        s = (int64_t)c;
+        return s >= d->smin && s <= d->smax;
+    }
+    if (c > d->maxcode) return 0;
+    if (d->kind == QC_POWERCURVE) return !((c >> (d->bits - 1)) && (c & (d->maxcode >> 1)) == 0);
+    return 1;
+}
+
+/* Quat */
+static double qc__quat_kept(const qc_codec *d, uint64_t c, int k) {
+    uint64_t mask = (((uint64_t)1) << d->cbits) - 1;
+    return qc__bounded_dqd((double)(int32_t)((c >> ((2 - k) * d->cbits)) & mask), d->lo, d->hi, d->R, d->L, d->mode);
+}
+
+static void qc__quat_rebuild(int idx, double a, double b, double c, double *out) {
+    double s = (a * a + b * b) + c * c;
+    double w = sqrt(1.0 - s > 0.0 ? 1.0 - s : 0.0);
+    double q0 = a, q1 = b, q2 = c, q3 = w, n;
+    int u = idx <= 2;
+    q3 = u ? c : q3;
+    q2 = u ? w : q2;
+    u = idx <= 1;
+    q2 = u ? b : q2;
+    q1 = u ? w : q1;
+    u = idx == 0;
+    q1 = u ? a : q1;
+    q0 = u ? w : q0;
+    n = sqrt(((q0 * q0 + q1 * q1) + q2 * q2) + q3 * q3);
+    out[0] = q0 / n; out[1] = q1 / n; out[2] = q2 / n; out[3] = q3 / n;
+}
+
+static double qc__quat_shrunk(double x, double st) { x = fabs(x) - st; return x < 0.0 ? 0.0 : x; }
+
+static int qc__quat_valid(const qc_codec *d, uint64_t code) {
+    double st, a, b, c, s, big;
+    if (code > d->maxcode) return 0;
+    st = d->R / d->L;
+    a = qc__quat_shrunk(qc__quat_kept(d, code, 0), st);
+    b = qc__quat_shrunk(qc__quat_kept(d, code, 1), st);
+    c = qc__quat_shrunk(qc__quat_kept(d, code, 2), st);
+    s = (a * a + b * b) + c * c;
+    big = c > 0.0 ? c : 0.0;
+    big = b > big ? b : big;
+    big = a > big ? a : big;
+    return (!(s > 1.0)) & (sqrt(1.0 - s) >= big);
+}
+
+static int qc__quat_q(const qc_codec *d, const double *q, uint64_t *code) {
+    double x0 = q[0], x1 = q[1], x2 = q[2], x3 = q[3], m, n, best, big, a, b, c;
+    int idx, u;
+    uint64_t ka, kb, kc;
+    if (!(qc__isfinite(x0) && qc__isfinite(x1) && qc__isfinite(x2) && qc__isfinite(x3))) return QC_Q_NONFINITE;
+    if (x0 == 0.0 && x1 == 0.0 && x2 == 0.0 && x3 == 0.0) return QC_Q_ZERO;
+    m = fabs(x0) > 0.0 ? fabs(x0) : 0.0;
+    m = fabs(x1) > m ? fabs(x1) : m;
+    m = fabs(x2) > m ? fabs(x2) : m;
+    m = fabs(x3) > m ? fabs(x3) : m;
+    x0 = x0 / m; x1 = x1 / m; x2 = x2 / m; x3 = x3 / m;
+    n = sqrt(((x0 * x0 + x1 * x1) + x2 * x2) + x3 * x3);
+    x0 = x0 / n; x1 = x1 / n; x2 = x2 / n; x3 = x3 / n;
+    best = fabs(x0); big = x0; a = x1; b = x2; c = x3; idx = 0;
+    u = fabs(x1) > best;
+    best = u ? fabs(x1) : best; big = u ? x1 : big; a = u ? x0 : a; idx = u ? 1 : idx;
+    u = fabs(x2) > best;
+    best = u ? fabs(x2) : best; big = u ? x2 : big; a = u ? x0 : a; b = u ? x1 : b; idx = u ? 2 : idx;
+    u = fabs(x3) > best;
+    big = u ? x3 : big; a = u ? x0 : a; b = u ? x1 : b; c = u ? x2 : c; idx = u ? 3 : idx;
+    u = big < 0.0;
+    a = u ? -a : a; b = u ? -b : b; c = u ? -c : c;
+    ka = (uint64_t)(int32_t)qc__bounded_qt((a - d->lo) / d->R, d->L, d->mode);
+    kb = (uint64_t)(int32_t)qc__bounded_qt((b - d->lo) / d->R, d->L, d->mode);
+    kc = (uint64_t)(int32_t)qc__bounded_qt((c - d->lo) / d->R, d->L, d->mode);
+    *code = ((((((((uint64_t)idx) << d->cbits) | ka) << d->cbits) | kb) << d->cbits) | kc);
+    return QC_Q_OK;
+}
+
+/* UnitVector */
+static double qc__sgn_nn(double t) { return t >= 0.0 ? 1.0 : -1.0; }
+
+static int qc__uvec_q(const qc_codec *d, const double *v, uint64_t *code) {
+    double x = v[0], y = v[1], z = v[2], m, s, p, q, p2, q2;
+    int u;
+    if (!(qc__isfinite(x) && qc__isfinite(y) && qc__isfinite(z))) return QC_Q_NONFINITE;
+    if (x == 0.0 && y == 0.0 && z == 0.0) return QC_Q_ZERO;
+    m = fabs(x);
+    m = fabs(y) > m ? fabs(y) : m;
+    m = fabs(z) > m ? fabs(z) : m;
+    x = x / m; y = y / m; z = z / m;
+    s = (fabs(x) + fabs(y)) + fabs(z);
+    p = x / s;
+    q = y / s;
+    u = z < 0.0;
+    p2 = (1.0 - fabs(q)) * qc__sgn_nn(p);
+    q2 = (1.0 - fabs(p)) * qc__sgn_nn(q);
+    p = u ? p2 : p;
+    q = u ? q2 : q;
+    *code = (((uint64_t)qc__bounded_qt((p - d->lo) / d->R, d->L, 0)) << d->cbits) |
+            (uint64_t)qc__bounded_qt((q - d->lo) / d->R, d->L, 0);
+    return QC_Q_OK;
+}
+
+static void qc__uvec_dq(const qc_codec *d, uint64_t c, double *out) {
+    uint64_t mask = d->cbits < 64 ? (((uint64_t)1) << d->cbits) - 1 : ~(uint64_t)0;
+    double p = qc__bounded_dqd((double)((c >> d->cbits) & mask), d->lo, d->hi, d->R, d->L, 0);
+    double q = qc__bounded_dqd((double)(c & mask), d->lo, d->hi, d->R, d->L, 0);
+    double z = (1.0 - fabs(p)) - fabs(q), p2, q2, n;
+    int u = z < 0.0;
+    p2 = (1.0 - fabs(q)) * qc__sgn_nn(p);
+    q2 = (1.0 - fabs(p)) * qc__sgn_nn(q);
+    p = u ? p2 : p;
+    q = u ? q2 : q;
+    n = sqrt((p * p + q * q) + z * z);
+    out[0] = p / n; out[1] = q / n; out[2] = z / n;
+}
+
+/* ---- the public codec calls ------------------------------------------------------------------ */
+
+int qc_valid(const qc_codec *c, uint64_t code) {
+    switch (c->kind) {
+    case QC_QUAT: return qc__quat_valid(c, code);
+    case QC_UNITVECTOR: return code <= c->maxcode;
+    case QC_VECTOR: case QC_NEARLYZERO: return 0;
+    default: return qc__scalar_valid(c, code);
+    }
+}
+
+int qc_ncodes(const qc_codec *c) {
+    if (c->kind == QC_VECTOR) return c->ninner;
+    if (c->kind == QC_NEARLYZERO) return 1 + qc_ncodes(c->inner);
+    return 1;
+}
+
+int qc_nvalues(const qc_codec *c) {
+    if (c->kind == QC_VECTOR) return c->ninner;
+    if (c->kind == QC_NEARLYZERO) return qc_nvalues(c->inner);
+    if (c->kind == QC_QUAT) return 4;
+    if (c->kind == QC_UNITVECTOR) return 3;
+    return 1;
+}
+
+int qc_valid_codes(const qc_codec *c, const uint64_t *codes) {
+    int i, k;
+    if (c->kind == QC_VECTOR) {
+        for (i = 0; i < c->ninner; i++) if (!qc_valid(&c->inner[i], codes[i])) return 0;
+        return 1;
+    }
+    if (c->kind == QC_NEARLYZERO) {
+        k = qc_ncodes(c->inner);
+        if (codes[0] == 0) {
+            for (i = 0; i < k; i++) if (codes[1 + i] != 0) return 0;
+            return 1;
+        }
+        return codes[0] == 1 && qc_valid_codes(c->inner, codes + 1);
+    }
+    return qc_valid(c, codes[0]);
+}
+
+int qc_dequantize(const qc_codec *c, uint64_t code, double *out) {
+    if (!qc_valid(c, code)) return -1;
+    switch (c->kind) {
+    case QC_BOUNDED: out[0] = qc__bounded_dqd((double)code, c->lo, c->hi, c->R, c->L, c->mode); break;
+    case QC_FIXED: out[0] = qc__fixed_dq(c, code); break;
+    case QC_ANGLE: out[0] = qc__angle_dq(c, code); break;
+    case QC_POWERCURVE: out[0] = qc__power_dq(c, code); break;
+    case QC_HALF: out[0] = qc__half_dq(code); break;
+    case QC_GRID: out[0] = qc__grid_dq(c, code); break;
+    case QC_INT: out[0] = (double)(int64_t)code; break;
+    case QC_QUAT:
+        qc__quat_rebuild((int)((code >> (3 * c->cbits)) & 3), qc__quat_kept(c, code, 0), qc__quat_kept(c, code, 1),
+                         qc__quat_kept(c, code, 2), out);
+        break;
+    case QC_UNITVECTOR: qc__uvec_dq(c, code, out); break;
+    default: out[0] = (double)code; break;
+    }
+    return 0;
+}
+
+int qc_dequantize_codes(const qc_codec *c, const uint64_t *codes, double *out) {
+    int i, k;
+    if (!qc_valid_codes(c, codes)) return -1;
+    if (c->kind == QC_VECTOR) {
+        for (i = 0; i < c->ninner; i++) qc_dequantize(&c->inner[i], codes[i], out + i);
+        return 0;
+    }
+    if (c->kind == QC_NEARLYZERO) {
+        if (codes[0] == 0) {
+            k = qc_nvalues(c->inner);
+            for (i = 0; i < k; i++) out[i] = 0.0;
+            return 0;
+        }
+        return qc_dequantize_codes(c->inner, codes + 1, out);
+    }
+    return qc_dequantize(c, codes[0], out);
+}
+
+uint64_t qc_quantize(const qc_codec *c, double x, int *clamped) {
+    int nc = 0;
+    uint64_t r = 0;
+    switch (c->kind) {
+    case QC_BOUNDED:
+        if ((x < c->lo) | (x > c->hi) | (x != x)) nc++;
+        r = (uint64_t)qc__bounded_qt((x - c->lo) / c->R, c->L, c->mode);
+        break;
+    case QC_FIXED: r = qc__fixed_q(c, x, &nc); break;
+    case QC_ANGLE: r = qc__angle_q(c, x, &nc); break;
+    case QC_POWERCURVE: r = qc__power_q(c, x, &nc); break;
+    case QC_HALF: r = qc__half_q(x); break;
+    case QC_GRID: r = qc__grid_q(c, x, &nc); break;
+    default: nc++; break;
+    }
+    if (clamped != NULL) *clamped = nc;
+    return r;
+}
+
+int qc_quantize_int(const qc_codec *c, int64_t v, uint64_t *code) {
+    if (v < 0) {
+        if (c->kind != QC_INT || v < c->smin) return QC_Q_RANGE;
+        *code = (uint64_t)v;
+        return QC_Q_OK;
+    }
+    return qc_quantize_uint(c, (uint64_t)v, code);
+}
+
+int qc_quantize_uint(const qc_codec *c, uint64_t v, uint64_t *code) {
+    switch (c->kind) {
+    case QC_INT: if (v > (uint64_t)c->smax) return QC_Q_RANGE; break;
+    case QC_UINT: case QC_BOOL: case QC_ENUM: if (v > c->maxcode) return QC_Q_RANGE; break;
+    default: return QC_Q_RANGE;
+    }
+    *code = v;
+    return QC_Q_OK;
+}
+
+int qc_quantize_quat(const qc_codec *c, const double *q, uint64_t *code) { return qc__quat_q(c, q, code); }
+int qc_quantize_uvec(const qc_codec *c, const double *v, uint64_t *code) { return qc__uvec_q(c, v, code); }
+
+static int qc__quantize_exact(const qc_codec *c, double x, uint64_t *code) {
+    if (!(x == floor(x)) || !qc__isfinite(x)) return QC_Q_RANGE;
+    if (x < 0) {
+        if (x < -9223372036854775808.0) return QC_Q_RANGE;
+        return qc_quantize_int(c, (int64_t)x, code);
+    }
+    if (x >= 18446744073709551616.0) return QC_Q_RANGE;
+    return qc_quantize_uint(c, (uint64_t)x, code);
+}
+
+int qc_quantize_values(const qc_codec *c, const double *x, uint64_t *codes, int *nclamped) {
+    int i, k, st, cl, n = 0;
+    switch (c->kind) {
+    case QC_QUAT: st = qc__quat_q(c, x, codes); break;
+    case QC_UNITVECTOR: st = qc__uvec_q(c, x, codes); break;
+    case QC_VECTOR:
+        st = QC_Q_OK;
+        for (i = 0; i < c->ninner && st == QC_Q_OK; i++) st = qc_quantize_values(&c->inner[i], x + i, codes + i, &n);
+        break;
+    case QC_NEARLYZERO: {
+        int small = 1;
+        k = qc_nvalues(c->inner);
+        for (i = 0; i < k; i++) small &= fabs(x[i]) <= c->p1;
+        if (small) {
+            codes[0] = 0;
+            for (i = 0; i < qc_ncodes(c->inner); i++) codes[1 + i] = 0;
+            st = QC_Q_OK;
+        } else {
+            codes[0] = 1;
+            st = qc_quantize_values(c->inner, x, codes + 1, &n);
+        }
+        break;
+    }
+    case QC_UINT: case QC_INT: case QC_BOOL: case QC_ENUM: st = qc__quantize_exact(c, x[0], codes); break;
+    default:
+        codes[0] = qc_quantize(c, x[0], &cl);
+        n += cl;
+        st = QC_Q_OK;
+        break;
+    }
+    if (nclamped != NULL) *nclamped += n;
+    return st;
+}
+
+/* ---- schemas --------------------------------------------------------------------------------- */
+
+static const char *const qc__kind_names[15] = {
+    "", "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat",
+    "UnitVector", "Vector", "Grid", "NearlyZero"
+};
+
+static int qc__kind_of(const char *name) {
+    int k;
+    for (k = 1; k <= 14; k++) if (strcmp(name, qc__kind_names[k]) == 0) return k;
+    return 0;
+}
+
+static const char *qc__jtype_name(const qc_json *v) {
+    switch (v->type) {
+    case QC_JSON_NULL: return "null";
+    case QC_JSON_FALSE: case QC_JSON_TRUE: return "a bool";
+    case QC_JSON_NUMBER: return v->is_int ? "an integer" : "a float";
+    case QC_JSON_STRING: return "a string";
+    case QC_JSON_ARRAY: return "a list";
+    default: return "an object";
+    }
+}
+
+typedef struct qc__sb { qc__arena *a; qc_error *err; const char *where; } qc__sb;
+
+static int qc__float_param(qc__sb *b, const char *owner, const char *name, const qc_json *v, double *out) {
+    if (v->type != QC_JSON_NUMBER)
+        return qc__fail(b->err, "%s%s: %s must be a number, got %s", b->where, owner, name, qc__jtype_name(v));
+    if (!qc__isfinite(v->num))
+        return qc__fail(b->err, "%s%s: %s must be finite, got %s", b->where, owner, name, v->text);
+    *out = v->num + 0.0;
+    return 0;
+}
+
+static int qc__int_param(qc__sb *b, const char *owner, const char *name, const qc_json *v, int64_t lo, int64_t hi, int64_t *out) {
+    if (v->type != QC_JSON_NUMBER || !v->is_int)
+        return qc__fail(b->err, "%s%s: %s must be an integer, got %s", b->where, owner, name,
+                        v->type == QC_JSON_NUMBER ? v->text : qc__jtype_name(v));
+    if (!v->int_ok || (v->neg ? -(double)v->u < (double)lo : v->u > (uint64_t)hi) || (!v->neg && v->u < (uint64_t)(lo > 0 ? lo : 0)))
+        return qc__fail(b->err, "%s%s: %s must be in %lld..%lld, got %s", b->where, owner, name, (long long)lo, (long long)hi, v->text);
+    if (v->neg) {
+        int64_t s = v->u == ((uint64_t)1 << 63) ? INT64_MIN : -(int64_t)v->u;
+        if (s < lo) return qc__fail(b->err, "%s%s: %s must be in %lld..%lld, got %s", b->where, owner, name, (long long)lo, (long long)hi, v->text);
+        *out = s;
+    } else {
+        *out = (int64_t)v->u;
+    }
+    return 0;
+}
+
+static int qc__check_keys(qc__sb *b, const char *kind, const qc_json *spec, const char *const *allowed) {
+    size_t k;
+    for (k = 0; k < spec->nkids; k++) {
+        const char *key = spec->kids[k].key;
+        int i, ok = strcmp(key, "kind") == 0;
+        for (i = 0; allowed[i] != NULL && !ok; i++) ok = strcmp(key, allowed[i]) == 0;
+        if (!ok) return qc__fail(b->err, "%s%s spec has unknown key '%s'", b->where, kind, key);
+    }
+    return 0;
+}
+
+static const qc_json *qc__need(qc__sb *b, const char *kind, const qc_json *spec, const char *key) {
+    const qc_json *v = qc_json_get(spec, key);
+    if (v == NULL) qc__fail(b->err, "%s%s spec is missing '%s'", b->where, kind, key);
+    return v;
+}
+
+static int qc__mode_param(qc__sb *b, const char *owner, const qc_json *spec, int *mode) {
+    const qc_json *v = qc_json_get(spec, "mode");
+    *mode = 0;
+    if (v == NULL) return 0;
+    if (v->type == QC_JSON_STRING && strcmp(v->text, "endpoints") == 0) return 0;
+    if (v->type == QC_JSON_STRING && strcmp(v->text, "bins") == 0) { *mode = 1; return 0; }
+    return qc__fail(b->err, "%s%s: mode must be 'endpoints' or 'bins', got %s%s%s", b->where, owner,
+                    v->type == QC_JSON_STRING ? "'" : "", v->type == QC_JSON_STRING ? v->text : qc__jtype_name(v),
+                    v->type == QC_JSON_STRING ? "'" : "");
+}
+
+static int qc__bool_param(qc__sb *b, const char *owner, const char *name, const qc_json *spec, int dflt, int *out) {
+    const qc_json *v = qc_json_get(spec, name);
+    *out = dflt;
+    if (v == NULL) return 0;
+    if (v->type == QC_JSON_TRUE) { *out = 1; return 0; }
+    if (v->type == QC_JSON_FALSE) { *out = 0; return 0; }
+    return qc__fail(b->err, "%s%s: %s must be True or False, got %s", b->where, owner, name, qc__jtype_name(v));
+}
+
+static double qc__pow2(int e) { return ldexp(1.0, e); }
+
+static int qc__is_scalar_kind(int k) { return k != QC_VECTOR && k != QC_NEARLYZERO && k != QC_QUAT && k != QC_UNITVECTOR; }
+
+static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int depth);
+
+static int qc__nested_kind(const qc_json *spec) {
+    const qc_json *k = qc_json_get(spec, "kind");
+    if (k == NULL || k->type != QC_JSON_STRING) return 0;
+    return qc__kind_of(k->text);
+}
+
+static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int depth) {
+    const qc_json *kv, *v;
+    const char *kn;
+    int64_t iv;
+    memset(c, 0, sizeof *c);
+    if (spec->type != QC_JSON_OBJECT)
+        return qc__fail(b->err, "%scodec spec must be an object, got %s", b->where, qc__jtype_name(spec));
+    kv = qc_json_get(spec, "kind");
+    if (kv == NULL || kv->type != QC_JSON_STRING || qc__kind_of(kv->text) == 0)
+        return qc__fail(b->err, "%sunknown codec kind %s%s%s; expected one of Bounded, Fixed, Angle, PowerCurve, Half, UInt, "
+                        "Int, Bool, Enum, Quat, UnitVector, Vector, Grid, NearlyZero", b->where,
+                        kv != NULL && kv->type == QC_JSON_STRING ? "'" : "",
+                        kv == NULL ? "None" : kv->type == QC_JSON_STRING ? kv->text : qc__jtype_name(kv),
+                        kv != NULL && kv->type == QC_JSON_STRING ? "'" : "");
+    c->kind = qc__kind_of(kv->text);
+    kn = qc__kind_names[c->kind];
+    switch (c->kind) {
+    case QC_BOUNDED: {
+        static const char *const keys[] = {"min", "max", "bits", "mode", NULL};
+        const qc_json *jmin, *jmax, *jbits;
+        double lo, hi;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if ((jmin = qc__need(b, kn, spec, "min")) == NULL || (jmax = qc__need(b, kn, spec, "max")) == NULL ||
+            (jbits = qc__need(b, kn, spec, "bits")) == NULL) return -1;
+        if (qc__float_param(b, kn, "min", jmin, &lo) < 0 || qc__float_param(b, kn, "max", jmax, &hi) < 0 ||
+            qc__int_param(b, kn, "bits", jbits, 1, 32, &iv) < 0) return -1;
+        if (!(lo < hi)) return qc__fail(b->err, "%sBounded: min must be less than max, got min=%.17g, max=%.17g", b->where, lo, hi);
+        if (!qc__isfinite(hi - lo)) return qc__fail(b->err, "%sBounded: the range max - min overflows", b->where);
+        if (qc__mode_param(b, kn, spec, &c->mode) < 0) return -1;
+        if (!qc__isfinite((hi - lo) * qc__pow2((int)iv)))
+            return qc__fail(b->err, "%sBounded: the range max - min times 2**bits overflows (valid codes would decode to inf)", b->where);
+        c->bits = (int)iv;
+        c->lo = lo; c->hi = hi; c->R = hi - lo;
+        c->L = c->mode == 0 ? qc__pow2(c->bits) - 1.0 : qc__pow2(c->bits);
+        c->p1 = lo; c->p2 = hi;
+        break;
+    }
+    case QC_FIXED: {
+        static const char *const keys[] = {"step", "bits", "signed", "offset", NULL};
+        const qc_json *js, *jb, *jo;
+        double st, off = 0.0;
+        int sg, k;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if ((js = qc__need(b, kn, spec, "step")) == NULL || (jb = qc__need(b, kn, spec, "bits")) == NULL) return -1;
+        if (qc__float_param(b, kn, "step", js, &st) < 0) return -1;
+        if (st <= 0) return qc__fail(b->err, "%sFixed: step must be positive, got %s", b->where, js->text);
+        if (qc__int_param(b, kn, "bits", jb, 1, 64, &iv) < 0) return -1;
+        if ((jo = qc_json_get(spec, "offset")) != NULL && qc__float_param(b, kn, "offset", jo, &off) < 0) return -1;
+        if (qc__bool_param(b, kn, "signed", spec, 1, &sg) < 0) return -1;
+        c->bits = (int)iv;
+        c->mode = sg;
+        c->maxcode = qc__mask(c->bits);
+        if (sg) {
+            c->smin = c->bits == 64 ? INT64_MIN : -((int64_t)1 << (c->bits - 1));
+            c->smax = c->bits == 64 ? INT64_MAX : ((int64_t)1 << (c->bits - 1)) - 1;
+            c->fmin = -qc__pow2(c->bits - 1);
+            c->fmax = qc__pow2(c->bits - 1);
+        } else {
+            c->smin = 0;
+            c->smax = c->bits < 64 ? (int64_t)qc__mask(c->bits) : INT64_MAX;
+            c->fmin = 0.0;
+            c->fmax = qc__pow2(c->bits);
+        }
+        for (k = 0; k < 2; k++) {
+            double ec = sg ? (k ? (double)c->smax : (double)c->smin) : (k ? (double)c->maxcode : 0.0);
+            if (!qc__isfinite(off + ec * st))
+                return qc__fail(b->err, "%sFixed: code %s would decode to a non-finite value (offset + code * step overflows)",
+                                b->where, k ? "max" : "min");
+        }
+        c->lo = off; c->hi = st;
+        c->p1 = st; c->p2 = off;
+        break;
+    }
+    case QC_ANGLE: {
+        static const char *const keys[] = {"bits", "signed", "unit", NULL};
+        const qc_json *jb, *ju;
+        int sg;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if ((jb = qc__need(b, kn, spec, "bits")) == NULL) return -1;
+        if (qc__int_param(b, kn, "bits", jb, 1, 32, &iv) < 0) return -1;
+        ju = qc_json_get(spec, "unit");
+        if (ju != NULL && !(ju->type == QC_JSON_STRING && (strcmp(ju->text, "rad") == 0 || strcmp(ju->text, "deg") == 0)))
+            return qc__fail(b->err, "%sAngle: unit must be 'rad' or 'deg', got %s", b->where,
+                            ju->type == QC_JSON_STRING ? ju->text : qc__jtype_name(ju));
+        if (qc__bool_param(b, kn, "signed", spec, 0, &sg) < 0) return -1;
+        c->bits = (int)iv;
+        c->mode = sg;
+        c->deg = ju != NULL && strcmp(ju->text, "deg") == 0;
+        c->lo = c->deg ? 360.0 : 2.0 * 3.141592653589793;
+        c->hi = c->lo / 2.0;
+        c->L = qc__pow2(c->bits);
+        break;
+    }
+    case QC_POWERCURVE: {
+        static const char *const keys[] = {"max", "pow", "bits", NULL};
+        const qc_json *jm, *jp, *jb;
+        double m, p;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if ((jm = qc__need(b, kn, spec, "max")) == NULL || (jp = qc__need(b, kn, spec, "pow")) == NULL ||
+            (jb = qc__need(b, kn, spec, "bits")) == NULL) return -1;
+        if (qc__float_param(b, kn, "max", jm, &m) < 0 || qc__float_param(b, kn, "pow", jp, &p) < 0 ||
+            qc__int_param(b, kn, "bits", jb, 2, 32, &iv) < 0) return -1;
+        if (m <= 0) return qc__fail(b->err, "%sPowerCurve: max must be positive, got %s", b->where, jm->text);
+        if (p < 1) return qc__fail(b->err, "%sPowerCurve: pow must be at least 1, got %s", b->where, jp->text);
+        c->bits = (int)iv;
+        c->lo = m; c->hi = p; c->R = 1.0 / p;
+        c->L = qc__pow2(c->bits - 1) - 1.0;
+        c->p1 = m; c->p2 = p;
+        break;
+    }
+    case QC_HALF: case QC_BOOL: {
+        static const char *const keys[] = {NULL};
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        c->bits = c->kind == QC_HALF ? 16 : 1;
+        break;
+    }
+    case QC_UINT: case QC_INT: {
+        static const char *const keys[] = {"bits", NULL};
+        const qc_json *jb;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if ((jb = qc__need(b, kn, spec, "bits")) == NULL) return -1;
+        if (qc__int_param(b, kn, "bits", jb, 1, 64, &iv) < 0) return -1;
+        c->bits = (int)iv;
+        if (c->kind == QC_INT) {
+            c->smin = c->bits == 64 ? INT64_MIN : -((int64_t)1 << (c->bits - 1));
+            c->smax = c->bits == 64 ? INT64_MAX : ((int64_t)1 << (c->bits - 1)) - 1;
+        }
+        break;
+    }
+    case QC_ENUM: {
+        const qc_json *jl = qc_json_get(spec, "labels"), *jc = qc_json_get(spec, "count");
+        static const char *const keys_l[] = {"labels", NULL};
+        static const char *const keys_c[] = {"count", NULL};
+        uint64_t n;
+        size_t i, j;
+        if (jl == NULL && jc == NULL) return qc__fail(b->err, "%sEnum spec is missing 'count'", b->where);
+        if (qc__check_keys(b, kn, spec, jl != NULL ? keys_l : keys_c) < 0) return -1;
+        v = jl != NULL ? jl : jc;
+        if (v->type == QC_JSON_NUMBER && v->is_int) {
+            if (qc__int_param(b, kn, "count", v, 1, (int64_t)1 << 32, &iv) < 0) return -1;
+            n = (uint64_t)iv;
+        } else if (v->type == QC_JSON_ARRAY) {
+            n = v->nkids;
+            if (n == 0) return qc__fail(b->err, "%sEnum: labels must not be empty", b->where);
+            c->labels = (char **)qc__arena_alloc(b->a, n * sizeof(char *));
+            if (c->labels == NULL) return qc__fail(b->err, "out of memory");
+            for (i = 0; i < n; i++) {
+                if (v->kids[i].type != QC_JSON_STRING)
+                    return qc__fail(b->err, "%sEnum: labels must be strings, got %s", b->where, qc__jtype_name(&v->kids[i]));
+                if (strlen(v->kids[i].text) != v->kids[i].len)
+                    return qc__fail(b->err, "%sEnum: label %lu has a NUL character (not supported by this client)", b->where, (unsigned long)i);
+                for (j = 0; j < i; j++)
+                    if (strcmp(v->kids[j].text, v->kids[i].text) == 0)
+                        return qc__fail(b->err, "%sEnum: duplicate labels ['%s']", b->where, v->kids[i].text);
+                c->labels[i] = (char *)v->kids[i].text;     /* (copied below) */
+                c->labels[i] = qc__arena_strdup(b->a, v->kids[i].text, v->kids[i].len);
+                if (c->labels[i] == NULL) return qc__fail(b->err, "out of memory");
+            }
+        } else {
+            return qc__fail(b->err, "%sEnum: expected a list of labels or a count, got %s", b->where, qc__jtype_name(v));
+        }
+        c->count = n;
+        c->bits = qc__bitlen(n - 1);
+        c->maxcode = n - 1;
+        break;
+    }
+    case QC_QUAT: {
+        static const char *const keys[] = {"bits", "mode", NULL};
+        const qc_json *jb;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        iv = 9;
+        if ((jb = qc_json_get(spec, "bits")) != NULL && qc__int_param(b, kn, "bits", jb, 2, 20, &iv) < 0) return -1;
+        if (qc__mode_param(b, kn, spec, &c->mode) < 0) return -1;
+        c->cbits = (int)iv;
+        c->bits = 2 + 3 * c->cbits;
+        c->lo = -QC__SQRT1_2; c->hi = QC__SQRT1_2; c->R = QC__SQRT1_2 - (-QC__SQRT1_2);
+        c->L = c->mode == 0 ? qc__pow2(c->cbits) - 1.0 : qc__pow2(c->cbits);
+        c->maxcode = qc__mask(c->bits);
+        return 0;
+    }
+    case QC_UNITVECTOR: {
+        static const char *const keys[] = {"bits", NULL};
+        const qc_json *jb;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if ((jb = qc__need(b, kn, spec, "bits")) == NULL) return -1;
+        if (qc__int_param(b, kn, "bits", jb, 2, 32, &iv) < 0) return -1;
+        c->cbits = (int)iv;
+        c->bits = 2 * c->cbits;
+        c->lo = -1.0; c->hi = 1.0; c->R = 2.0; c->L = qc__pow2(c->cbits) - 1.0;
+        c->maxcode = qc__mask(c->bits);
+        return 0;
+    }
+    case QC_GRID: {
+        static const char *const keys[] = {"cell_size", "cell_bits", "offset_bits", NULL};
+        const qc_json *jc, *jcb, *job;
+        double cs;
+        int64_t cb, ob;
+        int k;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if ((jc = qc__need(b, kn, spec, "cell_size")) == NULL || (jcb = qc__need(b, kn, spec, "cell_bits")) == NULL ||
+            (job = qc__need(b, kn, spec, "offset_bits")) == NULL) return -1;
+        if (qc__float_param(b, kn, "cell_size", jc, &cs) < 0) return -1;
+        if (cs <= 0) return qc__fail(b->err, "%sGrid: cell_size must be positive, got %s", b->where, jc->text);
+        if (qc__int_param(b, kn, "cell_bits", jcb, 1, 63, &cb) < 0 || qc__int_param(b, kn, "offset_bits", job, 1, 63, &ob) < 0) return -1;
+        if (cb + ob > 64)
+            return qc__fail(b->err, "%sGrid: cell_bits + offset_bits must be at most 64, got %d + %d = %d", b->where, (int)cb, (int)ob, (int)(cb + ob));
+        for (k = 0; k < 2; k++) {
+            double ecell = k ? (double)(((int64_t)1 << (cb - 1)) - 1) : -qc__pow2((int)cb - 1);
+            double eoff = k ? (double)qc__mask((int)ob) : 0.0;
+            if (!qc__isfinite((ecell + (eoff + 0.5) / qc__pow2((int)ob)) * cs))
+                return qc__fail(b->err, "%sGrid: cell_size * 2**(cell_bits - 1) overflows", b->where);
+        }
+        c->bits = (int)(cb + ob);
+        c->cbits = (int)ob;
+        c->cell_bits = (int)cb;
+        c->lo = cs;
+        c->L = qc__pow2((int)ob);
+        c->smin = -((int64_t)1 << (cb - 1));
+        c->smax = ((int64_t)1 << (cb - 1)) - 1;
+        c->fmin = -qc__pow2((int)cb - 1);
+        c->fmax = qc__pow2((int)cb - 1);
+        c->p1 = cs;
+        break;
+    }
+    case QC_VECTOR: {
+        static const char *const keys[] = {"codecs", NULL};
+        const qc_json *jc;
+        size_t i;
+        int any_signed = 0, any_u64 = 0;
+        if ((jc = qc__need(b, kn, spec, "codecs")) == NULL) return -1;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if (jc->type != QC_JSON_ARRAY)
+            return qc__fail(b->err, "%sVector: codecs must be a list of codec specs, got %s", b->where, qc__jtype_name(jc));
+        for (i = 0; i < jc->nkids; i++) {
+            int k = qc__nested_kind(&jc->kids[i]);
+            if (k != 0 && !qc__is_scalar_kind(k))
+                return qc__fail(b->err, "%sVector: component %lu must be a scalar codec, got a %s spec", b->where, (unsigned long)i, qc__kind_names[k]);
+        }
+        if (jc->nkids == 0) return qc__fail(b->err, "%sVector: needs at least one component codec", b->where);
+        if (jc->nkids > 65535) return qc__fail(b->err, "%sVector: too many components", b->where);
+        c->ninner = (int)jc->nkids;
+        c->inner = (qc_codec *)qc__arena_alloc(b->a, jc->nkids * sizeof(qc_codec));
+        if (c->inner == NULL) return qc__fail(b->err, "out of memory");
+        c->bits = 0;
+        for (i = 0; i < jc->nkids; i++) {
+            qc_codec *ic = &c->inner[i];
+            if (qc__build_codec(b, &jc->kids[i], ic, depth + 1) < 0) return -1;
+            if (!qc__is_scalar_kind(ic->kind))
+                return qc__fail(b->err, "%sVector: component %lu must be a scalar codec", b->where, (unsigned long)i);
+            c->bits += ic->bits;
+            if (ic->kind == QC_INT || (ic->kind == QC_FIXED && ic->mode)) any_signed = 1;
+            if (ic->bits == 64 && (ic->kind == QC_UINT || (ic->kind == QC_FIXED && !ic->mode) || ic->kind == QC_GRID)) any_u64 = 1;
+        }
+        if (any_signed && any_u64)
+            return qc__fail(b->err, "%sVector: a 64-bit unsigned component cannot share one code array with signed components; use separate fields", b->where);
+        return 0;
+    }
+    case QC_NEARLYZERO: {
+        static const char *const keys[] = {"inner", "threshold", NULL};
+        const qc_json *ji = qc_json_get(spec, "inner"), *jt;
+        int k = ji != NULL ? qc__nested_kind(ji) : 0;
+        double t;
+        if (k != 0 && !qc__is_scalar_kind(k) && k != QC_VECTOR)
+            return qc__fail(b->err, "%sNearlyZero: inner must be a scalar codec or a Vector, got a %s spec", b->where, qc__kind_names[k]);
+        if ((ji = qc__need(b, kn, spec, "inner")) == NULL) return -1;
+        c->inner = (qc_codec *)qc__arena_alloc(b->a, sizeof(qc_codec));
+        if (c->inner == NULL) return qc__fail(b->err, "out of memory");
+        c->ninner = 1;
+        if (qc__build_codec(b, ji, c->inner, depth + 1) < 0) return -1;
+        if ((jt = qc__need(b, kn, spec, "threshold")) == NULL) return -1;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if (!qc__is_scalar_kind(c->inner->kind) && c->inner->kind != QC_VECTOR)
+            return qc__fail(b->err, "%sNearlyZero: inner must be a scalar codec or a Vector", b->where);
+        if (qc__float_param(b, kn, "threshold", jt, &t) < 0) return -1;
+        if (t < 0) return qc__fail(b->err, "%sNearlyZero: threshold must be non-negative, got %s", b->where, jt->text);
+        c->p1 = t;
+        c->bits = 1 + c->inner->bits;
+        return 0;
+    }
+    default:
+        break;
+    }
+    (void)depth;
+    if (c->kind != QC_ENUM && c->kind != QC_FIXED) c->maxcode = qc__mask(c->bits);
+    return 0;
+}
+
+/* ---- canonical JSON (the fingerprint) -------------------------------------------------------- */
+
+typedef struct qc__out { char *buf; size_t n, cap; } qc__out;
+
+static void qc__emit(qc__out *o, const char *s, size_t n) {
+    if (o->buf != NULL && o->n + n <= o->cap) memcpy(o->buf + o->n, s, n);
+    o->n += n;
+}
+static void qc__emits(qc__out *o, const char *s) { qc__emit(o, s, strlen(s)); }
+
+static void qc__emit_str(qc__out *o, const char *s) {   /* json.dumps(ensure_ascii=True) */
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s), i = 0;
+    char tmp[16];
+    qc__emit(o, "\"", 1);
+    while (i < n) {
+        unsigned cp;
+        size_t l = qc__utf8_get(p + i, n - i, &cp);
+        if (l == 0) {      /* a lone surrogate, kept as 3 bytes (WTF-8) */
+            cp = ((unsigned)(p[i] & 0x0F) << 12) | ((unsigned)(p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
+            l = 3;
+        }
+        i += l;
+        if (cp == '"') qc__emits(o, "\\\"");
+        else if (cp == '\\') qc__emits(o, "\\\\");
+        else if (cp == '\n') qc__emits(o, "\\n");
+        else if (cp == '\r') qc__emits(o, "\\r");
+        else if (cp == '\t') qc__emits(o, "\\t");
+        else if (cp == '\b') qc__emits(o, "\\b");
+        else if (cp == '\f') qc__emits(o, "\\f");
+        else if (cp >= 0x20 && cp < 0x7F) { tmp[0] = (char)cp; qc__emit(o, tmp, 1); }
+        else if (cp < 0x10000) { sprintf(tmp, "\\u%04x", cp); qc__emits(o, tmp); }
+        else {
+            unsigned v = cp - 0x10000;
+            sprintf(tmp, "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF));
+            qc__emits(o, tmp);
+        }
+    }
+    qc__emit(o, "\"", 1);
+}
+
+static void qc__emit_hex(qc__out *o, double x) {
+    char tmp[40];
+    int n = qc_float_hex(x, tmp);
+    qc__emit(o, "\"", 1);
+    qc__emit(o, tmp, (size_t)n);
+    qc__emit(o, "\"", 1);
+}
+
+static void qc__emit_int(qc__out *o, long long v) {
+    char tmp[32];
+    sprintf(tmp, "%lld", v);
+    qc__emits(o, tmp);
+}
+
+/* The codec's spec(), keys sorted, floats as float.hex strings, compact. */
+static void qc__emit_codec(qc__out *o, const qc_codec *c) {
+    int i;
+    switch (c->kind) {
+    case QC_BOUNDED:
+        qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->bits);
+        qc__emits(o, ",\"kind\":\"Bounded\",\"max\":"); qc__emit_hex(o, c->p2);
+        qc__emits(o, ",\"min\":"); qc__emit_hex(o, c->p1);
+        qc__emits(o, c->mode ? ",\"mode\":\"bins\"}" : ",\"mode\":\"endpoints\"}");
+        break;
+    case QC_FIXED:
+        qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->bits);
+        qc__emits(o, ",\"kind\":\"Fixed\",\"offset\":"); qc__emit_hex(o, c->p2);
+        qc__emits(o, c->mode ? ",\"signed\":true,\"step\":" : ",\"signed\":false,\"step\":"); qc__emit_hex(o, c->p1);
+        qc__emits(o, "}");
+        break;
+    case QC_ANGLE:
+        qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->bits);
+        qc__emits(o, c->mode ? ",\"kind\":\"Angle\",\"signed\":true" : ",\"kind\":\"Angle\",\"signed\":false");
+        qc__emits(o, c->deg ? ",\"unit\":\"deg\"}" : ",\"unit\":\"rad\"}");
+        break;
+    case QC_POWERCURVE:
+        qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->bits);
+        qc__emits(o, ",\"kind\":\"PowerCurve\",\"max\":"); qc__emit_hex(o, c->p1);
+        qc__emits(o, ",\"pow\":"); qc__emit_hex(o, c->p2);
+        qc__emits(o, "}");
+        break;
+    case QC_HALF: qc__emits(o, "{\"kind\":\"Half\"}"); break;
+    case QC_BOOL: qc__emits(o, "{\"kind\":\"Bool\"}"); break;
+    case QC_UINT: case QC_INT:
+        qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->bits);
+        qc__emits(o, c->kind == QC_UINT ? ",\"kind\":\"UInt\"}" : ",\"kind\":\"Int\"}");
+        break;
+    case QC_ENUM:
+        if (c->labels == NULL) {
+            qc__emits(o, "{\"count\":"); qc__emit_int(o, (long long)c->count); qc__emits(o, ",\"kind\":\"Enum\"}");
+        } else {
+            uint64_t k;
+            qc__emits(o, "{\"kind\":\"Enum\",\"labels\":[");
+            for (k = 0; k < c->count; k++) {
+                if (k) qc__emits(o, ",");
+                qc__emit_str(o, c->labels[k]);
+            }
+            qc__emits(o, "]}");
+        }
+        break;
+    case QC_QUAT:
+        qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->cbits);
+        qc__emits(o, c->mode ? ",\"kind\":\"Quat\",\"mode\":\"bins\"}" : ",\"kind\":\"Quat\",\"mode\":\"endpoints\"}");
+        break;
+    case QC_UNITVECTOR:
+        qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->cbits); qc__emits(o, ",\"kind\":\"UnitVector\"}");
+        break;
+    case QC_GRID:
+        qc__emits(o, "{\"cell_bits\":"); qc__emit_int(o, c->cell_bits);
+        qc__emits(o, ",\"cell_size\":"); qc__emit_hex(o, c->p1);
+        qc__emits(o, ",\"kind\":\"Grid\",\"offset_bits\":"); qc__emit_int(o, c->cbits);
+        qc__emits(o, "}");
+        break;
+    case QC_VECTOR:
+        qc__emits(o, "{\"codecs\":[");
+        for (i = 0; i < c->ninner; i++) {
+            if (i) qc__emits(o, ",");
+            qc__emit_codec(o, &c->inner[i]);
+        }
+        qc__emits(o, "],\"kind\":\"Vector\"}");
+        break;
+    case QC_NEARLYZERO:
+        qc__emits(o, "{\"inner\":"); qc__emit_codec(o, c->inner);
+        qc__emits(o, ",\"kind\":\"NearlyZero\",\"threshold\":"); qc__emit_hex(o, c->p1);
+        qc__emits(o, "}");
+        break;
+    default: break;
+    }
+}
+
+static void qc__emit_schema(qc__out *o, const qc_schema *s) {
+    int f;
+    qc__emits(o, "{\"fields\":[");
+    for (f = 0; f < s->nfields; f++) {
+        if (f) qc__emits(o, ",");
+        qc__emits(o, "{\"codec\":");
+        qc__emit_codec(o, s->fields[f].codec);
+        qc__emits(o, ",\"name\":");
+        qc__emit_str(o, s->fields[f].name);
+        qc__emits(o, "}");
+    }
+    qc__emits(o, "],\"name\":");
+    qc__emit_str(o, s->name);
+    qc__emits(o, ",\"version\":");
+    qc__emits(o, s->version_text);
+    qc__emits(o, "}");
+}
+
+static int qc__is_identifier(const char *n) {
+    const unsigned char *p = (const unsigned char *)n;
+    if (*p == 0 || (*p >= '0' && *p <= '9')) return 0;
+    for (; *p; p++) {
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' || *p >= 0x80))
+            return 0;
+    }
+    return 1;
+}
+
+/* The slots and components of a codec (wire-format section 2). */
+static void qc__add_slots(qc_schema *s, const qc_codec *c, int field, int *ns, int *nc, int fill) {
+    int i;
+    if (c->kind == QC_VECTOR) {
+        for (i = 0; i < c->ninner; i++) qc__add_slots(s, &c->inner[i], field, ns, nc, fill);
+        return;
+    }
+    if (c->kind == QC_NEARLYZERO) {
+        int flag = *ns;
+        (*ns)++;
+        qc__add_slots(s, c->inner, field, ns, nc, fill);
+        if (fill) {
+            qc_slot *sl = &s->slots[flag];
+            sl->codec = NULL; sl->bits = 1; sl->field = field; sl->span = *ns - flag - 1;
+            sl->sign = 0; sl->role = QC_ROLE_FLAG; sl->comp = -1;
+        }
+        return;
+    }
+    if (fill) {
+        qc_slot *sl = &s->slots[*ns];
+        sl->codec = c; sl->bits = c->bits; sl->field = field; sl->span = 0;
+        sl->sign = c->kind == QC_INT || (c->kind == QC_FIXED && c->mode);
+        sl->comp = -1;
+        switch (c->kind) {
+        case QC_QUAT: sl->role = QC_ROLE_QUAT; break;
+        case QC_UNITVECTOR: sl->role = QC_ROLE_UVEC; break;
+        case QC_BOOL: case QC_ENUM: sl->role = QC_ROLE_ABS; break;
+        default: sl->role = QC_ROLE_ORD; break;
+        }
+        if (sl->role != QC_ROLE_ABS) sl->comp = *nc;
+        if (sl->role == QC_ROLE_ORD) {
+            qc_comp *cp = &s->comps[*nc];
+            cp->slot = *ns; cp->shift = 0; cp->b = c->bits; cp->smag = c->kind == QC_POWERCURVE || c->kind == QC_HALF;
+        } else if (sl->role == QC_ROLE_QUAT || sl->role == QC_ROLE_UVEC) {
+            int k, m = sl->role == QC_ROLE_QUAT ? 3 : 2;
+            for (k = 0; k < m; k++) {
+                qc_comp *cp = &s->comps[*nc + k];
+                cp->slot = *ns; cp->shift = (m - 1 - k) * c->cbits; cp->b = c->cbits; cp->smag = 0;
+            }
+        }
+    }
+    if (c->kind == QC_QUAT) *nc += 3;
+    else if (c->kind == QC_UNITVECTOR) *nc += 2;
+    else if (c->kind != QC_BOOL && c->kind != QC_ENUM) *nc += 1;
+    (*ns)++;
+}
+
+int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocator *al, qc_error *err) {
+    qc__arena a, tmp;
+    qc_json *root;
+    const qc_json *jn, *jv, *jf;
+    qc__sb b;
+    size_t k, nf;
+    int f, ns = 0, nc = 0;
+    char where[200];
+    memset(s, 0, sizeof *s);
+    a.al = qc__allocator_of(al); a.head = NULL;
+    tmp.al = a.al; tmp.head = NULL;
+    b.a = &a; b.err = err; b.where = "";
+    root = qc__json_parse_arena(json, len, &tmp, err);
+    if (root == NULL) goto fail;
+    if (root->type != QC_JSON_OBJECT) { qc__fail(err, "schema spec must be an object, got %s", qc__jtype_name(root)); goto fail; }
+    for (k = 0; k < root->nkids; k++) {
+        const char *key = root->kids[k].key;
+        if (strcmp(key, "name") && strcmp(key, "version") && strcmp(key, "fields")) {
+            qc__fail(err, "schema spec has unknown key '%s' (expected name, version, fields)", key);
+            goto fail;
+        }
+    }
+    jn = qc_json_get(root, "name");
+    jf = qc_json_get(root, "fields");
+    jv = qc_json_get(root, "version");
+    if (jn == NULL) { qc__fail(err, "schema spec is missing 'name'"); goto fail; }
+    if (jf == NULL) { qc__fail(err, "schema spec is missing 'fields'"); goto fail; }
+    if (jn->type != QC_JSON_STRING || jn->len == 0) { qc__fail(err, "schema name must be a non-empty string, got %s", qc__jtype_name(jn)); goto fail; }
+    if (strlen(jn->text) != jn->len) { qc__fail(err, "schema name has a NUL character (not supported by this client)"); goto fail; }
+    s->name = qc__arena_strdup(&a, jn->text, jn->len);
+    if (jv == NULL) {
+        s->version_text = "1";
+        s->version32 = 1;
+    } else {
+        uint32_t v32 = 0;
+        if (jv->type != QC_JSON_NUMBER || !jv->is_int || jv->neg) {
+            qc__fail(err, "schema version must be a non-negative integer, got %s", jv->type == QC_JSON_NUMBER ? jv->text : qc__jtype_name(jv));
+            goto fail;
+        }
+        for (k = 0; k < jv->len; k++) v32 = v32 * 10u + (uint32_t)(jv->text[k] - '0');
+        s->version_text = qc__arena_strdup(&a, jv->text, jv->len);
+        s->version32 = v32;
+    }
+    if (jf->type != QC_JSON_ARRAY && jf->type != QC_JSON_OBJECT) {
+        qc__fail(err, "fields must be a dict or a list of (name, codec) pairs, got %s", qc__jtype_name(jf));
+        goto fail;
+    }
+    nf = jf->nkids;
+    if (nf == 0) { qc__fail(err, "a schema needs at least one field"); goto fail; }
+    if (nf > 65535) { qc__fail(err, "a schema of more than 65535 fields is not supported"); goto fail; }
+    s->nfields = (int)nf;
+    s->fields = (qc_field *)qc__arena_alloc(&a, nf * sizeof(qc_field));
+    s->codecs = (qc_codec *)qc__arena_alloc(&a, nf * sizeof(qc_codec));
+    if (s->name == NULL || s->version_text == NULL || s->fields == NULL || s->codecs == NULL) { qc__fail(err, "out of memory"); goto fail; }
+    memset(s->fields, 0, nf * sizeof(qc_field));
+    for (k = 0; k < nf; k++) {
+        const qc_json *item = &jf->kids[k], *fname, *fcodec;
+        size_t j;
+        if (jf->type == QC_JSON_OBJECT) {
+            fname = NULL;
+            fcodec = item;
+        } else if (item->type == QC_JSON_OBJECT) {
+            int ok = item->nkids == 2 && qc_json_get(item, "name") != NULL && qc_json_get(item, "codec") != NULL;
+            if (!ok) { qc__fail(err, "field %lu: expected keys 'name' and 'codec'", (unsigned long)k); goto fail; }
+            fname = qc_json_get(item, "name");
+            fcodec = qc_json_get(item, "codec");
+        } else if (item->type == QC_JSON_ARRAY && item->nkids == 2) {
+            fname = &item->kids[0];
+            fcodec = &item->kids[1];
+        } else {
+            qc__fail(err, "field %lu: expected a (name, codec) pair, got %s", (unsigned long)k, qc__jtype_name(item));
+            goto fail;
+        }
+        {
+            const char *nm = fname != NULL ? (fname->type == QC_JSON_STRING ? fname->text : NULL) : item->key;
+            size_t nl = fname != NULL ? fname->len : strlen(item->key);
+            if (nm == NULL || strlen(nm) != nl || !qc__is_identifier(nm)) {
+                qc__fail(err, "field names must be identifiers (letters, digits and _, not starting with a digit), got %s",
+                         nm != NULL ? nm : qc__jtype_name(fname));
+                goto fail;
+            }
+            for (j = 0; j < k; j++)
+                if (strcmp(s->fields[j].name, nm) == 0) { qc__fail(err, "duplicate field name '%s'", nm); goto fail; }
+            s->fields[k].name = qc__arena_strdup(&a, nm, nl);
+            if (s->fields[k].name == NULL) { qc__fail(err, "out of memory"); goto fail; }
+        }
+        if (fcodec->type != QC_JSON_OBJECT) {
+            qc__fail(err, "field '%s': expected a codec (or a codec spec dict), got %s", s->fields[k].name, qc__jtype_name(fcodec));
+            goto fail;
+        }
+        snprintf(where, sizeof where, "field '%s': ", s->fields[k].name);
+        b.where = where;
+        if (qc__build_codec(&b, fcodec, &s->codecs[k], 0) < 0) goto fail;
+        s->fields[k].codec = &s->codecs[k];
+    }
+    s->ncodecs = (int)nf;
+    /* slots and components */
+    for (f = 0; f < s->nfields; f++) qc__add_slots(s, s->fields[f].codec, f, &ns, &nc, 0);
+    s->slots = (qc_slot *)qc__arena_alloc(&a, (size_t)(ns + 1) * sizeof(qc_slot));
+    s->comps = (qc_comp *)qc__arena_alloc(&a, (size_t)(nc + 1) * sizeof(qc_comp));
+    if (s->slots == NULL || s->comps == NULL) { qc__fail(err, "out of memory"); goto fail; }
+    ns = 0; nc = 0;
+    s->max_bits = 0; s->min_bits = 0;
+    for (f = 0; f < s->nfields; f++) {
+        qc_field *fd = &s->fields[f];
+        int i;
+        fd->first_slot = ns;
+        fd->first_comp = nc;
+        qc__add_slots(s, fd->codec, f, &ns, &nc, 1);
+        fd->nslots = ns - fd->first_slot;
+        fd->ncomps = nc - fd->first_comp;
+        fd->nvalues = qc_nvalues(fd->codec);
+        fd->implied_flag = fd->codec->kind == QC_NEARLYZERO;
+        fd->implied_flip = fd->nslots == 1 && s->slots[fd->first_slot].role == QC_ROLE_ABS && s->slots[fd->first_slot].bits == 1;
+        for (i = fd->first_slot; i < ns; i++) {
+            s->max_bits += s->slots[i].bits;
+            if (!(i > fd->first_slot && fd->implied_flag)) s->min_bits += s->slots[i].bits;
+        }
+    }
+    s->nslots = ns;
+    s->ncomps = nc;
+    /* canonical JSON, fingerprint, the fields' hashes */
+    {
+        qc__out o;
+        uint8_t dg[32];
+        int i;
+        o.buf = NULL; o.n = 0; o.cap = 0;
+        qc__emit_schema(&o, s);
+        o.cap = o.n + 1;
+        o.buf = (char *)qc__arena_alloc(&a, o.cap);
+        if (o.buf == NULL) { qc__fail(err, "out of memory"); goto fail; }
+        o.n = 0;
+        qc__emit_schema(&o, s);
+        o.buf[o.n] = 0;
+        s->canonical = o.buf;
+        s->canonical_len = o.n;
+        qc_sha256((const uint8_t *)o.buf, o.n, dg);
+        for (i = 0; i < 8; i++) sprintf(s->fingerprint + 2 * i, "%02x", dg[i]);
+        for (f = 0; f < s->nfields; f++) {
+            qc__out co;
+            co.buf = NULL; co.n = 0; co.cap = 0;
+            qc__emit_codec(&co, s->fields[f].codec);
+            co.cap = co.n;
+            co.buf = (char *)qc__arena_alloc(&tmp, co.cap + 1);
+            if (co.buf == NULL) { qc__fail(err, "out of memory"); goto fail; }
+            co.n = 0;
+            qc__emit_codec(&co, s->fields[f].codec);
+            qc_sha256((const uint8_t *)co.buf, co.n, dg);
+            s->fields[f].h = (uint32_t)dg[0] | (uint32_t)dg[1] << 8 | (uint32_t)dg[2] << 16 | (uint32_t)dg[3] << 24;
+        }
+    }
+    qc__arena_free(tmp.al, tmp.head);
+    s->al = a.al;
+    s->chunks = a.head;
+    return 0;
+fail:
+    qc__arena_free(tmp.al, tmp.head);
+    qc__arena_free(a.al, a.head);
+    memset(s, 0, sizeof *s);
+    return -1;
+}
+
+void qc_schema_free(qc_schema *s) {
+    if (s->chunks != NULL) qc__arena_free(s->al, (qc__chunk *)s->chunks);
+    memset(s, 0, sizeof *s);
+}
+
+int qc_field_index(const qc_schema *s, const char *name) {
+    int f;
+    for (f = 0; f < s->nfields; f++) if (strcmp(s->fields[f].name, name) == 0) return f;
+    return -1;
+}
+
+static const char *qc__role_name(int r) {
+    switch (r) {
+    case QC_ROLE_FLAG: return "flag";
+    case QC_ROLE_ORD: return "ord";
+    case QC_ROLE_QUAT: return "quat";
+    case QC_ROLE_UVEC: return "uvec";
+    default: return "abs";
+    }
+}
+
+size_t qc_schema_slot_table(const qc_schema *s, char *buf, size_t cap) {
+    size_t n = 0;
+    int i;
+    for (i = 0; i < s->nslots; i++) {
+        const qc_slot *sl = &s->slots[i];
+        char line[160];
+        int l = snprintf(line, sizeof line, "slot %d: field %s %s %d bits %s%s\n", i, s->fields[sl->field].name,
+                         sl->codec ? qc__kind_names[sl->codec->kind] : "flag", sl->bits, qc__role_name(sl->role),
+                         sl->sign ? " signed" : "");
+        if (l > 0 && n + (size_t)l < cap) memcpy(buf + n, line, (size_t)l);
+        n += (size_t)(l > 0 ? l : 0);
+    }
+    if (cap) buf[n < cap ? n : cap - 1] = 0;
+    return n;
+}
+
+int qc_field_values(const qc_schema *s, int field, const uint64_t *row, double *out) {
+    const qc_field *fd = &s->fields[field];
+    return qc_dequantize_codes(fd->codec, row + fd->first_slot, out);
+}
+
+/* ---- records (wire-format section 3) ---------------------------------------------------------- */
+
+static const char *qc__slot_name(const qc_schema *s, int slot, char *buf, size_t cap) {
+    const qc_slot *sl = &s->slots[slot];
+    const qc_field *fd = &s->fields[sl->field];
+    if (fd->nslots == 1) snprintf(buf, cap, "field '%s'", fd->name);
+    else if (sl->role == QC_ROLE_FLAG) snprintf(buf, cap, "field '%s' (flag)", fd->name);
+    else snprintf(buf, cap, "field '%s'[%d]", fd->name, slot - fd->first_slot - (fd->implied_flag ? 1 : 0));
+    return buf;
+}
+
+static uint64_t qc__sext(uint64_t w, int bits) {
+    if (bits < 64 && bits > 0 && (w >> (bits - 1))) return w | (~(uint64_t)0 << bits);
+    return w;
+}
+
+static int qc__slot_valid(const qc_slot *sl, uint64_t c) {
+    if (sl->role == QC_ROLE_FLAG) return c <= 1;
+    return qc_valid(sl->codec, c);
+}
+
+int qc_record_encode(const qc_schema *s, const uint64_t *row, uint8_t *out, size_t cap, size_t *outlen, qc_error *err) {
+    qc__bw w;
+    int i;
+    char nm[160];
+    w.buf = out; w.cap = cap; w.pos = 0; w.overflow = 0;
+    for (i = 0; i < s->nslots; i++) {
+        const qc_slot *sl = &s->slots[i];
+        if (!qc__slot_valid(sl, row[i])) {
+            qc__fail(err, "%s: code %llu is not valid", qc__slot_name(s, i, nm, sizeof nm), (unsigned long long)row[i]);
+            return -1;
+        }
+        if (sl->role == QC_ROLE_FLAG && row[i] == 0) {
+            int t;
+            for (t = i + 1; t <= i + sl->span; t++)
+                if (row[t] != 0) {
+                    qc__fail(err, "%s: flag 0 with a non-zero code", qc__slot_name(s, i, nm, sizeof nm));
+                    return -1;
+                }
+            qc__put(&w, 0, 1);
+            i += sl->span;
+            continue;
+        }
+        qc__put(&w, row[i] & qc__mask(sl->bits), sl->bits);
+    }
+    while (w.pos & 7) qc__put(&w, 0, 1);
+    if (w.overflow) { qc__fail(err, "record needs more than %lu bytes", (unsigned long)cap); return -1; }
+    *outlen = w.pos / 8;
+    return 0;
+}
+
+int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_t *row, qc_error *err) {
+    qc__br r;
+    int i;
+    uint64_t v;
+    char nm[160];
+    qc__br_init(&r, buf, len);
+    for (i = 0; i < s->nslots; i++) {
+        const qc_slot *sl = &s->slots[i];
+        if (qc__get(&r, sl->bits, &v) < 0)
+            return qc__fail(err, "%s: message too short: the code needs %d bits at bit %lu, the message has %lu bits (%lu bytes)",
+                            qc__slot_name(s, i, nm, sizeof nm), sl->bits, (unsigned long)r.pos, (unsigned long)r.nbits, (unsigned long)len);
+        if (sl->role == QC_ROLE_FLAG) {
+            int t;
+            row[i] = v;
+            if (v == 0) {
+                for (t = i + 1; t <= i + sl->span; t++) row[t] = 0;
+                i += sl->span;
+            }
+            continue;
+        }
+        if (sl->sign) v = qc__sext(v, sl->bits);
+        row[i] = v;
+        if (!qc_valid(sl->codec, v)) {
+            char num[32];
+            if (sl->sign) snprintf(num, sizeof num, "%lld", (long long)(int64_t)v);
+            else snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+            return qc__fail(err, "%s: code %s is not valid at bit %lu", qc__slot_name(s, i, nm, sizeof nm), num,
+                            (unsigned long)(r.pos - (size_t)sl->bits));
+        }
+    }
+    if ((r.pos + 7) / 8 != len) {
+        if ((r.pos + 7) / 8 > len)
+            return qc__fail(err, "message too short");
+        return qc__fail(err, "message too long: %lu bytes, but the record ends at bit %lu (%lu bytes)", (unsigned long)len,
+                        (unsigned long)r.pos, (unsigned long)((r.pos + 7) / 8));
+    }
+    if (qc__get(&r, (int)(r.nbits - r.pos), &v) == 0 && v != 0)
+        return qc__fail(err, "padding bits after the last field are not zero (at bit %lu)", (unsigned long)r.pos);
+    return 0;
+}
+
+/* ---- primitive codes (wire-format section 4) --------------------------------------------------- */
+
+/* EG(k, b); with alt, the escape carries one more bit (*alt = 1: no value). 0 ok, -1 bad. */
+static int qc__eg(qc__br *r, int k, int b, uint64_t *out, int *alt) {
+    int E = ((b - k + 1) >> 1) + 1, n, e;
+    size_t avail = qc__br_left(r);
+    uint64_t peek, m, low;
+    n = (size_t)E < avail ? E : (int)avail;
+    if (n <= 0) return -1;
+    peek = qc__peek_at(r, r->pos, n);
+    if (peek == 0) {
+        if (n < E) return -1;
+        r->pos += (size_t)E;
+        if (alt != NULL) {
+            if (qc__get(r, 1, &m) < 0) return -1;
+            if (m) { *alt = 1; return 0; }
+        }
+        return qc__get(r, b, out);
+    }
+    e = qc__ctz(peek);
+    r->pos += (size_t)e + 1;
+    if (qc__get(r, e, &m) < 0) return -1;
+    m = (m | (((uint64_t)1) << e)) - 1;
+    if (qc__get(r, k, &low) < 0) return -1;
+    if (k >= 64) {
+        if (m) return -1;
+        *out = low;
+        return 0;
+    }
+    if (k && (m >> (64 - k))) return -1;
+    m = (m << k) | low;
+    if (b < 64 && (m >> b)) return -1;
+    *out = m;
+    return 0;
+}
+
+static int qc__rice(qc__br *r, int k, uint64_t limit, uint64_t *out) {
+    uint64_t q = 0, qmax = limit >> k, low, peek;
+    for (;;) {
+        size_t avail = qc__br_left(r);
+        int n;
+        if (avail == 0) return -1;
+        n = avail >= 64 ? 64 : (int)avail;
+        peek = qc__peek_at(r, r->pos, n);
+        if (peek) {
+            int z = qc__ctz(peek);
+            q += (uint64_t)z;
+            r->pos += (size_t)z + 1;
+            break;
+        }
+        q += (uint64_t)n;
+        r->pos += (size_t)n;
+        if (q > qmax) return -1;
+    }
+    if (q > qmax) return -1;
+    if (qc__get(r, k, &low) < 0) return -1;
+    q = (q << k) | low;
+    if (q >= limit) return -1;
+    *out = q;
+    return 0;
+}
+
+static int qc__list(qc__br *r, size_t *pos, size_t cnt, size_t M) {
+    uint64_t v;
+    size_t i;
+    long long prev = -1;
+    int k;
+    if (qc__get(r, 5, &v) < 0) return -1;
+    k = (int)v;
+    for (i = 0; i < cnt; i++) {
+        if (qc__rice(r, k, (uint64_t)((long long)M - prev - 1), &v) < 0) return -1;
+        prev = prev + 1 + (long long)v;
+        pos[i] = (size_t)prev;
+    }
+    return 0;
+}
+
+/* SET(M) into pos (room for M): *n members ascending. */
+static int qc__set(qc__br *r, size_t *pos, size_t *n, size_t M) {
+    uint64_t v, mode, word;
+    size_t i, j, cnt, ws;
+    int cb = qc__bitlen((uint64_t)(M - 1));
+    *n = 0;
+    if (qc__get(r, 2, &mode) < 0) return -1;
+    if (mode == 0) return 0;
+    if (mode == 1 || mode == 2) {
+        if (qc__get(r, cb, &v) < 0) return -1;
+        if (v > (uint64_t)M) return -1;
+        cnt = (size_t)v + (mode == 1 ? 1 : 0);
+        if (cnt > M || (mode == 2 && cnt == M)) return -1;
+        if (mode == 1) {
+            if (qc__list(r, pos, cnt, M) < 0) return -1;
+            *n = cnt;
+            return 0;
+        }
+        if (cnt && qc__list(r, pos + (M - cnt), cnt, M) < 0) return -1;
+        j = M - cnt;
+        cnt = 0;
+        for (i = 0; i < M; i++) {
+            if (j < M && pos[j] == i) { j++; continue; }
+            pos[cnt++] = i;
+        }
+        *n = cnt;
+        return 0;
+    }
+    cnt = 0;
+    for (ws = 0; ws < M; ws += 64) {
+        int bits = (int)(M - ws < 64 ? M - ws : 64);
+        if (qc__get(r, bits, &word) < 0) return -1;
+        while (word) {
+            pos[cnt++] = ws + (size_t)qc__ctz(word);
+            word &= word - 1;
+        }
+    }
+    if (cnt == 0) return -1;
+    *n = cnt;
+    return 0;
+}
+
+/* ---- the decoder's memory ---------------------------------------------------------------------- */
+
+static void *qc__dalloc(qc_decoder *d, size_t n) {
+    void *p;
+    if (d->max_bytes && (n > d->max_bytes || d->bytes > d->max_bytes - n)) return NULL;
+    p = d->al.alloc(d->al.ud, n ? n : 1);
+    if (p != NULL) d->bytes += n;
+    return p;
+}
+
+static void qc__dfree(qc_decoder *d, void *p, size_t n) {
+    if (p == NULL) return;
+    d->al.free(d->al.ud, p, n ? n : 1);
+    d->bytes -= n;
+}
+
+#define QC__SNAP_HEAD ((sizeof(qc_snapshot) + 15) / 16 * 16)
+
+size_t qc_snapshot_bytes(const qc_schema *s, size_t n) {
+    return QC__SNAP_HEAD + n * 8 * (1 + (size_t)s->nslots);
+}
+
+static qc_snapshot *qc__snap_new(qc_decoder *d, size_t n) {
+    size_t bytes = qc_snapshot_bytes(d->schema, n);
+    qc_snapshot *s = (qc_snapshot *)qc__dalloc(d, bytes);
+    if (s == NULL) return NULL;
+    s->seq = 0;
+    s->n = n;
+    s->ids = (uint64_t *)((char *)s + QC__SNAP_HEAD);
+    s->rows = s->ids + n;
+    s->bytes = bytes;
+    return s;
+}
+
+static void qc__snap_free(qc_decoder *d, qc_snapshot *s) {
+    if (s != NULL) qc__dfree(d, s, s->bytes);
+}
+
+/* scratch: `words` size_t's (the entity lists) then `extra` bytes */
+static void *qc__scratch(qc_decoder *d, size_t bytes) {
+    if (bytes <= d->scratch_size) return d->scratch;
+    qc__dfree(d, d->scratch, d->scratch_size);
+    d->scratch = NULL;
+    d->scratch_size = 0;
+    bytes = bytes < 4096 ? 4096 : bytes + bytes / 4;
+    d->scratch = qc__dalloc(d, bytes);
+    if (d->scratch != NULL) d->scratch_size = bytes;
+    return d->scratch;
+}
+
+/* ---- the held snapshots (wire-format section 10) ------------------------------------------------ */
+
+#define QC__M 0xFFFF
+
+static int qc__newer(int a, int b) { int x = (a - b) & QC__M; return x > 0 && x < 0x8000; }
+
+static int qc__find(const qc_decoder *d, int seq) {
+    int i;
+    for (i = 0; i < d->nheld; i++) if (d->held_seq[i] == seq) return i;
+    return -1;
+}
+
+static void qc__drop_at(qc_decoder *d, int i) {
+    qc__snap_free(d, d->held[i]);
+    d->nheld--;
+    d->held[i] = d->held[d->nheld];
+    d->held_seq[i] = d->held_seq[d->nheld];
+}
+
+static int qc__amb(const qc_decoder *d, int s) { return (int)((d->ambiguous[s >> 6] >> (s & 63)) & 1); }
+static void qc__amb_set(qc_decoder *d, int s) {
+    if (!qc__amb(d, s)) { d->ambiguous[s >> 6] |= ((uint64_t)1) << (s & 63); d->nambiguous++; }
+}
+static void qc__amb_clear(qc_decoder *d, int s) {
+    if (qc__amb(d, s)) { d->ambiguous[s >> 6] &= ~(((uint64_t)1) << (s & 63)); d->nambiguous--; }
+}
+
+const qc_snapshot *qc_decoder_get(const qc_decoder *d, int seq) {
+    int i;
+    seq &= QC__M;
+    if (d->latest < 0 || ((d->latest - seq) & QC__M) >= d->history) return NULL;
+    i = qc__find(d, seq);
+    return i < 0 ? NULL : d->held[i];
+}
+
+int qc_decoder_latest(const qc_decoder *d) { return d->latest; }
+
+static const qc_snapshot *qc__held_ref(qc_decoder *d, int s, int seq, int baseline, qc_result *res) {
+    int i = qc__find(d, s);
+    if (i >= 0 && (!baseline || ((d->latest - s) & QC__M) < d->history)) return d->held[i];
+    if (d->nambiguous && qc__amb(d, s))
+        snprintf(res->message, sizeof res->message, "snapshot packet %d: the snapshot %d it is coded against is ambiguous "
+                 "(two different snapshots were decoded under that number)", seq, s);
+    else if (baseline)
+        snprintf(res->message, sizeof res->message, "snapshot packet %d: its baseline %d is not held", seq, s);
+    else
+        snprintf(res->message, sizeof res->message, "snapshot packet %d: the snapshot %d it extrapolates from is not held", seq, s);
+    return NULL;
+}
+
+/* ---- one packet (wire-format sections 6-7) ------------------------------------------------------ */
+
+static int qc__bad(qc_result *res, const char *what, size_t pos) {
+    snprintf(res->message, sizeof res->message, "snapshot packet: %s at bit %lu", what, (unsigned long)pos);
+    return QC_E_MALFORMED;
+}
+
+static uint64_t qc__lin(uint64_t carrier, const qc_comp *cp) {
+    uint64_t x = (carrier >> cp->shift) & qc__mask(cp->b);
+    if (cp->smag && ((x >> (cp->b - 1)) & 1)) x ^= qc__mask(cp->b - 1);
+    return x;
+}
+
+static int64_t qc__round_div(int64_t x, int64_t den) {
+    if (x >= 0) return (2 * x + den) / (2 * den);
+    return -((2 * (-x) + den) / (2 * den));
+}
+
+/* A component's reference: its baseline value, or extrapolated through pred. */
+static uint64_t qc__ref(uint64_t bc, const uint64_t *pc, const qc_comp *cp, int64_t num, int64_t den) {
+    uint64_t xb = qc__lin(bc, cp), mask = qc__mask(cp->b), xp, dd;
+    int64_t s, t;
+    if (pc == NULL) return xb;
+    xp = qc__lin(*pc, cp);
+    dd = (xb - xp) & mask;
+    s = (int64_t)qc__sext(dd, cp->b);
+    t = den == 1 ? s * num : qc__round_div(s * num, den);
+    return (xb + (uint64_t)t) & mask;
+}
+
+static uint64_t qc__unzz(uint64_t u) { return (u >> 1) ^ (~(u & 1) + 1); }
+
+static uint64_t qc__apply(uint64_t ref, uint64_t u, const qc_comp *cp) {
+    uint64_t x = (ref + qc__unzz(u)) & qc__mask(cp->b);
+    if (cp->smag && ((x >> (cp->b - 1)) & 1)) x ^= qc__mask(cp->b - 1);
+    return x;
+}
+
+static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb) {
+    uint64_t M = qc__mask(cb), aj, ak;
+    int i = (int)((bcode >> (3 * cb)) & 3);
+    int k = t + (t >= j ? 1 : 0);
+    int pj = j - (j > i ? 1 : 0), pk;
+    aj = (bcode >> ((2 - pj) * cb)) & M;
+    if (k == i) return aj;
+    pk = k - (k > i ? 1 : 0);
+    ak = (bcode >> ((2 - pk) * cb)) & M;
+    return (aj >> (cb - 1)) ? ak : M - ak;
+}
+
+static int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
+    int s;
+    for (s = 0; s < S; s++) if (a[s] != b[s]) return 1;
+    return 0;
+}
+
+static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, qc_snapshot **out, qc_result *res) {
+    const qc_schema *sc = d->schema;
+    const int S = sc->nslots, F = sc->nfields, C = sc->ncomps;
+    qc__br r;
+    uint64_t v;
+    int seq, bdist = 0, pdist = 0, i;
+    const qc_snapshot *base = NULL, *pred = NULL;
+    size_t m = 0, nrem = 0, nnew = 0, kept, nout, e, nchg = 0, x, o, j;
+    size_t *removed, *kept_base, *kept_out, *kept_pred, *cls1, *cls0, *set1, *set0, *chg;
+    uint64_t *nid, *nrow;
+    uint8_t *fch, *kk, *pp, *fmode;
+    size_t words, need;
+    qc_snapshot *snap;
+    int64_t num = 1, den = 1;
+    qc__br_init(&r, buf, nbytes);
+    /* header */
+    if (qc__get(&r, 16, &v) < 0) return qc__bad(res, "truncated header", r.pos);
+    seq = (int)v;
+    if (qc__get(&r, 1, &v) < 0) return qc__bad(res, "truncated header", r.pos);
+    if (v) {
+        if (qc__eg(&r, 2, 16, &v, NULL) < 0) return qc__bad(res, "bad baseline distance", r.pos);
+        if (v >= 0x7FFF) return qc__bad(res, "sequence distance outside 1..32767", r.pos);
+        bdist = (int)v + 1;
+        if (qc__get(&r, 1, &v) < 0) return qc__bad(res, "truncated header", r.pos);
+        if (v) {
+            if (qc__eg(&r, 2, 16, &v, NULL) < 0) return qc__bad(res, "bad pred distance", r.pos);
+            if (v + 1 + (uint64_t)bdist > 0x7FFF) return qc__bad(res, "sequence distance outside 1..32767", r.pos);
+            pdist = (int)v + 1;
+        }
+    }
+    if (bdist) {
+        int bseq = (seq - bdist) & QC__M;
+        base = qc__held_ref(d, bseq, seq, 1, res);
+        if (base == NULL) return QC_E_BASELINE;
+        m = base->n;
+        if (pdist) {
+            pred = qc__held_ref(d, (bseq - pdist) & QC__M, seq, 0, res);
+            if (pred == NULL) return QC_E_BASELINE;
+        }
+    }
+    /* removed entities */
+    words = m + 1;
+    if (qc__scratch(d, words * sizeof(size_t)) == NULL) goto nomem;
+    removed = (size_t *)d->scratch;
+    if (bdist && m) {
+        if (qc__set(&r, removed, &nrem, m) < 0) return qc__bad(res, "bad set of removed entities", r.pos);
+    }
+    kept = m - nrem;
+    /* new entities */
+    if (qc__eg(&r, 0, 32, &v, NULL) < 0) return qc__bad(res, "bad count of new entities", r.pos);
+    if (v > (uint64_t)qc__br_left(&r) || v > 0xFFFFFFFFull - (uint64_t)kept)
+        return qc__bad(res, "count of new entities larger than the packet can hold", r.pos);
+    nnew = (size_t)v;
+    nout = kept + nnew;
+    if (nout > d->max_entities) {
+        snprintf(res->message, sizeof res->message, "snapshot packet %d: %lu entities, above the configured max_entities %lu",
+                 seq, (unsigned long)nout, (unsigned long)d->max_entities);
+        return QC_E_MEMORY;
+    }
+    /* scratch: removed (m+1), kept_base, kept_out, kept_pred, cls1, cls0, set1, set0, chg (kept+1
+       each) as size_t; new ids (nnew) and rows (nnew * S) as uint64; then bytes */
+    words = (m + 1) + 8 * (kept + 1);
+    need = words * sizeof(size_t) + nnew * (1 + (size_t)S) * 8 + 3 * ((size_t)C + 1) + ((size_t)F + 1);
+    {
+        /* keep the removed positions across the growth */
+        size_t *old = NULL;
+        if (need > d->scratch_size && nrem) {
+            old = (size_t *)qc__dalloc(d, nrem * sizeof(size_t));
+            if (old == NULL) goto nomem;
+            memcpy(old, d->scratch, nrem * sizeof(size_t));
+        }
+        if (qc__scratch(d, need) == NULL) { if (old) qc__dfree(d, old, nrem * sizeof(size_t)); goto nomem; }
+        if (old != NULL) {
+            memcpy(d->scratch, old, nrem * sizeof(size_t));
+            qc__dfree(d, old, nrem * sizeof(size_t));
+        }
+    }
+    removed = (size_t *)d->scratch;
+    kept_base = removed + (m + 1);
+    kept_out = kept_base + (kept + 1);
+    kept_pred = kept_out + (kept + 1);
+    cls1 = kept_pred + (kept + 1);
+    cls0 = cls1 + (kept + 1);
+    set1 = cls0 + (kept + 1);
+    set0 = set1 + (kept + 1);
+    chg = set0 + (kept + 1);
+    nid = (uint64_t *)(removed + words);
+    nrow = nid + nnew;
+    kk = (uint8_t *)(nrow + nnew * (size_t)S);
+    pp = kk + C + 1;
+    fmode = pp + C + 1;
+    (void)fmode;
+    if (nnew) {
+        uint64_t prev = 0;
+        int kid;
+        if (qc__get(&r, 6, &v) < 0) return qc__bad(res, "truncated id parameter", r.pos);
+        kid = (int)v;
+        for (e = 0; e < nnew; e++) {
+            if (qc__eg(&r, kid, 64, &v, NULL) < 0) return qc__bad(res, "bad id of a new entity", r.pos);
+            if (e) {
+                if (v >= 0xFFFFFFFFFFFFFFFFull - prev) return qc__bad(res, "new entity id beyond 2**64 - 1", r.pos);
+                v = prev + 1 + v;
+            }
+            nid[e] = v;
+            prev = v;
+        }
+        for (e = 0; e < nnew; e++) {
+            uint64_t *row = nrow + e * (size_t)S;
+            int s;
+            for (s = 0; s < S; s++) {
+                const qc_slot *sl = &sc->slots[s];
+                if (qc__get(&r, sl->bits, &v) < 0) return qc__bad(res, "truncated record of a new entity", r.pos);
+                if (sl->role == QC_ROLE_FLAG) {
+                    int t;
+                    row[s] = v;
+                    if (v == 0) {
+                        for (t = s + 1; t <= s + sl->span; t++) row[t] = 0;
+                        s += sl->span;
+                    }
+                    continue;
+                }
+                if (sl->sign) v = qc__sext(v, sl->bits);
+                row[s] = v;
+                if (!qc_valid(sl->codec, v)) {
+                    char nm[160];
+                    snprintf(res->message, sizeof res->message, "snapshot packet: entity %llu: %s: code %llu is not valid (at bit %lu)",
+                             (unsigned long long)nid[e], qc__slot_name(sc, s, nm, sizeof nm), (unsigned long long)v,
+                             (unsigned long)(r.pos - (size_t)sl->bits));
+                    return QC_E_MALFORMED;
+                }
+            }
+        }
+    }
+    /* the new snapshot: kept baseline rows and new rows, merged by id */
+    snap = qc__snap_new(d, nout);
+    if (snap == NULL) goto nomem;
+    snap->seq = (uint16_t)seq;
+    i = 0;
+    {
+        size_t bi = 0, xi = 0, ni = 0;
+        o = 0; e = 0;
+        while (bi < m || ni < nnew) {
+            if (bi < m && xi < nrem && removed[xi] == bi) { xi++; bi++; continue; }
+            if (bi < m && (ni >= nnew || base->ids[bi] < nid[ni])) {
+                kept_base[e] = bi;
+                kept_out[e] = o;
+                e++;
+                snap->ids[o] = base->ids[bi];
+                if (S) memcpy(snap->rows + o * (size_t)S, base->rows + bi * (size_t)S, (size_t)S * 8);
+                bi++; o++;
+            } else {
+                if (bi < m && base->ids[bi] == nid[ni]) {
+                    qc__snap_free(d, snap);
+                    return qc__bad(res, "a new entity has the id of a kept one", r.pos);
+                }
+                snap->ids[o] = nid[ni];
+                if (S) memcpy(snap->rows + o * (size_t)S, nrow + ni * (size_t)S, (size_t)S * 8);
+                ni++; o++;
+            }
+        }
+    }
+    if (!bdist) goto finish;
+    /* changed entities */
+    if (pdist) {
+        size_t n1 = 0, n0 = 0, m1 = 0, m0 = 0, a1 = 0, a0 = 0, pj = 0;
+        for (e = 0; e < kept; e++) {
+            size_t kb = kept_base[e];
+            int ctx = 1;
+            kept_pred[e] = (size_t)-1;
+            while (pj < pred->n && pred->ids[pj] < base->ids[kb]) pj++;
+            if (pj < pred->n && pred->ids[pj] == base->ids[kb]) {
+                kept_pred[e] = pj;
+                ctx = qc__rows_differ(base->rows + kb * (size_t)S, pred->rows + pj * (size_t)S, S);
+            }
+            if (ctx) cls1[n1++] = e; else cls0[n0++] = e;
+        }
+        if (n1 && qc__set(&r, set1, &m1, n1) < 0) { qc__snap_free(d, snap); return qc__bad(res, "bad set of changed entities", r.pos); }
+        if (n0 && qc__set(&r, set0, &m0, n0) < 0) { qc__snap_free(d, snap); return qc__bad(res, "bad set of changed entities", r.pos); }
+        while (a1 < m1 || a0 < m0) {
+            if (a0 >= m0 || (a1 < m1 && cls1[set1[a1]] < cls0[set0[a0]])) chg[nchg++] = cls1[set1[a1++]];
+            else chg[nchg++] = cls0[set0[a0++]];
+        }
+    } else if (kept) {
+        if (qc__set(&r, chg, &nchg, kept) < 0) { qc__snap_free(d, snap); return qc__bad(res, "bad set of changed entities", r.pos); }
+    }
+    if (nchg == 0) goto finish;
+    /* which fields: a byte per changed entity and field */
+    {
+        size_t fneed = nchg * (size_t)F;
+        size_t used = (size_t)((uint8_t *)(fmode + F + 1) - (uint8_t *)d->scratch);
+        if (used + fneed > d->scratch_size) {
+            /* grow, keeping what is in use */
+            size_t nsz = used + fneed;
+            void *ns = qc__dalloc(d, nsz);
+            if (ns == NULL) { qc__snap_free(d, snap); goto nomem; }
+            memcpy(ns, d->scratch, used);
+            qc__dfree(d, d->scratch, d->scratch_size);
+            d->scratch = ns;
+            d->scratch_size = nsz;
+            removed = (size_t *)d->scratch;
+            kept_base = removed + (m + 1);
+            kept_out = kept_base + (kept + 1);
+            kept_pred = kept_out + (kept + 1);
+            cls1 = kept_pred + (kept + 1);
+            cls0 = cls1 + (kept + 1);
+            set1 = cls0 + (kept + 1);
+            set0 = set1 + (kept + 1);
+            chg = set0 + (kept + 1);
+            nid = (uint64_t *)(removed + words);
+            nrow = nid + nnew;
+            kk = (uint8_t *)(nrow + nnew * (size_t)S);
+            pp = kk + C + 1;
+            fmode = pp + C + 1;
+        }
+        fch = fmode + F + 1;
+        memset(fch, 0, fneed);
+    }
+    for (i = 0; i < F; i++) {
+        size_t mm;
+        if (qc__set(&r, set1, &mm, nchg) < 0) { qc__snap_free(d, snap); return qc__bad(res, "bad set of changed fields", r.pos); }
+        fmode[i] = mm > 0;
+        for (x = 0; x < mm; x++) fch[set1[x] * (size_t)F + (size_t)i] = 1;
+    }
+    for (i = 0; i < F; i++) {
+        int c;
+        const qc_field *fd = &sc->fields[i];
+        for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++) { kk[c] = 0; pp[c] = 0; }
+        if (!fmode[i]) continue;
+        for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++) {
+            int b = sc->comps[c].b;
+            if (pdist && b <= 32) {
+                if (qc__get(&r, 1, &v) < 0) { qc__snap_free(d, snap); return qc__bad(res, "truncated parameters", r.pos); }
+                pp[c] = (uint8_t)v;
+            }
+            if (qc__get(&r, qc__bitlen((uint64_t)b), &v) < 0) { qc__snap_free(d, snap); return qc__bad(res, "truncated parameters", r.pos); }
+            if ((int)v > b) { qc__snap_free(d, snap); return qc__bad(res, "Exp-Golomb parameter above the code width", r.pos); }
+            kk[c] = (uint8_t)v;
+        }
+    }
+    if (pdist) {
+        int64_t a = bdist, b2 = pdist, t;
+        while (b2) { t = a % b2; a = b2; b2 = t; }
+        num = bdist / a;
+        den = pdist / a;
+    }
+    for (x = 0; x < nchg; x++) {
+        size_t ke = chg[x];
+        const uint64_t *br = base->rows + kept_base[ke] * (size_t)S;
+        uint64_t *orw = snap->rows + kept_out[ke] * (size_t)S;
+        const uint64_t *pr = NULL;
+        int any = 0;
+        const char *msg = NULL;
+        if (pdist && kept_pred[ke] != (size_t)-1) pr = pred->rows + kept_pred[ke] * (size_t)S;
+        for (i = 0; i < F && msg == NULL; i++) {
+            const qc_field *fd = &sc->fields[i];
+            int s = fd->first_slot, end = fd->first_slot + fd->nslots;
+            uint64_t dacc = 0;
+            if (!fch[x * (size_t)F + (size_t)i]) continue;
+            any = 1;
+            while (s < end && msg == NULL) {
+                const qc_slot *sl = &sc->slots[s];
+                if (sl->role == QC_ROLE_FLAG) {
+                    int t;
+                    if (fd->implied_flag && br[s] == 0) v = 1;
+                    else if (qc__get(&r, 1, &v) < 0) { msg = "truncated flag"; break; }
+                    orw[s] = v;
+                    dacc |= v ^ br[s];
+                    if (v == 0) {
+                        for (t = s + 1; t <= s + sl->span; t++) { orw[t] = 0; dacc |= br[t]; }
+                        s += sl->span;
+                    }
+                    s++;
+                    continue;
+                }
+                if (sl->role == QC_ROLE_ORD) {
+                    const qc_comp *cp = &sc->comps[sl->comp];
+                    uint64_t ref;
+                    if (qc__eg(&r, kk[sl->comp], cp->b, &v, NULL) < 0) { msg = "bad difference"; break; }
+                    ref = qc__ref(br[s], pr != NULL && pp[sl->comp] ? &pr[s] : NULL, cp, num, den);
+                    v = qc__apply(ref, v, cp);
+                    if (sl->sign) v = qc__sext(v, sl->bits);
+                } else if (sl->role == QC_ROLE_QUAT || sl->role == QC_ROLE_UVEC) {
+                    int nco = sl->role == QC_ROLE_QUAT ? 3 : 2, alt = 0, qpred, q, cb = sl->codec->cbits;
+                    uint64_t code;
+                    if (sl->role == QC_ROLE_QUAT) {
+                        int qs = 3 * cb;
+                        qpred = pr != NULL && (pr[s] >> qs) == (br[s] >> qs);
+                        code = (br[s] >> qs) << qs;
+                    } else {
+                        qpred = pr != NULL;
+                        code = 0;
+                    }
+                    for (q = 0; q < nco; q++) {
+                        int c = sl->comp + q;
+                        const qc_comp *cp = &sc->comps[c];
+                        uint64_t ref;
+                        if (qc__eg(&r, kk[c], cp->b, &v, q == 0 && sl->role == QC_ROLE_QUAT ? &alt : NULL) < 0) { msg = "bad difference"; break; }
+                        if (alt) break;
+                        ref = qc__ref(br[s], qpred && pp[c] ? &pr[s] : NULL, cp, num, den);
+                        code |= qc__apply(ref, v, cp) << cp->shift;
+                    }
+                    if (msg != NULL) break;
+                    if (alt) {
+                        uint64_t how;
+                        if (qc__get(&r, 1, &how) < 0) { msg = "truncated smallest-three code"; break; }
+                        if (how == 0) {
+                            if (qc__get(&r, sl->bits, &code) < 0) { msg = "truncated smallest-three code"; break; }
+                        } else {
+                            uint64_t jn;
+                            int t;
+                            if (qc__get(&r, 2, &jn) < 0) { msg = "truncated smallest-three code"; break; }
+                            if (jn == (br[s] >> (3 * cb))) { msg = "a smallest-three remap to the baseline's own index"; break; }
+                            code = jn << (3 * cb);
+                            for (t = 0; t < 3; t++) {
+                                const qc_comp *cp = &sc->comps[sl->comp + t];
+                                if (qc__eg(&r, kk[sl->comp + t], cp->b, &v, NULL) < 0) { msg = "bad difference"; break; }
+                                code |= ((qc__remap_ref(br[s], (int)jn, t, cb) + qc__unzz(v)) & qc__mask(cb)) << cp->shift;
+                            }
+                            if (msg != NULL) break;
+                        }
+                    }
+                    v = code;
+                } else {        /* abs */
+                    if (fd->implied_flip) v = br[s] ^ 1;
+                    else if (qc__get(&r, sl->bits, &v) < 0) { msg = "truncated code"; break; }
+                }
+                if (!qc_valid(sl->codec, v)) {
+                    char nm[160];
+                    snprintf(res->message, sizeof res->message, "snapshot packet: entity %llu: %s: code %llu is not valid (at bit %lu)",
+                             (unsigned long long)base->ids[kept_base[ke]], qc__slot_name(sc, s, nm, sizeof nm),
+                             (unsigned long long)v, (unsigned long)r.pos);
+                    qc__snap_free(d, snap);
+                    return QC_E_MALFORMED;
+                }
+                orw[s] = v;
+                dacc |= v ^ br[s];
+                s++;
+            }
+            if (msg == NULL && dacc == 0) msg = "a field marked changed is unchanged";
+        }
+        if (msg == NULL && !any) msg = "an entity marked changed has no changed field";
+        if (msg != NULL) {
+            qc__snap_free(d, snap);
+            return qc__bad(res, msg, r.pos);
+        }
+    }
+finish:
+    {
+        size_t left = qc__br_left(&r);
+        if (left >= 8 || (qc__get(&r, (int)left, &v) == 0 && v != 0)) {
+            qc__snap_free(d, snap);
+            return qc__bad(res, "unexpected data after the end of the packet", r.pos);
+        }
+    }
+    (void)j;
+    *out = snap;
+    return QC_SNAPSHOT;
+nomem:
+    snprintf(res->message, sizeof res->message, "snapshot packet %d: out of memory (allocator or max_bytes %lu)",
+             seq, (unsigned long)d->max_bytes);
+    return QC_E_MEMORY;
+}
+
+/* Keep a decoded snapshot as section 10 says; returns it (held, or loose until the next call). */
+static void qc__keep(qc_decoder *d, qc_snapshot *snap) {
+    int seq = snap->seq, i;
+    if (d->latest < 0 || qc__newer(seq, d->latest)) {
+        if (d->latest >= 0) {
+            for (i = d->nheld - 1; i >= 0; i--)
+                if (((seq - d->held_seq[i]) & QC__M) >= d->keep) qc__drop_at(d, i);
+        }
+        i = qc__find(d, seq);
+        if (i >= 0) qc__drop_at(d, i);
+        d->held[d->nheld] = snap;
+        d->held_seq[d->nheld] = (uint16_t)seq;
+        d->nheld++;
+        d->latest = seq;
+        if (d->nambiguous) {
+            int k;
+            for (k = 0; k < 65536; k++)
+                if (qc__amb(d, k) && ((seq - k) & QC__M) >= d->keep) qc__amb_clear(d, k);
+        }
+        return;
+    }
+    i = qc__find(d, seq);
+    if (i >= 0) {
+        const qc_snapshot *prev = d->held[i];
+        int same = prev->n == snap->n && (prev->n == 0 ||
+            (memcmp(prev->ids, snap->ids, prev->n * 8) == 0 &&
+             memcmp(prev->rows, snap->rows, prev->n * (size_t)d->schema->nslots * 8) == 0));
+        if (!same) {
+            qc__drop_at(d, i);
+            qc__amb_set(d, seq);
+        }
+        d->loose = snap;
+        return;
+    }
+    if (!(d->nambiguous && qc__amb(d, seq)) && ((d->latest - seq) & QC__M) < d->keep) {
+        d->held[d->nheld] = snap;
+        d->held_seq[d->nheld] = (uint16_t)seq;
+        d->nheld++;
+        return;
+    }
+    d->loose = snap;
+}
+
+/* ---- the datagram layer (wire-format sections 11-15) ------------------------------------------- */
+
+typedef struct qc__chunk_node { struct qc__chunk_node *next; size_t len; int index; } qc__chunk_node;
+#define QC__NODE_HEAD ((sizeof(qc__chunk_node) + 15) / 16 * 16)
+
+struct qc_partial {
+    qc_partial *next;
+    int seq, count, nheld;
+    uint32_t pcheck;
+    size_t bytes;
+    uint64_t have[4];
+    qc__chunk_node *chunks;
+};
+
+static void qc__partial_free(qc_decoder *d, qc_partial *p) {
+    qc__chunk_node *c = p->chunks;
+    while (c != NULL) {
+        qc__chunk_node *nx = c->next;
+        qc__dfree(d, c, QC__NODE_HEAD + c->len);
+        c = nx;
+    }
+    d->chunk_bytes -= p->bytes;
+    qc__dfree(d, p, sizeof *p);
+}
+
+static void qc__partial_unlink(qc_decoder *d, qc_partial *p) {
+    qc_partial **pp = &d->partials;
+    while (*pp != NULL && *pp != p) pp = &(*pp)->next;
+    if (*pp == p) *pp = p->next;
+}
+
+static void qc__partials_clear(qc_decoder *d) {
+    while (d->partials != NULL) {
+        qc_partial *p = d->partials;
+        d->partials = p->next;
+        qc__partial_free(d, p);
+    }
+}
+
+static void qc__forget(qc_decoder *d) {     /* every snapshot, latest, the partial packets */
+    int i;
+    for (i = 0; i < d->nheld; i++) qc__snap_free(d, d->held[i]);
+    d->nheld = 0;
+    d->latest = -1;
+    memset(d->ambiguous, 0, sizeof d->ambiguous);
+    d->nambiguous = 0;
+    qc__partials_clear(d);
+}
+
+static size_t qc__scratch_bytes(const qc_schema *s, size_t n) {
+    /* removed + 8 lists of kept (size_t), new ids and rows, the per-component and field bytes,
+       a byte per changed entity and field; with the growth margin of qc__scratch */
+    size_t b = (9 * (n + 1) + 1) * sizeof(size_t) + n * (1 + (size_t)s->nslots) * 8 +
+               3 * ((size_t)s->ncomps + 1) + ((size_t)s->nfields + 1) + n * (size_t)s->nfields;
+    return b + b / 4 + 4096;
+}
+
+size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram) {
+    size_t keep = (size_t)(2 * history - 1 <= 32768 ? 2 * history - 1 : 32768);
+    size_t snaps = (keep + 2) * qc_snapshot_bytes(s, max_entities);   /* held + one decoding + one loose */
+    size_t lists = keep * (sizeof(uint16_t) + sizeof(qc_snapshot *));
+    size_t chunk_limit = 256 * (size_t)max_datagram;
+    /* reassembly: the chunk bytes (at most 256 * max_datagram) and their bookkeeping: each chunk
+       node and, at worst (1-byte chunks each of its own partial packet, only possible from a
+       sender that seals datagrams with the stream's key), a partial header per chunk */
+    size_t reasm = chunk_limit + chunk_limit * (QC__NODE_HEAD + sizeof(qc_partial)) + (size_t)max_datagram;
+    size_t hello = (size_t)65507;
+    return snaps + lists + qc__scratch_bytes(s, max_entities) + reasm + hello + 2 * 16 * sizeof(size_t);
+}
+
+int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *cfg, qc_error *err) {
+    memset(d, 0, sizeof *d);
+    d->schema = s;
+    d->al = qc__allocator_of(cfg != NULL ? &cfg->allocator : NULL);
+    d->max_bytes = cfg != NULL ? cfg->max_bytes : 0;
+    d->max_entities = cfg != NULL && cfg->max_entities ? cfg->max_entities : ((size_t)1 << 24);
+    d->max_history = cfg != NULL && cfg->max_history > 0 && cfg->max_history < 32767 ? cfg->max_history : 32767;
+    d->latest = -1;
+    d->history = 64;
+    (void)err;
+    return 0;
+}
+
+static void qc__hello_free(qc_decoder *d);
+
+void qc_decoder_free(qc_decoder *d) {
+    qc__forget(d);
+    qc__snap_free(d, d->loose);
+    d->loose = NULL;
+    qc__dfree(d, d->held, (size_t)d->held_cap * sizeof(qc_snapshot *));
+    qc__dfree(d, d->held_seq, (size_t)d->held_cap * sizeof(uint16_t));
+    qc__dfree(d, d->scratch, d->scratch_size);
+    qc__hello_free(d);
+    d->held = NULL; d->held_seq = NULL; d->scratch = NULL; d->scratch_size = 0; d->held_cap = 0;
+}
+
+static void qc__hello_free(qc_decoder *d) {
+    if (d->adopted && d->hello_bytes != NULL) qc__dfree(d, d->hello_bytes, d->hello_len);
+    d->hello_bytes = NULL;
+    d->hello_len = 0;
+}
+
+/* Python's int(text, 16) accepting the 16 fingerprint bytes (whitespace, a sign, 0x, _). */
+static int qc__py_hex_ok(const uint8_t *p, size_t n) {
+    size_t i = 0, e = n;
+    int digits = 0, prev_us = 0;
+#define QC__SP(c) ((c) == ' ' || ((c) >= 9 && (c) <= 13) || ((c) >= 0x1c && (c) <= 0x1f))
+    while (i < e && QC__SP(p[i])) i++;
+    while (e > i && QC__SP(p[e - 1])) e--;
+#undef QC__SP
+    if (i < e && (p[i] == '+' || p[i] == '-')) i++;
+    if (i + 1 < e && p[i] == '0' && (p[i + 1] == 'x' || p[i + 1] == 'X')) { i += 2; prev_us = 0; digits = 0;
+        if (i < e && p[i] == '_') { i++; prev_us = 1; } }
+    for (; i < e; i++) {
+        int c = p[i];
+        int hx = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+        if (c == '_') {
+            if (prev_us || digits == 0) return 0;
+            prev_us = 1;
+            continue;
+        }
+        if (!hx) return 0;
+        digits++;
+        prev_us = 0;
+    }
+    return digits > 0 && !prev_us;
+}
+
+static int qc__utf8_strict(const uint8_t *p, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        unsigned cp;
+        size_t l = qc__utf8_get(p + i, n - i, &cp);
+        if (l == 0 || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        i += l;
+    }
+    return 1;
+}
+
+typedef struct qc__hello {
+    int predict, history, max_datagram;
+    uint64_t stream_id, started;
+    const uint8_t *fp;
+    uint32_t schema_version;
+    const uint8_t *name; size_t name_len;
+    unsigned nf, ns;
+    size_t fields_at;           /* offset of the first summary */
+} qc__hello;
+
+static int qc__parse_hello(const uint8_t *data, size_t len, qc__hello *h, char *msg, size_t cap) {
+    size_t end = len - 4, pos = 46;
+    unsigned i;
+    if (data[4] != 1) { snprintf(msg, cap, "hello: format version %u, this client reads version 1", data[4]); return -1; }
+    if (data[5] & ~1u) { snprintf(msg, cap, "hello: unknown flags 0x%02x", data[5]); return -1; }
+    h->predict = data[5] & 1;
+    h->history = (int)qc__le16(data + 6);
+    h->max_datagram = (int)qc__le16(data + 8);
+    h->stream_id = qc__load_le64(data + 10);
+    h->started = qc__load_le64(data + 18);
+    h->fp = data + 26;
+    h->schema_version = qc__le32(data + 42);
+    if (h->history < 1 || h->history > 0x7FFF) { snprintf(msg, cap, "hello: history %d outside 1..32767", h->history); return -1; }
+    if (h->max_datagram < 64 || h->max_datagram > 65507 || len > (size_t)h->max_datagram) {
+        snprintf(msg, cap, "hello: max_datagram %d outside 64..65507 or smaller than the hello (%lu bytes)", h->max_datagram, (unsigned long)len);
+        return -1;
+    }
+    if (!qc__py_hex_ok(h->fp, 16)) { snprintf(msg, cap, "hello: the fingerprint is not hex"); return -1; }
+    if (pos + 1 > end) goto trunc;
+    h->name_len = data[pos++];
+    if (pos + h->name_len > end) goto trunc;
+    h->name = data + pos;
+    if (!qc__utf8_strict(h->name, h->name_len)) { snprintf(msg, cap, "hello: the schema name is not UTF-8"); return -1; }
+    pos += h->name_len;
+    if (pos + 4 > end) goto trunc;
+    h->nf = qc__le16(data + pos);
+    h->ns = qc__le16(data + pos + 2);
+    pos += 4;
+    if (h->ns > h->nf) { snprintf(msg, cap, "hello: %u field summaries for %u fields", h->ns, h->nf); return -1; }
+    h->fields_at = pos;
+    for (i = 0; i < h->ns; i++) {
+        size_t l;
+        if (pos + 1 > end) goto trunc;
+        l = data[pos++];
+        if (pos + l > end) goto trunc;
+        if (!qc__utf8_strict(data + pos, l)) { snprintf(msg, cap, "hello: field %u's name is not UTF-8", i); return -1; }
+        pos += l;
+        if (pos + 7 > end) goto trunc;
+        pos += 7;
+    }
+    if (pos != end) { snprintf(msg, cap, "hello: %lu bytes after the last field summary", (unsigned long)(end - pos)); return -1; }
+    return 0;
+trunc:
+    snprintf(msg, cap, "hello: truncated at byte %lu", (unsigned long)pos);
+    return -1;
+}
+
+static void qc__cat(char *msg, size_t cap, const char *fmt, ...) {
+    size_t n = strlen(msg);
+    va_list ap;
+    if (n + 3 >= cap) return;
+    if (n) { msg[n++] = ';'; msg[n++] = ' '; msg[n] = 0; }
+    va_start(ap, fmt);
+    vsnprintf(msg + n, cap - n, fmt, ap);
+    va_end(ap);
+}
+
+/* Says what differs between the decoder's schema and the hello's (its fingerprint differs). */
+static void qc__differences(const qc_schema *s, const uint8_t *data, const qc__hello *h, char *msg, size_t cap) {
+    size_t pos;
+    unsigned i;
+    int f, complete = h->ns == h->nf;
+    size_t nl = strlen(s->name);
+    msg[0] = 0;
+    qc__cat(msg, cap, "a hello of another schema: fingerprint %s here, %.16s in the hello", s->fingerprint, (const char *)h->fp);
+    if (nl > 255) nl = 255;   /* (the hello carries at most 255 bytes of the name) */
+    if (h->name_len != nl || memcmp(h->name, s->name, nl) != 0)
+        qc__cat(msg, cap, "schema name '%s' here, '%.*s' in the hello", s->name, (int)h->name_len, (const char *)h->name);
+    if (h->schema_version != s->version32)
+        qc__cat(msg, cap, "schema version %s here, %lu in the hello", s->version_text, (unsigned long)h->schema_version);
+    for (f = 0; f < s->nfields; f++) {
+        const qc_field *fd = &s->fields[f];
+        int found = 0;
+        pos = h->fields_at;
+        for (i = 0; i < h->ns; i++) {
+            size_t l = data[pos];
+            const uint8_t *nm = data + pos + 1;
+            int kind = data[pos + 1 + l];
+            unsigned bits = qc__le16(data + pos + 2 + l);
+            uint32_t hh = qc__le32(data + pos + 4 + l);
+            if (l == strlen(fd->name) && memcmp(nm, fd->name, l) == 0) {
+                unsigned mybits = fd->codec->bits > 0xFFFF ? 0xFFFF : (unsigned)fd->codec->bits;
+                found = 1;
+                if (kind != fd->codec->kind)
+                    qc__cat(msg, cap, "field '%s': %s here, %s on the server", fd->name, qc__kind_names[fd->codec->kind],
+                            kind >= 1 && kind <= 14 ? qc__kind_names[kind] : "an unknown kind");
+                else if (bits != mybits)
+                    qc__cat(msg, cap, "field '%s': %u bits here, %u on the server", fd->name, mybits, bits);
+                else if (hh != fd->h)
+                    qc__cat(msg, cap, "field '%s': same kind (%s) and bits, other parameters (range, step, labels...)",
+                            fd->name, qc__kind_names[fd->codec->kind]);
+                break;
+            }
+            pos += 1 + l + 7;
+        }
+        if (!found && complete) qc__cat(msg, cap, "field '%s' is not in the server's schema", fd->name);
+    }
+    pos = h->fields_at;
+    for (i = 0; i < h->ns; i++) {
+        size_t l = data[pos];
+        int mine = 0;
+        for (f = 0; f < s->nfields && !mine; f++)
+            mine = strlen(s->fields[f].name) == l && memcmp(s->fields[f].name, data + pos + 1, l) == 0;
+        if (!mine) qc__cat(msg, cap, "field '%.*s' of the server's schema is missing here", (int)l, (const char *)data + pos + 1);
+        pos += 1 + l + 7;
+    }
+    if (!complete) qc__cat(msg, cap, "(the hello summarizes %u of the server's %u fields)", h->ns, h->nf);
+}
+
+static int qc__refuse(qc_result *res, int kind) {
+    static const char *const names[] = {"", "no-hello", "check", "hello", "schema", "fragment", "baseline", "malformed", "memory"};
+    res->status = kind;
+    res->kind = names[-kind];
+    return kind;
+}
+
+static int qc__adopt(qc_decoder *d, const uint8_t *data, size_t len, const qc__hello *h, qc_result *res) {
+    uint8_t key[41];
+    uint8_t *copy;
+    int keep = 2 * h->history - 1 <= 32768 ? 2 * h->history - 1 : 32768;
+    qc_snapshot **held;
+    uint16_t *held_seq;
+    copy = (uint8_t *)qc__dalloc(d, len);
+    held = (qc_snapshot **)qc__dalloc(d, (size_t)keep * sizeof(qc_snapshot *));
+    held_seq = (uint16_t *)qc__dalloc(d, (size_t)keep * sizeof(uint16_t));
+    if (copy == NULL || held == NULL || held_seq == NULL) {
+        qc__dfree(d, copy, len);
+        qc__dfree(d, held, (size_t)keep * sizeof(qc_snapshot *));
+        qc__dfree(d, held_seq, (size_t)keep * sizeof(uint16_t));
+        snprintf(res->message, sizeof res->message, "hello: out of memory for a history of %d", h->history);
+        return qc__refuse(res, QC_E_MEMORY);
+    }
+    memcpy(copy, data, len);
+    /* start over: nothing held, latest none, no partial packet */
+    qc__forget(d);
+    qc__dfree(d, d->held, (size_t)d->held_cap * sizeof(qc_snapshot *));
+    qc__dfree(d, d->held_seq, (size_t)d->held_cap * sizeof(uint16_t));
+    qc__hello_free(d);
+    d->held = held;
+    d->held_seq = held_seq;
+    d->held_cap = keep;
+    d->hello_bytes = copy;
+    d->hello_len = len;
+    d->adopted = 1;
+    d->history = h->history;
+    d->keep = keep;
+    d->predict = h->predict;
+    d->max_datagram = h->max_datagram;
+    d->stream_id = h->stream_id;
+    d->started = h->started;
+    memcpy(key, "quantcodec", 10);
+    key[10] = 1;
+    memcpy(key + 11, h->fp, 16);
+    key[27] = (uint8_t)h->history; key[28] = (uint8_t)(h->history >> 8);
+    key[29] = (uint8_t)h->predict;
+    key[30] = (uint8_t)h->max_datagram; key[31] = (uint8_t)(h->max_datagram >> 8);
+    {
+        int i;
+        for (i = 0; i < 8; i++) key[32 + i] = (uint8_t)(h->stream_id >> (8 * i));
+    }
+    key[40] = 'P';
+    d->seed_p = qc_crc32c(key, 41, 0);
+    key[40] = 'F';
+    d->seed_f = qc_crc32c(key, 41, 0);
+    res->status = QC_PENDING;
+    snprintf(res->message, sizeof res->message, "hello: stream %016llx adopted (history %d, max_datagram %d%s)",
+             (unsigned long long)h->stream_id, h->history, h->max_datagram, h->predict ? ", predict" : "");
+    return QC_PENDING;
+}
+
+static int qc__take_hello(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
+    qc__hello h;
+    if (qc__parse_hello(data, len, &h, res->message, sizeof res->message) < 0) return qc__refuse(res, QC_E_HELLO);
+    if (memcmp(h.fp, d->schema->fingerprint, 16) != 0) {
+        qc__differences(d->schema, data, &h, res->message, sizeof res->message);
+        return qc__refuse(res, QC_E_SCHEMA);
+    }
+    if (d->adopted) {
+        if (h.stream_id == d->stream_id) {
+            if (len != d->hello_len || memcmp(data, d->hello_bytes, len - 4) != 0) {
+                snprintf(res->message, sizeof res->message, "hello: a hello of stream %016llx with other parameters than the one adopted",
+                         (unsigned long long)h.stream_id);
+                return qc__refuse(res, QC_E_HELLO);
+            }
+            res->status = QC_PENDING;
+            snprintf(res->message, sizeof res->message, "hello: the current stream's hello again");
+            return QC_PENDING;
+        }
+        if (h.started <= d->started) {
+            snprintf(res->message, sizeof res->message, "hello: a hello of an older stream %016llx (started %llu, the current one %llu)",
+                     (unsigned long long)h.stream_id, (unsigned long long)h.started, (unsigned long long)d->started);
+            return qc__refuse(res, QC_E_HELLO);
+        }
+    }
+    if (h.history > d->max_history) {
+        snprintf(res->message, sizeof res->message, "hello: history %d above this decoder's max_history %d", h.history, d->max_history);
+        return qc__refuse(res, QC_E_HELLO);
+    }
+    return qc__adopt(d, data, len, &h, res);
+}
+
+static int qc__packet(qc_decoder *d, const uint8_t *p, size_t n, qc_result *res) {
+    qc_snapshot *snap = NULL;
+    int st = qc__decode_packet(d, p, n, &snap, res);
+    if (st != QC_SNAPSHOT) return qc__refuse(res, st);
+    qc__keep(d, snap);
+    res->status = QC_SNAPSHOT;
+    res->snapshot = snap;
+    res->ack = 1;
+    res->ack_seq = (uint16_t)d->latest;
+    return QC_SNAPSHOT;
+}
+
+static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
+    const uint8_t *body = data;
+    size_t blen = len - 4, clen = blen - 8, C = (size_t)d->max_datagram - 12;
+    int seq = (int)qc__le16(body), index = body[2], count = body[3] + 1, last;
+    uint32_t pcheck = qc__le32(body + 4);
+    qc_partial *p, **pp;
+    qc__chunk_node *node;
+    if (count == 1) {
+        snprintf(res->message, sizeof res->message, "fragment of packet %d: a count of 1 (a packet that fits is sent whole)", seq);
+        return qc__refuse(res, QC_E_FRAGMENT);
+    }
+    if (index >= count) {
+        snprintf(res->message, sizeof res->message, "fragment of packet %d: index %d of %d", seq, index, count);
+        return qc__refuse(res, QC_E_FRAGMENT);
+    }
+    last = index == count - 1;
+    if (last ? !(clen >= 1 && clen <= C) : clen != C) {
+        snprintf(res->message, sizeof res->message, "fragment %d of %d of packet %d: a chunk of %lu bytes (%s%lu expected)",
+                 index, count, seq, (unsigned long)clen, last ? "at most " : "", (unsigned long)C);
+        return qc__refuse(res, QC_E_FRAGMENT);
+    }
+    res->status = QC_PENDING;
+    if (d->latest >= 0) {
+        int dd;
+        pp = &d->partials;
+        while (*pp != NULL) {
+            dd = (d->latest - (*pp)->seq) & QC__M;
+            if (dd >= d->history && dd < 0x8000) {
+                p = *pp;
+                *pp = p->next;
+                qc__partial_free(d, p);
+            } else {
+                pp = &(*pp)->next;
+            }
+        }
+        dd = (d->latest - seq) & QC__M;
+        if (dd >= d->history && dd < 0x8000) {
+            snprintf(res->message, sizeof res->message, "fragment of packet %d: given up (too old)", seq);
+            return QC_PENDING;
+        }
+    }
+    for (p = d->partials; p != NULL; p = p->next)
+        if (p->seq == seq && p->count == count && p->pcheck == pcheck) break;
+    if (p != NULL && ((p->have[index >> 6] >> (index & 63)) & 1)) {
+        snprintf(res->message, sizeof res->message, "fragment %d of packet %d: a duplicate", index, seq);
+        return QC_PENDING;
+    }
+    while (d->partials != NULL && d->chunk_bytes + clen > 256 * (size_t)d->max_datagram) {
+        qc_partial *first = d->partials;
+        d->partials = first->next;
+        if (first == p) p = NULL;
+        qc__partial_free(d, first);
+    }
+    node = (qc__chunk_node *)qc__dalloc(d, QC__NODE_HEAD + clen);
+    if (node == NULL) {
+        snprintf(res->message, sizeof res->message, "fragment of packet %d: out of memory", seq);
+        return qc__refuse(res, QC_E_MEMORY);
+    }
+    if (p == NULL) {
+        p = (qc_partial *)qc__dalloc(d, sizeof *p);
+        if (p == NULL) {
+            qc__dfree(d, node, QC__NODE_HEAD + clen);
+            snprintf(res->message, sizeof res->message, "fragment of packet %d: out of memory", seq);
+            return qc__refuse(res, QC_E_MEMORY);
+        }
+        memset(p, 0, sizeof *p);
+        p->seq = seq; p->count = count; p->pcheck = pcheck;
+        for (pp = &d->partials; *pp != NULL; pp = &(*pp)->next) {}
+        *pp = p;
+    }
+    node->len = clen;
+    node->index = index;
+    memcpy((uint8_t *)node + QC__NODE_HEAD, body + 8, clen);
+    node->next = p->chunks;
+    p->chunks = node;
+    p->have[index >> 6] |= ((uint64_t)1) << (index & 63);
+    p->nheld++;
+    p->bytes += clen;
+    d->chunk_bytes += clen;
+    if (p->nheld < count) {
+        snprintf(res->message, sizeof res->message, "fragment %d of %d of packet %d kept", index, count, seq);
+        return QC_PENDING;
+    }
+    /* complete: P is the chunks in order */
+    {
+        size_t total = p->bytes, plen;
+        uint8_t *packet;
+        int st;
+        qc__partial_unlink(d, p);
+        packet = (uint8_t *)qc__dalloc(d, total);
+        if (packet == NULL) {
+            qc__partial_free(d, p);
+            snprintf(res->message, sizeof res->message, "packet %d: out of memory reassembling it", seq);
+            return qc__refuse(res, QC_E_MEMORY);
+        }
+        for (node = p->chunks; node != NULL; node = node->next)
+            memcpy(packet + (size_t)node->index * C, (uint8_t *)node + QC__NODE_HEAD, node->len);
+        plen = total;
+        qc__partial_free(d, p);
+        if (qc_crc32c(packet, plen, d->seed_p) != pcheck || plen < 2 || qc__le16(packet) != (unsigned)seq) {
+            qc__dfree(d, packet, total);
+            snprintf(res->message, sizeof res->message, "fragments of packet %d: the reassembled packet fails its check", seq);
+            return qc__refuse(res, QC_E_FRAGMENT);
+        }
+        st = qc__packet(d, packet, plen, res);
+        qc__dfree(d, packet, total);
+        return st;
+    }
+}
+
+int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
+    uint32_t c;
+    res->status = QC_PENDING;
+    res->snapshot = NULL;
+    res->ack = 0;
+    res->ack_seq = 0;
+    res->kind = NULL;
+    res->message[0] = 0;
+    if (d->loose != NULL) { qc__snap_free(d, d->loose); d->loose = NULL; }
+    if (len >= 5) {
+        c = qc__le32(data + len - 4);
+        if (d->adopted) {
+            if (qc_crc32c(data, len - 4, d->seed_p) == c) return qc__packet(d, data, len - 4, res);
+            if (len >= 13 && qc_crc32c(data, len - 4, d->seed_f) == c) return qc__fragment(d, data, len, res);
+        }
+        if (len >= 53 && memcmp(data, "QCHL", 4) == 0 &&
+            qc_crc32c(data, len - 4, qc_crc32c((const uint8_t *)"quantcodec hello", 16, 0)) == c)
+            return qc__take_hello(d, data, len, res);
+    }
+    if (!d->adopted) {
+        snprintf(res->message, sizeof res->message, "no hello adopted yet, so no datagram can be checked (a datagram of %lu bytes refused)",
+                 (unsigned long)len);
+        return qc__refuse(res, QC_E_NO_HELLO);
+    }
+    snprintf(res->message, sizeof res->message, "a datagram of %lu bytes fails the check of stream %016llx", (unsigned long)len,
+             (unsigned long long)d->stream_id);
+    return qc__refuse(res, QC_E_CHECK);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QUANTCODEC_IMPLEMENTATION_DONE */
+#endif /* QUANTCODEC_IMPLEMENTATION */
