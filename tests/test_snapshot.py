@@ -13,9 +13,18 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import quantcodec as qc
+from refdecoder import Bits, ReferenceDecoder, ReferenceStream
+from quantcodec.conformance import _seal
 from quantcodec.snapshot import seq_distance, seq_newer
 
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "snapshot"
+CHECK = 4           # the bytes a datagram adds to its packet: crc32c(packet, seed_P)
+
+
+def stream(schema, history=64, **kw):
+    """An encoder and a decoder that adopted its hello (docs/wire-format.md 13)."""
+    enc = qc.SnapshotEncoder(schema, history, **kw)
+    return enc, qc.SnapshotDecoder.from_hello(schema, enc.hello())
 
 
 def pose_schema():
@@ -193,7 +202,7 @@ def test_snapshot_pickles_and_compares(schema):
 
 
 def test_empty_snapshot_roundtrip(schema):
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     empty = schema.snapshot(np.zeros(0, dtype=np.uint64), {k: v[:0] for k, v in pose_columns(1).items()})
     view = dec.decode(enc.encode(0, empty))
     assert len(view) == 0 and view.seq == 0
@@ -210,7 +219,7 @@ def test_empty_snapshot_roundtrip(schema):
 
 def test_full_then_delta(schema):
     cols = pose_columns(200)
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     s0 = schema.snapshot(np.arange(200), cols)
     p0 = enc.encode(0, s0)
     assert enc.last_baseline is None
@@ -223,21 +232,22 @@ def test_full_then_delta(schema):
     p1 = enc.encode(1, s1)
     assert enc.last_baseline == 0
     assert dec.decode(p1) == s1
-    assert len(p1) <= 16 and len(p0) > 200 * 10
+    assert len(p1) <= 16 + CHECK and len(p0) > 200 * 10
 
 
 def test_nothing_moving_costs_header_plus_at_most_a_bit_per_entity(schema):
     n = 1000
     cols = pose_columns(n)
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     for seq in range(4):
         snap = schema.snapshot(np.arange(n), cols)
         pkt = enc.encode(seq, snap)
         assert dec.decode(pkt) == snap
         enc.ack(seq)
-    # header (16 + 1 + 5 + 1 + 5 bits) and three empty sets (2 bits each) and a zero count
-    assert len(pkt) * 8 <= 28 + 3 * 2 + 1 + 7
-    assert len(pkt) * 8 <= 64 + n
+    # header (16 + 1 + 5 + 1 + 5 bits) and three empty sets (2 bits each) and a zero count,
+    # padded to a byte, and the datagram's 32-bit check
+    assert len(pkt) * 8 <= 28 + 3 * 2 + 1 + 7 + 32
+    assert len(pkt) * 8 <= 64 + 32 + n
 
 
 def test_unchanged_entities_cost_at_most_one_bit(schema):
@@ -260,7 +270,7 @@ def test_row_order_does_not_matter(schema):
     n = 300
     cols = pose_columns(n)
     ids = np.arange(n) * 3 + 11
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     dec.decode(enc.encode(0, schema.snapshot(ids, cols)))
     enc.ack(0)
     perm = np.random.default_rng(4).permutation(n)
@@ -268,7 +278,7 @@ def test_row_order_does_not_matter(schema):
     pkt = enc.encode(1, shuffled)
     view = dec.decode(pkt)
     assert view == shuffled
-    assert len(pkt) <= 6
+    assert len(pkt) <= 6 + CHECK
 
 
 def test_small_moves_are_small_differences(schema):
@@ -319,7 +329,7 @@ def test_grid_and_wide_codes_stream(schema):
             "f": rng.uniform(-180, 180, n), "d": d / np.linalg.norm(d, axis=1, keepdims=True)}
     cols["n"][:2] = [-2**63, 2**63 - 1]
     cols["u"][:2] = [0, 2**64 - 1]
-    enc, dec = qc.SnapshotEncoder(wide), qc.SnapshotDecoder(wide)
+    enc, dec = stream(wide)
     for seq in range(30):
         snap = wide.snapshot(np.arange(n), cols)
         assert dec.decode(enc.encode(seq, snap)) == snap
@@ -335,7 +345,7 @@ def test_grid_and_wide_codes_stream(schema):
 
 def test_sequence_wraps(schema):
     cols = pose_columns(20)
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     seqs = [65533, 65534, 65535, 65536, 65537, 3]
     for k, seq in enumerate(seqs):
         cols["position"][k] += 1.0
@@ -352,7 +362,7 @@ def test_sequence_wraps(schema):
 
 def test_late_and_duplicate_packets(schema):
     cols = pose_columns(30)
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     snaps, pkts = [], []
     dec.decode(enc.encode(0, schema.snapshot(np.arange(30), cols)))
     enc.ack(0)
@@ -378,7 +388,7 @@ def test_late_packet_whose_baseline_is_held_decodes_though_its_pred_is_older(his
     from quantcodec._delta import references
     s = qc.Schema("S", [("x", qc.Bounded(0, 1000, 16))])
     ids = np.arange(4)
-    enc, dec = qc.SnapshotEncoder(s, history), qc.SnapshotDecoder(s, history)
+    enc, dec = stream(s, history)
     t0 = 65530                                         # across the wrap
     a, b = t0, t0 + 2                                  # the two acknowledged snapshots
     late = a + history - 1                             # coded against b, extrapolated from a
@@ -399,20 +409,23 @@ def test_late_packet_whose_baseline_is_held_decodes_though_its_pred_is_older(his
     assert view == snaps[late] and view.seq == late % 65536 and dec.latest == last % 65536
     held = (last % 65536, late % 65536, b % 65536)
     assert dec.held == held
-    # a packet naming the snapshot kept for extrapolation (a) as its baseline is refused
+    # a packet naming the snapshot kept for extrapolation (a) as its baseline is refused (a
+    # packet our encoder never sends: coded by another, sealed with this stream's check)
     other = qc.SnapshotEncoder(s, history, predict=False)
     other.encode(a % 65536, snaps[a])
     other.ack(a % 65536)
-    pkt = other.encode(late % 65536, snaps[late])
+    pkt = _seal(enc, other.encode(late % 65536, snaps[late])[:-CHECK])
     assert other.last_baseline == a % 65536
-    with pytest.raises(qc.DecodeError, match=f"baseline {a % 65536} is not held"):
+    with pytest.raises(qc.DecodeError, match=f"baseline {a % 65536} is not held") as e:
         dec.decode(pkt)
+    assert e.value.kind == "baseline"
     assert dec.latest == last % 65536 and dec.held == held
     # one newer snapshot and b leaves the baselines: the late packet is refused from then on
     dec.decode(pkts[last + 1])
     assert b % 65536 not in dec.held
-    with pytest.raises(qc.DecodeError, match=f"baseline {b % 65536} is not held"):
+    with pytest.raises(qc.DecodeError, match=f"baseline {b % 65536} is not held") as e:
         dec.decode(pkts[late])
+    assert e.value.kind == "baseline"
 
 
 def test_a_number_sent_with_two_snapshots_never_serves_as_a_baseline():
@@ -420,7 +433,7 @@ def test_a_number_sent_with_two_snapshots_never_serves_as_a_baseline():
     s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
     ids = np.arange(3)
     snap = lambda v: s.snapshot(ids, {"x": np.array([v, v + 1, v + 2])})      # noqa: E731
-    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    enc, dec = stream(s)
     zero, a, b, c = snap(0.0), snap(1.0), snap(7.0), snap(2.0)
     dec.decode(enc.encode(0, zero))
     assert enc.ack(0)
@@ -459,7 +472,7 @@ def test_sequence_numbers_that_start_over_begin_a_new_stream():
     def snap(t):
         return s.snapshot(ids, {"x": np.linspace(-5, 5, 5) + (t % 1000) * 0.01})
 
-    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    enc, dec = stream(s)
     for t in range(100):
         dec.decode(enc.encode(t, snap(t)))
         enc.ack(dec.latest)
@@ -479,7 +492,7 @@ def test_sequence_numbers_that_start_over_begin_a_new_stream():
         deltas_after_wrap += t % 65536 > 99 and enc.last_baseline is not None
     assert dec.latest == 213 and deltas_after_wrap > 100
     # a counter restarted at 0 after 500 ticks: the same
-    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    enc, dec = stream(s)
     for t in list(range(500)) + list(range(1000)):
         packet = enc.encode(t, snap(t + 7))
         try:
@@ -493,19 +506,27 @@ def test_sequence_numbers_that_start_over_begin_a_new_stream():
 
 def _numbers_that_start_over(case, ack):
     """A client keeps its decoder while the server's numbers start over (its tick counter
-    restarted, the same or a fresh encoder) or pause for most of a cycle; the packet numbered as
-    the client's stale latest is lost, and the client acknowledges ``ack``. Returns (wrong views,
-    decode errors, the baseline of the last packet)."""
+    restarted with the same encoder, or a fresh encoder: a new stream) or pause for most of a
+    cycle; the packet numbered as the client's stale latest is lost, and the client acknowledges
+    ``ack`` after each view and repeats its latest after each refused datagram (its ack on a
+    timer). The server sends the hello beside every packet sent without a baseline
+    (docs/wire-format.md 15). A fresh encoder's first three hellos are lost: the kept decoder
+    refuses its datagrams (kind ``check``) and keeps acknowledging its stale latest (200, of the
+    old stream) to an encoder that has not sent 200 yet, until a hello gets through; it adopts
+    that newer stream and starts over. Returns (wrong views, decode errors by kind, the baseline
+    of the last packet, the decoder's stream id before and after)."""
     s = qc.Schema("S", [("x", qc.Bounded(-100, 100, 12))])
     snaps = [s.snapshot([1, 2], {"x": np.array([v, -v])}) for v in np.arange(-90.0, 91.0)]
-    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    enc, dec = stream(s)
     for t in range(201):                                      # the old numbering: 0 .. 200
         dec.decode(enc.encode(t, snaps[(3 * t) % 181]))
         enc.ack(dec.latest)
+    old_stream = dec.stream_id
     if case == "fresh encoder":
         enc = qc.SnapshotEncoder(s)
     ticks = range(65536 + 260) if case == "pause" else range(260)
-    wrong = errors = 0
+    wrong = hellos = 0
+    errors = {}
     for t in ticks:
         if case == "pause" and t <= 200:
             continue
@@ -513,17 +534,22 @@ def _numbers_that_start_over(case, ack):
         p = enc.encode(t % 65536, sn)
         if case == "pause" and t < 40000:                     # nothing reaches the client
             continue
+        if enc.last_baseline is None:                         # the hello beside a full packet
+            hellos += 1
+            if case != "fresh encoder" or hellos > 3:         # (a fresh encoder's first 3 lost)
+                assert dec.decode(enc.hello()) is None
         if t % 65536 == 200:                                  # lost: it would have replaced 200
             enc.ack(dec.latest if ack == "latest" else None)
             continue
         try:
             v = dec.decode(p)
-        except qc.DecodeError:
-            errors += 1
+        except qc.DecodeError as e:
+            errors[e.kind] = errors.get(e.kind, 0) + 1
+            enc.ack(dec.latest)
             continue
         wrong += v != sn
         enc.ack(dec.latest if ack == "latest" else v.seq)
-    return wrong, errors, enc.last_baseline
+    return wrong, errors, enc.last_baseline, (old_stream, dec.stream_id)
 
 
 @pytest.mark.parametrize("case", ["same encoder", "fresh encoder", "pause"])
@@ -532,9 +558,15 @@ def test_a_stale_ack_never_names_a_snapshot_of_the_new_numbering(case, ack):
     # the client's ack of its latest (200, of the old numbering) arrives when the server has
     # just sent another snapshot under 200, and that packet was lost: taking the ack for the new
     # 200 would code every later packet against a snapshot the client does not have
-    wrong, errors, last_baseline = _numbers_that_start_over(case, ack)
+    wrong, errors, last_baseline, (before, after) = _numbers_that_start_over(case, ack)
     assert wrong == 0
     assert last_baseline is not None                          # and deltas resumed
+    if case == "fresh encoder":
+        # a new stream: refused until its hello got through, then adopted (the client started
+        # over); the stale acks of the old 200 sent meanwhile never made the new 200 a baseline
+        assert errors == {"check": 3} and after != before
+    else:
+        assert set(errors) <= {"baseline"} and after == before
 
 
 def test_an_ack_of_a_number_not_sent_yet_never_makes_it_a_baseline():
@@ -576,26 +608,31 @@ def test_numbers_held_when_the_numbering_started_over_serve_as_no_baseline():
 
 
 def test_decoder_holds_no_number_decoded_with_two_snapshots():
+    # packets of one stream (one stream id: the same check) coded by encoders that know nothing
+    # of each other, so a number comes with two snapshots
     s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
     a, b, c = (s.snapshot([1], {"x": np.array([v])}) for v in (1.0, -7.0, 3.0))
-    dec = qc.SnapshotDecoder(s, history=4)
-    view = dec.decode(qc.SnapshotEncoder(s).encode(5, a))
-    assert dec.decode(qc.SnapshotEncoder(s).encode(5, a)) == a and dec.get(5) is view   # a duplicate
-    assert dec.decode(qc.SnapshotEncoder(s).encode(5, b)) == b
+    fresh = lambda: qc.SnapshotEncoder(s, history=4, stream_id=0x5A5A)      # noqa: E731
+    dec = qc.SnapshotDecoder(s)
+    assert dec.decode(fresh().hello()) is None and dec.history == 4
+    view = dec.decode(fresh().encode(5, a))
+    assert dec.decode(fresh().encode(5, a)) == a and dec.get(5) is view   # a duplicate
+    assert dec.decode(fresh().encode(5, b)) == b
     assert dec.get(5) is None and dec.held == () and dec.latest == 5
-    enc = qc.SnapshotEncoder(s)
+    enc = fresh()
     enc.encode(5, a)
     enc.ack(5)
-    with pytest.raises(qc.DecodeError, match="ambiguous"):
+    with pytest.raises(qc.DecodeError, match="ambiguous") as e:
         dec.decode(enc.encode(6, c))
+    assert e.value.kind == "baseline"
     assert dec.held == () and dec.latest == 5
     # the number leaves the window (2 * history - 1 back) and is a number like any other again
     for seq in range(6, 13):
-        dec.decode(qc.SnapshotEncoder(s).encode(seq, c))
-    dec.decode(qc.SnapshotEncoder(s).encode(5, b))
+        dec.decode(fresh().encode(seq, c))
+    dec.decode(fresh().encode(5, b))
     assert 5 not in dec.held                                   # too old to keep
     dec.reset()
-    dec.decode(qc.SnapshotEncoder(s).encode(5, b))
+    dec.decode(fresh().encode(5, b))
     assert dec.get(5) == b
 
 
@@ -615,27 +652,35 @@ def test_encoder_predict_must_be_a_bool(schema):
 
 def test_missing_baseline_is_a_decode_error_and_changes_nothing(schema):
     cols = pose_columns(10)
-    enc = qc.SnapshotEncoder(schema)
-    dec = qc.SnapshotDecoder(schema)
-    other = qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
+    other = qc.SnapshotDecoder.from_hello(schema, enc.hello())      # on the stream, holding nothing
     dec.decode(enc.encode(0, schema.snapshot(np.arange(10), cols)))
     enc.ack(0)
     pkt = enc.encode(1, schema.snapshot(np.arange(10), cols))
-    with pytest.raises(qc.DecodeError, match="baseline 0 is not held"):
+    with pytest.raises(qc.DecodeError, match="baseline 0 is not held") as e:
         other.decode(pkt)
+    assert e.value.kind == "baseline"
     assert other.latest is None and other.held == ()
     assert dec.decode(pkt).seq == 1
     dec.reset()
-    assert dec.latest is None
-    with pytest.raises(qc.DecodeError):
+    assert dec.latest is None and dec.stream_id == enc.stream_id      # reset keeps the stream
+    with pytest.raises(qc.DecodeError) as e:
         dec.decode(pkt)
+    assert e.value.kind == "baseline"
 
 
 def test_header_errors_say_what_is_wrong(schema):
-    dec = qc.SnapshotDecoder(schema)
-    for pkt in (b"", b"\x01", b"\x01\x00"):
-        with pytest.raises(qc.DecodeError, match=r"truncated.*\(in the header\)"):
-            dec.decode(pkt)
+    # the packet decoder's own checks: bare packets sealed with the stream's check, so that
+    # they pass it and reach the packet decoder (the empty packet, below the 5 bytes of any
+    # datagram, only directly)
+    enc, dec = stream(schema)
+    with pytest.raises(qc.DecodeError, match=r"truncated.*\(in the header\)") as e:
+        dec._state.decode_packet(b"")
+    assert e.value.kind == "malformed"
+    for pkt in (b"\x01", b"\x01\x00"):
+        with pytest.raises(qc.DecodeError, match=r"truncated.*\(in the header\)") as e:
+            dec.decode(_seal(enc, pkt))
+        assert e.value.kind == "malformed"
     # seq 0, a baseline, and a distance of 32768 (beyond what 16-bit sequence numbers can order)
     w = qc.BitWriter()
     w.write(0, 16)
@@ -644,14 +689,21 @@ def test_header_errors_say_what_is_wrong(schema):
     # (docs/wire-format.md): E = 8 zero bits, then the value raw in 16 bits
     w.write(0, 8)
     w.write(32767, 16)
-    with pytest.raises(qc.DecodeError, match="sequence distance outside 1..32767"):
-        dec.decode(w.getvalue())
+    with pytest.raises(qc.DecodeError, match="sequence distance outside 1..32767") as e:
+        dec.decode(_seal(enc, w.getvalue()))
+    assert e.value.kind == "malformed"
+    assert dec.latest is None and dec.held == ()
+    # the same bytes unsealed never reach the packet decoder
+    for pkt in (b"", b"\x01", b"\x01\x00", w.getvalue()):
+        with pytest.raises(qc.DecodeError, match="fails the check") as e:
+            dec.decode(pkt)
+        assert e.value.kind == "check"
     assert dec.latest is None and dec.held == ()
 
 
 def test_history_limits(schema):
     cols = pose_columns(5)
-    enc, dec = qc.SnapshotEncoder(schema, history=4), qc.SnapshotDecoder(schema, history=4)
+    enc, dec = stream(schema, history=4)
     for seq in range(10):
         dec.decode(enc.encode(seq, schema.snapshot(np.arange(5), cols)))
     assert enc.held == (9, 8, 7, 6) and dec.held == (9, 8, 7, 6)
@@ -663,8 +715,17 @@ def test_history_limits(schema):
     for seq in range(11, 14):
         enc.encode(seq, schema.snapshot(np.arange(5), cols))
     assert enc.last_baseline is None
+    old_id, old_hello = enc.stream_id, enc.hello()
     enc.reset()
     assert enc.held == () and enc.acked == ()
+    # a new stream: the decoder refuses it until it adopts its hello, then starts over
+    assert enc.stream_id != old_id and enc.hello() != old_hello
+    pkt = enc.encode(14, schema.snapshot(np.arange(5), cols))
+    with pytest.raises(qc.DecodeError) as e:
+        dec.decode(pkt)
+    assert e.value.kind == "check" and dec.held == (9, 8, 7, 6)
+    assert dec.decode(enc.hello()) is None and dec.latest is None and dec.held == ()
+    assert dec.decode(pkt).seq == 14 and dec.stream_id == enc.stream_id
 
 
 def test_argument_errors(schema):
@@ -687,8 +748,9 @@ def test_argument_errors(schema):
     with pytest.raises(TypeError):
         qc.SnapshotDecoder(object())
     dec = qc.SnapshotDecoder(schema)
-    with pytest.raises(qc.DecodeError):
+    with pytest.raises(qc.DecodeError) as e:
         dec.decode(b"")
+    assert e.value.kind == "no-hello"
     with pytest.raises(TypeError):
         dec.decode("not bytes")
 
@@ -697,8 +759,9 @@ def test_refused_calls_change_nothing(schema):
     # an encoder or decoder that refuses a call keeps its state: the same held and acked
     # snapshots, the same next packet
     snaps = [schema.snapshot(np.arange(6), pose_columns(6, seed=s)) for s in range(4)]
-    enc, ref = qc.SnapshotEncoder(schema, history=8), qc.SnapshotEncoder(schema, history=8)
-    dec = qc.SnapshotDecoder(schema, history=8)
+    # (two encoders of one stream id: the same datagrams)
+    enc, ref = (qc.SnapshotEncoder(schema, history=8, stream_id=77) for _ in range(2))
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
     for seq in range(3):
         for e in (enc, ref):
             pkt = e.encode(seq, snaps[seq])
@@ -714,18 +777,25 @@ def test_refused_calls_change_nothing(schema):
     assert enc.ack(40) is False and enc.ack(None) is False and enc.acked == state[1]
     assert enc.encode(3, snaps[3]) == ref.encode(3, snaps[3])
     held, latest = dec.held, dec.latest
-    for bad in (b"", b"\xff" * 40, enc.encode(3, snaps[3])[:-1]):
-        with pytest.raises(qc.DecodeError):
+    good = enc.encode(3, snaps[3])
+    for bad, kind in ((b"", "check"), (b"\xff" * 40, "check"), (good[:-1], "check"),
+                      (_seal(enc, good[:-CHECK - 1]), "malformed"),       # a packet cut short
+                      (_seal(enc, good[:-CHECK] + b"\x00"), "malformed")):  # trailing data
+        with pytest.raises(qc.DecodeError) as e:
             dec.decode(bad)
+        assert e.value.kind == kind
         assert (dec.held, dec.latest) == (held, latest)
     assert dec.decode(ref.encode(3, snaps[3])) == snaps[3]
 
 
 def test_decode_accepts_buffers(schema):
     snap = schema.snapshot(np.arange(8), pose_columns(8))
-    pkt = qc.SnapshotEncoder(schema).encode(7, snap)
-    for data in (pkt, bytearray(pkt), memoryview(pkt), np.frombuffer(pkt, dtype=np.uint8)):
-        assert qc.SnapshotDecoder(schema).decode(data) == snap
+    enc = qc.SnapshotEncoder(schema)
+    pkt, hello = enc.encode(7, snap), enc.hello()
+    for wrap in (bytes, bytearray, memoryview, lambda b: np.frombuffer(b, dtype=np.uint8)):
+        assert qc.SnapshotDecoder.from_hello(schema, wrap(hello)).decode(wrap(pkt)) == snap
+        dec = qc.SnapshotDecoder(schema)
+        assert dec.decode(wrap(hello)) is None and dec.decode(wrap(pkt)) == snap
 
 
 def test_snapshots_are_shared_not_copied(schema):
@@ -752,7 +822,7 @@ def test_unchanged_entities_share_one_id_array():
     assert s4.ids is s3.ids and s1.ids.tolist() == [3, 9, 12, 40, 41]
     other = pose_schema()                       # an equal schema keeps its own
     assert other.snapshot(ids, pose_columns(5)).ids is not s1.ids
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     v1 = dec.decode(enc.encode(1, s1))
     enc.ack(1)
     v2 = dec.decode(enc.encode(2, s2))
@@ -778,7 +848,7 @@ def test_extrapolation_is_used_and_exact(schema):
     sizes = {}
     for predict in (True, False):
         c = copy_cols(cols)
-        enc, dec = qc.SnapshotEncoder(schema, predict=predict), qc.SnapshotDecoder(schema)
+        enc, dec = stream(schema, predict=predict)
         total = 0
         for seq in range(40):
             c["position"] += speed
@@ -827,7 +897,7 @@ def test_any_sequence_of_snapshots_roundtrips(seed, n0, steps, change, churn):
     rng = np.random.default_rng(seed)
     ids = rng.choice(200, size=n0, replace=False).astype(np.uint64)
     cols = all_columns(rng, n0)
-    enc, dec = qc.SnapshotEncoder(ALL), qc.SnapshotDecoder(ALL)
+    enc, dec = stream(ALL)
     for seq in range(steps):
         snap = ALL.snapshot(ids, cols)
         assert dec.decode(enc.encode(seq, snap)) == snap
@@ -853,8 +923,22 @@ def test_any_sequence_of_snapshots_roundtrips(seed, n0, steps, change, churn):
 ACKED = (0, 1, 2, 4)      # the golden stream's packets the client acknowledges
 
 
+GOLDEN_STREAM_ID = 0x5EED
+GOLDEN_STARTED = 1_700_000_000_000_000      # microseconds since the epoch: 2023-11-14
+
+
+def golden_encoder(schema):
+    """The golden stream's encoder: a fixed stream id and a fixed ``started``, so that the hello
+    and every datagram's check are the same on every run."""
+    enc = qc.SnapshotEncoder(schema, stream_id=GOLDEN_STREAM_ID)
+    enc._started_us = GOLDEN_STARTED
+    enc._hello = None
+    return enc
+
+
 def golden_stream():
-    """The deterministic scenario behind tests/golden/snapshot: returns [(seq, snapshot, packet)]."""
+    """The deterministic scenario behind tests/golden/snapshot: returns (schema,
+    [(seq, snapshot, datagram)]); its hello is ``golden_encoder(schema).hello()``."""
     schema = qc.Schema.from_json((GOLDEN / "schema.json").read_text())
     rng = np.random.default_rng(20240601)
     n = 12
@@ -869,7 +953,7 @@ def golden_stream():
         "state": rng.integers(0, 3, n),
         "grounded": rng.random(n) < 0.5,
     }
-    enc = qc.SnapshotEncoder(schema)
+    enc = golden_encoder(schema)
     out = []
     for t in range(6):
         seq = (65534 + t) & 0xFFFF
@@ -902,16 +986,21 @@ def golden_manifest():
 
 
 def test_golden_packets_are_stable():
-    """Encoding the golden stream's snapshots (stored as codes) gives the golden bytes."""
+    """Encoding the golden stream's snapshots (stored as codes) gives the golden bytes: the
+    hello, then each datagram (its packet and the check keyed with the stream)."""
     schema, manifest = golden_manifest()
     assert schema.fingerprint == manifest["fingerprint"]
-    enc = qc.SnapshotEncoder(schema)
+    enc = golden_encoder(schema)
+    assert (manifest["stream_id"], manifest["started"]) == (GOLDEN_STREAM_ID, GOLDEN_STARTED)
+    assert enc.hello() == (GOLDEN / manifest["hello"]).read_bytes(), "the hello changed"
     for entry in manifest["packets"]:
         snap = qc.Snapshot._make(schema, np.array(entry["ids"], dtype=np.uint64),
                                  np.array(entry["matrix"], dtype=np.uint64).reshape(len(entry["ids"]), -1))
         pkt = enc.encode(entry["seq"], snap)
         golden = (GOLDEN / entry["file"]).read_bytes()
         assert pkt == golden, f"packet {entry['file']} changed: the wire format moved"
+        assert len(pkt) == entry["bytes"] == entry["packet_bytes"] + CHECK
+        assert (enc.last_bits + 7) // 8 == entry["packet_bytes"]
         assert enc.last_baseline == entry["baseline"]
         if entry["acked"]:
             enc.ack(entry["seq"])
@@ -919,33 +1008,53 @@ def test_golden_packets_are_stable():
 
 def test_golden_packets_decode():
     schema, manifest = golden_manifest()
-    dec = qc.SnapshotDecoder(schema)
-    for entry in manifest["packets"]:
-        view = dec.decode((GOLDEN / entry["file"]).read_bytes())
-        assert view.seq == entry["seq"]
-        assert view.ids.tolist() == entry["ids"]
-        assert view.matrix.tolist() == entry["matrix"]
+    hello = (GOLDEN / manifest["hello"]).read_bytes()
+    for dec in (qc.SnapshotDecoder.from_hello(schema, hello), qc.SnapshotDecoder(schema)):
+        if dec.stream_id is None:
+            with pytest.raises(qc.DecodeError) as e:          # no datagram before the hello
+                dec.decode((GOLDEN / manifest["packets"][0]["file"]).read_bytes())
+            assert e.value.kind == "no-hello"
+            assert dec.decode(hello) is None
+        info = dec.hello_info
+        assert (info.stream_id, info.started, info.history, info.predict, info.max_datagram,
+                info.fingerprint) == (GOLDEN_STREAM_ID, GOLDEN_STARTED, 64, True, 1200,
+                                      manifest["fingerprint"])
+        for entry in manifest["packets"]:
+            view = dec.decode((GOLDEN / entry["file"]).read_bytes())
+            assert view.seq == entry["seq"]
+            assert view.ids.tolist() == entry["ids"]
+            assert view.matrix.tolist() == entry["matrix"]
 
 
 def test_golden_scenario_is_reproducible():
     """The scenario the golden files were made from still makes them (regenerate.py)."""
     schema, out = golden_stream()
     _, manifest = golden_manifest()
+    assert golden_encoder(schema).hello() == (GOLDEN / manifest["hello"]).read_bytes()
+    assert len(out) == len(manifest["packets"])
     for (seq, snap, pkt), entry in zip(out, manifest["packets"]):
         assert snap.ids.tolist() == entry["ids"] and snap.matrix.tolist() == entry["matrix"]
         assert pkt == (GOLDEN / entry["file"]).read_bytes()
 
 
 def test_reference_decoder_from_the_docs_reads_golden_packets():
-    """An independent, plain-Python decoder written from docs/wire-format.md alone."""
+    """An independent, plain-Python decoder written from docs/wire-format.md alone: the bare
+    packets (sections 4-7), and the datagrams through the client's rules (sections 11-14)."""
     schema, _ = golden_stream()
     manifest = json.loads((GOLDEN / "packets.json").read_text())
     ref = ReferenceDecoder(manifest["slots"])
     for entry in manifest["packets"]:
-        seq, ids, rows = ref.decode((GOLDEN / entry["file"]).read_bytes())
+        seq, ids, rows = ref.decode((GOLDEN / entry["file"]).read_bytes()[:-CHECK])
         assert seq == entry["seq"]
         assert ids == entry["ids"]
         assert rows == entry["matrix"]
+    rs = ReferenceStream(manifest["slots"], manifest["fingerprint"])
+    assert rs.decode((GOLDEN / manifest["hello"]).read_bytes()) is None
+    assert rs.hello["stream_id"] == GOLDEN_STREAM_ID and rs.hello["started"] == GOLDEN_STARTED
+    for entry in manifest["packets"]:
+        seq, ids, rows = rs.decode((GOLDEN / entry["file"]).read_bytes())
+        assert (seq, ids, rows) == (entry["seq"], entry["ids"], entry["matrix"])
+    assert rs.hits["datagram:whole"] == len(manifest["packets"]) and rs.hits["hello:first"] == 1
 
 
 @pytest.mark.parametrize("lag,loss", [(6, 0.0), (6, 0.25), (9, 0.1), (4, 0.0), (2, 0.0)])
@@ -957,8 +1066,7 @@ def test_reference_decoder_from_the_docs_reads_extrapolated_streams(lag, loss):
     from quantcodec._delta import pred_target_of
     schema, manifest = golden_manifest()
     ref = ReferenceDecoder(manifest["slots"])
-    dec = qc.SnapshotDecoder(schema)
-    enc = qc.SnapshotEncoder(schema)
+    enc, dec = stream(schema)
     rng = np.random.default_rng(lag * 100 + int(loss * 100))
     n = 30
     ids = np.arange(n, dtype=np.uint64) * 3 + 1
@@ -977,7 +1085,7 @@ def test_reference_decoder_from_the_docs_reads_extrapolated_streams(lag, loss):
         base, pred = enc._state.last
         if pred is not None:
             refs.add(((seq - base) & 0xFFFF, (base - pred) & 0xFFFF))
-        got_seq, got_ids, rows = ref.decode(packet)
+        got_seq, got_ids, rows = ref.decode(packet[:-CHECK])
         assert got_seq == seq and got_ids == snap.ids.tolist()
         assert rows == snap.matrix.astype(np.uint64).tolist(), seq
         assert dec.decode(packet) == snap
@@ -989,238 +1097,6 @@ def test_reference_decoder_from_the_docs_reads_extrapolated_streams(lag, loss):
         assert any(b % p == 0 and b != p for b, p in refs)          # a whole ratio above 1
     if loss:
         assert any(b % p for b, p in refs)                          # and a rounded one
-
-
-class Bits:
-    def __init__(self, data):
-        self.v = int.from_bytes(data, "little")
-        self.n = 8 * len(data)
-        self.pos = 0
-
-    def read(self, k):
-        assert self.pos + k <= self.n, "truncated"
-        x = (self.v >> self.pos) & ((1 << k) - 1)
-        self.pos += k
-        return x
-
-    def egx(self, k, b):
-        E = (b - k + 1) // 2 + 1
-        e = 0
-        while e < E and self.read(1) == 0:
-            e += 1
-        if e == E:
-            return None          # escape
-        x = (1 << e) | self.read(e)
-        return ((x - 1) << k) | self.read(k)
-
-    def egx_value(self, k, b):
-        v = self.egx(k, b)
-        return self.read(b) if v is None else v
-
-    def rice(self, k):
-        q = 0
-        while self.read(1) == 0:
-            q += 1
-        return (q << k) | self.read(k)
-
-
-class ReferenceDecoder:
-    """docs/wire-format.md, section by section. `slots` lists each slot as
-    (kind, bits, field, span, cbits, signed) with kind in flag/ord/smag/quat/uvec/abs."""
-
-    def __init__(self, slots):
-        self.slots = [tuple(s) for s in slots]
-        self.held = {}
-        comps = []
-        for i, (kind, bits, field, span, cb, signed) in enumerate(self.slots):
-            if kind in ("ord", "smag"):
-                comps.append((i, 0, bits, kind == "smag"))
-            elif kind == "quat":
-                comps += [(i, 2 * cb, cb, False), (i, cb, cb, False), (i, 0, cb, False)]
-            elif kind == "uvec":
-                comps += [(i, cb, cb, False), (i, 0, cb, False)]
-        self.comps = comps
-        self.fields = sorted({s[2] for s in self.slots})
-
-    def field_slots(self, f):
-        return [i for i, s in enumerate(self.slots) if s[2] == f]
-
-    def field_comps(self, f):
-        return [c for c in range(len(self.comps)) if self.slots[self.comps[c][0]][2] == f]
-
-    def read_set(self, r, M):
-        mode = r.read(2)
-        cb = (M - 1).bit_length()
-        if mode == 0:
-            return []
-        if mode == 3:
-            return [i for i in range(M) if r.read(1)]
-        cnt = r.read(cb) + (1 if mode == 1 else 0)
-        pos = []
-        if cnt:
-            k = r.read(5)
-            prev = -1
-            for _ in range(cnt):
-                prev = prev + 1 + r.rice(k)
-                pos.append(prev)
-        return pos if mode == 1 else [i for i in range(M) if i not in set(pos)]
-
-    def read_record(self, r):
-        row, s = [], 0
-        while s < len(self.slots):
-            kind, bits, _, span, _, signed = self.slots[s]
-            v = r.read(bits)
-            if signed and v >> (bits - 1):
-                v -= 1 << bits
-            row.append(v % (1 << 64))
-            if kind == "flag" and v == 0:
-                row += [0] * span
-                s += span
-            s += 1
-        return row
-
-    @staticmethod
-    def lin(v, b, smag):
-        return v ^ ((1 << (b - 1)) - 1) if smag and v >> (b - 1) else v
-
-    def sub(self, row, c):
-        slot, shift, b, smag = self.comps[c]
-        bits = self.slots[slot][1]
-        return self.lin(((row[slot] % (1 << bits)) >> shift) & ((1 << b) - 1), b, smag)
-
-    def decode(self, data):
-        r = Bits(data)
-        seq = r.read(16)
-        base = pred = None
-        if r.read(1):
-            bdist = r.egx_value(2, 16) + 1
-            base = self.held[(seq - bdist) % 65536]
-            if r.read(1):
-                pdist = r.egx_value(2, 16) + 1
-                pred = self.held[(seq - bdist - pdist) % 65536]
-                num, den = bdist, pdist
-        removed = set(self.read_set(r, len(base[0]))) if base and base[0] else set()
-        nnew = r.egx_value(0, 32)
-        new_ids = []
-        if nnew:
-            k = r.read(6)
-            prev = None
-            for _ in range(nnew):
-                g = r.egx_value(k, 64)
-                prev = g if prev is None else prev + 1 + g
-                new_ids.append(prev)
-        new_rows = [self.read_record(r) for _ in range(nnew)]
-        rows = {}
-        if base:
-            kept = [i for i in range(len(base[0])) if i not in removed]
-            for i in kept:
-                rows[base[0][i]] = list(base[1][i])
-            pred_rows = dict(zip(*pred)) if pred else {}
-            if pred:
-                ctx = [1 if base[0][i] not in pred_rows or pred_rows[base[0][i]] != base[1][i] else 0
-                       for i in kept]
-                c1 = [i for i, c in zip(kept, ctx) if c]
-                c0 = [i for i, c in zip(kept, ctx) if not c]
-                chg = [c1[j] for j in (self.read_set(r, len(c1)) if c1 else [])]
-                chg += [c0[j] for j in (self.read_set(r, len(c0)) if c0 else [])]
-                chg.sort()
-            else:
-                chg = [kept[j] for j in (self.read_set(r, len(kept)) if kept else [])]
-            if chg:
-                fsets = [set(self.read_set(r, len(chg))) for _ in self.fields]
-                kk, pp = {}, {}
-                for f, fs in zip(self.fields, fsets):
-                    if fs:
-                        for c in self.field_comps(f):
-                            b = self.comps[c][2]
-                            pp[c] = r.read(1) if pred and b <= 32 else 0
-                            kk[c] = r.read(b.bit_length())
-                for e, i in enumerate(chg):
-                    ident = base[0][i]
-                    brow = base[1][i]
-                    prow = pred_rows.get(ident) if pred else None
-                    row = rows[ident]
-                    for f, fs in zip(self.fields, fsets):
-                        if e in fs:
-                            self.read_field(r, f, brow, prow, row, kk, pp, num if pred else 1,
-                                            den if pred else 1)
-        for i, row in zip(new_ids, new_rows):
-            rows[i] = row
-        assert r.n - r.pos < 8 and r.read(r.n - r.pos) == 0, "trailing data"
-        ids = sorted(rows)
-        out = [rows[i] for i in ids]
-        self.held[seq] = (ids, out)
-        return seq, ids, out
-
-    def ref(self, c, brow, prow, use, num, den):
-        b = self.comps[c][2]
-        bl = self.sub(brow, c)
-        if not (use and prow is not None):
-            return bl
-        d = (bl - self.sub(prow, c)) % (1 << b)
-        d = d - (1 << b) if d >> (b - 1) else d
-        t = d * num
-        q = (2 * abs(t) + den) // (2 * den)
-        return (bl + (q if t >= 0 else -q)) % (1 << b)
-
-    def comp(self, r, c, brow, prow, use, kk, pp, num, den, alt=False):
-        _, _, b, smag = self.comps[c]
-        k = kk[c]
-        u = r.egx(k, b)
-        if u is None:
-            if alt and r.read(1):
-                return None
-            u = r.read(b)
-        d = (u >> 1) ^ -(u & 1)
-        v = (self.ref(c, brow, prow, use and pp[c], num, den) + d) % (1 << b)
-        return self.lin(v, b, smag)
-
-    def read_field(self, r, f, brow, prow, row, kk, pp, num, den):
-        slots = self.field_slots(f)
-        s = slots[0]
-        end = slots[-1] + 1
-        implied_flag = self.slots[s][0] == "flag" and s + 1 + self.slots[s][3] == end
-        while s < end:
-            kind, bits, _, span, cb, signed = self.slots[s]
-            if kind == "flag":
-                v = 1 if implied_flag and brow[s] == 0 else r.read(1)
-                row[s] = v
-                if v == 0:
-                    for t in range(s + 1, s + 1 + span):
-                        row[t] = 0
-                    s += span
-                s += 1
-                continue
-            cs = [c for c in range(len(self.comps)) if self.comps[c][0] == s]
-            if kind == "abs":
-                v = brow[s] ^ 1 if (len(slots) == 1 and bits == 1) else r.read(bits)
-            elif kind == "quat":
-                same = (prow is not None and prow[s] >> (3 * cb) == brow[s] >> (3 * cb))
-                first = self.comp(r, cs[0], brow, prow, same, kk, pp, num, den, alt=True)
-                if first is None and r.read(1) == 0:
-                    v = r.read(bits)
-                elif first is None:
-                    # a new largest component j: differences from the baseline remapped
-                    i, j, M = brow[s] >> (3 * cb), r.read(2), (1 << cb) - 1
-                    assert j != i, "remap to the baseline's own index"
-                    A = {q: (brow[s] >> ((2 - t) * cb)) & M for t, q in enumerate(q for q in range(4) if q != i)}
-                    v = j << (3 * cb)
-                    for t, q in enumerate(q for q in range(4) if q != j):
-                        ref = A[j] if q == i else A[q] if A[j] >> (cb - 1) else M - A[q]
-                        u = r.egx_value(kk[cs[t]], cb)
-                        v |= ((ref + ((u >> 1) ^ -(u & 1))) & M) << ((2 - t) * cb)
-                else:
-                    v = (brow[s] >> (3 * cb)) << (3 * cb) | first << (2 * cb)
-                    v |= self.comp(r, cs[1], brow, prow, same, kk, pp, num, den) << cb
-                    v |= self.comp(r, cs[2], brow, prow, same, kk, pp, num, den)
-            else:
-                v = 0
-                for c in cs:
-                    v |= self.comp(r, c, brow, prow, True, kk, pp, num, den) << self.comps[c][1]
-                if signed and v >> (bits - 1):
-                    v = (v - (1 << bits)) % (1 << 64)
-            row[s] = v
-            s += 1
 
 
 def set_cost_rule(pos, M):
@@ -1363,7 +1239,8 @@ def test_encoder_subclass_keeps_its_overrides(schema):
             calls.append(("ack", seq))
             return super().ack(seq)
 
-    enc, dec = Logged(schema), qc.SnapshotDecoder(schema)
+    enc = Logged(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
     snap = schema.snapshot(np.arange(4), pose_columns(4))
     assert dec.decode(enc.encode(3, snap)) == snap
     assert enc.ack(3) is True and enc.acked == (3,) and enc.held == (3,)
@@ -1421,7 +1298,7 @@ def test_held_window_matches_the_rule(hist, steps, start):
 
 def test_decoded_snapshot_is_a_full_snapshot(schema):
     import weakref
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     snap = schema.snapshot(np.arange(5), pose_columns(5))
     view = dec.decode(enc.encode(7, snap))
     assert type(view) is qc.Snapshot and view.schema is schema and view.seq == 7
@@ -1477,8 +1354,9 @@ def test_quat_remap_wire_form():
     i, A = 0, int(base.matrix[0, 0])
     M = 511
     kept = {qq: (A >> ((2 - t) * 9)) & M for t, qq in enumerate(qq for qq in range(4) if qq != i)}
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     dec.decode(enc.encode(0, base))
+    # the crafted packets (bare) are sealed with the stream's check: they reach the packet decoder
     for j in (1, 2, 3):
         for d in ((0, 0, 0), (1, -2, 3)):
             # the reference: index i takes the baseline's component j; the others are mirrored
@@ -1488,18 +1366,18 @@ def test_quat_remap_wire_form():
             want = (j << 27) | sum(((r + di) & M) << ((2 - t) * 9) for t, (r, di) in enumerate(zip(ref, d)))
             if not qc.Quat(9).valid(want):
                 with pytest.raises(qc.DecodeError, match="is not valid"):
-                    dec.decode(remap_packet(j, d))
+                    dec.decode(_seal(enc, remap_packet(j, d)))
                 continue
-            view = dec.decode(remap_packet(j, d))
+            view = dec.decode(_seal(enc, remap_packet(j, d)))
             assert int(view.matrix[0, 0]) == want, (j, d)
     # j = 1 with no difference is exactly the flip of the tie: x and y swap places
-    assert int(dec.decode(remap_packet(1)).matrix[0, 0]) == int(
+    assert int(dec.decode(_seal(enc, remap_packet(1))).matrix[0, 0]) == int(
         schema.snapshot([7], {"rotation": q[:, [1, 0, 2, 3]]}).matrix[0, 0])
     latest, held = dec.latest, dec.held
     with pytest.raises(qc.DecodeError, match="remap to the baseline's own index"):
-        dec.decode(remap_packet(i))
+        dec.decode(_seal(enc, remap_packet(i)))
     with pytest.raises(qc.DecodeError, match="truncated"):
-        dec.decode(remap_packet(2)[:-2])
+        dec.decode(_seal(enc, remap_packet(2)[:-2]))
     assert dec.latest == latest and dec.held == held
 
 
@@ -1512,7 +1390,7 @@ def test_tied_boxes_flipping_cost_little():
     yaw = rng.uniform(0, 2 * np.pi, n)
     base_q = np.stack([np.cos(yaw) * 0.70710678, np.cos(yaw) * 0.70710678,
                        np.sin(yaw) * 0.70710678, np.sin(yaw) * 0.70710678], axis=1)
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     flips = bits = 0
     prev = None
     for t in range(12):
@@ -1622,7 +1500,7 @@ def test_decoded_views_remember_which_rows_changed(schema):
     # baseline through the view read it instead of comparing the matrices: it must be exact
     n = 40
     ids = np.arange(n)
-    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    enc, dec = stream(schema)
     rng = np.random.default_rng(5)
     cols = pose_columns(n, seed=1)
     views = {}
@@ -1659,7 +1537,7 @@ def test_shared_snapshots_remember_one_comparison_and_stay_exact(schema):
     cols = pose_columns(n, seed=3)
     lags = (1, 3, 5)
     encs = [qc.SnapshotEncoder(schema) for _ in lags]
-    decs = [qc.SnapshotDecoder(schema) for _ in lags]
+    decs = [qc.SnapshotDecoder.from_hello(schema, e.hello()) for e in encs]
     snaps = {}
     for t in range(40):
         cols = {k: v.copy() for k, v in cols.items()}
@@ -1700,7 +1578,8 @@ def _widths(schema):
 
 def _unkeyed(schema, snap):
     """The same snapshot without keys (a decoded view)."""
-    view = qc.SnapshotDecoder(schema).decode(qc.SnapshotEncoder(schema).encode(0, snap))
+    enc, dec = stream(schema)
+    view = dec.decode(enc.encode(0, snap))
     assert view == snap and view.kw == 0
     return view
 
@@ -1756,7 +1635,7 @@ def test_row_keys_give_the_same_packets(seed, n, frac):
         assert coder.encode(7, plain[0], *unkeyed) == keyed_packet
         assert coder.encode(7, cur, *unkeyed) == keyed_packet      # one side keyed: rows compared
     # and the streams decode exactly
-    enc, dec = qc.SnapshotEncoder(KEYED), qc.SnapshotDecoder(KEYED)
+    enc, dec = stream(KEYED)
     for seq, snap in enumerate((pred, base, cur)):
         assert dec.decode(enc.encode(seq, snap)) == snap
         enc.ack(seq)
@@ -1803,7 +1682,7 @@ def test_row_keys_with_zero_bit_slots():
     rng = np.random.default_rng(5)
     cols = {"a": rng.integers(0, 2 ** 40, 70, dtype=np.uint64), "b": rng.integers(0, 2 ** 24, 70),
             "z": np.zeros(70, np.uint8), **{f: rng.integers(0, 256, 70) for f in "cdef"}}
-    enc, dec = qc.SnapshotEncoder(edge), qc.SnapshotDecoder(edge)
+    enc, dec = stream(edge)
     for seq in range(12):
         cols = {k: v.copy() for k, v in cols.items()}
         cols["c"][rng.integers(0, 70, 5)] ^= 1          # a few entities change
@@ -1817,7 +1696,7 @@ def test_row_keys_with_zero_bit_slots():
     bad._bind(ids, m, edge._plan)
     assert bad.kw == 0
     for sch, c in ((zero, {"x": np.zeros(70, np.int8), "v": np.zeros((70, 2), np.int8)}),):
-        e, d = qc.SnapshotEncoder(sch), qc.SnapshotDecoder(sch)
+        e, d = stream(sch)
         for seq in range(3):
             assert d.decode(e.encode(seq, sch.snapshot(ids, c))).ids.tolist() == ids.tolist()
             e.ack(seq)
@@ -2061,8 +1940,8 @@ def test_new_entity_records_are_checked_as_schema_decode_checks_them(seed):
     recs = fill(_random_records(rng, slots, n, bad=0.0))
     assert not any(record_error(rec) for rec in recs)
     packet = _full_packet(5, [[(v, bits) for v, bits, _ in rec] for rec in recs])
-    dec = qc.SnapshotDecoder(schema)
-    view = dec.decode(packet)
+    enc, dec = stream(schema)        # the crafted packets are sealed with its check
+    view = dec.decode(_seal(enc, packet))
     ref = ReferenceDecoder([("flag" if t["kind"] == "flag" else "x", t["bits"], t["field"],
                              t["span"], 0, t["kind"] in ("Int", "Fixed")) for t in slots])
     r = Bits(packet)
@@ -2078,7 +1957,7 @@ def test_new_entity_records_are_checked_as_schema_decode_checks_them(seed):
     head = len(_full_packet(5, [[] for _ in recs]))
     for cut in sorted(set(rng.integers(head, len(packet) - 1, 12).tolist())):
         with pytest.raises(qc.DecodeError, match="truncated"):
-            dec.decode(packet[:cut])
+            dec.decode(_seal(enc, packet[:cut]))
         assert dec.latest == 5
 
     # records with codes of any value of their width: the first record Schema.decode refuses
@@ -2088,7 +1967,7 @@ def test_new_entity_records_are_checked_as_schema_decode_checks_them(seed):
     packet = _full_packet(6, [[(v, bits) for v, bits, _ in rec] for rec in recs])
     first_bad = next((i for i, rec in enumerate(recs) if record_error(rec)), None)
     if first_bad is None:
-        assert dec.decode(packet).seq == 6
+        assert dec.decode(_seal(enc, packet)).seq == 6
         return
     bad_rec = recs[first_bad]
     for p in range(len(bad_rec)):
@@ -2102,7 +1981,7 @@ def test_new_entity_records_are_checked_as_schema_decode_checks_them(seed):
         bits for rec in recs[:first_bad] for _, bits, _ in rec) + sum(bits for _, bits, _ in bad_rec[:p])
     held = dec.held
     with pytest.raises(qc.DecodeError) as exc:
-        dec.decode(packet)
+        dec.decode(_seal(enc, packet))
     assert f"entity {first_bad}: {name}: code " in str(exc.value)
     assert str(exc.value).endswith(f"is not valid (at bit {at})")
     assert dec.latest == 5 and dec.held == held

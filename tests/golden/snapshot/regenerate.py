@@ -1,11 +1,15 @@
-"""Write the golden snapshot packets. Run only when the wire format changes ON PURPOSE
+"""Write the golden snapshot stream. Run only when the wire format changes ON PURPOSE
 (then docs/wire-format.md changes in the same commit):
 
     python tests/golden/snapshot/regenerate.py
 
-schema.json is the schema of the scenario (test_snapshot.pose_schema); packets.json lists, per
-packet, its file, sequence number and the decoded ids and code matrix, plus the slot table the
-plain-Python reference decoder of test_snapshot.py works from.
+schema.json is the schema of the scenario (test_snapshot.pose_schema); hello.bin is the stream's
+hello (docs/wire-format.md 13: a fixed stream id, 0x5EED, and a fixed ``started``, so that it
+and every check are the same on every run); packet_NN.bin are its datagrams (each a packet and
+its 4-byte check, sections 6-7 and 11). packets.json records the stream id and started, and per
+datagram its file, size, the size of its bare packet, sequence number, baseline, whether it is
+acknowledged, and the decoded ids and code matrix, plus the slot table the plain-Python
+reference decoder (tests/refdecoder.py) works from.
 """
 import json
 import pathlib
@@ -45,18 +49,21 @@ def main():
     packets = []
     import quantcodec as qc
 
-    enc = qc.SnapshotEncoder(schema)           # replay, to record each packet's baseline
+    enc = ts.golden_encoder(schema)           # replay, to record each packet's baseline
+    (HERE / "hello.bin").write_bytes(enc.hello())
     for i, (seq, snap, pkt) in enumerate(out):
         name = f"packet_{i:02d}.bin"
         (HERE / name).write_bytes(pkt)
         assert enc.encode(seq, snap) == pkt
-        packets.append({"file": name, "seq": seq, "bytes": len(pkt), "baseline": enc.last_baseline,
-                        "acked": i in ts.ACKED, "ids": snap.ids.tolist(), "matrix": snap.matrix.tolist()})
+        packets.append({"file": name, "seq": seq, "bytes": len(pkt), "packet_bytes": len(pkt) - 4,
+                        "baseline": enc.last_baseline, "acked": i in ts.ACKED,
+                        "ids": snap.ids.tolist(), "matrix": snap.matrix.tolist()})
         if i in ts.ACKED:
             enc.ack(seq)
-    manifest = {"fingerprint": schema.fingerprint, "slots": slots, "packets": packets}
+    manifest = {"fingerprint": schema.fingerprint, "stream_id": enc.stream_id, "started": enc.started,
+                "hello": "hello.bin", "slots": slots, "packets": packets}
     (HERE / "packets.json").write_text(json.dumps(manifest, indent=1) + "\n")
-    print(f"wrote {len(packets)} packets to {HERE}")
+    print(f"wrote the hello and {len(packets)} datagrams to {HERE}")
 
 
 if __name__ == "__main__":
