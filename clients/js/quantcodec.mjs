@@ -1995,6 +1995,12 @@ export function helloDifferences(schema, hello) {
   return out;
 }
 
+function sameHello(a, b) {
+  const keys = ['version', 'predict', 'history', 'maxDatagram', 'streamId', 'started', 'fingerprint', 'schemaVersion', 'schemaName', 'nfields'];
+  if (keys.some((k) => a[k] !== b[k]) || a.fields.length !== b.fields.length) return false;
+  return a.fields.every((f, i) => f.name === b.fields[i].name && f.kind === b.fields[i].kind && f.bits === b.fields[i].bits && f.h === b.fields[i].h);
+}
+
 /** The partial packets of one stream (section 12). */
 class Reassembly {
   constructor(maxDatagram, history) {
@@ -2048,13 +2054,6 @@ class Reassembly {
     for (let i = 0, o = 0; i < count; i++) { const c = part.chunks.get(i); packet.set(c, o); o += c.length; }
     return { seq, packet, pcheck };
   }
-  /** A snapshot of the state, to restore after a refusal. */
-  save() {
-    const parts = new Map();
-    for (const [k, p] of this.parts) parts.set(k, { ...p, chunks: new Map(p.chunks) });
-    return { parts, held: this.held };
-  }
-  restore(s) { this.parts = s.parts; this.held = s.held; }
 }
 
 /**
@@ -2131,27 +2130,27 @@ export class SnapshotDecoder {
     if (diffs.length) throw new DecodeError(`hello of another schema: ${diffs.join('; ')}`, 'schema');
     const cur = this.stream;
     if (cur === null) { this._adopt(h); return null; }
-    if (h.streamId === cur.streamId) return null;
-    if (h.started > cur.started) { this._adopt(h); return null; }
-    throw new DecodeError('hello of an older stream (a replay)', 'hello');
+    if (h.streamId === cur.streamId) {
+      if (!sameHello(h, cur)) throw new DecodeError(`snapshot stream: a hello of stream ${h.streamId.toString(16).padStart(16, '0')} with other parameters than the one adopted`, 'hello');
+      return null;                 // the current stream's hello again
+    }
+    if (h.started <= cur.started) throw new DecodeError(`snapshot stream: a hello of an older stream ${h.streamId.toString(16).padStart(16, '0')} (started ${h.started}, the current one ${cur.started})`, 'hello');
+    this._adopt(h);
+    return null;
   }
 
   _fragment(body) {
     const ra = this.reassembly;
     const h = ra.check(body);
-    const saved = ra.save();
     const done = ra.add(body, h, this.latest);
     if (done === null) return null;
     const P = done.packet;
     if (crc32c(P, this.seedP) !== done.pcheck || P.length < 2 || u16le(P, 0) !== done.seq) {
       throw new DecodeError(`fragments of packet ${done.seq}: the reassembled packet fails its check`, 'fragment');
     }
-    try {
-      return this._packet(P, 0, P.length);
-    } catch (e) {
-      ra.restore(saved);          // a refused datagram changes nothing
-      throw e;
-    }
+    // (a completed packet is forgotten before it is decoded, as Python's decoder does: a refusal
+    // here leaves its chunks dropped)
+    return this._packet(P, 0, P.length);
   }
 
   _lookup(s, seq, baseline) {

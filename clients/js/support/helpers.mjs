@@ -17,3 +17,9 @@ export function toHex(b) { return Buffer.from(b).toString('hex'); }
 export const fx = (s) => qc.parseFloatHex(s);
 /** Same double, NaN included, -0 told from +0. */
 export function sameDouble(a, b) { return Object.is(a, b) || (Number.isNaN(a) && Number.isNaN(b)); }
+
+const DV = new DataView(new ArrayBuffer(8));
+/** A double from the kit's 16 hex digits of its IEEE-754 bits. */
+export function bitsToDouble(h) { DV.setBigUint64(0, BigInt('0x' + h)); return DV.getFloat64(0); }
+export function doubleToBits(x) { DV.setFloat64(0, x); return DV.getBigUint64(0).toString(16).padStart(16, '0'); }
+/** The codec of a leaf path of a schema: 'pose.velocity.inner.0' style names. */
