@@ -3726,12 +3726,15 @@ cdef class DecoderState:
     cdef readonly dict held
     cdef set ambiguous          # numbers decoded with two different snapshots: none held
     cdef int latest_seq         # -1: nothing decoded
-    cdef bint bound             # a stream adopted: seed is its seed_P
+    cdef bint bound             # a stream adopted: seed is its seed_P, seed_f its seed_F
     cdef uint32_t seed
-    cdef object other           # datagram -> view or None: what is not a whole packet of the stream
+    cdef uint32_t seed_f
+    cdef uint64_t stream_id
+    cdef object other           # datagram -> view or None: fragments, hellos, no stream yet
     cdef cython.pymutex lock
 
-    def __init__(self, DeltaCoder coder not None, schema, int history, other=None, seed=None):
+    def __init__(self, DeltaCoder coder not None, schema, int history, other=None, seed=None,
+                 uint32_t seed_f=0, uint64_t stream_id=0):
         self.coder = coder
         self.schema = schema
         self.history = history
@@ -3742,6 +3745,8 @@ cdef class DecoderState:
         self.other = other
         self.bound = seed is not None
         self.seed = seed if seed is not None else 0
+        self.seed_f = seed_f
+        self.stream_id = stream_id
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def decode(self, datagram):
@@ -3749,10 +3754,22 @@ cdef class DecoderState:
         here; anything else (a fragment, a hello, a datagram to refuse) goes to ``other``."""
         cdef const uint8_t* buf
         cdef Py_ssize_t nbytes
+        cdef uint32_t c
         owner = _packet(datagram, &buf, &nbytes)
-        if self.bound and nbytes >= 5 and \
-                qc_crc32c(self.seed, buf, <size_t>(nbytes - 4)) == qc_get_u32le(buf + nbytes - 4):
-            return self._decode(buf, nbytes - 4)
+        if self.bound:
+            # docs/wire-format.md section 14: a whole packet, a fragment, a hello, or refused.
+            # Only the whole packet is common; what is neither it nor a fragment nor a hello is
+            # refused here, without a Python call (junk costs a CRC, not a frame)
+            if nbytes >= 5:
+                c = qc_get_u32le(buf + nbytes - 4)
+                if qc_crc32c(self.seed, buf, <size_t>(nbytes - 4)) == c:
+                    return self._decode(buf, nbytes - 4)
+                if nbytes >= 13 and qc_crc32c(self.seed_f, buf, <size_t>(nbytes - 4)) == c:
+                    return self.other(datagram)
+            if not (nbytes >= 53 and memcmp(buf, b"QCHL", 4) == 0):
+                raise DecodeError(f"snapshot stream: a datagram of {nbytes} bytes fails the check of stream "
+                                  f"{self.stream_id:016x} (damaged, stray, of an earlier stream, or of "
+                                  f"another schema or parameters)", kind="check")
         if self.other is None:
             raise DecodeError("snapshot stream: no hello adopted yet, so no datagram can be checked",
                               kind="no-hello")

@@ -556,7 +556,8 @@ class SnapshotDecoder:
     def _set_state(self, seed):
         # the state (held snapshots, latest) and the per-packet work live in C; ``_held`` is its
         # dict (seq -> Snapshot)
-        self._state = DecoderState(self._coder, self._schema, self._history, self._other, seed)
+        self._state = DecoderState(self._coder, self._schema, self._history, self._other, seed,
+                                   self._seed_f or 0, self._hello.stream_id if self._hello else 0)
         self._held = self._state.held
         if type(self) is SnapshotDecoder:
             self.decode = self._state.decode        # no Python frame per packet (as encode)
