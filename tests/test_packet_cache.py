@@ -1,7 +1,9 @@
 """PacketCache: the packets that several clients' SnapshotEncoders need, coded once.
 
 Every test compares encoders that share a cache with encoders that do not, packet for packet:
-sharing may only save work, never change a byte."""
+sharing may only save work, never change a byte. The cache holds bare packets: each client's
+datagram is its packet sealed with the check of its own stream (docs/wire-format.md 11), so an
+encoder is compared with a solo encoder of the same stream id, or bare packets are compared."""
 
 import random
 import threading
@@ -35,9 +37,9 @@ def test_shared_packets_are_the_solo_packets_through_loss(schema, scene):
     rng = random.Random(7)
     cache = qc.PacketCache(16)
     n = 6
-    shared = [qc.SnapshotEncoder(schema, history=12, cache=cache) for _ in range(n)]
-    solo = [qc.SnapshotEncoder(schema, history=12) for _ in range(n)]
-    decs = [qc.SnapshotDecoder(schema, history=12) for _ in range(n)]
+    shared = [qc.SnapshotEncoder(schema, history=12, cache=cache, stream_id=100 + i) for i in range(n)]
+    solo = [qc.SnapshotEncoder(schema, history=12, stream_id=100 + i) for i in range(n)]
+    decs = [qc.SnapshotDecoder.from_hello(schema, e.hello()) for e in shared]
     lag = [2, 2, 3, 6, 6, 9]
     loss = [0.0, 0.0, 0.1, 0.3, 0.0, 0.2]
     pending = [[] for _ in range(n)]
@@ -68,8 +70,9 @@ def test_clients_alike_share_one_coding_a_tick(schema, scene):
     snaps = _snapshots(schema, scene, 30)
     for seq, snap in snaps:
         before = (cache.hits, cache.misses)
-        packets = {e.encode(seq, snap) for e in encs}
-        assert len(packets) == 1
+        datagrams = [e.encode(seq, snap) for e in encs]
+        assert len({d[:-4] for d in datagrams}) == 1            # one packet...
+        assert len(set(datagrams)) == 10                        # ...sealed for each client's stream
         assert (cache.hits - before[0], cache.misses - before[1]) == (9, 1)
         for e in encs:
             e.ack(seq)
@@ -87,11 +90,12 @@ def test_the_cache_is_bounded_first_in_first_out(schema, scene):
     # the newest is still there: a second client at the same point hits it
     other = qc.SnapshotEncoder(schema, cache=cache)
     seq, snap = snaps[-1]
-    assert other.encode(seq, snap) == qc.SnapshotEncoder(schema).encode(seq, snap)
+    alone = lambda: qc.SnapshotEncoder(schema, stream_id=other.stream_id)      # noqa: E731
+    assert other.encode(seq, snap) == alone().encode(seq, snap)
     assert cache.hits == 1
     # the oldest left: coded again, the same bytes
     seq, snap = snaps[0]
-    assert other.encode(seq, snap) == qc.SnapshotEncoder(schema).encode(seq, snap)
+    assert other.encode(seq, snap) == alone().encode(seq, snap)
     assert cache.hits == 1
     cache.clear()
     assert len(cache) == 0 and cache.misses == 11
@@ -100,8 +104,8 @@ def test_the_cache_is_bounded_first_in_first_out(schema, scene):
 
 def test_a_one_packet_cache_is_still_exact(schema, scene):
     cache = qc.PacketCache(1)
-    encs = [qc.SnapshotEncoder(schema, cache=cache) for _ in range(3)]
-    solo = [qc.SnapshotEncoder(schema) for _ in range(3)]
+    encs = [qc.SnapshotEncoder(schema, cache=cache, stream_id=i) for i in range(3)]
+    solo = [qc.SnapshotEncoder(schema, stream_id=i) for i in range(3)]
     for seq, snap in _snapshots(schema, scene, 40):
         for i, (a, b) in enumerate(zip(encs, solo)):
             assert a.encode(seq, snap) == b.encode(seq, snap)
@@ -114,21 +118,22 @@ def test_no_sharing_across_schemas_or_numbers(scene):
     # two schema objects with the same fields: their plans differ, so they never share (their
     # packets could differ in general); the same snapshot under another sequence number, or
     # another snapshot under the same number, is another packet
+    # (every encoder here on one stream id, so that equal packets are equal datagrams)
     s1, s2 = default_schema(velocity=True), default_schema(velocity=True)
     cache = qc.PacketCache()
-    e1 = qc.SnapshotEncoder(s1, cache=cache)
-    e2 = qc.SnapshotEncoder(s2, cache=cache)
+    e1 = qc.SnapshotEncoder(s1, cache=cache, stream_id=1)
+    e2 = qc.SnapshotEncoder(s2, cache=cache, stream_id=1)
     snap1 = s1.snapshot(scene.ids[5], scene.columns(5))
     snap2 = s2.snapshot(scene.ids[5], scene.columns(5))
     assert e1.encode(0, snap1) == e2.encode(0, snap2)
     assert cache.hits == 0 and cache.misses == 2
-    e3 = qc.SnapshotEncoder(s1, cache=cache)
+    e3 = qc.SnapshotEncoder(s1, cache=cache, stream_id=1)
     p = e3.encode(1, snap1)
     assert cache.hits == 0
-    assert p == qc.SnapshotEncoder(s1).encode(1, snap1)
+    assert p == qc.SnapshotEncoder(s1, stream_id=1).encode(1, snap1)
     other = s1.snapshot(scene.ids[9], scene.columns(9))
-    e4 = qc.SnapshotEncoder(s1, cache=cache)
-    assert e4.encode(0, other) == qc.SnapshotEncoder(s1).encode(0, other)
+    e4 = qc.SnapshotEncoder(s1, cache=cache, stream_id=1)
+    assert e4.encode(0, other) == qc.SnapshotEncoder(s1, stream_id=1).encode(0, other)
     assert cache.hits == 0
 
 
@@ -142,7 +147,10 @@ def test_reset_clients_share_full_packets(schema, scene):
     a.reset()
     seq, snap = snaps[5]
     full = b.encode(seq, snap)          # b never had an ack: in full
-    assert a.encode(seq, snap) is full  # a after its reset needs the same packet
+    hits = cache.hits
+    again = a.encode(seq, snap)         # a after its reset needs the same packet: a hit
+    assert cache.hits == hits + 1 and again[:-4] == full[:-4]
+    assert again != full                # sealed with a's new stream
     assert a.last_baseline is None and a.last_bits == b.last_bits
 
 
@@ -166,7 +174,7 @@ def test_threads_share_a_cache(schema, scene):
     lags = [1, 2, 2, 4]
     want = {}
     for lag in set(lags):
-        enc = qc.SnapshotEncoder(schema)
+        enc = qc.SnapshotEncoder(schema, stream_id=lag)
         out = []
         for seq, snap in snaps:
             if seq >= lag:
@@ -178,7 +186,7 @@ def test_threads_share_a_cache(schema, scene):
 
     def client(lag):
         try:
-            enc = qc.SnapshotEncoder(schema, cache=cache)
+            enc = qc.SnapshotEncoder(schema, cache=cache, stream_id=lag)
             barrier.wait()
             for (seq, snap), expect in zip(snaps, want[lag]):
                 if seq >= lag:

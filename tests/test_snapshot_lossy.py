@@ -13,7 +13,10 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
+from quantcodec.conformance import _seal
 from quantcodec.snapshot import seq_distance, seq_newer
+
+CHECK = 4                   # a datagram is its packet and a 4-byte check (docs/wire-format.md 11)
 
 SEQ0 = 65536 - 700          # streams start before the wrap
 
@@ -199,7 +202,8 @@ def stream(schema, ticks, seed, loss, dup, max_delay, n=40, history=64, ack_dela
     rng = random.Random(seed)
     world = world or World(n, seed)
     enc = qc.SnapshotEncoder(schema, history=history, predict=predict)
-    dec = qc.SnapshotDecoder(schema, history=history)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    assert dec.history == history
     down = Link(rng, loss, dup, max_delay)
     up = Link(rng, loss, dup, max_delay + ack_delay)
     sent = {}                # seq -> (snapshot, expected ids, expected columns)
@@ -232,7 +236,7 @@ def stream(schema, ticks, seed, loss, dup, max_delay, n=40, history=64, ack_dela
             try:
                 view = dec.decode(pkt)
             except qc.DecodeError as e:
-                assert "is not held" in str(e), str(e)
+                assert "is not held" in str(e) and e.kind == "baseline", str(e)
                 assert not held, f"packet {pseq}: its baseline {base} is held, yet {e}"
                 assert_state(dec, before)
                 stats["stale"] += 1
@@ -312,7 +316,7 @@ def test_scene_stream_through_loss():
     scene = simulate(120, 6.0, 60, 3, churn=True, churn_every=20)
     rng = random.Random(5)
     enc = qc.SnapshotEncoder(schema)
-    dec = qc.SnapshotDecoder(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
     down, up = Link(rng, 0.2, 0.05, 3), Link(rng, 0.2, 0.05, 8)
     sent = {}
     decoded = 0
@@ -327,7 +331,7 @@ def test_scene_stream_through_loss():
             try:
                 view = dec.decode(pkt)
             except qc.DecodeError as e:
-                assert "is not held" in str(e)
+                assert "is not held" in str(e) and e.kind == "baseline"
                 continue
             decoded += 1
             assert view == sent[view.seq]
@@ -336,15 +340,22 @@ def test_scene_stream_through_loss():
 
 
 # ------------------------------------------------------------------------------------------------
-# corrupt packets
+# corrupt datagrams and corrupt packets
+#
+# Every datagram ends in a check keyed with its stream (docs/wire-format.md 11): damaged bytes
+# are refused as kind "check" before the packet decoder sees them. The packet decoder's own
+# checks are exercised with damaged packets sealed with the stream's check (as a forger who saw
+# the hello could send them): refused (any other kind) with the state unchanged, or decoded to
+# valid codes.
 
 
 def _packets(schema, seed=11):
-    """A decoder history and packets of every kind: full, delta, delta with extrapolation, with
-    appearing and disappearing entities."""
+    """A decoder history and datagrams of every kind: full, delta, delta with extrapolation,
+    with appearing and disappearing entities. Returns (encoder, decoder, [(datagram, baseline,
+    snapshot, packet bits)], the next datagram, its snapshot)."""
     world = World(30, seed, churn=0.1, moving=0.5)
     enc = qc.SnapshotEncoder(schema)
-    dec = qc.SnapshotDecoder(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
     out = []
     for t in range(12):
         if t:
@@ -358,15 +369,24 @@ def _packets(schema, seed=11):
     world.step()
     snap = schema.snapshot(world.ids, world.columns())
     last = enc.encode(12, snap)
-    return dec, out, last, snap
+    return enc, dec, out, last, snap
 
 
-def _replayed(schema, out):
+def _replayed(schema, enc, out):
     """A new decoder with the history of _packets (each trial starts from the same state)."""
-    dec = qc.SnapshotDecoder(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
     for pkt, *_ in out:
         dec.decode(pkt)
     return dec
+
+
+def _refused(dec, data):
+    """Decoding ``data`` raises DecodeError with the state unchanged: returns its kind."""
+    before = decoder_state(dec)
+    with pytest.raises(qc.DecodeError) as e:
+        dec.decode(data)
+    assert_state(dec, before)
+    return e.value.kind
 
 
 def _check_corrupt(dec, data, plan):
@@ -392,69 +412,84 @@ def _check_corrupt(dec, data, plan):
 
 
 def test_every_truncation_fails_and_keeps_state(schema):
-    dec, out, last, _ = _packets(schema)
+    enc, dec, out, last, _ = _packets(schema)
     plan = schema._plan
     for pkt in [out[0][0], out[5][0], last]:
+        body = pkt[:-CHECK]
         for cut in range(len(pkt)):
-            before = decoder_state(dec)
-            with pytest.raises(qc.DecodeError):
-                dec.decode(pkt[:cut])
-            assert_state(dec, before)
+            assert _refused(dec, pkt[:cut]) == "check"               # the datagram cut short
+        for cut in range(1, len(body)):                              # the packet cut short, sealed
+            assert _refused(dec, _seal(enc, body[:cut])) == "malformed"
     assert _check_corrupt(dec, last, plan)
 
 
 def test_extended_packets_fail(schema):
-    dec, out, last, _ = _packets(schema)
+    enc, dec, out, last, _ = _packets(schema)
     for extra in (b"\x00", b"\x01", b"\xff\xff", bytes(9)):
+        assert _refused(dec, last + extra) == "check"
         before = decoder_state(dec)
-        with pytest.raises(qc.DecodeError, match="after the end"):
-            dec.decode(last + extra)
+        with pytest.raises(qc.DecodeError, match="after the end") as e:
+            dec.decode(_seal(enc, last[:-CHECK] + extra))
+        assert e.value.kind == "malformed"
         assert_state(dec, before)
 
 
 def test_nonzero_padding_fails(schema):
-    dec = qc.SnapshotDecoder(schema)
+    enc, _, out, _, _ = _packets(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
     flipped = 0
-    for pkt, _, _, bits in _packets(schema)[1]:
-        for bit in range(bits, 8 * len(pkt)):
-            data = bytearray(pkt)
+    for pkt, _, _, bits in out:
+        body = pkt[:-CHECK]
+        assert len(body) == (bits + 7) // 8
+        for bit in range(bits, 8 * len(body)):
+            data = bytearray(body)
             data[bit >> 3] ^= 1 << (bit & 7)
             before = decoder_state(dec)
-            with pytest.raises(qc.DecodeError, match="after the end"):
-                dec.decode(bytes(data))
+            with pytest.raises(qc.DecodeError, match="after the end") as e:
+                dec.decode(_seal(enc, data))
+            assert e.value.kind == "malformed"
             assert_state(dec, before)
+            assert _refused(dec, bytes(data) + pkt[-CHECK:]) == "check"      # unsealed
             flipped += 1
         dec.decode(pkt)
     assert flipped > 10
 
 
 def test_random_bit_flips(schema):
-    dec, out, last, snap = _packets(schema)
+    enc, dec, out, last, snap = _packets(schema)
     plan = schema._plan
     rng = random.Random(3)
     ok = 0
     for trial in range(1500):
         data = bytearray(last if trial % 2 else out[rng.randrange(len(out))][0])
-        for _ in range(rng.choice((1, 1, 2, 5))):
+        flips = rng.choice((1, 1, 2, 5))
+        for _ in range(flips):
             i = rng.randrange(len(data) * 8)
             data[i >> 3] ^= 1 << (i & 7)
-        # a successful decode stores a snapshot (a flipped seq may even move latest): the
-        # next trial starts from the same history again
-        if _check_corrupt(dec, bytes(data), plan):
+        # the check refuses every damaged datagram (up to 3 flipped bits in any datagram, 5 in
+        # one of up to 655 bytes: docs/wire-format.md 11; pairs of flips may cancel out)
+        if any(bytes(data) == p for p, *_ in out) or bytes(data) == last:
+            continue
+        assert _refused(dec, bytes(data)) == "check", (trial, flips, len(data))
+        # the packet decoder on the same damage, sealed: refused or valid. A successful decode
+        # stores a snapshot (a flipped seq may even move latest): the next trial starts from the
+        # same history again
+        if _check_corrupt(dec, _seal(enc, bytes(data[:-CHECK])), plan):
             ok += 1
-            dec = _replayed(schema, out)
+            dec = _replayed(schema, enc, out)
     assert ok < 1500
 
 
 def test_random_garbage(schema):
-    dec, out, last, snap = _packets(schema)
+    enc, dec, out, last, snap = _packets(schema)
     plan = schema._plan
     rng = np.random.default_rng(0)
     for n in list(range(0, 40)) + [100, 1000]:
         for _ in range(20):
             data = rng.integers(0, 256, n, dtype=np.uint8).tobytes()
-            if _check_corrupt(dec, data, plan):
-                dec = _replayed(schema, out)
+            assert _refused(dec, data) == "check"
+            if _check_corrupt(dec, _seal(enc, data), plan):      # garbage sealed
+                dec = _replayed(schema, enc, out)
 
 
 def test_huge_entity_count_fails_fast(schema):
@@ -465,7 +500,9 @@ def test_huge_entity_count_fails_fast(schema):
     e = 31
     w.write(1 << e, e + 1)           # e zeros, then a one
     w.write(0, e)                    # the low bits of 2**31 + 1 - 2**31
-    dec = qc.SnapshotDecoder(schema)
-    with pytest.raises(qc.DecodeError, match="count of new entities"):
-        dec.decode(w.getvalue() + bytes(16))
+    enc = qc.SnapshotEncoder(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    with pytest.raises(qc.DecodeError, match="count of new entities") as exc:
+        dec.decode(_seal(enc, w.getvalue() + bytes(16)))
+    assert exc.value.kind == "malformed"
     assert dec.latest is None
