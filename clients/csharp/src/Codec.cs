@@ -429,6 +429,13 @@ namespace QuantCodec
             return c;
         }
 
+        /// <summary>An exact unsigned code for UInt/Bool/Enum (RangeException unless valid).</summary>
+        public ulong QuantizeUInt(ulong v)
+        {
+            if (Kind == CodecKind.Int || !IsExact || !Valid(v)) throw new RangeException(Describe() + ": value " + v + " outside 0.." + maxcode);
+            return v;
+        }
+
         static double PowerRoot(double t, double p, double invp)
         {
             if (p == 1.0) return t;
@@ -652,7 +659,7 @@ namespace QuantCodec
             return x < 0.0 ? 0.0 : x;
         }
 
-        internal static bool QuatValidShrunk(double a, double b, double c)
+        public static bool QuatValidShrunk(double a, double b, double c)
         {
             double s = (a * a + b * b) + c * c;
             double big = c > 0.0 ? c : 0.0;
@@ -669,7 +676,7 @@ namespace QuantCodec
         }
 
         /// <summary>For each code of one kept component, its value shrunk by one step (the decoder's table).</summary>
-        internal double[] QuatTable()
+        public double[] QuatTable()
         {
             int n = 1 << cbits;
             var t = new double[n];

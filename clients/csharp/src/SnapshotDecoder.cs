@@ -76,6 +76,9 @@ namespace QuantCodec
         }
 
         public bool HasStream { get { return hello != null; } }
+        /// <summary>The adopted stream's seeds (wire-format section 11): the check is keyed, not secret.</summary>
+        public uint PacketSeed { get { return seedP; } }
+        public uint FragmentSeed { get { return seedF; } }
         public HelloInfo Stream { get { return hello; } }
         public int History { get { return history; } }
         /// <summary>The newest sequence number decoded (-1 before the first): what the client acknowledges.</summary>
@@ -124,6 +127,38 @@ namespace QuantCodec
         }
 
         public Snapshot Decode(byte[] data) { return Decode(data, 0, data.Length); }
+
+        /// <summary>Decode a bare packet (sections 6-7, no check) under this decoder's state: for packets whose
+        /// integrity another layer guarantees, and for the unframed golden packets. DecodeException
+        /// (kind baseline or malformed) leaves the state as it was.</summary>
+        public Snapshot DecodePacket(byte[] packet, int offset, int length)
+        {
+            return Packet(packet, offset, length);
+        }
+
+        /// <summary>A text that changes whenever the client's state does (latest, held snapshots and their
+        /// contents, numbers held as ambiguous, partial packets, the stream): for tests.</summary>
+        public string StateDigest()
+        {
+            var sb = new StringBuilder();
+            sb.Append(hello == null ? "-" : hello.StreamId.ToString("x16")).Append('|').Append(latest).Append('|');
+            var keys = new List<int>(held.Keys);
+            keys.Sort();
+            foreach (var k in keys)
+            {
+                var s = held[k];
+                ulong h = 1469598103934665603UL;
+                for (int i = 0; i < s.Count; i++) h = (h ^ s.Ids[i]) * 1099511628211UL;
+                for (int i = 0; i < s.Count * s.SlotCount; i++) h = (h ^ s.Codes[i]) * 1099511628211UL;
+                sb.Append(k).Append(':').Append(s.Seq).Append(':').Append(s.Count).Append(':').Append(h.ToString("x")).Append(',');
+            }
+            var amb = new List<int>(ambiguous);
+            amb.Sort();
+            sb.Append('|').Append(string.Join(",", amb)).Append('|');
+            foreach (var p in partials) sb.Append(p.Seq).Append('/').Append(p.Count).Append('/').Append(p.PCheck).Append('/').Append(p.Have).Append(';');
+            sb.Append('|').Append(heldBytes);
+            return sb.ToString();
+        }
 
         static uint U32(byte[] d, int i) { return (uint)(d[i] | d[i + 1] << 8 | d[i + 2] << 16 | d[i + 3] << 24); }
         static int U16(byte[] d, int i) { return d[i] | d[i + 1] << 8; }

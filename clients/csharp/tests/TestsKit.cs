@@ -1,0 +1,157 @@
+using System;
+using System.Collections.Generic;
+using System.Globalization;
+using System.IO;
+using System.Numerics;
+using System.Text;
+using QuantCodec;
+
+static partial class Tests
+{
+    static void KitValues()
+    {
+        var manifest = Load("conformance/manifest.json");
+        foreach (var f in manifest.Get("values").Items)
+        {
+            var v = Load(Path.Combine("conformance", f.Text));
+            var codec = Schema.CodecFromSpec(v.Get("codec"));
+            string name = v.Get("name").Text;
+            Check(codec.Bits == int.Parse(v.Get("bits").Text) && codec.IsSigned == v.Get("signed").BoolValue, name + ": bits and signedness");
+            foreach (var d in v.Get("dequantize").Items)
+            {
+                ulong c;
+                Check(Carrier(BigCode(d.Get("code")), out c) && codec.Valid(c), name + ": code " + d.Get("code").Text + " is valid");
+                var got = DequantizeAny(codec, new[] { c });
+                var want = d.Get("value").Items;
+                bool eq = got.Length == want.Count;
+                for (int j = 0; eq && j < got.Length; j++) eq = Bits(got[j]) == Bits(KitFloat(want[j]));
+                Check(eq, name + ": dequantize " + d.Get("code").Text + " = " + FmtD(got));
+            }
+            foreach (var q in v.Get("quantize").Items)
+            {
+                var inp = q.Get("input").Items;
+                ulong got;
+                switch (codec.Kind)
+                {
+                    case CodecKind.Quat: got = codec.QuantizeQuat(KitFloat(inp[0]), KitFloat(inp[1]), KitFloat(inp[2]), KitFloat(inp[3])); break;
+                    case CodecKind.UnitVector: got = codec.QuantizeUnitVector(KitFloat(inp[0]), KitFloat(inp[1]), KitFloat(inp[2])); break;
+                    default: got = codec.Quantize(KitFloat(inp[0])); break;
+                }
+                ulong want;
+                Carrier(BigCode(q.Get("code")), out want);
+                Check(got == want, name + ": quantize " + inp[0].Text + " -> " + (codec.IsSigned ? ((long)got).ToString() : got.ToString()) + ", want " + q.Get("code").Text);
+            }
+            foreach (var bad in v.Get("invalid").Items)
+            {
+                ulong c;
+                var b = BigCode(bad);
+                bool refused = !Carrier(b, out c) || (codec.IsSigned ? !codec.ValidSigned((long)c) || b.Sign >= 0 && b > long.MaxValue : (b.Sign < 0 || !codec.Valid(c)));
+                Check(refused, name + ": code " + bad.Text + " is not valid");
+            }
+        }
+    }
+
+    static void KitRecords()
+    {
+        var manifest = Load("conformance/manifest.json");
+        foreach (var f in manifest.Get("records").Items)
+        {
+            var rec = Load(Path.Combine("conformance", f.Text));
+            var schema = Schema.Load(Path.Combine(root, "conformance", rec.Get("schema").Text));
+            foreach (var r in rec.Get("valid").Items)
+            {
+                var bytes = FromHex(r.Get("hex").Text);
+                ulong[] codes = null;
+                try { codes = schema.DecodeCodes(bytes); }
+                catch (DecodeException e) { Check(false, schema.Name + ": valid record " + r.Get("hex").Text + " refused: " + e.Message); continue; }
+                var want = r.Get("codes").Items;
+                bool eq = want.Count == codes.Length;
+                for (int i = 0; eq && i < codes.Length; i++) { ulong c; eq = Carrier(BigCode(want[i]), out c) && c == codes[i]; }
+                Check(eq, schema.Name + ": record " + r.Get("hex").Text + " codes");
+                Check(ToHex(schema.EncodeCodes(codes)) == r.Get("hex").Text, schema.Name + ": record re-encodes");
+                Check(schema.Valid(codes), schema.Name + ": record codes valid");
+            }
+            foreach (var r in rec.Get("invalid").Items)
+            {
+                var bytes = FromHex(r.Get("hex").Text);
+                Check(Throws<DecodeException>(() => schema.DecodeCodes(bytes)), schema.Name + ": invalid record (" + r.Get("why").Text + ") " + r.Get("hex").Text + " refused");
+            }
+        }
+    }
+
+    static void KitStreams()
+    {
+        var manifest = Load("conformance/manifest.json");
+        foreach (var st in manifest.Get("streams").Items)
+        {
+            string name = st.Get("name").Text;
+            var schema = Schema.Load(Path.Combine(root, "conformance", st.Get("schema").Text));
+            var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
+            var expected = File.ReadAllLines(Path.Combine(root, "conformance", st.Get("expected").Text));
+            Check(datagrams.Count == expected.Length && datagrams.Count == int.Parse(st.Get("count").Text), name + ": counts");
+            var dec = new SnapshotDecoder(schema);
+            var outcomes = new Dictionary<string, int>();
+            int bad = 0;
+            for (int i = 0; i < datagrams.Count && i < expected.Length; i++)
+            {
+                var r = dec.Receive(datagrams[i]);
+                string line = Line(dec, r);
+                if (line != expected[i]) { bad++; if (bad <= 3) Check(false, name + " datagram " + i + ": " + Trunc(line) + " want " + Trunc(expected[i])); }
+                string k = r == Received.Snapshot ? "snapshot" : r == Received.Pending ? "pending" : dec.LastErrorKind;
+                int n;
+                outcomes.TryGetValue(k, out n);
+                outcomes[k] = n + 1;
+            }
+            Check(bad == 0, name + ": every line as expected (" + bad + " differ)");
+            bool same = true;
+            foreach (var o in st.Get("outcomes").Members)
+            {
+                int n;
+                outcomes.TryGetValue(o.Key, out n);
+                same &= n == int.Parse(o.Value.Text);
+            }
+            Check(same && outcomes.Count == st.Get("outcomes").Members.Count, name + ": outcome counts");
+            // the runner itself (the executable the Python suite runs), on one stream
+        }
+    }
+
+    static string Trunc(string s) { return s.Length > 160 ? s.Substring(0, 160) + "..." : s; }
+
+    static void GoldenPackets()
+    {
+        // the golden stream of tests/golden/snapshot (sections 4-13): its hello, then its datagrams in order
+        var g = Load("tests/golden/snapshot/packets.json");
+        var schema = Schema.Load(Path.Combine(root, "tests/golden/snapshot/schema.json"));
+        var dec = new SnapshotDecoder(schema);
+        var hello = File.ReadAllBytes(Path.Combine(root, "tests/golden/snapshot", g.Get("hello").Text));
+        Check(dec.Receive(hello) == Received.Pending && dec.HasStream, "golden hello adopted");
+        Check(dec.Stream.StreamId == (ulong)BigCode(g.Get("stream_id")) && dec.Stream.Started == (ulong)BigCode(g.Get("started")), "golden hello: stream id and start");
+        foreach (var p in g.Get("packets").Items)
+        {
+            var bytes = File.ReadAllBytes(Path.Combine(root, "tests/golden/snapshot", p.Get("file").Text));
+            var r = dec.Receive(bytes);
+            Check(r == Received.Snapshot, p.Get("file").Text + ": " + dec.LastErrorKind + " " + dec.LastError);
+            if (r != Received.Snapshot) continue;
+            var s = dec.LastSnapshot;
+            Check(s.Seq == int.Parse(p.Get("seq").Text), p.Get("file").Text + ": seq");
+            var ids = p.Get("ids").Items;
+            var m = p.Get("matrix").Items;
+            bool eq = ids.Count == s.Count;
+            for (int i = 0; eq && i < s.Count; i++)
+            {
+                eq = (ulong)BigCode(ids[i]) == s.Ids[i];
+                for (int t = 0; eq && t < s.SlotCount; t++) { ulong c; eq = Carrier(BigCode(m[i].Items[t]), out c) && c == s.Codes[i * s.SlotCount + t]; }
+            }
+            Check(eq, p.Get("file").Text + ": ids and codes");
+            // the bare packet (the datagram without its check) decodes to the same under DecodePacket
+            Check(bytes.Length == int.Parse(p.Get("packet_bytes").Text) + 4, p.Get("file").Text + ": a whole datagram is the packet and 4 bytes of check");
+        }
+        Check(dec.Latest == 3, "latest after the golden packets is 3, got " + dec.Latest);
+        // the first (full) packet bare, through DecodePacket
+        var first = File.ReadAllBytes(Path.Combine(root, "tests/golden/snapshot/packet_00.bin"));
+        var d2 = new SnapshotDecoder(schema);
+        var s0 = d2.DecodePacket(first, 0, first.Length - 4);
+        Check(s0.Seq == 65534 && s0.Count == g.Get("packets").Items[0].Get("ids").Items.Count, "a bare full packet through DecodePacket");
+        Check(Throws<DecodeException>(() => d2.DecodePacket(first, 0, first.Length)), "the check is trailing data to the packet decoder");
+    }
+}
