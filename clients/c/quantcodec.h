@@ -151,6 +151,8 @@ typedef struct qc_decoder_config {
     size_t max_bytes;           /* every byte the decoder holds, at most (0: no limit) */
     size_t max_entities;        /* entities of one snapshot, at most (0: 1 << 24) */
     int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767) */
+    int max_partials;           /* partial packets held at once (0: 1024); beyond, the one begun
+                                   earliest is dropped, as when their chunks pass 256 * max_datagram */
 } qc_decoder_config;
 
 typedef struct qc_result {
@@ -168,7 +170,7 @@ typedef struct qc_decoder {
     const qc_schema *schema;
     qc_allocator al;
     size_t max_bytes, max_entities, bytes;
-    int max_history;
+    int max_history, max_partials, npartials;
     /* the stream (the adopted hello) */
     int adopted;
     int history, keep, predict, max_datagram;
@@ -241,11 +243,14 @@ int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *
 void qc_decoder_free(qc_decoder *d);
 /* One datagram, as it arrived. The result says what it was; a refusal changes nothing. */
 int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res);
+/* A bare packet (sections 6-7) whose integrity the transport already checked: decoded and kept
+   as a datagram's packet is. Before a hello, the window is that of history 64. */
+int qc_decoder_packet(qc_decoder *d, const uint8_t *packet, size_t len, qc_result *res);
 int qc_decoder_latest(const qc_decoder *d);                    /* -1 before the first */
 const qc_snapshot *qc_decoder_get(const qc_decoder *d, int seq);  /* a held baseline, or NULL */
 /* The most bytes a decoder can hold for this schema, history, entity count and datagram budget
    (every held snapshot of max_entities, the decode scratch, the reassembly buffers). */
-size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram);
+size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram, int max_partials);
 /* Memory a snapshot of n entities takes. */
 size_t qc_snapshot_bytes(const qc_schema *s, size_t n);
 
@@ -2919,6 +2924,7 @@ static void qc__partial_free(qc_decoder *d, qc_partial *p) {
         c = nx;
     }
     d->chunk_bytes -= p->bytes;
+    d->npartials--;
     qc__dfree(d, p, sizeof *p);
 }
 
@@ -2954,17 +2960,19 @@ static size_t qc__scratch_bytes(const qc_schema *s, size_t n) {
     return b + b / 4 + 4096;
 }
 
-size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram) {
+size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram, int max_partials) {
     size_t keep = (size_t)(2 * history - 1 <= 32768 ? 2 * history - 1 : 32768);
     size_t snaps = (keep + 2) * qc_snapshot_bytes(s, max_entities);   /* held + one decoding + one loose */
     size_t lists = keep * (sizeof(uint16_t) + sizeof(qc_snapshot *));
-    size_t chunk_limit = 256 * (size_t)max_datagram;
-    /* reassembly: the chunk bytes (at most 256 * max_datagram) and their bookkeeping: each chunk
-       node and, at worst (1-byte chunks each of its own partial packet, only possible from a
-       sender that seals datagrams with the stream's key), a partial header per chunk */
-    size_t reasm = chunk_limit + chunk_limit * (QC__NODE_HEAD + sizeof(qc_partial)) + (size_t)max_datagram;
-    size_t hello = (size_t)65507;
-    return snaps + lists + qc__scratch_bytes(s, max_entities) + reasm + hello + 2 * 16 * sizeof(size_t);
+    size_t chunk_limit = 256 * (size_t)max_datagram, np = (size_t)(max_partials > 0 ? max_partials : 1024);
+    /* reassembly: the chunk bytes (at most 256 * max_datagram), a node per chunk (full chunks:
+       at most chunk_limit / C; short ones: one per partial packet), a header per partial packet,
+       and the reassembled packet (at most the chunk limit) */
+    size_t reasm = 2 * chunk_limit + (np + chunk_limit / (size_t)(max_datagram - 12) + 1) * QC__NODE_HEAD + np * sizeof(qc_partial);
+    size_t hello = 2 * (size_t)65507;     /* the adopted hello and, while adopting, the next */
+    /* a packet reassembled from fragments is at most 256 * (max_datagram - 12) bytes: its new
+       entities are at most 8 per byte, so max_entities above that is never reached */
+    return snaps + 2 * lists + qc__scratch_bytes(s, max_entities) + reasm + hello + 64;
 }
 
 int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *cfg, qc_error *err) {
@@ -2974,6 +2982,7 @@ int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *
     d->max_bytes = cfg != NULL ? cfg->max_bytes : 0;
     d->max_entities = cfg != NULL && cfg->max_entities ? cfg->max_entities : ((size_t)1 << 24);
     d->max_history = cfg != NULL && cfg->max_history > 0 && cfg->max_history < 32767 ? cfg->max_history : 32767;
+    d->max_partials = cfg != NULL && cfg->max_partials > 0 ? cfg->max_partials : 1024;
     d->latest = -1;
     d->history = 64;
     (void)err;
@@ -3306,7 +3315,8 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
         snprintf(res->message, sizeof res->message, "fragment %d of packet %d: a duplicate", index, seq);
         return QC_PENDING;
     }
-    while (d->partials != NULL && d->chunk_bytes + clen > 256 * (size_t)d->max_datagram) {
+    while (d->partials != NULL && (d->chunk_bytes + clen > 256 * (size_t)d->max_datagram ||
+                                   (p == NULL && d->npartials >= d->max_partials))) {
         qc_partial *first = d->partials;
         d->partials = first->next;
         if (first == p) p = NULL;
@@ -3326,6 +3336,7 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
         }
         memset(p, 0, sizeof *p);
         p->seq = seq; p->count = count; p->pcheck = pcheck;
+        d->npartials++;
         for (pp = &d->partials; *pp != NULL; pp = &(*pp)->next) {}
         *pp = p;
     }
@@ -3367,6 +3378,32 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
         qc__dfree(d, packet, total);
         return st;
     }
+}
+
+int qc_decoder_packet(qc_decoder *d, const uint8_t *packet, size_t len, qc_result *res) {
+    res->status = QC_PENDING;
+    res->snapshot = NULL;
+    res->ack = 0;
+    res->ack_seq = 0;
+    res->kind = NULL;
+    res->message[0] = 0;
+    if (d->loose != NULL) { qc__snap_free(d, d->loose); d->loose = NULL; }
+    if (d->held == NULL) {
+        int keep = 2 * d->history - 1;
+        d->held = (qc_snapshot **)qc__dalloc(d, (size_t)keep * sizeof(qc_snapshot *));
+        d->held_seq = (uint16_t *)qc__dalloc(d, (size_t)keep * sizeof(uint16_t));
+        if (d->held == NULL || d->held_seq == NULL) {
+            qc__dfree(d, d->held, (size_t)keep * sizeof(qc_snapshot *));
+            qc__dfree(d, d->held_seq, (size_t)keep * sizeof(uint16_t));
+            d->held = NULL;
+            d->held_seq = NULL;
+            snprintf(res->message, sizeof res->message, "out of memory");
+            return qc__refuse(res, QC_E_MEMORY);
+        }
+        d->held_cap = keep;
+        d->keep = keep;
+    }
+    return qc__packet(d, packet, len, res);
 }
 
 int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
