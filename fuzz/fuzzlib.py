@@ -10,8 +10,8 @@ exception other than ``DecodeError``) when an invariant breaks:
   dequantization of those codes, and the bytes are the canonical encoding of what was decoded;
 * ``BitReader`` and ``unpack`` agree bit for bit with a big-integer oracle, and a failed read
   leaves the reader where it was;
-* a ``SnapshotDecoder``'s state (``latest`` and what it decodes next) is unchanged after a
-  ``DecodeError``.
+* a ``SnapshotDecoder``'s state (its stream, ``latest``, what it holds and what it decodes next)
+  is unchanged after a ``DecodeError``.
 
 Input layouts (first bytes select the mode, the rest is the message) are documented on each
 target so that a crash file can be read by hand.
@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 import quantcodec as qc
-from quantcodec import DecodeError
+from quantcodec import DecodeError, _framing
 from quantcodec._examples import player_state_fields
 
 # ---------------------------------------------------------------------------------- schemas
@@ -442,25 +442,38 @@ def _check_row_value(c, got, want, where):
 # ------------------------------------------------------------- target 3: SnapshotDecoder.decode
 
 class SnapshotWorld:
-    """A small scene streamed through a SnapshotEncoder: the packets the harness starts from.
+    """A small scene streamed through a SnapshotEncoder: the datagrams the harness starts from.
 
-    ``packets[i]`` is the packet of tick ``i`` (seq ``SEQ0 + i``, near the 16-bit wrap), encoded
-    against the newest acknowledged snapshot; the client acknowledges every other tick, so the
-    stream mixes full and delta packets with entities appearing, changing, resting and leaving.
+    ``hello`` is the stream's hello (a fixed stream id and ``started``, so that the corpus is
+    the same on every run); ``packets[i]`` is the whole datagram of tick ``i`` and
+    ``fragments[i]`` the datagrams ``encode_datagrams`` sends for it (seq ``SEQ0 + i``, near
+    the 16-bit wrap: the packet and its check, docs/wire-format.md 11), encoded against the
+    newest acknowledged snapshot; the client acknowledges every other tick, so the stream mixes
+    full and delta packets with entities appearing, changing, resting and leaving.
     """
 
     SEQ0 = 65530
+    STREAM_ID = 0xF022
+    STARTED = 1_700_000_000_000_000
+    MAX_DATAGRAM = 128
 
     def __init__(self, ticks=8):
         self.schema = schemas()[0]
-        enc = qc.SnapshotEncoder(self.schema, history=64)
+        # a small datagram budget: the full packets go out in fragments under encode_datagrams
+        # (``fragments[i]``), and the hello summarizes only the fields that fit
+        enc = qc.SnapshotEncoder(self.schema, history=64, stream_id=self.STREAM_ID,
+                                 max_datagram=self.MAX_DATAGRAM)
+        enc._started_us = self.STARTED           # a fixed hello
+        enc._hello = None
+        self.enc = enc
+        self.hello = enc.hello()
         rng = np.random.default_rng(1234)
         n_all = 12
         pos = rng.uniform(-100, 100, (n_all, 3))
         quat = rng.normal(size=(n_all, 4))
         vel = rng.uniform(-5, 5, (n_all, 3))
         vel[::3] = 0.0
-        self.packets, self.snaps, self.seqs = [], [], []
+        self.packets, self.fragments, self.snaps, self.seqs = [], [], [], []
         for t in range(ticks):
             alive = np.array([i for i in range(n_all) if (i + t) % 5 != 0])    # some come and go
             pos[alive] += vel[alive] * 0.05
@@ -479,37 +492,37 @@ class SnapshotWorld:
             snap = self.schema.snapshot(ids, cols)
             seq = (self.SEQ0 + t) % 65536
             self.packets.append(enc.encode(seq, snap))
+            self.fragments.append(_framing.fragment(self.packets[-1], self.MAX_DATAGRAM, enc._seed_f))
             self.snaps.append(snap)
             self.seqs.append(seq)
             if t % 2 == 0:
                 enc.ack(seq)
         self._expected_records = [None] * ticks
-        self._decoders = {}
 
-    def decoder(self, upto, replay=False):
-        """A fresh decoder that has decoded packets ``0 .. upto - 1``.
-
-        By default a clone of a decoder that did (its held snapshots are immutable, so sharing
-        them is safe), which is several times faster than replaying the packets; ``replay=True``
-        (or a decoder without those attributes) replays them."""
-        if not replay:
-            ref = self._decoders.get(upto)
-            if ref is None:
-                ref = self._decoders[upto] = self.decoder(upto, replay=True)
-            if hasattr(ref, "_held") and hasattr(ref, "_latest"):
-                d = qc.SnapshotDecoder(self.schema, history=64)
-                d._held = dict(ref._held)
-                d._latest = ref._latest
-                return d
-        d = qc.SnapshotDecoder(self.schema, history=64)
+    def decoder(self, upto, pending=False):
+        """A decoder that adopted the hello (fed first, as a datagram) and has decoded the
+        datagrams ``0 .. upto - 1``; with ``pending``, then took the first fragment of packet 0
+        (``fragments[0][0]``: its packet waits for the second)."""
+        d = qc.SnapshotDecoder(self.schema)
+        assert d.decode(self.hello) is None
         for i in range(upto):
             d.decode(self.packets[i])
+        if pending:
+            assert d.decode(self.fragments[0][0]) is None
         return d
+
+    def seal(self, mode, body):
+        """``body`` made a datagram that passes a check: 1 a whole packet (seed_P), 2 a fragment
+        (seed_F), 3 a hello (seed_H): a forger who saw the hello reaches what lies behind it."""
+        from quantcodec._bitstream import crc32c
+        from quantcodec._framing import SEED_H
+        seed = (self.enc._seed_p, self.enc._seed_f, SEED_H)[mode - 1]
+        return body + crc32c(body, seed).to_bytes(4, "little")
 
     def records(self, i):
         """The records packet ``i`` decodes to (computed once, by a clean decoder)."""
         if self._expected_records[i] is None:
-            d = self.decoder(i + 1, replay=True)
+            d = self.decoder(i)
             self._expected_records[i] = view_records(d.decode(self.packets[i]))
         return self._expected_records[i]
 
@@ -548,39 +561,86 @@ def _seq_newer(a, b):
     return a != b and ((a - b) & 0xFFFF) < 0x8000
 
 
-def snapshot_decode(data):
-    """Fuzz ``SnapshotDecoder.decode``.
+def _stream_state(d):
+    """Everything a refused datagram must leave as it was: the adopted stream, ``latest``, the
+    held snapshots (by identity) and the partial packets of reassembly."""
+    frag = d._frag
+    parts = None if frag is None else (frag.held, {k: dict(v) for k, v in frag.parts.items()})
+    return (d.hello_info, d.latest, d.held, {s: d.get(s) for s in d.held}, parts)
 
-    Layout: ``data[0] % 4``: the decoder's state (it has decoded the first 0, 1, 3 or 5 packets
-    of ``SnapshotWorld``); the rest is the packet. After a ``DecodeError`` the decoder must be
-    exactly as it was: same ``latest`` and ``held``, the last packet it took decodes again to
-    the same records, and the next packet of the stream decodes to the right records.
+
+def _same_state(a, b, completed=None):
+    """``a`` and ``b`` are the same state, but for the partial packet ``completed`` (its key
+    ``(seq, count, pcheck)``) that may be gone: a fragment that completes a packet which is then
+    refused (its check or its decode) leaves nothing of it (docs/wire-format.md 12, rule 3)."""
+    hello_a, latest_a, held_a, snaps_a, parts_a = a
+    hello_b, latest_b, held_b, snaps_b, parts_b = b
+    assert hello_a == hello_b, "a refused datagram changed the adopted stream"
+    assert latest_a == latest_b, f"a DecodeError moved latest from {latest_a} to {latest_b}"
+    assert held_a == held_b, f"a DecodeError changed the held snapshots from {held_a} to {held_b}"
+    assert all(snaps_a[s] is snaps_b[s] for s in snaps_a), "a DecodeError replaced a held snapshot"
+    if parts_a != parts_b and completed is not None and parts_a is not None:
+        held, parts = parts_a
+        if completed in parts and completed not in parts_b[1]:
+            parts = {k: v for k, v in parts.items() if k != completed}
+            held -= sum(len(c) for c in parts_a[1][completed].values())
+            parts_a = (held, parts)
+    assert parts_a == parts_b, "a DecodeError changed the partial packets"
+
+
+def snapshot_decode(data):
+    """Fuzz ``SnapshotDecoder.decode`` of one datagram.
+
+    Layout: ``data[0] & 3``: the decoder's state (it adopted the hello, fed first as a
+    datagram, and decoded the first 0, 1, 3 or 5 datagrams of ``SnapshotWorld``; with
+    ``data[0] & 16`` it then took the first of packet 0's two fragments, so that a second one
+    completes a packet);
+    ``(data[0] >> 2) & 3``: how the rest reaches the decoder: 0 as the datagram itself, 1 sealed
+    as a whole packet of the stream (the rest is a bare packet), 2 sealed as a fragment of the
+    stream, 3 sealed as a hello (docs/wire-format.md 11-14). Only ``DecodeError`` (of a known
+    kind) may be raised. A view is checked (valid codes, unique ids, ``latest`` forward only).
+    None (a hello, a fragment pending) leaves ``latest`` and the held snapshots, unless a hello
+    of a newer stream was adopted: then the decoder started over. After a ``DecodeError`` the
+    decoder must be exactly as it was (stream, ``latest``, held snapshots, partial packets), the
+    last datagram it took decodes again to the same records and the next datagram of the stream
+    decodes to the right records.
     """
     if not data:
         return
     w = world()
-    upto = (0, 1, 3, 5)[data[0] % 4]
-    pkt = bytes(data[1:])
-    d = w.decoder(upto)
-    before = d.latest
-    held = d.held
+    upto = (0, 1, 3, 5)[data[0] & 3]
+    mode = (data[0] >> 2) & 3
+    dgram = bytes(data[1:]) if mode == 0 else w.seal(mode, bytes(data[1:]))
+    d = w.decoder(upto, pending=bool(data[0] & 16))
+    before = _stream_state(d)
     try:
-        view = d.decode(pkt)
-    except DecodeError:
-        view = None
-    if view is not None:
-        _check_view(w.schema, view)
-        if before is None or _seq_newer(view.seq, before):
-            assert d.latest == view.seq, f"latest {d.latest} after decoding seq {view.seq} over {before}"
+        view = d.decode(dgram)
+    except DecodeError as e:
+        assert e.kind in DecodeError.KINDS, f"DecodeError of kind {e.kind!r}"
+        view = e
+    if view is None:
+        if d.hello_info != before[0]:       # a newer stream's hello: adopted, started over
+            assert d.hello_info.started > before[0].started, "adopted an older stream's hello"
+            assert d.latest is None and d.held == (), "a new stream kept the old one's state"
         else:
-            assert d.latest == before, f"latest moved from {before} to {d.latest} on an older seq {view.seq}"
+            assert (d.latest, d.held) == before[1:3], "a datagram that returned None changed the state"
         return
-    assert d.latest == before, f"a DecodeError moved latest from {before} to {d.latest}"
-    assert d.held == held, f"a DecodeError changed the held snapshots from {held} to {d.held}"
+    if not isinstance(view, DecodeError):
+        _check_view(w.schema, view)
+        latest = before[1]
+        if latest is None or _seq_newer(view.seq, latest):
+            assert d.latest == view.seq, f"latest {d.latest} after decoding seq {view.seq} over {latest}"
+        else:
+            assert d.latest == latest, f"latest moved from {latest} to {d.latest} on an older seq {view.seq}"
+        return
+    completed = None
+    if len(dgram) >= 12:            # the partial packet a fragment would complete
+        completed = (int.from_bytes(dgram[:2], "little"), dgram[3] + 1, int.from_bytes(dgram[4:8], "little"))
+    _same_state(before, _stream_state(d), completed)
     if upto:
         again = d.decode(w.packets[upto - 1])
         assert view_records(again) == w.records(upto - 1), "the last packet no longer decodes to its state"
-        assert d.latest == before
+        assert d.latest == before[1]
     if upto < len(w.packets):
         nxt = d.decode(w.packets[upto])
         assert view_records(nxt) == w.records(upto), "the next packet does not decode to its state"

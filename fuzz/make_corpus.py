@@ -87,15 +87,35 @@ def schema_seeds():
 
 
 def snapshot_seeds():
+    """Datagrams of the world's stream (mode 0), and bare packets, fragment bodies and hello
+    bodies for the harness to seal (modes 1, 2, 3): see ``fuzzlib.snapshot_decode``."""
     w = fuzzlib.world()
+    raw, packet, fragment, hello = (m << 2 for m in range(4))
+    # another stream's hellos: newer (adopted) and older (refused) than the world's
+    newer = qc.SnapshotEncoder(w.schema, history=64, stream_id=w.STREAM_ID + 1)
+    newer._started_us, newer._hello = w.STARTED + 1, None
+    older = qc.SnapshotEncoder(w.schema, history=16, stream_id=w.STREAM_ID + 2)
+    older._started_us, older._hello = w.STARTED - 1, None
+    frags = w.fragments[0]
+    assert len(frags) >= 2
     seeds = []
     for state, upto in enumerate((0, 1, 3, 5)):
-        seeds.append(bytes([state]) + w.packets[0])                       # a full packet
+        seeds.append(bytes([state | raw]) + w.packets[0])                       # a full packet
         if upto:
-            seeds.append(bytes([state]) + w.packets[upto - 1])            # a duplicate
+            seeds.append(bytes([state | raw]) + w.packets[upto - 1])            # a duplicate
         if upto < len(w.packets):
-            seeds.append(bytes([state]) + w.packets[upto])                # the next one
-        seeds.append(bytes([state]) + w.packets[-1])                      # far ahead
+            seeds.append(bytes([state | raw]) + w.packets[upto])                # the next one
+            seeds.append(bytes([state | packet]) + w.packets[upto][:-4])        # ... bare, to seal
+        seeds.append(bytes([state | raw]) + w.packets[-1])                      # far ahead
+        seeds.append(bytes([state | packet]) + w.packets[-1][:-4])
+        seeds.append(bytes([state | raw]) + w.hello)                            # the hello again
+        seeds.append(bytes([state | hello]) + newer.hello()[:-4])               # a newer stream
+        seeds.append(bytes([state | hello]) + older.hello()[:-4])               # an older one
+        seeds.append(bytes([state | fragment]) + frags[0][:-4])                 # a fragment
+        seeds.append(bytes([state | fragment]) + frags[-1][:-4])                # the last one
+        pending = state | 16                                # the first fragment already taken
+        seeds.append(bytes([pending | raw]) + frags[1])                         # completes it
+        seeds.append(bytes([pending | fragment]) + frags[1][:-4])
     return seeds
 
 

@@ -5,7 +5,10 @@ and truncations of real messages, and random bytes from hypothesis.
 Invariants checked on every input (see fuzz/fuzzlib.py): the only exception a decoder raises on
 bytes is DecodeError; what decodes is in range (valid codes, their exact dequantization, the
 canonical encoding of those codes); BitReader and unpack agree bit for bit with a big-integer
-oracle; a SnapshotDecoder is unchanged by a DecodeError.
+oracle; a SnapshotDecoder is unchanged by a DecodeError (its stream, latest, held snapshots and
+partial packets). The snapshot target takes datagrams, after the stream's hello: as they are
+(damage is refused by the check), or sealed with the stream's check as a whole packet, a fragment
+or a hello, so that the packet decoder, reassembly and the hello's parsing are reached too.
 """
 
 import importlib.util
@@ -101,28 +104,82 @@ def test_schema_edges():
             sd(bytes([1, 0]) + (m[:cut] if cut <= len(m) else m + b"\x00" * (cut - len(m))))
 
 
+RAW, SEALED, FRAGMENT, HELLO = (m << 2 for m in range(4))      # how snapshot_decode feeds the rest
+
+
 def test_snapshot_every_bit_flip_and_truncation_of_real_packets():
+    # each datagram as it is (damage refused by the check) and its bare packet sealed with the
+    # stream's check (damage reaches the packet decoder)
     w = fuzzlib.world()
     sn = fuzzlib.snapshot_decode
-    for i, pkt in enumerate(w.packets[:4]):
-        state = bytes([min(i, 3)])      # a decoder that holds the packet's baseline
-        sn(state + pkt)
-        for cut in range(len(pkt)):
-            sn(state + pkt[:cut])
-        sn(state + pkt + b"\x00")
-        sn(state + pkt + b"\x01")
-        for bit in range(len(pkt) * 8):
-            m = bytearray(pkt)
-            m[bit >> 3] ^= 1 << (bit & 7)
-            sn(state + bytes(m))
+    for i, dgram in enumerate(w.packets[:4]):
+        state = min(i, 3)               # a decoder that holds the packet's baseline
+        for mode, msg in ((RAW, dgram), (SEALED, dgram[:-4])):
+            head = bytes([state | mode])
+            sn(head + msg)
+            for cut in range(len(msg)):
+                sn(head + msg[:cut])
+            sn(head + msg + b"\x00")
+            sn(head + msg + b"\x01")
+            for bit in range(len(msg) * 8):
+                m = bytearray(msg)
+                m[bit >> 3] ^= 1 << (bit & 7)
+                sn(head + bytes(m))
 
 
 def test_snapshot_packets_out_of_order_and_without_baseline():
     w = fuzzlib.world()
     sn = fuzzlib.snapshot_decode
     for state in range(4):
-        for pkt in w.packets:
-            sn(bytes([state]) + pkt)
+        for dgram in w.packets:
+            sn(bytes([state | RAW]) + dgram)
+            sn(bytes([state | SEALED]) + dgram[:-4])
+
+
+def test_snapshot_hellos_and_fragments():
+    # the hello again, hellos of newer, older and other streams, damaged hellos; fragments of
+    # the stream's packets, whole, damaged and inconsistent
+    from quantcodec import _framing
+    w = fuzzlib.world()
+    sn = fuzzlib.snapshot_decode
+    hellos = [w.hello[:-4]]
+    for sid, started, history in ((1, w.STARTED + 5, 64), (w.STREAM_ID, w.STARTED + 5, 64),
+                                  (2, w.STARTED - 5, 8), (3, w.STARTED + 9, 3)):
+        e = qc.SnapshotEncoder(w.schema, history=history, stream_id=sid)
+        e._started_us, e._hello = started, None
+        hellos.append(e.hello()[:-4])
+    other = qc.SnapshotEncoder(qc.Schema("Other", [("x", qc.UInt(3))]))
+    hellos.append(other.hello()[:-4])
+    for state in range(4):
+        sn(bytes([state | RAW]) + w.hello)
+        for body in hellos:
+            sn(bytes([state | HELLO]) + body)
+            for cut in (4, 46, 53, len(body) - 1):
+                sn(bytes([state | HELLO]) + body[:cut])
+            for at in (4, 5, 6, 8, 46, len(body) - 5):
+                m = bytearray(body)
+                m[at] ^= 0xFF
+                sn(bytes([state | HELLO]) + bytes(m))
+        for frags in (w.fragments[0], _framing.fragment(w.packets[1], 64, w.enc._seed_f)):
+            assert len(frags) >= 2          # (the second: fragments of another budget)
+            for f in frags:
+                sn(bytes([state | RAW]) + f)
+                sn(bytes([state | FRAGMENT]) + f[:-4])
+                for at in (0, 2, 3, 4, 8):
+                    m = bytearray(f[:-4])
+                    m[at] ^= 0x5A
+                    sn(bytes([state | FRAGMENT]) + bytes(m))
+                sn(bytes([state | FRAGMENT]) + f[:-5])
+        # the first fragment of packet 0 taken: the second completes it, or (damaged, sealed)
+        # completes a packet that fails its check
+        first, second = w.fragments[0]
+        sn(bytes([state | 16 | RAW]) + second)
+        sn(bytes([state | 16 | RAW]) + first)                   # a duplicate: pending
+        sn(bytes([state | 16 | FRAGMENT]) + second[:-4])
+        for at in (1, 8, 20, len(second) - 5):
+            m = bytearray(second[:-4])
+            m[at] ^= 0x10
+            sn(bytes([state | 16 | FRAGMENT]) + bytes(m))
 
 
 # ------------------------------------------------------------------------------- random bytes
@@ -143,20 +200,21 @@ def test_schema_random(data):
 
 
 @_fast
-@given(st.integers(0, 3), st.binary(max_size=96))
-def test_snapshot_random(state, data):
-    fuzzlib.snapshot_decode(bytes([state]) + data)
+@given(st.integers(0, 31), st.binary(max_size=96))
+def test_snapshot_random(head, data):
+    fuzzlib.snapshot_decode(bytes([head]) + data)
 
 
 @_fast
-@given(st.integers(0, 3), st.data())
-def test_snapshot_mutated_packets(state, data):
+@given(st.integers(0, 3), st.sampled_from([RAW, SEALED]), st.data())
+def test_snapshot_mutated_packets(state, mode, data):
     w = fuzzlib.world()
-    pkt = bytearray(data.draw(st.sampled_from(w.packets)))
+    dgram = data.draw(st.sampled_from(w.packets))
+    pkt = bytearray(dgram if mode == RAW else dgram[:-4])
     for _ in range(data.draw(st.integers(1, 4))):
         i = data.draw(st.integers(0, len(pkt) - 1))
         pkt[i] = data.draw(st.integers(0, 255))
-    fuzzlib.snapshot_decode(bytes([state]) + bytes(pkt))
+    fuzzlib.snapshot_decode(bytes([state | mode]) + bytes(pkt))
 
 
 def test_the_checks_can_fail():
