@@ -11,7 +11,8 @@ For one client and a snapshot of N bodies (default 1000) of the bench scene at t
   unpacking the NumPy array itself ("pack(*np)", ``st.pack(*array.ravel())``, the most direct
   way to write it: each element goes through a NumPy scalar, so it is the slowest);
 - ``encoder.encode(seq, snapshot)``: one client's delta packet against its acknowledged baseline
-  (and extrapolation snapshot), the whole Python call;
+  (and extrapolation snapshot), the whole Python call, up to the datagram (the packet and the
+  4-byte check of its stream: the "bytes" columns count them);
 - ``decoder.decode(packet)``: the whole Python call, up to the decoded snapshot (its columns are
   dequantized lazily, on first access: that is reported on its own, as is quantizing the
   snapshot, done once per tick for every client).
@@ -86,7 +87,8 @@ def best(fn, number, repeat=7):
 def measure(scene, schema, k, lag=6, number=200):
     """Times at tick k of a stream in its steady state: every earlier tick sent, decoded and
     acknowledged `lag` ticks later, so both ends hold a full history."""
-    enc, dec = SnapshotEncoder(schema), SnapshotDecoder(schema)
+    enc = SnapshotEncoder(schema)
+    dec = SnapshotDecoder.from_hello(schema, enc.hello())
     snaps = {}
     for j in range(max(0, k - enc.history + 1), k + 1):
         snaps[j] = schema.snapshot(scene.ids[j], scene.columns(j))
@@ -133,7 +135,8 @@ def stream(scene, schema, centers=(60, 150, 280), half=10, lag=6, repeats=5):
     times = {op: np.zeros((repeats, last)) for op in ("snapshot", "encode", "decode", "pack_body")}
     changed = np.zeros(last)
     for rep in range(repeats):
-        enc, dec = SnapshotEncoder(schema), SnapshotDecoder(schema)
+        enc = SnapshotEncoder(schema)
+        dec = SnapshotDecoder.from_hello(schema, enc.hello())
         snaps = {}
         for k in range(last):
             cols = scene.columns(k)
@@ -172,7 +175,8 @@ def full(scene, schema, k, number=200):
     acks stopped): the time to encode it (an encoder that never had an ack sends one every
     call), to decode it, and struct.pack/body of the same floats. Returns (bytes, seconds)."""
     snap = schema.snapshot(scene.ids[k], scene.columns(k))
-    enc, dec = SnapshotEncoder(schema), SnapshotDecoder(schema)
+    enc = SnapshotEncoder(schema)
+    dec = SnapshotDecoder.from_hello(schema, enc.hello())
     packet = enc.encode(k, snap)
     assert enc.last_baseline is None and dec.decode(packet) == snap
     raw = raw_floats(scene, k)
@@ -206,7 +210,8 @@ def many_clients(scene, schema, k, clients, lags=(4, 5, 6, 7, 8), number=20):
                 if j < k:
                     e.encode(j, snaps[j])
     cur = snaps[k]
-    distinct = len({e.encode(k, cur) for e in alone})
+    # bare packets: each client's datagram is its packet sealed with its own stream's check
+    distinct = len({e.encode(k, cur)[:-4] for e in alone})
 
     def tick_alone():
         for e in alone:

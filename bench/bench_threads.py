@@ -85,7 +85,7 @@ def workloads(scale):
     delta = enc0.encode(2, snap2)
 
     def per_thread_snapshot_decode():
-        dec = qc.SnapshotDecoder(s)
+        dec = qc.SnapshotDecoder.from_hello(s, enc0.hello())
         dec.decode(full)
         return lambda: dec.decode(delta)
 

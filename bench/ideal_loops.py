@@ -404,7 +404,8 @@ def main(argv=None, out=print):
     raw = np.concatenate([scene.positions[args.tick], scene.orientations[args.tick]], axis=1)
     st = struct.Struct(f"<{raw.size}f")
     pack = min(timeit.repeat(lambda: st.pack(*raw.ravel()), number=20, repeat=7)) / 20 * 1e6
-    enc, dec = SnapshotEncoder(schema), SnapshotDecoder(schema)
+    enc = SnapshotEncoder(schema)
+    dec = SnapshotDecoder.from_hello(schema, enc.hello())
     snaps = {}
     for j in range(args.tick - 20, args.tick + 1):
         snaps[j] = schema.snapshot(scene.ids[j], pose(scene, j))

@@ -165,7 +165,7 @@ def main(argv=None, out=print):
     for k in range(ticks):
         if k >= args.lag:
             enc.ack(k - args.lag)
-        nbits = 8 * len(enc.encode(k, snaps[k]))
+        nbits = 8 * (len(enc.encode(k, snaps[k])) - 4)          # the packet, without the datagram's check
         pdist = pred_target_of(args.lag)
         if k < args.lag + pdist or not np.array_equal(snaps[k].ids, snaps[k - args.lag].ids):
             continue
