@@ -430,7 +430,8 @@ def test_empty_streams_and_batches():
         s.decode_many(b"\x00", 0)
     with pytest.raises(qc.DecodeError):
         s.decode(b"")
-    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    enc = qc.SnapshotEncoder(s)
+    dec = qc.SnapshotDecoder.from_hello(s, enc.hello())
     view = dec.decode(enc.encode(7, s.snapshot(np.empty(0, dtype=np.uint64), cols)))
     assert view.seq == 7 and len(view.ids) == 0 and view.records() == {}
     assert view.columns["q"].shape == (0, 4)
@@ -605,7 +606,14 @@ def test_decoders_accept_every_contiguous_buffer_and_never_modify_it():
     msg = s.encode(rec)
     want = s.decode(msg)
     many = s.encode_many({"b": np.array([0.5, -0.5]), "u": np.array([1, 2]), "q": np.array([rec["q"]] * 2)})
-    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    enc = qc.SnapshotEncoder(s)
+    hello = enc.hello()
+    for buf in _buffers(hello):             # the hello, through from_hello and through decode
+        before = bytes(buf)
+        assert qc.SnapshotDecoder.from_hello(s, buf).stream_id == enc.stream_id
+        assert qc.SnapshotDecoder(s).decode(buf) is None
+        assert bytes(buf) == before
+    dec = qc.SnapshotDecoder.from_hello(s, hello)
     pkt = enc.encode(3, s.snapshot(np.array([4, 5], dtype=np.uint64),
                                    {"b": np.array([0.1, 0.2]), "u": np.array([1, 2]), "q": np.array([rec["q"]] * 2)}))
     for buf in _buffers(msg):
@@ -618,7 +626,9 @@ def test_decoders_accept_every_contiguous_buffer_and_never_modify_it():
         assert qc.BitReader(buf).read(8) == many[0]
         assert qc.unpack(buf, 2, 8).tolist() == list(many[:2])
     for buf in _buffers(pkt):
+        before = bytes(buf)
         assert dec.decode(buf).ids.tolist() == [4, 5]
+        assert bytes(buf) == before
 
 
 def test_non_contiguous_buffers_are_refused_with_a_clear_error():
@@ -635,6 +645,12 @@ def test_non_contiguous_buffers_are_refused_with_a_clear_error():
         qc.unpack(_strided(msg), 1, 8)
     with pytest.raises(ValueError, match="contiguous"):
         qc.SnapshotDecoder(s).decode(_strided(msg))
+    enc = qc.SnapshotEncoder(s)
+    pkt = enc.encode(0, s.snapshot([1], {"b": [0.5], "u": [7]}))
+    with pytest.raises(ValueError, match="contiguous"):
+        qc.SnapshotDecoder.from_hello(s, _strided(enc.hello()))
+    with pytest.raises(ValueError, match="contiguous"):
+        qc.SnapshotDecoder.from_hello(s, enc.hello()).decode(_strided(pkt))
     with pytest.raises(TypeError):
         s.decode("not bytes")
     with pytest.raises(TypeError):
