@@ -17,6 +17,10 @@ namespace QuantCodec
         // components
         readonly int[] cSlot, cShift, cB;
         readonly bool[] cSmag;
+        readonly ulong[] cMask, cHalf;      // mask(b); sign-magnitude: mask(b - 1), else 0
+        readonly int[] sVK;                 // how a slot's codes are checked: VK_*
+        readonly ulong[] sMax;              // the slot's largest code
+        const int VK_ALL = 0, VK_POWER = 1, VK_MAX = 2, VK_QTAB = 3, VK_CODEC = 4;
         // fields
         readonly int[] fFirst, fEnd, fC0, fC1;
         readonly bool[] fImpliedFlag, fImpliedFlip;
@@ -47,6 +51,8 @@ namespace QuantCodec
                 nc += sl.Class == SlotClass.Ord || sl.Class == SlotClass.Smag ? 1 : sl.Class == SlotClass.Quat ? 3 : sl.Class == SlotClass.Uvec ? 2 : 0;
             C = nc;
             cSlot = new int[C]; cShift = new int[C]; cB = new int[C]; cSmag = new bool[C];
+            cMask = new ulong[C]; cHalf = new ulong[C];
+            sVK = new int[S]; sMax = new ulong[S];
             kk = new int[C + 1]; pp = new int[C + 1];
             int c = 0;
             for (int s = 0; s < S; s++)
@@ -56,6 +62,9 @@ namespace QuantCodec
                 sComp[s] = c;
                 sAllValid[s] = sl.Class == SlotClass.Flag || AllValid(sl);
                 if (sl.Class == SlotClass.Quat && sl.CBits <= 12) sQtab[s] = sl.Codec.QuatTable();
+                sMax[s] = sl.Class == SlotClass.Flag ? 1 : sl.Codec.maxcode;
+                sVK[s] = sAllValid[s] ? VK_ALL : sQtab[s] != null ? VK_QTAB : sl.Codec.Kind == CodecKind.PowerCurve ? VK_POWER
+                         : sl.Codec.Kind == CodecKind.Enum ? VK_MAX : VK_CODEC;
                 switch (sl.Class)
                 {
                     case SlotClass.Ord: case SlotClass.Smag:
@@ -68,6 +77,7 @@ namespace QuantCodec
                         break;
                 }
             }
+            for (int k = 0; k < C; k++) { cMask[k] = Mask(cB[k]); cHalf[k] = cSmag[k] ? Mask(cB[k] - 1) : 0; }
             fFirst = new int[F]; fEnd = new int[F]; fC0 = new int[F]; fC1 = new int[F];
             fImpliedFlag = new bool[F]; fImpliedFlip = new bool[F];
             for (int f = 0; f < F; f++)
@@ -142,16 +152,51 @@ namespace QuantCodec
             return v;
         }
 
-        static int Ctz(ulong v)
+        static readonly byte[] CtzTable = MakeCtz();
+        static byte[] MakeCtz()
         {
-            int n = 0;
-            if ((v & 0xFFFFFFFFUL) == 0) { n += 32; v >>= 32; }
-            if ((v & 0xFFFFUL) == 0) { n += 16; v >>= 16; }
-            if ((v & 0xFFUL) == 0) { n += 8; v >>= 8; }
-            if ((v & 0xFUL) == 0) { n += 4; v >>= 4; }
-            if ((v & 0x3UL) == 0) { n += 2; v >>= 2; }
-            if ((v & 0x1UL) == 0) { n += 1; }
-            return n;
+            var t = new byte[64];
+            for (int i = 0; i < 64; i++) t[((1UL << i) * 0x03F79D71B4CB0A89UL) >> 58] = (byte)i;
+            return t;
+        }
+
+        /// <summary>Trailing zeros of v != 0 (de Bruijn).</summary>
+        static int Ctz(ulong v) { return CtzTable[((v & (0UL - v)) * 0x03F79D71B4CB0A89UL) >> 58]; }
+
+        static readonly bool LittleEndian = BitConverter.IsLittleEndian;
+
+        /// <summary>EG(k, b) without the escape's extra bit: the common case (the whole code within one
+        /// 8-byte load, no escape) inline, the rest through EG.</summary>
+        ulong EGf(int k, int b, ulong umax)
+        {
+            bool alt;
+            return EGx(k, b, umax, false, out alt);
+        }
+
+        /// <summary>EGf, and for the smallest-three's first component the escape's extra bit.</summary>
+        ulong EGx(int k, int b, ulong umax, bool altOk, out bool alt)
+        {
+            alt = false;
+            long p = pos;
+            int bi = (int)(p >> 3);
+            if (bi + 8 <= nbytes && LittleEndian)
+            {
+                ulong w = BitConverter.ToUInt64(buf, start + bi) >> (int)(p & 7);
+                int E = (b - k + 1) / 2 + 1;
+                if ((w & ((1UL << E) - 1)) != 0)
+                {
+                    int e = Ctz(w);
+                    int total = 2 * e + 1 + k;
+                    if (total <= 57)
+                    {
+                        ulong u = ((((w >> (e + 1)) & ((1UL << e) - 1)) | (1UL << e)) - 1) << k | ((w >> (2 * e + 1)) & ((1UL << k) - 1));
+                        if (u > umax) throw Bad("Exp-Golomb value beyond its " + b + " bits");
+                        pos = p + total;
+                        return u;
+                    }
+                }
+            }
+            return EG(k, b, altOk, out alt);
         }
 
         internal static int BitLen(ulong x) { return Codec.BitLen(x); }
@@ -297,6 +342,16 @@ namespace QuantCodec
 
         bool SlotValid(int s, ulong v)
         {
+            switch (sVK[s])
+            {
+                case VK_ALL: return true;
+                case VK_POWER:
+                    {
+                        ulong half = sMax[s] >> 1;
+                        return v <= sMax[s] && !(v > half && (v & half) == 0);
+                    }
+                case VK_MAX: return v <= sMax[s];
+            }
             if (sAllValid[s]) return true;      // every value of the slot's width is a valid code
             double[] t = sQtab[s];
             if (t != null)
@@ -346,6 +401,14 @@ namespace QuantCodec
             Grow(ref keptBase, kept + 1);
             int[] kOut = tmpOut(kept + 1);
             // merge kept baseline rows and new rows in id order
+            if (nrem == 0 && nnew == 0 && m > 0)
+            {
+                // the common case: the baseline's entities, row for row
+                Array.Copy(bs.Ids, o.Ids, m);
+                if (S > 0) Array.Copy(bs.Codes, o.Codes, m * S);
+                for (int e = 0; e < m; e++) { keptBase[e] = e; kOut[e] = e; }
+            }
+            else
             {
                 int i = 0, x = 0, j = 0, w = 0, e = 0;
                 ulong[] oid = o.Ids, orow = o.Codes;
@@ -507,6 +570,25 @@ namespace QuantCodec
             return v;
         }
 
+        /// <summary>A component's new code bits (at its shift) from the baseline's and pred's carriers.</summary>
+        ulong CompF(int c, ulong bw, ulong pw, bool usePred, int bdist, int pdist, ulong u)
+        {
+            int sh = cShift[c];
+            ulong mask = cMask[c], half = cHalf[c];
+            ulong bl = (bw >> sh) & mask;
+            if (half != 0 && bl > half) bl ^= half;
+            ulong r = bl;
+            if (usePred)
+            {
+                ulong pl = (pw >> sh) & mask;
+                if (half != 0 && pl > half) pl ^= half;
+                r = Ref(c, bl, pl, true, bdist, pdist);
+            }
+            ulong v = (r + ((u >> 1) ^ (0UL - (u & 1)))) & mask;
+            if (half != 0 && v > half) v ^= half;
+            return v << sh;
+        }
+
         void ChangedEntities(int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o, int[] kOut, int nchg)
         {
             ulong[] brow = bs.Codes, orow = o.Codes;
@@ -546,8 +628,19 @@ namespace QuantCodec
                             case SlotClass.Smag:
                                 {
                                     int c = sComp[s];
-                                    ulong u = EG(kk[c], cB[c]);
-                                    v = Comp(c, bw, pi >= 0 ? prow[pi + s] : 0, pi >= 0 && pp[c] != 0, bdist, pdist, u);
+                                    ulong mask = cMask[c], half = cHalf[c];
+                                    ulong u = EGf(kk[c], cB[c], mask);
+                                    ulong bl = bw & mask;
+                                    if (half != 0 && bl > half) bl ^= half;
+                                    ulong r = bl;
+                                    if (pi >= 0 && pp[c] != 0)
+                                    {
+                                        ulong pl = prow[pi + s] & mask;
+                                        if (half != 0 && pl > half) pl ^= half;
+                                        r = Ref(c, bl, pl, true, bdist, pdist);
+                                    }
+                                    v = (r + ((u >> 1) ^ (0UL - (u & 1)))) & mask;
+                                    if (half != 0 && v > half) v ^= half;
                                     if (sSigned[s]) v = sCodec[s].FromWire(v);
                                     break;
                                 }
@@ -558,8 +651,8 @@ namespace QuantCodec
                                     v = 0;
                                     for (int j = 0; j < 2; j++)
                                     {
-                                        ulong u = EG(kk[c + j], cB[c + j]);
-                                        v |= Comp(c + j, bw, pw, pi >= 0 && pp[c + j] != 0, bdist, pdist, u) << cShift[c + j];
+                                        ulong u = EGf(kk[c + j], cB[c + j], cMask[c + j]);
+                                        v |= CompF(c + j, bw, pw, pi >= 0 && pp[c + j] != 0, bdist, pdist, u);
                                     }
                                     break;
                                 }
@@ -569,14 +662,14 @@ namespace QuantCodec
                                     ulong pw = pi >= 0 ? prow[pi + s] : 0;
                                     bool qpred = pi >= 0 && (pw >> qs) == (bw >> qs);
                                     bool alt;
-                                    ulong u = EG(kk[c], cb, true, out alt);
+                                    ulong u = EGx(kk[c], cb, cMask[c], true, out alt);
                                     if (!alt)
                                     {
-                                        v = ((bw >> qs) << qs) | (Comp(c, bw, pw, qpred && pp[c] != 0, bdist, pdist, u) << (2 * cb));
-                                        u = EG(kk[c + 1], cb);
-                                        v |= Comp(c + 1, bw, pw, qpred && pp[c + 1] != 0, bdist, pdist, u) << cb;
-                                        u = EG(kk[c + 2], cb);
-                                        v |= Comp(c + 2, bw, pw, qpred && pp[c + 2] != 0, bdist, pdist, u);
+                                        v = ((bw >> qs) << qs) | CompF(c, bw, pw, qpred && pp[c] != 0, bdist, pdist, u);
+                                        u = EGf(kk[c + 1], cb, cMask[c + 1]);
+                                        v |= CompF(c + 1, bw, pw, qpred && pp[c + 1] != 0, bdist, pdist, u);
+                                        u = EGf(kk[c + 2], cb, cMask[c + 2]);
+                                        v |= CompF(c + 2, bw, pw, qpred && pp[c + 2] != 0, bdist, pdist, u);
                                     }
                                     else if (Read(1) == 0) v = Read(sBits[s]);
                                     else
@@ -600,7 +693,7 @@ namespace QuantCodec
                                                 ulong aq = (bw >> ((2 - tq) * cb)) & M;
                                                 rf = (aj >> (cb - 1)) != 0 ? aq : M - aq;
                                             }
-                                            ulong du = EG(kk[c + t], cb);
+                                            ulong du = EGf(kk[c + t], cb, cMask[c + t]);
                                             v |= ((rf + Unzz(du)) & M) << ((2 - t) * cb);
                                             t++;
                                         }

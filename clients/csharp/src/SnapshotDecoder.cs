@@ -500,7 +500,7 @@ namespace QuantCodec
             {
                 Store(seq, snap, true);
                 latest = seq;
-                if (ambiguous.Count > 0) ambiguous.RemoveWhere(k => ((seq - k) & 0xFFFF) >= keep);
+                if (ambiguous.Count > 0) ForgetAmbiguous(seq);
                 return snap;
             }
             Snapshot prev;
@@ -517,6 +517,14 @@ namespace QuantCodec
             }
             if (!ambiguous.Contains(seq)) Store(seq, snap, false);
             return snap;
+        }
+
+        void ForgetAmbiguous(int seq)
+        {
+            // (no lambda: a closure over seq would be allocated on every packet)
+            scratchKeys.Clear();
+            foreach (var k in ambiguous) if (((seq - k) & 0xFFFF) >= keep) scratchKeys.Add(k);
+            foreach (var k in scratchKeys) ambiguous.Remove(k);
         }
 
         void Store(int seq, Snapshot snap, bool newer)

@@ -1,0 +1,62 @@
+// The C# half of bench/bench.py (never a timed test): decode time and allocation per packet.
+//   mono bench.exe SCHEMA.json DATAGRAMS.bin NUMBER
+// DATAGRAMS.bin: the stream up to the measured packet (hello, then every earlier tick's packet);
+// its last datagram is the one timed. Prints one JSON line: the per-call time of decoding the
+// last datagram again (a duplicate: decoded in full, then compared with the held snapshot, as
+// Python's bench_snapshot times it), the bytes allocated per such call, and the bytes allocated
+// per packet over the stream's last 30 first-time decodes.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using QuantCodec;
+
+static class Bench
+{
+    static int Main(string[] args)
+    {
+        var schema = Schema.Load(args[0]);
+        var all = Read(args[1]);
+        int number = int.Parse(args[2]);
+        var dec = new SnapshotDecoder(schema);
+        long streamAlloc = 0;
+        int streamN = 0;
+        for (int i = 0; i < all.Count; i++)
+        {
+            long a0 = GC.GetAllocatedBytesForCurrentThread();
+            var r = dec.Receive(all[i]);
+            long a1 = GC.GetAllocatedBytesForCurrentThread();
+            if (r == Received.Refused) { Console.Error.WriteLine("refused " + i + ": " + dec.LastError); return 1; }
+            if (i >= all.Count - 30) { streamAlloc += a1 - a0; streamN++; }
+        }
+        var last = all[all.Count - 1];
+        for (int i = 0; i < Math.Max(50, number / 4); i++) dec.Receive(last);      // JIT and caches
+        long b0 = GC.GetAllocatedBytesForCurrentThread();
+        var sw = Stopwatch.StartNew();
+        for (int i = 0; i < number; i++) dec.Receive(last);
+        sw.Stop();
+        long b1 = GC.GetAllocatedBytesForCurrentThread();
+        double us = sw.Elapsed.TotalMilliseconds * 1000.0 / number;
+        Console.WriteLine("{\"us\":" + us.ToString("R", System.Globalization.CultureInfo.InvariantCulture)
+            + ",\"alloc_per_call\":" + ((b1 - b0) / (double)number).ToString("R", System.Globalization.CultureInfo.InvariantCulture)
+            + ",\"alloc_per_packet_stream\":" + (streamAlloc / (double)streamN).ToString("R", System.Globalization.CultureInfo.InvariantCulture)
+            + ",\"count\":" + dec.LastSnapshot.Count + "}");
+        return 0;
+    }
+
+    static List<byte[]> Read(string path)
+    {
+        var data = File.ReadAllBytes(path);
+        var o = new List<byte[]>();
+        int pos = 0;
+        while (pos < data.Length)
+        {
+            int n = data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16 | data[pos + 3] << 24;
+            var d = new byte[n];
+            Buffer.BlockCopy(data, pos + 4, d, 0, n);
+            o.Add(d);
+            pos += 4 + n;
+        }
+        return o;
+    }
+}

@@ -1,0 +1,124 @@
+"""Decode time of the bench scene's 1000-entity delta packets: the C# client under Mono against
+the Python library, in the same run (never a timed test; the numbers go in reports).
+
+For three ticks of bench/bench_snapshot.py's scene (1000 bodies, 60 Hz, seed 0; the scene
+schema), in a stream's steady state (every earlier tick sent and decoded, acks 6 ticks late, full
+history, predict on): the packet of the tick as one whole datagram (max_datagram 65507: no
+fragments, the 4-byte check included), decoded again and again by a client that holds the whole
+history (as bench_snapshot times decode: a duplicate, decoded in full and compared with the held
+snapshot). Python: ``SnapshotDecoder.decode(datagram)``, the whole call. C#:
+``SnapshotDecoder.Receive(datagram)``, the whole call. Rounds alternate Python and C# (a fresh
+Mono process each round); the figures are medians over the rounds.
+
+    . /work/venv/bin/activate; python clients/csharp/bench/bench.py [--rounds 5] [--number 300]
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import timeit
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
+from quantcodec._scene import simulate  # noqa: E402
+from quantcodec._stream import default_schema  # noqa: E402
+
+
+def build():
+    subprocess.run([str(HERE.parent / "build.sh")], check=True)
+    out = HERE.parent / "build"
+    exe = out / "bench.exe"
+    src = HERE / "Bench.cs"
+    if not exe.exists() or exe.stat().st_mtime < max(src.stat().st_mtime, (out / "QuantCodec.dll").stat().st_mtime):
+        subprocess.run(["mcs", "-langversion:7", "-optimize+", "-nologo", f"-r:{out / 'QuantCodec.dll'}",
+                        f"-out:{exe}", str(src)], check=True)
+    return exe
+
+
+def stream_to(scene, schema, k, lag=6, start=None):
+    """The datagrams of a stream up to tick k (hello first), and the decoder that holds them."""
+    enc = SnapshotEncoder(schema, max_datagram=65507, stream_id=0xBE7C)
+    dec = SnapshotDecoder(schema)
+    out = [enc.hello()]
+    dec.decode(out[0])
+    snaps = {}
+    first = max(0, k - enc.history + 1) if start is None else start
+    for j in range(first, k + 1):
+        snaps[j] = schema.snapshot(scene.ids[j], scene.columns(j))
+        if j - lag in snaps:
+            enc.ack(j - lag)
+        (d,) = enc.encode_datagrams(j, snaps[j])
+        if j == first:
+            assert enc.last_baseline is None
+        out.append(d)
+        dec.decode(d)
+    assert enc.last_baseline == k - lag
+    changed = float(np.mean(np.any(snaps[k].matrix != snaps[k - lag].matrix, axis=1)))
+    return out, dec, changed
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--number", type=int, default=300)
+    ap.add_argument("--ticks", default="60,150,280")
+    args = ap.parse_args(argv)
+    exe = build()
+    scene = simulate(1000, 5.0, 60, 0)
+    schema = default_schema()
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="qc-cs-bench-"))
+    schema_path = tmp / "scene.json"
+    schema_path.write_text(schema.to_json())
+    env = dict(os.environ, MONO_ENV_OPTIONS="")
+    print(f"1000 bodies, scene schema ({schema.bits} bits a record at most), acks 6 ticks late; "
+          f"decode of one whole datagram, microseconds, medians of {args.rounds} alternated rounds "
+          f"of {args.number} calls")
+    print(f"{'tick':>5s} {'changed':>8s} {'bytes':>6s} | {'Python':>8s} {'C#/Mono':>8s} {'ratio':>6s} | "
+          f"{'C# bytes alloc/call':>19s}")
+    for k in [int(t) for t in args.ticks.split(",")]:
+        datagrams, dec, changed = stream_to(scene, schema, k)
+        path = tmp / f"tick{k}.bin"
+        with open(path, "wb") as f:
+            for d in datagrams:
+                f.write(struct.pack("<I", len(d)) + d)
+        last = datagrams[-1]
+        py, cs, alloc, salloc = [], [], [], []
+        for _ in range(args.rounds):
+            py.append(min(timeit.repeat(lambda: dec.decode(last), number=args.number, repeat=3)) / args.number * 1e6)
+            r = subprocess.run(["mono", str(exe), str(schema_path), str(path), str(args.number)],
+                               check=True, capture_output=True, text=True, env=env)
+            j = json.loads(r.stdout)
+            assert j["count"] == 1000, j
+            cs.append(j["us"])
+            alloc.append(j["alloc_per_call"])
+            salloc.append(j["alloc_per_packet_stream"])
+        p, c = statistics.median(py), statistics.median(cs)
+        print(f"{k:5d} {changed:8.1%} {len(last):6d} | {p:8.1f} {c:8.1f} {c / p:6.2f} | "
+              f"{statistics.median(alloc):19.1f}")
+    # allocation in a stream's steady state: ticks 0..299 decoded once each, in order; the last 30
+    # packets come after the decoder's window (2 * 64 - 1 snapshots) has filled
+    datagrams, _, _ = stream_to(scene, schema, 299, start=0)
+    path = tmp / "all.bin"
+    with open(path, "wb") as f:
+        for d in datagrams:
+            f.write(struct.pack("<I", len(d)) + d)
+    r = subprocess.run(["mono", str(exe), str(schema_path), str(path), "10"], check=True, capture_output=True,
+                       text=True, env=env)
+    j = json.loads(r.stdout)
+    print(f"ratio: C# time / Python time (above 1: C# slower). alloc/call: bytes allocated per call of the "
+          f"timed (duplicate) decode; over ticks 270-299 of the whole 300-tick stream, each packet decoded "
+          f"once, in the window's steady state: {j['alloc_per_packet_stream']:.1f} bytes a packet "
+          f"(GC.GetAllocatedBytesForCurrentThread deltas; Mono has it).")
+
+
+if __name__ == "__main__":
+    main()
