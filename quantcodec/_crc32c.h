@@ -2,11 +2,13 @@
  * zlib's continuation convention: qc_crc32c(seed, p, n) continues the CRC `seed` of the bytes
  * before p, so qc_crc32c(qc_crc32c(0, a, na), b, nb) is the CRC of a followed by b.
  *
- * The check that binds every datagram to its stream (docs/wire-format.md section 11). Portable
- * slicing-by-8 (about 1-2 bytes a cycle): a 400-byte packet costs well under a microsecond, so
- * the hardware instruction (SSE 4.2 / ARMv8 CRC) is not worth a CPU dispatch here. The table is
- * built once, on first use, by a pure function of constants: two threads that race on it write
- * the same values. */
+ * The check that binds every datagram to its stream (docs/wire-format.md section 11). On x86-64
+ * with gcc or clang, the SSE 4.2 crc32 instruction (the same polynomial, reflected: 8 bytes per
+ * instruction) where the CPU has it and QUANTCODEC_SIMD does not cap the build at "baseline";
+ * elsewhere portable slicing-by-8 (about 1 byte a cycle: a full 8.7 KB snapshot of 1000 bodies
+ * costs ~3 us that way, ~0.5 us with the instruction). Both give the same value. The table and
+ * the choice are made once, on first use, by pure functions of constants and the CPU: two
+ * threads that race on them write the same values. */
 #ifndef QC_CRC32C_H
 #define QC_CRC32C_H
 
@@ -34,7 +36,57 @@ static void qc_crc32c_init(void) {
     qc_crc32c_ready = 1;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <stdlib.h>
+#include <string.h>
+#include <nmmintrin.h>
+#define QC_CRC32C_HW 1
+static volatile int qc_crc32c_hw_ok = -1;
+
+__attribute__((target("sse4.2")))
+static uint32_t qc_crc32c_hw(uint32_t seed, const uint8_t* p, size_t n) {
+    uint64_t crc = (uint32_t)~seed;
+    while (n && ((uintptr_t)p & 7u)) {
+        crc = _mm_crc32_u8((uint32_t)crc, *p++);
+        n--;
+    }
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);           /* x86-64: little-endian, the order the bytes are fed in */
+        crc = _mm_crc32_u64(crc, v);
+        p += 8;
+        n -= 8;
+    }
+    while (n--)
+        crc = _mm_crc32_u8((uint32_t)crc, *p++);
+    return ~(uint32_t)crc;
+}
+
+static int qc_crc32c_hw_check(void) {
+    const char* cap = getenv("QUANTCODEC_SIMD");
+    int ok = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+    if (cap && (strcmp(cap, "baseline") == 0 || strcmp(cap, "BASELINE") == 0))
+        ok = 0;
+    qc_crc32c_hw_ok = ok;
+    return ok;
+}
+#endif
+
+static inline uint32_t qc_crc32c_table_crc(uint32_t seed, const uint8_t* p, size_t n);
+
 static inline uint32_t qc_crc32c(uint32_t seed, const uint8_t* p, size_t n) {
+#ifdef QC_CRC32C_HW
+    int hw = qc_crc32c_hw_ok;
+    if (hw < 0)
+        hw = qc_crc32c_hw_check();
+    if (hw)
+        return qc_crc32c_hw(seed, p, n);
+#endif
+    return qc_crc32c_table_crc(seed, p, n);
+}
+
+/* the portable form; also what the tests compare the instruction against */
+static inline uint32_t qc_crc32c_table_crc(uint32_t seed, const uint8_t* p, size_t n) {
     uint32_t crc = ~seed;
     if (!qc_crc32c_ready)
         qc_crc32c_init();

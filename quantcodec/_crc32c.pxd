@@ -3,5 +3,6 @@ from libc.stdint cimport uint8_t, uint32_t
 
 cdef extern from "_crc32c.h" nogil:
     uint32_t qc_crc32c(uint32_t seed, const uint8_t* p, size_t n)
+    uint32_t qc_crc32c_table_crc(uint32_t seed, const uint8_t* p, size_t n)
     uint32_t qc_get_u32le(const uint8_t* p)
     void qc_put_u32le(uint8_t* p, uint32_t v)
