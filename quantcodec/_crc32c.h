@@ -15,6 +15,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(_MSC_VER) && !defined(__cplusplus)
+#define QC_INLINE __inline
+#else
+#define QC_INLINE inline
+#endif
+
 static uint32_t qc_crc32c_table[8][256];
 static volatile int qc_crc32c_ready = 0;
 
@@ -72,9 +78,9 @@ static int qc_crc32c_hw_check(void) {
 }
 #endif
 
-static inline uint32_t qc_crc32c_table_crc(uint32_t seed, const uint8_t* p, size_t n);
+static QC_INLINE uint32_t qc_crc32c_table_crc(uint32_t seed, const uint8_t* p, size_t n);
 
-static inline uint32_t qc_crc32c(uint32_t seed, const uint8_t* p, size_t n) {
+static QC_INLINE uint32_t qc_crc32c(uint32_t seed, const uint8_t* p, size_t n) {
 #ifdef QC_CRC32C_HW
     int hw = qc_crc32c_hw_ok;
     if (hw < 0)
@@ -86,7 +92,7 @@ static inline uint32_t qc_crc32c(uint32_t seed, const uint8_t* p, size_t n) {
 }
 
 /* the portable form; also what the tests compare the instruction against */
-static inline uint32_t qc_crc32c_table_crc(uint32_t seed, const uint8_t* p, size_t n) {
+static QC_INLINE uint32_t qc_crc32c_table_crc(uint32_t seed, const uint8_t* p, size_t n) {
     uint32_t crc = ~seed;
     if (!qc_crc32c_ready)
         qc_crc32c_init();
@@ -109,11 +115,11 @@ static inline uint32_t qc_crc32c_table_crc(uint32_t seed, const uint8_t* p, size
     return ~crc;
 }
 
-static inline uint32_t qc_get_u32le(const uint8_t* p) {
+static QC_INLINE uint32_t qc_get_u32le(const uint8_t* p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static inline void qc_put_u32le(uint8_t* p, uint32_t v) {
+static QC_INLINE void qc_put_u32le(uint8_t* p, uint32_t v) {
     p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
 }
 
