@@ -19,6 +19,7 @@ import pytest
 
 import quantcodec as qc
 from quantcodec._examples import player_state
+from quantcodec.conformance import _seal
 
 SOAK = os.environ.get("QUANTCODEC_SOAK", "") not in ("", "0")
 # AddressSanitizer keeps freed memory in quarantine (256 MB by default): RSS grows under it
@@ -210,28 +211,40 @@ def snapshot_cycle():
     n = 24
     ids = np.arange(n, dtype=np.uint64) * 5
     frames = [s.snapshot(ids[(t % 3):], {k: v[(t % 3):] for k, v in _columns(n, seed=t).items()}) for t in range(8)]
-    enc = qc.SnapshotEncoder(s, history=16)
-    dec = qc.SnapshotDecoder(s, history=16)
+    # a small datagram budget: the full packets go out in fragments, reassembled by the decoder
+    enc = qc.SnapshotEncoder(s, history=16, max_datagram=96)
+    dec = qc.SnapshotDecoder(s)
+    assert dec.decode(enc.hello()) is None
     state = {"seq": 0}
+
+    def refused(data):
+        try:
+            dec.decode(data)
+        except qc.DecodeError:
+            pass
 
     def cycle(i):
         seq = state["seq"] = (state["seq"] + 1) % 65536
         snap = frames[i % 8]
-        pkt = enc.encode(seq, snap)
-        view = dec.decode(pkt)
+        dgrams = enc.encode_datagrams(seq, snap)
+        for d in dgrams:
+            view = dec.decode(d)
         enc.ack(dec.latest)
         if i % 10 == 0:
             view.records()
             view.columns
             s.snapshot(ids, _columns(n, seed=i % 8))
-        try:
-            dec.decode(pkt[:-2])
-        except qc.DecodeError:
-            pass
-        try:
-            dec.decode(pkt + b"\x01")
-        except qc.DecodeError:
-            pass
+            dec.decode(enc.hello())                 # the hello again: ignored
+        if len(dgrams) > 1:
+            body = b"".join(d[8:-4] for d in dgrams)
+            dec.decode(dgrams[0])                   # a partial packet, given up 16 ticks later
+            refused(dgrams[1][:-1] + b"\x00")        # a damaged fragment
+        else:
+            body = dgrams[0][:-4]
+        refused(dgrams[0][:-2])                     # a damaged datagram: its check fails
+        refused(dgrams[0] + b"\x01")
+        refused(_seal(enc, body[:-2]))              # damaged packets that pass the check
+        refused(_seal(enc, body + b"\x01"))
     return cycle
 
 
@@ -339,23 +352,26 @@ def test_snapshot_packet_claiming_2_to_the_31_entities():
         w.write(0, 1)
         w.write(1 << e, e + 1)
         w.write(0, e)
-        dec = qc.SnapshotDecoder(s)
-        peak, err = peak_during(lambda: dec.decode(w.getvalue() + bytes(tail)))
-        assert isinstance(err, qc.DecodeError), err
+        enc = qc.SnapshotEncoder(s)
+        dec = qc.SnapshotDecoder.from_hello(s, enc.hello())
+        pkt = _seal(enc, w.getvalue() + bytes(tail))        # so that it reaches the packet decoder
+        peak, err = peak_during(lambda: dec.decode(pkt))
+        assert isinstance(err, qc.DecodeError) and err.kind == "malformed", err
         assert peak < 1 << 20
         assert dec.latest is None
     # and through a decoder that holds state: still nothing allocated, nothing changed
     enc = qc.SnapshotEncoder(s)
     ok = enc.encode(9, s.snapshot(np.arange(4, dtype=np.uint64), _columns(4)))
-    dec = qc.SnapshotDecoder(s)
+    dec = qc.SnapshotDecoder.from_hello(s, enc.hello())
     dec.decode(ok)
     w = qc.BitWriter()
     w.write(10, 16)
     w.write(0, 1)
     w.write(1 << 31, 32)
     w.write(0, 31)
-    peak, err = peak_during(lambda: dec.decode(w.getvalue() + bytes(64)))
-    assert isinstance(err, qc.DecodeError) and peak < 1 << 20
+    pkt = _seal(enc, w.getvalue() + bytes(64))
+    peak, err = peak_during(lambda: dec.decode(pkt))
+    assert isinstance(err, qc.DecodeError) and err.kind == "malformed" and peak < 1 << 20
     assert dec.latest == 9 and dec.held == (9,)
 
 
