@@ -138,7 +138,10 @@ namespace QuantCodec
 
         /// <summary>A text that changes whenever the client's state does (latest, held snapshots and their
         /// contents, numbers held as ambiguous, partial packets, the stream): for tests.</summary>
-        public string StateDigest()
+        public string StateDigest() { return StateDigest(true); }
+
+        /// <summary>StateDigest, with or without the partial packets of the reassembly.</summary>
+        public string StateDigest(bool partialsToo)
         {
             var sb = new StringBuilder();
             sb.Append(hello == null ? "-" : hello.StreamId.ToString("x16")).Append('|').Append(latest).Append('|');
@@ -155,6 +158,7 @@ namespace QuantCodec
             var amb = new List<int>(ambiguous);
             amb.Sort();
             sb.Append('|').Append(string.Join(",", amb)).Append('|');
+            if (!partialsToo) return sb.ToString();
             foreach (var p in partials) sb.Append(p.Seq).Append('/').Append(p.Count).Append('/').Append(p.PCheck).Append('/').Append(p.Have).Append(';');
             sb.Append('|').Append(heldBytes);
             return sb.ToString();
