@@ -162,7 +162,8 @@ def test_snapshot_encode_and_decode_of_a_big_scene_release_the_gil():
     ids = np.arange(n, dtype=np.uint64) * 3 + 1
     snap1 = s.snapshot(ids, _columns(n))
     snap2 = s.snapshot(ids, _columns(n, shift=0.5))
-    enc, dec = qc.SnapshotEncoder(s), qc.SnapshotDecoder(s)
+    enc = qc.SnapshotEncoder(s)
+    dec = qc.SnapshotDecoder.from_hello(s, enc.hello())
     full = enc.encode(1, snap1)
     enc.ack(1)
     delta = enc.encode(2, snap2)
@@ -323,17 +324,23 @@ def test_snapshot_encoder_and_decoder_shared_by_threads():
 
     _hammer(encode, rounds=30)
     assert len(packets) == 240
-    dec = qc.SnapshotDecoder(s, history=64)
+    # every thread hands the hello to the decoder first (one adopts it, the others find it
+    # adopted), some through a ``decode`` taken before any hello was adopted
+    dec = qc.SnapshotDecoder(s)
+    early = dec.decode
+    hello = enc.hello()
     seen = []
 
     def decode(t, r):
+        if r == 0:
+            assert (early if t % 2 else dec.decode)(hello) is None
         seq = t * 30 + r
         src, pkt = packets[seq]
-        view = dec.decode(pkt)
+        view = (early if t % 2 and r < 3 else dec.decode)(pkt)
         assert view.seq == seq
         assert view.records() == want[src]
         seen.append(seq)
 
     _hammer(decode, rounds=30)
     assert len(seen) == 240
-    assert dec.latest == 239
+    assert dec.latest == 239 and dec.stream_id == enc.stream_id and dec.history == 64
