@@ -6,6 +6,7 @@
     quantcodec bench                      the microbenchmarks beside their NumPy / struct baselines
     quantcodec decode-stream SCHEMA DATAGRAMS   the reference runner of the clients (SPEC section 7)
     quantcodec conformance make DIR       write the conformance kit (docs/wire-format.md section 16)
+    quantcodec codegen --lang csharp SCHEMA   typed C# records over clients/csharp (Unity, Godot, .NET)
 
 Exit status: 0 on success, 1 when an input is wrong (a missing or unreadable file, a schema or a
 trace that does not load, a missing optional dependency), 2 for a wrong command line (argparse's
@@ -233,6 +234,17 @@ def build_parser():
     kit.add_argument("action", choices=["make"], help="make: write the kit")
     kit.add_argument("directory", metavar="DIR", help="the folder to write (created if missing)")
     kit.set_defaults(run=_cmd_conformance)
+
+    from . import codegen
+    gen = sub.add_parser(
+        "codegen", formatter_class=fmt,
+        help="write typed record code for a schema (C#: a struct over clients/csharp)",
+        description="Write one C# struct for a schema file: a typed property per field, a Step "
+                    "constant per field, AreCodesInRange, Encode/Decode over clients/csharp's "
+                    "runtime, and the schema fingerprint to check at connect.",
+        epilog="examples:\n  quantcodec codegen --lang csharp player.json -o PlayerState.cs\n")
+    codegen.add_arguments(gen)
+    gen.set_defaults(run=_cmd_codegen)
     return parser
 
 
@@ -312,6 +324,15 @@ def _cmd_conformance(args):
           f"{len(manifest['values'])} value files, {len(manifest['records'])} record files, "
           f"{len(manifest['streams'])} streams")
     return 0
+
+
+def _cmd_codegen(args):
+    from . import codegen
+    from ._report import load_schema
+    load_schema(args.schema)            # a missing or broken file: one line, exit status 1
+    if args.output:
+        _check_writable(args.output)
+    return codegen.run(args)
 
 
 def _check_writable(path):
