@@ -1,0 +1,103 @@
+"""The C client's decode bench against Python's SnapshotDecoder.decode, in one process.
+
+The bench scene of bench/bench_snapshot.py (1000 bodies, 5 s at 60 Hz, seed 0; the default
+schema with velocities), streamed as a server does (one encoder, history 64, acks 6 ticks late):
+for each case the datagram of one tick is decoded repeatedly by the C decoder (bench.c through
+ctypes) and by quantcodec.SnapshotDecoder.decode, both holding the same stream up to that tick,
+alternating C and Python repeat by repeat; medians of the repeats.
+
+    . /work/venv/bin/activate; python clients/c/bench.py [--repeats 15] [--number 200]
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import subprocess
+import sys
+import timeit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
+from quantcodec._scene import simulate  # noqa: E402
+from quantcodec._stream import default_schema  # noqa: E402
+
+
+def build():
+    lib = os.path.join(HERE, "build", "libqcbench.so")
+    src = [os.path.join(HERE, "bench.c"), os.path.join(HERE, "quantcodec.h")]
+    if not os.path.exists(lib) or any(os.path.getmtime(s) > os.path.getmtime(lib) for s in src):
+        os.makedirs(os.path.dirname(lib), exist_ok=True)
+        subprocess.check_call([os.environ.get("CC", "cc"), "-std=c99", "-O2", "-ffp-contract=off", "-shared",
+                               "-fPIC", "-o", lib, src[0], "-lm"])
+    so = ctypes.CDLL(lib)
+    so.qcb_open.restype = ctypes.c_void_p
+    so.qcb_open.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    so.qcb_feed.restype = ctypes.c_int
+    so.qcb_feed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    so.qcb_time.restype = ctypes.c_double
+    so.qcb_time.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int]
+    so.qcb_close.argtypes = [ctypes.c_void_p]
+    return so
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bodies", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--number", type=int, default=200)
+    ap.add_argument("--lag", type=int, default=6)
+    args = ap.parse_args()
+    so = build()
+    scene = simulate(args.bodies, 5.0, 60, 0)
+    schema = default_schema(velocity=True)
+    ticks = scene.ids.shape[0]
+    enc = SnapshotEncoder(schema)
+    hello = enc.hello()
+    datagrams, snaps, changed = [], {}, {}
+    for k in range(ticks):
+        snaps[k] = schema.snapshot(scene.ids[k], scene.columns(k))
+        if k >= args.lag:
+            enc.ack(k - args.lag)
+        datagrams.append(enc.encode(k, snaps[k]))
+        if k >= args.lag:
+            b = snaps[k - args.lag]
+            changed[k] = float(np.mean(np.any(snaps[k].matrix != b.matrix, axis=1))) if len(b.ids) == len(snaps[k].ids) else 1.0
+    # the cases: tick 0 (full), tick 60 (everything moving), a tick near 30% changed, the tick most at rest
+    late = [k for k in changed if k > 60]
+    near30 = min(late, key=lambda k: abs(changed[k] - 0.30))
+    rest = min(late, key=lambda k: (changed[k], -k))
+    cases = [("full (tick 0)", 0), (f"100% moving (tick 60, {changed[60]:.0%} changed)", 60),
+             (f"~30% (tick {near30}, {changed[near30]:.0%} changed)", near30),
+             (f"at rest (tick {rest}, {changed[rest]:.1%} changed)", rest)]
+    js = schema.to_json().encode()
+    print(f"scene: {args.bodies} bodies, schema {schema.name!r} ({schema.bits} bits a record at most), "
+          f"history 64, acks {args.lag} ticks late; medians of {args.repeats} alternated repeats of {args.number} decodes")
+    print(f"{'case':44s} {'bytes':>6s} {'C us':>8s} {'C+values us':>12s} {'Python us':>10s} {'Python/C':>9s}")
+    for name, k in cases:
+        b = so.qcb_open(js, len(js))
+        py = SnapshotDecoder(schema)
+        for d in [hello] + datagrams[: k + 1]:
+            so.qcb_feed(b, d, len(d))
+            py.decode(d)
+        dg = datagrams[k]
+        assert py.decode(dg) == snaps[k]
+        tc, tv, tp = [], [], []
+        for _ in range(args.repeats):
+            t = so.qcb_time(b, dg, len(dg), args.number, 0)
+            if t < 0:
+                raise SystemExit(f"tick {k}: the C decoder refused the datagram")
+            tc.append(t)
+            tp.append(min(timeit.repeat(lambda: py.decode(dg), number=args.number, repeat=1)) / args.number)
+            tv.append(so.qcb_time(b, dg, len(dg), max(1, args.number // 4), 1))
+        c, v, p = statistics.median(tc), statistics.median(tv), statistics.median(tp)
+        print(f"{name:44s} {len(dg):6d} {c * 1e6:8.1f} {v * 1e6:12.1f} {p * 1e6:10.1f} {p / c:8.2f}x")
+        so.qcb_close(b)
+
+
+if __name__ == "__main__":
+    main()

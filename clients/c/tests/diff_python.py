@@ -1,0 +1,121 @@
+"""Differential test of the C client against the Python package (not part of run-tests: it needs
+the built quantcodec package). Random streams from the kit's simulated link (quantcodec.conformance:
+seeded worlds, loss, duplicates, reordering, varied history / predict / datagram budget), with
+damaged packets sealed with the stream's check mixed in (bit flips, truncations, extensions,
+random bodies; and resealed fragments), decoded by `quantcodec.conformance.runner_lines` and by
+clients/c/qc-decode; every line must be equal.
+
+    . /work/venv/bin/activate; python clients/c/tests/diff_python.py [--streams 40] [--seed 1]
+"""
+import argparse
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+from quantcodec import conformance as kit  # noqa: E402
+from quantcodec._bitstream import crc32c  # noqa: E402
+from quantcodec import _framing  # noqa: E402
+
+
+def one(schemas, name, rng, ticks):
+    schema = schemas[name]
+    history = int(rng.choice([1, 2, 3, 8, 64, 300]))
+    predict = bool(rng.integers(0, 2))
+    md = int(rng.choice([64, 100, 200, 1200, 65507]))
+    s = kit._Stream(schema, rng, history=history, predict=predict, max_datagram=md, stream_id=int(rng.integers(1, 2**63)),
+                    loss=float(rng.choice([0, 0.05, 0.2])), dup=float(rng.choice([0, 0.1])),
+                    delay=(0, int(rng.integers(0, 5))), ack_delay=int(rng.integers(1, 8)))
+    w = kit._World(schema, rng, n=int(rng.choice([1, 5, 40, 120])))
+    seq = int(rng.integers(0, 65536))
+    step = int(rng.choice([1, 1, 3, 200]))
+    damaged = 0
+    for t in range(ticks):
+        w.tick(churn=float(rng.choice([0, 0.02, 0.2])), move=float(rng.choice([0, 0.3, 1.0])))
+        snap = w.snapshot()
+        s.step(seq, snap)
+        if rng.random() < 0.5:
+            # a damaged copy of a datagram of this tick, sealed again so that it passes the check
+            d = s.enc.encode(seq, snap)
+            body = bytearray(d[:-4])
+            how = int(rng.integers(0, 5))
+            if how == 0 and body:
+                for _ in range(int(rng.integers(1, 4))):
+                    j = int(rng.integers(0, len(body) * 8))
+                    body[j // 8] ^= 1 << (j % 8)
+            elif how == 1 and len(body) > 1:
+                body = body[: int(rng.integers(1, len(body)))]
+            elif how == 2:
+                body += bytes(rng.integers(0, 256, int(rng.integers(1, 4)), dtype=np.uint8))
+            elif how == 3:
+                body = body[:3] + bytes(rng.integers(0, 256, int(rng.integers(0, 30)), dtype=np.uint8))
+            else:
+                # a fragment of it, damaged and resealed with the fragment check
+                try:
+                    frags = _framing.fragment(bytes(d), 64, s.enc._seed_f)
+                except Exception:
+                    frags = []
+                if len(frags) > 1:
+                    f = bytearray(frags[int(rng.integers(0, len(frags)))][:-4])
+                    j = int(rng.integers(8 * 8, len(f) * 8))
+                    f[j // 8] ^= 1 << (j % 8)
+                    s.inject(bytes(f) + struct.pack("<I", crc32c(bytes(f), s.enc._seed_f)))
+                    damaged += 1
+                seq = (seq + step) & 0xFFFF
+                continue
+            s.inject(bytes(body) + struct.pack("<I", crc32c(bytes(body), s.enc._seed_p)))
+            damaged += 1
+        seq = (seq + step) & 0xFFFF
+    s.deliver(True)
+    return schema, s.out, dict(history=history, predict=predict, max_datagram=md, damaged=damaged)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--streams", type=int, default=40)
+    ap.add_argument("--ticks", type=int, default=40)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    schemas = kit.kit_schemas()
+    runner = os.path.join(os.path.dirname(HERE), "qc-decode")
+    bad = total = 0
+    outcomes = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.streams):
+            name = ["pose", "all_kinds", "one_bit"][i % 3]
+            while True:
+                try:
+                    schema, dgs, params = one(schemas, name, rng, args.ticks)
+                    break
+                except kit.CodecError if hasattr(kit, "CodecError") else Exception:
+                    continue        # (a packet too large for 256 fragments of the budget drawn)
+            want = kit.runner_lines(schema, dgs)
+            sp, dp = os.path.join(tmp, "s.json"), os.path.join(tmp, "d.bin")
+            with open(sp, "w") as f:
+                f.write(schema.to_json())
+            kit.write_datagrams(dp, dgs)
+            got = subprocess.run([runner, sp, dp], capture_output=True, text=True, check=True).stdout.splitlines()
+            diff = [j for j, (a, b) in enumerate(zip(got, want)) if a != b]
+            total += len(want)
+            for line in want:
+                key = line[:12] if line.startswith('{"error"') else ("snapshot" if line.startswith('{"seq"') else "pending")
+                outcomes[key] = outcomes.get(key, 0) + 1
+            if diff or len(got) != len(want):
+                bad += 1
+                j = diff[0] if diff else min(len(got), len(want))
+                print(f"stream {i} ({name}, {params}): {len(diff)} lines differ, first at {j}:\n  C:      "
+                      f"{got[j][:160] if j < len(got) else None}\n  Python: {want[j][:160] if j < len(want) else None}")
+    print(f"{args.streams} streams, {total} datagrams, {bad} streams differ; outcomes {outcomes}")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
