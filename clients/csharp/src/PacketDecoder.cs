@@ -20,6 +20,8 @@ namespace QuantCodec
         readonly ulong[] cMask, cHalf;      // mask(b); sign-magnitude: mask(b - 1), else 0
         readonly int[] sVK;                 // how a slot's codes are checked: VK_*
         readonly ulong[] sMax;              // the slot's largest code
+        readonly ulong[] sQlo, sQspan;      // Quat: the component codes whose shrunk value is at most 0.5 are
+                                            // sQlo .. sQlo + sQspan (sQlo = 2**64 - 1: not one interval)
         const int VK_ALL = 0, VK_POWER = 1, VK_MAX = 2, VK_QTAB = 3, VK_CODEC = 4;
         // fields
         readonly int[] fFirst, fEnd, fC0, fC1;
@@ -52,7 +54,7 @@ namespace QuantCodec
             C = nc;
             cSlot = new int[C]; cShift = new int[C]; cB = new int[C]; cSmag = new bool[C];
             cMask = new ulong[C]; cHalf = new ulong[C];
-            sVK = new int[S]; sMax = new ulong[S];
+            sVK = new int[S]; sMax = new ulong[S]; sQlo = new ulong[S]; sQspan = new ulong[S];
             kk = new int[C + 1]; pp = new int[C + 1];
             int c = 0;
             for (int s = 0; s < S; s++)
@@ -63,6 +65,8 @@ namespace QuantCodec
                 sAllValid[s] = sl.Class == SlotClass.Flag || AllValid(sl);
                 if (sl.Class == SlotClass.Quat && sl.CBits <= 12) sQtab[s] = sl.Codec.QuatTable();
                 sMax[s] = sl.Class == SlotClass.Flag ? 1 : sl.Codec.maxcode;
+                sQlo[s] = ulong.MaxValue;
+                if (sQtab[s] != null) QuatHalf(sQtab[s], out sQlo[s], out sQspan[s]);
                 sVK[s] = sAllValid[s] ? VK_ALL : sQtab[s] != null ? VK_QTAB : sl.Codec.Kind == CodecKind.PowerCurve ? VK_POWER
                          : sl.Codec.Kind == CodecKind.Enum ? VK_MAX : VK_CODEC;
                 switch (sl.Class)
@@ -89,6 +93,20 @@ namespace QuantCodec
                 fImpliedFlag[f] = fl.SlotCount > 0 && slots[fl.FirstSlot].Class == SlotClass.Flag && fl.FirstSlot + 1 + slots[fl.FirstSlot].Span == fEnd[f];
                 fImpliedFlip[f] = fl.SlotCount == 1 && slots[fl.FirstSlot].Class == SlotClass.Abs && slots[fl.FirstSlot].Bits == 1;
             }
+        }
+
+        /// <summary>The codes of a kept component whose shrunk value is at most 0.5, when they are one
+        /// interval: three such components are valid without the arithmetic (their sum of squares is
+        /// at most 0.75, rounded too, so sqrt(1 - s) >= 0.5 >= the largest).</summary>
+        static void QuatHalf(double[] t, out ulong lo, out ulong span)
+        {
+            lo = ulong.MaxValue; span = 0;
+            int first = -1, last = -1;
+            for (int j = 0; j < t.Length; j++) if (t[j] <= 0.5) { if (first < 0) first = j; last = j; }
+            if (first < 0) return;
+            for (int j = first; j <= last; j++) if (!(t[j] <= 0.5)) return;
+            lo = (ulong)first;
+            span = (ulong)(last - first);
         }
 
         static bool AllValid(Slot sl)
@@ -340,7 +358,7 @@ namespace QuantCodec
 
         // ------------------------------------------------------------------------ the body
 
-        bool SlotValid(int s, ulong v)
+        internal bool SlotValid(int s, ulong v)
         {
             switch (sVK[s])
             {
@@ -357,9 +375,11 @@ namespace QuantCodec
             if (t != null)
             {
                 int cb = sCb[s];
-                if (v > sCodec[s].maxcode) return false;
+                if (v > sMax[s]) return false;
                 ulong m = (1UL << cb) - 1;
-                return Codec.QuatValidShrunk(t[(v >> (2 * cb)) & m], t[(v >> cb) & m], t[v & m]);
+                ulong qa = (v >> (2 * cb)) & m, qb = (v >> cb) & m, qc = v & m, lo = sQlo[s], span = sQspan[s];
+                if (qa - lo <= span && qb - lo <= span && qc - lo <= span) return true;
+                return Codec.QuatValidShrunk(t[qa], t[qb], t[qc]);
             }
             return sCodec[s].Valid(v);
         }
@@ -491,6 +511,7 @@ namespace QuantCodec
                     kk[c] = kv;
                 }
             }
+            if (pdist != 0) SetRatio(bdist, pdist);
             ChangedEntities(bdist, pdist, bs, pr, o, kOut, nchg);
             Finish();
         }
@@ -547,17 +568,30 @@ namespace QuantCodec
 
         static ulong Unzz(ulong u) { return (u >> 1) ^ (0UL - (u & 1)); }
 
+        // the extrapolation's ratio bdist / pdist in lowest terms (the same rational, so the same
+        // rounded products): a whole ratio is a multiply
+        long num = 1, den = 1;
+
+        void SetRatio(int bdist, int pdist)
+        {
+            long a = bdist, b = pdist;
+            while (b != 0) { long t = a % b; a = b; b = t; }
+            num = bdist / a;
+            den = pdist / a;
+        }
+
+        /// <summary>The reference of section 7.3: base + round_half_away((base - pred) * bdist / pdist), mod 2**b.</summary>
         ulong Ref(int c, ulong bl, ulong pl, bool usePred, int bdist, int pdist)
         {
             if (!usePred) return bl;
             int b = cB[c];          // <= 32
-            ulong mask = Mask(b);
+            ulong mask = cMask[c];
             long s = (long)((bl - pl) & mask);
             if (((ulong)s >> (b - 1)) != 0) s -= 1L << b;
             long t;
-            if (bdist == pdist) t = s;
-            else if (s >= 0) t = (2 * s * bdist + pdist) / (2L * pdist);
-            else t = -((2 * (-s) * bdist + pdist) / (2L * pdist));
+            if (den == 1) t = s * num;
+            else if (s >= 0) t = (2 * s * num + den) / (2 * den);
+            else t = -((2 * (-s) * num + den) / (2 * den));
             return (bl + (ulong)t) & mask;
         }
 

@@ -136,6 +136,10 @@ namespace QuantCodec
             return Packet(packet, offset, length);
         }
 
+        /// <summary>Whether the packet decoder accepts `code` in `slot` (its own tables and shortcuts; the
+        /// tests compare it with Codec.Valid).</summary>
+        public bool SlotAccepts(int slot, ulong code) { return coder.SlotValid(slot, code); }
+
         /// <summary>A text that changes whenever the client's state does (latest, held snapshots and their
         /// contents, numbers held as ambiguous, partial packets, the stream): for tests.</summary>
         public string StateDigest() { return StateDigest(true); }

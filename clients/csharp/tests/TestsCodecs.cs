@@ -251,6 +251,27 @@ static partial class Tests
             agree &= t == q.Valid(c);
         }
         Check(agree, "Quat(5, bins): table validity equals Valid for every code");
+        // the packet decoder's own check (tables, the all-at-most-0.5 shortcut) against Valid: every
+        // code of small Quats, a million random codes of larger ones, and the other kinds' edges
+        var qs = Schema.FromJson("{\"name\":\"Q\",\"fields\":{\"a\":{\"kind\":\"Quat\",\"bits\":4},\"b\":{\"kind\":\"Quat\",\"bits\":6,\"mode\":\"bins\"},"
+            + "\"c\":{\"kind\":\"Quat\",\"bits\":9},\"d\":{\"kind\":\"Quat\",\"bits\":12,\"mode\":\"bins\"},\"e\":{\"kind\":\"Quat\",\"bits\":16},"
+            + "\"p\":{\"kind\":\"PowerCurve\",\"max\":3,\"pow\":1.5,\"bits\":6},\"n\":{\"kind\":\"Enum\",\"count\":5},\"i\":{\"kind\":\"Int\",\"bits\":7}}}");
+        var qd = new SnapshotDecoder(qs);
+        bool dec = true;
+        for (ulong c = 0; c < (1UL << 14) + 5; c++) dec &= qd.SlotAccepts(0, c) == qs.Slots[0].Codec.Valid(c);
+        for (ulong c = 0; c < (1UL << 20) + 5; c++) dec &= qd.SlotAccepts(1, c) == qs.Slots[1].Codec.Valid(c);
+        ulong st = 12345;
+        for (int i = 0; i < 1000000; i++)
+        {
+            st ^= st << 13; st ^= st >> 7; st ^= st << 17;
+            for (int sl = 2; sl <= 4; sl++)
+            {
+                ulong c = st & ((1UL << qs.Slots[sl].Bits) - 1);
+                dec &= qd.SlotAccepts(sl, c) == qs.Slots[sl].Codec.Valid(c);
+            }
+        }
+        for (ulong c = 0; c < 70; c++) dec &= qd.SlotAccepts(5, c) == qs.Slots[5].Codec.Valid(c) && qd.SlotAccepts(6, c) == qs.Slots[6].Codec.Valid(c);
+        Check(dec, "the packet decoder's validity equals Valid (Quat 4, 6 bins: every code; 9, 12 bins, 16: random; PowerCurve, Enum)");
     }
 
     static string FmtD(double[] v) { var s = new string[v.Length]; for (int i = 0; i < v.Length; i++) s[i] = FloatBits.ToHex(v[i]); return string.Join(",", s); }
