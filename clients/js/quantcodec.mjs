@@ -35,7 +35,7 @@ export class DecodeError extends CodecError {
 // ------------------------------------------------------------------------------------------------
 // Small numeric helpers
 
-const P2 = []; for (let i = 0; i <= 64; i++) P2.push(2 ** i);
+const P2 = new Float64Array(65); for (let i = 0; i <= 64; i++) P2[i] = 2 ** i;
 const B2 = []; for (let i = 0; i <= 64; i++) B2.push(1n << BigInt(i));
 const BMASK = B2.map((v) => v - 1n);
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -979,17 +979,25 @@ export function codecFromSpec(spec) {
 
 /** Reads an LSB-first bit stream. Reads past the end throw DecodeError('malformed'). */
 export class BitReader {
-  constructor(bytes, start = 0, end = bytes.length) {
+  constructor(bytes, start = 0, end = bytes.length, scratch = null) {
     const n = end - start;
-    // padded with 8 zero bytes so that peeks never leave the array
-    this.u = new Uint8Array(n + 8);
+    // padded with at least 8 zero bytes so that peeks never leave the array, and a whole number
+    // of 32-bit words, read as little-endian words (a scratch buffer may be lent)
+    const room = ((n + 11) >> 2) << 2;
+    if (scratch !== null && scratch.length >= room) { this.u = scratch; scratch.fill(0, n, room); } else this.u = new Uint8Array(room);
     this.u.set(bytes.subarray(start, end));
+    this.w = LITTLE ? new Uint32Array(this.u.buffer, this.u.byteOffset, room >> 2) : null;
     this.nbits = n * 8;
     this.pos = 0;
   }
   get remaining() { return this.nbits - this.pos; }
   /** The 32 bits at bit p (zeros past the end), unsigned. */
   peek32(p) {
+    const W = this.w;
+    if (W !== null) {
+      const i = p >>> 5, off = p & 31;
+      return off === 0 ? W[i] : ((W[i] >>> off) | (W[i + 1] << (32 - off))) >>> 0;
+    }
     const u = this.u, i = p >>> 3, off = p & 7;
     let w = (u[i] | (u[i + 1] << 8) | (u[i + 2] << 16) | (u[i + 3] << 24)) >>> off;
     if (off) w |= u[i + 4] << (32 - off);
@@ -1046,6 +1054,28 @@ export class BitReader {
     if (alt && this.read1()) return -1;
     return this.read(b);
   }
+  /** EG(k, b) for b <= 32 with E = (b - k + 1) // 2 + 1 given: the common, inlined case. */
+  egE(k, b, E) {
+    const p = this.pos;
+    const w = this.peek32(p);
+    if (w !== 0) {
+      const e = 31 - Math.clz32(w & -w);
+      const n = 2 * e + 1 + k;
+      if (e < E && n <= 32 && p + n <= this.nbits) {
+        // the whole code is in w: e zeros, a one, e bits of x - 2**e, k low bits
+        this.pos = p + n;
+        // n <= 32: x = 2**e + m has e + 1 <= 16 bits, so (x - 1) << k fits 31 bits but when n = 32
+        const x = (1 << e) | ((w >>> (e + 1)) & ((1 << e) - 1));
+        const low = (w >>> (2 * e + 1)) & ((1 << k) - 1);
+        const u = n < 32 ? (((x - 1) << k) | low) : (x - 1) * P2[k] + (low >>> 0);
+        if (b < 31 ? u >= (1 << b) : u >= P2[b]) throw new DecodeError(`snapshot packet: an Exp-Golomb value wider than ${b} bits at bit ${p}`);
+        return u;
+      }
+    }
+    return this.eg(k, b, false);
+  }
+  /** EG(k, b) for b <= 32 whose escape carries one more bit: -1 for "no value". */
+  egAlt(k, b, E) { return this.eg(k, b, true); }
   /** EG(k, b) for any b <= 64: a number when below 2**53, else a BigInt. */
   egWide(k, b) {
     if (b <= 32) return this.eg(k, b, false);
@@ -1373,8 +1403,9 @@ export function seqNewer(a, b) { return newer(a, b); }
  * Immutable: the decoder shares arrays between snapshots.
  */
 export class Snapshot {
-  constructor(schema, seq, ids, codes, big) {
+  constructor(schema, seq, ids, codes, big, ver = null) {
     this.schema = schema;
+    this.ver = ver;            // row versions: equal versions mean equal rows (see PacketCoder)
     this.seq = seq;
     this.ids = ids;            // an Array (shared, do not modify)
     this.codes = codes;        // Float64Array(count * nslots): slots of <= 53 bits
@@ -1410,11 +1441,16 @@ export class Snapshot {
   values(i) { return this.schema.dequantize(this.fieldCodes(i)); }
   /** Whether two snapshots hold the same ids and codes. */
   sameAs(o) {
-    if (this.ids.length !== o.ids.length) return false;
-    if (this.ids !== o.ids) for (let i = 0; i < this.ids.length; i++) if (this.ids[i] !== o.ids[i]) return false;
-    const a = this.codes, b = o.codes;
-    for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !(a[i] !== a[i] && b[i] !== b[i])) return false;
-    if (this.big) for (let i = 0; i < this.big.length; i++) if (this.big[i] !== o.big[i]) return false;
+    const n = this.ids.length;
+    if (n !== o.ids.length) return false;
+    if (this.ids !== o.ids) for (let i = 0; i < n; i++) if (this.ids[i] !== o.ids[i]) return false;
+    const a = this.codes, b = o.codes, S = this.schema.nslots, W = this.schema.nwide;
+    const va = this.ver, vb = o.ver;
+    for (let i = 0; i < n; i++) {
+      if (va !== null && vb !== null && va[i] === vb[i]) continue;      // one lineage: equal rows
+      for (let t = i * S; t < (i + 1) * S; t++) if (a[t] !== b[t]) return false;
+      if (W) for (let t = i * W; t < (i + 1) * W; t++) if (this.big[t] !== o.big[t]) return false;
+    }
     return true;
   }
   /** The runner's line: {"seq":S,"ids":[...],"codes":[[...],...]}. */
@@ -1433,6 +1469,30 @@ export class Snapshot {
 // The delta decoder of one packet (sections 6-7), with the schema's tables.
 const C_FLAG = 0, C_ORD = 1, C_SMAG = 2, C_QUAT = 3, C_UVEC = 4, C_ABS = 5;
 const CLS = { flag: C_FLAG, ord: C_ORD, smag: C_SMAG, quat: C_QUAT, uvec: C_UVEC, abs: C_ABS };
+
+/** The extrapolated reference of a component of width b <= 32 (section 7.3): B + t mod 2**b. */
+function extrapolate(B, P, b, num, den) {
+  let s = B - P;
+  s = b === 32 ? (s | 0) : ((s << (32 - b)) >> (32 - b));
+  let t;
+  if (den === 1) t = s * num;
+  else if (s >= 0) t = Math.floor((2 * s * num + den) / (2 * den));
+  else t = -Math.floor((2 * -s * num + den) / (2 * den));
+  // (B + t is an integer below 2**53 in magnitude: ToInt32 takes it mod 2**32 exactly)
+  return b === 32 ? ((B + t) >>> 0) : (((B + t) & (P2[b] - 1)) >>> 0);
+}
+
+/** (ref + unzigzag(u)) mod 2**b, for b <= 32. */
+function addZz(ref, u, b) {
+  if (b < 32) return (ref + ((u >>> 1) ^ -(u & 1))) & ((1 << b) - 1) & 0x7fffffff;   // u < 2**31
+  const d = (u & 1) ? -((u - 1) / 2) - 1 : u / 2;
+  return (ref + d) >>> 0;
+}
+
+// Row versions: every row a packet decodes (a new entity, a changed one) gets a new number; a
+// row copied unchanged from the baseline keeps the baseline's. Equal versions therefore mean
+// equal rows, which spares comparing them (the contexts of 7.3, duplicates).
+let ROW_VERSION = 0;
 
 class PacketCoder {
   constructor(schema) {
@@ -1464,8 +1524,45 @@ class PacketCoder {
     });
     this.F = this.fields.length;
     this.kk = new Int32Array(comps.length);
+    this.scratch = {};         // reusable buffers, grown as needed (a coder decodes one packet at a time)
     this.pp = new Uint8Array(comps.length);
     this.slotValid = schema.slots.map((s) => (s.cls === 'flag' ? null : allValid(s.codec) ? null : s.codec));
+    // numeric tables for the fast path (fields without wide slots or components over 32 bits)
+    this.vkind = new Int8Array(S);          // 0 every code valid, 1 PowerCurve, 2 Enum, 3 Quat
+    this.vlim = new Float64Array(S);        // PowerCurve: the negative zero code; Enum: n - 1
+    this.signedS = new Uint8Array(S);
+    this.cbitsS = new Int32Array(S);
+    this.qshrunk = new Array(S).fill(null); // Quat: each component code's value shrunk by a step
+    schema.slots.forEach((sl, i) => {
+      this.signedS[i] = sl.signed ? 1 : 0;
+      this.cbitsS[i] = sl.cbits;
+      const c = sl.codec;
+      if (!c || allValid(c)) return;
+      if (c.kind === 'PowerCurve') { this.vkind[i] = 1; this.vlim[i] = c.half; }
+      else if (c.kind === 'Enum') { this.vkind[i] = 2; this.vlim[i] = c.n - 1; }
+      else if (c.kind === 'Quat') {
+        this.vkind[i] = 3;
+        if (c.cbits <= 16) {
+          const t = new Float64Array(2 ** c.cbits);
+          for (let k = 0; k < t.length; k++) { const x = Math.abs(c.kept(k)) - c.st; t[k] = x < 0.0 ? 0.0 : x; }
+          this.qshrunk[i] = t;
+        }
+      }
+    });
+    this.cb = Int32Array.from(comps.map((c) => c.b));
+    this.E = new Int32Array(comps.length);
+    this.fields.forEach((fd) => {
+      fd.fast = true;
+      for (let t = fd.s0; t < fd.s1; t++) if (schema.slots[t].wide) fd.fast = false;
+      for (let c = fd.c0; c < fd.c1; c++) if (comps[c].b > 32) fd.fast = false;
+    });
+  }
+
+  /** A reusable typed array of at least n elements (contents undefined). */
+  buf(name, n, Type) {
+    let b = this.scratch[name];
+    if (b === undefined || b.length < n) { b = new Type(Math.max(n, 64, b ? 2 * b.length : 0)); this.scratch[name] = b; }
+    return b;
   }
 
   /** A SET(M) (section 4) -> the ascending members, in `out` (Int32Array of room M); returns the count. */
@@ -1478,7 +1575,7 @@ class PacketCoder {
       if (cnt > M || (mode === 2 && cnt === M)) throw new DecodeError('snapshot packet: a set count above its range');
       if (mode === 1) { this.readList(r, out, 0, cnt, M); return cnt; }
       if (cnt === 0) { for (let i = 0; i < M; i++) out[i] = i; return M; }
-      const tmp = new Int32Array(cnt);
+      const tmp = this.buf('setTmp', cnt, Int32Array);
       this.readList(r, tmp, 0, cnt, M);
       let j = 0, n = 0;
       for (let i = 0; i < M; i++) { if (j < cnt && tmp[j] === i) { j++; continue; } out[n++] = i; }
@@ -1529,7 +1626,7 @@ class PacketCoder {
    * Snapshot or throws DecodeError('baseline'). Returns the new Snapshot; throws DecodeError.
    */
   decode(bytes, start, end, lookup) {
-    const r = new BitReader(bytes, start, end);
+    const r = new BitReader(bytes, start, end, this.buf('reader', end - start + 12, Uint8Array));
     const schema = this.schema, S = this.S, W = this.W;
     const seq = r.read(16);
     let bdist = 0, pdist = 0, base = null, pred = null;
@@ -1549,7 +1646,7 @@ class PacketCoder {
     // removed
     let removed = null, nrem = 0;
     if (base && m) {
-      removed = new Int32Array(m);
+      removed = this.buf('removed', m, Int32Array);
       nrem = this.readSet(r, m, removed);
     }
     // new entities
@@ -1578,12 +1675,12 @@ class PacketCoder {
     }
     const kept = m - nrem;
     const nout = kept + nnew;
-    let ids, codes, big = null;
+    let ids, codes, big = null, ver;
     // kept base indices, in order
     let keptIdx = null;
     if (base) {
       if (nrem) {
-        keptIdx = new Int32Array(kept);
+        keptIdx = this.buf('keptIdx', kept, Int32Array);
         let j = 0, n = 0;
         for (let i = 0; i < m; i++) { if (j < nrem && removed[j] === i) { j++; continue; } keptIdx[n++] = i; }
       }
@@ -1594,11 +1691,13 @@ class PacketCoder {
       ids = base.ids;
       codes = base.codes.slice();
       big = base.big ? base.big.slice() : null;
+      ver = base.ver.slice();
     } else {
       ids = new Array(nout);
       codes = new Float64Array(nout * S);
       big = W ? new Array(nout * W) : null;
-      outOfKept = new Int32Array(kept);
+      ver = new Float64Array(nout);
+      outOfKept = this.buf('outOfKept', kept, Int32Array);
       let a = 0, b = 0, o = 0;
       const bids = base ? base.ids : null;
       while (a < kept || b < nnew) {
@@ -1607,38 +1706,41 @@ class PacketCoder {
           // a run of kept rows
           let run = 1;
           while (a + run < kept && (keptIdx ? keptIdx[a + run] === bi + run : true) && (b >= nnew || bids[bi + run] < nids[b])) run++;
-          for (let t = 0; t < run; t++) { ids[o + t] = bids[bi + t]; outOfKept[a + t] = o + t; }
+          for (let t = 0; t < run; t++) { ids[o + t] = bids[bi + t]; outOfKept[a + t] = o + t; ver[o + t] = base.ver[bi + t]; }
           codes.set(base.codes.subarray(bi * S, (bi + run) * S), o * S);
           if (W) for (let t = 0; t < run * W; t++) big[o * W + t] = base.big[bi * W + t];
           a += run; o += run;
         } else {
           if (a < kept && bids[bi] === nids[b]) throw new DecodeError(`snapshot packet: entity ${nids[b]}: a new entity has the id of a kept one`);
           ids[o] = nids[b];
+          ver[o] = ++ROW_VERSION;
           codes.set(ncodes.subarray(b * S, (b + 1) * S), o * S);
           if (W) for (let t = 0; t < W; t++) big[o * W + t] = nbig[b * W + t];
           b++; o++;
         }
       }
     }
-    if (base) this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big);
+    if (base) this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver);
     // the end: fewer than 8 bits left, all zero
     const left = r.remaining;
     if (left >= 8) throw new DecodeError('snapshot packet: unexpected data after the end of the packet');
     if (r.read(left) !== 0) throw new DecodeError('snapshot packet: padding bits are not zero');
-    return new Snapshot(schema, seq, ids, codes, big);
+    return new Snapshot(schema, seq, ids, codes, big, ver);
   }
 
-  decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big) {
+  decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver) {
     if (kept === 0) return;
     const S = this.S, W = this.W, F = this.F;
     const bcodes = base.codes, bbig = base.big, bids = base.ids;
     // which kept entities changed (by kept rank)
-    let chg = new Int32Array(kept), C = 0;
+    const chg = this.buf('chg', kept, Int32Array);
+    let C = 0;
     let predRow = null;          // pred row of each kept entity (by kept rank), -1 when not in pred
     if (pred) {
-      predRow = new Int32Array(kept);
+      predRow = this.buf('predRow', kept, Int32Array);
+      const bver = base.ver, pver = pred.ver;
       const pids = pred.ids, pn = pids.length;
-      const ctx = new Uint8Array(kept);
+      const ctx = this.buf('ctx', kept, Uint8Array);
       let j = 0, k1 = 0;
       const sameIds = pids === bids;
       for (let a = 0; a < kept; a++) {
@@ -1652,7 +1754,8 @@ class PacketCoder {
         }
         predRow[a] = pr;
         let c = 1;
-        if (pr >= 0) {
+        if (pr >= 0 && bver[bi] === pver[pr]) c = 0;        // one lineage: equal rows
+        else if (pr >= 0) {
           c = 0;
           const bo = bi * S, po = pr * S, pc = pred.codes;
           for (let s = 0; s < S; s++) if (bcodes[bo + s] !== pc[po + s]) { c = 1; break; }
@@ -1662,9 +1765,9 @@ class PacketCoder {
         k1 += c;
       }
       const k0 = kept - k1;
-      const cls1 = new Int32Array(k1), cls0 = new Int32Array(k0);
+      const cls1 = this.buf('cls1', k1, Int32Array), cls0 = this.buf('cls0', k0, Int32Array);
       for (let a = 0, i1 = 0, i0 = 0; a < kept; a++) { if (ctx[a]) cls1[i1++] = a; else cls0[i0++] = a; }
-      const set1 = new Int32Array(k1), set0 = new Int32Array(k0);
+      const set1 = this.buf('set1', k1, Int32Array), set0 = this.buf('set0', k0, Int32Array);
       const m1 = k1 ? this.readSet(r, k1, set1) : 0;
       const m0 = k0 ? this.readSet(r, k0, set0) : 0;
       let a1 = 0, a0 = 0;
@@ -1677,9 +1780,11 @@ class PacketCoder {
     }
     if (C === 0) return;
     // which fields
-    const fch = new Uint8Array(C * F);
-    const any = new Uint8Array(F);
-    const tmp = new Int32Array(C);
+    const fch = this.buf('fch', C * F, Uint8Array);
+    fch.fill(0, 0, C * F);
+    const any = this.buf('any', F, Uint8Array);
+    any.fill(0, 0, F);
+    const tmp = this.buf('fieldSet', C, Int32Array);
     for (let f = 0; f < F; f++) {
       const n = this.readSet(r, C, tmp);
       if (n) any[f] = 1;
@@ -1696,6 +1801,7 @@ class PacketCoder {
         const k = r.read(32 - Math.clz32(cp.b));
         if (k > cp.b) throw new DecodeError('snapshot packet: Exp-Golomb parameter above the code width');
         kk[c] = k;
+        this.E[c] = ((cp.b - k + 1) >> 1) + 1;
       }
     }
     // the extrapolation ratio in lowest terms
@@ -1706,17 +1812,170 @@ class PacketCoder {
       const a = chg[e];
       const bi = keptIdx ? keptIdx[a] : a;
       const oi = outOfKept ? outOfKept[a] : a;
+      ver[oi] = ++ROW_VERSION;
       const pr = predRow ? predRow[a] : -1;
       let anyField = false;
       for (let f = 0; f < F; f++) {
         if (!fch[e * F + f]) continue;
         anyField = true;
-        if (!this.readField(ctx, this.fields[f], bcodes, bbig, bi, codes, big, oi, pr)) {
+        const fd = this.fields[f];
+        if (!(fd.fast ? this.readFieldFast(r, fd, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)
+          : this.readField(ctx, fd, bcodes, bbig, bi, codes, big, oi, pr))) {
           throw new DecodeError(`snapshot packet: entity ${bids[bi]}: a field marked changed is unchanged`);
         }
       }
       if (!anyField) throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
     }
+  }
+
+  /**
+   * readField for a field whose slots are all numbers (<= 53 bits) and whose components are
+   * at most 32 bits: integer arithmetic only. bo/oo/po: row offsets (po -1: not in pred).
+   */
+  readFieldFast(r, fd, bcodes, bo, codes, oo, pcodes, po, num, den) {
+    const cls = this.cls, kk = this.kk, pp = this.pp, E = this.E, cbA = this.cb, c0A = this.slotComp0;
+    let diff = false;
+    let s = fd.s0;
+    const end = fd.s1;
+    while (s < end) {
+      const k = cls[s];
+      const bcode = bcodes[bo + s];
+      let v;
+      if (k === C_FLAG) {
+        v = (fd.implied && bcode === 0) ? 1 : r.read1();
+        codes[oo + s] = v;
+        if (v !== bcode) diff = true;
+        if (v === 0) {
+          const span = this.slots[s].span;
+          for (let t = s + 1; t <= s + span; t++) { if (bcodes[bo + t] !== 0) diff = true; codes[oo + t] = 0; }
+          s += span + 1;
+        } else s += 1;
+        continue;
+      }
+      if (k === C_ORD || k === C_SMAG) {
+        const c = c0A[s], b = cbA[c];
+        const u = r.egE(kk[c], b, E[c]);
+        let B = bcode < 0 ? bcode + P2[b] : bcode;
+        const half = P2[b - 1];
+        if (k === C_SMAG && B >= half) B = B ^ (half - 1);
+        let ref = B;
+        if (pp[c] && po >= 0) {
+          let P = pcodes[po + s];
+          if (P < 0) P += P2[b];
+          if (k === C_SMAG && P >= half) P = P ^ (half - 1);
+          ref = extrapolate(B, P, b, num, den);
+        }
+        let w = addZz(ref, u, b);
+        if (k === C_SMAG && w >= half) w = (w ^ (half - 1)) >>> 0;
+        v = (this.signedS[s] && w >= half) ? w - P2[b] : w;
+      } else if (k === C_ABS) {
+        v = this.fields[this.slots[s].field].flip ? (bcode ^ 1) : r.read(this.sbits[s]);
+      } else if (k === C_QUAT) {
+        v = this.readQuatFast(r, s, bcode, po >= 0 ? pcodes[po + s] : -1, num, den);
+      } else {   // C_UVEC
+        const c = c0A[s], cb = this.cbitsS[s];
+        const up = r.egE(kk[c], cb, E[c]), uq = r.egE(kk[c + 1], cb, E[c + 1]);
+        const Bp = Math.floor(bcode / P2[cb]), Bq = bcode - Bp * P2[cb];
+        let rp = Bp, rq = Bq;
+        if (po >= 0) {
+          const pcode = pcodes[po + s];
+          const Pp = Math.floor(pcode / P2[cb]), Pq = pcode - Pp * P2[cb];
+          if (pp[c]) rp = extrapolate(Bp, Pp, cb, num, den);
+          if (pp[c + 1]) rq = extrapolate(Bq, Pq, cb, num, den);
+        }
+        v = addZz(rp, up, cb) * P2[cb] + addZz(rq, uq, cb);
+      }
+      const vk = this.vkind[s];
+      if (vk !== 0) {
+        let ok;
+        if (vk === 1) ok = v !== this.vlim[s];
+        else if (vk === 2) ok = v <= this.vlim[s];
+        else ok = this.quatValidNum(s, v);
+        if (!ok) throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`);
+      }
+      codes[oo + s] = v;
+      if (v !== bcode) diff = true;
+      s++;
+    }
+    return diff;
+  }
+
+  quatValidNum(s, v) {
+    const t = this.qshrunk[s];
+    if (t === null) return this.quatValid(this.slots[s], v);
+    const cb = this.cbitsS[s];
+    let a, b, c;
+    if (cb <= 10) {                 // a code of at most 32 bits: integer shifts
+      const mask = (1 << cb) - 1;
+      c = v & mask; b = (v >>> cb) & mask; a = (v >>> (2 * cb)) & mask;
+    } else {
+      const M = P2[cb];
+      const hi = Math.floor(v / M);
+      c = v - hi * M;
+      const hi2 = Math.floor(hi / M);
+      b = hi - hi2 * M;
+      a = hi2 - Math.floor(hi2 / M) * M;
+    }
+    const x = t[a], y = t[b], z = t[c];
+    const sum = (x * x + y * y) + z * z;
+    let big = z > 0.0 ? z : 0.0;
+    big = y > big ? y : big;
+    big = x > big ? x : big;
+    return !(sum > 1.0) && Math.sqrt(1.0 - sum) >= big;
+  }
+
+  readQuatFast(r, s, bcode, pcode, num, den) {
+    const cb = this.cbitsS[s], M = P2[cb];
+    const c0 = this.slotComp0[s], kk = this.kk, pp = this.pp, E = this.E;
+    let ba, bb, bc, bidx, same = false, pa = 0, pb = 0, pc = 0;
+    if (cb <= 10) {                 // codes of at most 32 bits: integer shifts
+      const mask = M - 1;
+      bc = bcode & mask; bb = (bcode >>> cb) & mask; ba = (bcode >>> (2 * cb)) & mask; bidx = bcode >>> (3 * cb);
+      if (pcode >= 0) {
+        pc = pcode & mask; pb = (pcode >>> cb) & mask; pa = (pcode >>> (2 * cb)) & mask;
+        same = (pcode >>> (3 * cb)) === bidx;
+      }
+    } else {
+      let hi = Math.floor(bcode / M);
+      bc = bcode - hi * M;
+      let hi2 = Math.floor(hi / M);
+      bb = hi - hi2 * M;
+      bidx = Math.floor(hi2 / M);
+      ba = hi2 - bidx * M;
+      if (pcode >= 0) {
+        hi = Math.floor(pcode / M);
+        pc = pcode - hi * M;
+        hi2 = Math.floor(hi / M);
+        pb = hi - hi2 * M;
+        const pidx = Math.floor(hi2 / M);
+        pa = hi2 - pidx * M;
+        same = pidx === bidx;
+      }
+    }
+    const u0 = r.egAlt(kk[c0], cb, E[c0]);
+    if (u0 >= 0) {
+      const a = addZz(same && pp[c0] ? extrapolate(ba, pa, cb, num, den) : ba, u0, cb);
+      const u1 = r.egE(kk[c0 + 1], cb, E[c0 + 1]);
+      const b = addZz(same && pp[c0 + 1] ? extrapolate(bb, pb, cb, num, den) : bb, u1, cb);
+      const u2 = r.egE(kk[c0 + 2], cb, E[c0 + 2]);
+      const c = addZz(same && pp[c0 + 2] ? extrapolate(bc, pc, cb, num, den) : bc, u2, cb);
+      return cb <= 10 ? ((((bidx << cb | a) << cb | b) << cb | c) >>> 0) : ((bidx * M + a) * M + b) * M + c;
+    }
+    if (r.read1() === 0) return r.readNum(this.sbits[s]);
+    const j = r.read(2);
+    if (j === bidx) throw new DecodeError('snapshot packet: a quaternion remapped to its own index');
+    const A0 = bidx === 0 ? 0 : ba, A1 = bidx === 0 ? ba : bidx === 1 ? 0 : bb;
+    const A2 = bidx <= 1 ? bb : bidx === 2 ? 0 : bc, A3 = bidx <= 2 ? bc : 0;
+    const A = [A0, A1, A2, A3];
+    const aj = A[j], top = aj >= P2[cb - 1];
+    let code = j, t = 0;
+    for (let x = 0; x < 4; x++) {
+      if (x === j) continue;
+      const ref = x === bidx ? aj : (top ? A[x] : M - 1 - A[x]);
+      code = code * M + addZz(ref, r.egE(kk[c0 + t], cb, E[c0 + t]), cb);
+      t++;
+    }
+    return code;
   }
 
   /** A component's linear value (order map applied) of a slot code (number or BigInt). */
