@@ -565,7 +565,7 @@ def run(args):
         print(f"quantcodec codegen: error: {e}", file=sys.stderr)
         return 1
     if args.output:
-        with open(args.output, "w", encoding="ascii", newline="\n") as fh:
+        with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
     else:
         sys.stdout.write(text)
