@@ -187,8 +187,27 @@ namespace QuantCodec
         /// 8-byte load, no escape) inline, the rest through EG.</summary>
         ulong EGf(int k, int b, ulong umax)
         {
+            long p = pos;
+            int bi = (int)(p >> 3);
+            if (bi + 8 <= nbytes && LittleEndian)
+            {
+                ulong w = BitConverter.ToUInt64(buf, start + bi) >> (int)(p & 7);
+                int E = (b - k + 1) / 2 + 1;
+                if ((w & ((1UL << E) - 1)) != 0)
+                {
+                    int e = Ctz(w);
+                    int total = 2 * e + 1 + k;
+                    if (total <= 57)
+                    {
+                        ulong u = ((((w >> (e + 1)) & ((1UL << e) - 1)) | (1UL << e)) - 1) << k | ((w >> (2 * e + 1)) & ((1UL << k) - 1));
+                        if (u > umax) throw Bad("Exp-Golomb value beyond its " + b + " bits");
+                        pos = p + total;
+                        return u;
+                    }
+                }
+            }
             bool alt;
-            return EGx(k, b, umax, false, out alt);
+            return EG(k, b, false, out alt);
         }
 
         /// <summary>EGf, and for the smallest-three's first component the escape's extra bit.</summary>
@@ -738,7 +757,7 @@ namespace QuantCodec
                                 v = fImpliedFlip[f] ? bw ^ 1 : Read(sBits[s]);
                                 break;
                         }
-                        if (!SlotValid(s, v)) throw Bad("entity " + bs.Ids[keptBase[ke]] + ": " + SlotName(s) + ": code " + CodeText(s, v) + " is not valid");
+                        if (sVK[s] != VK_ALL && !SlotValid(s, v)) throw Bad("entity " + bs.Ids[keptBase[ke]] + ": " + SlotName(s) + ": code " + CodeText(s, v) + " is not valid");
                         orow[oi + s] = v;
                         dacc |= v ^ bw;
                         s++;
