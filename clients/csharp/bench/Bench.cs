@@ -31,8 +31,9 @@ static class Bench
         }
         var last = all[all.Count - 1];
         for (int i = 0; i < Math.Max(50, number / 4); i++) dec.Receive(last);      // JIT and caches
+        var sw = new Stopwatch();
         long b0 = GC.GetAllocatedBytesForCurrentThread();
-        var sw = Stopwatch.StartNew();
+        sw.Start();
         for (int i = 0; i < number; i++) dec.Receive(last);
         sw.Stop();
         long b1 = GC.GetAllocatedBytesForCurrentThread();
