@@ -1525,6 +1525,7 @@ class PacketCoder {
     this.F = this.fields.length;
     this.kk = new Int32Array(comps.length);
     this.scratch = {};         // reusable buffers, grown as needed (a coder decodes one packet at a time)
+    this.joinWith = null;      // a held snapshot whose equal rows a full packet's rows join (row versions)
     this.pp = new Uint8Array(comps.length);
     this.slotValid = schema.slots.map((s) => (s.cls === 'flag' ? null : allValid(s.codec) ? null : s.codec));
     // numeric tables for the fast path (fields without wide slots or components over 32 bits)
@@ -1556,6 +1557,7 @@ class PacketCoder {
       for (let t = fd.s0; t < fd.s1; t++) if (schema.slots[t].wide) fd.fast = false;
       for (let c = fd.c0; c < fd.c1; c++) if (comps[c].b > 32) fd.fast = false;
     });
+    this.allFast = this.fields.every((fd) => fd.fast);
   }
 
   /** A reusable typed array of at least n elements (contents undefined). */
@@ -1721,6 +1723,7 @@ class PacketCoder {
       }
     }
     if (base) this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver);
+    else if (this.joinWith !== null && this.joinWith.ver !== null) this.joinFull(ids, codes, big, ver, this.joinWith);
     // the end: fewer than 8 bits left, all zero
     const left = r.remaining;
     if (left >= 8) throw new DecodeError('snapshot packet: unexpected data after the end of the packet');
@@ -1814,6 +1817,13 @@ class PacketCoder {
       const oi = outOfKept ? outOfKept[a] : a;
       ver[oi] = ++ROW_VERSION;
       const pr = predRow ? predRow[a] : -1;
+      if (this.allFast) {
+        if (!this.readEntityFast(r, fch, e, F, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)) {
+          throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
+        }
+        if (pr >= 0) this.joinLineage(codes, big, oi, pred, pr, ver);
+        continue;
+      }
       let anyField = false;
       for (let f = 0; f < F; f++) {
         if (!fch[e * F + f]) continue;
@@ -1825,7 +1835,33 @@ class PacketCoder {
         }
       }
       if (!anyField) throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
+      if (pr >= 0) this.joinLineage(codes, big, oi, pred, pr, ver);
     }
+  }
+
+  /** The rows of a full packet equal to the same entity's row in `other` (the decoder's latest)
+   * take its version: a stream's first packets, all full until acks arrive, then share lineages. */
+  joinFull(ids, codes, big, ver, other) {
+    const S = this.S, W = this.W, oids = other.ids, oc = other.codes, n = ids.length, on = oids.length;
+    for (let i = 0, j = 0; i < n; i++) {
+      const id = ids[i];
+      while (j < on && oids[j] < id) j++;
+      if (j >= on) break;
+      if (oids[j] !== id) continue;
+      let eq = true;
+      for (let s = 0; s < S; s++) if (codes[i * S + s] !== oc[j * S + s]) { eq = false; break; }
+      if (eq && W) for (let t = 0; t < W; t++) if (big[i * W + t] !== other.big[j * W + t]) { eq = false; break; }
+      if (eq) ver[i] = other.ver[j];
+    }
+  }
+
+  /** A changed row equal to its row in pred takes pred's version: the lineages of the snapshots
+   * decoded against different baselines meet again once an entity is at rest. */
+  joinLineage(codes, big, oi, pred, pr, ver) {
+    const S = this.S, W = this.W, pc = pred.codes;
+    for (let o = oi * S, p = pr * S, end = o + S; o < end; o++, p++) if (codes[o] !== pc[p]) return;
+    if (W) for (let t = 0; t < W; t++) if (big[oi * W + t] !== pred.big[pr * W + t]) return;
+    ver[oi] = pred.ver[pr];
   }
 
   /**
@@ -1898,6 +1934,100 @@ class PacketCoder {
       s++;
     }
     return diff;
+  }
+
+  /** The changed fields of one entity (every field fast): whether it had one; DecodeError when a
+   * field marked changed is unchanged. */
+  readEntityFast(r, fch, e, F, bcodes, bo, codes, oo, pcodes, po, num, den) {
+    const cls = this.cls, kk = this.kk, pp = this.pp, E = this.E, cbA = this.cb, c0A = this.slotComp0, fields = this.fields;
+    let anyField = false;
+    for (let f = 0; f < F; f++) {
+      if (fch[e * F + f] === 0) continue;
+      anyField = true;
+      const fd = fields[f];
+      let diff = false;
+      let s = fd.s0;
+      const end = fd.s1;
+      while (s < end) {
+        const k = cls[s];
+        const bcode = bcodes[bo + s];
+        let v;
+        if (k === C_FLAG) {
+          v = (fd.implied && bcode === 0) ? 1 : r.read1();
+          codes[oo + s] = v;
+          if (v !== bcode) diff = true;
+          if (v === 0) {
+            const span = this.slots[s].span;
+            for (let t = s + 1; t <= s + span; t++) { if (bcodes[bo + t] !== 0) diff = true; codes[oo + t] = 0; }
+            s += span + 1;
+          } else s += 1;
+          continue;
+        }
+        if ((k === C_ORD || k === C_SMAG) && cbA[c0A[s]] < 32) {
+          // a component under 32 bits: int32 arithmetic throughout
+          const c = c0A[s], b = cbA[c], mask = (1 << b) - 1, half = 1 << (b - 1);
+          const u = r.egE(kk[c], b, E[c]);
+          let B = bcode & mask;                       // (a signed code: its b-bit two's complement)
+          if (k === C_SMAG && B >= half) B ^= half - 1;
+          let ref = B;
+          if (pp[c] && po >= 0) {
+            let P = pcodes[po + s] & mask;
+            if (k === C_SMAG && P >= half) P ^= half - 1;
+            const sh = 32 - b;
+            const st = ((B - P) << sh) >> sh;
+            ref = den === 1 ? ((B + Math.imul(st, num)) & mask) : extrapolate(B, P, b, num, den);
+          }
+          let w = (ref + ((u >>> 1) ^ -(u & 1))) & mask;
+          if (k === C_SMAG && w >= half) w ^= half - 1;
+          v = (this.signedS[s] && w >= half) ? w - (mask + 1) : w;
+        } else if (k === C_ORD || k === C_SMAG) {
+          const c = c0A[s], b = cbA[c];
+          const u = r.egE(kk[c], b, E[c]);
+          let B = bcode < 0 ? bcode + P2[b] : bcode;
+          const half = P2[b - 1];
+          if (k === C_SMAG && B >= half) B = B ^ (half - 1);
+          let ref = B;
+          if (pp[c] && po >= 0) {
+            let P = pcodes[po + s];
+            if (P < 0) P += P2[b];
+            if (k === C_SMAG && P >= half) P = P ^ (half - 1);
+            ref = extrapolate(B, P, b, num, den);
+          }
+          let w = addZz(ref, u, b);
+          if (k === C_SMAG && w >= half) w = (w ^ (half - 1)) >>> 0;
+          v = (this.signedS[s] && w >= half) ? w - P2[b] : w;
+        } else if (k === C_ABS) {
+          v = this.fields[this.slots[s].field].flip ? (bcode ^ 1) : r.read(this.sbits[s]);
+        } else if (k === C_QUAT) {
+          v = this.readQuatFast(r, s, bcode, po >= 0 ? pcodes[po + s] : -1, num, den);
+        } else {   // C_UVEC
+          const c = c0A[s], cb = this.cbitsS[s];
+          const up = r.egE(kk[c], cb, E[c]), uq = r.egE(kk[c + 1], cb, E[c + 1]);
+          const Bp = Math.floor(bcode / P2[cb]), Bq = bcode - Bp * P2[cb];
+          let rp = Bp, rq = Bq;
+          if (po >= 0) {
+            const pcode = pcodes[po + s];
+            const Pp = Math.floor(pcode / P2[cb]), Pq = pcode - Pp * P2[cb];
+            if (pp[c]) rp = extrapolate(Bp, Pp, cb, num, den);
+            if (pp[c + 1]) rq = extrapolate(Bq, Pq, cb, num, den);
+          }
+          v = addZz(rp, up, cb) * P2[cb] + addZz(rq, uq, cb);
+        }
+        const vk = this.vkind[s];
+        if (vk !== 0) {
+          let ok;
+          if (vk === 1) ok = v !== this.vlim[s];
+          else if (vk === 2) ok = v <= this.vlim[s];
+          else ok = this.quatValidNum(s, v);
+          if (!ok) throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`);
+        }
+        codes[oo + s] = v;
+        if (v !== bcode) diff = true;
+        s++;
+      }
+      if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged');
+    }
+    return anyField;
   }
 
   quatValidNum(s, v) {
@@ -2423,7 +2553,13 @@ export class SnapshotDecoder {
   /** Decode a packet whose check held; update the state (section 10). */
   _packet(bytes, start, end) {
     const seqOf = end - start >= 2 ? u16le(bytes, start) : 0;
-    const snap = this.coder.decode(bytes, start, end, (s, baseline) => this._lookup(s, seqOf, baseline));
+    this.coder.joinWith = this._latest >= 0 ? (this.held.get(this._latest) || null) : null;
+    let snap;
+    try {
+      snap = this.coder.decode(bytes, start, end, (s, baseline) => this._lookup(s, seqOf, baseline));
+    } finally {
+      this.coder.joinWith = null;
+    }
     const seq = snap.seq;
     if (this._latest < 0 || newer(seq, this._latest)) {
       this._store(seq, snap);
