@@ -1408,7 +1408,7 @@ export class Snapshot {
     this.ver = ver;            // row versions: equal versions mean equal rows (see PacketCoder)
     this.seq = seq;
     this.ids = ids;            // an Array (shared, do not modify)
-    this.codes = codes;        // Float64Array(count * nslots): slots of <= 53 bits
+    this.codes = codes;        // Int32Array or Float64Array(count * nslots): see PacketCoder.Codes
     this.big = big;            // Array of BigInt (count * nwide) or null
   }
   get count() { return this.ids.length; }
@@ -1416,7 +1416,8 @@ export class Snapshot {
   code(i, s) {
     const sl = this.schema.slots[s];
     if (sl.wide) return this.big[i * this.schema.nwide + sl.bigIndex];
-    return this.codes[i * this.schema.nslots + s];
+    const v = this.codes[i * this.schema.nslots + s];
+    return (v < 0 && !sl.signed) ? v + 4294967296 : v;      // (an Int32Array holds 32-bit codes wrapped)
   }
   /** The slot codes of entity i. */
   row(i) {
@@ -1526,6 +1527,11 @@ class PacketCoder {
     this.kk = new Int32Array(comps.length);
     this.scratch = {};         // reusable buffers, grown as needed (a coder decodes one packet at a time)
     this.joinWith = null;      // a held snapshot whose equal rows a full packet's rows join (row versions)
+    // Codes of schemas whose slots all have at most 32 bits are held in an Int32Array (the code's
+    // low 32 bits: an unsigned code from 2**31 reads back negative, see Snapshot.code), others in a
+    // Float64Array (exact up to 53 bits; wider slots in BigInt beside it).
+    this.narrow = schema.slots.every((sl) => sl.bits <= 32);
+    this.Codes = this.narrow ? Int32Array : Float64Array;
     this.pp = new Uint8Array(comps.length);
     this.slotValid = schema.slots.map((s) => (s.cls === 'flag' ? null : allValid(s.codec) ? null : s.codec));
     // numeric tables for the fast path (fields without wide slots or components over 32 bits)
@@ -1671,7 +1677,7 @@ class PacketCoder {
         }
         nids[i] = g; prev = g;
       }
-      ncodes = new Float64Array(nnew * S);
+      ncodes = new this.Codes(nnew * S);
       nbig = W ? new Array(nnew * W) : null;
       for (let i = 0; i < nnew; i++) this.readRecord(r, ncodes, nbig, i);
     }
@@ -1696,7 +1702,7 @@ class PacketCoder {
       ver = base.ver.slice();
     } else {
       ids = new Array(nout);
-      codes = new Float64Array(nout * S);
+      codes = new this.Codes(nout * S);
       big = W ? new Array(nout * W) : null;
       ver = new Float64Array(nout);
       outOfKept = this.buf('outOfKept', kept, Int32Array);
@@ -1880,7 +1886,7 @@ class PacketCoder {
       if (k === C_FLAG) {
         v = (fd.implied && bcode === 0) ? 1 : r.read1();
         codes[oo + s] = v;
-        if (v !== bcode) diff = true;
+        if (codes[oo + s] !== bcode) diff = true;      // (as stored: an Int32Array wraps)
         if (v === 0) {
           const span = this.slots[s].span;
           for (let t = s + 1; t <= s + span; t++) { if (bcodes[bo + t] !== 0) diff = true; codes[oo + t] = 0; }
@@ -1907,15 +1913,15 @@ class PacketCoder {
       } else if (k === C_ABS) {
         v = this.fields[this.slots[s].field].flip ? (bcode ^ 1) : r.read(this.sbits[s]);
       } else if (k === C_QUAT) {
-        v = this.readQuatFast(r, s, bcode, po >= 0 ? pcodes[po + s] : -1, num, den);
+        v = this.readQuatFast(r, s, bcode, po >= 0, po >= 0 ? pcodes[po + s] : 0, num, den);
       } else {   // C_UVEC
         const c = c0A[s], cb = this.cbitsS[s];
         const up = r.egE(kk[c], cb, E[c]), uq = r.egE(kk[c + 1], cb, E[c + 1]);
-        const Bp = Math.floor(bcode / P2[cb]), Bq = bcode - Bp * P2[cb];
+        const bu = bcode < 0 ? bcode + 4294967296 : bcode, Bp = Math.floor(bu / P2[cb]), Bq = bu - Bp * P2[cb];
         let rp = Bp, rq = Bq;
         if (po >= 0) {
           const pcode = pcodes[po + s];
-          const Pp = Math.floor(pcode / P2[cb]), Pq = pcode - Pp * P2[cb];
+          const pu = pcode < 0 ? pcode + 4294967296 : pcode, Pp = Math.floor(pu / P2[cb]), Pq = pu - Pp * P2[cb];
           if (pp[c]) rp = extrapolate(Bp, Pp, cb, num, den);
           if (pp[c + 1]) rq = extrapolate(Bq, Pq, cb, num, den);
         }
@@ -1930,7 +1936,7 @@ class PacketCoder {
         if (!ok) throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`);
       }
       codes[oo + s] = v;
-      if (v !== bcode) diff = true;
+      if (codes[oo + s] !== bcode) diff = true;      // (as stored: an Int32Array wraps)
       s++;
     }
     return diff;
@@ -1999,15 +2005,15 @@ class PacketCoder {
         } else if (k === C_ABS) {
           v = this.fields[this.slots[s].field].flip ? (bcode ^ 1) : r.read(this.sbits[s]);
         } else if (k === C_QUAT) {
-          v = this.readQuatFast(r, s, bcode, po >= 0 ? pcodes[po + s] : -1, num, den);
+          v = this.readQuatFast(r, s, bcode, po >= 0, po >= 0 ? pcodes[po + s] : 0, num, den);
         } else {   // C_UVEC
           const c = c0A[s], cb = this.cbitsS[s];
           const up = r.egE(kk[c], cb, E[c]), uq = r.egE(kk[c + 1], cb, E[c + 1]);
-          const Bp = Math.floor(bcode / P2[cb]), Bq = bcode - Bp * P2[cb];
+          const bu = bcode < 0 ? bcode + 4294967296 : bcode, Bp = Math.floor(bu / P2[cb]), Bq = bu - Bp * P2[cb];
           let rp = Bp, rq = Bq;
           if (po >= 0) {
             const pcode = pcodes[po + s];
-            const Pp = Math.floor(pcode / P2[cb]), Pq = pcode - Pp * P2[cb];
+            const pu = pcode < 0 ? pcode + 4294967296 : pcode, Pp = Math.floor(pu / P2[cb]), Pq = pu - Pp * P2[cb];
             if (pp[c]) rp = extrapolate(Bp, Pp, cb, num, den);
             if (pp[c + 1]) rq = extrapolate(Bq, Pq, cb, num, den);
           }
@@ -2022,7 +2028,7 @@ class PacketCoder {
           if (!ok) throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`);
         }
         codes[oo + s] = v;
-        if (v !== bcode) diff = true;
+        if (codes[oo + s] !== bcode) diff = true;      // (as stored: an Int32Array wraps)
         s++;
       }
       if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged');
@@ -2054,14 +2060,14 @@ class PacketCoder {
     return !(sum > 1.0) && Math.sqrt(1.0 - sum) >= big;
   }
 
-  readQuatFast(r, s, bcode, pcode, num, den) {
+  readQuatFast(r, s, bcode, hasP, pcode, num, den) {
     const cb = this.cbitsS[s], M = P2[cb];
     const c0 = this.slotComp0[s], kk = this.kk, pp = this.pp, E = this.E;
     let ba, bb, bc, bidx, same = false, pa = 0, pb = 0, pc = 0;
     if (cb <= 10) {                 // codes of at most 32 bits: integer shifts
       const mask = M - 1;
       bc = bcode & mask; bb = (bcode >>> cb) & mask; ba = (bcode >>> (2 * cb)) & mask; bidx = bcode >>> (3 * cb);
-      if (pcode >= 0) {
+      if (hasP) {
         pc = pcode & mask; pb = (pcode >>> cb) & mask; pa = (pcode >>> (2 * cb)) & mask;
         same = (pcode >>> (3 * cb)) === bidx;
       }
@@ -2072,7 +2078,7 @@ class PacketCoder {
       bb = hi - hi2 * M;
       bidx = Math.floor(hi2 / M);
       ba = hi2 - bidx * M;
-      if (pcode >= 0) {
+      if (hasP) {
         hi = Math.floor(pcode / M);
         pc = pcode - hi * M;
         hi2 = Math.floor(hi / M);
