@@ -21,6 +21,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import timeit
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -82,8 +83,9 @@ def main(argv=None):
     print(f"1000 bodies, scene schema ({schema.bits} bits a record at most), acks 6 ticks late; "
           f"decode of one whole datagram, microseconds, medians of {args.rounds} alternated rounds "
           f"of {args.number} calls")
+    print(f"{'':22s} | {'wall clock':^24s} | {'CPU time':^24s} |")
     print(f"{'tick':>5s} {'changed':>8s} {'bytes':>6s} | {'Python':>8s} {'C#/Mono':>8s} {'ratio':>6s} | "
-          f"{'C# bytes alloc/call':>19s}")
+          f"{'Python':>8s} {'C#/Mono':>8s} {'ratio':>6s} | {'C# bytes alloc/call':>19s}")
     for k in [int(t) for t in args.ticks.split(",")]:
         datagrams, dec, changed = stream_to(scene, schema, k)
         path = tmp / f"tick{k}.bin"
@@ -91,19 +93,23 @@ def main(argv=None):
             for d in datagrams:
                 f.write(struct.pack("<I", len(d)) + d)
         last = datagrams[-1]
-        py, cs, alloc, salloc = [], [], [], []
+        py, cs, alloc, salloc, pyc, csc = [], [], [], [], [], []
         for _ in range(args.rounds):
             py.append(min(timeit.repeat(lambda: dec.decode(last), number=args.number, repeat=3)) / args.number * 1e6)
+            n = max(args.number, int(0.4 / (py[-1] * 1e-6)))
+            pyc.append(min(timeit.repeat(lambda: dec.decode(last), number=n, repeat=3, timer=time.process_time)) / n * 1e6)
             r = subprocess.run(["mono", str(exe), str(schema_path), str(path), str(args.number)],
                                check=True, capture_output=True, text=True, env=env)
             j = json.loads(r.stdout)
             assert j["count"] == 1000, j
             cs.append(j["us"])
+            csc.append(j["cpu_us"])
             alloc.append(j["alloc_per_call"])
             salloc.append(j["alloc_per_packet_stream"])
         p, c = statistics.median(py), statistics.median(cs)
+        pc, cc = statistics.median(pyc), statistics.median(csc)
         print(f"{k:5d} {changed:8.1%} {len(last):6d} | {p:8.1f} {c:8.1f} {c / p:6.2f} | "
-              f"{statistics.median(alloc):19.1f}")
+              f"{pc:8.1f} {cc:8.1f} {cc / pc:6.2f} | {statistics.median(alloc):19.1f}")
     # allocation in a stream's steady state: ticks 0..299 decoded once each, in order; the last 30
     # packets come after the decoder's window (2 * 64 - 1 snapshots) has filled
     datagrams, _, _ = stream_to(scene, schema, 299, start=0)
@@ -114,6 +120,9 @@ def main(argv=None):
     r = subprocess.run(["mono", str(exe), str(schema_path), str(path), "10"], check=True, capture_output=True,
                        text=True, env=env)
     j = json.loads(r.stdout)
+    print(f"wall clock: best of 3 loops of {args.number} calls; CPU time: process CPU time over loops of at "
+          f"least 0.4 s (Python's time.process_time, C#'s Process.TotalProcessorTime, which counts Mono's "
+          f"runtime threads too), less moved by the other processes of a loaded machine.")
     print(f"ratio: C# time / Python time (above 1: C# slower). alloc/call: bytes allocated per call of the "
           f"timed (duplicate) decode; over ticks 270-299 of the whole 300-tick stream, each packet decoded "
           f"once, in the window's steady state: {j['alloc_per_packet_stream']:.1f} bytes a packet "
