@@ -28,9 +28,8 @@ namespace QuantCodec
         readonly bool[] fImpliedFlag, fImpliedFlip;
 
         // the reader
-        byte[] buf;
-        int start, nbytes;
         long pos, nbits;
+        ulong[] words = new ulong[64];      // the packet as little-endian 64-bit words (one zero word after)
 
         // scratch
         int[] removed = new int[16], keptBase = new int[16], keptPred = new int[16], cls1 = new int[16], cls0 = new int[16];
@@ -132,23 +131,11 @@ namespace QuantCodec
         ulong Raw(int n)        // n <= 56, inside the data
         {
             long p = pos;
-            int byteIx = (int)(p >> 3);
-            int sh = (int)(p & 7);
-            ulong w;
-            if (byteIx + 8 <= nbytes)
-            {
-                int b = start + byteIx;
-                byte[] d = buf;
-                w = (ulong)d[b] | ((ulong)d[b + 1] << 8) | ((ulong)d[b + 2] << 16) | ((ulong)d[b + 3] << 24)
-                    | ((ulong)d[b + 4] << 32) | ((ulong)d[b + 5] << 40) | ((ulong)d[b + 6] << 48) | ((ulong)d[b + 7] << 56);
-            }
-            else
-            {
-                w = 0;
-                for (int i = 0; byteIx + i < nbytes && i < 8; i++) w |= (ulong)buf[start + byteIx + i] << (8 * i);
-            }
+            int wi = (int)(p >> 6), sh = (int)(p & 63);
+            ulong w = words[wi] >> sh;
+            if (sh > 7) w |= words[wi + 1] << (64 - sh);
             pos = p + n;
-            return (w >> sh) & ((1UL << n) - 1);
+            return w & ((1UL << n) - 1);
         }
 
         ulong Read(int n)
@@ -181,21 +168,21 @@ namespace QuantCodec
         /// <summary>Trailing zeros of v != 0 (de Bruijn).</summary>
         static int Ctz(ulong v) { return CtzTable[((v & (0UL - v)) * 0x03F79D71B4CB0A89UL) >> 58]; }
 
-        static readonly bool LittleEndian = BitConverter.IsLittleEndian;
 
         /// <summary>EG(k, b) without the escape's extra bit: the common case (the whole code within one
         /// 8-byte load, no escape) inline, the rest through EG.</summary>
         ulong EGf(int k, int b, ulong umax)
         {
             long p = pos;
-            int bi = (int)(p >> 3);
-            if (bi + 8 <= nbytes && LittleEndian)
+            if (p + 57 <= nbits)
             {
-                ulong w = BitConverter.ToUInt64(buf, start + bi) >> (int)(p & 7);
+                int wi = (int)(p >> 6), sh = (int)(p & 63);
+                ulong w = words[wi] >> sh;
+                if (sh > 7) w |= words[wi + 1] << (64 - sh);      // (at least 57 bits of the window)
                 int E = (b - k + 1) / 2 + 1;
                 if ((w & ((1UL << E) - 1)) != 0)
                 {
-                    int e = Ctz(w);
+                    int e = CtzTable[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                     int total = 2 * e + 1 + k;
                     if (total <= 57)
                     {
@@ -215,14 +202,15 @@ namespace QuantCodec
         {
             alt = false;
             long p = pos;
-            int bi = (int)(p >> 3);
-            if (bi + 8 <= nbytes && LittleEndian)
+            if (p + 57 <= nbits)
             {
-                ulong w = BitConverter.ToUInt64(buf, start + bi) >> (int)(p & 7);
+                int wi = (int)(p >> 6), sh = (int)(p & 63);
+                ulong w = words[wi] >> sh;
+                if (sh > 7) w |= words[wi + 1] << (64 - sh);
                 int E = (b - k + 1) / 2 + 1;
                 if ((w & ((1UL << E) - 1)) != 0)
                 {
-                    int e = Ctz(w);
+                    int e = CtzTable[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                     int total = 2 * e + 1 + k;
                     if (total <= 57)
                     {
@@ -361,8 +349,19 @@ namespace QuantCodec
         /// <summary>seq, bdist, pdist (0: none) of a packet; DecodeException (malformed).</summary>
         public long Header(byte[] data, int offset, int length, out int seq, out int bdist, out int pdist)
         {
-            buf = data; start = offset; nbytes = length; pos = 0; nbits = 8L * length;
+            pos = 0; nbits = 8L * length;
             bdist = 0; pdist = 0;
+            int nw = (length >> 3) + 2;
+            if (words.Length < nw) words = new ulong[Math.Max(nw, words.Length * 2)];
+            ulong[] wd = words;
+            int full = length >> 3;
+            for (int i = 0, b = offset; i < full; i++, b += 8)
+                wd[i] = (ulong)data[b] | ((ulong)data[b + 1] << 8) | ((ulong)data[b + 2] << 16) | ((ulong)data[b + 3] << 24)
+                        | ((ulong)data[b + 4] << 32) | ((ulong)data[b + 5] << 40) | ((ulong)data[b + 6] << 48) | ((ulong)data[b + 7] << 56);
+            ulong tail = 0;
+            for (int i = 0; i < (length & 7); i++) tail |= (ulong)data[offset + 8 * full + i] << (8 * i);
+            wd[full] = tail;
+            wd[full + 1] = 0;
             seq = (int)Read(16);
             if (Read(1) == 0) return pos;
             ulong v = EG(2, 16);
@@ -690,7 +689,13 @@ namespace QuantCodec
                                     {
                                         ulong pl = prow[pi + s] & mask;
                                         if (half != 0 && pl > half) pl ^= half;
-                                        r = Ref(c, bl, pl, true, bdist, pdist);
+                                        if (den == 1)
+                                        {
+                                            // a whole ratio: base + (base - pred) * num, wrapping at the width
+                                            // (the difference read as a b-bit two's complement: the same mod 2**b)
+                                            r = (bl + (bl - pl) * (ulong)num) & mask;
+                                        }
+                                        else r = Ref(c, bl, pl, true, bdist, pdist);
                                     }
                                     v = (r + ((u >> 1) ^ (0UL - (u & 1)))) & mask;
                                     if (half != 0 && v > half) v ^= half;
