@@ -375,7 +375,7 @@ function intCode(c) {
 /** The code as the slot stores it: a number when bits <= 53, else a BigInt. */
 function slotCode(bits, v) { return bits > 53 ? toBig(v) : Number(v); }
 
-class Codec {
+export class Codec {
   get isScalar() { return true; }
   /** The canonical-JSON tree of the spec (floats marked). */
   _canon() { return this.spec(); }
@@ -1075,7 +1075,22 @@ export class BitReader {
     return this.eg(k, b, false);
   }
   /** EG(k, b) for b <= 32 whose escape carries one more bit: -1 for "no value". */
-  egAlt(k, b, E) { return this.eg(k, b, true); }
+  egAlt(k, b, E) {
+    const p = this.pos;
+    const w = this.peek32(p);
+    if (w !== 0) {
+      const e = 31 - Math.clz32(w & -w);
+      const n = 2 * e + 1 + k;
+      if (e < E && n < 32 && p + n <= this.nbits) {
+        this.pos = p + n;
+        const x = (1 << e) | ((w >>> (e + 1)) & ((1 << e) - 1));
+        const u = ((x - 1) << k) | ((w >>> (2 * e + 1)) & ((1 << k) - 1));
+        if (b < 31 ? u >= (1 << b) : u >= P2[b]) throw new DecodeError(`snapshot packet: an Exp-Golomb value wider than ${b} bits at bit ${p}`);
+        return u;
+      }
+    }
+    return this.eg(k, b, true);
+  }
   /** EG(k, b) for any b <= 64: a number when below 2**53, else a BigInt. */
   egWide(k, b) {
     if (b <= 32) return this.eg(k, b, false);
@@ -1729,7 +1744,7 @@ class PacketCoder {
       }
     }
     if (base) this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver);
-    else if (this.joinWith !== null && this.joinWith.ver !== null) this.joinFull(ids, codes, big, ver, this.joinWith);
+    else if (this.joinWith !== null && this.joinWith.ver !== null) ids = this.joinFull(ids, codes, big, ver, this.joinWith);
     // the end: fewer than 8 bits left, all zero
     const left = r.remaining;
     if (left >= 8) throw new DecodeError('snapshot packet: unexpected data after the end of the packet');
@@ -1849,16 +1864,19 @@ class PacketCoder {
    * take its version: a stream's first packets, all full until acks arrive, then share lineages. */
   joinFull(ids, codes, big, ver, other) {
     const S = this.S, W = this.W, oids = other.ids, oc = other.codes, n = ids.length, on = oids.length;
+    let sameIds = n === on;
     for (let i = 0, j = 0; i < n; i++) {
       const id = ids[i];
       while (j < on && oids[j] < id) j++;
       if (j >= on) break;
-      if (oids[j] !== id) continue;
+      if (oids[j] !== id) { sameIds = false; continue; }
+      if (i !== j) sameIds = false;
       let eq = true;
       for (let s = 0; s < S; s++) if (codes[i * S + s] !== oc[j * S + s]) { eq = false; break; }
       if (eq && W) for (let t = 0; t < W; t++) if (big[i * W + t] !== other.big[j * W + t]) { eq = false; break; }
       if (eq) ver[i] = other.ver[j];
     }
+    return sameIds ? oids : ids;       // (the same ids: share the array, as deltas do)
   }
 
   /** A changed row equal to its row in pred takes pred's version: the lineages of the snapshots

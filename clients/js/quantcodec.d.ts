@@ -1,0 +1,279 @@
+// TypeScript declarations of quantcodec.mjs (the JavaScript client of the quantcodec wire format).
+//
+// Integer (number | bigint): a code of a slot of at most 53 bits is a number; of a wider slot, always a bigint.
+// An id is a number when it is below 2**53, a bigint from 2**53 on. Signed codes (Integer, Fixed with
+// signed=true) are signed; every other code is unsigned.
+
+export type Integer = number | bigint;
+
+export class CodecError extends Error {}
+export class SchemaError extends CodecError {}
+/** A value an exact codec cannot hold; a zero or non-finite quaternion or unit vector. */
+export class ValueRangeError extends CodecError {}
+export type DecodeErrorKind = 'no-hello' | 'check' | 'hello' | 'schema' | 'fragment' | 'baseline' | 'malformed';
+export const DECODE_ERROR_KINDS: readonly DecodeErrorKind[];
+/** A refused datagram, packet or record; `kind` as docs/wire-format.md section 14 names it. */
+export class DecodeError extends CodecError {
+  constructor(message: string, kind?: DecodeErrorKind);
+  readonly kind: DecodeErrorKind;
+}
+
+// -- helpers -------------------------------------------------------------------------------------
+
+/** Python's float.hex() of a double. */
+export function floatHex(x: number): string;
+/** The double that Python's float.hex() wrote ('inf', '-inf', 'nan' included). */
+export function parseFloatHex(s: string): number;
+/** SHA-256 of bytes. */
+export function sha256(data: Uint8Array): Uint8Array;
+export function toHex(bytes: Uint8Array): string;
+/** CRC-32C (Castagnoli), zlib's continuation convention: crc32c(b, crc32c(a)) == crc32c(a + b). */
+export function crc32c(data: Uint8Array, seed?: number, start?: number, end?: number): number;
+/** A float literal of a JSON document read with {tagFloats: true}. */
+export class JsonFloat { constructor(value: number); readonly value: number; valueOf(): number; }
+/** JSON with integers beyond 2**53 kept exact (bigint); float literals as JsonFloat with tagFloats. */
+export function parseJSON(text: string, options?: { tagFloats?: boolean }): any;
+
+// -- codecs --------------------------------------------------------------------------------------
+
+export type CodecSpec = { kind: string; [key: string]: unknown };
+/** A record's code for one field: a code; an array for a Vector; [flag, inner] for a NearlyZero. */
+export type FieldCode = Integer | Integer[] | [number, Integer | Integer[]];
+
+export abstract class Codec {
+  readonly kind: string;
+  /** Bits on the wire for one value (for NearlyZero, the most it takes). */
+  readonly bits: number;
+  spec(): CodecSpec;
+  /** Whether `code` is one that quantize can produce; never throws. */
+  valid(code: unknown): boolean;
+  toString(): string;
+}
+export class Bounded extends Codec {
+  constructor(min: number, max: number, bits: number, mode?: 'endpoints' | 'bins');
+  readonly min: number; readonly max: number; readonly mode: string;
+  readonly step: number; readonly maxError: number;
+  quantize(x: number): number;
+  dequantize(code: Integer): number;
+}
+export class Fixed extends Codec {
+  constructor(step: number, bits: number, options?: { signed?: boolean; offset?: number });
+  readonly stepSize: number; readonly offset: number; readonly signed: boolean;
+  readonly step: number; readonly maxError: number;
+  quantize(x: number): Integer;
+  dequantize(code: Integer): number;
+}
+export class Angle extends Codec {
+  constructor(bits: number, options?: { signed?: boolean; unit?: 'rad' | 'deg' });
+  readonly unit: string; readonly step: number; readonly maxError: number;
+  quantize(x: number): number;
+  dequantize(code: Integer): number;
+}
+export class PowerCurve extends Codec {
+  constructor(max: number, pow: number, bits: number);
+  readonly max: number; readonly pow: number; readonly step: number; readonly maxError: number;
+  quantize(x: number): number;
+  /** May differ from Python's in the last bit for pow other than 1 or 2 (the C library's pow). */
+  dequantize(code: Integer): number;
+}
+export class Half extends Codec {
+  constructor();
+  quantize(x: number): number;
+  dequantize(code: Integer): number;
+}
+export class Grid extends Codec {
+  constructor(cellSize: number, cellBits: number, offsetBits: number);
+  readonly cellSize: number; readonly cellBits: number; readonly offsetBits: number;
+  quantize(x: number): Integer;
+  dequantize(code: Integer): number;
+}
+export class UInt extends Codec { constructor(bits: number); quantize(x: Integer): Integer; dequantize(code: Integer): Integer; }
+export class Int extends Codec { constructor(bits: number); quantize(x: Integer): Integer; dequantize(code: Integer): Integer; }
+export class Bool extends Codec { constructor(); quantize(x: boolean | Integer): number; dequantize(code: Integer): boolean; }
+export class Enum extends Codec {
+  constructor(labelsOrCount: string[] | number);
+  readonly n: number; readonly labels: string[] | null;
+  /** A label or an index. */
+  quantize(x: string | number): number;
+  /** The label (the index for Enum(n)). */
+  dequantize(code: Integer): string | number;
+}
+export class Quat extends Codec {
+  constructor(bits?: number, mode?: 'endpoints' | 'bins');
+  readonly componentBits: number; readonly mode: string; readonly step: number;
+  /** (x, y, z, w) -> code; ValueRangeError for a zero or non-finite quaternion. */
+  quantize(q: ArrayLike<number>): Integer;
+  /** code -> [x, y, z, w]. */
+  dequantize(code: Integer): [number, number, number, number];
+}
+export class UnitVector extends Codec {
+  constructor(bits: number);
+  readonly componentBits: number; readonly step: number;
+  quantize(v: ArrayLike<number>): Integer;
+  dequantize(code: Integer): [number, number, number];
+}
+export class Vector extends Codec {
+  constructor(...codecs: Codec[]);
+  readonly codecs: Codec[];
+  quantize(x: ArrayLike<number>): Integer[];
+  dequantize(code: Integer[]): Array<number | Integer | string | boolean>;
+}
+export class NearlyZero extends Codec {
+  constructor(inner: Codec, threshold: number);
+  readonly inner: Codec; readonly threshold: number;
+  quantize(x: number | ArrayLike<number>): [number, Integer | Integer[]];
+  dequantize(code: [number, Integer | Integer[]]): number | number[] | Integer | unknown;
+}
+/** A codec from its spec (as the schema JSON writes it). */
+export function codecFromSpec(spec: CodecSpec | Codec): Codec;
+
+// -- bits ----------------------------------------------------------------------------------------
+
+export class BitReader {
+  constructor(bytes: Uint8Array, start?: number, end?: number);
+  pos: number;
+  readonly nbits: number;
+  readonly remaining: number;
+  /** n <= 32 bits as an unsigned number. */
+  read(n: number): number;
+  /** n <= 53 bits as a number. */
+  readNum(n: number): number;
+  /** n <= 64 bits as a bigint. */
+  readBig(n: number): bigint;
+}
+export class BitWriter {
+  constructor();
+  /** n bits (<= 53 of a number, <= 64 of a bigint), least significant first. */
+  write(v: Integer, n: number): void;
+  /** The bytes, padded with zero bits to a byte. */
+  finish(): Uint8Array;
+}
+
+// -- schemas -------------------------------------------------------------------------------------
+
+export interface Slot {
+  readonly index: number;
+  readonly cls: 'flag' | 'ord' | 'smag' | 'quat' | 'uvec' | 'abs';
+  readonly bits: number;
+  readonly field: number;
+  readonly span: number;
+  readonly cbits: number;
+  readonly signed: boolean;
+  /** More than 53 bits: its codes are bigints. */
+  readonly wide: boolean;
+  readonly path: string;
+}
+export interface FieldSummary { name: string; kind: string; bits: number; h: number }
+
+export class Schema {
+  constructor(name: string, fields: Array<[string, Codec | CodecSpec]> | Array<{ name: string; codec: Codec | CodecSpec }> | Record<string, Codec | CodecSpec>, options?: { version?: Integer });
+  static fromSpec(spec: { name: string; version?: Integer; fields: unknown }): Schema;
+  /** From the JSON text schema.to_json() writes (docs/schema-format.md). */
+  static fromJSON(text: string): Schema;
+  readonly name: string;
+  readonly version: Integer;
+  readonly fields: ReadonlyArray<{ name: string; codec: Codec }>;
+  readonly names: string[];
+  /** The first 16 hex digits of the SHA-256 of the canonical JSON: equal to Python's. */
+  readonly fingerprint: string;
+  readonly canonicalJson: string;
+  readonly slots: ReadonlyArray<Slot>;
+  readonly nslots: number;
+  readonly bits: number;
+  spec(): { name: string; version: Integer; fields: Array<{ name: string; codec: CodecSpec }> };
+  checkFingerprint(fp: string): void;
+  /** [cls, bits, field, span, cbits, signed] per slot. */
+  slotTable(): Array<[string, number, number, number, number, boolean]>;
+  /** Codes per field -> the row of slot codes (ValueRangeError for an invalid code). */
+  slotsOf(codes: FieldCode[]): Integer[];
+  /** A row of slot codes -> codes per field. */
+  codesOf(row: ArrayLike<Integer>): FieldCode[];
+  quantize(record: Record<string, unknown> | unknown[]): FieldCode[];
+  dequantize(codes: FieldCode[]): Record<string, unknown>;
+  valid(codes: unknown): boolean;
+  /** One record's bytes (wire-format section 3, padded to a byte). */
+  encodeCodes(codes: FieldCode[]): Uint8Array;
+  encode(record: Record<string, unknown> | unknown[]): Uint8Array;
+  /** Only a canonical message decodes; DecodeError naming the field and bit otherwise. */
+  decodeCodes(bytes: Uint8Array): FieldCode[];
+  decode(bytes: Uint8Array): Record<string, unknown>;
+  /** Field summaries as a hello carries them. */
+  summaries(): FieldSummary[];
+}
+
+// -- snapshots -----------------------------------------------------------------------------------
+
+export function seqNewer(a: number, b: number): boolean;
+
+/** A decoded snapshot (immutable: decoders share its arrays). */
+export class Snapshot {
+  readonly schema: Schema;
+  readonly seq: number;
+  /** Ascending ids. */
+  readonly ids: ReadonlyArray<Integer>;
+  readonly count: number;
+  /** The code of slot s of entity i. */
+  code(i: number, s: number): Integer;
+  /** The slot codes of entity i. */
+  row(i: number): Integer[];
+  rows(): Integer[][];
+  /** The index of an id, or -1. */
+  indexOf(id: Integer): number;
+  fieldCodes(i: number): FieldCode[];
+  /** The decoded record of entity i: {field: value}. */
+  values(i: number): Record<string, unknown>;
+  sameAs(other: Snapshot): boolean;
+  /** The runner's output line. */
+  toJSONLine(): string;
+}
+
+export interface Hello {
+  version: number;
+  predict: boolean;
+  history: number;
+  maxDatagram: number;
+  streamId: bigint;
+  started: bigint;
+  fingerprint: string;
+  schemaVersion: number;
+  schemaName: string;
+  nfields: number;
+  fields: FieldSummary[];
+}
+export function isHello(datagram: Uint8Array): boolean;
+export function parseHello(datagram: Uint8Array): Hello;
+/** What differs between this end's schema and the one a hello describes ([] when equal). */
+export function helloDifferences(schema: Schema, hello: Hello): string[];
+/** The 40-byte stream key of section 11. */
+export function streamKey(fingerprint: string, history: number, predict: boolean, maxDatagram: number, streamId: Integer): Uint8Array;
+
+/**
+ * A client of a snapshot stream. decode(datagram): the Snapshot a datagram completes, or null (a
+ * hello, a fragment); a refused datagram throws DecodeError and changes nothing. After each
+ * datagram that returned a Snapshot, acknowledge `latest` to the server.
+ */
+export class SnapshotDecoder {
+  constructor(schema: Schema, options?: { history?: number });
+  /** A decoder on the stream of a hello; SchemaError saying what differs for another schema. */
+  static fromHello(schema: Schema, hello: Uint8Array): SnapshotDecoder;
+  readonly schema: Schema;
+  /** The stream's history (the hello's once one is adopted). */
+  readonly history: number;
+  /** The newest sequence number decoded, or null: what to acknowledge. */
+  readonly latest: number | null;
+  /** The adopted hello, or null. */
+  readonly hello: Hello | null;
+  decode(datagram: Uint8Array | ArrayBuffer | ArrayLike<number>): Snapshot | null;
+  /** The held snapshot seq (a possible baseline), or null. */
+  get(seq: number): Snapshot | null;
+  /** [latest, held baselines newest first]. */
+  state(): [number | null, number[]];
+  reset(): void;
+}
+
+/** Decode a bare packet (no datagram check) against given snapshots by sequence number. */
+export function decodePacket(schema: Schema, packet: Uint8Array, held?: Map<number, Snapshot>): Snapshot;
+/** The runner's line for one datagram: a snapshot, {"error":"KIND"} or {"pending":true}. */
+export function runnerLine(decoder: SnapshotDecoder, datagram: Uint8Array): string;
+/** A DATAGRAMS.bin (u32 LE length + bytes, repeated) split into datagrams. */
+export function splitDatagrams(bytes: Uint8Array): Uint8Array[];
