@@ -1011,8 +1011,7 @@ cdef int best_k(const uint32_t* h, int b, Py_ssize_t* cost) noexcept nogil:
     all ones (e = L - k then, not L - k - 1), which the histogram cannot tell, so their expected
     share 2**(1 - (L - k)) of the values (uniform within a bit length) is counted: 4 * 2**(k - L)
     bits; at L = k + E the all-ones values escape instead (E + b bits), beyond it every value
-    does. (Counting 2L - k + 1 for every L > k, as before, chose too large a k: this takes 1.8-2%
-    off the differences' bits on the bench scene and on a MuJoCo recording.) Integer arithmetic
+    does (counting 2L - k + 1 for every L > k would choose too large a k). Integer arithmetic
     only, so that every platform chooses the same k. O(b) with suffix sums."""
     cdef int64_t SH[HIST + 1]          # suffix sums of the counts,
     cdef int64_t SL[HIST + 1]          # of count * L,
@@ -1609,10 +1608,10 @@ cdef class SnapshotData:
     # packed end to end into kw words (word w of row i at keyp[w * n + i], malloc'ed); an
     # injective image of the row, so two rows are equal exactly when their keys are (every
     # carrier is checked to be the canonical form of its masked bits, else there are no keys).
-    # The encoders' row scan compares these: 2 words a row instead of 8 carriers for the bench
-    # scene. Packing them costs the snapshot ~3.5 us per 1000 such rows, once a tick; each
-    # client's encode saves ~1 us. NULL when the snapshot has none (decoded views; keys that
-    # would not be narrower than the rows).
+    # The encoders' row scan compares these (2 words a row instead of 8 carriers for the bench
+    # scene): packed once a tick, read by every client's encode (figures: bench/README.md).
+    # NULL when the snapshot has none (decoded views; keys that would not be narrower than the
+    # rows).
     cdef uint64_t* keyp
     cdef readonly Py_ssize_t kw
     cdef readonly object _kplan     # the Plan whose slot layout packed them
@@ -2228,10 +2227,9 @@ cdef class DeltaCoder:
         #    component of a changed field its zigzagged differences (from the baseline, from the
         #    extrapolation), counted by bit length into the component's two histograms
         #    (entity by entity, so consecutive increments hit different counters). With many
-        #    changed entities only every 4th is counted: the bit lengths and the increments are
-        #    a fifth of the encoder's work at 100% changed, and the parameters a sample of 64 or
-        #    more chooses cost 0.09% more bytes over the bench scene (1000 bodies, 300 ticks;
-        #    the packets concerned -2.5% to +3.4%, +0.2% on average)
+        #    changed entities only every 4th is counted (docs/wire-format.md section 8): the
+        #    parameters of a sample of 64 or more are nearly as good, for much less work (the
+        #    figures are in docs/wire-format.md and bench/README.md)
         for f in range(F):
             fcount[f] = 0
         if nchg:
@@ -3276,9 +3274,8 @@ cdef int pred_target(int bdist) noexcept nogil:
     """The distance back from the baseline that the extrapolation snapshot is looked for at:
     bdist itself for bdist < 4, else the largest divisor of bdist that is at most
     max(2, bdist // 3) (6 -> 2, 9 -> 3, 12 -> 4, 7 -> 1). A shorter step follows the motion
-    nearer the baseline: on the bench scene and on a MuJoCo recording, with acks 4 to 12 ticks
-    late, it takes 0.3-7.3% off the differences' bits against pred at bdist (bench/pred_study.py,
-    bench/README.md); a divisor keeps the ratio whole, a multiply in both coders."""
+    nearer the baseline (measured by bench/pred_study.py: bench/README.md); a divisor keeps the
+    ratio whole, a multiply in both coders."""
     cdef int d
     if bdist < 4:
         return bdist
