@@ -8,6 +8,12 @@ static class QcDecode
 {
     static int Main(string[] args)
     {
+        try { return Run(args); }
+        catch (IOException) { return 1; }      // the reader left (qc-decode ... | head): stop quietly
+    }
+
+    static int Run(string[] args)
+    {
         if (args.Length != 2)
         {
             Console.Error.WriteLine("usage: qc-decode SCHEMA.json DATAGRAMS.bin");
