@@ -102,10 +102,14 @@ typedef struct qc_slot {
     int sign;               /* codes are two's complement (Int, signed Fixed) */
     int role;               /* QC_ROLE_* */
     int comp;               /* first delta component, or -1 */
+    int vclass;             /* (internal) how its codes are checked: see qc__slot_ok */
+    const double *qtab;     /* (internal) Quat of <= 12 bits: each component code's shrunk value */
 } qc_slot;
 
 typedef struct qc_comp {    /* a delta component (wire-format section 2) */
     int slot, shift, b, smag;
+    uint64_t mask;          /* 2**b - 1 */
+    uint64_t smt;           /* smag: 2**(b-1) - 1 (the magnitude bits), else 0 */
 } qc_comp;
 
 typedef struct qc_field {
@@ -373,6 +377,12 @@ static int qc__fail(qc_error *err, const char *fmt, ...) {
 
 /* ---- bits ------------------------------------------------------------------------------------ */
 
+#if defined(__GNUC__) || defined(__clang__)
+#define QC__HOT static inline __attribute__((always_inline))
+#else
+#define QC__HOT static inline
+#endif
+
 static uint64_t qc__mask(int b) { return b >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << b) - 1; }
 
 static int qc__bitlen(uint64_t x) {
@@ -395,9 +405,15 @@ static int qc__ctz(uint64_t x) {     /* x != 0 */
 #endif
 }
 
-static uint64_t qc__load_le64(const uint8_t *p) {
+QC__HOT uint64_t qc__load_le64(const uint8_t *p) {
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
     return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
            (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+#endif
 }
 static uint32_t qc__le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -434,7 +450,13 @@ static uint64_t qc__peek_at(const qc__br *r, size_t p, int n) {
     return n >= 64 ? x : x & ((((uint64_t)1) << n) - 1);
 }
 
-static int qc__get(qc__br *r, int n, uint64_t *v) {
+QC__HOT int qc__get(qc__br *r, int n, uint64_t *v) {
+    size_t idx = r->pos >> 3;
+    if (n <= 56 && idx + 8 <= r->nbytes) {
+        *v = (qc__load_le64(r->buf + idx) >> (r->pos & 7)) & ((((uint64_t)1) << n) - 1);
+        r->pos += (size_t)n;
+        return 0;
+    }
     if ((size_t)n > r->nbits - r->pos) return -1;
     *v = qc__peek_at(r, r->pos, n);
     r->pos += (size_t)n;
@@ -1911,11 +1933,13 @@ static void qc__add_slots(qc_schema *s, const qc_codec *c, int field, int *ns, i
         if (sl->role == QC_ROLE_ORD) {
             qc_comp *cp = &s->comps[*nc];
             cp->slot = *ns; cp->shift = 0; cp->b = c->bits; cp->smag = c->kind == QC_POWERCURVE || c->kind == QC_HALF;
+            cp->mask = qc__mask(cp->b); cp->smt = cp->smag ? qc__mask(cp->b - 1) : 0;
         } else if (sl->role == QC_ROLE_QUAT || sl->role == QC_ROLE_UVEC) {
             int k, m = sl->role == QC_ROLE_QUAT ? 3 : 2;
             for (k = 0; k < m; k++) {
                 qc_comp *cp = &s->comps[*nc + k];
                 cp->slot = *ns; cp->shift = (m - 1 - k) * c->cbits; cp->b = c->cbits; cp->smag = 0;
+                cp->mask = qc__mask(cp->b); cp->smt = 0;
             }
         }
     }
@@ -2046,6 +2070,30 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
     }
     s->nslots = ns;
     s->ncomps = nc;
+    /* how each slot's codes are checked: 0 every code of its width is valid (full-range
+       Bounded, Fixed, Angle, UInt, Int, Grid, Half, Bool, UnitVector, an Enum of 2**bits);
+       1 the codec's valid(); 4 a Quat through a table of its component codes' shrunk values
+       (quat_valid's arithmetic, value for value); 6 a flag */
+    for (f = 0; f < ns; f++) {
+        qc_slot *sl = &s->slots[f];
+        const qc_codec *c = sl->codec;
+        sl->qtab = NULL;
+        if (sl->role == QC_ROLE_FLAG) sl->vclass = 6;
+        else if (c->kind == QC_POWERCURVE) sl->vclass = 1;
+        else if (c->kind == QC_ENUM) sl->vclass = c->count == ((uint64_t)1 << c->bits) ? 0 : 1;
+        else if (c->kind == QC_QUAT) {
+            sl->vclass = 1;
+            if (c->cbits <= 12) {
+                size_t j, nq = (size_t)1 << c->cbits;
+                double *t = (double *)qc__arena_alloc(&a, nq * sizeof(double));
+                double st = c->R / c->L;
+                if (t == NULL) { qc__fail(err, "out of memory"); goto fail; }
+                for (j = 0; j < nq; j++) t[j] = qc__quat_shrunk(qc__bounded_dqd((double)j, c->lo, c->hi, c->R, c->L, c->mode), st);
+                sl->qtab = t;
+                sl->vclass = 4;
+            }
+        } else sl->vclass = 0;
+    }
     /* canonical JSON, fingerprint, the fields' hashes */
     {
         qc__out o;
@@ -2140,9 +2188,28 @@ static const char *qc__slot_name(const qc_schema *s, int slot, char *buf, size_t
     return buf;
 }
 
-static uint64_t qc__sext(uint64_t w, int bits) {
+QC__HOT uint64_t qc__sext(uint64_t w, int bits) {
     if (bits < 64 && bits > 0 && (w >> (bits - 1))) return w | (~(uint64_t)0 << bits);
     return w;
+}
+
+/* A code read from the wire (bits wide, sign-extended for signed slots) is valid. */
+QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
+    switch (sl->vclass) {
+    case 0: return 1;
+    case 6: return v <= 1;
+    case 4: {
+        int cb = sl->codec->cbits;
+        uint64_t m = (((uint64_t)1) << cb) - 1;
+        double a = sl->qtab[(v >> (2 * cb)) & m], b = sl->qtab[(v >> cb) & m], c = sl->qtab[v & m];
+        double s = (a * a + b * b) + c * c, big;
+        big = c > 0.0 ? c : 0.0;
+        big = b > big ? b : big;
+        big = a > big ? a : big;
+        return (!(s > 1.0)) & (sqrt(1.0 - s) >= big);
+    }
+    default: return qc_valid(sl->codec, v);
+    }
 }
 
 static int qc__slot_valid(const qc_slot *sl, uint64_t c) {
@@ -2224,7 +2291,33 @@ int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_
 /* ---- primitive codes (wire-format section 4) --------------------------------------------------- */
 
 /* EG(k, b); with alt, the escape carries one more bit (*alt = 1: no value). 0 ok, -1 bad. */
-static int qc__eg(qc__br *r, int k, int b, uint64_t *out, int *alt) {
+static int qc__eg_slow(qc__br *r, int k, int b, uint64_t *out, int *alt);
+
+/* the common case inline: the whole code in one 8-byte load, not an escape */
+QC__HOT int qc__eg(qc__br *r, int k, int b, uint64_t *out, int *alt) {
+    size_t p = r->pos, idx = p >> 3;
+    if (idx + 8 <= r->nbytes && k <= 48) {
+        int E = ((b - k + 1) >> 1) + 1, e, tot;
+        uint64_t peek = qc__load_le64(r->buf + idx) >> (p & 7), x, m;
+        if (peek & ((((uint64_t)1) << E) - 1)) {
+            e = qc__ctz(peek);
+            tot = 2 * e + 1 + k;
+            if (tot <= 56) {
+                x = peek >> (e + 1);
+                m = (x & ((((uint64_t)1) << e) - 1)) + ((((uint64_t)1) << e) - 1);
+                m = (m << k) | ((x >> e) & ((((uint64_t)1) << k) - 1));
+                if (b < 64 && (m >> b)) return -1;
+                if (alt != NULL) *alt = 0;
+                *out = m;
+                r->pos = p + (size_t)tot;
+                return 0;
+            }
+        }
+    }
+    return qc__eg_slow(r, k, b, out, alt);
+}
+
+static int qc__eg_slow(qc__br *r, int k, int b, uint64_t *out, int *alt) {
     int E = ((b - k + 1) >> 1) + 1, n, e;
     size_t avail = qc__br_left(r);
     uint64_t peek, m, low;
@@ -2447,9 +2540,9 @@ static int qc__bad(qc_result *res, const char *what, size_t pos) {
     return QC_E_MALFORMED;
 }
 
-static uint64_t qc__lin(uint64_t carrier, const qc_comp *cp) {
-    uint64_t x = (carrier >> cp->shift) & qc__mask(cp->b);
-    if (cp->smag && ((x >> (cp->b - 1)) & 1)) x ^= qc__mask(cp->b - 1);
+QC__HOT uint64_t qc__lin(uint64_t carrier, const qc_comp *cp) {
+    uint64_t x = (carrier >> cp->shift) & cp->mask;
+    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
     return x;
 }
 
@@ -2459,8 +2552,8 @@ static int64_t qc__round_div(int64_t x, int64_t den) {
 }
 
 /* A component's reference: its baseline value, or extrapolated through pred. */
-static uint64_t qc__ref(uint64_t bc, const uint64_t *pc, const qc_comp *cp, int64_t num, int64_t den) {
-    uint64_t xb = qc__lin(bc, cp), mask = qc__mask(cp->b), xp, dd;
+QC__HOT uint64_t qc__ref(uint64_t bc, const uint64_t *pc, const qc_comp *cp, int64_t num, int64_t den) {
+    uint64_t xb = qc__lin(bc, cp), mask = cp->mask, xp, dd;
     int64_t s, t;
     if (pc == NULL) return xb;
     xp = qc__lin(*pc, cp);
@@ -2470,11 +2563,11 @@ static uint64_t qc__ref(uint64_t bc, const uint64_t *pc, const qc_comp *cp, int6
     return (xb + (uint64_t)t) & mask;
 }
 
-static uint64_t qc__unzz(uint64_t u) { return (u >> 1) ^ (~(u & 1) + 1); }
+QC__HOT uint64_t qc__unzz(uint64_t u) { return (u >> 1) ^ (~(u & 1) + 1); }
 
-static uint64_t qc__apply(uint64_t ref, uint64_t u, const qc_comp *cp) {
-    uint64_t x = (ref + qc__unzz(u)) & qc__mask(cp->b);
-    if (cp->smag && ((x >> (cp->b - 1)) & 1)) x ^= qc__mask(cp->b - 1);
+QC__HOT uint64_t qc__apply(uint64_t ref, uint64_t u, const qc_comp *cp) {
+    uint64_t x = (ref + qc__unzz(u)) & cp->mask;
+    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
     return x;
 }
 
@@ -2619,7 +2712,7 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
                 }
                 if (sl->sign) v = qc__sext(v, sl->bits);
                 row[s] = v;
-                if (!qc_valid(sl->codec, v)) {
+                if (!qc__slot_ok(sl, v)) {
                     char nm[160];
                     snprintf(res->message, sizeof res->message, "snapshot packet: entity %llu: %s: code %llu is not valid (at bit %lu)",
                              (unsigned long long)nid[e], qc__slot_name(sc, s, nm, sizeof nm), (unsigned long long)v,
@@ -2822,7 +2915,7 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
                     if (fd->implied_flip) v = br[s] ^ 1;
                     else if (qc__get(&r, sl->bits, &v) < 0) { msg = "truncated code"; break; }
                 }
-                if (!qc_valid(sl->codec, v)) {
+                if (!qc__slot_ok(sl, v)) {
                     char nm[160];
                     snprintf(res->message, sizeof res->message, "snapshot packet: entity %llu: %s: code %llu is not valid (at bit %lu)",
                              (unsigned long long)base->ids[kept_base[ke]], qc__slot_name(sc, s, nm, sizeof nm),
@@ -3008,32 +3101,6 @@ static void qc__hello_free(qc_decoder *d) {
     d->hello_len = 0;
 }
 
-/* Python's int(text, 16) accepting the 16 fingerprint bytes (whitespace, a sign, 0x, _). */
-static int qc__py_hex_ok(const uint8_t *p, size_t n) {
-    size_t i = 0, e = n;
-    int digits = 0, prev_us = 0;
-#define QC__SP(c) ((c) == ' ' || ((c) >= 9 && (c) <= 13) || ((c) >= 0x1c && (c) <= 0x1f))
-    while (i < e && QC__SP(p[i])) i++;
-    while (e > i && QC__SP(p[e - 1])) e--;
-#undef QC__SP
-    if (i < e && (p[i] == '+' || p[i] == '-')) i++;
-    if (i + 1 < e && p[i] == '0' && (p[i + 1] == 'x' || p[i + 1] == 'X')) { i += 2; prev_us = 0; digits = 0;
-        if (i < e && p[i] == '_') { i++; prev_us = 1; } }
-    for (; i < e; i++) {
-        int c = p[i];
-        int hx = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-        if (c == '_') {
-            if (prev_us || digits == 0) return 0;
-            prev_us = 1;
-            continue;
-        }
-        if (!hx) return 0;
-        digits++;
-        prev_us = 0;
-    }
-    return digits > 0 && !prev_us;
-}
-
 static int qc__utf8_strict(const uint8_t *p, size_t n) {
     size_t i = 0;
     while (i < n) {
@@ -3072,7 +3139,14 @@ static int qc__parse_hello(const uint8_t *data, size_t len, qc__hello *h, char *
         snprintf(msg, cap, "hello: max_datagram %d outside 64..65507 or smaller than the hello (%lu bytes)", h->max_datagram, (unsigned long)len);
         return -1;
     }
-    if (!qc__py_hex_ok(h->fp, 16)) { snprintf(msg, cap, "hello: the fingerprint is not hex"); return -1; }
+    {
+        int i;
+        for (i = 0; i < 16; i++)
+            if (!((h->fp[i] >= '0' && h->fp[i] <= '9') || (h->fp[i] >= 'a' && h->fp[i] <= 'f'))) {
+                snprintf(msg, cap, "hello: the fingerprint is not 16 lowercase hex digits");
+                return -1;
+            }
+    }
     if (pos + 1 > end) goto trunc;
     h->name_len = data[pos++];
     if (pos + h->name_len > end) goto trunc;
@@ -3421,7 +3495,7 @@ int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
             if (qc_crc32c(data, len - 4, d->seed_p) == c) return qc__packet(d, data, len - 4, res);
             if (len >= 13 && qc_crc32c(data, len - 4, d->seed_f) == c) return qc__fragment(d, data, len, res);
         }
-        if (len >= 53 && memcmp(data, "QCHL", 4) == 0 &&
+        if (len >= 55 && memcmp(data, "QCHL", 4) == 0 &&
             qc_crc32c(data, len - 4, qc_crc32c((const uint8_t *)"quantcodec hello", 16, 0)) == c)
             return qc__take_hello(d, data, len, res);
     }
