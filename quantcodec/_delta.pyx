@@ -3763,7 +3763,7 @@ cdef class DecoderState:
                     return self._decode(buf, nbytes - 4)
                 if nbytes >= 13 and qc_crc32c(self.seed_f, buf, <size_t>(nbytes - 4)) == c:
                     return self.other(datagram)
-            if not (nbytes >= 53 and memcmp(buf, b"QCHL", 4) == 0):
+            if not (nbytes >= 55 and memcmp(buf, b"QCHL", 4) == 0):
                 raise DecodeError(f"snapshot stream: a datagram of {nbytes} bytes fails the check of stream "
                                   f"{self.stream_id:016x} (damaged, stray, of an earlier stream, or of "
                                   f"another schema or parameters)", kind="check")

@@ -23,7 +23,7 @@ MAX_DATAGRAM = 65507             # the largest UDP payload over IPv4
 MAX_FRAGMENTS = 256
 FRAGMENT_HEADER = 8              # seq u16, index u8, count-1 u8, pcheck u32
 CHECK = 4
-HELLO_FIXED = 53                 # a hello with an empty name and no field summary
+HELLO_FIXED = 55                 # a hello with an empty name and no field summary
 SEED_H = crc32c(b"quantcodec hello")
 
 KIND_CODES = {"Bounded": 1, "Fixed": 2, "Angle": 3, "PowerCurve": 4, "Half": 5, "UInt": 6, "Int": 7,
@@ -99,7 +99,8 @@ def summaries(schema):
 
 def make_hello(schema, history, predict, max_datagram, stream_id, started):
     """The hello datagram of a stream (section 13), at most ``max_datagram`` bytes."""
-    name = _utf8_prefix(schema.name, 255)
+    # the name is cut (at a character) to what the budget leaves: the hello always fits
+    name = _utf8_prefix(schema.name, min(255, max_datagram - _HELLO_HEAD.size - 1 - 4 - CHECK))
     head = _HELLO_HEAD.pack(MAGIC, VERSION, 1 if predict else 0, history, max_datagram, stream_id,
                             started, schema.fingerprint.encode("ascii"), schema.version & 0xFFFFFFFF)
     parts = [head, bytes([len(name)]), name]
@@ -142,11 +143,9 @@ def parse_hello(data):
     if not MIN_DATAGRAM <= max_datagram <= MAX_DATAGRAM or len(data) > max_datagram:
         raise DecodeError(f"hello: max_datagram {max_datagram} outside {MIN_DATAGRAM}..{MAX_DATAGRAM} "
                           f"or smaller than the hello ({len(data)} bytes)", kind="hello")
-    try:
-        fingerprint = fp.decode("ascii")
-        int(fingerprint, 16)
-    except (UnicodeDecodeError, ValueError):
-        raise DecodeError(f"hello: the fingerprint {fp!r} is not hex", kind="hello") from None
+    if any(ch not in b"0123456789abcdef" for ch in fp):
+        raise DecodeError(f"hello: the fingerprint {fp!r} is not 16 lowercase hex digits", kind="hello")
+    fingerprint = fp.decode("ascii")
     end = len(data) - CHECK
     pos = _HELLO_HEAD.size
 
@@ -186,7 +185,9 @@ def differences(schema, hello):
     if hello.fingerprint == schema.fingerprint:
         return []
     out = [f"fingerprint {schema.fingerprint} here, {hello.fingerprint} in the hello"]
-    if hello.schema_name != _utf8_prefix(schema.name, 255).decode("utf-8"):
+    mine = _utf8_prefix(schema.name, 255).decode("utf-8")
+    if hello.schema_name != mine and not (len(hello.schema_name.encode("utf-8")) < 255
+                                         and mine.startswith(hello.schema_name)):
         out.append(f"schema name {schema.name!r} here, {hello.schema_name!r} in the hello")
     if hello.schema_version != schema.version & 0xFFFFFFFF:
         out.append(f"schema version {schema.version} here, {hello.schema_version} in the hello")

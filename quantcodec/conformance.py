@@ -610,10 +610,35 @@ def _streams(schemas):
             s.inject(d)
         if s.dec.latest is not None and t < 48:
             s.enc.ack(s.dec.latest)
-    # bad fragments of a packet of this stream
+    # hellos this client cannot adopt (section 13), each sealed with the hello's own check
     from . import _framing
-    frag = _framing.fragment(s.enc.encode(200, w.snapshot()), 96, s.enc._seed_f)
+
+    def sealed_hello(body):
+        return bytes(body) + struct.pack("<I", crc32c(bytes(body), _framing.SEED_H))
+
     from ._bitstream import crc32c
+    h = bytearray(s.enc.hello()[:-4])
+    bad = bytearray(h)
+    bad[26:28] = b"0x"                               # a fingerprint int() would take
+    s.inject(sealed_hello(bad))
+    bad = bytearray(h)
+    bad[6:8] = struct.pack("<H", 10)                 # the adopted stream id, another history
+    s.inject(sealed_hello(bad))
+    bad = bytearray(h)
+    bad[10:18] = struct.pack("<Q", 0x5556)           # another stream, started at the same time
+    s.inject(sealed_hello(bad))
+    bad = bytearray(h)
+    bad[26:42] = b"0123456789abcdef"                 # another schema, well formed
+    s.inject(sealed_hello(bad))
+    s.inject(sealed_hello(h[:46] + b"\x00\x00\x00\x00"))       # 54 bytes: too short to be a hello
+    s.inject(sealed_hello(h[:46] + b"\x00\x01\x00\x02\x00"))  # ns > nf
+    s.inject(sealed_hello(h[:-3]))                   # a summary cut short
+    s.inject(sealed_hello(h + b"\x00"))              # a byte after the last summary
+    bad = bytearray(h)
+    bad[5] = 2                                       # an unknown flag
+    s.inject(sealed_hello(bad))
+    # bad fragments of a packet of this stream
+    frag = _framing.fragment(s.enc.encode(200, w.snapshot()), 96, s.enc._seed_f)
     bad_count = bytearray(frag[0][:-4])
     bad_count[3] = 0                                 # a count of 1
     s.inject(bytes(bad_count) + struct.pack("<I", crc32c(bytes(bad_count), s.enc._seed_f)))

@@ -42,6 +42,17 @@ def _canonical(obj):
     raise SchemaError(f"spec value {obj!r} is not JSON-able")
 
 
+def _no_duplicates(pairs):
+    """A JSON object's pairs as a dict; ValueError on a key given twice (json keeps the last
+    silently, and so two readers of one file could build two schemas: the clients refuse it too)."""
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"duplicate key {k!r}")
+        out[k] = v
+    return out
+
+
 def _canonical_json(spec):
     return json.dumps(_canonical(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
                       allow_nan=False)
@@ -362,7 +373,7 @@ class Schema:
     def from_json(cls, text, *, strict=False):
         """Rebuild a schema from `to_json()` text (str or bytes)."""
         try:
-            spec = json.loads(text)
+            spec = json.loads(text, object_pairs_hook=_no_duplicates)
         except (ValueError, TypeError) as e:
             raise SchemaError(f"not a valid schema JSON document: {e}") from None
         except RecursionError:
@@ -380,7 +391,7 @@ class Schema:
         is_json = suffix == ".json" or (suffix != ".toml" and data.lstrip()[:1] == b"{")
         if is_json:
             try:
-                spec = json.loads(data)
+                spec = json.loads(data, object_pairs_hook=_no_duplicates)
             except ValueError as e:
                 raise SchemaError(f"{path}: not valid JSON: {e}") from None
             except RecursionError:

@@ -388,7 +388,9 @@ class SnapshotEncoder:
     default 1200 bytes) and a random 64-bit ``stream_id`` drawn when the encoder starts or
     resets (``stream_id=`` fixes it: for tests and recorded streams only). ``hello()`` is what the
     client needs first; send it when the client connects and beside every packet sent without
-    a baseline (``last_baseline is None``). ``encode`` gives one datagram whatever its size;
+    a baseline (``last_baseline is None``). ``stream_id=`` fixes the id of the first stream only
+    (recorded streams, tests): ``reset()`` always draws a new one, since a client tells two
+    streams apart by their ids. ``encode`` gives one datagram whatever its size;
     ``encode_datagrams`` splits one above ``max_datagram`` into fragments.
     """
 
@@ -404,13 +406,12 @@ class SnapshotEncoder:
             raise TypeError(f"SnapshotEncoder: cache must be a PacketCache or None, got {type(cache).__name__}")
         self._cache = cache
         self._max_datagram = _framing.check_max_datagram(max_datagram, "SnapshotEncoder")
-        self._fixed_id = None if stream_id is None else _stream_id(stream_id, "SnapshotEncoder")
         self._coder = DeltaCoder(self._plan)
-        self._start()
+        self._start(None if stream_id is None else _stream_id(stream_id, "SnapshotEncoder"))
 
-    def _start(self):
-        """A new stream: a new id (unless fixed), ``started`` now, a new C state."""
-        self._stream_id = self._fixed_id if self._fixed_id is not None else _stream_id(None, "")
+    def _start(self, stream_id=None):
+        """A new stream: a new id (random unless given), ``started`` now, a new C state."""
+        self._stream_id = stream_id if stream_id is not None else _stream_id(None, "")
         self._started_us = _started()
         key = _framing.stream_key(self._schema.fingerprint, self._history, self._predict,
                                   self._max_datagram, self._stream_id)

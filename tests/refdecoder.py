@@ -327,7 +327,7 @@ class ReferenceStream:
         if c is not None and self.hello and len(d) >= 13 and crc32c(body, self.seed_f) == c:
             self.hits["datagram:fragment"] += 1
             return self._fragment(body)
-        if c is not None and body[:4] == b"QCHL" and len(d) >= 53 \
+        if c is not None and body[:4] == b"QCHL" and len(d) >= 55 \
                 and crc32c(body, crc32c(b"quantcodec hello")) == c:
             self.hits["datagram:hello"] += 1
             return self._hello(body)
@@ -337,16 +337,37 @@ class ReferenceStream:
     def _hello(self, body):
         (version, flags, history, max_datagram, stream_id, started, fp,
          _sv) = struct.unpack_from("<BBHHQQ16sI", body, 4)
+        if version != 1 or flags & ~1 or not 1 <= history <= 32767 \
+                or not 64 <= max_datagram <= 65507 or len(body) + 4 > max_datagram \
+                or any(ch not in b"0123456789abcdef" for ch in fp):
+            self.hits["hello:refused"] += 1
+            raise Refused("hello")
+        pos = 46                                        # the name, the counts, the summaries
+        try:
+            pos += 1 + body[pos]
+            body[47:pos].decode("utf-8")
+            nf, ns = struct.unpack_from("<HH", body, pos)
+            pos += 4
+            for _ in range(ns):
+                n = body[pos]
+                body[pos + 1:pos + 1 + n].decode("utf-8")
+                pos += 1 + n + 7
+            if ns > nf or pos != len(body):
+                raise ValueError
+        except (IndexError, struct.error, UnicodeDecodeError, ValueError):
+            self.hits["hello:refused"] += 1
+            raise Refused("hello") from None
         h = {"version": version, "predict": flags & 1, "history": history,
              "max_datagram": max_datagram, "stream_id": stream_id, "started": started,
-             "fingerprint": fp.decode("ascii")}
-        if version != 1 or flags & ~1 or not 1 <= history <= 32767:
-            raise Refused("hello")
+             "fingerprint": fp.decode("ascii"), "body": bytes(body)}
         if h["fingerprint"] != self.fingerprint:
             self.hits["hello:schema"] += 1
             raise Refused("schema")
         if self.hello is not None:
             if stream_id == self.hello["stream_id"]:
+                if h["body"] != self.hello["body"]:
+                    self.hits["hello:refused"] += 1
+                    raise Refused("hello")
                 self.hits["hello:again"] += 1
                 return None
             if started <= self.hello["started"]:

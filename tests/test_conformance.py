@@ -100,7 +100,8 @@ def _reference_lines(schema, datagrams, hits):
 BRANCHES = [
     # sections 11-14
     "datagram:whole", "datagram:fragment", "datagram:hello", "hello:first", "hello:again",
-    "hello:older", "hello:newer-stream", "hello:schema", "fragment:pending", "fragment:duplicate",
+    "hello:older", "hello:newer-stream", "hello:schema", "hello:refused", "fragment:pending",
+    "fragment:duplicate",
     "fragment:complete", "fragment:inconsistent", "refused:no-hello", "refused:check",
     "refused:baseline", "refused:malformed",
     # sections 4-7

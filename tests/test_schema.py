@@ -1332,3 +1332,13 @@ def test_unaligned_columns_give_the_aligned_results():
     hp[5] = 300                                   # out of range: the same error, the same row
     with pytest.raises(qc.RangeError, match="row 5"):
         s.snapshot(ids, cols)
+
+
+def test_json_with_a_duplicate_key_is_refused(tmp_path):
+    text = '{"name": "A", "version": 1, "version": 2, "fields": [{"name": "x", "codec": {"kind": "Bool"}}]}'
+    with pytest.raises(qc.SchemaError, match="duplicate key 'version'"):
+        qc.Schema.from_json(text)
+    path = tmp_path / "a.json"
+    path.write_text(text.replace('"kind": "Bool"', '"kind": "Bool", "kind": "UInt"'))
+    with pytest.raises(qc.SchemaError, match="duplicate key"):
+        qc.Schema.load(path)

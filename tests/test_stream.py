@@ -504,8 +504,23 @@ def test_reset_starts_a_new_stream():
     enc.reset()
     assert enc.stream_id != first[0] and enc.started > first[1] and enc.hello() != first[2]
     fixed = qc.SnapshotEncoder(schema, stream_id=7)
-    fixed.reset()
-    assert fixed.stream_id == 7
+    dec = qc.SnapshotDecoder.from_hello(schema, fixed.hello())
+    fixed.reset()                           # a fixed id is the first stream's only
+    assert fixed.stream_id != 7
+    assert dec.decode(fixed.hello()) is None and dec.stream_id == fixed.stream_id
+
+
+def test_the_hello_fits_the_smallest_budget_whatever_the_name():
+    schema = qc.Schema("A schema with a rather long name " * 9, [("x", qc.UInt(3)), ("y", qc.Bool())])
+    for budget in (64, 65, 80, 200, 1200):
+        enc = qc.SnapshotEncoder(schema, max_datagram=budget)
+        h = enc.hello()
+        assert len(h) <= budget
+        dec = qc.SnapshotDecoder.from_hello(schema, h)
+        assert dec.stream_id == enc.stream_id
+    other = qc.Schema("Another name", [("x", qc.UInt(3)), ("y", qc.Bool())])
+    with pytest.raises(qc.SchemaError, match="schema name"):
+        qc.SnapshotDecoder.from_hello(other, qc.SnapshotEncoder(schema, max_datagram=64).hello())
 
 
 def test_encoder_stream_arguments():
@@ -554,3 +569,31 @@ def test_a_decode_method_taken_before_the_hello_keeps_working():
     w = World(schema)
     assert decode(enc.encode(0, w.tick())).seq == 0
     assert dec.latest == 0
+
+
+def test_hello_fingerprint_must_be_16_lowercase_hex_digits():
+    schema = pose_schema()
+    h = bytearray(qc.SnapshotEncoder(schema).hello()[:-4])
+    h[26:28] = b"0x"                  # int(..., 16) would take it: the format does not
+    h = bytes(h) + struct.pack("<I", crc32c(bytes(h), _framing.SEED_H))
+    with pytest.raises(qc.DecodeError) as e:
+        qc.SnapshotDecoder(schema).decode(h)
+    assert e.value.kind == "hello" and "16 lowercase hex digits" in str(e.value)
+
+
+def test_a_hello_of_the_adopted_stream_with_other_parameters_is_refused():
+    schema = pose_schema()
+    enc = qc.SnapshotEncoder(schema, stream_id=99)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    other = qc.SnapshotEncoder(schema, stream_id=99, history=10)
+    other._started_us = enc.started
+    other._hello = None
+    with pytest.raises(qc.DecodeError) as e:
+        dec.decode(other.hello())
+    assert e.value.kind == "hello" and dec.history == 64
+    same_time = qc.SnapshotEncoder(schema, stream_id=100)
+    same_time._started_us = enc.started
+    same_time._hello = None
+    with pytest.raises(qc.DecodeError) as e:
+        dec.decode(same_time.hello())       # another stream, not newer: refused
+    assert e.value.kind == "hello" and dec.stream_id == 99

@@ -32,7 +32,7 @@ namespace QuantCodec
     {
         public const int FormatVersion = 1;
         public const int MinDatagram = 64, MaxDatagramLimit = 65507, MaxFragments = 256;
-        const int FragmentHeader = 8, Check = 4, HelloFixed = 53;
+        const int FragmentHeader = 8, Check = 4, HelloFixed = 55;   // the smallest hello: no name, no summary
         static readonly uint SeedH = Crc32C.Compute(Encoding.ASCII.GetBytes("quantcodec hello"));
         static readonly string[] KindNames = { null, "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat", "UnitVector", "Vector", "Grid", "NearlyZero" };
 
@@ -221,7 +221,7 @@ namespace QuantCodec
                 fp.Append((char)b);
             }
             h.Fingerprint = fp.ToString();
-            if (!PyHexInt(h.Fingerprint)) throw HelloErr("the fingerprint '" + h.Fingerprint + "' is not hex");
+            if (!LowerHex16(h.Fingerprint)) throw HelloErr("the fingerprint '" + h.Fingerprint + "' is not 16 lowercase hex digits");
             h.SchemaVersion = U32(d, off + 42);
             int end = off + n - Check;
             int pos = off + 46;
@@ -262,26 +262,13 @@ namespace QuantCodec
 
         /// <summary>Whether Python's int(s, 16) accepts s (whitespace around, a sign, a 0x prefix,
         /// underscores between digits).</summary>
-        static bool PyHexInt(string s)
+        /// <summary>A fingerprint is 16 lowercase hex digits (docs/wire-format.md section 13).</summary>
+        static bool LowerHex16(string s)
         {
-            const string ws = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f";
-            int a = 0, b = s.Length;
-            while (a < b && ws.IndexOf(s[a]) >= 0) a++;
-            while (b > a && ws.IndexOf(s[b - 1]) >= 0) b--;
-            if (a < b && (s[a] == '+' || s[a] == '-')) a++;
-            bool prefix = false;
-            if (b - a >= 2 && s[a] == '0' && (s[a + 1] == 'x' || s[a + 1] == 'X')) { a += 2; prefix = true; }
-            if (a >= b) return false;
-            bool needDigit = true;
-            for (int i = a; i < b; i++)
-            {
-                char c = s[i];
-                bool hex = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-                if (hex) { needDigit = false; continue; }
-                if (c == '_' && (!needDigit || (prefix && i == a))) { needDigit = true; continue; }
-                return false;
-            }
-            return !needDigit;
+            if (s.Length != 16) return false;
+            foreach (char c in s)
+                if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+            return true;
         }
 
         /// <summary>What differs between this schema and the one a hello describes (empty when the
