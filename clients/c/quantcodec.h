@@ -2072,14 +2072,14 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
     s->ncomps = nc;
     /* how each slot's codes are checked: 0 every code of its width is valid (full-range
        Bounded, Fixed, Angle, UInt, Int, Grid, Half, Bool, UnitVector, an Enum of 2**bits);
-       1 the codec's valid(); 4 a Quat through a table of its component codes' shrunk values
+       1 the codec's valid(); 2 a PowerCurve (every code but the negative zero); 4 a Quat through a table of its component codes' shrunk values
        (quat_valid's arithmetic, value for value); 6 a flag */
     for (f = 0; f < ns; f++) {
         qc_slot *sl = &s->slots[f];
         const qc_codec *c = sl->codec;
         sl->qtab = NULL;
         if (sl->role == QC_ROLE_FLAG) sl->vclass = 6;
-        else if (c->kind == QC_POWERCURVE) sl->vclass = 1;
+        else if (c->kind == QC_POWERCURVE) sl->vclass = 2;
         else if (c->kind == QC_ENUM) sl->vclass = c->count == ((uint64_t)1 << c->bits) ? 0 : 1;
         else if (c->kind == QC_QUAT) {
             sl->vclass = 1;
@@ -2198,6 +2198,7 @@ QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
     switch (sl->vclass) {
     case 0: return 1;
     case 6: return v <= 1;
+    case 2: return !((v >> (sl->bits - 1)) && (v & (sl->codec->maxcode >> 1)) == 0);   /* PowerCurve: no -0 */
     case 4: {
         int cb = sl->codec->cbits;
         uint64_t m = (((uint64_t)1) << cb) - 1;
@@ -2348,6 +2349,29 @@ static int qc__eg_slow(qc__br *r, int k, int b, uint64_t *out, int *alt) {
     if (b < 64 && (m >> b)) return -1;
     *out = m;
     return 0;
+}
+
+/* a component's coding in one packet: its Exp-Golomb parameter and the masks of its fast read */
+typedef struct qc__cpar { uint64_t emask, kmask, umax; int k, b, usep; } qc__cpar;
+
+QC__HOT int qc__eg_p(qc__br *r, const qc__cpar *P, uint64_t *out, int *alt) {
+    size_t p = r->pos, idx = p >> 3;
+    if (idx + 8 <= r->nbytes) {
+        uint64_t peek = qc__load_le64(r->buf + idx) >> (p & 7);
+        if (peek & P->emask) {
+            int e = qc__ctz(peek), tot = 2 * e + 1 + P->k;
+            if (tot <= 56) {
+                uint64_t x = peek >> (e + 1), one = ((uint64_t)1) << e;
+                uint64_t m = (((x & (one - 1)) + (one - 1)) << P->k) | ((x >> e) & P->kmask);
+                if (m > P->umax) return -1;
+                if (alt != NULL) *alt = 0;
+                *out = m;
+                r->pos = p + (size_t)tot;
+                return 0;
+            }
+        }
+    }
+    return qc__eg_slow(r, P->k, P->b, out, alt);
 }
 
 static int qc__rice(qc__br *r, int k, uint64_t limit, uint64_t *out) {
@@ -2599,7 +2623,8 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     size_t m = 0, nrem = 0, nnew = 0, kept, nout, e, nchg = 0, x, o, j;
     size_t *removed, *kept_base, *kept_out, *kept_pred, *cls1, *cls0, *set1, *set0, *chg;
     uint64_t *nid, *nrow;
-    uint8_t *fch, *kk, *pp, *fmode;
+    uint8_t *fch, *fmode;
+    qc__cpar *cpar;
     size_t words, need;
     qc_snapshot *snap;
     int64_t num = 1, den = 1;
@@ -2651,7 +2676,7 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     /* scratch: removed (m+1), kept_base, kept_out, kept_pred, cls1, cls0, set1, set0, chg (kept+1
        each) as size_t; new ids (nnew) and rows (nnew * S) as uint64; then bytes */
     words = (m + 1) + 8 * (kept + 1);
-    need = words * sizeof(size_t) + nnew * (1 + (size_t)S) * 8 + 3 * ((size_t)C + 1) + ((size_t)F + 1);
+    need = words * sizeof(size_t) + nnew * (1 + (size_t)S) * 8 + ((size_t)C + 1) * sizeof(qc__cpar) + ((size_t)F + 1);
     {
         /* keep the removed positions across the growth */
         size_t *old = NULL;
@@ -2677,19 +2702,26 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     chg = set0 + (kept + 1);
     nid = (uint64_t *)(removed + words);
     nrow = nid + nnew;
-    kk = (uint8_t *)(nrow + nnew * (size_t)S);
-    pp = kk + C + 1;
-    fmode = pp + C + 1;
-    (void)fmode;
+    cpar = (qc__cpar *)(nrow + nnew * (size_t)S);
+    fmode = (uint8_t *)(cpar + C + 1);
+    /* the new snapshot; with no kept entity the new ones are read straight into it */
+    snap = qc__snap_new(d, nout);
+    if (snap == NULL) goto nomem;
+    snap->seq = (uint16_t)seq;
+    if (kept == 0) {
+        nid = snap->ids;
+        nrow = snap->rows;
+    }
     if (nnew) {
         uint64_t prev = 0;
         int kid;
-        if (qc__get(&r, 6, &v) < 0) return qc__bad(res, "truncated id parameter", r.pos);
+        const char *msg = NULL;
+        if (qc__get(&r, 6, &v) < 0) { msg = "truncated id parameter"; goto new_bad; }
         kid = (int)v;
         for (e = 0; e < nnew; e++) {
-            if (qc__eg(&r, kid, 64, &v, NULL) < 0) return qc__bad(res, "bad id of a new entity", r.pos);
+            if (qc__eg(&r, kid, 64, &v, NULL) < 0) { msg = "bad id of a new entity"; goto new_bad; }
             if (e) {
-                if (v >= 0xFFFFFFFFFFFFFFFFull - prev) return qc__bad(res, "new entity id beyond 2**64 - 1", r.pos);
+                if (v >= 0xFFFFFFFFFFFFFFFFull - prev) { msg = "new entity id beyond 2**64 - 1"; goto new_bad; }
                 v = prev + 1 + v;
             }
             nid[e] = v;
@@ -2700,7 +2732,7 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
             int s;
             for (s = 0; s < S; s++) {
                 const qc_slot *sl = &sc->slots[s];
-                if (qc__get(&r, sl->bits, &v) < 0) return qc__bad(res, "truncated record of a new entity", r.pos);
+                if (qc__get(&r, sl->bits, &v) < 0) { msg = "truncated record of a new entity"; goto new_bad; }
                 if (sl->role == QC_ROLE_FLAG) {
                     int t;
                     row[s] = v;
@@ -2717,37 +2749,57 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
                     snprintf(res->message, sizeof res->message, "snapshot packet: entity %llu: %s: code %llu is not valid (at bit %lu)",
                              (unsigned long long)nid[e], qc__slot_name(sc, s, nm, sizeof nm), (unsigned long long)v,
                              (unsigned long)(r.pos - (size_t)sl->bits));
+                    qc__snap_free(d, snap);
                     return QC_E_MALFORMED;
                 }
             }
         }
+        if (0) {
+new_bad:
+            qc__snap_free(d, snap);
+            return qc__bad(res, msg, r.pos);
+        }
     }
-    /* the new snapshot: kept baseline rows and new rows, merged by id */
-    snap = qc__snap_new(d, nout);
-    if (snap == NULL) goto nomem;
-    snap->seq = (uint16_t)seq;
+    /* merged by id: the kept baseline rows (runs of them copied at once) and the new rows */
     i = 0;
-    {
-        size_t bi = 0, xi = 0, ni = 0;
+    if (kept == m && nnew == 0) {
+        /* the baseline's entities, row for row */
+        if (m) {
+            memcpy(snap->ids, base->ids, m * 8);
+            if (S) memcpy(snap->rows, base->rows, m * (size_t)S * 8);
+        }
+        for (e = 0; e < m; e++) { kept_base[e] = e; kept_out[e] = e; }
+    } else if (kept) {
+        size_t bi = 0, xi = 0, ni = 0, run_b = 0, run_o = 0, run_n = 0;
         o = 0; e = 0;
         while (bi < m || ni < nnew) {
-            if (bi < m && xi < nrem && removed[xi] == bi) { xi++; bi++; continue; }
+            if (bi < m && xi < nrem && removed[xi] == bi) { xi++; bi++; goto flush; }
             if (bi < m && (ni >= nnew || base->ids[bi] < nid[ni])) {
+                if (run_n == 0) { run_b = bi; run_o = o; }
+                run_n++;
                 kept_base[e] = bi;
                 kept_out[e] = o;
                 e++;
-                snap->ids[o] = base->ids[bi];
-                if (S) memcpy(snap->rows + o * (size_t)S, base->rows + bi * (size_t)S, (size_t)S * 8);
                 bi++; o++;
-            } else {
-                if (bi < m && base->ids[bi] == nid[ni]) {
-                    qc__snap_free(d, snap);
-                    return qc__bad(res, "a new entity has the id of a kept one", r.pos);
-                }
-                snap->ids[o] = nid[ni];
-                if (S) memcpy(snap->rows + o * (size_t)S, nrow + ni * (size_t)S, (size_t)S * 8);
-                ni++; o++;
+                continue;
             }
+            if (bi < m && base->ids[bi] == nid[ni]) {
+                qc__snap_free(d, snap);
+                return qc__bad(res, "a new entity has the id of a kept one", r.pos);
+            }
+            snap->ids[o] = nid[ni];
+            if (S) memcpy(snap->rows + o * (size_t)S, nrow + ni * (size_t)S, (size_t)S * 8);
+            ni++; o++;
+flush:
+            if (run_n) {
+                memcpy(snap->ids + run_o, base->ids + run_b, run_n * 8);
+                if (S) memcpy(snap->rows + run_o * (size_t)S, base->rows + run_b * (size_t)S, run_n * (size_t)S * 8);
+                run_n = 0;
+            }
+        }
+        if (run_n) {
+            memcpy(snap->ids + run_o, base->ids + run_b, run_n * 8);
+            if (S) memcpy(snap->rows + run_o * (size_t)S, base->rows + run_b * (size_t)S, run_n * (size_t)S * 8);
         }
     }
     if (!bdist) goto finish;
@@ -2799,9 +2851,8 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
             chg = set0 + (kept + 1);
             nid = (uint64_t *)(removed + words);
             nrow = nid + nnew;
-            kk = (uint8_t *)(nrow + nnew * (size_t)S);
-            pp = kk + C + 1;
-            fmode = pp + C + 1;
+            cpar = (qc__cpar *)(nrow + nnew * (size_t)S);
+            fmode = (uint8_t *)(cpar + C + 1);
         }
         fch = fmode + F + 1;
         memset(fch, 0, fneed);
@@ -2815,17 +2866,25 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     for (i = 0; i < F; i++) {
         int c;
         const qc_field *fd = &sc->fields[i];
-        for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++) { kk[c] = 0; pp[c] = 0; }
+        for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++) {
+            memset(&cpar[c], 0, sizeof cpar[c]);
+            cpar[c].b = sc->comps[c].b;
+        }
         if (!fmode[i]) continue;
         for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++) {
-            int b = sc->comps[c].b;
+            int b = sc->comps[c].b, E;
+            qc__cpar *P = &cpar[c];
             if (pdist && b <= 32) {
                 if (qc__get(&r, 1, &v) < 0) { qc__snap_free(d, snap); return qc__bad(res, "truncated parameters", r.pos); }
-                pp[c] = (uint8_t)v;
+                P->usep = (int)v;
             }
             if (qc__get(&r, qc__bitlen((uint64_t)b), &v) < 0) { qc__snap_free(d, snap); return qc__bad(res, "truncated parameters", r.pos); }
             if ((int)v > b) { qc__snap_free(d, snap); return qc__bad(res, "Exp-Golomb parameter above the code width", r.pos); }
-            kk[c] = (uint8_t)v;
+            P->k = (int)v;
+            E = ((b - P->k + 1) >> 1) + 1;
+            P->emask = (((uint64_t)1) << E) - 1;
+            P->kmask = qc__mask(P->k);
+            P->umax = qc__mask(b);
         }
     }
     if (pdist) {
@@ -2866,8 +2925,8 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
                 if (sl->role == QC_ROLE_ORD) {
                     const qc_comp *cp = &sc->comps[sl->comp];
                     uint64_t ref;
-                    if (qc__eg(&r, kk[sl->comp], cp->b, &v, NULL) < 0) { msg = "bad difference"; break; }
-                    ref = qc__ref(br[s], pr != NULL && pp[sl->comp] ? &pr[s] : NULL, cp, num, den);
+                    if (qc__eg_p(&r, &cpar[sl->comp], &v, NULL) < 0) { msg = "bad difference"; break; }
+                    ref = qc__ref(br[s], pr != NULL && cpar[sl->comp].usep ? &pr[s] : NULL, cp, num, den);
                     v = qc__apply(ref, v, cp);
                     if (sl->sign) v = qc__sext(v, sl->bits);
                 } else if (sl->role == QC_ROLE_QUAT || sl->role == QC_ROLE_UVEC) {
@@ -2885,9 +2944,9 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
                         int c = sl->comp + q;
                         const qc_comp *cp = &sc->comps[c];
                         uint64_t ref;
-                        if (qc__eg(&r, kk[c], cp->b, &v, q == 0 && sl->role == QC_ROLE_QUAT ? &alt : NULL) < 0) { msg = "bad difference"; break; }
+                        if (qc__eg_p(&r, &cpar[c], &v, q == 0 && sl->role == QC_ROLE_QUAT ? &alt : NULL) < 0) { msg = "bad difference"; break; }
                         if (alt) break;
-                        ref = qc__ref(br[s], qpred && pp[c] ? &pr[s] : NULL, cp, num, den);
+                        ref = qc__ref(br[s], qpred && cpar[c].usep ? &pr[s] : NULL, cp, num, den);
                         code |= qc__apply(ref, v, cp) << cp->shift;
                     }
                     if (msg != NULL) break;
@@ -2904,7 +2963,7 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
                             code = jn << (3 * cb);
                             for (t = 0; t < 3; t++) {
                                 const qc_comp *cp = &sc->comps[sl->comp + t];
-                                if (qc__eg(&r, kk[sl->comp + t], cp->b, &v, NULL) < 0) { msg = "bad difference"; break; }
+                                if (qc__eg_p(&r, &cpar[sl->comp + t], &v, NULL) < 0) { msg = "bad difference"; break; }
                                 code |= ((qc__remap_ref(br[s], (int)jn, t, cb) + qc__unzz(v)) & qc__mask(cb)) << cp->shift;
                             }
                             if (msg != NULL) break;
