@@ -1,0 +1,403 @@
+"""``quantcodec demo --serve``: the demo's world streamed live to a browser.
+
+The server runs the embedded scene (``quantcodec._scene``: bodies dropping, bouncing, rolling
+and going to sleep, two driven bodies pushing through the pile) tick by tick, quantizes each tick
+once with the demo's schema, and streams it to every connected page over a WebSocket exactly as a
+game server streams it over UDP: one :class:`~quantcodec.SnapshotEncoder` per client, the
+client's hello first and beside every packet sent without a baseline, the datagrams of
+``encode_datagrams`` (fragments above ``max_datagram``), and the acks the page sends back
+(``{"type": "ack", "seq": S}``, docs/wire-format.md section 15).
+
+The page (``quantcodec/web/index.html`` and ``view.mjs``) decodes the datagrams with the
+JavaScript client (``quantcodec/web/quantcodec.mjs``, a copy of ``clients/js/quantcodec.mjs``
+kept in the package data so that an installed package needs no repository; a test checks the
+copy), draws the bodies on a canvas seen from above, and shows the bytes per entity per update
+and the kbit/s of the raw, quantized and delta streams and the worst error.
+
+Everything is served from the package data by the WebSocket server itself (``/``,
+``/view.mjs``, ``/quantcodec.mjs``; the stream is ``/ws``; ``/wait?n=N`` answers once the pages
+have reported N decoded snapshots, for the test): no other file is reachable and nothing is
+fetched from the network. The server binds 127.0.0.1 by default and refuses to bind a
+host that is not a loopback address unless ``allow_remote=True``.
+
+Needs the ``websockets`` package (``pip install 'quantcodec[serve]'``), version 13 or later.
+
+    python -m quantcodec.liveview [--port 8765] [--entities 300]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import random
+import threading
+import time
+from http import HTTPStatus
+from importlib import resources
+
+import numpy as np
+
+__all__ = ["LiveServer", "serve", "main", "is_local_host", "require_websockets", "PAGES"]
+
+# path -> (package data file, content type)
+PAGES = {
+    "/": ("index.html", "text/html; charset=utf-8"),
+    "/index.html": ("index.html", "text/html; charset=utf-8"),
+    "/view.mjs": ("view.mjs", "text/javascript; charset=utf-8"),
+    "/quantcodec.mjs": ("quantcodec.mjs", "text/javascript; charset=utf-8"),
+}
+WS_PATH = "/ws"
+WAIT_PATH = "/wait"
+RAW_FLOATS = 10                   # position 3, rotation 4, velocity 3 float32 a body: the raw stream
+
+
+class ServeError(RuntimeError):
+    """The live view cannot start (the optional dependency is missing, a host is refused)."""
+
+
+def require_websockets():
+    """The ``websockets`` modules the server uses, or ServeError saying how to install them."""
+    try:
+        from websockets.asyncio.server import serve as ws_serve
+        from websockets.datastructures import Headers
+        from websockets.exceptions import ConnectionClosed
+        from websockets.http11 import Response
+    except ImportError:
+        raise ServeError("the live view needs the websockets package (13 or later): "
+                         "pip install 'quantcodec[serve]'") from None
+    return ws_serve, Headers, Response, ConnectionClosed
+
+
+def is_local_host(host):
+    """Whether ``host`` names this machine only (a loopback address, or ``localhost``)."""
+    if host in ("localhost", "localhost.", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _page(name):
+    return resources.files("quantcodec").joinpath("web", name).read_bytes()
+
+
+class _Client:
+    """One connected page: its own encoder (its own stream), its acks, what it reported."""
+
+    def __init__(self, ws, schema, history, max_datagram):
+        from .snapshot import SnapshotEncoder
+        self.ws = ws
+        self.encoder = SnapshotEncoder(schema, history=history, max_datagram=max_datagram)
+        self.pending_acks = []        # (due time, seq): acks delayed by the simulated link
+        self.sent_bytes = 0
+
+
+class LiveServer:
+    """The live view's server. ``start()`` runs it in a background thread (for tests and
+    embedding; ``port`` is the bound port afterwards); ``run()`` blocks in the calling thread.
+
+    ``n_entities`` bodies at ``hz`` ticks a second from ``seed``; the world starts over every
+    ``seconds`` (a fresh scene each time; the streams go on). ``loss`` drops that share of the
+    datagrams and ``ack_delay_ms`` delays the page's acks, as the demo's link does, so that the
+    delta stream shows what it does over a real network. ``keep`` snapshots are kept by sequence
+    number for :meth:`check_reports`.
+    """
+
+    def __init__(self, host="127.0.0.1", port=8765, *, allow_remote=False, n_entities=300, hz=60,
+                 seconds=30.0, seed=0, loss=0.0, ack_delay_ms=100.0, history=64, max_datagram=1200,
+                 keep=256):
+        if not isinstance(host, str) or not host:
+            raise ServeError(f"host must be a non-empty string, got {host!r}")
+        if not is_local_host(host) and not allow_remote:
+            raise ServeError(f"refusing to serve on {host!r}, which is not a loopback address: the "
+                             f"live view is for this machine; pass allow_remote=True (--allow-remote) "
+                             f"to serve other machines on purpose")
+        if not (isinstance(port, int) and 0 <= port <= 65535):
+            raise ServeError(f"port must be in 0..65535, got {port!r}")
+        if not (isinstance(n_entities, int) and n_entities >= 1):
+            raise ServeError(f"n_entities must be a positive integer, got {n_entities!r}")
+        if not (isinstance(hz, int) and 1 <= hz <= 240):
+            raise ServeError(f"hz must be in 1..240, got {hz!r}")
+        if not 0.0 <= loss < 1.0:
+            raise ServeError(f"loss must be in [0, 1), got {loss!r}")
+        from ._demo import scene_schema
+        self.host, self.port = host, port
+        self.allow_remote = allow_remote
+        self.n_entities, self.hz, self.seconds, self.seed = n_entities, hz, float(seconds), seed
+        self.loss, self.ack_delay = float(loss), float(ack_delay_ms) / 1000.0
+        self.history, self.max_datagram, self.keep = history, max_datagram, keep
+        self.schema = scene_schema()
+        self.clients = set()
+        self.snapshots = {}             # seq -> server snapshot (the last `keep`)
+        self.reports = []               # what pages reported decoding: {"seq", "ids", "codes"}
+        self.ticks = 0
+        self._rng = random.Random(seed)
+        self._pages = {path: (_page(name), ctype) for path, (name, ctype) in PAGES.items()}
+        self._loop = None
+        self._thread = None
+        self._stop = None
+        self._ready = threading.Event()
+        self._error = None
+
+    # -- the world ---------------------------------------------------------------------------
+
+    def _world(self):
+        from ._demo import N_DRIVEN
+        from ._scene import iter_ticks
+        run = 0
+        while True:
+            yield from iter_ticks(self.n_entities, self.seconds, self.hz, self.seed + run,
+                                  n_kinematic=min(N_DRIVEN, self.n_entities))
+            run += 1
+
+    def _stats(self, tick, snap):
+        """The worst errors of what every client decodes (the schema's roundtrip of the tick)
+        against the world's floats, for the page."""
+        from ._report import quat_angle_deg
+        order = np.argsort(tick.ids, kind="stable")
+        cols = snap.columns
+        pos_err = float(np.abs(cols["position"] - tick.positions[order].astype(np.float64)).max())
+        rot_err = float(quat_angle_deg(tick.orientations[order], cols["rotation"]).max())
+        return pos_err, rot_err
+
+    # -- serving -----------------------------------------------------------------------------
+
+    async def _process_request(self, connection, request):
+        """Plain HTTP for the page and its modules; the WebSocket upgrade on /ws."""
+        _, Headers, Response, _ = require_websockets()
+        path, _, query = request.path.partition("?")
+        if path == WS_PATH:
+            return None
+        if path == WAIT_PATH:
+            # a page in report mode holds this request open until the pages have reported n
+            # snapshots (at most 30 s): a headless browser's virtual time stands still meanwhile,
+            # so its --screenshot shows the bodies drawn (tests/test_liveview.py)
+            try:
+                n = min(1000, max(0, int(query.partition("n=")[2] or 0)))
+            except ValueError:
+                n = 0
+            deadline = time.monotonic() + 30.0
+            while len(self.reports) < n and time.monotonic() < deadline:
+                await asyncio.sleep(0.02)
+            body = json.dumps({"reports": len(self.reports)}).encode()
+            return Response(HTTPStatus.OK.value, "OK",
+                            Headers([("Content-Type", "application/json"), ("Content-Length", str(len(body))),
+                                     ("Cache-Control", "no-store")]), body)
+        page = self._pages.get(path)
+        if page is None:
+            body = b"not found\n"
+            return Response(HTTPStatus.NOT_FOUND.value, "Not Found",
+                            Headers([("Content-Type", "text/plain"), ("Content-Length", str(len(body)))]), body)
+        body, ctype = page
+        return Response(HTTPStatus.OK.value, "OK",
+                        Headers([("Content-Type", ctype), ("Content-Length", str(len(body))),
+                                 ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")]), body)
+
+    async def _handler(self, ws):
+        _, _, _, ConnectionClosed = require_websockets()
+        client = _Client(ws, self.schema, self.history, self.max_datagram)
+        setup = {"type": "setup", "schema": self.schema.to_json(indent=None), "hz": self.hz,
+                 "entities": self.n_entities, "raw_floats": RAW_FLOATS, "loss": self.loss,
+                 "ack_delay_ms": self.ack_delay * 1000.0, "max_datagram": self.max_datagram,
+                 "history": self.history, "world_half_width": 64.0}
+        try:
+            await ws.send(json.dumps(setup))
+            await ws.send(client.encoder.hello())            # section 15: when a client connects
+            self.clients.add(client)
+            async for message in ws:
+                if isinstance(message, bytes):
+                    continue
+                try:
+                    msg = json.loads(message)
+                except ValueError:
+                    continue
+                if not isinstance(msg, dict):
+                    continue
+                kind = msg.get("type")
+                if kind == "ack":
+                    seq = msg.get("seq")
+                    if isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= 0xFFFF:
+                        client.pending_acks.append((time.monotonic() + self.ack_delay, seq))
+                elif kind == "report" and len(self.reports) < 10000:
+                    try:
+                        line = json.loads(msg.get("line", ""))
+                    except (TypeError, ValueError):
+                        continue
+                    if isinstance(line, dict):
+                        line["_match"] = self._matches(line)       # compared at once: the snapshot is held
+                        self.reports.append(line)
+        except ConnectionClosed:
+            pass
+        finally:
+            self.clients.discard(client)
+
+    async def _ticker(self):
+        _, _, _, ConnectionClosed = require_websockets()
+        world = self._world()
+        period = 1.0 / self.hz
+        next_at = time.monotonic()
+        seq = 0
+        while True:
+            tick = next(world)
+            snap = self.schema.snapshot(tick.ids, {"position": tick.positions, "rotation": tick.orientations,
+                                                   "velocity": tick.velocities})
+            self.snapshots[seq] = snap
+            self.snapshots.pop((seq - self.keep) & 0xFFFF, None)
+            pos_err, rot_err = self._stats(tick, snap) if self.clients else (0.0, 0.0)
+            now = time.monotonic()
+            for client in list(self.clients):
+                due = [s for t, s in client.pending_acks if t <= now]
+                client.pending_acks = [(t, s) for t, s in client.pending_acks if t > now]
+                for s in due:
+                    client.encoder.ack(s)
+                enc = client.encoder
+                try:
+                    datagrams = enc.encode_datagrams(seq, snap)
+                    out = []
+                    if enc.last_baseline is None:
+                        out.append(enc.hello())        # section 15: beside every packet without a baseline
+                    out.extend(datagrams)
+                    delta = sum(len(d) for d in datagrams)
+                    await client.ws.send(json.dumps({"type": "tick", "seq": seq, "tick": tick.index,
+                                                     "entities": int(len(tick.ids)), "delta_bytes": delta,
+                                                     "baseline": enc.last_baseline,
+                                                     "pos_err": pos_err, "rot_err": rot_err}))
+                    for d in out:
+                        if self.loss and self._rng.random() < self.loss:
+                            continue
+                        await client.ws.send(d)
+                except ConnectionClosed:
+                    self.clients.discard(client)
+            self.ticks += 1
+            seq = (seq + 1) & 0xFFFF
+            next_at += period
+            delay = next_at - time.monotonic()
+            if delay < -1.0:                      # far behind (a slow machine): do not race to catch up
+                next_at = time.monotonic()
+                delay = 0.0
+            await asyncio.sleep(max(0.0, delay))
+
+    async def _main(self):
+        ws_serve, _, _, _ = require_websockets()
+        self._stop = asyncio.Event()
+        async with ws_serve(self._handler, self.host, self.port, process_request=self._process_request,
+                            max_size=1 << 20, compression=None, open_timeout=60) as server:
+            self.port = server.sockets[0].getsockname()[1]
+            ticker = asyncio.ensure_future(self._ticker())
+            self._ready.set()
+            try:
+                await self._stop.wait()
+            finally:
+                ticker.cancel()
+                try:
+                    await ticker
+                except asyncio.CancelledError:
+                    pass
+
+    def run(self):
+        """Serve until interrupted (Ctrl-C) or :meth:`stop`."""
+        require_websockets()
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._loop.run_until_complete(self._main())
+        finally:
+            self._loop.close()
+
+    def start(self, timeout=30.0):
+        """Serve in a background thread; returns once the port is bound (``self.port``)."""
+        require_websockets()
+
+        def target():
+            try:
+                self.run()
+            except BaseException as e:         # (reported to the starting thread)
+                self._error = e
+                self._ready.set()
+
+        self._thread = threading.Thread(target=target, name="quantcodec-liveview", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise ServeError(f"the live view did not start within {timeout} s")
+        if self._error is not None:
+            raise ServeError(f"the live view could not start: {self._error}") from self._error
+        return self
+
+    def stop(self, timeout=10.0):
+        if self._loop is not None and self._stop is not None and not self._loop.is_closed():
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def url(self):
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    def _matches(self, rep):
+        """Whether a page's report (a runner line) equals the snapshot sent under its number:
+        True, False, or None when that number is no longer held."""
+        from .conformance import signed_slots
+        snap = self.snapshots.get(rep.get("seq"))
+        if snap is None:
+            return None
+        m = snap.matrix
+        cols = [(m[:, j].view(np.int64) if s else m[:, j]).tolist() for j, s in enumerate(signed_slots(self.schema))]
+        rows = [list(r) for r in zip(*cols)]
+        return rep.get("ids") == snap.ids.tolist() and rep.get("codes") == rows
+
+    def check_reports(self):
+        """What the pages reported decoding against the snapshots sent under those numbers
+        (each compared when it arrived): (matched, mismatched seqs, seqs no longer held)."""
+        matched = sum(1 for r in self.reports if r["_match"] is True)
+        bad = [r.get("seq") for r in self.reports if r["_match"] is False]
+        unknown = [r.get("seq") for r in self.reports if r["_match"] is None]
+        return matched, bad, unknown
+
+
+def serve(host="127.0.0.1", port=8765, *, allow_remote=False, open_browser=False, out=print, **options):
+    """Run the live view until Ctrl-C (what ``quantcodec demo --serve`` calls)."""
+    server = LiveServer(host, port, allow_remote=allow_remote, **options)
+    if port == 0:
+        server.start()
+        out(f"quantcodec live view on {server.url} (Ctrl-C to stop)")
+        try:
+            while server._thread.is_alive():
+                server._thread.join(0.5)
+        except KeyboardInterrupt:
+            server.stop()
+        return
+    out(f"quantcodec live view on {server.url} (Ctrl-C to stop)")
+    if open_browser:
+        import webbrowser
+        threading.Timer(0.5, webbrowser.open, (server.url,)).start()
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+
+
+def main(argv=None):
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m quantcodec.liveview", description=__doc__.split("\n")[0])
+    ap.add_argument("--host", default="127.0.0.1")
+    ap.add_argument("--port", type=int, default=8765)
+    ap.add_argument("--allow-remote", action="store_true", help="serve on a non-loopback host on purpose")
+    ap.add_argument("--entities", type=int, default=300)
+    ap.add_argument("--hz", type=int, default=60)
+    ap.add_argument("--loss", type=float, default=0.0)
+    ap.add_argument("--ack-delay-ms", type=float, default=100.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--open", action="store_true", help="open the page in the default browser")
+    args = ap.parse_args(argv)
+    try:
+        serve(args.host, args.port, allow_remote=args.allow_remote, open_browser=args.open,
+              n_entities=args.entities, hz=args.hz, loss=args.loss, ack_delay_ms=args.ack_delay_ms,
+              seed=args.seed)
+    except ServeError as e:
+        raise SystemExit(f"quantcodec: {e}") from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+// The live view's page: decodes the server's snapshot stream with the JavaScript client and draws
+// it. Served by quantcodec.liveview (quantcodec demo --serve) with quantcodec.mjs beside it.
+//
+// ?report=N: send the runner line of each of the first N decoded snapshots back to the server
+// ({"type": "report", "line": ...}), which compares them with what it sent (tests/test_liveview.py).
+import { Schema, SnapshotDecoder, DecodeError } from './quantcodec.mjs';
+
+const params = new URLSearchParams(location.search);
+const reportLeft = { n: Math.max(0, Number(params.get('report') || 0)) };
+// An image whose request the server holds open until the reports are in: the page's load event
+// waits for it, and a headless browser's --screenshot waits for the load event.
+if (reportLeft.n > 0) {
+  const hold = new Image(1, 1);
+  hold.alt = '';
+  hold.style.display = 'none';
+  hold.src = `/wait?n=${reportLeft.n}`;
+  document.body.appendChild(hold);
+}
+const canvas = document.getElementById('world');
+const ctx = canvas.getContext('2d');
+const $ = (id) => document.getElementById(id);
+
+let schema = null, decoder = null, setup = null;
+let decoded = 0, refused = 0;
+let bytesSinceSnapshot = 0;
+const refusals = {};
+const windowMs = 1000;
+const history = [];                   // {t, n, raw, quantized, delta} per decoded snapshot
+let worstPos = 0, worstRot = 0;
+let view = 24;                        // half-width of the drawn square, metres (fitted to the bodies)
+
+const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+ws.binaryType = 'arraybuffer';
+ws.onopen = () => { $('status').textContent = 'connected, waiting for the hello'; };
+ws.onclose = () => { $('status').textContent = 'disconnected'; };
+ws.onmessage = (ev) => {
+  if (typeof ev.data === 'string') return onText(JSON.parse(ev.data));
+  onDatagram(new Uint8Array(ev.data));
+};
+
+function onText(msg) {
+  if (msg.type === 'setup') {
+    setup = msg;
+    schema = Schema.fromJSON(msg.schema);
+    decoder = new SnapshotDecoder(schema);
+  } else if (msg.type === 'tick') {
+    worstPos = Math.max(worstPos, msg.pos_err);
+    worstRot = Math.max(worstRot, msg.rot_err);
+  }
+}
+
+/** Bits of one record as the full quantized stream sends it (a NearlyZero at rest: its flag). */
+function recordBits(snap, i) {
+  let bits = 0;
+  const slots = schema.slots;
+  for (let s = 0; s < slots.length; s++) {
+    bits += slots[s].bits;
+    if (slots[s].cls === 'flag' && snap.code(i, s) === 0) s += slots[s].span;
+  }
+  return bits;
+}
+
+function onDatagram(d) {
+  if (!decoder) return;
+  bytesSinceSnapshot += d.length;
+  let snap;
+  try {
+    snap = decoder.decode(d);
+  } catch (e) {
+    if (!(e instanceof DecodeError)) throw e;
+    refused++;
+    refusals[e.kind] = (refusals[e.kind] || 0) + 1;
+    return;
+  }
+  if (snap === null) return;                         // a hello, a fragment
+  ws.send(JSON.stringify({ type: 'ack', seq: decoder.latest }));   // the ack rule (section 15)
+  decoded++;
+  const n = snap.count;
+  let qbits = 0;
+  for (let i = 0; i < n; i++) qbits += recordBits(snap, i);
+  history.push({ t: performance.now(), n, raw: n * (setup.raw_floats * 4), quantized: qbits / 8, delta: bytesSinceSnapshot });
+  bytesSinceSnapshot = 0;
+  const now = performance.now();
+  while (history.length && history[0].t < now - windowMs) history.shift();
+  draw(snap);
+  showStats(snap);
+  if (reportLeft.n > 0) {                            // (after drawing: the screenshot shows it)
+    reportLeft.n--;
+    ws.send(JSON.stringify({ type: 'report', line: snap.toJSONLine() }));
+  }
+}
+
+function showStats(snap) {
+  let n = 0, raw = 0, q = 0, delta = 0;
+  for (const h of history) { n += h.n; raw += h.raw; q += h.quantized; delta += h.delta; }
+  const seconds = history.length / setup.hz;          // the snapshots of the last second, at the tick rate
+  for (const [id, bytes] of [['raw', raw], ['quantized', q], ['delta', delta]]) {
+    const cells = $(id).children;
+    cells[1].textContent = n ? (bytes / n).toFixed(2) : '-';
+    cells[2].textContent = seconds > 0 ? ((bytes * 8) / 1000 / seconds).toFixed(1) : '-';
+  }
+  $('pos_err').textContent = `${(worstPos * 1000).toFixed(2)} mm`;
+  $('rot_err').textContent = `${worstRot.toFixed(3)} deg`;
+  const moving = countMoving(snap);
+  $('entities').textContent = `${snap.count} / ${moving}`;
+  const ref = Object.entries(refusals).map(([k, v]) => `${k} ${v}`).join(', ');
+  $('counts').textContent = `${decoded} / ${refused}${ref ? ` (${ref})` : ''}`;
+  $('status').textContent = `stream ${decoder.hello ? decoder.hello.streamId.toString(16).padStart(16, '0') : '?'}, latest ${decoder.latest}, history ${decoder.history}`;
+}
+
+let velFlagSlot = -1;
+function countMoving(snap) {
+  if (velFlagSlot < 0) velFlagSlot = schema.slots.findIndex((s) => s.cls === 'flag');
+  if (velFlagSlot < 0) return snap.count;
+  let m = 0;
+  for (let i = 0; i < snap.count; i++) if (snap.code(i, velFlagSlot) === 1) m++;
+  return m;
+}
+
+/** The body's local x axis rotated by quaternion (x, y, z, w), projected on the ground (x, z). */
+function heading(q) {
+  const [x, y, z, w] = q;
+  return [1 - 2 * (y * y + z * z), 2 * (x * z - w * y)];
+}
+
+function draw(snap) {
+  const W = canvas.width, H = canvas.height;
+  const fi = Object.fromEntries(schema.names.map((n, i) => [n, i]));
+  const bodies = [];
+  let far = 0;
+  for (let i = 0; i < snap.count; i++) {
+    const codes = snap.fieldCodes(i);
+    const p = schema.fields[fi.position].codec.dequantize(codes[fi.position]);
+    const q = schema.fields[fi.rotation].codec.dequantize(codes[fi.rotation]);
+    const moving = fi.velocity !== undefined ? Number(codes[fi.velocity][0]) === 1 : true;
+    bodies.push([p, q, moving]);
+    far = Math.max(far, Math.abs(p[0]), Math.abs(p[2]));
+  }
+  // fit the view to the bodies: grow at once, shrink slowly
+  const want = Math.min(64, Math.max(12, far + 2));
+  view = want > view ? want : view + (want - view) * 0.02;
+  const scale = Math.min(W, H) / (2 * view);
+  ctx.fillStyle = '#1b2229';
+  ctx.fillRect(0, 0, W, H);
+  ctx.strokeStyle = '#26313b';
+  ctx.lineWidth = 1;
+  for (let g = -64; g <= 64; g += 8) {
+    const a = W / 2 + g * scale, b = H / 2 + g * scale;
+    ctx.beginPath(); ctx.moveTo(a, 0); ctx.lineTo(a, H); ctx.stroke();
+    ctx.beginPath(); ctx.moveTo(0, b); ctx.lineTo(W, b); ctx.stroke();
+  }
+  const r = Math.max(1.5, 0.5 * scale);
+  bodies.sort((a, b) => a[0][1] - b[0][1]);           // lower first: higher bodies drawn on top
+  for (const [p, q, moving] of bodies) {
+    const cx = W / 2 + p[0] * scale, cy = H / 2 + p[2] * scale;
+    const h = Math.max(0, Math.min(1, p[1] / 8));
+    ctx.fillStyle = moving ? `hsl(${30 + 30 * h}, 90%, ${45 + 25 * h}%)` : '#7d8995';
+    ctx.beginPath(); ctx.arc(cx, cy, r, 0, 2 * Math.PI); ctx.fill();
+    const [hx, hz] = heading(q);
+    ctx.strokeStyle = '#101418';
+    ctx.beginPath(); ctx.moveTo(cx, cy); ctx.lineTo(cx + hx * r, cy + hz * r); ctx.stroke();
+  }
+}

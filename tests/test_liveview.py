@@ -1,0 +1,165 @@
+"""The live view (quantcodec.liveview, ``quantcodec demo --serve``): the server streams the demo's
+world over a WebSocket to a page that decodes it with the JavaScript client.
+
+The end-to-end test starts the server and headless Chromium on the page, which reports back the
+runner line of each of the first snapshots it decoded; each must equal the snapshot the server
+sent under that number, code for code. Chromium's screenshot (saved to $QC_TEST_ARTIFACTS, or the
+test's temporary directory) must show bodies drawn on the canvas, not a blank one.
+"""
+
+import os
+import shutil
+import struct
+import subprocess
+import tempfile
+import urllib.error
+import urllib.request
+import zlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REPORTS = 20
+
+
+def _server_module():
+    pytest.importorskip("websockets", reason="the live view needs the websockets package: "
+                                             "pip install 'quantcodec[serve]'")
+    from quantcodec import liveview
+    try:
+        liveview.require_websockets()
+    except liveview.ServeError as e:
+        pytest.skip(str(e))
+    return liveview
+
+
+@pytest.fixture
+def server():
+    liveview = _server_module()
+    srv = liveview.LiveServer("127.0.0.1", 0, n_entities=300, hz=60).start()
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def read_png(data):
+    """(width, height, channels, rows): a non-interlaced 8-bit RGB or RGBA PNG, unfiltered."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, head = 8, [], None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + n]
+        pos += 12 + n
+        if kind == b"IHDR":
+            head = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat.append(chunk)
+        elif kind == b"IEND":
+            break
+    width, height, depth, ctype, _, _, interlace = head
+    assert depth == 8 and ctype in (2, 6) and interlace == 0, head
+    ch = 3 if ctype == 2 else 4
+    raw = zlib.decompress(b"".join(idat))
+    stride = width * ch
+    rows, prev = [], bytearray(stride)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - ch] if i >= ch else 0
+            b = prev[i]
+            c = prev[i - ch] if i >= ch else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + ((a + b) >> 1)) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(line)
+        prev = line
+    return width, height, ch, rows
+
+
+def test_refuses_a_non_local_host_unless_asked():
+    liveview = _server_module()
+    for host in ("0.0.0.0", "192.168.1.20", "example.com", "::"):
+        with pytest.raises(liveview.ServeError, match="not a loopback address"):
+            liveview.LiveServer(host, 0)
+    liveview.LiveServer("0.0.0.0", 0, allow_remote=True)          # (built, not started)
+    for host in ("127.0.0.1", "localhost", "::1", "127.5.6.7"):
+        assert liveview.is_local_host(host)
+
+
+def test_serves_the_page_and_modules_only(server):
+    def get(path):
+        with urllib.request.urlopen(server.url.rstrip("/") + path, timeout=10) as r:
+            return r.status, r.headers.get("Content-Type"), r.read()
+
+    status, ctype, body = get("/")
+    assert status == 200 and ctype.startswith("text/html") and b"view.mjs" in body
+    status, ctype, body = get("/view.mjs")
+    assert ctype.startswith("text/javascript") and b"./quantcodec.mjs" in body
+    status, ctype, body = get("/quantcodec.mjs")
+    assert ctype.startswith("text/javascript") and b"export class SnapshotDecoder" in body
+    for path in ("/../quantcodec/liveview.py", "/web/index.html", "/liveview.py", "/etc/passwd"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            get(path)
+        e.value.close()                              # (its response holds the socket)
+        assert e.value.code == 404
+
+
+def test_the_served_client_is_clients_js():
+    # the page's decoder is a copy of clients/js/quantcodec.mjs in the package data (an installed
+    # package has no clients/ folder): they must not drift apart
+    repo = ROOT / "clients" / "js" / "quantcodec.mjs"
+    if not repo.is_file():
+        pytest.skip("no clients/js in this tree")
+    packaged = ROOT / "quantcodec" / "web" / "quantcodec.mjs"
+    assert packaged.read_bytes() == repo.read_bytes(), \
+        "quantcodec/web/quantcodec.mjs differs from clients/js/quantcodec.mjs: copy it over"
+
+
+def test_page_decodes_what_the_server_sent(server, tmp_path):
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        pytest.skip("no chromium binary on PATH (Debian: apt-get install chromium)")
+    out_dir = Path(os.environ.get("QC_TEST_ARTIFACTS") or tmp_path)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shot = out_dir / "liveview.png"
+    if shot.exists():
+        shot.unlink()
+    with tempfile.TemporaryDirectory() as profile:
+        cmd = [chromium, "--headless=new", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+               "--no-default-browser-check", f"--user-data-dir={profile}", "--window-size=1200,760",
+               f"--screenshot={shot}", f"{server.url}?report={REPORTS}"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            cmd.insert(1, "--no-sandbox")           # (Chromium's sandbox refuses to run as root)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    # the page's reports: the runner line of each of the first snapshots it decoded
+    assert len(server.reports) >= REPORTS, (len(server.reports), proc.stderr[-3000:])
+    matched, bad, unknown = server.check_reports()
+    assert not bad, f"the page decoded other codes than the server sent under {bad}"
+    assert not unknown, f"reports of snapshots the server no longer held: {unknown}"
+    assert matched >= REPORTS
+    assert len({r["seq"] for r in server.reports}) >= REPORTS
+    assert all(len(r["ids"]) == 300 for r in server.reports)
+
+    # the screenshot: bodies drawn on the canvas (top left, 640 x 640 CSS pixels), not a blank one
+    width, height, ch, rows = read_png(shot.read_bytes())
+    assert width >= 660 and height >= 660, (width, height)
+    drawn = 0
+    for y in range(20, 640):
+        row = rows[y]
+        for x in range(20, 640):
+            r, g, b = row[x * ch], row[x * ch + 1], row[x * ch + 2]
+            if max(r, g, b) > 90:                  # the canvas and its grid are darker than any body
+                drawn += 1
+    assert drawn > 5000, f"{drawn} body pixels in the canvas of {shot}: a blank canvas?"
