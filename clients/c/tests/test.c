@@ -146,6 +146,8 @@ static void pack_hex(const uint64_t *codes, size_t n, int bits, char *out) {
     out[2 * (w.pos / 8)] = 0;
 }
 
+static uint64_t rnd(void);
+
 /* ---- the codec goldens (tests/golden/codecs/codecs.json) ---- */
 static void test_codec_goldens(void) {
     size_t len, ci, i;
@@ -657,8 +659,9 @@ static void test_fuzz(int rounds) {
                     if (jl >= 4 && rnd() % 2) memcpy(junk, "QCHL", 4);
                     break;
                 case 1: case 2:
-                    jl = dg[how == 1 ? k : src].n;
-                    memcpy(junk, dg[how == 1 ? k : src].p, jl);
+                    if (how == 1) src = k;
+                    jl = dg[src].n;
+                    memcpy(junk, dg[src].p, jl);
                     fl = 1 + (int)(rnd() % 3);
                     for (f = 0; f < fl && jl; f++) { size_t b = (size_t)(rnd() % (jl * 8)); junk[b / 8] ^= (uint8_t)(1u << (b % 8)); }
                     break;
@@ -674,7 +677,7 @@ static void test_fuzz(int rounds) {
                     for (f = 0; f < fl; f++) junk[jl++] = (uint8_t)rnd();
                     break;
                 }
-                /* a junk datagram equal to a valid one of the stream is not junk */
+                /* a junk datagram equal to its source (two flips of one bit) is not junk */
                 if (jl == dg[src].n && memcmp(junk, dg[src].p, jl) == 0) continue;
                 c0 = digest_core(&d);
                 r0 = digest_reasm(&d);
@@ -785,6 +788,23 @@ static void test_units(void) {
     CHECK(qc_crc32c((const uint8_t *)"123456789", 9, 0) == 0xE3069283u, "crc32c check value");
     CHECK(qc_crc32c((const uint8_t *)"6789", 4, qc_crc32c((const uint8_t *)"12345", 5, 0)) == 0xE3069283u, "crc32c continuation");
     CHECK(qc_crc32c(NULL, 0, 0) == 0, "crc32c of nothing");
+    {
+        /* the slicing-by-8 and the hardware forms against a bit-at-a-time reference */
+        static uint8_t buf[700];
+        int n, bad = 0, k;
+        for (n = 0; n < 700; n++) buf[n] = (uint8_t)rnd();
+        for (n = 0; n < 700; n += 1 + n / 16) {
+            uint32_t seed = (uint32_t)rnd(), ref = ~seed;
+            int i;
+            for (i = 0; i < n; i++) {
+                ref ^= buf[i];
+                for (k = 0; k < 8; k++) ref = (ref & 1) ? (ref >> 1) ^ 0x82F63B78u : ref >> 1;
+            }
+            ref = ~ref;
+            if (qc__crc32c_sw(buf, (size_t)n, seed) != ref || qc_crc32c(buf, (size_t)n, seed) != ref) bad++;
+        }
+        CHECK(bad == 0, "crc32c: %d lengths differ from the bitwise reference", bad);
+    }
     qc_sha256((const uint8_t *)"abc", 3, dg);
     CHECK(dg[0] == 0xba && dg[1] == 0x78 && dg[31] == 0xad, "sha256(abc)");
     qc_sha256((const uint8_t *)"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, dg);
@@ -839,10 +859,54 @@ static void test_units(void) {
     }
 }
 
+/* the decoder's per-slot validity (tables, classes) against qc_valid, code for code */
+static void test_slot_validity(void) {
+    size_t len;
+    char *text = read_rel("conformance/schemas/all_kinds.json", &len);
+    qc_schema sc;
+    qc_error err;
+    int s, bad = 0, checked = 0, quats = 0;
+    static const char *const quat_schemas[] = {
+        "{\"name\":\"q\",\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"Quat\",\"bits\":2}},"
+        "{\"name\":\"b\",\"codec\":{\"kind\":\"Quat\",\"bits\":5,\"mode\":\"bins\"}},"
+        "{\"name\":\"c\",\"codec\":{\"kind\":\"Quat\",\"bits\":6}},"
+        "{\"name\":\"d\",\"codec\":{\"kind\":\"PowerCurve\",\"max\":3,\"pow\":1.5,\"bits\":12}},"
+        "{\"name\":\"e\",\"codec\":{\"kind\":\"Enum\",\"count\":5}}]}"
+    };
+    for (s = -1; s < 1; s++) {
+        const char *js = s < 0 ? text : quat_schemas[0];
+        size_t jl = s < 0 ? len : strlen(quat_schemas[0]);
+        int k;
+        if (js == NULL) continue;
+        if (qc_schema_parse(&sc, js, jl, NULL, &err) < 0) { CHECK(0, "slot validity schema: %s", err.message); continue; }
+        for (k = 0; k < sc.nslots; k++) {
+            const qc_slot *sl = &sc.slots[k];
+            uint64_t c, n;
+            if (sl->role == QC_ROLE_FLAG) continue;
+            if (sl->codec->kind == QC_QUAT) quats++;
+            n = sl->bits <= 20 ? ((uint64_t)1 << sl->bits) : 200000;
+            for (c = 0; c < n; c++) {
+                uint64_t v = sl->bits <= 20 ? c : (rnd() & qc__mask(sl->bits));
+                if (sl->sign) v = qc__sext(v, sl->bits);
+                if (qc__slot_ok(sl, v) != qc_valid(sl->codec, v)) {
+                    if (bad < 3) printf("  slot %d (%s): code %llu: decoder %d, valid() %d\n", k, sc.fields[sl->field].name,
+                                        (unsigned long long)v, qc__slot_ok(sl, v), qc_valid(sl->codec, v));
+                    bad++;
+                }
+                checked++;
+            }
+        }
+        qc_schema_free(&sc);
+    }
+    CHECK(bad == 0 && checked > 0 && quats >= 3, "decoder validity vs valid(): %d of %d codes differ (%d Quat slots)", bad, checked, quats);
+    free(text);
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
     test_units();
+    test_slot_validity();
     test_codec_goldens();
     test_schema_goldens();
     test_snapshot_goldens();
