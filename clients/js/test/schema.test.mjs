@@ -48,6 +48,9 @@ test('schema files: the same fingerprint however written; errors name what is wr
   assert.throws(() => qc.Schema.fromJSON('{"name":"T","fields":{"9x":{"kind":"Bool"}}}'), /identifiers/);
   assert.throws(() => qc.Schema.fromJSON('{"name":"T","fields":{"x":{"kind":"Bool","bits":1}}}'), /field 'x': Bool spec has unknown keys/);
   assert.throws(() => qc.Schema.fromJSON('{"name":'), qc.SchemaError);
+  // a key given twice: refused (Python refuses it too), at every level
+  assert.throws(() => qc.Schema.fromJSON('{"name":"T","name":"U","fields":{"x":{"kind":"Bool"}}}'), /duplicate key "name"/);
+  assert.throws(() => qc.Schema.fromJSON('{"name":"T","fields":{"x":{"kind":"UInt","bits":8,"bits":9}}}'), /duplicate key "bits"/);
   assert.throws(() => a.checkFingerprint('0000000000000000'), /mismatch/);
   a.checkFingerprint(a.fingerprint.toUpperCase());
 });
