@@ -82,6 +82,13 @@ def _loss(text):
     return value
 
 
+def _port(text):
+    value = _int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number in 0..65535, got {text!r}")
+    return value
+
+
 def _seed(text):
     value = _int(text)
     if value < 0:
@@ -175,6 +182,17 @@ def build_parser():
     demo.add_argument("--plot", metavar="FILE.png",
                       help="also draw kbit/s over time and the error distributions (needs matplotlib)")
     demo.add_argument("--no-progress", action="store_true", help="no progress bar (it is off anyway when stderr is not a terminal)")
+    live = demo.add_argument_group(
+        "live view", "--serve streams the world to a web page instead, decoded in the browser by "
+                     "clients/js and drawn on a canvas, with bytes and kbit/s of the three streams "
+                     "(needs: pip install 'quantcodec[serve]'); Ctrl-C stops it")
+    live.add_argument("--serve", action="store_true", help="serve the live view at http://HOST:PORT/")
+    live.add_argument("--host", default="127.0.0.1",
+                      help="the address to bind (default: %(default)s; a non-loopback one needs --allow-remote)")
+    live.add_argument("--port", type=_port, default=8765, help="the port (default: %(default)s; 0: any free one)")
+    live.add_argument("--allow-remote", action="store_true",
+                      help="serve on a non-loopback address on purpose (other machines can then connect)")
+    live.add_argument("--open", action="store_true", help="open the page in the default browser")
     demo.set_defaults(run=_cmd_demo)
 
     describe = sub.add_parser(
@@ -253,6 +271,8 @@ def build_parser():
 
 
 def _cmd_demo(args):
+    if args.serve:
+        return _cmd_serve(args)
     from . import _demo
     if args.plot:
         _demo.require_matplotlib()
@@ -268,6 +288,22 @@ def _cmd_demo(args):
         print(_demo.format_text(result))
         if args.plot:
             print(f"\nwrote {args.plot}")
+    return 0
+
+
+def _cmd_serve(args):
+    from . import liveview
+    if args.json or args.plot:
+        raise UserError("--serve streams to a web page: --json and --plot go with the plain demo")
+    try:
+        liveview.require_websockets()
+        liveview.serve(args.host, args.port, allow_remote=args.allow_remote, open_browser=args.open,
+                       n_entities=args.entities, hz=args.hz, loss=args.loss,
+                       ack_delay_ms=args.ack_delay, seed=args.seed, seconds=args.seconds)
+    except liveview.ServeError as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot serve on {args.host}:{args.port}: {e.strerror or e}") from None
     return 0
 
 

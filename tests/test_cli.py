@@ -623,3 +623,14 @@ def test_the_figure_is_committed():
     png = DOCS / "figures" / "error-vs-bits.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "figures/error-vs-bits.png" in (DOCS / "choosing-bits.md").read_text()
+
+
+def test_demo_serve_refuses_a_remote_host_and_the_plain_demos_options(capsys):
+    from quantcodec import cli
+    assert cli.main(["demo", "--serve", "--host", "10.1.2.3"]) == 1
+    assert "not a loopback address" in capsys.readouterr().err
+    assert cli.main(["demo", "--serve", "--json"]) == 1
+    assert "--json and --plot go with the plain demo" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        cli.main(["demo", "--serve", "--port", "70000"])
+    assert e.value.code == 2
