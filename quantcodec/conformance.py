@@ -531,18 +531,19 @@ def _streams(schemas):
     out["pose_lossy"] = ("pose", s.out, "15% loss, 10% duplicates, reordering over 0-4 ticks, acks "
                          "4 ticks late", ["loss", "duplicate", "reorder", "late"])
 
-    # 3. every codec kind, predict off and on, history 8
+    # 3. every codec kind, predict on (history 32: two acknowledged snapshots within reach of
+    # the numbers stepping by 3) and off (history 8)
     for predict in (True, False):
-        s = _Stream(schemas["all_kinds"], rng, stream_id=0x3333 + predict, history=8, predict=predict,
-                    loss=0.05, ack_delay=2)
+        s = _Stream(schemas["all_kinds"], rng, stream_id=0x3333 + predict, history=32 if predict else 8,
+                    predict=predict, loss=0.05, ack_delay=2)
         w = _World(schemas["all_kinds"], rng, n=30)
         for t in range(50):
             w.tick(churn=0.02, move=0.4)
             s.step(t * 3, w.snapshot())
         s.deliver(True)
         out[f"all_kinds_{'pred' if predict else 'nopred'}"] = (
-            "all_kinds", s.out, f"every codec kind, history 8, predict {predict}, 5% loss, sequence "
-                                f"numbers stepping by 3", ["all-kinds"])
+            "all_kinds", s.out, f"every codec kind, history {32 if predict else 8}, predict {predict}, "
+                                f"5% loss, sequence numbers stepping by 3", ["all-kinds"])
 
     # 4. fragments: a small datagram budget, fragments lost, duplicated and reordered
     s = _Stream(schemas["pose"], rng, stream_id=0x4444, max_datagram=128, loss=0.03, dup=0.05,
