@@ -1870,7 +1870,7 @@ class PacketCoder {
     for (let i = 0, j = 0; i < n; i++) {
       const id = ids[i];
       while (j < on && oids[j] < id) j++;
-      if (j >= on) break;
+      if (j >= on) { sameIds = false; break; }
       if (oids[j] !== id) { sameIds = false; continue; }
       if (i !== j) sameIds = false;
       let eq = true;

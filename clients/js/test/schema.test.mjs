@@ -125,3 +125,42 @@ test('the hello: parsed, adopted, another schema refused saying what differs', (
   assert.deepEqual(Object.keys(vals), schema.names);
   assert.equal(snap.indexOf(snap.ids[3]), 3);
 });
+
+/** EG(k, b) of u (section 4), for the crafted packets below (values well under the escape). */
+function putEG(w, u, k) {
+  const x = Math.floor(u / 2 ** k) + 1;
+  const e = 31 - Math.clz32(x);
+  w.write(0, e); w.write(1, 1); w.write(x - 2 ** e, e); w.write(u % 2 ** k, k);
+}
+/** A full packet (no baseline) of a one-Bool schema: ids and their codes. */
+function fullPacket(seq, ids, codes) {
+  const w = new qc.BitWriter();
+  w.write(seq, 16); w.write(0, 1);
+  putEG(w, ids.length, 0);
+  if (ids.length) {
+    w.write(0, 6);
+    ids.forEach((id, i) => putEG(w, i ? id - ids[i - 1] - 1 : id, 0));
+    codes.forEach((c) => w.write(c, 1));
+  }
+  return w.finish();
+}
+
+test('a full packet whose ids differ from the latest snapshot only at the end keeps its own ids', () => {
+  // (a regression: a full packet's rows join the latest snapshot's equal rows, and share its id
+  // array when the ids are the same; [5, 8] against [5, 7] are not)
+  const schema = qc.Schema.fromJSON('{"name":"B","fields":[{"name":"on","codec":{"kind":"Bool"}}]}');
+  const held = new Map();
+  const a = qc.decodePacket(schema, fullPacket(1, [5, 7], [1, 0]), held);
+  assert.deepEqual(a.ids, [5, 7]);
+  const dec = new qc.SnapshotDecoder(schema);
+  const look = () => { throw new Error('no baseline here'); };
+  dec.coder.joinWith = a;
+  for (const [ids, codes] of [[[5, 8], [1, 0]], [[5], [1]], [[5, 7, 9], [1, 0, 1]], [[4, 7], [1, 0]], [[5, 7], [1, 0]]]) {
+    const p = fullPacket(2, ids, codes);
+    const b = dec.coder.decode(p, 0, p.length, look);
+    assert.deepEqual(b.ids, ids);
+    assert.deepEqual(b.rows(), codes.map((c) => [c]));
+  }
+  const same = fullPacket(3, [5, 7], [1, 1]);
+  assert.equal(dec.coder.decode(same, 0, same.length, look).ids, a.ids);    // the same ids: shared
+});

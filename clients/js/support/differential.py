@@ -1,0 +1,78 @@
+"""A differential check of clients/js against the Python reference on streams the kit does not
+hold: random worlds of the kit's schemas (quantcodec.conformance's private generators) over
+links of random loss, duplication, reordering and delay, histories, budgets and predict, each
+decoded by ``quantcodec.conformance.runner_lines`` and by ``clients/js/qc-decode``, compared line
+by line.
+
+    python clients/js/support/differential.py [--seeds 20] [--first 0]
+
+Not part of run-tests (it needs the Python package); run it after changing the decoder.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+sys.path.insert(0, ROOT)
+
+from quantcodec import conformance as cf  # noqa: E402
+
+
+def one(seed, tmp):
+    rng = np.random.default_rng(seed)
+    schemas = cf.kit_schemas()
+    sname = ["pose", "all_kinds", "one_bit"][seed % 3]
+    schema = schemas[sname]
+    history = int(rng.choice([1, 2, 3, 8, 64]))
+    kw = dict(history=history, predict=bool(rng.random() < 0.7),
+              max_datagram=int(rng.choice([64, 100, 200, 1200])), stream_id=1000 + seed,
+              loss=float(rng.choice([0.0, 0.05, 0.2, 0.4])), dup=float(rng.choice([0.0, 0.1, 0.3])),
+              delay=(0, int(rng.integers(0, 6))), ack_delay=int(rng.integers(0, 8)),
+              ack_loss=float(rng.choice([0.0, 0.3])))
+    s = cf._Stream(schema, rng, **kw)
+    w = cf._World(schema, rng, n=int(rng.integers(1, 50)), id_step=int(rng.integers(1, 5)))
+    seq = int(rng.integers(0, 65536))
+    step = int(rng.choice([1, 1, 2, 3]))
+    for t in range(int(rng.integers(20, 80))):
+        w.tick(churn=float(rng.choice([0.0, 0.05, 0.2])), move=float(rng.choice([0.0, 0.3, 1.0])))
+        s.step(seq, w.snapshot())
+        seq = (seq + step) & 0xFFFF
+    s.deliver(True)
+    sp = os.path.join(tmp, f"{sname}.json")
+    with open(sp, "w") as f:
+        f.write(schema.to_json())
+    dp = os.path.join(tmp, f"s{seed}.bin")
+    cf.write_datagrams(dp, s.out)
+    want = cf.runner_lines(schema, s.out)
+    got = subprocess.run([os.path.join(ROOT, "clients", "js", "qc-decode"), sp, dp], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    bad = [i for i in range(max(len(got), len(want))) if i >= len(got) or i >= len(want) or got[i] != want[i]]
+    return sname, kw, len(want), bad, got, want
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--first", type=int, default=0)
+    args = ap.parse_args()
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(args.first, args.first + args.seeds):
+            sname, kw, n, bad, got, want = one(seed, tmp)
+            if bad:
+                failures += 1
+                i = bad[0]
+                print(f"seed {seed} ({sname}, {kw}): {len(bad)} of {n} lines differ; first {i}:\n"
+                      f"  js     {got[i][:300] if i < len(got) else None}\n  python {want[i][:300] if i < len(want) else None}")
+            else:
+                print(f"seed {seed} ({sname}): {n} datagrams, same")
+    print(f"{args.seeds - failures} of {args.seeds} streams the same")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
