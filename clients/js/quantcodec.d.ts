@@ -73,7 +73,7 @@ export class PowerCurve extends Codec {
   constructor(max: number, pow: number, bits: number);
   readonly max: number; readonly pow: number; readonly step: number; readonly maxError: number;
   quantize(x: number): number;
-  /** May differ from Python's in the last bit for pow other than 1 or 2 (the C library's pow). */
+  /** For pow other than 1 or 2: a correctly rounded pow, which the C library's may differ from in the last bit. */
   dequantize(code: Integer): number;
 }
 export class Half extends Codec {
