@@ -142,3 +142,26 @@ test('bad parameters are SchemaErrors naming them', () => {
   assert.throws(() => new qc.NearlyZero(new qc.Bounded(0, 1, 4), -1), /threshold/);
   assert.throws(() => qc.codecFromSpec(qc.parseJSON('{"kind":"UInt","bits":8.0}', { tagFloats: true })), /bits must be an integer/);
 });
+
+/** x ** n of a double x > 0 and a small integer n, correctly rounded (exact integer arithmetic). */
+function exactPow(x, n) {
+  const f = new Float64Array([x]), u = new BigUint64Array(f.buffer);
+  const bits = u[0];
+  const e = Number((bits >> 52n) & 0x7ffn), frac = bits & ((1n << 52n) - 1n);
+  const M = e ? frac | (1n << 52n) : frac;
+  const E = (e ? e : 1) - 1075;                 // x = M * 2**E
+  return Number(M ** BigInt(n)) * 2 ** (E * n); // one rounding (to 53 bits), then an exact scaling
+}
+
+test('PowerCurve with another exponent: its pow is correctly rounded', () => {
+  let seed = 7;
+  const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed; };
+  for (const p of [3, 4, 7]) {
+    const c = new qc.PowerCurve(1.0, p, 31);
+    const L = 2 ** 30 - 1;
+    for (let i = 0; i < 1500; i++) {
+      const m = 1 + (rnd() % L);
+      assert.equal(qc.floatHex(c.dequantize(m)), qc.floatHex(exactPow(m / L, p)), `pow ${p}, code ${m}`);
+    }
+  }
+});
