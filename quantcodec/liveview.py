@@ -302,6 +302,8 @@ class LiveServer:
         self._loop = asyncio.new_event_loop()
         try:
             self._loop.run_until_complete(self._main())
+        except OSError as e:
+            raise ServeError(f"cannot serve on {self.host}:{self.port}: {e.strerror or e}") from None
         finally:
             self._loop.close()
 
