@@ -3410,7 +3410,8 @@ size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_e
     size_t hello = 2 * (size_t)65507;     /* the adopted hello and, while adopting, the next */
     /* a packet reassembled from fragments is at most 256 * (max_datagram - 12) bytes: its new
        entities are at most 8 per byte, so max_entities above that is never reached */
-    return snaps + 2 * lists + qc__scratch_bytes(s, max_entities) + reasm + hello + 64;
+    /* the scratch twice: growing it keeps the old one until the new one is filled */
+    return snaps + 2 * lists + 2 * qc__scratch_bytes(s, max_entities) + reasm + hello + 64;
 }
 
 int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *cfg, qc_error *err) {
