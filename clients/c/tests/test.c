@@ -622,6 +622,45 @@ static void test_kit_streams(void) {
     }
 }
 
+/* ---- every kit stream within the documented worst case: a budget of exactly
+   qc_decoder_worst_case_bytes for the stream's hello and largest snapshot refuses nothing ---- */
+static void test_worst_case(void) {
+    int w;
+    for (w = 0; w < (int)(sizeof STREAMS / sizeof STREAMS[0]); w++) {
+        qc_schema sc;
+        char *dtext, *etext;
+        size_t dlen, elen, n, k, most = 1;
+        static dgram dg[100000];
+        qc_decoder d;
+        qc_decoder_config cfg;
+        qc_error err;
+        int history = 1, md = 64, mem = 0;
+        if (load_stream(w, &sc, &dtext, &dlen, &etext, &elen) < 0) continue;
+        n = split_datagrams(dtext, dlen, dg, 100000);
+        qc_decoder_init(&d, &sc, NULL, &err);
+        for (k = 0; k < n; k++) {
+            qc_result res;
+            if (qc_decoder_datagram(&d, dg[k].p, dg[k].n, &res) == QC_SNAPSHOT && res.snapshot->n > most) most = res.snapshot->n;
+            if (d.adopted && d.history > history) history = d.history;
+            if (d.adopted && d.max_datagram > md) md = d.max_datagram;
+        }
+        qc_decoder_free(&d);
+        memset(&cfg, 0, sizeof cfg);
+        cfg.max_entities = most;
+        cfg.max_bytes = qc_decoder_worst_case_bytes(&sc, history, most, md, 0);
+        qc_decoder_init(&d, &sc, &cfg, &err);
+        for (k = 0; k < n; k++) {
+            qc_result res;
+            if (qc_decoder_datagram(&d, dg[k].p, dg[k].n, &res) == QC_E_MEMORY) mem++;
+        }
+        CHECK(mem == 0, "worst case %s: %d refusals of kind memory within a budget of %lu bytes", STREAMS[w][0], mem, (unsigned long)cfg.max_bytes);
+        qc_decoder_free(&d);
+        qc_schema_free(&sc);
+        free(dtext);
+        free(etext);
+    }
+}
+
 /* ---- the fuzz test: junk mixed into valid streams ---- */
 static uint64_t g_rng = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(void) { g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17; return g_rng; }
@@ -914,6 +953,7 @@ int main(int argc, char **argv) {
     test_kit_records();
     test_kit_streams();
     test_memory();
+    test_worst_case();
     test_fuzz(quick ? 1 : 10);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
