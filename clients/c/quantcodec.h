@@ -13,8 +13,10 @@
    and include it plainly everywhere else. C99, the C standard library only, no global state.
    Every byte the library holds comes from the allocator the caller gives (qc_allocator; NULL
    members: malloc/free), counted against the caller's budget (max_bytes); see
-   qc_decoder_worst_case_bytes for the bound of a decoder. Build with -ffp-contract=off (no FMA
-   contraction): decoded doubles are then bit for bit those of the Python package, except
+   qc_decoder_worst_case_bytes for the bound of a decoder. No FMA contraction may happen in the
+   codecs' arithmetic: the header turns it off for its own functions under GCC (any
+   -ffp-contract) and Clang (except -ffp-contract=fast); -ffp-contract=off is the safe build
+   flag everywhere. Decoded doubles are then bit for bit those of the Python package, except
    PowerCurve with a `pow` other than 1 or 2, which calls the C library's pow() (as the Python
    package's C core does): a C library whose pow() is not correctly rounded may differ there in
    the last bit. Parsing a schema uses strtod() (correctly rounded in glibc, musl, and the
@@ -307,6 +309,23 @@ int qc_parse_hex_double(const char *s, double *out);
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* No FMA contraction in the codecs' arithmetic, whatever the build's -ffp-contract: a fused
+   a * b + c rounds once where Python's core rounds twice. GCC: the implementation is compiled
+   with fp-contract=off (push/pop around it); Clang: each function with float arithmetic starts
+   with the C99 pragma, which holds to the end of that function (Clang's -ffp-contract=fast
+   disregards pragmas: do not build this file with it, nor with -ffast-math). Other compilers:
+   build with contraction off (MSVC's default /fp:precise does not contract). */
+#if defined(__clang__)
+#define QC__NOFMA _Pragma("STDC FP_CONTRACT OFF")
+#else
+#define QC__NOFMA
+#endif
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC push_options
+#pragma GCC optimize ("fp-contract=off")
+#define QC__GCC_OPTIONS_PUSHED 1
 #endif
 
 /* ---- memory ---------------------------------------------------------------------------------- */
@@ -1182,6 +1201,7 @@ static uint64_t qc__dbits(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
 static double qc__bitsd(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
 
 static double qc__bounded_qt(double t, double L, int mode) {
+    QC__NOFMA
     if (mode == 0) {
         t = t > 0.0 ? t : 0.0;
         t = t < 1.0 ? t : 1.0;
@@ -1193,6 +1213,7 @@ static double qc__bounded_qt(double t, double L, int mode) {
 }
 
 static double qc__bounded_dqd(double cd, double lo, double hi, double R, double L, int mode) {
+    QC__NOFMA
     double v;
     if (mode == 0) {
         v = lo + (cd * R) / L;
@@ -1203,6 +1224,7 @@ static double qc__bounded_dqd(double cd, double lo, double hi, double R, double 
 }
 
 static uint64_t qc__fixed_q(const qc_codec *d, double x, int *nc) {
+    QC__NOFMA
     double v = (x - d->lo) / d->hi, r;
     if (v != v) { (*nc)++; return 0; }
     r = round(v);
@@ -1213,6 +1235,7 @@ static uint64_t qc__fixed_q(const qc_codec *d, double x, int *nc) {
 }
 
 static double qc__fixed_dq(const qc_codec *d, uint64_t c) {
+    QC__NOFMA
     if (d->mode) return d->lo + ((double)(int64_t)c) * d->hi;
     return d->lo + ((double)c) * d->hi;
 }
@@ -1220,6 +1243,7 @@ static double qc__fixed_dq(const qc_codec *d, uint64_t c) {
 static int qc__isfinite(double x) { return x - x == 0.0; }
 
 static uint64_t qc__angle_q(const qc_codec *d, double x, int *nc) {
+    QC__NOFMA
     double w;
     if (!qc__isfinite(x)) { (*nc)++; return 0; }
     w = fabs(x) < d->lo ? x : fmod(x, d->lo);
@@ -1228,24 +1252,28 @@ static uint64_t qc__angle_q(const qc_codec *d, double x, int *nc) {
 }
 
 static double qc__angle_dq(const qc_codec *d, uint64_t c) {
+    QC__NOFMA
     int64_t sc = (int64_t)c;
     if (d->mode && c > (d->maxcode >> 1)) sc = sc - (int64_t)d->maxcode - 1;
     return ((double)sc * d->lo) / d->L;
 }
 
 static double qc__power_root(double t, double p, double inv_p) {
+    QC__NOFMA
     if (p == 1.0) return t;
     if (p == 2.0) return sqrt(t);
     return pow(t, inv_p);
 }
 
 static double qc__power_raise(double r, double p) {
+    QC__NOFMA
     if (p == 1.0) return r;
     if (p == 2.0) return r * r;
     return pow(r, p);
 }
 
 static uint64_t qc__power_q(const qc_codec *d, double x, int *nc) {
+    QC__NOFMA
     double a = fabs(x);
     uint64_t m;
     if (a != a) { (*nc)++; return 0; }
@@ -1257,6 +1285,7 @@ static uint64_t qc__power_q(const qc_codec *d, double x, int *nc) {
 }
 
 static double qc__power_dq(const qc_codec *d, uint64_t c) {
+    QC__NOFMA
     uint64_t m = c & (d->maxcode >> 1);
     double v;
     if (m == 0) return 0.0;
@@ -1311,6 +1340,7 @@ static double qc__half_dq(uint64_t h) {
 }
 
 static uint64_t qc__grid_q(const qc_codec *d, double x, int *nc) {
+    QC__NOFMA
     double u = x / d->lo, cell, t, v;
     uint64_t off, cmask;
     if (u != u) { (*nc)++; return 0; }
@@ -1326,6 +1356,7 @@ static uint64_t qc__grid_q(const qc_codec *d, double x, int *nc) {
 }
 
 static double qc__grid_dq(const qc_codec *d, uint64_t c) {
+    QC__NOFMA
     int up = 64 - d->bits;
     int64_t cell = (int64_t)(c << up);
     uint64_t off = c & ((((uint64_t)1) << d->cbits) - 1);
@@ -1347,11 +1378,13 @@ static int qc__scalar_valid(const qc_codec *d, uint64_t c) {
 
 /* Quat */
 static double qc__quat_kept(const qc_codec *d, uint64_t c, int k) {
+    QC__NOFMA
     uint64_t mask = (((uint64_t)1) << d->cbits) - 1;
     return qc__bounded_dqd((double)(int32_t)((c >> ((2 - k) * d->cbits)) & mask), d->lo, d->hi, d->R, d->L, d->mode);
 }
 
 static void qc__quat_rebuild(int idx, double a, double b, double c, double *out) {
+    QC__NOFMA
     double s = (a * a + b * b) + c * c;
     double w = sqrt(1.0 - s > 0.0 ? 1.0 - s : 0.0);
     double q0 = a, q1 = b, q2 = c, q3 = w, n;
@@ -1368,9 +1401,14 @@ static void qc__quat_rebuild(int idx, double a, double b, double c, double *out)
     out[0] = q0 / n; out[1] = q1 / n; out[2] = q2 / n; out[3] = q3 / n;
 }
 
-static double qc__quat_shrunk(double x, double st) { x = fabs(x) - st; return x < 0.0 ? 0.0 : x; }
+static double qc__quat_shrunk(double x, double st) {
+    QC__NOFMA
+    x = fabs(x) - st;
+    return x < 0.0 ? 0.0 : x;
+}
 
 static int qc__quat_valid(const qc_codec *d, uint64_t code) {
+    QC__NOFMA
     double st, a, b, c, s, big;
     if (code > d->maxcode) return 0;
     st = d->R / d->L;
@@ -1385,6 +1423,7 @@ static int qc__quat_valid(const qc_codec *d, uint64_t code) {
 }
 
 static int qc__quat_q(const qc_codec *d, const double *q, uint64_t *code) {
+    QC__NOFMA
     double x0 = q[0], x1 = q[1], x2 = q[2], x3 = q[3], m, n, best, big, a, b, c;
     int idx, u;
     uint64_t ka, kb, kc;
@@ -1417,6 +1456,7 @@ static int qc__quat_q(const qc_codec *d, const double *q, uint64_t *code) {
 static double qc__sgn_nn(double t) { return t >= 0.0 ? 1.0 : -1.0; }
 
 static int qc__uvec_q(const qc_codec *d, const double *v, uint64_t *code) {
+    QC__NOFMA
     double x = v[0], y = v[1], z = v[2], m, s, p, q, p2, q2;
     int u;
     if (!(qc__isfinite(x) && qc__isfinite(y) && qc__isfinite(z))) return QC_Q_NONFINITE;
@@ -1439,6 +1479,7 @@ static int qc__uvec_q(const qc_codec *d, const double *v, uint64_t *code) {
 }
 
 static void qc__uvec_dq(const qc_codec *d, uint64_t c, double *out) {
+    QC__NOFMA
     uint64_t mask = d->cbits < 64 ? (((uint64_t)1) << d->cbits) - 1 : ~(uint64_t)0;
     double p = qc__bounded_dqd((double)((c >> d->cbits) & mask), d->lo, d->hi, d->R, d->L, 0);
     double q = qc__bounded_dqd((double)(c & mask), d->lo, d->hi, d->R, d->L, 0);
@@ -1555,6 +1596,7 @@ int qc_dequantize_codes(const qc_codec *c, const uint64_t *codes, double *out) {
 }
 
 uint64_t qc_quantize(const qc_codec *c, double x, int *clamped) {
+    QC__NOFMA
     int nc = 0;
     uint64_t r = 0;
     switch (c->kind) {
@@ -1740,6 +1782,7 @@ static int qc__nested_kind(const qc_json *spec) {
 }
 
 static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int depth) {
+    QC__NOFMA
     const qc_json *kv, *v;
     const char *kn;
     int64_t iv;
@@ -2235,6 +2278,7 @@ static void qc__add_slots(qc_schema *s, const qc_codec *c, int field, int *ns, i
 }
 
 int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocator *al, qc_error *err) {
+    QC__NOFMA
     qc__arena a, tmp;
     qc_json *root;
     const qc_json *jn, *jv, *jf;
@@ -2481,6 +2525,7 @@ QC__HOT uint64_t qc__sext(uint64_t w, int bits) {
 
 /* A code read from the wire (bits wide, sign-extended for signed slots) is valid. */
 QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
+    QC__NOFMA
     switch (sl->vclass) {
     case 0: return 1;
     case 6: return v <= 1;
@@ -3854,6 +3899,11 @@ int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
              (unsigned long long)d->stream_id);
     return qc__refuse(res, QC_E_CHECK);
 }
+
+#ifdef QC__GCC_OPTIONS_PUSHED
+#pragma GCC pop_options
+#undef QC__GCC_OPTIONS_PUSHED
+#endif
 
 #ifdef __cplusplus
 }
