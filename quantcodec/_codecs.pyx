@@ -144,6 +144,12 @@ cdef inline str _row(tuple shape, Py_ssize_t flat):
     return f"row {np.unravel_index(flat, shape)}"
 
 
+cdef object _at_row(object exc, Py_ssize_t flat):
+    """`exc` with attribute ``row``: the flat index of the element it concerns (a schema names
+    the entity of that row)."""
+    exc.row = flat
+    return exc
+
 
 # ------------------------------------------------------------------------------------------------
 # Array loops. Those of Bounded, Quat and UnitVector (`_loops.pxd`) live in their own modules,
@@ -1240,7 +1246,7 @@ cdef class _ExactScalar(Codec):
             bad = ~np.isfinite(a) | (a != np.trunc(a))
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
-                raise RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i].item()!r} is not an integer")
+                raise _at_row(RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i].item()!r} is not an integer"), i)
         elif k not in 'iub':
             raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
         elif k == 'b':
@@ -1255,7 +1261,7 @@ cdef class _ExactScalar(Codec):
                 badm = (a < lo) | (a > hi)
             if badm.any():
                 i = int(np.flatnonzero(badm.ravel())[0])
-                raise RangeError(f"{owner}: {_row(a.shape, i)}: value {a.ravel()[i]} outside {lo}..{hi}")
+                raise _at_row(RangeError(f"{owner}: {_row(a.shape, i)}: value {a.ravel()[i]} outside {lo}..{hi}"), i)
         if out is None:
             # (np.ascontiguousarray makes a 0-d array 1-d: reshape keeps the input's shape)
             return np.ascontiguousarray(a, dtype=self._code_dtype).reshape(a.shape)

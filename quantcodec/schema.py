@@ -243,7 +243,7 @@ class Schema:
 
     def quantize_many(self, columns):
         """Columns (dict field -> array) -> dict of code arrays in each codec's array shape and dtype."""
-        return self._plan.matrix_to_codes(self._plan.quantize_matrix(columns)[0])
+        return self._plan.matrix_to_codes(self._plan.quantize_matrix(columns, None, "quantize_many")[0])
 
     def dequantize_many(self, code_columns):
         """Dict of code arrays -> dict of value arrays (float64; exact fields in their codec's
@@ -258,9 +258,16 @@ class Schema:
         """bytes of `count` records (as encode_many writes them) -> dict of value arrays."""
         return self._plan.decode_many(data, count)
 
-    def snapshot(self, ids, columns):
-        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids` (SPEC 5)."""
-        return Snapshot(self, ids, columns)
+    def snapshot(self, ids, columns, *, bad="raise", previous=None):
+        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids` (SPEC 5).
+
+        ``bad`` says what a bad body does (docs/hostile-input.md): ``"raise"`` (the default) a
+        RangeError naming the entity id; ``"drop"`` leaves such entities out; ``"keep"`` gives
+        them their codes in ``previous`` (dropping those it does not hold). The snapshot's
+        ``bad``, ``dropped`` and ``kept`` report them."""
+        if bad == "raise" and previous is None:
+            return Snapshot(self, ids, columns)
+        return Snapshot(self, ids, columns, bad=bad, previous=previous)
 
     # ------------------------------------------------------------------ clamping
 
