@@ -1428,6 +1428,42 @@ cdef class Enum(_ExactScalar):
     cdef object _value(self, object ic):
         return self.labels[ic] if self.labels is not None else ic
 
+    cdef object _q_array(self, x, out):
+        # an array (or list) of labels -> their indices; anything else as every exact codec
+        a = x if isinstance(x, np.ndarray) else np.asarray(x)
+        k = a.dtype.kind
+        if k == 'U' or (k == 'O' and a.size and all(isinstance(v, str) for v in a.flat)):
+            a = self._indices(a)
+        return _ExactScalar._q_array(self, a, out)
+
+    cdef object _indices(self, object a):
+        """Labels (a str or object array) -> int64 indices of the same shape; RangeError naming
+        the unknown labels and the first row holding one."""
+        uniq, inv = np.unique(a.ravel(), return_inverse=True)
+        labs = uniq.tolist()
+        idx = np.empty(len(labs), dtype=_I64)
+        unknown = []
+        for j, lab in enumerate(labs):
+            v = self._index.get(lab)
+            if v is None:
+                unknown.append(j)
+            else:
+                idx[j] = v
+        if unknown:
+            i = int(np.flatnonzero(np.isin(inv, unknown))[0])
+            names = [labs[j] for j in unknown]
+            shown = ", ".join(repr(v) for v in names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+            if self.labels is None:
+                known = f"{self!r} has no labels: pass indices 0..{self.n - 1}"
+            elif len(self.labels) <= 16:
+                known = f"the labels are {list(self.labels)!r}"
+            else:
+                known = f"the labels are {list(self.labels[:16])!r} and {len(self.labels) - 16} more"
+            raise _at_row(RangeError(f"Enum.quantize: {_row(a.shape, i)}: unknown label {str(a.ravel()[i])!r}"
+                                     + (f" (all unknown labels: {shown})" if len(names) > 1 else "")
+                                     + f"; {known}"), i)
+        return idx[inv].reshape(a.shape)
+
     def label(self, index):
         """The label of an index (the index itself for Enum(n))."""
         return self._value(self._to_int(index))

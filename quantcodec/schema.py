@@ -242,7 +242,8 @@ class Schema:
     # ------------------------------------------------------------------ batches
 
     def quantize_many(self, columns):
-        """Columns (dict field -> array) -> dict of code arrays in each codec's array shape and dtype."""
+        """Columns (dict field -> array) -> dict of code arrays in each codec's array shape and dtype.
+        Enum columns hold indices or labels."""
         return self._plan.matrix_to_codes(self._plan.quantize_matrix(columns, None, "quantize_many")[0])
 
     def dequantize_many(self, code_columns):

@@ -1332,3 +1332,52 @@ def test_unaligned_columns_give_the_aligned_results():
     hp[5] = 300                                   # out of range: the same error, the same row
     with pytest.raises(qc.RangeError, match="row 5"):
         s.snapshot(ids, cols)
+
+
+# ------------------------------------------------------------------------------------------------
+# Enum columns take labels (issue 25, item 5)
+
+
+def _labelled():
+    return qc.Schema("Weapons", [("weapon", qc.Enum(["knife", "pistol", "rifle"])), ("ammo", qc.UInt(8)),
+                                 ("count", qc.Enum(4))])
+
+
+@pytest.mark.parametrize("form", [
+    lambda v: v,                                    # a list of str
+    lambda v: np.array(v),                          # a <U array
+    lambda v: np.array(v, dtype=object),            # an object array of str
+    lambda v: np.array(v)[::-1][::-1],              # a strided view
+])
+def test_enum_columns_take_labels(form):
+    s = _labelled()
+    labels = ["knife", "rifle", "knife", "pistol", "knife"]
+    idx = [0, 2, 0, 1, 0]
+    by_label = {"weapon": form(labels), "ammo": np.arange(5), "count": np.arange(5) % 4}
+    by_index = {"weapon": np.array(idx), "ammo": np.arange(5), "count": np.arange(5) % 4}
+    assert s.quantize_many(by_label)["weapon"].tolist() == idx
+    assert s.encode_many(by_label) == s.encode_many(by_index)
+    assert s.snapshot(np.arange(5), by_label) == s.snapshot(np.arange(5), by_index)
+    assert s.decode_many(s.encode_many(by_label), 5)["weapon"].tolist() == idx     # arrays carry indices
+    assert s["weapon"].quantize(form(labels)).tolist() == idx
+    assert s.quantize_many({"weapon": ["knife"] * 5, "ammo": np.zeros(5, int), "count": np.zeros(5, int)})[
+        "weapon"].tolist() == [0] * 5
+
+
+def test_unknown_enum_labels_raise_range_error_naming_them():
+    s = _labelled()
+    cols = {"weapon": ["knife", "gun", "rifle", "spoon", "gun"], "ammo": np.arange(5), "count": np.zeros(5, int)}
+    for call, owner in ((s.quantize_many, "field 'weapon'"), (s.encode_many, "field 'weapon'")):
+        with pytest.raises(qc.RangeError) as info:
+            call(cols)
+        msg = str(info.value)
+        assert msg.startswith(owner) and "row 1: unknown label 'gun'" in msg and "'spoon'" in msg, msg
+        assert "'knife', 'pistol', 'rifle'" in msg
+    with pytest.raises(qc.RangeError, match=r"^snapshot: entity 11: field 'weapon': .*row 1: unknown label 'gun'"):
+        s.snapshot(np.arange(10, 15), cols)
+    snap = s.snapshot(np.arange(10, 15), cols, bad="drop")
+    assert snap.dropped.tolist() == [11, 13, 14] and "'spoon'" in snap.bad[13]
+    with pytest.raises(qc.RangeError, match="unknown label 'a'.*Enum\\(4\\) has no labels"):
+        s.quantize_many({"weapon": [0], "ammo": [0], "count": ["a"]})
+    with pytest.raises(TypeError):        # an exact codec that is not an Enum takes no strings
+        s.quantize_many({"weapon": [0], "ammo": ["a"], "count": [0]})
