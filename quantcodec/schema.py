@@ -11,6 +11,7 @@ docs/schema-format.md.
 
 import hashlib
 import json
+import math
 import numbers
 import os
 from collections.abc import Mapping
@@ -366,6 +367,22 @@ class Schema:
         """The spec as JSON text (floats written exactly, by Python's repr)."""
         return json.dumps(self.spec(), indent=indent, allow_nan=False)
 
+    def to_toml(self):
+        """The spec as TOML text, which ``Schema.load`` (a ``.toml`` file) and ``tomllib.loads``
+        read back to an equal schema with the same fingerprint: floats written exactly (Python's
+        repr), keys whose value would be null left out (TOML has no null). Simple codecs are
+        inline tables; a Vector or a NearlyZero is a table of its own (docs/schema-format.md)."""
+        out = [f"name = {_toml_value(self.name)}", f"version = {self.version}"]
+        for name, codec in self.fields:
+            out += ["", "[[fields]]", f"name = {_toml_value(name)}"]
+            spec = codec.spec()
+            inline = _toml_value(spec)
+            if spec["kind"] in ("Vector", "NearlyZero") or len(inline) > 88:
+                _toml_table(out, "fields.codec", spec)
+            else:
+                out.append(f"codec = {inline}")
+        return "\n".join(out) + "\n"
+
     @classmethod
     def from_json(cls, text, *, strict=False):
         """Rebuild a schema from `to_json()` text (str or bytes)."""
@@ -415,6 +432,72 @@ class Schema:
         if not isinstance(fp, str) or fp.strip().lower() != self.fingerprint:
             raise SchemaError(f"schema fingerprint mismatch: this end has {self.name!r} version {self.version} "
                               f"with fingerprint {self.fingerprint}, the peer sent {fingerprint!r}")
+
+
+# ---------------------------------------------------------------------------------------- TOML writer
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_str(text):
+    """A TOML basic string: escapes for quotes, backslashes and control characters; other
+    characters as they are (TOML files are UTF-8)."""
+    out = ['"']
+    for ch in text:
+        o = ord(ch)
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\u{o:04X}")
+        elif 0xD800 <= o <= 0xDFFF:
+            raise SchemaError(f"to_toml: the string {text!r} holds a lone surrogate, which TOML cannot write "
+                              f"(JSON can: use to_json)")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_value(v):
+    """One TOML value, on one line (an inline table for a dict, without its null keys)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise SchemaError(f"to_toml: {v!r} is not a finite number")
+        return repr(v)          # "1e-07", "2048.0": TOML floats, read back to the same double
+    if isinstance(v, str):
+        return _toml_str(v)
+    if isinstance(v, (list, tuple)):
+        if any(x is None for x in v):
+            raise SchemaError("to_toml: TOML arrays cannot hold null")
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        items = [f"{k} = {_toml_value(x)}" for k, x in v.items() if x is not None]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    raise SchemaError(f"to_toml: {v!r} is not a TOML value")
+
+
+def _toml_table(out, path, spec):
+    """A codec spec as the table [path]: its keys first (a list of codecs one per line), then a
+    nested codec (NearlyZero's inner) as the table [path.inner]."""
+    out.append(f"[{path}]")
+    nested = []
+    for key, v in spec.items():
+        if v is None:
+            continue
+        if isinstance(v, Mapping):
+            nested.append((key, v))
+        elif isinstance(v, (list, tuple)) and v and all(isinstance(x, Mapping) for x in v):
+            out.append(f"{key} = [")
+            out += [f"    {_toml_value(x)}," for x in v]
+            out.append("]")
+        else:
+            out.append(f"{key} = {_toml_value(v)}")
+    for key, v in nested:
+        _toml_table(out, f"{path}.{key}", v)
 
 
 def _rebuild(spec, strict):

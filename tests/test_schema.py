@@ -1381,3 +1381,47 @@ def test_unknown_enum_labels_raise_range_error_naming_them():
         s.quantize_many({"weapon": [0], "ammo": [0], "count": ["a"]})
     with pytest.raises(TypeError):        # an exact codec that is not an Enum takes no strings
         s.quantize_many({"weapon": [0], "ammo": ["a"], "count": [0]})
+
+
+# ------------------------------------------------------------------------------------------------
+# Schema.to_toml (issue 25, item 6)
+
+
+def _toml_loads(text):
+    try:
+        import tomllib
+    except ImportError:         # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads(text)
+
+
+@pytest.mark.parametrize("schema", [PS, AK, _labelled(),
+                                    qc.Schema("Odd \"names\" \\ é\t", [("x", qc.Enum(["a\"b", "c\\d", "é", "\n\x01", "", "ü x"])),
+                                                                     ("y", qc.Fixed(1e-7, 32, offset=-1e-300)),
+                                                                     ("z", qc.Bounded(-2048, 1e300, 3)),
+                                                                     ("w", qc.Grid(5e-324, 1, 1))], version=0)],
+                         ids=["player_state", "all_kinds", "labels", "odd"])
+def test_to_toml_roundtrips_to_an_equal_schema(schema, tmp_path):
+    text = schema.to_toml()
+    assert _toml_loads(text) == json.loads(schema.to_json())        # the spec, exactly
+    path = tmp_path / "s.toml"
+    path.write_text(text, encoding="utf-8")
+    back = qc.Schema.load(path)
+    assert back == schema and back.fingerprint == schema.fingerprint
+    assert qc.Schema.load(path, strict=True).strict
+
+
+def test_to_toml_covers_every_codec_kind():
+    kinds = {f["codec"]["kind"] for f in AK.spec()["fields"]}
+    kinds |= {c["kind"] for f in AK.spec()["fields"] for c in f["codec"].get("codecs", [])}
+    kinds |= {f["codec"]["inner"]["kind"] for f in AK.spec()["fields"] if "inner" in f["codec"]}
+    assert kinds == set(qc._codecs._KINDS)
+
+
+def test_to_toml_layout():
+    text = PS.to_toml()
+    assert text.startswith('name = "PlayerState"\nversion = 3\n\n[[fields]]\nname = "position"\n[fields.codec]\n')
+    assert 'codec = { kind = "Quat", bits = 9, mode = "endpoints" }' in text
+    assert "[fields.codec.inner]" in text and "null" not in text
+    with pytest.raises(qc.SchemaError, match="lone surrogate"):
+        qc.Schema("S", [("e", qc.Enum(["\ud800"]))]).to_toml()
