@@ -539,26 +539,30 @@ def _num(v, unit=""):
     return f"{v:.4g}{unit}"
 
 
-def _describe_rows(rows, name, codec, depth):
+def _describe_rows(rows, name, codec, depth, floor=0.0):
+    """Rows of the describe() table; `floor` is the least worst error a component has (a
+    NearlyZero's threshold: a value up to it decodes to 0), so each row's max error is the one
+    ``schema.max_errors`` gives."""
     kind = codec.kind
     if kind == "Vector":
         rows.append((name, f"Vector of {len(codec.codecs)}", str(codec.bits), "", ""))
         for i, c in enumerate(codec.codecs):
-            _describe_rows(rows, f"  {name}[{i}]", c, depth + 1)
+            _describe_rows(rows, f"  {name}[{i}]", c, depth + 1, floor)
         return
     if kind == "NearlyZero":
+        e = codec.max_error
         rows.append((name, f"NearlyZero(threshold={codec.threshold!r})", f"1..{codec.bits}", "",
-                     _num(codec.threshold)))
+                     _num(max(e) if isinstance(e, tuple) else e)))
         inner = codec.inner
         if inner.kind == "Vector":
             for i, c in enumerate(inner.codecs):
-                _describe_rows(rows, f"  {name}[{i}]", c, depth + 1)
+                _describe_rows(rows, f"  {name}[{i}]", c, depth + 1, codec.threshold)
         else:
-            _describe_rows(rows, f"  {name}", inner, depth + 1)
+            _describe_rows(rows, f"  {name}", inner, depth + 1, codec.threshold)
         return
     unit = " deg" if kind in ("Quat", "UnitVector") else ""
     step = _num(codec.step)
-    rows.append((name, repr(codec), str(codec.bits), step, _num(codec.max_error, unit)))
+    rows.append((name, repr(codec), str(codec.bits), step, _num(max(codec.max_error, floor), unit)))
 
 
 # ---------------------------------------------------------------------------------------- lockstep

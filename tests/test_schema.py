@@ -1425,3 +1425,20 @@ def test_to_toml_layout():
     assert "[fields.codec.inner]" in text and "null" not in text
     with pytest.raises(qc.SchemaError, match="lone surrogate"):
         qc.Schema("S", [("e", qc.Enum(["\ud800"]))]).to_toml()
+
+
+# ------------------------------------------------------------------------------------------------
+# describe() of a NearlyZero field shows its true worst error (issue 25, item 7)
+
+
+def test_describe_nearly_zero_shows_the_worst_error_of_max_errors():
+    s = qc.Schema("V", [("v", qc.NearlyZero(qc.Bounded(-1, 1, 7), 0.005)),
+                        ("w", qc.NearlyZero(qc.Vector(qc.Bounded(-1, 1, 7), qc.Bounded(-1, 1, 12)), 0.005))])
+    assert s.max_errors["v"] == pytest.approx(0.007874, rel=1e-3)        # above the threshold
+    table = s.describe().splitlines()
+    row = next(line for line in table if line.startswith("v "))
+    assert row.split()[-1] == f"{s.max_errors['v']:.4g}" and "0.005" not in row.split()[-1]
+    w = next(line for line in table if line.startswith("w "))
+    assert w.split()[-1] == f"{max(s.max_errors['w']):.4g}"
+    comps = [line for line in table if line.startswith("  w[")]
+    assert [c.split()[-1] for c in comps] == [f"{e:.4g}" for e in s.max_errors["w"]]     # 0.007874, 0.005
