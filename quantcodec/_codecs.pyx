@@ -750,7 +750,9 @@ cdef int _valid_loop(const qdesc* d, object codes, object out, Py_ssize_t n) exc
 
 
 cdef class Bounded(_FloatScalar):
-    """A float known to lie in [min, max], quantized to `bits` bits.
+    """Bounded(min, max, bits, *, mode='endpoints')
+
+    A float known to lie in [min, max], quantized to `bits` bits.
 
     mode="endpoints": codes 0 and 2**bits - 1 decode to exactly min and max, step R / (2**bits - 1).
     mode="bins": 2**bits equal bins decoded at their centres, step R / 2**bits.
@@ -758,6 +760,7 @@ cdef class Bounded(_FloatScalar):
     cdef readonly double min, max
     cdef readonly str mode
 
+    @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, min, max, bits, *, mode="endpoints"):
         lo = _float_param("Bounded", "min", min)
         hi = _float_param("Bounded", "max", max)
@@ -951,11 +954,14 @@ cdef object _grid_for(object cls, str owner, str attr, double target, object ext
 
 
 cdef class Fixed(_FloatScalar):
-    """Fixed point with an explicit resolution: code = round_half_away((x - offset) / step), clamped."""
+    """Fixed(step, bits, *, signed=True, offset=0.0)
+
+    Fixed point with an explicit resolution: code = round_half_away((x - offset) / step), clamped."""
     cdef readonly double offset
     cdef bint _signed
     cdef double _stepv
 
+    @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, step, bits, *, offset=0.0, **options):
         # `signed` is a C keyword to Cython, so it arrives through **options.
         signed = _signed_option("Fixed", options, True)
@@ -1029,11 +1035,23 @@ cdef class Fixed(_FloatScalar):
 
 
 cdef class Angle(_FloatScalar):
-    """An angle with wraparound: 2**bits steps around the circle."""
+    """Angle(bits, *, signed=False, unit='rad')
+
+    An angle with wraparound: 2**bits steps around the circle, decoded in [0, full_turn), or in
+    [-half_turn, half_turn) with signed=True. `unit` ("rad" or "deg") and `signed` are
+    keyword-only: ``Angle(16, unit="deg")``."""
     cdef bint _signed
     cdef readonly str unit
 
-    def __init__(self, bits, *, unit="rad", **options):
+    # (the signature is written in the docstring: Cython's embedded one misplaces keyword-only
+    # parameters, and **options stands for `signed`, a C keyword to Cython)
+    @cython.embedsignature(False)
+    def __init__(self, bits, *args, unit="rad", **options):
+        if args:
+            raise TypeError(f"Angle() takes one positional argument, bits; unit and signed are keyword-only: "
+                            f"Angle({bits!r}, unit={args[0]!r})" if isinstance(args[0], str) else
+                            f"Angle() takes one positional argument, bits; unit and signed are keyword-only "
+                            f"(got {len(args) + 1} positional arguments)")
         signed = _signed_option("Angle", options, False)
         b = _int_param("Angle", "bits", bits, 1, 32)
         if unit not in ("rad", "deg"):
@@ -1646,10 +1664,13 @@ cdef class _MultiFloat(Codec):
 
 
 cdef class Quat(_MultiFloat):
-    """A unit quaternion (x, y, z, w) by smallest three: 2 + 3 * bits bits."""
+    """Quat(bits=9, *, mode='endpoints')
+
+    A unit quaternion (x, y, z, w) by smallest three: 2 + 3 * bits bits."""
     cdef readonly str mode
     cdef readonly int component_bits
 
+    @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, bits=9, *, mode="endpoints"):
         b = _int_param("Quat", "bits", bits, 2, 20)
         if mode not in ("endpoints", "bins"):

@@ -623,3 +623,20 @@ def test_the_figure_is_committed():
     png = DOCS / "figures" / "error-vs-bits.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "figures/error-vs-bits.png" in (DOCS / "choosing-bits.md").read_text()
+
+
+# --------------------------------------------------------------------------------------------
+# issue 25, item 7: what the command says is what it does
+
+
+def test_angle_signature_and_positional_unit():
+    assert qc.Angle.__doc__.startswith("Angle(bits, *, signed=False, unit='rad')")
+    for cls, sig in ((qc.Bounded, "Bounded(min, max, bits, *, mode='endpoints')"),
+                     (qc.Fixed, "Fixed(step, bits, *, signed=True, offset=0.0)"),
+                     (qc.Quat, "Quat(bits=9, *, mode='endpoints')")):
+        assert cls.__doc__.startswith(sig), cls.__doc__
+    with pytest.raises(TypeError, match=r"unit and signed are keyword-only: Angle\(15, unit='deg'\)"):
+        qc.Angle(15, "deg")
+    with pytest.raises(TypeError, match="keyword-only"):
+        qc.Angle(15, True, "deg")
+    assert qc.Angle(15, unit="deg").unit == "deg"
