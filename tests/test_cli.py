@@ -640,3 +640,20 @@ def test_angle_signature_and_positional_unit():
     with pytest.raises(TypeError, match="keyword-only"):
         qc.Angle(15, True, "deg")
     assert qc.Angle(15, unit="deg").unit == "deg"
+
+
+def test_report_says_how_far_back_the_baseline_really_is(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    trace = save_trace(tmp_path / "t.npz", make_trace(ticks=10, n=3))
+    proc = cli("report", js, trace, "--ack-delay", "1", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("delta snapshots against"))
+    assert "1 tick back (16.7 ms at 60 Hz)" in line, line
+    assert "(1 ms) back" not in line and "tick(s)" not in line
+    assert "--ack-delay 1 ms, rounded to a whole number of ticks" in line
+    proc = cli("report", js, trace, "--ack-delay", "50", "--hz", "20", "--no-progress")
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("delta snapshots against"))
+    assert "1 tick back (50 ms at 20 Hz), acked, no loss" in line and "rounded" not in line, line
+    proc = cli("report", js, trace, "--ack-delay", "100", "--no-progress")
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("delta snapshots against"))
+    assert "6 ticks back (100 ms at 60 Hz)" in line and "rounded" not in line, line
