@@ -577,8 +577,10 @@ def test_bench_json(cli):
     assert r["environment"]["quantcodec"] == qc.__version__ and r["unit"] == "ns per value"
     for row in r["rows"]:
         assert row["ours_ns"] > 0
-        if row["baseline_ns"] is not None:
+        if row["baseline_ns"] is not None and not row["paired"]:
             assert row["speedup"] == pytest.approx(row["baseline_ns"] / row["ours_ns"], rel=1e-6)
+        elif row["baseline_ns"] is not None:
+            assert row["speedup"] > 0       # the median of the pairs' ratios (test_bench_speedup_...)
 
 
 # --------------------------------------------------------------------------------------------
@@ -657,3 +659,34 @@ def test_report_says_how_far_back_the_baseline_really_is(cli, schema_files, tmp_
     proc = cli("report", js, trace, "--ack-delay", "100", "--no-progress")
     line = next(x for x in proc.stdout.splitlines() if x.startswith("delta snapshots against"))
     assert "6 ticks back (100 ms at 60 Hz)" in line and "rounded" not in line, line
+
+
+def test_bench_help_promises_only_what_it_runs(cli):
+    proc = cli("bench", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert "about a minute" not in text and "about 10 s" not in text    # the run's length depends on the machine
+    assert "schema and snapshot paths against" not in text              # it times codecs and bit packing
+    assert "bench/bench_schema.py" in text and "median" in text
+
+
+def test_bench_speedup_is_the_median_of_paired_ratios(monkeypatch):
+    from quantcodec import _bench
+    # a fake clock: each call of ours / the baseline advances it; the machine slows down 10x
+    # between ours and the baseline in one pair, which a ratio of medians would take for speed
+    now = [0.0]
+    costs = {"ours": iter([1, 1, 1, 1, 3, 3]), "base": iter([3, 3, 3, 30, 30, 30])}
+    monkeypatch.setattr(_bench, "TIMER", lambda: now[0])
+
+    def ours():
+        now[0] += next(costs["ours"])
+
+    def base():
+        now[0] += next(costs["base"])
+
+    t_ours, t_base, speedup = _bench._pair(ours, base, 1, 5)     # (a warm-up call each, then 5 pairs)
+    assert (t_ours, t_base) == (1, 30)
+    assert speedup == 10            # pairs (1, 3), (1, 3), (1, 30), (3, 30), (3, 30): ratios 3, 3, 30, 10, 10
+    assert t_base / t_ours == 30    # (what the ratio of the medians said)
+    row = _bench._row("op", t_ours, "base", t_base, 1, target=5.0, speedup=speedup)
+    assert row["speedup"] == 10 and row["meets_target"] and row["paired"]
