@@ -631,19 +631,6 @@ def test_the_figure_is_committed():
 # issue 25, item 7: what the command says is what it does
 
 
-def test_angle_signature_and_positional_unit():
-    assert qc.Angle.__doc__.startswith("Angle(bits, *, signed=False, unit='rad')")
-    for cls, sig in ((qc.Bounded, "Bounded(min, max, bits, *, mode='endpoints')"),
-                     (qc.Fixed, "Fixed(step, bits, *, signed=True, offset=0.0)"),
-                     (qc.Quat, "Quat(bits=9, *, mode='endpoints')")):
-        assert cls.__doc__.startswith(sig), cls.__doc__
-    with pytest.raises(TypeError, match=r"unit and signed are keyword-only: Angle\(15, unit='deg'\)"):
-        qc.Angle(15, "deg")
-    with pytest.raises(TypeError, match="keyword-only"):
-        qc.Angle(15, True, "deg")
-    assert qc.Angle(15, unit="deg").unit == "deg"
-
-
 def test_report_says_how_far_back_the_baseline_really_is(cli, schema_files, tmp_path):
     js, _ = schema_files
     trace = save_trace(tmp_path / "t.npz", make_trace(ticks=10, n=3))
@@ -690,3 +677,31 @@ def test_bench_speedup_is_the_median_of_paired_ratios(monkeypatch):
     assert t_base / t_ours == 30    # (what the ratio of the medians said)
     row = _bench._row("op", t_ours, "base", t_base, 1, target=5.0, speedup=speedup)
     assert row["speedup"] == 10 and row["meets_target"] and row["paired"]
+
+
+def test_angle_signature_and_positional_unit():
+    assert qc.Angle.__doc__.startswith("Angle(bits, *, signed=False, unit='rad')")
+    for cls, sig in ((qc.Bounded, "Bounded(min, max, bits, *, mode='endpoints')"),
+                     (qc.Fixed, "Fixed(step, bits, *, signed=True, offset=0.0)"),
+                     (qc.Quat, "Quat(bits=9, *, mode='endpoints')")):
+        assert cls.__doc__.startswith(sig), cls.__doc__
+    with pytest.raises(TypeError, match=r"unit and signed are keyword-only: Angle\(15, unit='deg'\)"):
+        qc.Angle(15, "deg")
+    with pytest.raises(TypeError, match="keyword-only"):
+        qc.Angle(15, True, "deg")
+    assert qc.Angle(15, unit="deg").unit == "deg"
+
+
+def test_hostile_input_page_names_the_strided_buffer_error():
+    import re as _re
+    row = next(line for line in (DOCS / "hostile-input.md").read_text().splitlines()
+               if line.startswith("| a non-contiguous buffer"))
+    assert "TypeError" not in row and "ValueError" in row
+    schema = qc.Schema("S", [("x", qc.UInt(8))])
+    data = bytes(64)
+    for call in (lambda b: schema.decode(b), lambda b: qc.BitReader(b), lambda b: qc.SnapshotDecoder(schema).decode(b)):
+        for strided in (memoryview(data)[::2], np.zeros(64, np.uint8)[::2]):
+            with pytest.raises(ValueError) as info:
+                call(strided)
+            assert not isinstance(info.value, TypeError)
+            assert _re.search(r"contiguous", str(info.value))
