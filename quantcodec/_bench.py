@@ -392,13 +392,14 @@ def _run(quick, say):
     _check("Bounded.dequantize", ours_values, numpy_bounded_dequantize(ours_codes, lo, hi, bits))
     _check("Bounded.dequantize (in place)", ours_values, inplace.dequantize(ours_codes))
     t, tb, sp = _pair(lambda: b.quantize(x, out=codes), lambda: numpy_bounded_quantize(x, lo, hi, bits), 1, repeat)
-    rows.append(_row("Bounded.quantize, 1M float32 -> uint32", t, "NumPy float64 formula", tb, N, speedup=sp, target=5.0))
+    rows.append(_row("Bounded.quantize, 1M float32 -> uint32", t, "NumPy float64 formula", tb, N, target=5.0,
+                     speedup=sp))
     t, tb, sp = _pair(lambda: b.quantize(x, out=codes), lambda: inplace.quantize(x), 1, repeat)
     rows.append(_row("Bounded.quantize, 1M float32 -> uint32", t, "NumPy, preallocated out=", tb, N, speedup=sp))
     t, tb, sp = _pair(lambda: b.dequantize(ours_codes, out=values),
-                  lambda: numpy_bounded_dequantize(ours_codes, lo, hi, bits), 1, repeat)
-    rows.append(_row("Bounded.dequantize, 1M uint32 -> float64", t, "NumPy float64 formula", tb, N, speedup=sp, target=5.0,
-                     note="ours also checks every code"))
+                      lambda: numpy_bounded_dequantize(ours_codes, lo, hi, bits), 1, repeat)
+    rows.append(_row("Bounded.dequantize, 1M uint32 -> float64", t, "NumPy float64 formula", tb, N, target=5.0,
+                     speedup=sp, note="ours also checks every code"))
     t, tb, sp = _pair(lambda: b.dequantize(ours_codes, out=values), lambda: inplace.dequantize(ours_codes), 1, repeat)
     rows.append(_row("Bounded.dequantize, 1M uint32 -> float64", t, "NumPy, preallocated out=", tb, N, speedup=sp))
 
@@ -409,10 +410,12 @@ def _run(quick, say):
     _check("unpack", qc.unpack(packed, N, bits), numpy_unpack(packed, N, bits))
     unpacked = np.empty(N, np.uint32)
     t_pack, tb, sp = _pair(lambda: qc.pack(ours_codes, bits), lambda: numpy_pack(ours_codes, bits), 1, repeat)
-    rows.append(_row("pack, 1M 20-bit codes", t_pack, "NumPy shifts and ors", tb, N, speedup=sp, target=5.0))
+    rows.append(_row("pack, 1M 20-bit codes", t_pack, "NumPy shifts and ors", tb, N, target=5.0,
+                     speedup=sp))
     t_unpack, tb, sp = _pair(lambda: qc.unpack(packed, N, bits, out=unpacked), lambda: numpy_unpack(packed, N, bits),
-                         1, repeat)
-    rows.append(_row("unpack, 1M 20-bit codes", t_unpack, "NumPy shifts and ors", tb, N, speedup=sp, target=5.0))
+                             1, repeat)
+    rows.append(_row("unpack, 1M 20-bit codes", t_unpack, "NumPy shifts and ors", tb, N, target=5.0,
+                     speedup=sp))
     # The Python-level baselines take tens of ms a call and churn a million int objects through the
     # caches; they are timed alone, against our times of the rows above.
     slow = max(3, repeat // 3)
@@ -448,11 +451,11 @@ def _run(quick, say):
     _check("Quat.quantize", ours_q, numpy_quat_quantize(q, 9))
     _check("Quat.dequantize", quat.dequantize(ours_q), numpy_quat_dequantize(ours_q, 9))
     t, tb, sp = _pair(lambda: quat.quantize(q, out=qcodes), lambda: numpy_quat_quantize(q, 9), 1, repeat)
-    rows.append(_row("Quat(9).quantize, 1M float32 quaternions", t, "NumPy smallest three", tb, N, speedup=sp, target=4.0,
-                     note="per quaternion"))
+    rows.append(_row("Quat(9).quantize, 1M float32 quaternions", t, "NumPy smallest three", tb, N, target=4.0,
+                     speedup=sp, note="per quaternion"))
     t, tb, sp = _pair(lambda: quat.dequantize(ours_q, out=qvalues), lambda: numpy_quat_dequantize(ours_q, 9), 1, repeat)
-    rows.append(_row("Quat(9).dequantize, 1M codes -> float64", t, "NumPy smallest three", tb, N, speedup=sp, target=4.0,
-                     note="per quaternion; ours also checks every code"))
+    rows.append(_row("Quat(9).dequantize, 1M codes -> float64", t, "NumPy smallest three", tb, N, target=4.0,
+                     speedup=sp, note="per quaternion; ours also checks every code"))
 
     # -- the memory floor: copying as many bytes as each array operation writes
     for what, src in (("np.copyto, 1M float32 (4 MB)", x),

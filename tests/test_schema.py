@@ -1395,12 +1395,15 @@ def _toml_loads(text):
     return tomllib.loads(text)
 
 
-@pytest.mark.parametrize("schema", [PS, AK, _labelled(),
-                                    qc.Schema("Odd \"names\" \\ é\t", [("x", qc.Enum(["a\"b", "c\\d", "é", "\n\x01", "", "ü x"])),
-                                                                     ("y", qc.Fixed(1e-7, 32, offset=-1e-300)),
-                                                                     ("z", qc.Bounded(-2048, 1e300, 3)),
-                                                                     ("w", qc.Grid(5e-324, 1, 1))], version=0)],
-                         ids=["player_state", "all_kinds", "labels", "odd"])
+ODD = qc.Schema("Odd \"names\" \\ é\t", [
+    ("x", qc.Enum(["a\"b", "c\\d", "é", "\n\x01", "", "ü x"])),
+    ("y", qc.Fixed(1e-7, 32, offset=-1e-300)),
+    ("z", qc.Bounded(-2048, 1e300, 3)),
+    ("w", qc.Grid(5e-324, 1, 1)),
+], version=0)
+
+
+@pytest.mark.parametrize("schema", [PS, AK, _labelled(), ODD], ids=["player_state", "all_kinds", "labels", "odd"])
 def test_to_toml_roundtrips_to_an_equal_schema(schema, tmp_path):
     text = schema.to_toml()
     assert _toml_loads(text) == json.loads(schema.to_json())        # the spec, exactly
