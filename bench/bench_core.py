@@ -23,7 +23,7 @@ except ImportError:     # run from a source checkout: python bench/bench_core.py
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true", help="fewer repeats (about 10 s)")
+    ap.add_argument("--quick", action="store_true", help="fewer repeats (5 instead of 15 a row)")
     ap.add_argument("--json", action="store_true", help="print the environment and the rows as JSON instead of a table")
     ap.add_argument("--simd", choices=("baseline", "avx2", "avx512"),
                     help="run with these array loops (default: the best this CPU runs)")

@@ -20,8 +20,9 @@ Rows (1M values unless said otherwise; ns per value, speedup = baseline time / o
 - a memory floor: `np.copyto` of as many bytes as each array operation writes.
 
 Times are medians of `timeit.repeat` in process CPU time (`time.process_time`: other processes
-on a shared machine do not count), ours and the baseline interleaved repeat by repeat, so their
-ratio holds when the machine's speed drifts. Absolute numbers do not transfer between machines;
+on a shared machine do not count), ours and the baseline in alternation repeat by repeat; the
+speedup is the median of the per-pair ratios, so it holds when the machine's (or the baseline's)
+speed drifts between repeats. Absolute numbers do not transfer between machines;
 ratios measured in one run do. Nothing here is asserted by the test suite; a baseline that does
 not give our exact output stops the run (AssertionError).
 """
@@ -48,8 +49,21 @@ TIMER = time.process_time
 # ------------------------------------------------------------------------------------------------
 # Timing
 
+def _medians(t_ours, t_base):
+    """(median of ours, median of the baseline, median of the per-pair ratios baseline / ours).
+    The speedup is the median of the pairs, each measured back to back: when the machine's speed
+    (or the baseline's, as NumPy's allocations) drifts between repeats, a pair sees one speed, so
+    the ratio holds where a ratio of the two medians, taken at different moments, need not."""
+    if not t_base:
+        return statistics.median(t_ours), None, None
+    ratios = [b / o for o, b in zip(t_ours, t_base) if o > 0]
+    return (statistics.median(t_ours), statistics.median(t_base),
+            statistics.median(ratios) if ratios else None)
+
+
 def _pair(ours, base, number, repeat):
-    """Median seconds per call of `ours` and `base` (base may be None), measured alternately."""
+    """Seconds per call of `ours` and `base` (base may be None), measured in alternation, and
+    the speedup as the median of pairs (see _medians)."""
     ours()
     if base is not None:
         base()
@@ -64,7 +78,7 @@ def _pair(ours, base, number, repeat):
             for _ in range(number):
                 base()
             t_base.append((TIMER() - t0) / number)
-    return statistics.median(t_ours), (statistics.median(t_base) if base is not None else None)
+    return _medians(t_ours, t_base)
 
 
 def _per_value(stmt_ours, stmt_base, glb, number, repeat):
@@ -78,20 +92,25 @@ def _per_value(stmt_ours, stmt_base, glb, number, repeat):
     for _ in range(repeat):
         t_ours.append(to.timeit(number) / number)
         t_base.append(tb.timeit(number) / number)
-    return statistics.median(t_ours), statistics.median(t_base)
+    return _medians(t_ours, t_base)
 
 
-def _row(op, ours_s, base_name, base_s, per, target=None, note=""):
-    """One table row; `per` is the number of values per call; `target` a minimum speedup."""
+def _row(op, ours_s, base_name, base_s, per, target=None, note="", speedup=None):
+    """One table row; `per` is the number of values per call; `target` a minimum speedup;
+    `speedup` the median of paired ratios (else the ratio of the two times: baselines timed
+    alone)."""
     ours_ns = ours_s / per * 1e9
     base_ns = base_s / per * 1e9 if base_s is not None else None
-    speedup = base_ns / ours_ns if base_ns is not None else None
+    paired = speedup is not None
+    if speedup is None:
+        speedup = base_ns / ours_ns if base_ns is not None else None
     return {
         "operation": op,
         "ours_ns": ours_ns,
         "baseline": base_name,
         "baseline_ns": base_ns,
         "speedup": speedup,
+        "paired": paired,       # speedup: the median of paired ratios (else baseline_ns / ours_ns)
         "target": target,
         "meets_target": None if target is None or speedup is None else bool(speedup >= target),
         "note": note,
@@ -322,7 +341,7 @@ def environment():
 def run(quick=False, out=print, simd=None):
     """Run every benchmark; print the table through `out` (None: silent); return the rows.
 
-    `quick`: fewer repeats (about 10 s instead of about a minute). `simd`: the array loops to use
+    `quick`: fewer repeats (5 instead of 15 a row). `simd`: the array loops to use
     ("baseline", "avx2", "avx512"; None: the best this CPU runs).
     """
     say = out if out is not None else (lambda *a, **k: None)
@@ -344,7 +363,8 @@ def _run(quick, say):
     say(f"quantcodec {env['quantcodec']} core microbenchmarks: array loops {env['array_loops']} "
         f"(available: {', '.join(env['array_loops_available'])}); NumPy {env['numpy']}, "
         f"Python {env['python']}; {env['cpu']}, {env['cpus']} CPUs")
-    say(f"ns per value, medians of {repeat} repeats in process CPU time; speedup = baseline time / ours\n")
+    say(f"ns per value, medians of {repeat} repeats in process CPU time, ours and the baseline in alternation; "
+        f"speedup = the median of the pairs' baseline time / ours\n")
     rows = []
     rng = np.random.default_rng(20240531)
     lo, hi, bits = -2048.0, 2048.0, 20
@@ -354,11 +374,11 @@ def _run(quick, say):
     x1 = 123.456789
     c1 = b.quantize(x1)
     g = {"q": b.quantize, "dq": b.dequantize, "floor": math.floor, "x": x1, "c": c1}
-    t_q, t_floor = _per_value("q(x)", "floor(x)", g, number_pv, repeat)
-    rows.append(_row("Bounded.quantize(float), one value", t_q, "math.floor(float)", t_floor, 1, target=0.5,
+    t_q, t_floor, sp = _per_value("q(x)", "floor(x)", g, number_pv, repeat)
+    rows.append(_row("Bounded.quantize(float), one value", t_q, "math.floor(float)", t_floor, 1, speedup=sp, target=0.5,
                      note="target: at most 2x the time of math.floor"))
-    t_dq, t_floor = _per_value("dq(c)", "floor(x)", g, number_pv, repeat)
-    rows.append(_row("Bounded.dequantize(int), one value", t_dq, "math.floor(float)", t_floor, 1))
+    t_dq, t_floor, sp = _per_value("dq(c)", "floor(x)", g, number_pv, repeat)
+    rows.append(_row("Bounded.dequantize(int), one value", t_dq, "math.floor(float)", t_floor, 1, speedup=sp))
 
     # -- 1M float32 <-> uint32 codes
     x = rng.uniform(lo, hi, N).astype(np.float32)
@@ -371,16 +391,17 @@ def _run(quick, say):
     ours_values = b.dequantize(ours_codes)
     _check("Bounded.dequantize", ours_values, numpy_bounded_dequantize(ours_codes, lo, hi, bits))
     _check("Bounded.dequantize (in place)", ours_values, inplace.dequantize(ours_codes))
-    t, tb = _pair(lambda: b.quantize(x, out=codes), lambda: numpy_bounded_quantize(x, lo, hi, bits), 1, repeat)
-    rows.append(_row("Bounded.quantize, 1M float32 -> uint32", t, "NumPy float64 formula", tb, N, target=5.0))
-    t, tb = _pair(lambda: b.quantize(x, out=codes), lambda: inplace.quantize(x), 1, repeat)
-    rows.append(_row("Bounded.quantize, 1M float32 -> uint32", t, "NumPy, preallocated out=", tb, N))
-    t, tb = _pair(lambda: b.dequantize(ours_codes, out=values),
-                  lambda: numpy_bounded_dequantize(ours_codes, lo, hi, bits), 1, repeat)
+    t, tb, sp = _pair(lambda: b.quantize(x, out=codes), lambda: numpy_bounded_quantize(x, lo, hi, bits), 1, repeat)
+    rows.append(_row("Bounded.quantize, 1M float32 -> uint32", t, "NumPy float64 formula", tb, N, target=5.0,
+                     speedup=sp))
+    t, tb, sp = _pair(lambda: b.quantize(x, out=codes), lambda: inplace.quantize(x), 1, repeat)
+    rows.append(_row("Bounded.quantize, 1M float32 -> uint32", t, "NumPy, preallocated out=", tb, N, speedup=sp))
+    t, tb, sp = _pair(lambda: b.dequantize(ours_codes, out=values),
+                      lambda: numpy_bounded_dequantize(ours_codes, lo, hi, bits), 1, repeat)
     rows.append(_row("Bounded.dequantize, 1M uint32 -> float64", t, "NumPy float64 formula", tb, N, target=5.0,
-                     note="ours also checks every code"))
-    t, tb = _pair(lambda: b.dequantize(ours_codes, out=values), lambda: inplace.dequantize(ours_codes), 1, repeat)
-    rows.append(_row("Bounded.dequantize, 1M uint32 -> float64", t, "NumPy, preallocated out=", tb, N))
+                     speedup=sp, note="ours also checks every code"))
+    t, tb, sp = _pair(lambda: b.dequantize(ours_codes, out=values), lambda: inplace.dequantize(ours_codes), 1, repeat)
+    rows.append(_row("Bounded.dequantize, 1M uint32 -> float64", t, "NumPy, preallocated out=", tb, N, speedup=sp))
 
     # -- bit packing, 1M 20-bit codes
     packed = qc.pack(ours_codes, bits)
@@ -388,11 +409,13 @@ def _run(quick, say):
         raise AssertionError("numpy_pack: not quantcodec's bytes; the comparison is void")
     _check("unpack", qc.unpack(packed, N, bits), numpy_unpack(packed, N, bits))
     unpacked = np.empty(N, np.uint32)
-    t_pack, tb = _pair(lambda: qc.pack(ours_codes, bits), lambda: numpy_pack(ours_codes, bits), 1, repeat)
-    rows.append(_row("pack, 1M 20-bit codes", t_pack, "NumPy shifts and ors", tb, N, target=5.0))
-    t_unpack, tb = _pair(lambda: qc.unpack(packed, N, bits, out=unpacked), lambda: numpy_unpack(packed, N, bits),
-                         1, repeat)
-    rows.append(_row("unpack, 1M 20-bit codes", t_unpack, "NumPy shifts and ors", tb, N, target=5.0))
+    t_pack, tb, sp = _pair(lambda: qc.pack(ours_codes, bits), lambda: numpy_pack(ours_codes, bits), 1, repeat)
+    rows.append(_row("pack, 1M 20-bit codes", t_pack, "NumPy shifts and ors", tb, N, target=5.0,
+                     speedup=sp))
+    t_unpack, tb, sp = _pair(lambda: qc.unpack(packed, N, bits, out=unpacked), lambda: numpy_unpack(packed, N, bits),
+                             1, repeat)
+    rows.append(_row("unpack, 1M 20-bit codes", t_unpack, "NumPy shifts and ors", tb, N, target=5.0,
+                     speedup=sp))
     # The Python-level baselines take tens of ms a call and churn a million int objects through the
     # caches; they are timed alone, against our times of the rows above.
     slow = max(3, repeat // 3)
@@ -406,17 +429,17 @@ def _run(quick, say):
         bs_packed = fmt.pack(*ours_codes.tolist())
         if not np.array_equal(np.array(fmt.unpack(bs_packed), np.uint32), ours_codes):
             raise AssertionError("bitstruct round trip failed")
-        tb, _ = _pair(lambda: fmt.pack(*ours_codes.tolist()), None, 1, slow)
+        tb, _, _ = _pair(lambda: fmt.pack(*ours_codes.tolist()), None, 1, slow)
         rows.append(_row("pack, 1M 20-bit codes", t_pack, "bitstruct.c (from the array)", tb, N, target=30.0,
                          note="MSB-first: same size, other bytes"))
-        tb, _ = _pair(lambda: np.array(fmt.unpack(bs_packed), np.uint32), None, 1, slow)
+        tb, _, _ = _pair(lambda: np.array(fmt.unpack(bs_packed), np.uint32), None, 1, slow)
         rows.append(_row("unpack, 1M 20-bit codes", t_unpack, "bitstruct.c (to an array)", tb, N, target=30.0))
     sfmt = struct.Struct(f"<{N}I")
     s_packed = sfmt.pack(*ours_codes.tolist())
-    tb, _ = _pair(lambda: sfmt.pack(*ours_codes.tolist()), None, 1, slow)
+    tb, _, _ = _pair(lambda: sfmt.pack(*ours_codes.tolist()), None, 1, slow)
     rows.append(_row("pack, 1M 20-bit codes", t_pack, "struct '<I' (32 bits each)", tb, N,
                      note="no bit packing: 4 MB, not 2.5 MB"))
-    tb, _ = _pair(lambda: np.array(sfmt.unpack(s_packed), np.uint32), None, 1, slow)
+    tb, _, _ = _pair(lambda: np.array(sfmt.unpack(s_packed), np.uint32), None, 1, slow)
     rows.append(_row("unpack, 1M 20-bit codes", t_unpack, "struct '<I' (32 bits each)", tb, N))
 
     # -- Quat(9): 1M quaternions
@@ -427,19 +450,19 @@ def _run(quick, say):
     ours_q = quat.quantize(q)
     _check("Quat.quantize", ours_q, numpy_quat_quantize(q, 9))
     _check("Quat.dequantize", quat.dequantize(ours_q), numpy_quat_dequantize(ours_q, 9))
-    t, tb = _pair(lambda: quat.quantize(q, out=qcodes), lambda: numpy_quat_quantize(q, 9), 1, repeat)
+    t, tb, sp = _pair(lambda: quat.quantize(q, out=qcodes), lambda: numpy_quat_quantize(q, 9), 1, repeat)
     rows.append(_row("Quat(9).quantize, 1M float32 quaternions", t, "NumPy smallest three", tb, N, target=4.0,
-                     note="per quaternion"))
-    t, tb = _pair(lambda: quat.dequantize(ours_q, out=qvalues), lambda: numpy_quat_dequantize(ours_q, 9), 1, repeat)
+                     speedup=sp, note="per quaternion"))
+    t, tb, sp = _pair(lambda: quat.dequantize(ours_q, out=qvalues), lambda: numpy_quat_dequantize(ours_q, 9), 1, repeat)
     rows.append(_row("Quat(9).dequantize, 1M codes -> float64", t, "NumPy smallest three", tb, N, target=4.0,
-                     note="per quaternion; ours also checks every code"))
+                     speedup=sp, note="per quaternion; ours also checks every code"))
 
     # -- the memory floor: copying as many bytes as each array operation writes
     for what, src in (("np.copyto, 1M float32 (4 MB)", x),
                       ("np.copyto, 1M float64 (8 MB)", values),
                       ("np.copyto, 1M float64 quaternions (32 MB)", qvalues)):
         dst = np.empty_like(src)
-        t, _ = _pair(lambda: np.copyto(dst, src), None, 1, repeat)
+        t, _, _ = _pair(lambda: np.copyto(dst, src), None, 1, repeat)
         rows.append(_row(what, t, None, None, N, note="memory floor"))
 
     for line in format_table(rows):

@@ -144,6 +144,13 @@ cdef inline str _row(tuple shape, Py_ssize_t flat):
     return f"row {np.unravel_index(flat, shape)}"
 
 
+cdef object _at_row(object exc, Py_ssize_t flat):
+    """`exc` with attribute ``row``: the flat index of the element it concerns (a schema names
+    the entity of that row)."""
+    exc.row = flat
+    return exc
+
+
 # ------------------------------------------------------------------------------------------------
 # Array loops. Those of Bounded, Quat and UnitVector (`_loops.pxd`) live in their own modules,
 # compiled once per instruction set: `_loops_baseline` (always), `_loops_avx2` and `_loops_avx512`
@@ -743,7 +750,9 @@ cdef int _valid_loop(const qdesc* d, object codes, object out, Py_ssize_t n) exc
 
 
 cdef class Bounded(_FloatScalar):
-    """A float known to lie in [min, max], quantized to `bits` bits.
+    """Bounded(min, max, bits, *, mode='endpoints')
+
+    A float known to lie in [min, max], quantized to `bits` bits.
 
     mode="endpoints": codes 0 and 2**bits - 1 decode to exactly min and max, step R / (2**bits - 1).
     mode="bins": 2**bits equal bins decoded at their centres, step R / 2**bits.
@@ -751,6 +760,7 @@ cdef class Bounded(_FloatScalar):
     cdef readonly double min, max
     cdef readonly str mode
 
+    @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, min, max, bits, *, mode="endpoints"):
         lo = _float_param("Bounded", "min", min)
         hi = _float_param("Bounded", "max", max)
@@ -843,6 +853,32 @@ def bits_for(range, max_error, *, mode="endpoints"):
         b += 1
 
 
+# Error budgets: the fewest-bits constructors (``for_error`` / ``for_step``) of the lossy codecs.
+# Each tries bit counts from the fewest up and keeps the first codec whose own ``max_error``
+# (resp. ``step``) attribute is at most the request, so the guarantee is exactly what the
+# attribute says, with no formula of its own to drift from it.
+
+cdef double _budget(str owner, str name, object v) except? -1.0:
+    """A positive, finite error or step budget (SchemaError naming the parameter)."""
+    e = _float_param(owner, name, v)
+    if e <= 0:
+        raise SchemaError(f"{owner}: {name} must be positive, got {e!r}")
+    return e
+
+
+cdef object _fewest_bits(str owner, str attr, double target, object make, int lo, int hi, str unit):
+    """make(b) for the fewest b in lo..hi whose `attr` is at most `target`; SchemaError naming
+    `attr` (the parameter asked for) when even make(hi) misses it."""
+    cdef int b
+    c = None
+    for b in range(lo, hi + 1):
+        c = make(b)
+        if getattr(c, attr) <= target:
+            return c
+    raise SchemaError(f"{owner}: {attr} {target!r}{unit} is finer than the codec reaches: its most bits, "
+                      f"{c!r}, give {attr} {getattr(c, attr)!r}{unit}")
+
+
 cdef object _signed_option(str owner, dict options, object default):
     signed = options.pop("signed", default)
     if options:
@@ -850,12 +886,82 @@ cdef object _signed_option(str owner, dict options, object default):
     return signed
 
 
+cdef str _unit_text(object unit):
+    return f" {unit}" if unit in ("rad", "deg") else ""
+
+
+cdef object _fixed_cover(object cls, str owner, str attr, double target, double st, object min, object max,
+                         object offset, dict options):
+    """Fixed(st, b, signed=..., offset=...) for the fewest b whose end codes decode to values
+    at or beyond min and max (computed as the kernel decodes: offset + code * step in double)."""
+    lo = _float_param(owner, "min", min)
+    hi = _float_param(owner, "max", max)
+    off = _float_param(owner, "offset", offset)
+    signed = options.pop("signed", None)
+    if options:
+        raise TypeError(f"{owner}() got unexpected keyword arguments {sorted(options)}")
+    if not lo < hi:
+        raise SchemaError(f"{owner}: min must be less than max, got min={lo!r}, max={hi!r}")
+    if signed is None:
+        signed = lo < off
+    elif not isinstance(signed, (bool, np.bool_)):
+        raise SchemaError(f"{owner}: signed must be True, False or None (the fewer bits), got {signed!r}")
+    elif not signed and lo < off:
+        raise SchemaError(f"{owner}: min {lo!r} is below offset {off!r}, which unsigned codes cannot reach "
+                          f"(pass signed=True, or an offset at most min)")
+    for b in range(1, 65):
+        cmin, cmax = ((-(1 << (b - 1)), (1 << (b - 1)) - 1) if signed else (0, (1 << b) - 1))
+        if off + float(cmin) * st <= lo and off + float(cmax) * st >= hi:
+            try:
+                c = cls(st, b, offset=off, signed=bool(signed))
+            except SchemaError as e:
+                raise SchemaError(f"{owner}: {attr} {target!r} over [{lo!r}, {hi!r}]: {e}") from None
+            if getattr(c, attr) <= target:
+                return c
+            break
+    raise SchemaError(f"{owner}: {attr} {target!r} over [{lo!r}, {hi!r}] (offset {off!r}, "
+                      f"{'signed' if signed else 'unsigned'}) needs more than 64 bits")
+
+
+cdef object _grid_for(object cls, str owner, str attr, double target, object extent, object cell_size):
+    """Grid(cell_size, cb, ob): the fewest ob meeting the target, the fewest cb covering +-extent."""
+    cdef int ob, cb
+    cs = _float_param(owner, "cell_size", cell_size)
+    if cs <= 0:
+        raise SchemaError(f"{owner}: cell_size must be positive, got {cs!r}")
+    ext = _float_param(owner, "extent", extent)
+    if ext <= 0:
+        raise SchemaError(f"{owner}: extent must be positive, got {ext!r}")
+    for ob in range(1, 64):
+        # (the codec's own attribute: Grid(cs, 1, ob) has the step and error of any cell_bits)
+        if getattr(cls(cs, 1, ob), attr) <= target:
+            break
+    else:
+        raise SchemaError(f"{owner}: {attr} {target!r} is finer than cells of {cs!r} reach: 63 offset bits "
+                          f"give {attr} {getattr(cls(cs, 1, 63), attr)!r}")
+    for cb in range(1, 64):
+        if cs * 2.0 ** (cb - 1) > ext:
+            break
+    else:
+        raise SchemaError(f"{owner}: extent {ext!r} needs more than 63 cell bits of {cs!r}")
+    if cb + ob > 64:
+        raise SchemaError(f"{owner}: {attr} {target!r} over +-{ext!r} in cells of {cs!r} needs {cb} cell bits "
+                          f"+ {ob} offset bits = {cb + ob}, more than 64")
+    try:
+        return cls(cs, cb, ob)
+    except SchemaError as e:
+        raise SchemaError(f"{owner}: extent {ext!r} with cell_size {cs!r}: {e}") from None
+
+
 cdef class Fixed(_FloatScalar):
-    """Fixed point with an explicit resolution: code = round_half_away((x - offset) / step), clamped."""
+    """Fixed(step, bits, *, signed=True, offset=0.0)
+
+    Fixed point with an explicit resolution: code = round_half_away((x - offset) / step), clamped."""
     cdef readonly double offset
     cdef bint _signed
     cdef double _stepv
 
+    @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, step, bits, *, offset=0.0, **options):
         # `signed` is a C keyword to Cython, so it arrives through **options.
         signed = _signed_option("Fixed", options, True)
@@ -910,13 +1016,42 @@ cdef class Fixed(_FloatScalar):
     def _step(self):
         return self._stepv
 
+    @classmethod
+    def for_step(cls, min, max, step, *, offset=0.0, **options):
+        """The Fixed codec of resolution `step` with the fewest bits whose codes cover [min, max]
+        (every value in it lies between the decoded values of the end codes, so none clamps).
+        `signed` (keyword) defaults to the fewer bits: unsigned when min >= offset, else signed."""
+        st = _budget("Fixed.for_step", "step", step)
+        return _fixed_cover(cls, "Fixed.for_step", "step", st, st, min, max, offset, options)
+
+    @classmethod
+    def for_error(cls, min, max, max_error, *, offset=0.0, **options):
+        """The Fixed codec whose max_error (half its step) is `max_error`, with the fewest bits
+        that cover [min, max]; as `for_step(min, max, 2 * max_error)`."""
+        e = _budget("Fixed.for_error", "max_error", max_error)
+        if not math.isfinite(2.0 * e):
+            raise SchemaError(f"Fixed.for_error: max_error must be below half the largest float, got {e!r}")
+        return _fixed_cover(cls, "Fixed.for_error", "max_error", e, 2.0 * e, min, max, offset, options)
+
 
 cdef class Angle(_FloatScalar):
-    """An angle with wraparound: 2**bits steps around the circle."""
+    """Angle(bits, *, signed=False, unit='rad')
+
+    An angle with wraparound: 2**bits steps around the circle, decoded in [0, full_turn), or in
+    [-half_turn, half_turn) with signed=True. `unit` ("rad" or "deg") and `signed` are
+    keyword-only: ``Angle(16, unit="deg")``."""
     cdef bint _signed
     cdef readonly str unit
 
-    def __init__(self, bits, *, unit="rad", **options):
+    # (the signature is written in the docstring: Cython's embedded one misplaces keyword-only
+    # parameters, and **options stands for `signed`, a C keyword to Cython)
+    @cython.embedsignature(False)
+    def __init__(self, bits, *args, unit="rad", **options):
+        if args:
+            raise TypeError(f"Angle() takes one positional argument, bits; unit and signed are keyword-only: "
+                            f"Angle({bits!r}, unit={args[0]!r})" if isinstance(args[0], str) else
+                            f"Angle() takes one positional argument, bits; unit and signed are keyword-only "
+                            f"(got {len(args) + 1} positional arguments)")
         signed = _signed_option("Angle", options, False)
         b = _int_param("Angle", "bits", bits, 1, 32)
         if unit not in ("rad", "deg"):
@@ -944,6 +1079,22 @@ cdef class Angle(_FloatScalar):
 
     def _step(self):
         return self.d.lo / self.d.L
+
+    @classmethod
+    def for_step(cls, step, *, unit="rad", **options):
+        """The Angle with the fewest bits (1..32) whose step, full_turn / 2**bits, is at most
+        `step` (in `unit`). `signed` passes through to the constructor."""
+        st = _budget("Angle.for_step", "step", step)
+        return _fewest_bits("Angle.for_step", "step", st, lambda b: cls(b, unit=unit, **options), 1, 32,
+                            _unit_text(unit))
+
+    @classmethod
+    def for_error(cls, max_error, *, unit="rad", **options):
+        """The Angle with the fewest bits (1..32) whose max_error, half a step around the circle,
+        is at most `max_error` (in `unit`). `signed` passes through to the constructor."""
+        e = _budget("Angle.for_error", "max_error", max_error)
+        return _fewest_bits("Angle.for_error", "max_error", e, lambda b: cls(b, unit=unit, **options), 1, 32,
+                            _unit_text(unit))
 
 
 cdef class PowerCurve(_FloatScalar):
@@ -982,6 +1133,14 @@ cdef class PowerCurve(_FloatScalar):
     def max_error(self):
         L = self.d.L
         return self.max * (1.0 - ((L - 0.5) / L) ** self.pow)
+
+    @classmethod
+    def for_error(cls, max, pow, max_error):
+        """The PowerCurve over +-`max` with exponent `pow` and the fewest bits (2..32) whose
+        max_error (the true worst error, at the top of the range) is at most `max_error`. (No
+        for_step: the step is not uniform; `step` is the coarsest one, at the top.)"""
+        e = _budget("PowerCurve.for_error", "max_error", max_error)
+        return _fewest_bits("PowerCurve.for_error", "max_error", e, lambda b: cls(max, pow, b), 2, 32, "")
 
 
 cdef class Half(_FloatScalar):
@@ -1042,6 +1201,20 @@ cdef class Grid(_FloatScalar):
     def _step(self):
         return self.cell_size / self.d.L
 
+    @classmethod
+    def for_step(cls, extent, step, *, cell_size):
+        """The Grid of `cell_size` cells with the fewest offset bits whose step is at most `step`
+        and the fewest cell bits that cover [-extent, extent] without a clamp
+        (cell_size * 2**(cell_bits - 1) > extent)."""
+        st = _budget("Grid.for_step", "step", step)
+        return _grid_for(cls, "Grid.for_step", "step", st, extent, cell_size)
+
+    @classmethod
+    def for_error(cls, extent, max_error, *, cell_size):
+        """As `for_step`, for a max_error (half the step) of at most `max_error`."""
+        e = _budget("Grid.for_error", "max_error", max_error)
+        return _grid_for(cls, "Grid.for_error", "max_error", e, extent, cell_size)
+
 
 # ------------------------------------------------------------------------------------------------
 # Exact scalars: never clamped, a value that does not fit raises RangeError.
@@ -1091,7 +1264,7 @@ cdef class _ExactScalar(Codec):
             bad = ~np.isfinite(a) | (a != np.trunc(a))
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
-                raise RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i].item()!r} is not an integer")
+                raise _at_row(RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i].item()!r} is not an integer"), i)
         elif k not in 'iub':
             raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
         elif k == 'b':
@@ -1106,7 +1279,7 @@ cdef class _ExactScalar(Codec):
                 badm = (a < lo) | (a > hi)
             if badm.any():
                 i = int(np.flatnonzero(badm.ravel())[0])
-                raise RangeError(f"{owner}: {_row(a.shape, i)}: value {a.ravel()[i]} outside {lo}..{hi}")
+                raise _at_row(RangeError(f"{owner}: {_row(a.shape, i)}: value {a.ravel()[i]} outside {lo}..{hi}"), i)
         if out is None:
             # (np.ascontiguousarray makes a 0-d array 1-d: reshape keeps the input's shape)
             return np.ascontiguousarray(a, dtype=self._code_dtype).reshape(a.shape)
@@ -1272,6 +1445,42 @@ cdef class Enum(_ExactScalar):
 
     cdef object _value(self, object ic):
         return self.labels[ic] if self.labels is not None else ic
+
+    cdef object _q_array(self, x, out):
+        # an array (or list) of labels -> their indices; anything else as every exact codec
+        a = x if isinstance(x, np.ndarray) else np.asarray(x)
+        k = a.dtype.kind
+        if k == 'U' or (k == 'O' and a.size and all(isinstance(v, str) for v in a.flat)):
+            a = self._indices(a)
+        return _ExactScalar._q_array(self, a, out)
+
+    cdef object _indices(self, object a):
+        """Labels (a str or object array) -> int64 indices of the same shape; RangeError naming
+        the unknown labels and the first row holding one."""
+        uniq, inv = np.unique(a.ravel(), return_inverse=True)
+        labs = uniq.tolist()
+        idx = np.empty(len(labs), dtype=_I64)
+        unknown = []
+        for j, lab in enumerate(labs):
+            v = self._index.get(lab)
+            if v is None:
+                unknown.append(j)
+            else:
+                idx[j] = v
+        if unknown:
+            i = int(np.flatnonzero(np.isin(inv, unknown))[0])
+            names = [labs[j] for j in unknown]
+            shown = ", ".join(repr(v) for v in names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+            if self.labels is None:
+                known = f"{self!r} has no labels: pass indices 0..{self.n - 1}"
+            elif len(self.labels) <= 16:
+                known = f"the labels are {list(self.labels)!r}"
+            else:
+                known = f"the labels are {list(self.labels[:16])!r} and {len(self.labels) - 16} more"
+            raise _at_row(RangeError(f"Enum.quantize: {_row(a.shape, i)}: unknown label {str(a.ravel()[i])!r}"
+                                     + (f" (all unknown labels: {shown})" if len(names) > 1 else "")
+                                     + f"; {known}"), i)
+        return idx[inv].reshape(a.shape)
 
     def label(self, index):
         """The label of an index (the index itself for Enum(n))."""
@@ -1455,10 +1664,13 @@ cdef class _MultiFloat(Codec):
 
 
 cdef class Quat(_MultiFloat):
-    """A unit quaternion (x, y, z, w) by smallest three: 2 + 3 * bits bits."""
+    """Quat(bits=9, *, mode='endpoints')
+
+    A unit quaternion (x, y, z, w) by smallest three: 2 + 3 * bits bits."""
     cdef readonly str mode
     cdef readonly int component_bits
 
+    @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, bits=9, *, mode="endpoints"):
         b = _int_param("Quat", "bits", bits, 2, 20)
         if mode not in ("endpoints", "bins"):
@@ -1490,6 +1702,14 @@ cdef class Quat(_MultiFloat):
     def max_error(self):
         """The worst rotation error in degrees, from the seeded worst-case search (quantcodec._search)."""
         return _maxerr_table("QUAT_MAX_ERROR")[(self.mode, self.component_bits)]
+
+    @classmethod
+    def for_error(cls, max_error, *, mode="endpoints"):
+        """The Quat with the fewest bits per component (2..20) whose max_error, the worst rotation
+        angle in degrees, is at most `max_error` (degrees). (No for_step: the error of a rotation
+        is not uniform; `step` is that of the three sent components.)"""
+        e = _budget("Quat.for_error", "max_error", max_error)
+        return _fewest_bits("Quat.for_error", "max_error", e, lambda b: cls(b, mode=mode), 2, 20, " degrees")
 
 
 cdef class UnitVector(_MultiFloat):
@@ -1523,6 +1743,13 @@ cdef class UnitVector(_MultiFloat):
     def max_error(self):
         """The worst angle error in degrees, from the seeded worst-case search (quantcodec._search)."""
         return _maxerr_table("UNITVEC_MAX_ERROR")[self.component_bits]
+
+    @classmethod
+    def for_error(cls, max_error):
+        """The UnitVector with the fewest bits per coordinate (2..32) whose max_error, the worst
+        angle in degrees, is at most `max_error` (degrees)."""
+        e = _budget("UnitVector.for_error", "max_error", max_error)
+        return _fewest_bits("UnitVector.for_error", "max_error", e, lambda b: cls(b), 2, 32, " degrees")
 
 
 # ------------------------------------------------------------------------------------------------

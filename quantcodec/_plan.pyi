@@ -61,6 +61,8 @@ class Plan:
         """Clamped or substituted values per field since construction or the last reset."""
     def reset_clamps(self) -> tuple[int, ...]:
         """Zero the counters; returns what they held."""
+    def uncount_clamps(self, counts: Sequence[int]) -> None:
+        """Take back the counts of a call whose result was not used."""
 
     # one record: one Python -> C call each (METH_O: the argument is positional)
     def encode(self, record: object, /) -> bytes:
@@ -83,7 +85,8 @@ class Plan:
         """Whether `codes` is a tuple of valid codes, one per field; never raises."""
 
     # batches: the code matrix
-    def quantize_matrix(self, columns: _Columns, out: _Matrix | None = None) -> tuple[_Matrix, tuple[int, ...]]:
+    def quantize_matrix(self, columns: _Columns, out: _Matrix | None = None,
+                        owner: str = "quantize_matrix") -> tuple[_Matrix, tuple[int, ...]]:
         """Value columns ((N,) scalars, (N, k) Vector and NearlyZero-of-Vector, (N, 4) Quat,
         (N, 3) UnitVector; enum columns hold indices) -> (code matrix, clamp counts of this call per
         field). Quantizes in nogil loops; counts into the cumulative counters as well."""

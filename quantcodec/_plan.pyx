@@ -412,6 +412,15 @@ cdef class Plan:
         memset(self.clamps, 0, max(self.nfields, 1) * sizeof(Py_ssize_t))
         return counts
 
+    def uncount_clamps(self, counts):
+        """Take back the counts (a tuple by field) of a call whose result was not used: a
+        snapshot that quantizes again without its bad rows counts each clean value once."""
+        cdef Py_ssize_t f
+        if len(counts) != self.nfields:
+            raise ValueError(f"uncount_clamps: expected {self.nfields} counts, got {len(counts)}")
+        for f in range(self.nfields):
+            self.clamps[f] -= <Py_ssize_t>counts[f]
+
     # -------------------------------------------------------------------------------- C interface (pxd)
 
     cdef void put_row(self, bw_t* w, const uint64_t* row) noexcept nogil:
@@ -562,11 +571,14 @@ cdef class Plan:
 
     # -------------------------------------------------------------------------------- batches: columns -> matrix
 
-    def quantize_matrix(self, columns, out=None):
+    def quantize_matrix(self, columns, out=None, str owner="quantize_matrix"):
         """Value columns -> (code matrix (N, nslots) uint64, clamp counts per field (tuple)).
 
         Every quantization counts its clamps into the plan's cumulative counters too; in strict
-        mode the first clamped value raises RangeError naming the field, row and value.
+        mode the first clamped value raises RangeError naming the field, row and value. An error
+        that concerns one row (a zero or non-finite quaternion or vector, a value an exact codec
+        refuses, a strict-mode clamp) carries it as the exception's ``row`` attribute. `owner`
+        names the public call in errors about the columns themselves.
         """
         cdef Py_ssize_t f, s, k, j, n, S = self.nslots, nc, bad
         cdef int fk, st = 0
@@ -578,7 +590,6 @@ cdef class Plan:
         cdef uint64_t* tp
         cdef void* scratch = NULL       # grow-only, freed on the way out
         cdef size_t scap = 0
-        owner = "quantize_matrix"
         cols = _columns(self, columns, owner)
         n = _nrows(self, cols, owner, False)
         if out is None:
@@ -632,8 +643,10 @@ cdef class Plan:
                                 m[j * S + s] = tp[j]
                     if bad >= 0:
                         what = "quaternion" if fk == F_QUAT else "vector"
-                        raise RangeError(f"field {self.names[f]!r}: row {bad}: "
-                                         f"{'zero' if st == ST_ZERO else 'non-finite'} {what} {tuple(x[bad].tolist())!r}")
+                        e = RangeError(f"field {self.names[f]!r}: row {bad}: "
+                                       f"{'zero' if st == ST_ZERO else 'non-finite'} {what} {tuple(x[bad].tolist())!r}")
+                        e.row = bad
+                        raise e
                 else:   # F_NZ, F_NZVEC
                     k -= 1
                     flags = <const uint8_t*>_scratch(&scratch, &scap, n)
@@ -650,7 +663,17 @@ cdef class Plan:
                         else:
                             moving = np.frombuffer(PyBytes_FromStringAndSize(<const char*>flags, n), dtype=np.bool_)
                             col = np.zeros(n, dtype=_U64)
-                            col[moving] = _exact_codes(self, f, s + 1 + j, np.asarray(a).reshape(n, k)[moving, j])
+                            try:
+                                col[moving] = _exact_codes(self, f, s + 1 + j, np.asarray(a).reshape(n, k)[moving, j])
+                            except ValueError as e:
+                                # (the row among the moving ones -> the row of the column)
+                                sub = getattr(e, "row", None)
+                                if not isinstance(sub, int):
+                                    raise
+                                row = int(np.flatnonzero(moving)[sub])
+                                e2 = type(e)(str(e).replace(f"row {sub}:", f"row {row}:", 1))
+                                e2.row = row
+                                raise e2 from None
                             mat[:, s + 1 + j] = col
         finally:
             PyMem_Free(scratch)
@@ -787,7 +810,7 @@ cdef class Plan:
 
     def encode_many(self, columns):
         """Value columns -> bytes (quantize_matrix then bit-pack; no second validity pass)."""
-        mat, _ = self.quantize_matrix(columns)
+        mat, _ = self.quantize_matrix(columns, None, "encode_many")
         return _encode_rows(self, mat)
 
     def decode_many(self, data, count):
@@ -1571,8 +1594,13 @@ cdef object _check_shape(Plan self, Py_ssize_t f, object a, tuple shape, str own
 
 
 cdef object _wrap(Plan self, Py_ssize_t f, object e):
-    """Re-raise a codec's array error as the same type, prefixed with the field."""
-    return type(e)(f"field {self.names[f]!r}: {e}")
+    """Re-raise a codec's array error as the same type, prefixed with the field (and keeping the
+    row it concerns, if it says)."""
+    w = type(e)(f"field {self.names[f]!r}: {e}")
+    row = getattr(e, "row", None)
+    if row is not None:
+        w.row = row
+    return w
 
 
 cdef bint _all_float(Plan self, Py_ssize_t a, Py_ssize_t b):
@@ -1621,7 +1649,9 @@ cdef Py_ssize_t _float_ptr(Plan self, Py_ssize_t f, Py_ssize_t s, const uint8_t*
             else:
                 bad = _first_clamp(d, <const double*>xp, xs, n, flags, fs)
         v = (<const float*>xp)[bad * xs] if xt == 0 else (<const double*>xp)[bad * xs]
-        raise _clamp_error(self, s, v, bad)
+        e = _clamp_error(self, s, v, bad)
+        e.row = bad
+        raise e
     return nc
 
 

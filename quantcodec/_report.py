@@ -442,13 +442,29 @@ def _num(v, digits=4):
     return f"{v:.{digits}g}"
 
 
+def _lag_text(r):
+    """The delta baseline: how many ticks back, what that is in ms at the trace's rate, and the
+    ack delay asked for when rounding to whole ticks (at least one) made it another."""
+    lag, hz, asked = r["lag_ticks"], r["hz"], r["ack_delay_ms"]
+    back = lag * 1000.0 / hz
+    text = (f"delta snapshots against the snapshot {lag} tick{'' if lag == 1 else 's'} back "
+            f"({_ms(back)} at {hz:g} Hz), acked, no loss")
+    if abs(back - asked) > 1e-9 * max(back, 1.0):
+        text += f" (--ack-delay {asked:g} ms, rounded to a whole number of ticks, at least 1)"
+    return text
+
+
+def _ms(v):
+    return f"{v:.3g} ms" if v < 100 else f"{v:.0f} ms"
+
+
 def format_text(r):
     s, tr = r["schema"], r["trace"]
     out = [
         f"schema {s['name']!r} version {s['version']} (fingerprint {s['fingerprint']}): at most {s['bits']} bits a record",
         f"trace {tr['path']}: {tr['ticks']} ticks x {tr['entities']} entities at {r['hz']:g} Hz"
         + ("" if tr["ids"] else " (no ids: rows are entities)"),
-        f"delta snapshots against the snapshot {r['lag_ticks']} tick(s) ({r['ack_delay_ms']:g} ms) back, acked, no loss",
+        _lag_text(r),
     ]
     if tr["ignored_arrays"]:
         out.append(f"arrays not in the schema, ignored: {', '.join(tr['ignored_arrays'])}")

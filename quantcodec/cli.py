@@ -138,12 +138,14 @@ scalar 'hz' (docs/trace-format.md). Save one with
 
 _BENCH_EPILOG = """\
 examples:
-  quantcodec bench             the full run (about a minute)
-  quantcodec bench --quick     a short run: the same table with fewer repeats
+  quantcodec bench             the full run: 15 repeats a row
+  quantcodec bench --quick     a short run: the same table with 5 repeats
   quantcodec bench --json      the rows and the machine they were measured on, as JSON
 
-Times are in process CPU time, ours and each baseline interleaved, so the ratios hold on a busy
-machine; absolute numbers do not transfer between machines, ratios from one run do.
+Times are in process CPU time, ours and each baseline in alternation; a speedup is the median of
+the pairs' ratios, so it holds on a busy machine; absolute numbers do not transfer between
+machines, ratios from one run do. The schema and snapshot paths have their own benchmarks in the
+source tree: bench/bench_schema.py and bench/bench_snapshot.py.
 
 bitstruct, when installed (pip install 'quantcodec[bench]'), joins the baselines.
 """
@@ -224,9 +226,10 @@ def build_parser():
     bench = sub.add_parser(
         "bench", formatter_class=fmt, epilog=_BENCH_EPILOG,
         help="run the microbenchmarks beside their NumPy / struct baselines",
-        description="Time quantcodec's codecs, bit packing, schema and snapshot paths against the "
-                    "plain NumPy / struct (and bitstruct) ways of doing the same job.")
-    bench.add_argument("--quick", action="store_true", help="a short run with fewer repeats (about 10 s)")
+        description="Time quantcodec's codecs (one value; arrays of a million values and "
+                    "quaternions) and bit packing against the plain NumPy / struct (and bitstruct) "
+                    "ways of doing the same job.")
+    bench.add_argument("--quick", action="store_true", help="a short run with fewer repeats (5 instead of 15)")
     bench.add_argument("--json", action="store_true",
                        help="print the environment and the rows as JSON, and nothing else, on stdout")
     bench.set_defaults(run=_cmd_bench)

@@ -11,6 +11,7 @@ docs/schema-format.md.
 
 import hashlib
 import json
+import math
 import numbers
 import os
 from collections.abc import Mapping
@@ -253,8 +254,9 @@ class Schema:
     # ------------------------------------------------------------------ batches
 
     def quantize_many(self, columns):
-        """Columns (dict field -> array) -> dict of code arrays in each codec's array shape and dtype."""
-        return self._plan.matrix_to_codes(self._plan.quantize_matrix(columns)[0])
+        """Columns (dict field -> array) -> dict of code arrays in each codec's array shape and dtype.
+        Enum columns hold indices or labels."""
+        return self._plan.matrix_to_codes(self._plan.quantize_matrix(columns, None, "quantize_many")[0])
 
     def dequantize_many(self, code_columns):
         """Dict of code arrays -> dict of value arrays (float64; exact fields in their codec's
@@ -269,9 +271,16 @@ class Schema:
         """bytes of `count` records (as encode_many writes them) -> dict of value arrays."""
         return self._plan.decode_many(data, count)
 
-    def snapshot(self, ids, columns):
-        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids` (SPEC 5)."""
-        return Snapshot(self, ids, columns)
+    def snapshot(self, ids, columns, *, bad="raise", previous=None):
+        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids` (SPEC 5).
+
+        ``bad`` says what a bad body does (docs/hostile-input.md): ``"raise"`` (the default) a
+        RangeError naming the entity id; ``"drop"`` leaves such entities out; ``"keep"`` gives
+        them their codes in ``previous`` (dropping those it does not hold). The snapshot's
+        ``bad``, ``dropped`` and ``kept`` report them."""
+        if bad == "raise" and previous is None:
+            return Snapshot(self, ids, columns)
+        return Snapshot(self, ids, columns, bad=bad, previous=previous)
 
     # ------------------------------------------------------------------ clamping
 
@@ -369,6 +378,22 @@ class Schema:
         """The spec as JSON text (floats written exactly, by Python's repr)."""
         return json.dumps(self.spec(), indent=indent, allow_nan=False)
 
+    def to_toml(self):
+        """The spec as TOML text, which ``Schema.load`` (a ``.toml`` file) and ``tomllib.loads``
+        read back to an equal schema with the same fingerprint: floats written exactly (Python's
+        repr), keys whose value would be null left out (TOML has no null). Simple codecs are
+        inline tables; a Vector or a NearlyZero is a table of its own (docs/schema-format.md)."""
+        out = [f"name = {_toml_value(self.name)}", f"version = {self.version}"]
+        for name, codec in self.fields:
+            out += ["", "[[fields]]", f"name = {_toml_value(name)}"]
+            spec = codec.spec()
+            inline = _toml_value(spec)
+            if spec["kind"] in ("Vector", "NearlyZero") or len(inline) > 88:
+                _toml_table(out, "fields.codec", spec)
+            else:
+                out.append(f"codec = {inline}")
+        return "\n".join(out) + "\n"
+
     @classmethod
     def from_json(cls, text, *, strict=False):
         """Rebuild a schema from `to_json()` text (str or bytes)."""
@@ -420,6 +445,72 @@ class Schema:
                               f"with fingerprint {self.fingerprint}, the peer sent {fingerprint!r}")
 
 
+# ---------------------------------------------------------------------------------------- TOML writer
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_str(text):
+    """A TOML basic string: escapes for quotes, backslashes and control characters; other
+    characters as they are (TOML files are UTF-8)."""
+    out = ['"']
+    for ch in text:
+        o = ord(ch)
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif o < 0x20 or o == 0x7F:
+            out.append(f"\\u{o:04X}")
+        elif 0xD800 <= o <= 0xDFFF:
+            raise SchemaError(f"to_toml: the string {text!r} holds a lone surrogate, which TOML cannot write "
+                              f"(JSON can: use to_json)")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _toml_value(v):
+    """One TOML value, on one line (an inline table for a dict, without its null keys)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise SchemaError(f"to_toml: {v!r} is not a finite number")
+        return repr(v)          # "1e-07", "2048.0": TOML floats, read back to the same double
+    if isinstance(v, str):
+        return _toml_str(v)
+    if isinstance(v, (list, tuple)):
+        if any(x is None for x in v):
+            raise SchemaError("to_toml: TOML arrays cannot hold null")
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, Mapping):
+        items = [f"{k} = {_toml_value(x)}" for k, x in v.items() if x is not None]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    raise SchemaError(f"to_toml: {v!r} is not a TOML value")
+
+
+def _toml_table(out, path, spec):
+    """A codec spec as the table [path]: its keys first (a list of codecs one per line), then a
+    nested codec (NearlyZero's inner) as the table [path.inner]."""
+    out.append(f"[{path}]")
+    nested = []
+    for key, v in spec.items():
+        if v is None:
+            continue
+        if isinstance(v, Mapping):
+            nested.append((key, v))
+        elif isinstance(v, (list, tuple)) and v and all(isinstance(x, Mapping) for x in v):
+            out.append(f"{key} = [")
+            out += [f"    {_toml_value(x)}," for x in v]
+            out.append("]")
+        else:
+            out.append(f"{key} = {_toml_value(v)}")
+    for key, v in nested:
+        _toml_table(out, f"{path}.{key}", v)
+
+
 def _rebuild(spec, strict):
     return Schema.from_spec(spec, strict=strict)
 
@@ -459,26 +550,30 @@ def _num(v, unit=""):
     return f"{v:.4g}{unit}"
 
 
-def _describe_rows(rows, name, codec, depth):
+def _describe_rows(rows, name, codec, depth, floor=0.0):
+    """Rows of the describe() table; `floor` is the least worst error a component has (a
+    NearlyZero's threshold: a value up to it decodes to 0), so each row's max error is the one
+    ``schema.max_errors`` gives."""
     kind = codec.kind
     if kind == "Vector":
         rows.append((name, f"Vector of {len(codec.codecs)}", str(codec.bits), "", ""))
         for i, c in enumerate(codec.codecs):
-            _describe_rows(rows, f"  {name}[{i}]", c, depth + 1)
+            _describe_rows(rows, f"  {name}[{i}]", c, depth + 1, floor)
         return
     if kind == "NearlyZero":
+        e = codec.max_error
         rows.append((name, f"NearlyZero(threshold={codec.threshold!r})", f"1..{codec.bits}", "",
-                     _num(codec.threshold)))
+                     _num(max(e) if isinstance(e, tuple) else e)))
         inner = codec.inner
         if inner.kind == "Vector":
             for i, c in enumerate(inner.codecs):
-                _describe_rows(rows, f"  {name}[{i}]", c, depth + 1)
+                _describe_rows(rows, f"  {name}[{i}]", c, depth + 1, codec.threshold)
         else:
-            _describe_rows(rows, f"  {name}", inner, depth + 1)
+            _describe_rows(rows, f"  {name}", inner, depth + 1, codec.threshold)
         return
     unit = " deg" if kind in ("Quat", "UnitVector") else ""
     step = _num(codec.step)
-    rows.append((name, repr(codec), str(codec.bits), step, _num(codec.max_error, unit)))
+    rows.append((name, repr(codec), str(codec.bits), step, _num(max(codec.max_error, floor), unit)))
 
 
 # ---------------------------------------------------------------------------------------- lockstep

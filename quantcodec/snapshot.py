@@ -29,7 +29,7 @@ from ._delta import (DecoderState, DeltaCoder, EncoderState, PacketCache, Snapsh
                      ascending_ids, ids_u64, same_ids, seq_arg)
 from ._plan import Plan
 from . import _framing
-from .errors import DecodeError, SchemaError
+from .errors import DecodeError, RangeError, SchemaError
 from ._bitstream import crc32c as _crc32c
 
 __all__ = ["Snapshot", "SnapshotEncoder", "SnapshotDecoder", "PacketCache", "seq_newer", "seq_distance"]
@@ -166,28 +166,55 @@ def _frozen(a):
     return a
 
 
+_NO_IDS = _frozen(np.zeros(0, dtype=_U64))
+
+
 class Snapshot(SnapshotData):
     """The quantized state of a world at one tick: entity ids and one row of codes per entity.
 
-    ``Snapshot(schema, ids, columns)`` (or ``schema.snapshot(ids, columns)``) quantizes
-    ``columns`` (as ``schema.quantize_many`` takes them) once. Rows are kept sorted by id.
-    Immutable; encoders hold a reference, never a copy, so one snapshot per tick serves every
-    client. Decoded views are Snapshots too, with ``seq`` set.
+    ``Snapshot(schema, ids, columns, *, bad="raise", previous=None)`` (or
+    ``schema.snapshot(...)``) quantizes ``columns`` (as ``schema.quantize_many`` takes them)
+    once. Rows are kept sorted by id. Immutable; encoders hold a reference, never a copy, so one
+    snapshot per tick serves every client. Decoded views are Snapshots too, with ``seq`` set.
+
+    Bad bodies (docs/hostile-input.md): with ``bad="raise"`` (the default) a row the schema
+    refuses (a zero or non-finite quaternion or unit vector, a value an exact codec refuses, a
+    clamp of a strict schema) raises ``RangeError`` naming the entity id, the field and the row.
+    ``bad="drop"`` builds the tick without such entities, and without those holding a non-finite
+    value where the schema would substitute a code for it (NaN or +-inf in a Bounded, Fixed,
+    Angle, PowerCurve or Grid component). ``bad="keep"`` gives those entities the codes they
+    have in ``previous`` (the snapshot of the tick before); one that is not in it is dropped.
+    ``bad``, ``dropped`` and ``kept`` say which entities were affected. Clean input takes the
+    same path in every mode: the bad-row search runs only when quantizing raised or counted a
+    substitution.
 
     Attributes: ``schema``, ``ids`` (uint64, ascending), ``seq`` (None on the server),
     ``matrix`` (the (N, nslots) uint64 code matrix), ``codes`` (dict of code arrays, as
     ``schema.quantize_many`` gives), ``columns`` (dict of dequantized value arrays: what a
     client sees, ``schema.roundtrip`` of the input), ``clamped`` (values clamped per field while
-    quantizing this snapshot). ``records()`` gives ``{id: dict}``. Two snapshots are equal when
-    they have the same schema, ids and codes (``seq`` is not compared).
+    quantizing this snapshot; bad rows are not counted), ``bad`` / ``dropped`` / ``kept`` (the
+    bad entities). ``records()`` gives ``{id: dict}``. Two snapshots are equal when they have
+    the same schema, ids and codes (``seq`` and the bad-entity report are not compared).
     """
 
-    __slots__ = ()      # the state lives in SnapshotData: _schema, _seq, _clamped, _columns, _codes
+    # the state lives in SnapshotData (_schema, _seq, _clamped, _columns, _codes); _report is the
+    # bad-entity report of a snapshot built with bad="drop" / "keep" that met any (unset: none)
+    __slots__ = ("_report",)
 
-    def __init__(self, schema, ids, columns):
+    def __init__(self, schema, ids, columns, *, bad="raise", previous=None):
         plan = _plan_of(schema, "Snapshot")
-        ids, order = _sort_ids(_check_ids(ids))
-        matrix, counts = plan.quantize_matrix(columns)
+        given = _check_ids(ids)
+        ids, order = _sort_ids(given)
+        if bad == "raise" and previous is None:
+            try:
+                matrix, counts = plan.quantize_matrix(columns, None, "snapshot")
+            except RangeError as e:
+                raise _entity_error(e, given) from None
+            report = None
+        else:
+            matrix, counts, report = _tolerant(schema, plan, given, columns, bad, previous)
+            if report is not None:
+                ids, order = _sort_ids(report.pop("ids"))
         if matrix.shape[0] != ids.shape[0]:
             raise ValueError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of columns")
         if order is not None:
@@ -208,6 +235,8 @@ class Snapshot(SnapshotData):
         self._clamped = counts          # (the dict is made when asked for)
         self._columns = None
         self._codes = None
+        if report is not None:
+            self._report = report
 
     @classmethod
     def _make(cls, schema, ids, matrix, seq=None, clamped=None):
@@ -236,7 +265,11 @@ class Snapshot(SnapshotData):
 
     def __reduce__(self):
         clamped = None if self._clamped is None else tuple(self._clamped)
-        return (_rebuild, (self._schema, np.array(self._ids), np.array(self._matrix), self._seq, clamped))
+        report = getattr(self, "_report", None)
+        args = (self._schema, np.array(self._ids), np.array(self._matrix), self._seq, clamped)
+        if report is not None:
+            args += ((dict(report["bad"]), report["dropped"].tolist(), report["kept"].tolist()),)
+        return (_rebuild, args)
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -266,6 +299,26 @@ class Snapshot(SnapshotData):
         if self._clamped is None:
             return dict.fromkeys(self._schema._plan.names, 0)
         return dict(zip(self._schema._plan.names, self._clamped))
+
+    @property
+    def bad(self):
+        """``{id: reason}`` of the entities whose input was bad, ascending by id: dropped, or
+        given their codes in ``previous`` (``bad="keep"``). Empty unless built with
+        ``bad="drop"`` or ``"keep"`` from input that had any."""
+        report = getattr(self, "_report", None)
+        return {} if report is None else dict(report["bad"])
+
+    @property
+    def dropped(self):
+        """Ids (uint64, ascending) of the bad entities left out of this snapshot."""
+        report = getattr(self, "_report", None)
+        return _NO_IDS if report is None else report["dropped"]
+
+    @property
+    def kept(self):
+        """Ids (uint64, ascending) of the bad entities that have their codes of ``previous``."""
+        report = getattr(self, "_report", None)
+        return _NO_IDS if report is None else report["kept"]
 
     @property
     def codes(self):
@@ -330,7 +383,7 @@ class Snapshot(SnapshotData):
 _set_snapshot_type(Snapshot)
 
 
-def _rebuild(schema, ids, matrix, seq, clamped=None):
+def _rebuild(schema, ids, matrix, seq, clamped=None, report=None):
     bad = schema._plan.valid_matrix(matrix)
     if bad is not None:
         raise DecodeError(f"snapshot: invalid code at row {bad[0]}, slot {bad[1]}")
@@ -338,8 +391,150 @@ def _rebuild(schema, ids, matrix, seq, clamped=None):
         clamped = tuple(int(v) for v in clamped)
         if len(clamped) != len(schema._plan.names):
             raise ValueError(f"snapshot: {len(clamped)} clamp counts for {len(schema._plan.names)} fields")
-    return Snapshot._make(schema, np.ascontiguousarray(ids, dtype=_U64),
+    snap = Snapshot._make(schema, np.ascontiguousarray(ids, dtype=_U64),
                           np.ascontiguousarray(matrix, dtype=_U64), seq, clamped)
+    if report is not None:
+        reasons, dropped, kept = report
+        snap._report = {"bad": {int(k): str(v) for k, v in dict(reasons).items()},
+                        "dropped": _frozen(np.array(dropped, dtype=_U64)),
+                        "kept": _frozen(np.array(kept, dtype=_U64))}
+    return snap
+
+
+# ------------------------------------------------------------------------------------------------
+# Bad bodies: errors that name the entity, and snapshots built without them (bad="drop" / "keep")
+
+_BAD_MODES = ("raise", "drop", "keep")
+_SUBSTITUTED = ("Bounded", "Fixed", "Angle", "PowerCurve", "Grid")    # non-finite -> a code
+
+
+def _entity_error(e, given):
+    """A row error of quantize_matrix as the same type, naming the entity id first (keeping
+    ``row``, adding ``id``). Errors that do not concern one row pass unchanged."""
+    row = getattr(e, "row", None)
+    if not isinstance(row, (int, np.integer)) or not 0 <= row < given.shape[0]:
+        return e
+    ident = int(given[row])
+    w = type(e)(f"snapshot: entity {ident}: {e}")
+    w.row = int(row)
+    w.id = ident
+    return w
+
+
+def _bad_parts(codec):
+    """Per value component of a field: whether a non-finite value there makes the row bad (the
+    codec would substitute a code for it)."""
+    kind = codec.kind
+    if kind == "Vector":
+        return [c.kind in _SUBSTITUTED for c in codec.codecs]
+    if kind == "NearlyZero":
+        return _bad_parts(codec.inner)
+    return [kind in _SUBSTITUTED]
+
+
+def _scan_rows(schema, columns, n, reasons, fields=None):
+    """Add to `reasons` (row -> text) every row holding a non-finite value the schema would
+    substitute, or a zero or non-finite quaternion / unit vector: NumPy passes over the float
+    columns of `fields` (indices; None: all), the slow path only."""
+    for f, (name, codec) in enumerate(schema.fields):
+        if fields is not None and f not in fields:
+            continue
+        a = np.asarray(columns[name])
+        if a.dtype.kind != "f" or a.shape[:1] != (n,):
+            continue        # (integers are finite; quantize_matrix reports any other dtype)
+        kind = codec.kind
+        if kind in ("Quat", "UnitVector"):
+            if a.ndim != 2:
+                continue
+            what = "quaternion" if kind == "Quat" else "vector"
+            nonfinite = ~np.isfinite(a).all(axis=1)
+            zero = (a == 0).all(axis=1)
+            for r in np.flatnonzero(nonfinite | zero).tolist():
+                reasons.setdefault(r, f"field {name!r}: row {r}: {'zero' if zero[r] else 'non-finite'} {what} "
+                                      f"{tuple(a[r].tolist())!r}")
+            continue
+        parts = _bad_parts(codec)
+        if not any(parts) or np.isfinite(a).all():
+            continue
+        v = a.reshape(n, -1)
+        if v.shape[1] != len(parts):
+            continue
+        cols_bad = [j for j, p in enumerate(parts) if p]
+        for r in np.flatnonzero(~np.isfinite(v[:, cols_bad]).all(axis=1)).tolist():
+            j = next(j for j in cols_bad if not np.isfinite(v[r, j]))
+            where = f"[{j}]" if len(parts) > 1 else ""
+            reasons.setdefault(r, f"field {name!r}{where}: row {r}: non-finite value {float(v[r, j])!r}")
+
+
+def _tolerant(schema, plan, given, columns, bad, previous):
+    """(matrix, counts, report) of a snapshot with bad="drop" / "keep"; report None when no row
+    was bad, else {"ids": the ids of the matrix rows (unsorted), "bad", "dropped", "kept"}."""
+    if bad not in _BAD_MODES:
+        raise ValueError(f"snapshot: bad must be one of {', '.join(map(repr, _BAD_MODES))}, got {bad!r}")
+    if previous is not None:
+        if bad != "keep":
+            raise ValueError(f"snapshot: previous= is for bad='keep' (it holds the codes bad entities keep), "
+                             f"got bad={bad!r}")
+        if not isinstance(previous, Snapshot):
+            raise TypeError(f"snapshot: previous must be a Snapshot, got {type(previous).__name__}")
+        if previous.schema != schema:
+            raise SchemaError(f"snapshot: previous is a snapshot of schema {previous.schema.name!r} "
+                              f"(fingerprint {previous.schema.fingerprint}), not of this one ({schema.fingerprint})")
+    n = given.shape[0]
+    reasons = {}
+    try:
+        matrix, counts = plan.quantize_matrix(columns, None, "snapshot")
+    except RangeError as e:
+        row = getattr(e, "row", None)
+        if row is None:
+            raise
+        reasons[int(row)] = str(e)
+    else:
+        if not any(counts) or matrix.shape[0] != n:
+            return matrix, counts, None         # clean (or a row count the caller reports)
+        # something was clamped or substituted: a non-finite value is bad, a finite one out of
+        # range is a clamp (kept); only the fields that counted one can hold either
+        _scan_rows(schema, columns, n, reasons, {f for f, k in enumerate(counts) if k})
+        if not reasons:
+            return matrix, counts, None
+        plan.uncount_clamps(counts)             # quantized again below, without the bad rows
+    # the slow path: every bad row
+    cols = {name: np.asarray(columns[name]) for name in plan.names}
+    for name, a in cols.items():
+        if a.ndim == 0 or a.shape[0] != n:
+            # (quantize_matrix compared the columns with each other, not with the ids)
+            raise ValueError(f"snapshot: {n} ids but {a.shape[0] if a.ndim else 'a scalar'} rows in column {name!r}")
+    _scan_rows(schema, cols, n, reasons)
+    keep = np.ones(n, dtype=bool)
+    keep[list(reasons)] = False
+    while True:
+        rows = np.flatnonzero(keep)
+        sub = {name: a[rows] for name, a in cols.items()}
+        try:
+            matrix, counts = plan.quantize_matrix(sub, None, "snapshot")
+            break
+        except RangeError as e:
+            r = getattr(e, "row", None)
+            if r is None:
+                raise
+            orig = int(rows[r])
+            # (the row among the remaining ones -> the row of the input)
+            reasons[orig] = str(e).replace(f"row {r}:", f"row {orig}:", 1)
+            keep[orig] = False
+    bad_rows = sorted(reasons, key=lambda r: int(given[r]))
+    bad_ids = given[np.array(bad_rows, dtype=np.intp)]
+    report = {"ids": given[keep], "bad": {int(given[r]): reasons[r] for r in bad_rows}, "kept": _NO_IDS}
+    if previous is not None and len(bad_ids) and len(previous.ids):
+        pids = previous.ids
+        pos = np.minimum(np.searchsorted(pids, bad_ids), len(pids) - 1)
+        found = pids[pos] == bad_ids
+        if found.any():
+            report["kept"] = _frozen(bad_ids[found])
+            matrix = np.concatenate([matrix, previous.matrix[pos[found]]])
+            report["ids"] = np.concatenate([report["ids"], bad_ids[found]])
+            bad_ids = bad_ids[~found]
+    report["dropped"] = _frozen(bad_ids)
+    return matrix, counts, report
 
 
 def _record_shapes(schema):

@@ -577,8 +577,10 @@ def test_bench_json(cli):
     assert r["environment"]["quantcodec"] == qc.__version__ and r["unit"] == "ns per value"
     for row in r["rows"]:
         assert row["ours_ns"] > 0
-        if row["baseline_ns"] is not None:
+        if row["baseline_ns"] is not None and not row["paired"]:
             assert row["speedup"] == pytest.approx(row["baseline_ns"] / row["ours_ns"], rel=1e-6)
+        elif row["baseline_ns"] is not None:
+            assert row["speedup"] > 0       # the median of the pairs' ratios (test_bench_speedup_...)
 
 
 # --------------------------------------------------------------------------------------------
@@ -634,3 +636,83 @@ def test_demo_serve_refuses_a_remote_host_and_the_plain_demos_options(capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["demo", "--serve", "--port", "70000"])
     assert e.value.code == 2
+
+
+# --------------------------------------------------------------------------------------------
+# issue 25, item 7: what the command says is what it does
+
+
+def test_report_says_how_far_back_the_baseline_really_is(cli, schema_files, tmp_path):
+    js, _ = schema_files
+    trace = save_trace(tmp_path / "t.npz", make_trace(ticks=10, n=3))
+    proc = cli("report", js, trace, "--ack-delay", "1", "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("delta snapshots against"))
+    assert "1 tick back (16.7 ms at 60 Hz)" in line, line
+    assert "(1 ms) back" not in line and "tick(s)" not in line
+    assert "--ack-delay 1 ms, rounded to a whole number of ticks" in line
+    proc = cli("report", js, trace, "--ack-delay", "50", "--hz", "20", "--no-progress")
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("delta snapshots against"))
+    assert "1 tick back (50 ms at 20 Hz), acked, no loss" in line and "rounded" not in line, line
+    proc = cli("report", js, trace, "--ack-delay", "100", "--no-progress")
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("delta snapshots against"))
+    assert "6 ticks back (100 ms at 60 Hz)" in line and "rounded" not in line, line
+
+
+def test_bench_help_promises_only_what_it_runs(cli):
+    proc = cli("bench", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    assert "about a minute" not in text and "about 10 s" not in text    # the run's length depends on the machine
+    assert "schema and snapshot paths against" not in text              # it times codecs and bit packing
+    assert "bench/bench_schema.py" in text and "median" in text
+
+
+def test_bench_speedup_is_the_median_of_paired_ratios(monkeypatch):
+    from quantcodec import _bench
+    # a fake clock: each call of ours / the baseline advances it; the machine slows down 10x
+    # between ours and the baseline in one pair, which a ratio of medians would take for speed
+    now = [0.0]
+    costs = {"ours": iter([1, 1, 1, 1, 3, 3]), "base": iter([3, 3, 3, 30, 30, 30])}
+    monkeypatch.setattr(_bench, "TIMER", lambda: now[0])
+
+    def ours():
+        now[0] += next(costs["ours"])
+
+    def base():
+        now[0] += next(costs["base"])
+
+    t_ours, t_base, speedup = _bench._pair(ours, base, 1, 5)     # (a warm-up call each, then 5 pairs)
+    assert (t_ours, t_base) == (1, 30)
+    assert speedup == 10            # pairs (1, 3), (1, 3), (1, 30), (3, 30), (3, 30): ratios 3, 3, 30, 10, 10
+    assert t_base / t_ours == 30    # (what the ratio of the medians said)
+    row = _bench._row("op", t_ours, "base", t_base, 1, target=5.0, speedup=speedup)
+    assert row["speedup"] == 10 and row["meets_target"] and row["paired"]
+
+
+def test_angle_signature_and_positional_unit():
+    assert qc.Angle.__doc__.startswith("Angle(bits, *, signed=False, unit='rad')")
+    for cls, sig in ((qc.Bounded, "Bounded(min, max, bits, *, mode='endpoints')"),
+                     (qc.Fixed, "Fixed(step, bits, *, signed=True, offset=0.0)"),
+                     (qc.Quat, "Quat(bits=9, *, mode='endpoints')")):
+        assert cls.__doc__.startswith(sig), cls.__doc__
+    with pytest.raises(TypeError, match=r"unit and signed are keyword-only: Angle\(15, unit='deg'\)"):
+        qc.Angle(15, "deg")
+    with pytest.raises(TypeError, match="keyword-only"):
+        qc.Angle(15, True, "deg")
+    assert qc.Angle(15, unit="deg").unit == "deg"
+
+
+def test_hostile_input_page_names_the_strided_buffer_error():
+    import re as _re
+    row = next(line for line in (DOCS / "hostile-input.md").read_text().splitlines()
+               if line.startswith("| a non-contiguous buffer"))
+    assert "TypeError" not in row and "ValueError" in row
+    schema = qc.Schema("S", [("x", qc.UInt(8))])
+    data = bytes(64)
+    for call in (lambda b: schema.decode(b), lambda b: qc.BitReader(b), lambda b: qc.SnapshotDecoder(schema).decode(b)):
+        for strided in (memoryview(data)[::2], np.zeros(64, np.uint8)[::2]):
+            with pytest.raises(ValueError) as info:
+                call(strided)
+            assert not isinstance(info.value, TypeError)
+            assert _re.search(r"contiguous", str(info.value))

@@ -833,3 +833,184 @@ def test_codecs_release_the_gil_in_array_paths():
         stop.set()
         t.join()
     assert len(ticks) > 10
+
+
+# ------------------------------------------------------------------------------------------------
+# Error budgets (issue 25, item 1): for_error (and for_step where the step is uniform) on every
+# lossy codec, with Bounded's strict guarantee: the result's max_error (resp. step) is never above
+# the request, and one bit fewer would be.
+
+
+def _around(values):
+    """Requests at each codec's own error, an ulp either side of it, and in between."""
+    out = []
+    for v in values:
+        out += [v, math.nextafter(v, 0.0), math.nextafter(v, math.inf), v * 1.37, v * 0.71]
+    return out
+
+
+def _assert_fewest(make, attr, request, got, lo):
+    assert getattr(got, attr) <= request, (got, attr, request)
+    if got.bits_param > lo:
+        assert getattr(make(got.bits_param - 1), attr) > request, (got, request)
+
+
+class _Bits:
+    """A codec with the bit count its constructor takes (`bits` is the total for Quat and
+    UnitVector)."""
+
+    def __init__(self, codec, bits_param):
+        self.codec, self.bits_param = codec, bits_param
+
+    def __getattr__(self, name):
+        return getattr(self.codec, name)
+
+
+@pytest.mark.parametrize("unit", ["rad", "deg"])
+@pytest.mark.parametrize("signed", [False, True])
+def test_angle_for_error_and_for_step_are_strict_and_fewest(unit, signed):
+    make = lambda b: qc.Angle(b, unit=unit, signed=signed)      # noqa: E731
+    for attr, build in (("max_error", qc.Angle.for_error), ("step", qc.Angle.for_step)):
+        for request in _around([getattr(make(b), attr) for b in range(1, 33)]):
+            try:
+                c = build(request, unit=unit, signed=signed)
+            except qc.SchemaError:
+                assert request < getattr(make(32), attr)
+                continue
+            assert c.unit == unit and c.signed == signed
+            _assert_fewest(make, attr, request, _Bits(c, c.bits), 1)
+    assert qc.Angle.for_error(0.01, unit="deg").bits == 15       # 360 / 2**15 / 2 = 0.0055 deg
+    assert qc.Angle.for_step(2 * math.pi / 65536) == qc.Angle(16)
+
+
+@pytest.mark.parametrize("mode", ["endpoints", "bins"])
+def test_quat_for_error_is_strict_and_fewest(mode):
+    make = lambda b: qc.Quat(b, mode=mode)      # noqa: E731
+    for request in _around([make(b).max_error for b in range(2, 21)]):
+        try:
+            c = qc.Quat.for_error(request, mode=mode)
+        except qc.SchemaError as e:
+            assert request < make(20).max_error and "max_error" in str(e)
+            continue
+        assert c.mode == mode
+        _assert_fewest(make, "max_error", request, _Bits(c, c.component_bits), 2)
+    assert qc.Quat.for_error(0.55) == qc.Quat(9)
+    assert qc.Quat.for_error(0.1).component_bits == 12
+
+
+def test_unit_vector_for_error_is_strict_and_fewest():
+    for request in _around([qc.UnitVector(b).max_error for b in range(2, 33)]):
+        try:
+            c = qc.UnitVector.for_error(request)
+        except qc.SchemaError:
+            assert request < qc.UnitVector(32).max_error
+            continue
+        _assert_fewest(qc.UnitVector, "max_error", request, _Bits(c, c.component_bits), 2)
+
+
+@pytest.mark.parametrize("mx,pw", [(50, 2), (1, 1), (1000, 3.5), (1e-3, 1.25)])
+def test_power_curve_for_error_is_strict_and_fewest(mx, pw):
+    make = lambda b: qc.PowerCurve(mx, pw, b)       # noqa: E731
+    for request in _around([make(b).max_error for b in range(2, 33)]):
+        try:
+            c = qc.PowerCurve.for_error(mx, pw, request)
+        except qc.SchemaError:
+            assert request < make(32).max_error
+            continue
+        assert (c.max, c.pow) == (float(mx), float(pw))
+        _assert_fewest(make, "max_error", request, _Bits(c, c.bits), 2)
+    assert not hasattr(qc.PowerCurve, "for_step")        # its step is not uniform
+
+
+def _fixed_covers(c, lo, hi):
+    ends = (-(2 ** (c.bits - 1)), 2 ** (c.bits - 1) - 1) if c.signed else (0, 2 ** c.bits - 1)
+    return c.offset + float(ends[0]) * c.step <= lo and c.offset + float(ends[1]) * c.step >= hi
+
+
+@pytest.mark.parametrize("lo,hi,offset", [(-90, 90, 0.0), (0, 9000, 0.0), (-500, 9000, 0.0), (100, 101, 0.0),
+                                          (-1, 1, -1.0), (3, 5, 2.5)])
+def test_fixed_for_step_and_for_error_cover_the_range_with_fewest_bits(lo, hi, offset):
+    for request in _around([1e-7, 1e-3, 0.01, 0.5, 1.0, 7.0, qc.Fixed(0.001, 20).max_error]):
+        for attr, build in (("step", qc.Fixed.for_step), ("max_error", qc.Fixed.for_error)):
+            c = build(lo, hi, request, offset=offset)
+            assert getattr(c, attr) <= request
+            assert getattr(c, attr) == request        # Fixed's resolution is exact
+            assert c.offset == offset and c.signed == (lo < offset)
+            assert _fixed_covers(c, lo, hi)
+            if c.bits > 1:
+                fewer = qc.Fixed(c.step, c.bits - 1, signed=c.signed, offset=offset)
+                assert not _fixed_covers(fewer, lo, hi)
+            # every value of the range is within max_error, and none clamps
+            xs = np.concatenate([np.linspace(lo, hi, 1001), [lo, hi]])
+            codes, clamps = c._quantize_count(xs)
+            assert clamps == 0
+            assert np.abs(c.dequantize(codes) - xs).max() <= c.max_error * (1 + 1e-9) + 1e-12 * max(abs(lo), abs(hi))
+    # MAVLink's degE7: 1e-7 degrees over +-180 takes 32 signed bits
+    assert qc.Fixed.for_step(-180, 180, 1e-7) == qc.Fixed(1e-7, 32)
+    assert qc.Fixed.for_step(0, 9000, 0.001) == qc.Fixed(0.001, 24, signed=False)
+    assert qc.Fixed.for_step(0, 9000, 0.001, signed=True) == qc.Fixed(0.001, 25)
+
+
+@pytest.mark.parametrize("cell", [64.0, 1.0, 0.3, 1000.0])
+def test_grid_for_step_and_for_error_are_strict_and_fewest(cell):
+    for extent in (10.0, 1_000.0, 2_097_152.0, 1e7):
+        for request in _around([cell / 2 ** b / d for b in (1, 8, 16, 30) for d in (1, 2)]):
+            for attr, build in (("step", qc.Grid.for_step), ("max_error", qc.Grid.for_error)):
+                try:
+                    g = build(extent, request, cell_size=cell)
+                except qc.SchemaError as e:
+                    assert "more than 64" in str(e)
+                    continue
+                assert g.cell_size == cell and getattr(g, attr) <= request
+                if g.offset_bits > 1:
+                    assert getattr(qc.Grid(cell, g.cell_bits, g.offset_bits - 1), attr) > request
+                assert cell * 2.0 ** (g.cell_bits - 1) > extent
+                if g.cell_bits > 1:
+                    assert cell * 2.0 ** (g.cell_bits - 2) <= extent
+                xs = np.array([-extent, extent, 0.0, extent / 3])
+                codes, clamps = g._quantize_count(xs)
+                assert clamps == 0
+                if g.max_error > 4 * math.ulp(extent):      # (else a double cannot hold the result)
+                    assert np.abs(g.dequantize(codes) - xs).max() <= g.max_error * (1 + 1e-9)
+    assert qc.Grid.for_error(2_000_000, 0.0005, cell_size=64) == qc.Grid(64, 16, 16)
+
+
+@pytest.mark.parametrize("call,needles", [
+    (lambda: qc.Angle.for_error(1e-12), ["Angle.for_error", "max_error 1e-12 rad", "Angle(bits=32"]),
+    (lambda: qc.Angle.for_step(0), ["Angle.for_step", "step must be positive"]),
+    (lambda: qc.Angle.for_error(math.nan, unit="deg"), ["max_error must be finite"]),
+    (lambda: qc.Angle.for_error(1, unit="grad"), ["unit"]),
+    (lambda: qc.Quat.for_error(1e-5), ["Quat.for_error", "max_error", "degrees", "Quat(bits=20"]),
+    (lambda: qc.Quat.for_error(-1), ["max_error must be positive"]),
+    (lambda: qc.Quat.for_error(1, mode="middle"), ["mode"]),
+    (lambda: qc.UnitVector.for_error(1e-9), ["UnitVector.for_error", "max_error"]),
+    (lambda: qc.PowerCurve.for_error(50, 2, 1e-12), ["PowerCurve.for_error", "max_error"]),
+    (lambda: qc.PowerCurve.for_error(-1, 2, 0.1), ["max must be positive"]),
+    (lambda: qc.PowerCurve.for_error(50, 0.5, 0.1), ["pow"]),
+    (lambda: qc.Fixed.for_step(-1, 1, 1e-30), ["Fixed.for_step", "step", "more than 64 bits"]),
+    (lambda: qc.Fixed.for_error(-1, 1, math.inf), ["max_error must be finite"]),
+    (lambda: qc.Fixed.for_step(1, 0, 0.1), ["min must be less than max"]),
+    (lambda: qc.Fixed.for_step(-1, 1, 0.1, signed=False), ["min -1.0 is below offset 0.0", "signed=True"]),
+    (lambda: qc.Fixed.for_step(0, 1, 0.1, signed="yes"), ["signed"]),
+    (lambda: qc.Grid.for_error(1e15, 1e-10, cell_size=1),
+     ["Grid.for_error", "51 cell bits + 33 offset bits", "more than 64"]),
+    (lambda: qc.Grid.for_error(1e30, 0.1, cell_size=1), ["extent 1e+30", "63 cell bits"]),
+    (lambda: qc.Grid.for_step(0, 0.1, cell_size=1), ["extent must be positive"]),
+    (lambda: qc.Grid.for_step(10, 0.1, cell_size=-1), ["cell_size must be positive"]),
+    (lambda: qc.Grid.for_step(10, 1e-300, cell_size=1), ["step", "63 offset bits"]),
+])
+def test_impossible_budgets_say_which_parameter(call, needles):
+    with pytest.raises(qc.SchemaError) as info:
+        call()
+    for needle in needles:
+        assert needle in str(info.value), (needle, str(info.value))
+
+
+def test_budget_constructors_return_plain_codecs():
+    # the result is the codec itself: equal to the one built by hand, same spec and fingerprint
+    for c, same in ((qc.Angle.for_error(0.5, unit="deg"), qc.Angle(9, unit="deg")),
+                    (qc.Quat.for_error(0.3), qc.Quat(10)),
+                    (qc.UnitVector.for_error(0.5), qc.UnitVector(9)),
+                    (qc.PowerCurve.for_error(50, 2, 0.1), qc.PowerCurve(50, 2, 10)),
+                    (qc.Grid.for_step(1000, 1 / 1024, cell_size=64), qc.Grid(64, 5, 16))):
+        assert c == same and qc.codec_from_spec(c.spec()) == same

@@ -1342,3 +1342,116 @@ def test_json_with_a_duplicate_key_is_refused(tmp_path):
     path.write_text(text.replace('"kind": "Bool"', '"kind": "Bool", "kind": "UInt"'))
     with pytest.raises(qc.SchemaError, match="duplicate key"):
         qc.Schema.load(path)
+
+
+# ------------------------------------------------------------------------------------------------
+# Enum columns take labels (issue 25, item 5)
+
+
+def _labelled():
+    return qc.Schema("Weapons", [("weapon", qc.Enum(["knife", "pistol", "rifle"])), ("ammo", qc.UInt(8)),
+                                 ("count", qc.Enum(4))])
+
+
+@pytest.mark.parametrize("form", [
+    lambda v: v,                                    # a list of str
+    lambda v: np.array(v),                          # a <U array
+    lambda v: np.array(v, dtype=object),            # an object array of str
+    lambda v: np.array(v)[::-1][::-1],              # a strided view
+])
+def test_enum_columns_take_labels(form):
+    s = _labelled()
+    labels = ["knife", "rifle", "knife", "pistol", "knife"]
+    idx = [0, 2, 0, 1, 0]
+    by_label = {"weapon": form(labels), "ammo": np.arange(5), "count": np.arange(5) % 4}
+    by_index = {"weapon": np.array(idx), "ammo": np.arange(5), "count": np.arange(5) % 4}
+    assert s.quantize_many(by_label)["weapon"].tolist() == idx
+    assert s.encode_many(by_label) == s.encode_many(by_index)
+    assert s.snapshot(np.arange(5), by_label) == s.snapshot(np.arange(5), by_index)
+    assert s.decode_many(s.encode_many(by_label), 5)["weapon"].tolist() == idx     # arrays carry indices
+    assert s["weapon"].quantize(form(labels)).tolist() == idx
+    assert s.quantize_many({"weapon": ["knife"] * 5, "ammo": np.zeros(5, int), "count": np.zeros(5, int)})[
+        "weapon"].tolist() == [0] * 5
+
+
+def test_unknown_enum_labels_raise_range_error_naming_them():
+    s = _labelled()
+    cols = {"weapon": ["knife", "gun", "rifle", "spoon", "gun"], "ammo": np.arange(5), "count": np.zeros(5, int)}
+    for call, owner in ((s.quantize_many, "field 'weapon'"), (s.encode_many, "field 'weapon'")):
+        with pytest.raises(qc.RangeError) as info:
+            call(cols)
+        msg = str(info.value)
+        assert msg.startswith(owner) and "row 1: unknown label 'gun'" in msg and "'spoon'" in msg, msg
+        assert "'knife', 'pistol', 'rifle'" in msg
+    with pytest.raises(qc.RangeError, match=r"^snapshot: entity 11: field 'weapon': .*row 1: unknown label 'gun'"):
+        s.snapshot(np.arange(10, 15), cols)
+    snap = s.snapshot(np.arange(10, 15), cols, bad="drop")
+    assert snap.dropped.tolist() == [11, 13, 14] and "'spoon'" in snap.bad[13]
+    with pytest.raises(qc.RangeError, match="unknown label 'a'.*Enum\\(4\\) has no labels"):
+        s.quantize_many({"weapon": [0], "ammo": [0], "count": ["a"]})
+    with pytest.raises(TypeError):        # an exact codec that is not an Enum takes no strings
+        s.quantize_many({"weapon": [0], "ammo": ["a"], "count": [0]})
+
+
+# ------------------------------------------------------------------------------------------------
+# Schema.to_toml (issue 25, item 6)
+
+
+def _toml_loads(text):
+    try:
+        import tomllib
+    except ImportError:         # Python < 3.11
+        tomllib = pytest.importorskip("tomli")
+    return tomllib.loads(text)
+
+
+ODD = qc.Schema("Odd \"names\" \\ é\t", [
+    ("x", qc.Enum(["a\"b", "c\\d", "é", "\n\x01", "", "ü x"])),
+    ("y", qc.Fixed(1e-7, 32, offset=-1e-300)),
+    ("z", qc.Bounded(-2048, 1e300, 3)),
+    ("w", qc.Grid(5e-324, 1, 1)),
+], version=0)
+
+
+@pytest.mark.parametrize("schema", [PS, AK, _labelled(), ODD], ids=["player_state", "all_kinds", "labels", "odd"])
+def test_to_toml_roundtrips_to_an_equal_schema(schema, tmp_path):
+    text = schema.to_toml()
+    assert _toml_loads(text) == json.loads(schema.to_json())        # the spec, exactly
+    path = tmp_path / "s.toml"
+    path.write_text(text, encoding="utf-8")
+    back = qc.Schema.load(path)
+    assert back == schema and back.fingerprint == schema.fingerprint
+    assert qc.Schema.load(path, strict=True).strict
+
+
+def test_to_toml_covers_every_codec_kind():
+    kinds = {f["codec"]["kind"] for f in AK.spec()["fields"]}
+    kinds |= {c["kind"] for f in AK.spec()["fields"] for c in f["codec"].get("codecs", [])}
+    kinds |= {f["codec"]["inner"]["kind"] for f in AK.spec()["fields"] if "inner" in f["codec"]}
+    assert kinds == set(qc._codecs._KINDS)
+
+
+def test_to_toml_layout():
+    text = PS.to_toml()
+    assert text.startswith('name = "PlayerState"\nversion = 3\n\n[[fields]]\nname = "position"\n[fields.codec]\n')
+    assert 'codec = { kind = "Quat", bits = 9, mode = "endpoints" }' in text
+    assert "[fields.codec.inner]" in text and "null" not in text
+    with pytest.raises(qc.SchemaError, match="lone surrogate"):
+        qc.Schema("S", [("e", qc.Enum(["\ud800"]))]).to_toml()
+
+
+# ------------------------------------------------------------------------------------------------
+# describe() of a NearlyZero field shows its true worst error (issue 25, item 7)
+
+
+def test_describe_nearly_zero_shows_the_worst_error_of_max_errors():
+    s = qc.Schema("V", [("v", qc.NearlyZero(qc.Bounded(-1, 1, 7), 0.005)),
+                        ("w", qc.NearlyZero(qc.Vector(qc.Bounded(-1, 1, 7), qc.Bounded(-1, 1, 12)), 0.005))])
+    assert s.max_errors["v"] == pytest.approx(0.007874, rel=1e-3)        # above the threshold
+    table = s.describe().splitlines()
+    row = next(line for line in table if line.startswith("v "))
+    assert row.split()[-1] == f"{s.max_errors['v']:.4g}" and "0.005" not in row.split()[-1]
+    w = next(line for line in table if line.startswith("w "))
+    assert w.split()[-1] == f"{max(s.max_errors['w']):.4g}"
+    comps = [line for line in table if line.startswith("  w[")]
+    assert [c.split()[-1] for c in comps] == [f"{e:.4g}" for e in s.max_errors["w"]]     # 0.007874, 0.005

@@ -2045,3 +2045,214 @@ def test_best_k_is_near_the_exact_best_on_spread_values():
         assert exact[k] <= min(exact) * 1.002, (scale, k, exact)
     with pytest.raises(ValueError):
         best_k_of([1, 2], 5)
+
+
+# ------------------------------------------------------------------------------------------------
+# Bad bodies (issue 25, item 4): errors name the entity; bad="drop" / "keep" build the tick without
+# them and say which ids were affected
+
+
+IDS = np.array([707, 101, 505, 303, 909], dtype=np.uint64)      # not sorted: rows are not ids
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("rotation", [0.0, 0.0, 0.0, 0.0], "zero quaternion"),
+    ("rotation", [math.nan, 0.0, 0.0, 1.0], "non-finite quaternion"),
+    ("rotation", [math.inf, 0.0, 0.0, 1.0], "non-finite quaternion"),
+    ("health", 300, "300"),
+    ("health", -1, "-1"),
+    ("state", 7, "7"),
+])
+def test_snapshot_errors_name_the_entity(schema, field, value, needle):
+    cols = pose_columns(5)
+    if field == "health":
+        cols[field] = cols[field].astype(np.int64)
+    cols[field][3] = value
+    with pytest.raises(qc.RangeError) as info:
+        schema.snapshot(IDS, cols)
+    e = info.value
+    assert str(e).startswith(f"snapshot: entity 303: field {field!r}"), str(e)
+    assert needle in str(e) and "row 3" in str(e)
+    assert e.id == 303 and e.row == 3
+
+
+def test_snapshot_errors_name_the_entity_in_strict_mode():
+    strict = qc.Schema("S", [("x", qc.Bounded(0, 1, 8))], strict=True)
+    with pytest.raises(qc.RangeError, match=r"^snapshot: entity 505: field 'x': row 2: value 2\.0 outside") as info:
+        strict.snapshot(IDS, {"x": [0.5, 0.5, 2.0, 0.5, 0.5]})
+    assert info.value.id == 505
+
+
+def test_snapshot_errors_do_not_name_the_internal_call(schema):
+    cols = pose_columns(4)
+    del cols["velocity"]
+    for call, owner in ((lambda: schema.snapshot([1, 2, 3, 4], cols), "snapshot"),
+                        (lambda: schema.quantize_many(cols), "quantize_many"),
+                        (lambda: schema.encode_many(cols), "encode_many")):
+        with pytest.raises(qc.SchemaError) as info:
+            call()
+        assert str(info.value).startswith(f"{owner}: missing column") and "quantize_matrix" not in str(info.value)
+    cols = pose_columns(4)
+    cols["yaw"] = cols["yaw"][:3]
+    with pytest.raises(qc.SchemaError, match=r"^snapshot: column 'yaw' has 3 rows"):
+        schema.snapshot([1, 2, 3, 4], cols)
+
+
+def _bad_columns():
+    cols = pose_columns(5, seed=3)
+    cols["health"] = cols["health"].astype(np.int64)
+    cols["rotation"][1] = 0.0                   # id 101: zero quaternion
+    cols["position"][2, 1] = math.nan           # id 505: NaN position (a clamp to the corner, silently)
+    cols["health"][4] = 256                     # id 909: out of UInt(8)
+    return cols
+
+
+def test_snapshot_drop_leaves_the_bad_entities_out(schema):
+    cols = _bad_columns()
+    before = schema.reset_clamped()
+    snap = schema.snapshot(IDS, cols, bad="drop")
+    assert snap.ids.tolist() == [303, 707]
+    assert snap.dropped.tolist() == [101, 505, 909] and snap.dropped.dtype == np.uint64
+    assert snap.kept.tolist() == []
+    assert list(snap.bad) == [101, 505, 909]
+    assert "zero quaternion" in snap.bad[101] and "field 'rotation'" in snap.bad[101] and "row 1" in snap.bad[101]
+    assert "field 'position'[1]" in snap.bad[505] and "nan" in snap.bad[505] and "row 2" in snap.bad[505]
+    assert "field 'health'" in snap.bad[909] and "256" in snap.bad[909] and "row 4" in snap.bad[909]
+    # the others are exactly what a snapshot of them alone gives; no clamp counted for the bad rows
+    good = [0, 3]
+    alone = schema.snapshot(IDS[good], {k: v[good] for k, v in cols.items()})
+    assert snap == alone and snap.clamped == alone.clamped
+    assert sum(snap.clamped.values()) == 0
+    assert schema.clamped == dict.fromkeys(schema.names, 0)
+    schema.reset_clamped()
+    del before
+
+
+@pytest.mark.parametrize("field,row,value", [
+    ("position", 0, [math.inf, 0.0, 0.0]), ("position", 4, [0.0, -math.inf, 1.0]),
+    ("velocity", 2, [0.0, math.nan, 0.0]), ("yaw", 1, math.nan), ("yaw", 3, math.inf),
+    ("rotation", 2, [0.0, 0.0, math.nan, 1.0]), ("state", 0, 3), ("health", 1, 2.5),
+])
+def test_snapshot_drop_each_kind_of_bad_value(schema, field, row, value):
+    cols = pose_columns(5, seed=4)
+    cols["health"] = cols["health"].astype(np.float64)
+    cols[field][row] = value
+    snap = schema.snapshot(IDS, cols, bad="drop")
+    assert snap.dropped.tolist() == [int(IDS[row])] and list(snap.bad) == [int(IDS[row])]
+    assert f"field {field!r}" in snap.bad[int(IDS[row])]
+    assert len(snap) == 4
+
+
+def test_snapshot_drop_clean_input_is_the_plain_snapshot(schema):
+    cols = pose_columns(40, seed=5)
+    ids = np.arange(40)
+    plain = schema.snapshot(ids, cols)
+    for bad in ("drop", "keep"):
+        snap = schema.snapshot(ids, cols, bad=bad)
+        assert snap == plain and snap.bad == {} and len(snap.dropped) == 0 and len(snap.kept) == 0
+    assert plain.bad == {} and len(plain.dropped) == 0
+
+
+def test_snapshot_drop_keeps_finite_clamps_and_counts_them_once(schema):
+    cols = pose_columns(5, seed=6)
+    cols["position"][0, 0] = 1000.0             # out of range, finite: clamped, not bad
+    cols["position"][1, 0] = math.nan           # bad
+    schema.reset_clamped()
+    snap = schema.snapshot(IDS, cols, bad="drop")
+    assert snap.dropped.tolist() == [101] and 707 in snap
+    assert snap.clamped["position"] == 1 and schema.clamped["position"] == 1
+    schema.reset_clamped()
+    # without a bad row, the clamp alone changes nothing
+    cols["position"][1, 0] = 0.0
+    snap = schema.snapshot(IDS, cols, bad="drop")
+    assert len(snap) == 5 and snap.bad == {} and snap.clamped["position"] == 1
+    schema.reset_clamped()
+
+
+def test_snapshot_drop_finds_every_bad_row_of_an_exact_field():
+    s = qc.Schema("E", [("hp", qc.UInt(7)), ("v", qc.NearlyZero(qc.UInt(4), 0.5))])
+    ids = np.arange(100, 110)
+    hp = np.arange(10) * 20                     # 120 fits, 140, 160, 180 do not
+    v = np.array([0, 3, 0, 99, 0, 0, 17, 0, 0, 5])     # rows 3 and 6 are out of UInt(4), and moving
+    snap = s.snapshot(ids, {"hp": hp, "v": v}, bad="drop")
+    assert snap.dropped.tolist() == [103, 106, 107, 108, 109]
+    assert "row 3" in snap.bad[103] and "99" in snap.bad[103] and "row 6" in snap.bad[106]
+    with pytest.raises(qc.RangeError, match=r"^snapshot: entity 103: field 'v': .*row 3: value 99"):
+        s.snapshot(ids, {"hp": np.zeros(10, int), "v": v})
+
+
+def test_snapshot_drop_in_a_strict_schema_leaves_out_what_would_clamp():
+    strict = qc.Schema("S", [("x", qc.Bounded(0, 1, 8)), ("y", qc.Half())], strict=True)
+    snap = strict.snapshot([1, 2, 3, 4], {"x": [0.5, 2.0, -1.0, 0.25], "y": [math.nan, 1.0, 2.0, math.inf]},
+                           bad="drop")
+    assert snap.ids.tolist() == [1, 4] and snap.dropped.tolist() == [2, 3]
+    assert "outside" in snap.bad[2]
+    # Half keeps NaN and infinities: not bad
+    assert math.isnan(snap.columns["y"][0]) and snap.columns["y"][1] == math.inf
+
+
+def test_snapshot_keep_gives_bad_entities_their_previous_codes(schema):
+    cols = pose_columns(5, seed=3)
+    cols["health"] = cols["health"].astype(np.int64)
+    prev = schema.snapshot(IDS[[0, 1, 2, 3]], {k: v[[0, 1, 2, 3]] for k, v in cols.items()})   # no 909
+    moved = copy_cols(cols)
+    moved["position"] += 0.5
+    bad = _bad_columns()
+    bad["position"][[0, 3]] += 0.5
+    snap = schema.snapshot(IDS, bad, bad="keep", previous=prev)
+    assert snap.ids.tolist() == [101, 303, 505, 707]
+    assert snap.kept.tolist() == [101, 505] and snap.dropped.tolist() == [909]
+    assert list(snap.bad) == [101, 505, 909]
+    for ident in (101, 505):        # their codes of the tick before
+        assert np.array_equal(snap.matrix[snap.ids == ident], prev.matrix[prev.ids == ident])
+    fresh = schema.snapshot(IDS, moved)
+    for ident in (303, 707):        # the others: this tick's
+        assert np.array_equal(snap.matrix[snap.ids == ident], fresh.matrix[fresh.ids == ident])
+    # without a previous snapshot, nothing to keep: dropped
+    snap = schema.snapshot(IDS, bad, bad="keep")
+    assert snap.kept.tolist() == [] and snap.dropped.tolist() == [101, 505, 909]
+
+
+def test_snapshot_bad_arguments(schema):
+    cols = pose_columns(5)
+    prev = schema.snapshot(IDS, cols)
+    with pytest.raises(ValueError, match="bad must be one of 'raise', 'drop', 'keep'"):
+        schema.snapshot(IDS, cols, bad="skip")
+    with pytest.raises(ValueError, match="previous= is for bad='keep'"):
+        schema.snapshot(IDS, cols, previous=prev)
+    with pytest.raises(ValueError, match="previous= is for bad='keep'"):
+        schema.snapshot(IDS, cols, bad="drop", previous=prev)
+    with pytest.raises(TypeError, match="previous must be a Snapshot"):
+        schema.snapshot(IDS, cols, bad="keep", previous=cols)
+    other = qc.Schema("Other", [("x", qc.Bool())])
+    with pytest.raises(qc.SchemaError, match="previous is a snapshot of schema 'Other'"):
+        schema.snapshot(IDS, cols, bad="keep", previous=other.snapshot([1], {"x": [True]}))
+    with pytest.raises(ValueError, match="5 ids but 4 rows"):
+        bad = _bad_columns()
+        schema.snapshot(IDS, {k: v[:4] for k, v in bad.items()}, bad="drop")
+    with pytest.raises(qc.SchemaError, match="duplicate entity id"):
+        schema.snapshot([1, 1, 2, 3, 4], _bad_columns(), bad="drop")
+
+
+def test_a_dropped_entity_streams_as_one_that_left(schema):
+    enc, dec = stream(schema)
+    cols = pose_columns(5, seed=3)
+    cols["health"] = cols["health"].astype(np.int64)
+    first = schema.snapshot(IDS, cols)
+    assert dec.decode(enc.encode(1, first)).ids.tolist() == sorted(IDS.tolist())
+    enc.ack(1)
+    snap = schema.snapshot(IDS, _bad_columns(), bad="drop")
+    view = dec.decode(enc.encode(2, snap))
+    assert view == snap and view.ids.tolist() == [303, 707]
+    enc.ack(2)
+    view = dec.decode(enc.encode(3, first))      # back the next tick
+    assert view == first
+
+
+def test_snapshot_bad_report_pickles(schema):
+    snap = schema.snapshot(IDS, _bad_columns(), bad="drop")
+    back = pickle.loads(pickle.dumps(snap))
+    assert back == snap and back.bad == snap.bad
+    assert back.dropped.tolist() == snap.dropped.tolist() and back.kept.tolist() == []
+    clean = pickle.loads(pickle.dumps(schema.snapshot(IDS, pose_columns(5))))
+    assert clean.bad == {}
