@@ -246,8 +246,10 @@ def fragment(datagram, max_datagram, seed_f):
 
 class Reassembly:
     """The partial packets of one stream (section 12): chunks kept under (seq, count, pcheck),
-    at most ``256 * max_datagram`` bytes in all (the partial packets begun earliest dropped
-    first), and a partial packet given up once its seq is ``history`` or more behind ``latest``."""
+    each counted as a full chunk whatever its length, at most ``256 * max_datagram`` bytes in
+    all (the partial packets begun earliest dropped first: so at most ~258 chunks, whatever
+    the headers say), and a partial packet given up once its seq is ``history`` or more behind
+    ``latest``."""
 
     def __init__(self, max_datagram, history):
         self.size = max_datagram - FRAGMENT_HEADER - CHECK
@@ -261,7 +263,7 @@ class Reassembly:
         self.held = 0
 
     def _drop(self, key):
-        self.held -= sum(len(c) for c in self.parts.pop(key).values())
+        self.held -= self.size * len(self.parts.pop(key))
 
     def add(self, body, latest):
         """Take the fragment ``body`` (the datagram without its check, which held). Returns
@@ -291,13 +293,13 @@ class Reassembly:
         part = self.parts.get(key)
         if part is not None and index in part:
             return None          # a duplicate
-        while self.parts and self.held + len(chunk) > self.limit:
+        while self.parts and self.held + self.size > self.limit:
             self._drop(next(iter(self.parts)))
             part = self.parts.get(key)
         if part is None:
             part = self.parts[key] = {}
         part[index] = chunk
-        self.held += len(chunk)
+        self.held += self.size
         if len(part) < count:
             return None
         self._drop(key)

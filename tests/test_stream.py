@@ -597,3 +597,17 @@ def test_a_hello_of_the_adopted_stream_with_other_parameters_is_refused():
     with pytest.raises(qc.DecodeError) as e:
         dec.decode(same_time.hello())       # another stream, not newer: refused
     assert e.value.kind == "hello" and dec.stream_id == 99
+
+
+def test_reassembly_bounds_the_number_of_chunks_too():
+    """1-byte last chunks of many claimed packets (a sender that knows the stream's key): each
+    chunk counts as a full one, so at most 256 * max_datagram / chunk size are held."""
+    schema = pose_schema()
+    budget = 100
+    enc = qc.SnapshotEncoder(schema, max_datagram=budget)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    for i in range(5000):
+        body = struct.pack("<HBBI", i & 0xFFFF, 255, 255, i) + b"\x01"
+        assert dec.decode(body + struct.pack("<I", crc32c(body, enc._seed_f))) is None
+    chunks = sum(len(p) for p in dec._frag.parts.values())
+    assert chunks <= 256 * budget // (budget - 12) and len(dec._frag.parts) == chunks
