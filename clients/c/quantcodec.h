@@ -3406,7 +3406,7 @@ static void qc__partial_free(qc_decoder *d, qc_partial *p) {
         qc__dfree(d, c, QC__NODE_HEAD + c->len);
         c = nx;
     }
-    d->chunk_bytes -= p->bytes;
+    d->chunk_bytes -= (size_t)(d->max_datagram - 12) * (size_t)p->nheld;
     d->npartials--;
     qc__dfree(d, p, sizeof *p);
 }
@@ -3780,7 +3780,8 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
         snprintf(res->message, sizeof res->message, "fragment %d of packet %d: a duplicate", index, seq);
         return QC_PENDING;
     }
-    while (d->partials != NULL && (d->chunk_bytes + clen > 256 * (size_t)d->max_datagram ||
+    /* every chunk counts as a full one (docs/wire-format.md section 12, rule 4) */
+    while (d->partials != NULL && (d->chunk_bytes + (size_t)(d->max_datagram - 12) > 256 * (size_t)d->max_datagram ||
                                    (p == NULL && d->npartials >= d->max_partials))) {
         qc_partial *first = d->partials;
         d->partials = first->next;
@@ -3813,7 +3814,7 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
     p->have[index >> 6] |= ((uint64_t)1) << (index & 63);
     p->nheld++;
     p->bytes += clen;
-    d->chunk_bytes += clen;
+    d->chunk_bytes += (size_t)(d->max_datagram - 12);   /* every chunk counted as a full one */
     if (p->nheld < count) {
         snprintf(res->message, sizeof res->message, "fragment %d of %d of packet %d kept", index, count, seq);
         return QC_PENDING;

@@ -2509,7 +2509,7 @@ class Reassembly {
   clear() { this.parts.clear(); this.held = 0; }
   _drop(key) {
     const p = this.parts.get(key);
-    for (const c of p.chunks.values()) this.held -= c.length;
+    this.held -= this.size * p.chunks.size;     // every chunk counts as a full one (section 12, rule 4)
     this.parts.delete(key);
   }
   /** Validate a fragment body (the datagram without its check): returns its header, or throws DecodeError('fragment'). */
@@ -2535,13 +2535,13 @@ class Reassembly {
     const key = `${seq}/${count}/${pcheck}`;
     let part = this.parts.get(key);
     if (part && part.chunks.has(index)) return null;
-    while (this.parts.size && this.held + chunk.length > this.limit) {
+    while (this.parts.size && this.held + this.size > this.limit) {
       this._drop(this.parts.keys().next().value);
       part = this.parts.get(key);
     }
     if (!part) { part = { seq, count, pcheck, chunks: new Map() }; this.parts.set(key, part); }
     part.chunks.set(index, chunk);
-    this.held += chunk.length;
+    this.held += this.size;
     if (part.chunks.size < count) return null;
     this._drop(key);
     let total = 0;

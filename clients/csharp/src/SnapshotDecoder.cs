@@ -395,7 +395,8 @@ namespace QuantCodec
             int pi = FindPartial(seq, count, pcheck);
             if (pi >= 0 && partials[pi].Chunks[index] != null) return null;     // a duplicate
             long limit = (long)MaxFragments * hello.MaxDatagram;
-            while (partials.Count > 0 && heldBytes + clen > limit)
+            int csize = hello.MaxDatagram - FragmentHeader - Check;    // every chunk counts as a full one (section 12, rule 4)
+            while (partials.Count > 0 && heldBytes + csize > limit)
             {
                 int first = 0;
                 for (int i = 1; i < partials.Count; i++) if (partials[i].Order < partials[first].Order) first = i;
@@ -414,8 +415,8 @@ namespace QuantCodec
             Buffer.BlockCopy(d, off + FragmentHeader, chunk, 0, clen);
             p.Chunks[index] = chunk;
             p.Have++;
-            p.Bytes += clen;
-            heldBytes += clen;
+            p.Bytes += csize;
+            heldBytes += csize;
             if (p.Have < count) return null;
             DropPartial(pi);
             int total = 0;
