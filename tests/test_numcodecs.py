@@ -281,3 +281,25 @@ def test_edge_chunks_and_zarr_format_3(scene, tmp_path):
         again = zarr.open_array(store, path="q3", mode="r")
         back = da.from_zarr(again).compute(scheduler="threads", num_workers=2)
     np.testing.assert_array_equal(back, _want(ROTATION, q))
+
+
+def test_the_entry_point_finds_the_codec_in_a_fresh_process(tmp_path):
+    """A process that only opens a store must find the codec by its id: numcodecs looks it up
+    through the numcodecs.codecs entry point of the installed distribution."""
+    import importlib.metadata as md
+    import subprocess
+    import sys
+    try:
+        eps = md.distribution("quantcodec").entry_points
+    except md.PackageNotFoundError:
+        pytest.skip("quantcodec is not installed (a source tree on sys.path): no entry points")
+    if not any(ep.group == "numcodecs.codecs" and ep.name == "quantcodec" for ep in eps):
+        pytest.skip("this installation of quantcodec predates the numcodecs.codecs entry point")
+    config = json.dumps(QuantCodec(schema=BODY).get_config())
+    code = ("import json, sys, numcodecs\n"
+            "c = numcodecs.get_codec(json.loads(sys.argv[1]))\n"
+            "print(type(c).__module__, type(c).__name__, c.schema.fingerprint)\n")
+    proc = subprocess.run([sys.executable, "-c", code, config], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["quantcodec.numcodecs", "QuantCodec", BODY.fingerprint]
