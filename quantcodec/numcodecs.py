@@ -120,9 +120,11 @@ class QuantCodec(_NumcodecsCodec):
             if schema is not None:
                 raise TypeError("QuantCodec takes a codec or a schema, not both")
             codec, schema = None, codec
-        if (codec is None) == (schema is None):
+        if codec is not None and schema is not None:
+            raise TypeError("QuantCodec takes a codec or a schema, not both")
+        if codec is None and schema is None:
             raise TypeError("QuantCodec needs a codec (QuantCodec(qc.Quat(9))) or a schema "
-                            "(QuantCodec(schema=...)), not both")
+                            "(QuantCodec(schema=...))")
         if schema is not None:
             s = schema if isinstance(schema, Schema) else Schema.from_spec(schema)
             self._codec = None
