@@ -37,7 +37,8 @@ except ImportError:     # run from a source checkout: python bench/bench_zarr.py
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import quantcodec as qc
 
-from quantcodec._scene import scene_schema_fields, simulate
+from quantcodec._scene import simulate
+from quantcodec._stream import default_schema
 
 try:
     import dask
@@ -47,19 +48,6 @@ try:
     from quantcodec.numcodecs import QuantCodec, record_dtype
 except ImportError as e:  # pragma: no cover
     sys.exit(f"bench_zarr.py needs the zarr extra: pip install 'quantcodec[zarr]' ({e})")
-
-
-def _codec(kind_kwargs):
-    kind, kwargs = kind_kwargs
-    kwargs = {k: (_codec(v) if isinstance(v, tuple) else [_codec(c) for c in v] if k == "codecs" else v)
-              for k, v in kwargs.items()}
-    if kind == "Vector":
-        return qc.Vector(*kwargs["codecs"])
-    return getattr(qc, kind)(**kwargs)
-
-
-def build_schema():
-    return qc.Schema("Body", [(name, _codec(spec)) for name, spec in scene_schema_fields()])
 
 
 def disk_bytes(path):
@@ -92,7 +80,7 @@ def variants(schema):
 
 def run(args):
     scene = simulate(n_bodies=args.bodies, seconds=args.seconds, seed=args.seed)
-    schema = build_schema()
+    schema = default_schema()          # the demo's: position, rotation, velocity
     data = {"position": scene.positions, "rotation": scene.orientations, "velocity": scene.velocities}
     raw = sum(v.nbytes for v in data.values())
     T, N = scene.positions.shape[:2]
