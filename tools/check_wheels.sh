@@ -60,7 +60,7 @@ fi
 
 ROWS=()
 STATUS=0
-row() { ROWS+=("$(printf '%-8s %-40s %9s %9s  %s' "$@")"); }
+row() { ROWS+=("$(printf '%-8s %-56s %9s %9s  %s' "$@")"); }
 
 human() { awk -v b="$1" 'BEGIN { printf "%.2f MB", b / 1048576 }'; }
 
@@ -194,7 +194,7 @@ done
 
 echo
 echo "Wheels checked (built with python -m build, repaired with auditwheel, tested from outside the tree):"
-printf '%-8s %-40s %9s %9s  %s\n' "Python" "tag" "built" "repaired" "tests"
+printf '%-8s %-56s %9s %9s  %s\n' "Python" "tag" "built" "repaired" "tests"
 for r in "${ROWS[@]}"; do echo "$r"; done
 echo "logs and wheels: $WORK"
 exit "$STATUS"
