@@ -434,6 +434,22 @@ class Schema:
         except SchemaError as e:
             raise SchemaError(f"{path}: {e}") from None
 
+    @classmethod
+    def from_proto(cls, source, message, *, include=(), version=1, name=None, unannotated="skip",
+                   strict=False):
+        """A schema from a protobuf message whose fields carry the options ``(quantized) = {min,
+        max, bits}`` (Bounded), ``(quantized_power) = {max, pow, bits}`` (PowerCurve) or
+        ``(bit_packed) = {bits}`` (UInt; Int for signed types), in declaration order; bool fields
+        become Bool and enums numbered 0..n-1 Enum. Other fields are left out
+        (``unannotated="raise"`` refuses them). `source`: a compiled descriptor set (path, bytes or
+        ``FileDescriptorSet``, from ``protoc --include_imports --descriptor_set_out``) or a
+        ``.proto`` file, compiled with grpcio-tools' protoc (`include`: import directories).
+        `message`: its name, or full name when ambiguous. The schema is named after the message
+        unless `name` is given. Needs ``pip install 'quantcodec[protobuf]'``; see docs/protobuf.md."""
+        from ._proto import schema_from_proto
+        return schema_from_proto(cls, source, message, include=include, version=version, name=name,
+                                 unannotated=unannotated, strict=strict)
+
     def check_fingerprint(self, fingerprint):
         """Raise SchemaError unless `fingerprint` (the peer's hex string, str or ASCII bytes; case
         and surrounding whitespace do not matter) equals this schema's."""

@@ -600,9 +600,15 @@ def test_doc_examples_run(path, tmp_path, monkeypatch, capsys):
     # a page runs as one script; like SPEC, pages may take `import quantcodec as qc` as given
     namespace = {"__name__": "__main__", "qc": qc}
     for i, block in enumerate(blocks):
-        if re.search(r"^\s*import dask", block, flags=re.M) and not _have("dask.array"):
-            continue                    # the optional Dask example; the others still run
+        optional = re.findall(r"^\s*(?:import|from) (dask|zarr|numcodecs|quantcodec\.numcodecs|grpc_tools|google\.protobuf)\b", block, flags=re.M)
+        if any(not _have(OPTIONAL.get(m, m)) for m in optional):
+            continue                    # an example of an optional extra not installed; the others still run
         exec(compile(block, f"{path.name} (example {i + 1})", "exec"), namespace)
+
+
+# the module an optional example needs, by what it imports (quantcodec[zarr]: numcodecs, Zarr,
+# Dask; quantcodec[protobuf]: protobuf, grpcio-tools)
+OPTIONAL = {"dask": "dask.array", "quantcodec.numcodecs": "numcodecs", "grpc_tools": "grpc_tools.protoc"}
 
 
 def _have(module):
