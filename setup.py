@@ -25,6 +25,7 @@ import sysconfig
 from Cython.Build import cythonize
 from Cython import __version__ as cython_version
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 DEBUG = os.environ.get("QUANTCODEC_CYTHON_DEBUG", "0") not in ("", "0")
 ASAN = os.environ.get("QUANTCODEC_ASAN", "0") not in ("", "0")
@@ -125,7 +126,22 @@ extensions = [
     for m in modules
 ]
 
+class build_py_with_client(build_py):
+    """The live view's page decodes with the JavaScript client: clients/js/quantcodec.mjs goes
+    into the package as quantcodec/web/quantcodec.mjs when it is built (one copy in the
+    repository; a source checkout's live view reads clients/js directly)."""
+
+    def run(self):
+        super().run()
+        src = os.path.join("clients", "js", "quantcodec.mjs")
+        if os.path.isfile(src):
+            dst = os.path.join(self.build_lib, "quantcodec", "web", "quantcodec.mjs")
+            self.mkpath(os.path.dirname(dst))
+            self.copy_file(src, dst)
+
+
 setup(
+    cmdclass={"build_py": build_py_with_client},
     # compile the extensions side by side (threads: safe on every platform)
     options={"build_ext": {"parallel": os.cpu_count() or 1}},
     ext_modules=cythonize(

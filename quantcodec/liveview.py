@@ -9,7 +9,7 @@ client's hello first and beside every packet sent without a baseline, the datagr
 (``{"type": "ack", "seq": S}``, docs/wire-format.md section 15).
 
 The page (``quantcodec/web/index.html`` and ``view.mjs``) decodes the datagrams with the
-JavaScript client (``quantcodec/web/quantcodec.mjs``, a copy of ``clients/js/quantcodec.mjs``
+JavaScript client (``quantcodec/web/quantcodec.mjs``, ``clients/js/quantcodec.mjs`` put there by the build
 kept in the package data so that an installed package needs no repository; a test checks the
 copy), draws the bodies on a canvas seen from above, and shows the bytes per entity per update
 and the kbit/s of the raw, quantized and delta streams and the worst error.
@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import pathlib
 import random
 import threading
 import time
@@ -80,7 +81,15 @@ def is_local_host(host):
 
 
 def _page(name):
-    return resources.files("quantcodec").joinpath("web", name).read_bytes()
+    """A file of the page: package data; the JavaScript client is put there when the package
+    is built (setup.py), and read from clients/js in a source checkout built in place."""
+    res = resources.files("quantcodec").joinpath("web", name)
+    if res.is_file():
+        return res.read_bytes()
+    repo = pathlib.Path(__file__).resolve().parent.parent / "clients" / "js" / name
+    if name == "quantcodec.mjs" and repo.is_file():
+        return repo.read_bytes()
+    raise ServeError(f"the live view's {name} is missing from this installation (quantcodec/web/)")
 
 
 class _Client:

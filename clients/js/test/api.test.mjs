@@ -16,9 +16,3 @@ test('quantcodec.d.ts declares every export of quantcodec.mjs, and nothing else'
   assert.deepEqual([...declared].filter((n) => !exported.has(n)).sort(), []);
 });
 
-test('the live view serves this very module (quantcodec/web/quantcodec.mjs is a copy)', (t) => {
-  const copy = path.join(here, '..', '..', '..', 'quantcodec', 'web', 'quantcodec.mjs');
-  if (!fs.existsSync(copy)) { t.skip('no quantcodec/web in this tree'); return; }
-  const mine = fs.readFileSync(path.join(here, '..', 'quantcodec.mjs'));
-  assert.ok(mine.equals(fs.readFileSync(copy)), 'copy clients/js/quantcodec.mjs to quantcodec/web/quantcodec.mjs');
-});
