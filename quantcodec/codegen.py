@@ -71,7 +71,7 @@ def _pascal(text, fallback="Value"):
 
 
 def _cs_string(s):
-    """A C# regular string literal (ASCII only: everything else as \\uXXXX)."""
+    """A C# regular string literal (ASCII only: everything else as a \\u escape of 4 hex digits)."""
     out = ['"']
     for ch in s:
         o = ord(ch)
