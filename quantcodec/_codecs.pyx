@@ -2292,6 +2292,11 @@ def codec_from_spec(spec):
             threshold = d.pop("threshold")
             _no_extra(kind, d)
             return NearlyZero(inner, threshold)
+        if kind == "IntRange":
+            lo = d.pop("lo")
+            hi = d.pop("hi")
+            _no_extra(kind, d)
+            return IntRange(lo, hi)
         if kind == "Enum":
             if "labels" in d:
                 v = d.pop("labels")
