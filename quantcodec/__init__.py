@@ -12,7 +12,7 @@ from .errors import CodecError, DecodeError, RangeError, SchemaError
 
 try:
     from ._codecs import (
-        Angle, Bool, Bounded, Codec, Enum, Fixed, Grid, Half, Int, NearlyZero, PowerCurve, Quat,
+        Angle, Bool, Bounded, Codec, Enum, Fixed, Grid, Half, Int, IntRange, NearlyZero, PowerCurve, Quat,
         UInt, UnitVector, Vector, bits_for, codec_from_spec,
     )
     from ._bitstream import BitReader, BitWriter, pack, unpack
@@ -29,7 +29,7 @@ __all__ = [
     # errors
     "CodecError", "SchemaError", "RangeError", "DecodeError",
     # codecs
-    "Codec", "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum",
+    "Codec", "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "IntRange", "Bool", "Enum",
     "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "codec_from_spec", "bits_for",
     # bit stream
     "BitWriter", "BitReader", "pack", "unpack",

@@ -330,7 +330,7 @@ cdef Py_ssize_t _first_invalid(const qdesc* dp, const code_t* c, Py_ssize_t cs, 
     cdef uint64_t bad = 0, m = D.maxcode
     if code_t is uint32_t or code_t is uint64_t:
         if D.kind == K_BOUNDED or D.kind == K_ANGLE or D.kind == K_HALF or D.kind == K_GRID \
-                or D.kind == K_UINT or D.kind == K_BOOL or D.kind == K_ENUM:
+                or D.kind == K_UINT or D.kind == K_BOOL or D.kind == K_ENUM or D.kind == K_IRANGE:
             if m >= <uint64_t>(<code_t>-1):
                 return -1           # the dtype holds no code above maxcode
             for i in range(n):
@@ -1487,6 +1487,148 @@ cdef class Enum(_ExactScalar):
         return self._value(self._to_int(index))
 
 
+cdef class IntRange(_ExactScalar):
+    """An exact integer in [lo, hi]: (hi - lo).bit_length() bits, code = value - lo. Values
+    outside are refused (RangeError), never clamped; codes above hi - lo are not valid."""
+
+    def __init__(self, lo, hi):
+        for nm, v in (("lo", lo), ("hi", hi)):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise SchemaError(f"IntRange: {nm} must be an integer, got {v!r}")
+            if not (-(1 << 63) <= int(v) < (1 << 63)):
+                raise SchemaError(f"IntRange: {nm} must be within int64, got {int(v)}")
+        l, h = int(lo), int(hi)
+        if l >= h:
+            raise SchemaError(f"IntRange: lo must be less than hi, got lo={l}, hi={h}")
+        if h - l >= (1 << 63):
+            raise SchemaError(f"IntRange: hi - lo must be below 2**63, got {h - l} (lo={l}, hi={h})")
+        b = (h - l).bit_length()
+        _init_desc(self, K_IRANGE, b)
+        self.d.maxcode = <uint64_t>(h - l)
+        self.d.smin = l
+        self.d.smax = h
+        self._code_dtype = _udtype(b)
+        self.group = G_EXACT
+        self.ncomp = 1
+        self._key = ("IntRange", l, h)
+
+    @property
+    def lo(self):
+        return self.d.smin
+
+    @property
+    def hi(self):
+        return self.d.smax
+
+    def spec(self):
+        return {"kind": "IntRange", "lo": self.d.smin, "hi": self.d.smax}
+
+    cdef object _lo(self):
+        return self.d.smin
+
+    cdef object _hi(self):
+        return self.d.smax
+
+    cdef object _to_int(self, object x):
+        if isinstance(x, (bool, np.bool_)):
+            v = int(x)
+        elif isinstance(x, (int, np.integer)):
+            v = int(x)
+        elif isinstance(x, (float, np.floating)):
+            fv = float(x)
+            if not (math.isfinite(fv) and fv.is_integer()):
+                raise RangeError(f"{self!r}: {fv!r} is not an integer")
+            v = int(fv)
+        else:
+            raise TypeError(f"IntRange: expected an integer, got {type(x).__name__}")
+        if not (self.d.smin <= v <= self.d.smax):
+            raise RangeError(f"{self!r}: value {v} outside {self.d.smin}..{self.d.smax}")
+        return v - self.d.smin
+
+    cdef object _value(self, object ic):
+        return self.d.smin + ic
+
+    cdef object _value_dtype(self):
+        return _I64
+
+    cdef object _q_array(self, x, out):
+        owner = "IntRange.quantize"
+        a = x if isinstance(x, np.ndarray) else np.asarray(x)
+        k = a.dtype.kind
+        lo, hi = self.d.smin, self.d.smax
+        if k == 'f':
+            bad = ~np.isfinite(a) | (a != np.trunc(a))
+            if bad.any():
+                i = int(np.flatnonzero(bad.ravel())[0])
+                raise _at_row(RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i].item()!r} is not an integer"), i)
+        elif k not in 'iub':
+            raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
+        elif k == 'b':
+            a = a.astype(np.uint8)
+            k = 'u'
+        if a.size:
+            if k == 'f':
+                # exact comparisons against the ints (a double may not hold lo or hi exactly)
+                flat = a.ravel()
+                badm = np.array([not (lo <= int(v) <= hi) for v in flat.tolist()], dtype=bool) \
+                    if (abs(lo) > 2**53 or abs(hi) > 2**53) else ((flat < lo) | (flat > hi))
+            else:
+                flat = a.ravel()
+                if k == 'u' and flat.dtype.itemsize == 8:
+                    badm = (flat > hi) if hi >= 0 else np.ones(flat.shape, dtype=bool)
+                    if lo > 0:
+                        badm |= flat < lo
+                else:
+                    badm = (flat < lo) | (flat > hi)
+            if badm.any():
+                i = int(np.flatnonzero(badm)[0])
+                v = flat[i].item()
+                if isinstance(v, float):
+                    v = int(v)
+                raise _at_row(RangeError(f"{owner}: {_row(a.shape, i)}: value {v} outside {lo}..{hi}"), i)
+        # in range: value - lo fits in 0..hi - lo < 2**63; computed in int64 with wraparound
+        # (exact, as the true difference fits), from floats through Python ints when not exact
+        if k == 'f':
+            if abs(lo) > 2**53 or abs(hi) > 2**53:
+                codes = np.array([int(v) - lo for v in a.ravel().tolist()], dtype=_U64).reshape(a.shape)
+            else:
+                codes = (a.astype(_I64) - np.int64(lo)).view(_U64) if a.ndim else \
+                    np.asarray(int(a) - lo, dtype=_U64)
+        elif k == 'u' and a.dtype.itemsize == 8:
+            codes = a.astype(_U64) - np.uint64(lo & 0xFFFFFFFFFFFFFFFF)
+        else:
+            codes = np.subtract(a.astype(_I64), np.int64(lo), dtype=_I64).view(_U64) if a.ndim else \
+                np.asarray(int(a) - lo, dtype=_U64)
+        codes = np.asarray(codes).reshape(a.shape)
+        if out is None:
+            return np.ascontiguousarray(codes, dtype=self._code_dtype).reshape(a.shape)
+        _check_out(out, a.shape, (self._code_dtype,), owner)
+        np.copyto(out, codes, casting="unsafe")
+        return out
+
+    @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
+    def dequantize(self, code, out=None):
+        if out is None and _is_int(code):
+            ic = int(code)
+            if not _valid_int(self, ic):
+                raise DecodeError(f"{self!r}: code {ic} is not a valid code")
+            return self.d.smin + ic
+        owner = "IntRange.dequantize"
+        a = _code_input(code, self._code_dtype, owner)
+        ok = _valid(self, a)
+        if not np.all(ok):
+            i = int(np.flatnonzero(~np.asarray(ok).ravel())[0])
+            raise DecodeError(f"{owner}: {_row(a.shape, i)}: code {a.ravel()[i]} is not a valid code of {self!r}")
+        # lo + code is within int64 for every valid code: int64 arithmetic with wraparound is exact
+        vals = np.add(a.astype(_U64).view(_I64), np.int64(self.d.smin), dtype=_I64)
+        vals = np.asarray(vals).reshape(a.shape)
+        if out is None:
+            return vals
+        _check_out(out, a.shape, (_I64,), owner)
+        np.copyto(out, vals)
+        return out
+
+
 # ------------------------------------------------------------------------------------------------
 # Quat and UnitVector: several floats per code.
 
@@ -2114,7 +2256,7 @@ cdef class NearlyZero(Codec):
 _KINDS = {
     "Bounded": Bounded, "Fixed": Fixed, "Angle": Angle, "PowerCurve": PowerCurve, "Half": Half,
     "UInt": UInt, "Int": Int, "Bool": Bool, "Enum": Enum, "Quat": Quat, "UnitVector": UnitVector,
-    "Vector": Vector, "Grid": Grid, "NearlyZero": NearlyZero,
+    "Vector": Vector, "Grid": Grid, "NearlyZero": NearlyZero, "IntRange": IntRange,
 }
 
 
@@ -2150,6 +2292,11 @@ def codec_from_spec(spec):
             threshold = d.pop("threshold")
             _no_extra(kind, d)
             return NearlyZero(inner, threshold)
+        if kind == "IntRange":
+            lo = d.pop("lo")
+            hi = d.pop("hi")
+            _no_extra(kind, d)
+            return IntRange(lo, hi)
         if kind == "Enum":
             if "labels" in d:
                 v = d.pop("labels")

@@ -48,7 +48,7 @@ from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrun
 from quantcodec._kernels cimport from_wire
 from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
-    K_UVEC, scalar_all_valid,
+    K_UVEC, K_IRANGE, scalar_all_valid,
 )
 from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, slot_valid, int_column
 from quantcodec._crc32c cimport qc_crc32c, qc_get_u32le, qc_put_u32le
@@ -1826,7 +1826,9 @@ cdef class DeltaCoder:
                 nc += 2
             elif kind in (K_BOOL, K_ENUM):
                 self.si[s].role = R_ABS
-            elif kind in (K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_GRID):
+            elif kind in (K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_GRID, K_IRANGE):
+                # (IntRange: ordered like UInt, its differences taken mod 2**bits; codes above
+                # hi - lo are refused by the validity check, as PowerCurve's negative zero is)
                 self.si[s].role = R_ORD
                 self.si[s].allvalid = scalar_all_valid(&sl.d)
                 self.si[s].comp = nc

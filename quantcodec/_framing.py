@@ -28,7 +28,7 @@ SEED_H = crc32c(b"quantcodec hello")
 
 KIND_CODES = {"Bounded": 1, "Fixed": 2, "Angle": 3, "PowerCurve": 4, "Half": 5, "UInt": 6, "Int": 7,
               "Bool": 8, "Enum": 9, "Quat": 10, "UnitVector": 11, "Vector": 12, "Grid": 13,
-              "NearlyZero": 14}
+              "NearlyZero": 14, "IntRange": 15}
 KIND_NAMES = {v: k for k, v in KIND_CODES.items()}
 
 _U32 = struct.Struct("<I")

@@ -38,6 +38,7 @@ cdef enum:
     K_GRID = 10
     K_QUAT = 11
     K_UVEC = 12
+    K_IRANGE = 13     # IntRange: smin = lo, smax = hi, maxcode = hi - lo; code = value - lo
 
 # Bounded modes
 cdef enum:
@@ -62,7 +63,7 @@ ctypedef struct qdesc:
     double R          # hi - lo (Bounded/Quat/UnitVector); Power: 1 / pow
     double L          # endpoints: 2**b - 1; bins, Angle, Grid: 2**b; Power: 2**(b-1) - 1
     uint64_t maxcode  # 2**bits - 1 (Enum: n - 1)
-    int64_t smin      # signed range (Fixed, Int) or Grid cell range
+    int64_t smin      # signed range (Fixed, Int), Grid cell range, IntRange lo..hi
     int64_t smax
     double fmin       # Fixed/Int: smin as a double; Fixed: 2**(bits-1) or 2**bits as clamp limit in fmax
     double fmax
@@ -350,7 +351,7 @@ cdef inline bint scalar_valid(const qdesc* d, uint64_t c) noexcept nogil:
         return False
     if d.kind == K_POWER:
         return not (c >> (d.bits - 1) and (c & (d.maxcode >> 1)) == 0)
-    if d.kind == K_ENUM:
+    if d.kind == K_ENUM or d.kind == K_IRANGE:
         return c <= d.maxcode
     return True
 

@@ -924,6 +924,11 @@ cdef int _exact_slow(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1
             out[0] = <uint64_t>(<int64_t>iv)
             return 0
         raise RangeError(f"{nm}: value {iv} outside {d.smin}..{d.smax} of {codec!r}")
+    if d.kind == K_IRANGE:
+        if d.smin <= iv <= d.smax:
+            out[0] = <uint64_t>(iv - d.smin)
+            return 0
+        raise RangeError(f"{nm}: value {iv} outside {d.smin}..{d.smax} of {codec!r}")
     if 0 <= iv <= d.maxcode:
         out[0] = <uint64_t>iv
         return 0
@@ -941,6 +946,10 @@ cdef inline int _exact(Plan self, Py_ssize_t s, object v, uint64_t* out) except 
             if d.kind == K_INT:
                 if sv >= d.smin and sv <= d.smax:
                     out[0] = <uint64_t>sv
+                    return 0
+            elif d.kind == K_IRANGE:
+                if sv >= d.smin and sv <= d.smax:
+                    out[0] = <uint64_t>sv - <uint64_t>d.smin     # (mod 2**64: the true difference)
                     return 0
             elif sv >= 0 and <uint64_t>sv <= d.maxcode:
                 out[0] = <uint64_t>sv
@@ -1161,6 +1170,8 @@ cdef inline object _slot_value(Plan self, Py_ssize_t s, uint64_t c):
         return <int64_t>c
     if k == K_BOOL:
         return c != 0
+    if k == K_IRANGE:
+        return <int64_t>(<uint64_t>d.smin + c)
     labels = self.slot_labels[s]
     if labels is not None:
         return <object>PyTuple_GET_ITEM(labels, <Py_ssize_t>c)
@@ -1731,6 +1742,8 @@ cdef bint _exact_fast(Plan self, Py_ssize_t s, object a, uint64_t* m, Py_ssize_t
     (float or object columns; and a value out of range, which that path reports by row)."""
     cdef const qdesc* d = &self.slots[s].d
     cdef bint sc = d.kind == K_INT
+    if d.kind == K_IRANGE:
+        return False        # code = value - lo: the codec's array path converts and checks
     return int_column(a, n, sc, d.smin if sc else 0, <uint64_t>d.smax if sc else d.maxcode,
                       m + s, self.nslots) == -1
 
@@ -1836,7 +1849,11 @@ cdef dict _dequantize(Plan self, object a):
             # carried sign-extended: read as int64)
             c = <_ExactScalar>self.codecs[f]
             src = a.view(_I64) if c._code_dtype.kind == 'i' else a
-            out[nm] = src[:, s].astype(c._value_dtype())
+            if self.slots[s].d.kind == K_IRANGE:
+                # IntRange: lo + code, exact in int64 (wraparound arithmetic; the sum fits)
+                out[nm] = np.add(a[:, s].view(_I64), np.int64(self.slots[s].d.smin), dtype=_I64)
+            else:
+                out[nm] = src[:, s].astype(c._value_dtype())
         else:
             if codes is None:
                 codes = self.matrix_to_codes(a)

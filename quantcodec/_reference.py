@@ -877,7 +877,7 @@ def grid_valid(code, cell_bits, offset_bits):
 
 
 # ----------------------------------------------------------------------------------------------
-# exact data: UInt, Int, Bool, Enum
+# exact data: UInt, Int, Bool, Enum, IntRange
 # ----------------------------------------------------------------------------------------------
 
 def _exact_ints(x, lo, hi, what):
@@ -986,6 +986,46 @@ def enum_dequantize(code, labels_or_count):
 def enum_valid(code, labels_or_count):
     n = int(labels_or_count) if isinstance(labels_or_count, (int, np.integer)) else len(list(labels_or_count))
     return _in_range(code, 0, n - 1)
+
+
+def intrange_bits(lo, hi):
+    """``(hi - lo).bit_length()``: the fewest bits holding ``0 .. hi - lo``. ``lo < hi``, both
+    within int64 and ``hi - lo < 2**63``, else ``SchemaError``."""
+    for v in (lo, hi):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise SchemaError(f"IntRange bounds must be integers, got {v!r}")
+        if not -(1 << 63) <= int(v) < (1 << 63):
+            raise SchemaError(f"IntRange bound {int(v)} is outside int64")
+    lo, hi = int(lo), int(hi)
+    if not lo < hi or hi - lo >= (1 << 63):
+        raise SchemaError(f"IntRange needs lo < hi and hi - lo < 2**63, got {lo}..{hi}")
+    return (hi - lo).bit_length()
+
+
+def intrange_quantize(x, lo, hi):
+    """``code = x - lo`` for an integer ``lo <= x <= hi``; anything else raises ``RangeError``
+    (exact data: never clamped)."""
+    intrange_bits(lo, hi)
+    v = _exact_ints(x, int(lo), int(hi), f"IntRange({lo}, {hi})")
+    return np.asarray(np.vectorize(lambda t: t - int(lo), otypes=[object])(v) if v.ndim else
+                      v[()] - int(lo)).astype(np.uint64)
+
+
+def intrange_dequantize(code, lo, hi):
+    """``value = lo + code`` (int64); a code above ``hi - lo`` raises ``DecodeError``."""
+    intrange_bits(lo, hi)
+    ok = _in_range(code, 0, int(hi) - int(lo))
+    if not ok.all():
+        raise DecodeError(f"IntRange code {_int_array(code).ravel()[int(np.flatnonzero(~ok.ravel())[0])]} "
+                          f"outside 0..{int(hi) - int(lo)}")
+    c = _int_array(code)
+    return np.asarray(np.vectorize(lambda t: t + int(lo), otypes=[object])(c) if c.ndim else
+                      c[()] + int(lo)).astype(np.int64)
+
+
+def intrange_valid(code, lo, hi):
+    """``0 <= code <= hi - lo``."""
+    return _in_range(code, 0, int(hi) - int(lo))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -218,7 +218,7 @@ def field_errors(codec, x, y):
     import quantcodec as qc
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    if isinstance(codec, (qc.UInt, qc.Int, qc.Bool, qc.Enum)):
+    if isinstance(codec, (qc.UInt, qc.Int, qc.IntRange, qc.Bool, qc.Enum)):
         return None
     if isinstance(codec, qc.NearlyZero):
         return field_errors(codec.inner, x, y)

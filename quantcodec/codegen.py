@@ -134,6 +134,8 @@ def _scalar_type(codec):
         return "uint" if codec.bits <= 32 else "ulong"
     if kind == "Int":
         return "int" if codec.bits <= 32 else "long"
+    if kind == "IntRange":
+        return "long"
     if kind == "Bool":
         return "bool"
     if kind == "Enum":
@@ -438,7 +440,7 @@ def _indent(lines):
 def _scalar_q(kind, codec, slot, expr, ctype):
     if kind in _FLOAT_KINDS:
         return f"C[{slot}].Quantize({expr})"
-    if kind == "Int":
+    if kind == "Int" or kind == "IntRange":
         return f"C[{slot}].QuantizeInt({expr})"
     if kind == "Bool":
         return f"({expr} ? 1UL : 0UL)"
@@ -450,6 +452,8 @@ def _scalar_dq(kind, codec, slot, code, ctype):
         return f"C[{slot}].Dequantize({code})"
     if kind == "Int":
         return f"(int)(long){code}" if ctype == "int" else f"(long){code}"
+    if kind == "IntRange":
+        return f"C[{slot}].DequantizeLong({code})"
     if kind == "Bool":
         return f"{code} != 0"
     if ctype == "ulong":

@@ -158,6 +158,9 @@ def kit_schemas():
         ("nz", qc.NearlyZero(qc.Bounded(-10, 10, 12), 0.05)),
         ("nzv", qc.NearlyZero(qc.Vector(qc.PowerCurve(20, 2, 9), qc.Half(), qc.Bounded(-1, 1, 6)), 0.001)),
         ("vec", qc.Vector(qc.Angle(8), qc.Fixed(0.25, 12), qc.UInt(3))),
+        ("hp", qc.IntRange(0, 100)),
+        ("temp", qc.IntRange(-40, 85)),
+        ("wide", qc.IntRange(-2 ** 40, 2 ** 40)),
     ], version=7)
     one_bit = qc.Schema("OneBit", [("on", qc.Bool())], version=0)
     return {"pose": pose, "all_kinds": all_kinds, "one_bit": one_bit}
@@ -176,7 +179,7 @@ def _sample_inputs(codec, rng, n):
         v = rng.normal(size=(n, 3))
         extra = np.array([[0, 0, 1], [0, 0, -1], [1, 0, 0], [-1, 0, 0], [0, -1, 0], [1, 1, -1]], dtype=float)
         return np.concatenate([extra, v])
-    if kind in ("UInt", "Int", "Bool", "Enum"):
+    if kind in ("UInt", "Int", "Bool", "Enum", "IntRange"):
         return None
     lo, hi = {"Bounded": (spec.get("min"), spec.get("max")),
               "PowerCurve": (-spec.get("max", 1), spec.get("max", 1)),
@@ -294,6 +297,8 @@ def _random_values(codec, rng, n, rest):
         return rng.integers(0, spec["count"] if "count" in spec else len(spec["labels"]), n)
     if kind == "UInt":
         return rng.integers(0, 2 ** min(spec["bits"], 63), n, dtype=np.uint64)
+    if kind == "IntRange":
+        return rng.integers(spec["lo"], spec["hi"], n, endpoint=True, dtype=np.int64)
     if kind == "Int":
         b = min(spec["bits"], 63)
         return rng.integers(-(2 ** (b - 1)), 2 ** (b - 1), n, dtype=np.int64)
@@ -441,7 +446,7 @@ class _World:
             if kind == "Vector":
                 col = col.copy()
                 for j, c in enumerate(codec.codecs):
-                    if c.spec()["kind"] in ("UInt", "Int", "Bool", "Enum"):
+                    if c.spec()["kind"] in ("UInt", "Int", "Bool", "Enum", "IntRange"):
                         fresh = _random_values(c, rng, n, 0.5)
                         flip = rng.random(n) < 0.05
                         col[flip, j] = fresh[flip]
@@ -463,6 +468,9 @@ class _World:
                     q[:, 1] = rng.normal(0, 0.01, len(q))
                     col = col.copy()
                     col[tie] = q
+            elif kind == "IntRange":
+                # small steps up and down (the ordered slot's short differences), kept in range
+                col = np.clip(col + rng.integers(-2, 3, n) * mv, spec["lo"], spec["hi"]).astype(np.int64)
             elif kind in ("UnitVector",):
                 col = col + rng.normal(0, 0.02, col.shape) * mv[:, None]
             elif kind == "NearlyZero":

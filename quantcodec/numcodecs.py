@@ -56,7 +56,7 @@ MAGIC = b"QCZ"
 VERSION = 1
 _HEAD = struct.Struct("<3sB8sQ")        # magic, version, fingerprint, count
 HEADER_SIZE = _HEAD.size + 4            # + the CRC-32C
-_EXACT = {"UInt", "Int", "Bool", "Enum"}
+_EXACT = {"UInt", "Int", "Bool", "Enum", "IntRange"}
 _UNIT = {"Quat": (0.0, 0.0, 0.0, 1.0), "UnitVector": (0.0, 0.0, 1.0)}   # zero_rows="identity"
 _VALUE = "value"                        # the one field of a single codec's schema
 
@@ -69,7 +69,9 @@ def value_dtype(codec: Codec, float_dtype: Any = "<f4") -> np.dtype:
     if all(c.kind in _EXACT for c in parts):
         if all(c.kind == "Bool" for c in parts):
             return np.dtype(bool)
-        return np.result_type(*[c.code_dtype for c in parts]).newbyteorder("<")
+        # (IntRange: its values are int64, lo + code, whatever its code dtype)
+        return np.result_type(*[np.dtype(np.int64) if c.kind == "IntRange" else c.code_dtype
+                                for c in parts]).newbyteorder("<")
     return np.dtype(float_dtype)
 
 

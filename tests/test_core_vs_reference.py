@@ -1274,3 +1274,46 @@ SCHEMA_ERRORS = [
 def test_bad_parameters_schema_error_on_both_sides(core_fn, ref_fn):
     assert raises_type(core_fn) is SchemaError
     assert raises_type(ref_fn) is SchemaError
+
+
+# ----------------------------------------------------------------------------------------------
+# IntRange: code = value - lo over [lo, hi] (issue 25 item 3)
+# ----------------------------------------------------------------------------------------------
+
+INTRANGES = [(0, 100), (-40, 85), (-(2 ** 40), 2 ** 40), (5, 6), (-(2 ** 63), -1), (0, 2 ** 63 - 1),
+             (2 ** 62, 2 ** 63 - 1), (-3, 2 ** 32 - 4), (-3, 2 ** 32 - 3)]
+
+
+@pytest.mark.parametrize("lo,hi", INTRANGES, ids=[f"IntRange({lo},{hi})" for lo, hi in INTRANGES])
+def test_intrange_against_reference(lo, hi):
+    core = qc.IntRange(lo, hi)
+    assert core.bits == ref.intrange_bits(lo, hi)
+    assert core.code_dtype == (np.uint32 if core.bits <= 32 else np.uint64)
+    rng = _rng("intrange", f"{lo},{hi}")
+    ends = sorted({lo, lo + 1, hi - 1, hi, (lo + hi) // 2} | ({0} if lo <= 0 <= hi else set()))
+    v = np.concatenate([np.array(ends, dtype=np.int64), rng.integers(lo, hi, 3000, endpoint=True, dtype=np.int64)])
+    want = ref.intrange_quantize(v, lo, hi)
+    got = core.quantize(v)
+    assert got.dtype == core.code_dtype
+    same_codes(got, want, v, "IntRange.quantize")
+    back = core.dequantize(got)
+    assert back.dtype == np.int64
+    same_codes(back, ref.intrange_dequantize(want, lo, hi), want, "IntRange.dequantize")
+    assert np.array_equal(back, v) and np.array_equal(core.roundtrip(v), v)
+    fv = v[np.abs(v.astype(np.float64)) < 2.0 ** 53]
+    same_codes(core.quantize(fv.astype(np.float64)), ref.intrange_quantize(fv.astype(np.float64), lo, hi), fv,
+               "IntRange.quantize(float)")
+    span = hi - lo
+    probes = np.array([-1, 0, 1, span - 1, span, span + 1, 2 ** 63, 2 ** 64 - 1, 2 ** 64, -(2 ** 70)], dtype=object)
+    same_codes(np.asarray(core.valid(probes), dtype=bool), ref.intrange_valid(probes, lo, hi), probes, "IntRange.valid")
+    for x in ends:
+        c = int(ref.intrange_quantize(x, lo, hi))
+        assert core.quantize(x) == c and type(core.quantize(x)) is int
+        assert core.dequantize(c) == x == int(ref.intrange_dequantize(c, lo, hi))
+    for x in (lo - 1, hi + 1, 0.5):
+        assert raises_type(lambda: core.quantize(x)) is RangeError
+        assert raises_type(lambda: ref.intrange_quantize(x, lo, hi)) is RangeError
+    for c in (-1, span + 1, 2 ** 64):
+        assert core.valid(c) is False
+        assert raises_type(lambda: core.dequantize(c)) is DecodeError
+        assert raises_type(lambda: ref.intrange_dequantize(c, lo, hi)) is DecodeError

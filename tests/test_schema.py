@@ -63,6 +63,9 @@ def all_kinds():
         ("grid", qc.Grid(16.0, 40, 24)),
         ("nz", qc.NearlyZero(qc.Bounded(-5, 5, 9), 0.25)),
         ("nzv", qc.NearlyZero(qc.Vector(qc.PowerCurve(10, 1.5, 8), qc.Fixed(0.1, 9)), 0.05)),
+        ("hp", qc.IntRange(0, 100)),
+        ("wide", qc.IntRange(-2 ** 40, 2 ** 40)),
+        ("nzir", qc.NearlyZero(qc.IntRange(-5, 5), 0)),
     ], version=7)
 
 
@@ -73,6 +76,7 @@ AK_REC = {
     "i7": -64, "flag": False, "enum": "c", "enum_n": 4, "enum_1": "only",
     "quat": (0.1, -0.7, 0.2, 0.6), "quat_bins": (-0.5, 0.5, 0.5, -0.5), "uvec": (0.3, -0.4, -0.8),
     "vec": (-0.25, 15, -16, 6.0), "grid": -12345.678, "nz": 0.3, "nzv": (3.0, -0.04),
+    "hp": 100, "wide": -2 ** 40 + 3, "nzir": -5,
 }
 
 

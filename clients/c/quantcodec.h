@@ -39,7 +39,7 @@ extern "C" {
 enum {
     QC_BOUNDED = 1, QC_FIXED = 2, QC_ANGLE = 3, QC_POWERCURVE = 4, QC_HALF = 5, QC_UINT = 6,
     QC_INT = 7, QC_BOOL = 8, QC_ENUM = 9, QC_QUAT = 10, QC_UNITVECTOR = 11, QC_VECTOR = 12,
-    QC_GRID = 13, QC_NEARLYZERO = 14
+    QC_GRID = 13, QC_NEARLYZERO = 14, QC_INTRANGE = 15
 };
 
 /* Results of the datagram decoder (qc_result.status) and error kinds (wire-format section 14). */
@@ -75,7 +75,7 @@ typedef struct qc_error {
 
 /* One codec (a node of the schema's codec tree). Parameters as in docs/codecs.md. */
 typedef struct qc_codec {
-    int kind;               /* QC_BOUNDED .. QC_NEARLYZERO */
+    int kind;               /* QC_BOUNDED .. QC_INTRANGE */
     int bits;               /* bits of one value on the wire (NearlyZero: 1 + inner, the most) */
     int mode;               /* Bounded/Quat: 0 endpoints, 1 bins; Fixed/Angle: 1 if signed */
     int cbits;              /* Quat/UnitVector: bits per coordinate; Grid: offset_bits */
@@ -83,7 +83,7 @@ typedef struct qc_codec {
     int deg;                /* Angle: 1 for unit "deg" */
     double lo, hi, R, L;    /* the kernel's descriptor (quantcodec/_kernels.pxd qdesc) */
     uint64_t maxcode;
-    int64_t smin, smax;
+    int64_t smin, smax;     /* Int, signed Fixed, Grid; IntRange: lo, hi (maxcode = hi - lo) */
     double fmin, fmax;
     double p1, p2;          /* the spec's float parameters: Bounded min,max; Fixed step,offset;
                                PowerCurve max,pow; Grid cell_size; NearlyZero threshold (p1) */
@@ -221,7 +221,7 @@ int qc_dequantize_codes(const qc_codec *c, const uint64_t *codes, double *out);
 /* Quantize a float scalar (Bounded, Fixed, Angle, PowerCurve, Half, Grid): the code; *clamped
    (may be NULL) is set when the value was clamped or substituted (NaN, inf). */
 uint64_t qc_quantize(const qc_codec *c, double x, int *clamped);
-/* Exact scalars (UInt, Int, Bool, Enum): 0 ok, QC_Q_RANGE if the value does not fit. */
+/* Exact scalars (UInt, Int, Bool, Enum, IntRange: value - lo): 0 ok, QC_Q_RANGE if the value does not fit. */
 int qc_quantize_int(const qc_codec *c, int64_t value, uint64_t *code);
 int qc_quantize_uint(const qc_codec *c, uint64_t value, uint64_t *code);
 /* Quat (4 doubles x, y, z, w) and UnitVector (3 doubles): QC_Q_OK, QC_Q_ZERO or QC_Q_NONFINITE. */
@@ -1545,6 +1545,7 @@ static void qc__dq1(const qc_codec *c, uint64_t code, double *out) {
     case QC_HALF: out[0] = qc__half_dq(code); break;
     case QC_GRID: out[0] = qc__grid_dq(c, code); break;
     case QC_INT: out[0] = (double)(int64_t)code; break;
+    case QC_INTRANGE: out[0] = (double)(int64_t)((uint64_t)c->smin + code); break;
     case QC_QUAT:
         qc__quat_rebuild((int)((code >> (3 * c->cbits)) & 3), qc__quat_kept(c, code, 0), qc__quat_kept(c, code, 1),
                          qc__quat_kept(c, code, 2), out);
@@ -1616,6 +1617,11 @@ uint64_t qc_quantize(const qc_codec *c, double x, int *clamped) {
 }
 
 int qc_quantize_int(const qc_codec *c, int64_t v, uint64_t *code) {
+    if (c->kind == QC_INTRANGE) {
+        if (v < c->smin || v > c->smax) return QC_Q_RANGE;
+        *code = (uint64_t)v - (uint64_t)c->smin;      /* the true difference, below 2**63 */
+        return QC_Q_OK;
+    }
     if (v < 0) {
         if (c->kind != QC_INT || v < c->smin) return QC_Q_RANGE;
         *code = (uint64_t)v;
@@ -1628,6 +1634,9 @@ int qc_quantize_uint(const qc_codec *c, uint64_t v, uint64_t *code) {
     switch (c->kind) {
     case QC_INT: if (v > (uint64_t)c->smax) return QC_Q_RANGE; break;
     case QC_UINT: case QC_BOOL: case QC_ENUM: if (v > c->maxcode) return QC_Q_RANGE; break;
+    case QC_INTRANGE:
+        if (v > (uint64_t)INT64_MAX) return QC_Q_RANGE;
+        return qc_quantize_int(c, (int64_t)v, code);
     default: return QC_Q_RANGE;
     }
     *code = v;
@@ -1670,7 +1679,7 @@ int qc_quantize_values(const qc_codec *c, const double *x, uint64_t *codes, int 
         }
         break;
     }
-    case QC_UINT: case QC_INT: case QC_BOOL: case QC_ENUM: st = qc__quantize_exact(c, x[0], codes); break;
+    case QC_UINT: case QC_INT: case QC_BOOL: case QC_ENUM: case QC_INTRANGE: st = qc__quantize_exact(c, x[0], codes); break;
     default:
         codes[0] = qc_quantize(c, x[0], &cl);
         n += cl;
@@ -1683,14 +1692,14 @@ int qc_quantize_values(const qc_codec *c, const double *x, uint64_t *codes, int 
 
 /* ---- schemas --------------------------------------------------------------------------------- */
 
-static const char *const qc__kind_names[15] = {
+static const char *const qc__kind_names[16] = {
     "", "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat",
-    "UnitVector", "Vector", "Grid", "NearlyZero"
+    "UnitVector", "Vector", "Grid", "NearlyZero", "IntRange"
 };
 
 static int qc__kind_of(const char *name) {
     int k;
-    for (k = 1; k <= 14; k++) if (strcmp(name, qc__kind_names[k]) == 0) return k;
+    for (k = 1; k <= 15; k++) if (strcmp(name, qc__kind_names[k]) == 0) return k;
     return 0;
 }
 
@@ -1792,7 +1801,7 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
     kv = qc_json_get(spec, "kind");
     if (kv == NULL || kv->type != QC_JSON_STRING || qc__kind_of(kv->text) == 0)
         return qc__fail(b->err, "%sunknown codec kind %s%s%s; expected one of Bounded, Fixed, Angle, PowerCurve, Half, UInt, "
-                        "Int, Bool, Enum, Quat, UnitVector, Vector, Grid, NearlyZero", b->where,
+                        "Int, Bool, Enum, Quat, UnitVector, Vector, Grid, NearlyZero, IntRange", b->where,
                         kv != NULL && kv->type == QC_JSON_STRING ? "'" : "",
                         kv == NULL ? "None" : kv->type == QC_JSON_STRING ? kv->text : qc__jtype_name(kv),
                         kv != NULL && kv->type == QC_JSON_STRING ? "'" : "");
@@ -1909,6 +1918,22 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
             c->smin = c->bits == 64 ? INT64_MIN : -((int64_t)1 << (c->bits - 1));
             c->smax = c->bits == 64 ? INT64_MAX : ((int64_t)1 << (c->bits - 1)) - 1;
         }
+        break;
+    }
+    case QC_INTRANGE: {
+        static const char *const keys[] = {"hi", "lo", NULL};
+        const qc_json *jlo, *jhi;
+        int64_t lo, hi;
+        if (qc__check_keys(b, kn, spec, keys) < 0) return -1;
+        if ((jlo = qc__need(b, kn, spec, "lo")) == NULL || (jhi = qc__need(b, kn, spec, "hi")) == NULL) return -1;
+        if (qc__int_param(b, kn, "lo", jlo, INT64_MIN, INT64_MAX, &lo) < 0 ||
+            qc__int_param(b, kn, "hi", jhi, INT64_MIN, INT64_MAX, &hi) < 0) return -1;
+        if (lo >= hi) return qc__fail(b->err, "%sIntRange: lo must be less than hi, got lo=%s, hi=%s", b->where, jlo->text, jhi->text);
+        if ((uint64_t)hi - (uint64_t)lo >= ((uint64_t)1 << 63))
+            return qc__fail(b->err, "%sIntRange: hi - lo must be below 2**63 (lo=%s, hi=%s)", b->where, jlo->text, jhi->text);
+        c->smin = lo; c->smax = hi;
+        c->maxcode = (uint64_t)hi - (uint64_t)lo;
+        c->bits = qc__bitlen(c->maxcode);
         break;
     }
     case QC_ENUM: {
@@ -2065,7 +2090,7 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
         break;
     }
     (void)depth;
-    if (c->kind != QC_ENUM && c->kind != QC_FIXED) c->maxcode = qc__mask(c->bits);
+    if (c->kind != QC_ENUM && c->kind != QC_FIXED && c->kind != QC_INTRANGE) c->maxcode = qc__mask(c->bits);
     return 0;
 }
 
@@ -2156,6 +2181,11 @@ static void qc__emit_codec(qc__out *o, const qc_codec *c) {
     case QC_UINT: case QC_INT:
         qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->bits);
         qc__emits(o, c->kind == QC_UINT ? ",\"kind\":\"UInt\"}" : ",\"kind\":\"Int\"}");
+        break;
+    case QC_INTRANGE:
+        qc__emits(o, "{\"hi\":"); qc__emit_int(o, (long long)c->smax);
+        qc__emits(o, ",\"kind\":\"IntRange\",\"lo\":"); qc__emit_int(o, (long long)c->smin);
+        qc__emits(o, "}");
         break;
     case QC_ENUM:
         if (c->labels == NULL) {
@@ -2410,6 +2440,7 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
         if (sl->role == QC_ROLE_FLAG) sl->vclass = 6;
         else if (c->kind == QC_POWERCURVE) sl->vclass = 2;
         else if (c->kind == QC_ENUM) sl->vclass = c->count == ((uint64_t)1 << c->bits) ? 0 : 1;
+        else if (c->kind == QC_INTRANGE) sl->vclass = c->maxcode == qc__mask(c->bits) ? 0 : 1;
         else if (c->kind == QC_QUAT) {
             sl->vclass = 1;
             if (c->cbits <= 12) {
@@ -3605,7 +3636,7 @@ static void qc__differences(const qc_schema *s, const uint8_t *data, const qc__h
                 found = 1;
                 if (kind != fd->codec->kind)
                     qc__cat(msg, cap, "field '%s': %s here, %s on the server", fd->name, qc__kind_names[fd->codec->kind],
-                            kind >= 1 && kind <= 14 ? qc__kind_names[kind] : "an unknown kind");
+                            kind >= 1 && kind <= 15 ? qc__kind_names[kind] : "an unknown kind");
                 else if (bits != mybits)
                     qc__cat(msg, cap, "field '%s': %u bits here, %u on the server", fd->name, mybits, bits);
                 else if (hh != fd->h)

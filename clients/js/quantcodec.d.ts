@@ -89,6 +89,7 @@ export class Grid extends Codec {
 }
 export class UInt extends Codec { constructor(bits: number); quantize(x: Integer): Integer; dequantize(code: Integer): Integer; }
 export class Int extends Codec { constructor(bits: number); quantize(x: Integer): Integer; dequantize(code: Integer): Integer; }
+export class IntRange extends Codec { constructor(lo: Integer, hi: Integer); readonly lo: Integer; readonly hi: Integer; quantize(x: Integer): Integer; dequantize(code: Integer): Integer; }
 export class Bool extends Codec { constructor(); quantize(x: boolean | Integer): number; dequantize(code: Integer): boolean; }
 export class Enum extends Codec {
   constructor(labelsOrCount: string[] | number);

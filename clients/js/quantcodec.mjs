@@ -446,7 +446,7 @@ function ddPow(x, y) {
 // Every codec: kind, bits, spec(), valid(code), dequantize(code); the float codecs also
 // quantize(x). Slot classes for the delta coder: 'flag', 'ord', 'smag', 'quat', 'uvec', 'abs'.
 
-const KIND_CODES = { Bounded: 1, Fixed: 2, Angle: 3, PowerCurve: 4, Half: 5, UInt: 6, Int: 7, Bool: 8, Enum: 9, Quat: 10, UnitVector: 11, Vector: 12, Grid: 13, NearlyZero: 14 };
+const KIND_CODES = { Bounded: 1, Fixed: 2, Angle: 3, PowerCurve: 4, Half: 5, UInt: 6, Int: 7, Bool: 8, Enum: 9, Quat: 10, UnitVector: 11, Vector: 12, Grid: 13, NearlyZero: 14, IntRange: 15 };
 const KIND_NAMES = Object.fromEntries(Object.entries(KIND_CODES).map(([k, v]) => [v, k]));
 
 /** A code argument as an exact integer: a number, a BigInt (or null when it is no integer). */
@@ -753,6 +753,40 @@ export class Int extends Codec {
   dequantize(code) { return slotCode(this.bits, checkedInt(this, code)); }
   valid(code) { const c = intCode(code); return c !== null && c >= this.lo && c <= this.hi; }
 }
+/** An exact integer in [lo, hi]: (hi - lo).bit_length() bits, code = value - lo (slot class
+ * 'ord'); values outside are refused, codes above hi - lo are not valid. */
+export class IntRange extends Codec {
+  constructor(lo, hi) {
+    super(); this.kind = 'IntRange'; this.cls = 'ord'; this.signed = false;
+    for (const [nm, v] of [['lo', lo], ['hi', hi]]) {
+      if (typeof v === 'boolean' || v instanceof JsonFloat || !isInteger(v)) throw new SchemaError(`IntRange: ${nm} must be an integer, got ${show(v)}`);
+      if (toBig(v) < -B2[63] || toBig(v) >= B2[63]) throw new SchemaError(`IntRange: ${nm} must be within int64, got ${v}`);
+    }
+    const l = toBig(lo), h = toBig(hi);
+    if (l >= h) throw new SchemaError(`IntRange: lo must be less than hi, got lo=${l}, hi=${h}`);
+    if (h - l >= B2[63]) throw new SchemaError(`IntRange: hi - lo must be below 2**63, got ${h - l} (lo=${l}, hi=${h})`);
+    this.loB = l; this.hiB = h; this.spanB = h - l;
+    this.lo = norm(l); this.hi = norm(h);
+    this.bits = this.spanB.toString(2).length;
+    this.span = slotCode(this.bits, this.spanB);
+  }
+  spec() { return { kind: 'IntRange', lo: this.lo, hi: this.hi }; }
+  toString() { return `IntRange(lo=${this.loB}, hi=${this.hiB})`; }
+  get step() { return 1; }
+  get maxError() { return 0.0; }
+  quantize(x) {
+    let v = x;
+    if (typeof v === 'boolean') v = v ? 1 : 0;
+    if (typeof v === 'number' && !Number.isInteger(v)) throw new ValueRangeError(`${this}: ${v} is not an integer`);
+    if (typeof v !== 'number' && typeof v !== 'bigint') throw new TypeError(`IntRange: expected an integer, got ${typeof v}`);
+    const b = toBig(v);
+    if (b < this.loB || b > this.hiB) throw new ValueRangeError(`${this}: value ${b} outside ${this.loB}..${this.hiB}`);
+    return slotCode(this.bits, b - this.loB);
+  }
+  /** lo + code: a number when safe, else a BigInt. */
+  dequantize(code) { return norm(this.loB + toBig(checkedInt(this, code))); }
+  valid(code) { const c = intCode(code); return c !== null && c >= 0 && toBig(c) <= this.spanB; }
+}
 function exactQ(codec, x, lo, hi) {
   let v = x;
   if (typeof v === 'boolean') v = v ? 1 : 0;
@@ -1034,6 +1068,7 @@ export function codecFromSpec(spec) {
     case 'Half': done(); c = new Half(); break;
     case 'UInt': { const b = take('bits'); done(); c = new UInt(b); break; }
     case 'Int': { const b = take('bits'); done(); c = new Int(b); break; }
+    case 'IntRange': { const l = take('lo'), h = take('hi'); done(); c = new IntRange(l, h); break; }
     case 'Bool': done(); c = new Bool(); break;
     case 'Enum': { const v = 'labels' in d ? take('labels') : take('count'); done(); c = new Enum(v); break; }
     case 'Quat': { const b = take('bits', 9), mode = take('mode', 'endpoints'); done(); c = new Quat(b, mode); break; }

@@ -12,7 +12,7 @@ namespace QuantCodec
     public enum CodecKind
     {
         Bounded = 1, Fixed = 2, Angle = 3, PowerCurve = 4, Half = 5, UInt = 6, Int = 7, Bool = 8,
-        Enum = 9, Quat = 10, UnitVector = 11, Vector = 12, Grid = 13, NearlyZero = 14
+        Enum = 9, Quat = 10, UnitVector = 11, Vector = 12, Grid = 13, NearlyZero = 14, IntRange = 15
     }
 
     /// <summary>One codec: its parameters and its rules. Immutable. Scalars quantize one double to one
@@ -35,6 +35,7 @@ namespace QuantCodec
         public readonly int CellBits, OffsetBits; // Grid
         public readonly string[] Labels;        // Enum (null for a count)
         public readonly ulong Count;            // Enum
+        public readonly long Lo, Hi;            // IntRange
         public readonly int ComponentBits;      // Quat, UnitVector
         public readonly Codec[] Components;     // Vector
         public readonly Codec Inner;            // NearlyZero
@@ -196,6 +197,28 @@ namespace QuantCodec
             smax = bits >= 64 ? long.MaxValue : (1L << (bits - 1)) - 1;
         }
 
+        /// <summary>An exact integer in [lo, hi]: (hi - lo).bit_length() bits, code = value - lo.</summary>
+        public static Codec IntRange(long lo, long hi)
+        {
+            if (lo >= hi) throw new SchemaException("IntRange: lo must be less than hi, got lo=" + lo + ", hi=" + hi);
+            ulong span = unchecked((ulong)hi - (ulong)lo);
+            if (span >= 1UL << 63) throw new SchemaException("IntRange: hi - lo must be below 2**63, got " + span + " (lo=" + lo + ", hi=" + hi + ")");
+            return new Codec(lo, hi, span);
+        }
+
+        Codec(long lo, long hi, ulong span) : this(CodecKind.IntRange, BitLen(span), span)
+        {
+            Lo = lo; Hi = hi; smin = lo; smax = hi;
+        }
+
+        /// <summary>IntRange: the value of a (valid) code, lo + code.</summary>
+        public long DequantizeLong(ulong c)
+        {
+            if (Kind == CodecKind.IntRange) return unchecked((long)((ulong)smin + c));
+            if (IsSigned) return unchecked((long)c);
+            return unchecked((long)c);
+        }
+
         public static Codec Bool() { return new Codec(CodecKind.Bool, 1); }
 
         public static Codec Enum(ulong count)
@@ -289,7 +312,7 @@ namespace QuantCodec
         /// <summary>Codes carried as sign-extended two's complement (Int, Fixed with signed=true).</summary>
         public bool IsSigned { get { return Kind == CodecKind.Int || (Kind == CodecKind.Fixed && Signed); } }
 
-        public bool IsExact { get { return Kind == CodecKind.UInt || Kind == CodecKind.Int || Kind == CodecKind.Bool || Kind == CodecKind.Enum; } }
+        public bool IsExact { get { return Kind == CodecKind.UInt || Kind == CodecKind.Int || Kind == CodecKind.Bool || Kind == CodecKind.Enum || Kind == CodecKind.IntRange; } }
 
         /// <summary>c.step of Python: the coarsest distance between neighbouring decoded values
         /// (Vector: the largest component step is not defined; use Components[i].Step; NearlyZero: the inner's).</summary>
@@ -408,6 +431,11 @@ namespace QuantCodec
                         if (!Valid(c)) throw new RangeException(Describe() + ": value " + c + " outside 0.." + maxcode);
                         return c;
                     }
+                case CodecKind.IntRange:
+                    {
+                        if (double.IsNaN(x) || Math.Floor(x) != x || x < -9223372036854775808.0 || x >= 9223372036854775808.0) throw new RangeException(Describe() + ": " + x.ToString("R", CultureInfo.InvariantCulture) + " is not an integer");
+                        return QuantizeInt((long)x);
+                    }
                 case CodecKind.Int:
                     {
                         if (double.IsNaN(x) || Math.Floor(x) != x || x < -9223372036854775808.0 || x >= 9223372036854775808.0) throw new RangeException(Describe() + ": value " + x.ToString("R", CultureInfo.InvariantCulture) + " is not a code");
@@ -424,6 +452,11 @@ namespace QuantCodec
         public ulong QuantizeInt(long v)
         {
             ulong c = unchecked((ulong)v);
+            if (Kind == CodecKind.IntRange)
+            {
+                if (v < smin || v > smax) throw new RangeException(Describe() + ": value " + v + " outside " + smin + ".." + smax);
+                return unchecked(c - (ulong)smin);
+            }
             if (Kind == CodecKind.Int) { if (v < smin || v > smax) throw new RangeException(Describe() + ": value " + v + " outside " + smin + ".." + smax); return c; }
             if (v < 0 || !Valid(c)) throw new RangeException(Describe() + ": value " + v + " outside 0.." + maxcode);
             return c;
@@ -432,6 +465,11 @@ namespace QuantCodec
         /// <summary>An exact unsigned code for UInt/Bool/Enum (RangeException unless valid).</summary>
         public ulong QuantizeUInt(ulong v)
         {
+            if (Kind == CodecKind.IntRange)
+            {
+                if (v > (ulong)long.MaxValue) throw new RangeException(Describe() + ": value " + v + " outside " + smin + ".." + smax);
+                return QuantizeInt((long)v);
+            }
             if (Kind == CodecKind.Int || !IsExact || !Valid(v)) throw new RangeException(Describe() + ": value " + v + " outside 0.." + maxcode);
             return v;
         }
@@ -483,6 +521,7 @@ namespace QuantCodec
                         return ((double)cell + (FloatBits.U64ToDouble(off) + 0.5) / L) * lo;
                     }
                 case CodecKind.Int: return (double)unchecked((long)c);
+                case CodecKind.IntRange: return (double)DequantizeLong(c);
                 case CodecKind.UInt:
                 case CodecKind.Bool:
                 case CodecKind.Enum:
@@ -774,6 +813,9 @@ namespace QuantCodec
                 case CodecKind.UInt: sb.Append("\"bits\":").Append(Bits).Append(",\"kind\":\"UInt\""); break;
                 case CodecKind.Int: sb.Append("\"bits\":").Append(Bits).Append(",\"kind\":\"Int\""); break;
                 case CodecKind.Bool: sb.Append("\"kind\":\"Bool\""); break;
+                case CodecKind.IntRange:
+                    sb.Append("\"hi\":").Append(Hi.ToString(CultureInfo.InvariantCulture)).Append(",\"kind\":\"IntRange\",\"lo\":").Append(Lo.ToString(CultureInfo.InvariantCulture));
+                    break;
                 case CodecKind.Enum:
                     if (Labels == null) sb.Append("\"count\":").Append(Count.ToString(CultureInfo.InvariantCulture)).Append(",\"kind\":\"Enum\"");
                     else

@@ -67,7 +67,7 @@ namespace QuantCodec
                 sQlo[s] = ulong.MaxValue;
                 if (sQtab[s] != null) QuatHalf(sQtab[s], out sQlo[s], out sQspan[s]);
                 sVK[s] = sAllValid[s] ? VK_ALL : sQtab[s] != null ? VK_QTAB : sl.Codec.Kind == CodecKind.PowerCurve ? VK_POWER
-                         : sl.Codec.Kind == CodecKind.Enum ? VK_MAX : VK_CODEC;
+                         : sl.Codec.Kind == CodecKind.Enum || sl.Codec.Kind == CodecKind.IntRange ? VK_MAX : VK_CODEC;
                 switch (sl.Class)
                 {
                     case SlotClass.Ord: case SlotClass.Smag:

@@ -119,7 +119,7 @@ namespace QuantCodec
             switch (c.Kind)
             {
                 case CodecKind.Bounded: case CodecKind.Fixed: case CodecKind.Angle: case CodecKind.UInt:
-                case CodecKind.Int: case CodecKind.Grid:
+                case CodecKind.Int: case CodecKind.Grid: case CodecKind.IntRange:
                     s.Class = SlotClass.Ord; nv += 1; break;
                 case CodecKind.PowerCurve: case CodecKind.Half:
                     s.Class = SlotClass.Smag; nv += 1; break;
@@ -251,7 +251,7 @@ namespace QuantCodec
             return new Schema(name.Text, built, ver);
         }
 
-        static readonly string[] Kinds = { "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat", "UnitVector", "Vector", "Grid", "NearlyZero" };
+        static readonly string[] Kinds = { "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "IntRange" };
 
         static string KindOf(JsonValue v)
         {
@@ -296,6 +296,7 @@ namespace QuantCodec
                 case "UInt": c = Codec.UInt(p.Int("bits", 1, 64)); break;
                 case "Int": c = Codec.Int(p.Int("bits", 1, 64)); break;
                 case "Bool": c = Codec.Bool(); break;
+                case "IntRange": { long l = p.Long("lo"), h = p.Long("hi"); c = Codec.IntRange(l, h); break; }
                 case "Quat": c = Codec.Quat(p.Int("bits", 2, 20, 9), p.Str("mode", "endpoints")); break;
                 case "UnitVector": c = Codec.UnitVector(p.Int("bits", 2, 32)); break;
                 case "Grid": c = Codec.Grid(p.Float("cell_size"), p.Int("cell_bits", 1, 63), p.Int("offset_bits", 1, 63)); break;
@@ -393,6 +394,14 @@ namespace QuantCodec
                 return v.AsDouble();     // non-finite: the constructor says so
             }
             public int Int(string key, int lo, int hi) { return AsInt(key, Need(key), lo, hi); }
+            public long Long(string key)
+            {
+                var v = Need(key);
+                if (!v.IsInteger) throw new SchemaException(kind + ": " + key + " must be an integer, got " + v.TypeName + (v.Type == JsonType.Number ? " " + v.Text : ""));
+                BigInteger b = v.AsBigInteger();
+                if (b < long.MinValue || b > long.MaxValue) throw new SchemaException(kind + ": " + key + " must be within int64, got " + b);
+                return (long)b;
+            }
             public int Int(string key, int lo, int hi, int dflt) { var v = Take(key); return v == null ? dflt : AsInt(key, v, lo, hi); }
             int AsInt(string key, JsonValue v, int lo, int hi)
             {

@@ -34,7 +34,7 @@ namespace QuantCodec
         public const int MinDatagram = 64, MaxDatagramLimit = 65507, MaxFragments = 256;
         const int FragmentHeader = 8, Check = 4, HelloFixed = 55;   // the smallest hello: no name, no summary
         static readonly uint SeedH = Crc32C.Compute(Encoding.ASCII.GetBytes("quantcodec hello"));
-        static readonly string[] KindNames = { null, "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat", "UnitVector", "Vector", "Grid", "NearlyZero" };
+        static readonly string[] KindNames = { null, "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "IntRange" };
 
         public readonly Schema Schema;
         readonly PacketDecoder coder;

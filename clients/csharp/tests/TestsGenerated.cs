@@ -60,7 +60,7 @@ static partial class Tests
                                FloatBits.U64ToDouble(v.U64), v.U5, v.I8, (double)v.I64, v.Flag ? 1 : 0, (double)(uint)v.Mode, v.Count, (double)(uint)v.Single,
                                v.QSmall.X, v.QSmall.Y, v.QSmall.Z, v.QSmall.W, v.QBig.X, v.QBig.Y, v.QBig.Z, v.QBig.W,
                                v.Normal.X, v.Normal.Y, v.Normal.Z, v.Dir32.X, v.Dir32.Y, v.Dir32.Z, v.Grid, v.Nz, v.Nzv.X, v.Nzv.Y, v.Nzv.Z,
-                               v.Vec.X, v.Vec.Y, v.Vec.Z };
+                               v.Vec.X, v.Vec.Y, v.Vec.Z, (double)v.Hp, (double)v.Temp, (double)v.Wide };
             },
             Steps = new List<KeyValuePair<double, double>>
             {
@@ -76,6 +76,7 @@ static partial class Tests
                 P(AllKinds.NzvStepX, F(AllKinds.Schema, "nzv").Inner.Components[0].Step), P(AllKinds.NzvStepY, F(AllKinds.Schema, "nzv").Inner.Components[1].Step),
                 P(AllKinds.NzvStepZ, F(AllKinds.Schema, "nzv").Inner.Components[2].Step), P(AllKinds.NzvThreshold, F(AllKinds.Schema, "nzv").Threshold),
                 P(AllKinds.VecStepX, F(AllKinds.Schema, "vec").Components[0].Step), P(AllKinds.VecStepY, F(AllKinds.Schema, "vec").Components[1].Step),
+                P(AllKinds.HpStep, F(AllKinds.Schema, "hp").Step), P(AllKinds.TempStep, F(AllKinds.Schema, "temp").Step), P(AllKinds.WideStep, F(AllKinds.Schema, "wide").Step),
             },
         });
         o.Add(new Gen
