@@ -8,7 +8,7 @@ import numpy.typing as npt
 _Number = Union[SupportsFloat, SupportsIndex]
 _Array = npt.NDArray[Any]
 _ArrayLike = npt.ArrayLike
-_Mode = Literal["endpoints", "bins"]
+_Mode = Literal["endpoints", "bins", "midpoint"]
 
 class Codec:
     """Base class of every codec."""

@@ -749,6 +749,19 @@ cdef int _valid_loop(const qdesc* d, object codes, object out, Py_ssize_t n) exc
     return 0
 
 
+# The Bounded modes (also Quat's): the kernel constant and the number of intervals L.
+_MODES = {"endpoints": M_ENDPOINTS, "bins": M_BINS, "midpoint": M_MIDPOINT}
+
+
+def _mode_L(str mode, int b):
+    """L of the Bounded rule: 2**b - 1 (endpoints), 2**b (bins), 2**b - 2 (midpoint, even)."""
+    if mode == "bins":
+        return 2.0 ** b
+    if mode == "midpoint":
+        return 2.0 ** b - 2.0
+    return 2.0 ** b - 1.0
+
+
 cdef class Bounded(_FloatScalar):
     """Bounded(min, max, bits, *, mode='endpoints')
 
@@ -756,6 +769,8 @@ cdef class Bounded(_FloatScalar):
 
     mode="endpoints": codes 0 and 2**bits - 1 decode to exactly min and max, step R / (2**bits - 1).
     mode="bins": 2**bits equal bins decoded at their centres, step R / 2**bits.
+    mode="midpoint": as endpoints with 2**bits - 2 intervals (bits >= 2): the middle code decodes to
+    exactly (min + max) / 2, step R / (2**bits - 2); the code 2**bits - 1 is not valid.
     """
     cdef readonly double min, max
     cdef readonly str mode
@@ -769,19 +784,23 @@ cdef class Bounded(_FloatScalar):
             raise SchemaError(f"Bounded: min must be less than max, got min={lo!r}, max={hi!r}")
         if not math.isfinite(hi - lo):
             raise SchemaError(f"Bounded: the range max - min overflows, got min={lo!r}, max={hi!r}")
-        if mode not in ("endpoints", "bins"):
-            raise SchemaError(f"Bounded: mode must be 'endpoints' or 'bins', got {mode!r}")
+        if mode not in ("endpoints", "bins", "midpoint"):
+            raise SchemaError(f"Bounded: mode must be 'endpoints', 'bins' or 'midpoint', got {mode!r}")
+        if mode == "midpoint" and b < 2:
+            raise SchemaError(f"Bounded: mode='midpoint' needs bits >= 2 (2**bits - 2 intervals), got bits={b}")
         if not math.isfinite((hi - lo) * 2.0 ** b):
             # Decoding computes code * R (endpoints) or (code + 0.5) * R (bins) before dividing
             # by L: below R * 2**bits, so finite for every valid code when that is.
             raise SchemaError(f"Bounded: the range max - min times 2**bits overflows (valid codes would decode "
                               f"to inf), got min={lo!r}, max={hi!r}, bits={b}")
         _init_desc(self, K_BOUNDED, b)
-        self.d.mode = M_ENDPOINTS if mode == "endpoints" else M_BINS
+        self.d.mode = _MODES[mode]
         self.d.lo = lo
         self.d.hi = hi
         self.d.R = hi - lo
-        self.d.L = (2.0 ** b - 1.0) if mode == "endpoints" else 2.0 ** b
+        self.d.L = _mode_L(mode, b)
+        if mode == "midpoint":
+            self.d.maxcode = (<uint64_t>1 << b) - 2     # 2**bits - 1 is not a level
         self.min = lo
         self.max = hi
         self.mode = mode
@@ -814,8 +833,9 @@ cdef class Bounded(_FloatScalar):
 
     @classmethod
     def _fewest(cls, min, max, target, mode, attr, owner):
-        probe = cls(min, max, 1, mode=mode)
-        for b in range(1, 33):
+        first = 2 if mode == "midpoint" else 1      # midpoint needs 2 intervals at least
+        probe = cls(min, max, first, mode=mode)
+        for b in range(first, 33):
             try:
                 c = cls(min, max, b, mode=mode)
             except SchemaError:
@@ -840,12 +860,14 @@ def bits_for(range, max_error, *, mode="endpoints"):
         raise SchemaError(f"bits_for: range must be positive, got {r!r}")
     if e <= 0:
         raise SchemaError(f"bits_for: max_error must be positive, got {e!r}")
-    if mode not in ("endpoints", "bins"):
-        raise SchemaError(f"bits_for: mode must be 'endpoints' or 'bins', got {mode!r}")
+    if mode not in ("endpoints", "bins", "midpoint"):
+        raise SchemaError(f"bits_for: mode must be 'endpoints', 'bins' or 'midpoint', got {mode!r}")
     b = 0
     while True:
         if mode == "bins":
             st = r / 2.0 ** b
+        elif mode == "midpoint":
+            st = r / (2.0 ** b - 2.0) if b > 1 else math.inf
         else:
             st = r / (2.0 ** b - 1.0) if b > 0 else math.inf
         if st / 2.0 <= e:
@@ -1815,16 +1837,16 @@ cdef class Quat(_MultiFloat):
     @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, bits=9, *, mode="endpoints"):
         b = _int_param("Quat", "bits", bits, 2, 20)
-        if mode not in ("endpoints", "bins"):
-            raise SchemaError(f"Quat: mode must be 'endpoints' or 'bins', got {mode!r}")
+        if mode not in ("endpoints", "bins", "midpoint"):
+            raise SchemaError(f"Quat: mode must be 'endpoints', 'bins' or 'midpoint', got {mode!r}")
         _init_desc(self, K_QUAT, 2 + 3 * b)
         self.bits = 2 + 3 * b
         self.d.cbits = b
-        self.d.mode = M_ENDPOINTS if mode == "endpoints" else M_BINS
+        self.d.mode = _MODES[mode]
         self.d.lo = -SQRT1_2
         self.d.hi = SQRT1_2
         self.d.R = SQRT1_2 - (-SQRT1_2)
-        self.d.L = (2.0 ** b - 1.0) if mode == "endpoints" else 2.0 ** b
+        self.d.L = _mode_L(mode, b)
         self.mode = mode
         self.component_bits = b
         self._code_dtype = _udtype(2 + 3 * b)

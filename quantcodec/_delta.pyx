@@ -48,7 +48,7 @@ from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrun
 from quantcodec._kernels cimport from_wire
 from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
-    K_UVEC, K_IRANGE, scalar_all_valid,
+    K_UVEC, K_IRANGE, M_MIDPOINT, scalar_all_valid,
 )
 from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, slot_valid, int_column
 from quantcodec._crc32c cimport qc_crc32c, qc_get_u32le, qc_put_u32le
@@ -628,6 +628,7 @@ ctypedef struct sinfo_t:
     uint64_t maxcode  # the slot's largest code
     uint64_t qlo      # R_QUAT with qtab: the component codes whose shrunk value is at most 0.5
     uint64_t qspan    # are qlo .. qlo + qspan (qlo = 2**64 - 1: no such interval)
+    uint64_t qtop     # R_QUAT: the top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2)
     int allvalid      # R_ORD: every value of its width is a valid code (the decoder skips the
                       # check), see scalar_all_valid
 
@@ -641,6 +642,7 @@ ctypedef struct comp_t:
     int nzslot        # the NearlyZero flag slot governing it, or -1
     int qshift        # R_QUAT: 3 * cbits (the index's position), else 0
     int qpos          # R_QUAT: the kept position (0: a, the high bits .. 2: c), else 0
+    uint64_t qtop     # R_QUAT: the mode's top component code (2**b - 1; midpoint 2**b - 2), else 0
     int sh            # 64 - b: a b-bit value shifted up by sh has its sign bit at bit 63
     uint64_t smt      # smag: the magnitude bits (b - 1 of them) shifted up by sh, else 0
 
@@ -773,15 +775,16 @@ cdef inline int egx_len(uint64_t u, int k, int b) noexcept nogil:
     return 2 * qc_msb64(v + 1) + 1 + k
 
 
-cdef inline uint64_t quat_remap_ref(uint64_t bcode, int j, int t, int cb) noexcept nogil:
+cdef inline uint64_t quat_remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) noexcept nogil:
     """The reference of kept position t (0..2) of a smallest-three code whose dropped index is j
     while the baseline's code ``bcode`` dropped i != j: the baseline's components re-expressed
     without index j, in integers. The baseline's component j (code aj) takes the place of the
     dropped one: when the two largest components are nearly tied, as for a box lying on a face,
     |q_i| ~ |q_j|, and the quantizer makes q_j positive, negating the quaternion when aj is
     negative (aj < 2**(cb-1)). So position t, quaternion index k = t + (t >= j), is predicted by
-    aj when k == i, else by the baseline's code ak, mirrored (2**cb - 1 - ak) when aj is negative.
-    (docs/wire-format.md 7.3)"""
+    aj when k == i, else by the baseline's code ak, mirrored (top - ak) when aj is negative, where
+    top is the mode's top component code (2**cb - 1 for endpoints and bins, 2**cb - 2 for
+    midpoint): the code of the negated value. (docs/wire-format.md 7.3)"""
     cdef uint64_t M = qc_mask(cb), aj, ak
     cdef int i = <int>((bcode >> (3 * cb)) & 3)
     cdef int k = t + (1 if t >= j else 0)
@@ -792,7 +795,7 @@ cdef inline uint64_t quat_remap_ref(uint64_t bcode, int j, int t, int cb) noexce
         return aj
     pk = k - (1 if k > i else 0)
     ak = (bcode >> ((2 - pk) * cb)) & M
-    return ak if (aj >> (cb - 1)) else M - ak
+    return ak if (aj >> (cb - 1)) else (top - ak) & M
 
 
 cdef inline bint egx_escapes(uint64_t u, int k, int b) noexcept nogil:
@@ -1367,7 +1370,7 @@ cdef inline void _diff(const comp_t* cp, Py_ssize_t c, const uint64_t* cr, const
             # whichever is shorter. Not counted in the histograms: the Exp-Golomb parameters
             # stay those of the same-index differences (counting these too made no difference
             # on the bench scene and on MuJoCo recordings)
-            xb = quat_remap_ref(bw, <int>((cw >> qs) & 3), cp.qpos, cp.b)
+            xb = quat_remap_ref(bw, <int>((cw >> qs) & 3), cp.qpos, cp.b, cp.qtop)
             u0 = zz_top(((cw >> cp.shift) << sh) - (xb << sh), sh)
             Ue[2 * c] = u0
             Ue[2 * c + 1] = u0
@@ -1514,7 +1517,9 @@ cdef double* _quat_table(const qdesc* d) noexcept nogil:
     if t == NULL:
         return NULL
     for j in range(n):
-        t[j] = quat_shrunk(quat_kept(d, <uint64_t>j, 2), st)
+        # a code above the mode's top (midpoint: 2**cb - 1) is no level: 2.0 makes every sum
+        # of squares exceed 1, so quat_valid_tab refuses it, as quat_valid_kept does
+        t[j] = quat_shrunk(quat_kept(d, <uint64_t>j, 2), st) if <double>j <= d.L else 2.0
     return t
 
 
@@ -1807,12 +1812,15 @@ cdef class DeltaCoder:
             self.si[s].qtab = NULL
             self.si[s].qlo = ~(<uint64_t>0)
             self.si[s].qspan = 0
+            self.si[s].qtop = 0
             self.si[s].maxcode = sl.d.maxcode
             self.si[s].allvalid = 0
             if kind == K_NZFLAG:
                 self.si[s].role = R_FLAG
             elif kind == K_QUAT:
                 self.si[s].role = R_QUAT
+                # the top component code: 2**cb - 1 (endpoints, bins), 2**cb - 2 (midpoint)
+                self.si[s].qtop = qc_mask(sl.d.cbits) - (1 if sl.d.mode == M_MIDPOINT else 0)
                 self.si[s].comp = nc
                 nc += 3
                 if sl.d.cbits <= QTAB_MAXBITS:
@@ -1892,6 +1900,7 @@ cdef class DeltaCoder:
         self.ci[c].field = self.si[s].field
         self.ci[c].qshift = 3 * self.si[s].cb if self.si[s].role == R_QUAT else 0
         self.ci[c].qpos = (2 - shift // b) if self.si[s].role == R_QUAT else 0
+        self.ci[c].qtop = self.si[s].qtop if self.si[s].role == R_QUAT else 0
         self.ci[c].sh = 64 - b
         self.ci[c].smt = (qc_mask(b - 1) << (64 - b)) if smag else 0
         self.ci[c].nzslot = -1
@@ -3114,7 +3123,7 @@ cdef class DeltaCoder:
                                     st = o.st
                                     if st:
                                         break
-                                    code |= ((quat_remap_ref(br[s], j, <int>t, cp.b) + <uint64_t>unzz(o.v))
+                                    code |= ((quat_remap_ref(br[s], j, <int>t, cp.b, cp.qtop) + <uint64_t>unzz(o.v))
                                              & qc_mask(cp.b)) << cp.shift
                                 if st:
                                     msg = b"bad difference"

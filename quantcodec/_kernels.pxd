@@ -44,6 +44,7 @@ cdef enum:
 cdef enum:
     M_ENDPOINTS = 0
     M_BINS = 1
+    M_MIDPOINT = 2     # endpoints with L = 2**b - 2 intervals: the middle code decodes to the centre
 
 # Status of the multi-float kernels.
 cdef enum:
@@ -56,13 +57,13 @@ cdef enum:
 ctypedef struct qdesc:
     int kind
     int bits          # bits on the wire for one code
-    int mode          # Bounded/Quat: M_ENDPOINTS or M_BINS; Fixed/Angle: signed flag
+    int mode          # Bounded/Quat: M_ENDPOINTS, M_BINS or M_MIDPOINT; Fixed/Angle: signed flag
     int cbits         # Quat/UnitVector: bits per component; Grid: offset bits
     double lo         # Bounded/Quat/UnitVector: range start; Fixed: offset; Power: max; Grid: cell size; Angle: full turn
     double hi         # Bounded/Quat/UnitVector: range end; Fixed: step; Power: pow
     double R          # hi - lo (Bounded/Quat/UnitVector); Power: 1 / pow
-    double L          # endpoints: 2**b - 1; bins, Angle, Grid: 2**b; Power: 2**(b-1) - 1
-    uint64_t maxcode  # 2**bits - 1 (Enum: n - 1)
+    double L          # endpoints: 2**b - 1; midpoint: 2**b - 2; bins, Angle, Grid: 2**b; Power: 2**(b-1) - 1
+    uint64_t maxcode  # 2**bits - 1 (Enum: n - 1; Bounded midpoint: 2**bits - 2)
     int64_t smin      # signed range (Fixed, Int), Grid cell range, IntRange lo..hi
     int64_t smax
     double fmin       # Fixed/Int: smin as a double; Fixed: 2**(bits-1) or 2**bits as clamp limit in fmax
@@ -78,8 +79,10 @@ ctypedef struct qdesc:
 # a loop can truncate it to int32 (a vector instruction on every x86-64) where it fits in 31 bits.
 
 cdef inline double bounded_qt(double t, double L, int mode) noexcept nogil:
-    """The Bounded code of `t = (x - lo) / R` as a double: truncating it gives the code."""
-    if mode == M_ENDPOINTS:
+    """The Bounded code of `t = (x - lo) / R` as a double: truncating it gives the code.
+
+    endpoints and midpoint share the rule; only L differs (2**b - 1, resp. 2**b - 2)."""
+    if mode != M_BINS:
         t = t if t > 0.0 else 0.0      # NaN lands here too
         t = t if t < 1.0 else 1.0
         return t * L + 0.5              # non-negative: truncation is floor
@@ -101,6 +104,12 @@ cdef inline double bounded_dqd(double cd, double lo, double hi, double R, double
     cdef double v
     if mode == M_ENDPOINTS:
         v = lo + (cd * R) / L
+        v = hi if cd == L else v
+        return lo if cd == 0.0 else v
+    if mode == M_MIDPOINT:
+        # L is even: the middle code L / 2 decodes to exactly the centre (0.0 in a symmetric range)
+        v = lo + (cd * R) / L
+        v = (lo + hi) * 0.5 if cd + cd == L else v
         v = hi if cd == L else v
         return lo if cd == 0.0 else v
     return lo + ((cd + 0.5) * R) / L
@@ -555,8 +564,11 @@ cdef inline bint quat_valid_kept(const qdesc* d, double a, double b, double c) n
     # its true components are within half a step of the decoded ones. a, b, c are the kept values
     # in index order; the sum is (a*a + b*b) + c*c, as in quantcodec._reference.quat_valid.
     # (The snapshot decoder tabulates quat_shrunk per component code and calls quat_valid_shrunk.)
-    cdef double st = d.R / d.L      # the component step in both modes (L is 2**b - 1 or 2**b)
-    return quat_valid_shrunk(quat_shrunk(a, st), quat_shrunk(b, st), quat_shrunk(c, st))
+    # midpoint: the component code 2**b - 1 is not a level; it is the only one that decodes
+    # above hi (every other mode's codes decode to at most hi), so `<= hi` refuses exactly it.
+    cdef double st = d.R / d.L      # the component step in every mode (L is 2**b - 1, 2**b - 2 or 2**b)
+    return ((a <= d.hi) & (b <= d.hi) & (c <= d.hi)
+            & quat_valid_shrunk(quat_shrunk(a, st), quat_shrunk(b, st), quat_shrunk(c, st)))
 
 
 cdef inline bint quat_valid(const qdesc* d, uint64_t c) noexcept nogil:

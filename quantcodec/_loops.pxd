@@ -68,9 +68,13 @@ ctypedef struct endpoints_t:
 ctypedef struct bins_t:
     char unused
 
+ctypedef struct midpoint_t:
+    char unused
+
 ctypedef fused mode_t:
     endpoints_t
     bins_t
+    midpoint_t
 
 
 # Bump when the table's fields or the dispatchers' signatures change.
@@ -104,7 +108,12 @@ ctypedef struct loop_table:
 
 
 cdef inline int _mode(const mode_t* tag) noexcept nogil:
-    return M_ENDPOINTS if mode_t is endpoints_t else M_BINS
+    if mode_t is endpoints_t:
+        return M_ENDPOINTS
+    elif mode_t is midpoint_t:
+        return M_MIDPOINT
+    else:
+        return M_BINS
 
 
 cdef inline bint _pow2(double R) noexcept nogil:
@@ -144,6 +153,8 @@ cdef inline Py_ssize_t _bounded_q_loop(const qdesc* d, const fin_t* x, Py_ssize_
                                        Py_ssize_t n) noexcept nogil:
     if d.mode == M_ENDPOINTS:
         return _bounded_q_mode(d, x, xs, out, os, n, <endpoints_t*>NULL)
+    if d.mode == M_MIDPOINT:
+        return _bounded_q_mode(d, x, xs, out, os, n, <midpoint_t*>NULL)
     return _bounded_q_mode(d, x, xs, out, os, n, <bins_t*>NULL)
 
 
@@ -173,6 +184,8 @@ cdef inline Py_ssize_t _bounded_dq_loop(const qdesc* d, const code_t* c, Py_ssiz
                                         Py_ssize_t n) noexcept nogil:
     if d.mode == M_ENDPOINTS:
         return _bounded_dq_mode(d, c, cs, out, os, n, <endpoints_t*>NULL)
+    if d.mode == M_MIDPOINT:
+        return _bounded_dq_mode(d, c, cs, out, os, n, <midpoint_t*>NULL)
     return _bounded_dq_mode(d, c, cs, out, os, n, <bins_t*>NULL)
 
 
@@ -198,6 +211,8 @@ cdef inline Py_ssize_t _bounded_rt_loop(const qdesc* d, const fin_t* x, Py_ssize
                                         Py_ssize_t n) noexcept nogil:
     if d.mode == M_ENDPOINTS:
         return _bounded_rt_mode(d, x, xs, out, os, n, <endpoints_t*>NULL)
+    if d.mode == M_MIDPOINT:
+        return _bounded_rt_mode(d, x, xs, out, os, n, <midpoint_t*>NULL)
     return _bounded_rt_mode(d, x, xs, out, os, n, <bins_t*>NULL)
 
 
@@ -240,6 +255,8 @@ cdef inline Py_ssize_t _quat_q_loop(const qdesc* dp, const fin_t* x, ucode_t* ou
                                    int* status) noexcept nogil:
     if dp.mode == M_ENDPOINTS:
         return _quat_q_mode(dp, x, out, n, status, <endpoints_t*>NULL)
+    if dp.mode == M_MIDPOINT:
+        return _quat_q_mode(dp, x, out, n, status, <midpoint_t*>NULL)
     return _quat_q_mode(dp, x, out, n, status, <bins_t*>NULL)
 
 
@@ -275,6 +292,8 @@ cdef inline Py_ssize_t _quat_dq_loop(const qdesc* dp, const ucode_t* c, fout_t* 
                                     Py_ssize_t n) noexcept nogil:
     if dp.mode == M_ENDPOINTS:
         return _quat_dq_mode(dp, c, out, n, <endpoints_t*>NULL)
+    if dp.mode == M_MIDPOINT:
+        return _quat_dq_mode(dp, c, out, n, <midpoint_t*>NULL)
     return _quat_dq_mode(dp, c, out, n, <bins_t*>NULL)
 
 
@@ -306,6 +325,8 @@ cdef inline Py_ssize_t _quat_rt_loop(const qdesc* dp, const fin_t* x, fout_t* ou
                                     int* status) noexcept nogil:
     if dp.mode == M_ENDPOINTS:
         return _quat_rt_mode(dp, x, out, n, status, <endpoints_t*>NULL)
+    if dp.mode == M_MIDPOINT:
+        return _quat_rt_mode(dp, x, out, n, status, <midpoint_t*>NULL)
     return _quat_rt_mode(dp, x, out, n, status, <bins_t*>NULL)
 
 

@@ -4,7 +4,7 @@ GENERATED FILE - do not edit. Written by ``python -m quantcodec._search --write`
 seeded worst-case search of ``quantcodec/_search.py`` (seed 0) on the reference rules of
 ``quantcodec/_reference.py``. ``Quat.max_error`` and ``UnitVector.max_error`` read these tables.
 
-QUAT_MAX_ERROR[(mode, bits)]: worst rotation angle of smallest three, mode "endpoints" or "bins",
+QUAT_MAX_ERROR[(mode, bits)]: worst rotation angle of smallest three, mode "endpoints", "bins" or "midpoint",
 bits 2..20 per component. UNITVEC_MAX_ERROR[bits]: worst angle between a unit vector and its
 octahedral decoding, bits 2..32 per coordinate.
 """
@@ -48,6 +48,25 @@ QUAT_MAX_ERROR = {
     ("endpoints", 18): 0.0010707559743841886,
     ("endpoints", 19): 0.0005353746246403475,
     ("endpoints", 20): 0.00026768791576526203,
+    ("midpoint", 2): 120.00000000000001,
+    ("midpoint", 3): 51.79209444916004,
+    ("midpoint", 4): 19.744513495491727,
+    ("midpoint", 5): 9.796620361024663,
+    ("midpoint", 6): 4.448052472414633,
+    ("midpoint", 7): 2.2591348936458204,
+    ("midpoint", 8): 1.1034963592179547,
+    ("midpoint", 9): 0.5513429264207093,
+    ("midpoint", 10): 0.2748440529112377,
+    ("midpoint", 11): 0.13721662571992513,
+    ("midpoint", 12): 0.06855714235771874,
+    ("midpoint", 13): 0.03427763512404923,
+    ("midpoint", 14): 0.017132668295102873,
+    ("midpoint", 15): 0.008567014999741322,
+    ("midpoint", 16): 0.004283123253071363,
+    ("midpoint", 17): 0.0021415117800151367,
+    ("midpoint", 18): 0.0010707549833841605,
+    ("midpoint", 19): 0.000535377265085298,
+    ("midpoint", 20): 0.0002676878538840468,
 }
 
 UNITVEC_MAX_ERROR = {

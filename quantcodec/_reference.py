@@ -60,7 +60,7 @@ __all__ = [
     "vector_quantize", "vector_dequantize", "vector_valid",
 ]
 
-_MODES = ("endpoints", "bins")
+_MODES = ("endpoints", "bins", "midpoint")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -133,7 +133,7 @@ def _check_bits(bits, lo, hi, name="bits"):
 
 def _check_mode(mode):
     if mode not in _MODES:
-        raise SchemaError(f"mode must be 'endpoints' or 'bins', got {mode!r}")
+        raise SchemaError(f"mode must be 'endpoints', 'bins' or 'midpoint', got {mode!r}")
     return mode
 
 
@@ -163,7 +163,15 @@ def _bounded_params(lo, hi, bits, mode):
     # R * 2**bits, which must be finite (R itself too)
     if not math.isfinite((hi - lo) * float(2 ** bits)):
         raise SchemaError(f"the range max - min times 2**bits overflows, got min={lo!r}, max={hi!r}, bits={bits}")
-    return lo, hi, bits, _check_mode(mode)
+    mode = _check_mode(mode)
+    if mode == "midpoint" and bits < 2:
+        raise SchemaError(f"mode='midpoint' needs bits >= 2, got bits={bits}")
+    return lo, hi, bits, mode
+
+
+def _top(bits, mode):
+    """The top code L: ``2**bits - 1`` (endpoints), ``2**bits - 2`` (midpoint; bins: its last bin)."""
+    return 2 ** bits - (2 if mode == "midpoint" else 1)
 
 
 def bounded_quantize(x, lo, hi, bits, mode="endpoints"):
@@ -176,14 +184,16 @@ def bounded_quantize(x, lo, hi, bits, mode="endpoints"):
 
     bins: ``t = (x - lo) / R``; if not ``t > 0`` (NaN, at or below ``lo``) the code is 0; else
     ``code = min(2**bits - 1, floor(t * 2**bits))`` taken in float (so +inf gives the top code).
+
+    midpoint: as endpoints with ``L = float(2**bits - 2)`` (an even number of intervals).
     """
     lo, hi, bits, mode = _bounded_params(lo, hi, bits, mode)
     x = _f64(x)
     R = hi - lo
     with np.errstate(invalid="ignore", over="ignore"):
         t = (x - lo) / R
-        if mode == "endpoints":
-            L = float(2 ** bits - 1)
+        if mode != "bins":
+            L = float(_top(bits, mode))
             t = np.where(t > 0, t, 0.0)
             t = np.where(t < 1, t, 1.0)
             c = np.floor(t * L + 0.5)
@@ -200,9 +210,21 @@ def bounded_dequantize(code, lo, hi, bits, mode="endpoints"):
     ``lo + (code * R) / L`` with ``R = hi - lo``, ``L = float(2**bits - 1)``.
 
     bins: ``lo + ((code + 0.5) * R) / 2**bits`` (the bin centre).
+
+    midpoint: as endpoints with ``L = float(2**bits - 2)``, and code ``L / 2`` -> exactly
+    ``(lo + hi) * 0.5`` (0.0 in a symmetric range). (Codes above ``L`` are not valid; given one,
+    the same formula extrapolates.)
     """
     lo, hi, bits, mode = _bounded_params(lo, hi, bits, mode)
     c = _codes(code, bits)
+    if mode == "midpoint" and (c == np.uint64(2 ** bits - 1)).any():
+        raise DecodeError(f"code {2 ** bits - 1} is not a level of the midpoint rule (its top code is {2 ** bits - 2})")
+    return _bounded_dq(c, lo, hi, bits, mode)
+
+
+def _bounded_dq(c, lo, hi, bits, mode):
+    """bounded_dequantize on checked uint64 codes (midpoint's 2**bits - 1 extrapolates: for
+    quat_valid, which refuses it)."""
     R = hi - lo
     cf = c.astype(np.float64)
     if mode == "endpoints":
@@ -211,15 +233,23 @@ def bounded_dequantize(code, lo, hi, bits, mode="endpoints"):
         v = np.where(c == 0, lo, v)
         v = np.where(c == 2 ** bits - 1, hi, v)
         return v.astype(np.float64)
+    if mode == "midpoint":
+        L = 2 ** bits - 2
+        v = lo + (cf * R) / float(L)
+        v = np.where(c == 0, lo, v)
+        v = np.where(c == L // 2, (lo + hi) * 0.5, v)
+        v = np.where(c == L, hi, v)
+        return v.astype(np.float64)
     N = float(2 ** bits)
     return lo + ((cf + 0.5) * R) / N
 
 
 def bounded_step(lo, hi, bits, mode="endpoints"):
-    """``R / (2**bits - 1)`` for endpoints, ``R / 2**bits`` for bins (``R = hi - lo``)."""
+    """``R / (2**bits - 1)`` for endpoints, ``R / 2**bits`` for bins, ``R / (2**bits - 2)`` for
+    midpoint (``R = hi - lo``)."""
     lo, hi, bits, mode = _bounded_params(lo, hi, bits, mode)
     R = hi - lo
-    return R / float(2 ** bits - 1) if mode == "endpoints" else R / float(2 ** bits)
+    return R / float(2 ** bits) if mode == "bins" else R / float(_top(bits, mode))
 
 
 def bounded_max_error(lo, hi, bits, mode="endpoints"):
@@ -227,30 +257,34 @@ def bounded_max_error(lo, hi, bits, mode="endpoints"):
     return bounded_step(lo, hi, bits, mode) / 2.0
 
 
-def bounded_valid(code, bits):
-    """Every code of ``bits`` bits is one ``quantize`` can produce."""
-    return _in_range(code, 0, (1 << _check_bits(bits, 1, 32)) - 1)
+def bounded_valid(code, bits, mode="endpoints"):
+    """Every code of ``bits`` bits is one ``quantize`` can produce, but for midpoint's ``2**bits - 1``."""
+    bits = _check_bits(bits, 1, 32)
+    return _in_range(code, 0, _top(bits, _check_mode(mode)) if mode == "midpoint" else (1 << bits) - 1)
 
 
 def bits_for(range, max_error, mode="endpoints"):  # noqa: A002 (SPEC's parameter name)
     """SPEC ``qc.bits_for``, the literal formula in float64 with ``math.log2``:
     endpoints ``ceil(log2(range / (2 * max_error) + 1))``, bins ``ceil(log2(range / (2 * max_error)))``,
-    never below 0."""
+    midpoint ``ceil(log2(range / (2 * max_error) + 2))``, never below 0."""
     _check_mode(mode)
     r = range / (2.0 * max_error)
     if mode == "endpoints":
         r = r + 1.0
+    elif mode == "midpoint":
+        r = r + 2.0
     if not r > 0:
         return 0
     return max(0, math.ceil(math.log2(r)))
 
 
 def _fewest_bits(lo, hi, target, mode, what):
-    lo, hi, _, mode = _bounded_params(lo, hi, 1, mode)
+    first = 2 if mode == "midpoint" else 1
+    lo, hi, _, mode = _bounded_params(lo, hi, first, mode)
     target = float(target)
     if not (target > 0 and math.isfinite(target)):
         raise SchemaError(f"{what} must be positive and finite, got {target!r}")
-    for bits in range(1, 33):
+    for bits in range(first, 33):
         got = bounded_step(lo, hi, bits, mode)
         if what == "max_error":
             got = got / 2.0
@@ -698,7 +732,8 @@ def quat_valid(code, bits=9, mode="endpoints"):
 
     Decode ``a, b, c`` (Bounded rule); ``st`` = :func:`quat_component_step`;
     ``a' = max(0.0, |a| - st)`` (likewise ``b'``, ``c'``); ``s = (a'*a' + b'*b') + c'*c'``;
-    valid iff ``s <= 1.0`` and ``sqrt(1.0 - s) >= max(a', b', c')``.
+    valid iff ``s <= 1.0`` and ``sqrt(1.0 - s) >= max(a', b', c')``; for midpoint also each kept
+    component's code is at most ``2**bits - 2`` (``2**bits - 1`` is not a level).
 
     Why every code ``quat_quantize`` produces passes: the encoder's kept components ``k`` come
     from a unit quaternion whose dropped component ``d`` satisfies ``d >= |k|`` for each of them.
@@ -717,13 +752,15 @@ def quat_valid(code, bits=9, mode="endpoints"):
     flat_ok = inr.ravel()
     codes = _int_array(code).ravel()[flat_ok]
     _, comps = _quat_split(codes.astype(np.uint64), bits)
-    v = bounded_dequantize(comps, -QUAT_LIMIT, QUAT_LIMIT, bits, mode)
+    v = _bounded_dq(comps, -QUAT_LIMIT, QUAT_LIMIT, bits, mode)
     st = quat_component_step(bits, mode)
     sh = np.maximum(0.0, np.abs(v) - st)
     a, b, c = sh[..., 0], sh[..., 1], sh[..., 2]
     s = (a * a + b * b) + c * c
     with np.errstate(invalid="ignore"):
         ok = (s <= 1.0) & (np.sqrt(np.maximum(0.0, 1.0 - s)) >= np.maximum(np.maximum(a, b), c))
+    if mode == "midpoint":
+        ok &= (comps <= np.uint64(_top(bits, mode))).all(axis=-1)
     res = out.ravel()
     res[flat_ok] = ok
     return res.reshape(inr.shape)

@@ -127,10 +127,15 @@ def _evaluate(x, measure, tracker):
         tracker.add(part, measure(part))
 
 
+def _ncodes(bits, mode):
+    """The number of levels of the Bounded rule (midpoint has no code 2**bits - 1)."""
+    return 2 ** bits - (1 if mode == "midpoint" else 0)
+
+
 def _edges(bits, lo, hi, mode):
     """Every decision edge of the Bounded rule (small bit counts only): the midpoints between
     neighbouring decoded values."""
-    codes = np.arange(2 ** bits, dtype=np.uint64)
+    codes = np.arange(_ncodes(bits, mode), dtype=np.uint64)
     dec = ref.bounded_dequantize(codes, lo, hi, bits, mode)
     return (dec[:-1] + dec[1:]) / 2.0
 
@@ -138,7 +143,7 @@ def _edges(bits, lo, hi, mode):
 def _near(bits, lo, hi, mode, targets, width):
     """For each target, the ``2*width + 1`` decision edges nearest to it (fewer at the ends)."""
     out = []
-    top = 2 ** bits - 1
+    top = _ncodes(bits, mode) - 1
     for t in targets:
         k0 = int(ref.bounded_quantize(t, lo, hi, bits, mode))
         ks = np.arange(max(0, k0 - width - 1), min(top, k0 + width + 1), dtype=np.uint64)
@@ -228,6 +233,10 @@ def _uniform_quats(rng, n):
     return q / _norm4(q)[:, None]
 
 
+_MODE_SEED = {"endpoints": 0, "bins": 1, "midpoint": 2}
+QUAT_MODES = ("endpoints", "bins", "midpoint")
+
+
 def quat_worst_angle(bits, mode, encode, decode, seed=0, *, n_random=None, keep=24, children=256,
                      rounds=None, return_input=False):
     """Worst rotation angle (degrees) of a smallest-three codec, by a seeded search.
@@ -239,7 +248,7 @@ def quat_worst_angle(bits, mode, encode, decode, seed=0, *, n_random=None, keep=
     bits = int(bits)
     if n_random is None:
         n_random = 200_000 if bits <= 10 else 50_000
-    rng = np.random.default_rng([int(seed), bits, 0 if mode == "endpoints" else 1, 4])
+    rng = np.random.default_rng([int(seed), bits, _MODE_SEED[mode], 4])
     step = ref.quat_component_step(bits, mode)
     if rounds is None:
         rounds = _rounds_for(step)
@@ -357,7 +366,7 @@ def _run(job):
 
 def generate_tables(jobs=1, progress=None):
     """Run every search with the reference rules; returns ``(quat_table, unitvec_table)``."""
-    work = [("quat", (m, b)) for m in ("endpoints", "bins") for b in QUAT_BITS]
+    work = [("quat", (m, b)) for m in QUAT_MODES for b in QUAT_BITS]
     work += [("unitvec", b) for b in UNITVEC_BITS]
     results = {}
     if jobs > 1:
@@ -373,7 +382,7 @@ def generate_tables(jobs=1, progress=None):
             results[key] = val
             if progress:
                 progress(key, val)
-    quat = {(m, b): results[("quat", m, b)] for m in ("endpoints", "bins") for b in QUAT_BITS}
+    quat = {(m, b): results[("quat", m, b)] for m in QUAT_MODES for b in QUAT_BITS}
     unit = {b: results[("unitvec", None, b)] for b in UNITVEC_BITS}
     return quat, unit
 
@@ -384,7 +393,7 @@ GENERATED FILE - do not edit. Written by ``python -m quantcodec._search --write`
 seeded worst-case search of ``quantcodec/_search.py`` (seed 0) on the reference rules of
 ``quantcodec/_reference.py``. ``Quat.max_error`` and ``UnitVector.max_error`` read these tables.
 
-QUAT_MAX_ERROR[(mode, bits)]: worst rotation angle of smallest three, mode "endpoints" or "bins",
+QUAT_MAX_ERROR[(mode, bits)]: worst rotation angle of smallest three, mode "endpoints", "bins" or "midpoint",
 bits 2..20 per component. UNITVEC_MAX_ERROR[bits]: worst angle between a unit vector and its
 octahedral decoding, bits 2..32 per coordinate.
 """
@@ -413,7 +422,7 @@ def main(argv=None):
     ap.add_argument("--write", action="store_true", help="regenerate quantcodec/_maxerr.py")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; the figures do not depend on it)")
     ap.add_argument("--quat", type=int, metavar="BITS", help="run one Quat search and print it")
-    ap.add_argument("--mode", default="endpoints", choices=("endpoints", "bins"))
+    ap.add_argument("--mode", default="endpoints", choices=QUAT_MODES)
     ap.add_argument("--unitvec", type=int, metavar="BITS", help="run one UnitVector search and print it")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)

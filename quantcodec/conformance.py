@@ -161,7 +161,9 @@ def kit_schemas():
         ("hp", qc.IntRange(0, 100)),
         ("temp", qc.IntRange(-40, 85)),
         ("wide", qc.IntRange(-2 ** 40, 2 ** 40)),
-    ], version=7)
+        ("b_mid", qc.Bounded(-1, 1, 8, mode="midpoint")),
+        ("q_mid", qc.Quat(9, mode="midpoint")),
+    ], version=8)
     one_bit = qc.Schema("OneBit", [("on", qc.Bool())], version=0)
     return {"pose": pose, "all_kinds": all_kinds, "one_bit": one_bit}
 
@@ -240,7 +242,17 @@ def _values_file(name, codec, rng):
             quant.append({"input": [_bits(t) for t in (xin if isinstance(xin, tuple) else (xin,))],
                           "code": _code(code)})
     invalid = []
-    for c in [top + 1, 1 << 64 if bits < 64 else None] + [int(v) for v in rng.integers(0, top + 1, 200, dtype=np.uint64)]:
+    extra = []
+    if spec.get("mode") == "midpoint":
+        # the code 2**b - 1 is not a level: alone (Bounded), or as one kept component (Quat)
+        if kind == "Bounded":
+            extra = [top]
+        else:
+            cb = spec["bits"]
+            mid = (1 << (cb - 1)) - 1
+            extra = [(3 << (3 * cb)) | sum((((1 << cb) - 1) if j == k else mid) << ((2 - j) * cb) for j in range(3))
+                     for k in range(3)]
+    for c in [top + 1, 1 << 64 if bits < 64 else None] + extra + [int(v) for v in rng.integers(0, top + 1, 200, dtype=np.uint64)]:
         if c is None:
             continue
         code = c - (1 << bits) if signed and c < (1 << bits) and c >= 1 << (bits - 1) else c

@@ -47,10 +47,13 @@ class Bits:
 
 class ReferenceDecoder:
     """docs/wire-format.md, section by section. `slots` lists each slot as
-    (kind, bits, field, span, cbits, signed) with kind in flag/ord/smag/quat/uvec/abs."""
+    (kind, bits, field, span, cbits, signed[, top]) with kind in flag/ord/smag/quat/uvec/abs;
+    ``top``, a Quat's top component code L (2**cbits - 1; midpoint 2**cbits - 2), defaults to
+    2**cbits - 1."""
 
     def __init__(self, slots):
-        self.slots = [tuple(s) for s in slots]
+        self.slots = [tuple(s)[:6] for s in slots]
+        self.tops = [tuple(s)[6] if len(s) > 6 else (1 << s[4]) - 1 for s in slots]
         self.held = {}
         self.hits = Counter()           # the branches of the page reached (coverage report)
         comps = []
@@ -240,13 +243,13 @@ class ReferenceDecoder:
                     v = r.read(bits)
                 elif first is None:
                     # a new largest component j: differences from the baseline remapped
-                    i, j, M = brow[s] >> (3 * cb), r.read(2), (1 << cb) - 1
+                    i, j, M, top = brow[s] >> (3 * cb), r.read(2), (1 << cb) - 1, self.tops[s]
                     assert j != i, "remap to the baseline's own index"
                     self.hits["quat:remapped"] += 1
                     A = {q: (brow[s] >> ((2 - t) * cb)) & M for t, q in enumerate(q for q in range(4) if q != i)}
                     v = j << (3 * cb)
                     for t, q in enumerate(q for q in range(4) if q != j):
-                        ref = A[j] if q == i else A[q] if A[j] >> (cb - 1) else M - A[q]
+                        ref = A[j] if q == i else A[q] if A[j] >> (cb - 1) else (top - A[q]) & M
                         u = r.egx_value(kk[cs[t]], cb)
                         v |= ((ref + ((u >> 1) ^ -(u & 1))) & M) << ((2 - t) * cb)
                 else:

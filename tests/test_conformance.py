@@ -73,7 +73,8 @@ def _slots(schema):
             spec = inner["codecs"][entry["comp"]] if inner["kind"] == "Vector" else inner
         kind = "flag" if entry["kind"] == "flag" else kinds.get(spec["kind"], "ord")
         cbits = spec.get("bits", 0) if kind in ("quat", "uvec") else 0
-        out.append((kind, entry["bits"], entry["field"], entry["span"], cbits, sg))
+        top = ((1 << cbits) - (2 if spec.get("mode") == "midpoint" else 1)) if kind == "quat" else 0
+        out.append((kind, entry["bits"], entry["field"], entry["span"], cbits, sg, top))
     return out
 
 

@@ -227,8 +227,8 @@ def bounded_case(lo, hi, bits, mode):
     c = qc.Bounded(lo, hi, bits, mode=mode)
     rng = _rng("bounded", lo, hi, bits, mode)
     R = hi - lo
-    if mode == "endpoints":
-        L = 2 ** bits - 1
+    if mode != "bins":
+        L = 2 ** bits - (2 if mode == "midpoint" else 1)
         ks = sample_ks(rng, L)
         step = R / float(L)
         e = [lo + (ks + 0.5) * step, lo + ((ks + 0.5) * R) / L, lo + ks * step, lo + (ks * R) / L]
@@ -242,8 +242,9 @@ def bounded_case(lo, hi, bits, mode):
         f"Bounded({lo!r},{hi!r},{bits},{mode})", c,
         lambda x: ref.bounded_quantize(x, lo, hi, bits, mode),
         lambda k: ref.bounded_dequantize(k, lo, hi, bits, mode),
-        lambda k: ref.bounded_valid(k, bits),
-        bits, windows=[(lo, hi), (lo - 0.25 * R, hi + 0.25 * R)], edges=edges)
+        lambda k: ref.bounded_valid(k, bits, mode),
+        bits, windows=[(lo, hi), (lo - 0.25 * R, hi + 0.25 * R)], edges=edges,
+        noncanonical=[2 ** bits - 1] if mode == "midpoint" else [])
 
 
 def fixed_case(step, bits, signed, offset):
@@ -340,11 +341,14 @@ def _all_scalars():
    return (
     [bounded_case(lo, hi, bits, mode)
      for (lo, hi) in [(-1.0, 1.0), (-2048.0, 2048.0), (-3.0, 7.0), (0.1, 0.7)]
-     for bits in (1, 2, 8, 16, 31, 32) for mode in ("endpoints", "bins")]
+     for bits in (1, 2, 8, 16, 31, 32) for mode in ("endpoints", "bins", "midpoint")
+     if not (mode == "midpoint" and bits < 2)]
     + [bounded_case(-1e300, 1e300, b, m) for b in (1, 26) for m in ("endpoints", "bins")]
-    + [bounded_case(-1e298, 1e298, 32, m) for m in ("endpoints", "bins")]   # (2e300 * 2**32 overflows)
+    + [bounded_case(-1e298, 1e298, 32, m) for m in ("endpoints", "bins", "midpoint")]   # (2e300 * 2**32 overflows)
     + [bounded_case(1.0, 1.0000000000000002, b, m) for b in (1, 8) for m in ("endpoints", "bins")]
-    + [bounded_case(-5e-324, 5e-324, 3, m) for m in ("endpoints", "bins")]
+    + [bounded_case(-5e-324, 5e-324, 3, m) for m in ("endpoints", "bins", "midpoint")]
+    + [bounded_case(-1e300, 1e300, 26, "midpoint"), bounded_case(1.0, 1.0000000000000002, 8, "midpoint"),
+       bounded_case(-3.0, 3.0, 2, "midpoint"), bounded_case(-0.1, 0.1, 9, "midpoint")]
     + [fixed_case(step, bits, signed, offset)
        for (step, offset) in [(1e-7, 0.0), (0.01, 100.0), (0.25, -3.5), (1.0, 0.0), (0.1, -1e6)]
        for bits in (1, 2, 16, 32, 53, 64) for signed in (True, False)]
@@ -635,7 +639,7 @@ QUATS = [Multi(f"Quat({b},{m})", qc.Quat(b, mode=m),
                (lambda x, b=b, m=m: ref.quat_quantize(x, b, m)),
                (lambda c, b=b, m=m: ref.quat_dequantize(c, b, m)),
                (lambda c, b=b, m=m: ref.quat_valid(c, b, m)), 4, b, m, 2 + 3 * b)
-         for b in range(2, 21) for m in ("endpoints", "bins")]
+         for b in range(2, 21) for m in ("endpoints", "bins", "midpoint")]
 UVECS = [Multi(f"UnitVector({b})", qc.UnitVector(b),
                (lambda x, b=b: ref.unitvec_quantize(x, b)),
                (lambda c, b=b: ref.unitvec_dequantize(c, b)),
@@ -668,10 +672,10 @@ def multi_inputs(case):
         mode = case.mode
     else:
         lo, hi, mode = -1.0, 1.0, "endpoints"
-    L = 2 ** b - 1 if mode == "endpoints" else 2 ** b
+    L = 2 ** b if mode == "bins" else 2 ** b - (2 if mode == "midpoint" else 1)
     ks = sample_ks(rng, L, 256)
     R = hi - lo
-    e = lo + ((ks + 0.5) * R) / L if mode == "endpoints" else lo + (ks * R) / L
+    e = lo + ((ks + 0.5) * R) / L if mode != "bins" else lo + (ks * R) / L
     e = ulps(e, 1)
     e = e[np.abs(e) <= hi]
     m = e.size
@@ -1015,7 +1019,7 @@ def _ref_of(codec):
     if k == "Bounded":
         a = (codec.min, codec.max, codec.bits, codec.mode)
         return (lambda x: ref.bounded_quantize(x, *a), lambda c: ref.bounded_dequantize(c, *a),
-                lambda c: ref.bounded_valid(c, a[2]))
+                lambda c: ref.bounded_valid(c, a[2], a[3]))
     if k == "Fixed":
         a = (codec.step_size, codec.bits, codec.signed, codec.offset)
         return (lambda x: ref.fixed_quantize(x, *a), lambda c: ref.fixed_dequantize(c, *a),
@@ -1223,6 +1227,8 @@ SCHEMA_ERRORS = [
     ("Bounded mode", lambda: qc.Bounded(0, 1, 8, mode="round"), lambda: ref.bounded_step(0, 1, 8, "round")),
     ("Bounded bits float", lambda: qc.Bounded(0, 1, 8.0), lambda: ref.bounded_step(0, 1, 8.0)),
     ("Bounded bits bool", lambda: qc.Bounded(0, 1, True), lambda: ref.bounded_step(0, 1, True)),
+    ("Bounded midpoint bits 1", lambda: qc.Bounded(0, 1, 1, mode="midpoint"),
+     lambda: ref.bounded_step(0, 1, 1, "midpoint")),
     ("Bounded range * 2**bits overflows", lambda: qc.Bounded(-1e300, 1e300, 32),
      lambda: ref.bounded_step(-1e300, 1e300, 32)),
     ("Bounded bins range * 2**bits overflows", lambda: qc.Bounded(-1e300, 1e300, 27, mode="bins"),

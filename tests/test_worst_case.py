@@ -48,7 +48,7 @@ IMPLS = ["reference", "core"]
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("mode,bits", [("endpoints", 4), ("endpoints", 9), ("endpoints", 10), ("endpoints", 12),
-                                       ("bins", 3), ("bins", 9)])
+                                       ("bins", 3), ("bins", 9), ("midpoint", 9), ("midpoint", 12)])
 def test_quat_search_reproduces_table(impl, mode, bits):
     enc, dec = _quat_impl(impl, bits, mode)
     assert quat_worst_angle(bits, mode, enc, dec, seed=0) == pytest.approx(QUAT_MAX_ERROR[mode, bits], rel=1e-9, abs=0)
@@ -77,8 +77,8 @@ def test_search_is_seeded_and_seed_independent_in_its_result():
 # ----------------------------------------------------------------------------------------------
 
 def test_spec_and_seed_figures():
-    # SPEC: about 0.55 at 9 bits, 0.275 at 10, 0.069 at 12 (either mode)
-    for mode in ("endpoints", "bins"):
+    # SPEC: about 0.55 at 9 bits, 0.275 at 10, 0.069 at 12 (every mode)
+    for mode in ("endpoints", "bins", "midpoint"):
         assert QUAT_MAX_ERROR[mode, 9] == pytest.approx(0.55, rel=0.01)
         assert QUAT_MAX_ERROR[mode, 10] == pytest.approx(0.275, rel=0.01)
         assert QUAT_MAX_ERROR[mode, 12] == pytest.approx(0.069, rel=0.01)
@@ -105,10 +105,11 @@ def test_first_order_estimates():
 
 
 def test_tables_complete_and_halving():
-    assert set(QUAT_MAX_ERROR) == {(m, b) for m in ("endpoints", "bins") for b in range(2, 21)}
+    assert set(QUAT_MAX_ERROR) == {(m, b) for m in ("endpoints", "bins", "midpoint") for b in range(2, 21)}
     assert set(UNITVEC_MAX_ERROR) == set(range(2, 33))
-    for mode in ("endpoints", "bins"):
-        for b in range(5, 21):
+    for mode in ("endpoints", "bins", "midpoint"):
+        # (midpoint's step ratio (2**b - 2) / (2**(b-1) - 2) is 2.07 at 6 bits: halving from 7)
+        for b in range(7 if mode == "midpoint" else 5, 21):
             assert 1.9 < QUAT_MAX_ERROR[mode, b - 1] / QUAT_MAX_ERROR[mode, b] < 2.1
     for b in range(5, 33):
         assert 1.9 < UNITVEC_MAX_ERROR[b - 1] / UNITVEC_MAX_ERROR[b] < 2.1
@@ -138,7 +139,8 @@ def _near_half(rng, n, scale):
 
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("mode,bits", [("endpoints", 3), ("endpoints", 9), ("bins", 9), ("endpoints", 13),
-                                       ("bins", 16), ("endpoints", 20)])
+                                       ("bins", 16), ("endpoints", 20), ("midpoint", 3), ("midpoint", 9),
+                                       ("midpoint", 10)])
 def test_quat_samples_never_exceed_table(impl, mode, bits):
     enc, dec = _quat_impl(impl, bits, mode)
     rng = np.random.default_rng(1234 + bits)

@@ -77,7 +77,7 @@ typedef struct qc_error {
 typedef struct qc_codec {
     int kind;               /* QC_BOUNDED .. QC_INTRANGE */
     int bits;               /* bits of one value on the wire (NearlyZero: 1 + inner, the most) */
-    int mode;               /* Bounded/Quat: 0 endpoints, 1 bins; Fixed/Angle: 1 if signed */
+    int mode;               /* Bounded/Quat: 0 endpoints, 1 bins, 2 midpoint; Fixed/Angle: 1 if signed */
     int cbits;              /* Quat/UnitVector: bits per coordinate; Grid: offset_bits */
     int cell_bits;          /* Grid */
     int deg;                /* Angle: 1 for unit "deg" */
@@ -1200,9 +1200,11 @@ const qc_json *qc_json_get(const qc_json *obj, const char *key) {
 static uint64_t qc__dbits(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }
 static double qc__bitsd(uint64_t u) { double x; memcpy(&x, &u, 8); return x; }
 
+/* Bounded modes: 0 endpoints (L = 2**b - 1), 1 bins (L = 2**b), 2 midpoint (the endpoints rule with
+   L = 2**b - 2: the middle code L / 2 decodes to exactly the centre; 2**b - 1 is not a code). */
 static double qc__bounded_qt(double t, double L, int mode) {
     QC__NOFMA
-    if (mode == 0) {
+    if (mode != 1) {
         t = t > 0.0 ? t : 0.0;
         t = t < 1.0 ? t : 1.0;
         return t * L + 0.5;
@@ -1215,8 +1217,9 @@ static double qc__bounded_qt(double t, double L, int mode) {
 static double qc__bounded_dqd(double cd, double lo, double hi, double R, double L, int mode) {
     QC__NOFMA
     double v;
-    if (mode == 0) {
+    if (mode != 1) {
         v = lo + (cd * R) / L;
+        if (mode == 2 && cd + cd == L) v = (lo + hi) * 0.5;
         v = cd == L ? hi : v;
         return cd == 0.0 ? lo : v;
     }
@@ -1412,6 +1415,8 @@ static int qc__quat_valid(const qc_codec *d, uint64_t code) {
     double st, a, b, c, s, big;
     if (code > d->maxcode) return 0;
     st = d->R / d->L;
+    if (qc__quat_kept(d, code, 0) > d->hi || qc__quat_kept(d, code, 1) > d->hi || qc__quat_kept(d, code, 2) > d->hi)
+        return 0;           /* midpoint: a component code 2**cbits - 1 is no level (the only one above hi) */
     a = qc__quat_shrunk(qc__quat_kept(d, code, 0), st);
     b = qc__quat_shrunk(qc__quat_kept(d, code, 1), st);
     c = qc__quat_shrunk(qc__quat_kept(d, code, 2), st);
@@ -1764,7 +1769,8 @@ static int qc__mode_param(qc__sb *b, const char *owner, const qc_json *spec, int
     if (v == NULL) return 0;
     if (v->type == QC_JSON_STRING && strcmp(v->text, "endpoints") == 0) return 0;
     if (v->type == QC_JSON_STRING && strcmp(v->text, "bins") == 0) { *mode = 1; return 0; }
-    return qc__fail(b->err, "%s%s: mode must be 'endpoints' or 'bins', got %s%s%s", b->where, owner,
+    if (v->type == QC_JSON_STRING && strcmp(v->text, "midpoint") == 0) { *mode = 2; return 0; }
+    return qc__fail(b->err, "%s%s: mode must be 'endpoints', 'bins' or 'midpoint', got %s%s%s", b->where, owner,
                     v->type == QC_JSON_STRING ? "'" : "", v->type == QC_JSON_STRING ? v->text : qc__jtype_name(v),
                     v->type == QC_JSON_STRING ? "'" : "");
 }
@@ -1820,11 +1826,13 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
         if (!(lo < hi)) return qc__fail(b->err, "%sBounded: min must be less than max, got min=%.17g, max=%.17g", b->where, lo, hi);
         if (!qc__isfinite(hi - lo)) return qc__fail(b->err, "%sBounded: the range max - min overflows", b->where);
         if (qc__mode_param(b, kn, spec, &c->mode) < 0) return -1;
+        if (c->mode == 2 && iv < 2)
+            return qc__fail(b->err, "%sBounded: mode='midpoint' needs bits >= 2 (2**bits - 2 intervals), got bits=%d", b->where, (int)iv);
         if (!qc__isfinite((hi - lo) * qc__pow2((int)iv)))
             return qc__fail(b->err, "%sBounded: the range max - min times 2**bits overflows (valid codes would decode to inf)", b->where);
         c->bits = (int)iv;
         c->lo = lo; c->hi = hi; c->R = hi - lo;
-        c->L = c->mode == 0 ? qc__pow2(c->bits) - 1.0 : qc__pow2(c->bits);
+        c->L = c->mode == 1 ? qc__pow2(c->bits) : qc__pow2(c->bits) - (c->mode == 2 ? 2.0 : 1.0);
         c->p1 = lo; c->p2 = hi;
         break;
     }
@@ -1983,7 +1991,7 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
         c->cbits = (int)iv;
         c->bits = 2 + 3 * c->cbits;
         c->lo = -QC__SQRT1_2; c->hi = QC__SQRT1_2; c->R = QC__SQRT1_2 - (-QC__SQRT1_2);
-        c->L = c->mode == 0 ? qc__pow2(c->cbits) - 1.0 : qc__pow2(c->cbits);
+        c->L = c->mode == 1 ? qc__pow2(c->cbits) : qc__pow2(c->cbits) - (c->mode == 2 ? 2.0 : 1.0);
         c->maxcode = qc__mask(c->bits);
         return 0;
     }
@@ -2091,6 +2099,7 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
     }
     (void)depth;
     if (c->kind != QC_ENUM && c->kind != QC_FIXED && c->kind != QC_INTRANGE) c->maxcode = qc__mask(c->bits);
+    if (c->kind == QC_BOUNDED && c->mode == 2) c->maxcode -= 1;    /* midpoint: 2**bits - 1 is no code */
     return 0;
 }
 
@@ -2157,7 +2166,7 @@ static void qc__emit_codec(qc__out *o, const qc_codec *c) {
         qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->bits);
         qc__emits(o, ",\"kind\":\"Bounded\",\"max\":"); qc__emit_hex(o, c->p2);
         qc__emits(o, ",\"min\":"); qc__emit_hex(o, c->p1);
-        qc__emits(o, c->mode ? ",\"mode\":\"bins\"}" : ",\"mode\":\"endpoints\"}");
+        qc__emits(o, c->mode == 2 ? ",\"mode\":\"midpoint\"}" : c->mode ? ",\"mode\":\"bins\"}" : ",\"mode\":\"endpoints\"}");
         break;
     case QC_FIXED:
         qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->bits);
@@ -2202,7 +2211,8 @@ static void qc__emit_codec(qc__out *o, const qc_codec *c) {
         break;
     case QC_QUAT:
         qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->cbits);
-        qc__emits(o, c->mode ? ",\"kind\":\"Quat\",\"mode\":\"bins\"}" : ",\"kind\":\"Quat\",\"mode\":\"endpoints\"}");
+        qc__emits(o, c->mode == 2 ? ",\"kind\":\"Quat\",\"mode\":\"midpoint\"}" : c->mode ? ",\"kind\":\"Quat\",\"mode\":\"bins\"}"
+                     : ",\"kind\":\"Quat\",\"mode\":\"endpoints\"}");
         break;
     case QC_UNITVECTOR:
         qc__emits(o, "{\"bits\":"); qc__emit_int(o, c->cbits); qc__emits(o, ",\"kind\":\"UnitVector\"}");
@@ -2441,6 +2451,7 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
         else if (c->kind == QC_POWERCURVE) sl->vclass = 2;
         else if (c->kind == QC_ENUM) sl->vclass = c->count == ((uint64_t)1 << c->bits) ? 0 : 1;
         else if (c->kind == QC_INTRANGE) sl->vclass = c->maxcode == qc__mask(c->bits) ? 0 : 1;
+        else if (c->kind == QC_BOUNDED && c->mode == 2) sl->vclass = 1;     /* midpoint: no 2**bits - 1 */
         else if (c->kind == QC_QUAT) {
             sl->vclass = 1;
             if (c->cbits <= 12) {
@@ -2448,7 +2459,9 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
                 double *t = (double *)qc__arena_alloc(&a, nq * sizeof(double));
                 double st = c->R / c->L;
                 if (t == NULL) { qc__fail(err, "out of memory"); goto fail; }
-                for (j = 0; j < nq; j++) t[j] = qc__quat_shrunk(qc__bounded_dqd((double)j, c->lo, c->hi, c->R, c->L, c->mode), st);
+                /* a code above the mode's top (midpoint: 2**cbits - 1) is no level: 2.0 fails the test */
+                for (j = 0; j < nq; j++)
+                    t[j] = (double)j <= c->L ? qc__quat_shrunk(qc__bounded_dqd((double)j, c->lo, c->hi, c->R, c->L, c->mode), st) : 2.0;
                 sl->qtab = t;
                 sl->vclass = 4;
             }
@@ -2957,7 +2970,9 @@ QC__HOT uint64_t qc__apply(uint64_t ref, uint64_t u, const qc_comp *cp) {
     return x;
 }
 
-static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb) {
+/* top: the mode's top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2), the code of a negated value
+   being top - c (docs/wire-format.md 7.3) */
+static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) {
     uint64_t M = qc__mask(cb), aj, ak;
     int i = (int)((bcode >> (3 * cb)) & 3);
     int k = t + (t >= j ? 1 : 0);
@@ -2966,7 +2981,7 @@ static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb) {
     if (k == i) return aj;
     pk = k - (k > i ? 1 : 0);
     ak = (bcode >> ((2 - pk) * cb)) & M;
-    return (aj >> (cb - 1)) ? ak : M - ak;
+    return (aj >> (cb - 1)) ? ak : ((top - ak) & M);
 }
 
 static int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
@@ -3326,7 +3341,7 @@ flush:
                             for (t = 0; t < 3; t++) {
                                 const qc_comp *cp = &sc->comps[sl->comp + t];
                                 if (qc__eg_p(&r, &cpar[sl->comp + t], &v, NULL) < 0) { msg = "bad difference"; break; }
-                                code |= ((qc__remap_ref(br[s], (int)jn, t, cb) + qc__unzz(v)) & qc__mask(cb)) << cp->shift;
+                                code |= ((qc__remap_ref(br[s], (int)jn, t, cb, qc__mask(cb) - (sl->codec->mode == 2 ? 1 : 0)) + qc__unzz(v)) & qc__mask(cb)) << cp->shift;
                             }
                             if (msg != NULL) break;
                         }

@@ -50,7 +50,7 @@ export abstract class Codec {
   toString(): string;
 }
 export class Bounded extends Codec {
-  constructor(min: number, max: number, bits: number, mode?: 'endpoints' | 'bins');
+  constructor(min: number, max: number, bits: number, mode?: 'endpoints' | 'bins' | 'midpoint');
   readonly min: number; readonly max: number; readonly mode: string;
   readonly step: number; readonly maxError: number;
   quantize(x: number): number;
@@ -100,7 +100,7 @@ export class Enum extends Codec {
   dequantize(code: Integer): string | number;
 }
 export class Quat extends Codec {
-  constructor(bits?: number, mode?: 'endpoints' | 'bins');
+  constructor(bits?: number, mode?: 'endpoints' | 'bins' | 'midpoint');
   readonly componentBits: number; readonly mode: string; readonly step: number;
   /** (x, y, z, w) -> code; ValueRangeError for a zero or non-finite quaternion. */
   quantize(q: ArrayLike<number>): Integer;

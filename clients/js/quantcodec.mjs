@@ -478,23 +478,29 @@ export class Bounded extends Codec {
     const b = intParam('Bounded', 'bits', bits, 1, 32);
     if (!(lo < hi)) throw new SchemaError(`Bounded: min must be less than max, got min=${pyRepr(lo)}, max=${pyRepr(hi)}`);
     if (!Number.isFinite(hi - lo)) throw new SchemaError(`Bounded: the range max - min overflows, got min=${pyRepr(lo)}, max=${pyRepr(hi)}`);
-    if (mode !== 'endpoints' && mode !== 'bins') throw new SchemaError(`Bounded: mode must be 'endpoints' or 'bins', got ${show(mode)}`);
+    if (mode !== 'endpoints' && mode !== 'bins' && mode !== 'midpoint') throw new SchemaError(`Bounded: mode must be 'endpoints', 'bins' or 'midpoint', got ${show(mode)}`);
+    if (mode === 'midpoint' && b < 2) throw new SchemaError(`Bounded: mode='midpoint' needs bits >= 2 (2**bits - 2 intervals), got bits=${b}`);
     if (!Number.isFinite((hi - lo) * 2 ** b)) throw new SchemaError(`Bounded: the range max - min times 2**bits overflows (valid codes would decode to inf), got min=${pyRepr(lo)}, max=${pyRepr(hi)}, bits=${b}`);
     this.kind = 'Bounded'; this.bits = b; this.min = lo; this.max = hi; this.mode = mode;
-    this.R = hi - lo; this.L = mode === 'endpoints' ? 2 ** b - 1 : 2 ** b;
-    this.maxcode = 2 ** b - 1; this.cls = 'ord'; this.signed = false;
+    this.R = hi - lo; this.L = modeL(mode, b); this.m = MODE[mode];
+    this.maxcode = mode === 'midpoint' ? 2 ** b - 2 : 2 ** b - 1; this.cls = 'ord'; this.signed = false;
   }
   spec() { return { kind: 'Bounded', min: this.min, max: this.max, bits: this.bits, mode: this.mode }; }
   _canon() { return { kind: 'Bounded', min: new HexFloat(this.min), max: new HexFloat(this.max), bits: this.bits, mode: this.mode }; }
   get step() { return this.R / this.L; }
   get maxError() { return this.step / 2; }
-  quantize(x) { return Math.trunc(boundedQt((+x - this.min) / this.R, this.L, this.mode === 'endpoints')); }
-  dequantize(code) { return boundedDq(checkedNumber(this, code), this.min, this.max, this.R, this.L, this.mode === 'endpoints'); }
+  quantize(x) { return Math.trunc(boundedQt((+x - this.min) / this.R, this.L, this.m)); }
+  dequantize(code) { return boundedDq(checkedNumber(this, code), this.min, this.max, this.R, this.L, this.m); }
   valid(code) { const c = intCode(code); return c !== null && c >= 0 && c <= this.maxcode; }
 }
 
-function boundedQt(t, L, endpoints) {
-  if (endpoints) {
+// The Bounded modes: endpoints (L = 2**b - 1), bins (L = 2**b), midpoint (endpoints' rule with
+// L = 2**b - 2, so the middle code L / 2 decodes to exactly the centre; 2**b - 1 is not a code).
+const M_ENDPOINTS = 0, M_BINS = 1, M_MIDPOINT = 2;
+const MODE = { endpoints: M_ENDPOINTS, bins: M_BINS, midpoint: M_MIDPOINT };
+function modeL(mode, b) { return mode === 'bins' ? 2 ** b : mode === 'midpoint' ? 2 ** b - 2 : 2 ** b - 1; }
+function boundedQt(t, L, mode) {
+  if (mode !== M_BINS) {
     t = t > 0.0 ? t : 0.0;
     t = t < 1.0 ? t : 1.0;
     return t * L + 0.5;
@@ -503,10 +509,11 @@ function boundedQt(t, L, endpoints) {
   t = t > 0.0 ? t : 0.0;
   return t < L ? t : L - 1.0;
 }
-function boundedDq(cd, lo, hi, R, L, endpoints) {
-  if (endpoints) {
+function boundedDq(cd, lo, hi, R, L, mode) {
+  if (mode !== M_BINS) {
     if (cd === 0) return lo;
     if (cd === L) return hi;
+    if (mode === M_MIDPOINT && cd + cd === L) return (lo + hi) * 0.5;
     return lo + (cd * R) / L;
   }
   return lo + ((cd + 0.5) * R) / L;
@@ -851,10 +858,11 @@ export class Quat extends Codec {
   constructor(bits = 9, mode = 'endpoints') {
     super();
     const b = intParam('Quat', 'bits', bits, 2, 20);
-    if (mode !== 'endpoints' && mode !== 'bins') throw new SchemaError(`Quat: mode must be 'endpoints' or 'bins', got ${show(mode)}`);
+    if (mode !== 'endpoints' && mode !== 'bins' && mode !== 'midpoint') throw new SchemaError(`Quat: mode must be 'endpoints', 'bins' or 'midpoint', got ${show(mode)}`);
     this.kind = 'Quat'; this.componentBits = b; this.cbits = b; this.bits = 2 + 3 * b; this.mode = mode;
     this.lo = -SQRT1_2; this.hi = SQRT1_2; this.R = SQRT1_2 - (-SQRT1_2);
-    this.L = mode === 'endpoints' ? 2 ** b - 1 : 2 ** b; this.endpoints = mode === 'endpoints';
+    this.L = modeL(mode, b); this.m = MODE[mode];
+    this.top = mode === 'midpoint' ? 2 ** b - 2 : 2 ** b - 1;   // the top component code (the remap's mirror)
     this.st = this.R / this.L; this.cls = 'quat'; this.signed = false; this.cmask = 2 ** b - 1;
   }
   get isScalar() { return false; }
@@ -877,7 +885,7 @@ export class Quat extends Codec {
     if (Math.abs(x2) > best) { best = Math.abs(x2); big = x2; a = x0; b = x1; idx = 2; }
     if (Math.abs(x3) > best) { big = x3; a = x0; b = x1; c = x2; idx = 3; }
     if (big < 0.0) { a = -a; b = -b; c = -c; }
-    const q3 = (v) => Math.trunc(boundedQt((v - this.lo) / this.R, this.L, this.endpoints));
+    const q3 = (v) => Math.trunc(boundedQt((v - this.lo) / this.R, this.L, this.m));
     return this.pack(idx, q3(a), q3(b), q3(c));
   }
   pack(idx, a, b, c) {
@@ -894,7 +902,7 @@ export class Quat extends Codec {
     }
     return [Math.floor(code / P2[3 * cb]), Math.floor(code / P2[2 * cb]) % P2[cb], Math.floor(code / P2[cb]) % P2[cb], code % P2[cb]];
   }
-  kept(k) { return boundedDq(k, this.lo, this.hi, this.R, this.L, this.endpoints); }
+  kept(k) { return boundedDq(k, this.lo, this.hi, this.R, this.L, this.m); }
   /** code -> [x, y, z, w]. */
   dequantize(code) {
     if (!this.valid(code)) throw new DecodeError(`${this}: code ${code} is not a valid code`);
@@ -902,6 +910,7 @@ export class Quat extends Codec {
     return quatRebuild(idx, this.kept(ka), this.kept(kb), this.kept(kc));
   }
   validParts(ka, kb, kc) {
+    if (ka > this.top || kb > this.top || kc > this.top) return false;    // midpoint: 2**b - 1 is no level
     const st = this.st;
     const sh = (x) => { x = Math.abs(x) - st; return x < 0.0 ? 0.0 : x; };
     const a = sh(this.kept(ka)), b = sh(this.kept(kb)), c = sh(this.kept(kc));
@@ -956,8 +965,8 @@ export class UnitVector extends Codec {
       const q2 = (1.0 - Math.abs(p)) * (q >= 0.0 ? 1.0 : -1.0);
       p = p2; q = q2;
     }
-    const kp = Math.trunc(boundedQt((p - -1.0) / 2.0, this.L, true));
-    const kq = Math.trunc(boundedQt((q - -1.0) / 2.0, this.L, true));
+    const kp = Math.trunc(boundedQt((p - -1.0) / 2.0, this.L, M_ENDPOINTS));
+    const kq = Math.trunc(boundedQt((q - -1.0) / 2.0, this.L, M_ENDPOINTS));
     if (this.bits > 53) return (BigInt(kp) << BigInt(this.cbits)) | BigInt(kq);
     return kp * P2[this.cbits] + kq;
   }
@@ -966,7 +975,7 @@ export class UnitVector extends Codec {
     const c = intCode(code);
     let kp, kq;
     if (typeof c === 'bigint') { kp = Number(c >> BigInt(this.cbits)); kq = Number(c & BMASK[this.cbits]); } else { kp = Math.floor(c / P2[this.cbits]); kq = c % P2[this.cbits]; }
-    let p = boundedDq(kp, -1.0, 1.0, 2.0, this.L, true), q = boundedDq(kq, -1.0, 1.0, 2.0, this.L, true);
+    let p = boundedDq(kp, -1.0, 1.0, 2.0, this.L, M_ENDPOINTS), q = boundedDq(kq, -1.0, 1.0, 2.0, this.L, M_ENDPOINTS);
     const z = (1.0 - Math.abs(p)) - Math.abs(q);
     if (z < 0.0) {
       const p2 = (1.0 - Math.abs(q)) * (p >= 0.0 ? 1.0 : -1.0);
@@ -1670,23 +1679,27 @@ class PacketCoder {
     this.pp = new Uint8Array(comps.length);
     this.slotValid = schema.slots.map((s) => (s.cls === 'flag' ? null : allValid(s.codec) ? null : s.codec));
     // numeric tables for the fast path (fields without wide slots or components over 32 bits)
-    this.vkind = new Int8Array(S);          // 0 every code valid, 1 PowerCurve, 2 Enum, 3 Quat
-    this.vlim = new Float64Array(S);        // PowerCurve: the negative zero code; Enum: n - 1
+    this.vkind = new Int8Array(S);          // 0 every code valid, 1 PowerCurve, 2 Enum or midpoint Bounded (a top code), 3 Quat
+    this.vlim = new Float64Array(S);        // PowerCurve: the negative zero code; Enum: n - 1; Bounded: its top code
     this.signedS = new Uint8Array(S);
     this.cbitsS = new Int32Array(S);
+    this.qtopS = new Float64Array(S);       // Quat: the mode's top component code (the remap's mirror)
     this.qshrunk = new Array(S).fill(null); // Quat: each component code's value shrunk by a step
     schema.slots.forEach((sl, i) => {
       this.signedS[i] = sl.signed ? 1 : 0;
       this.cbitsS[i] = sl.cbits;
+      if (sl.codec && sl.codec.kind === 'Quat') this.qtopS[i] = sl.codec.top;
       const c = sl.codec;
       if (!c || allValid(c)) return;
       if (c.kind === 'PowerCurve') { this.vkind[i] = 1; this.vlim[i] = c.half; }
       else if (c.kind === 'Enum') { this.vkind[i] = 2; this.vlim[i] = c.n - 1; }
+      else if (c.kind === 'Bounded') { this.vkind[i] = 2; this.vlim[i] = c.maxcode; }   // midpoint
       else if (c.kind === 'Quat') {
         this.vkind[i] = 3;
         if (c.cbits <= 16) {
           const t = new Float64Array(2 ** c.cbits);
-          for (let k = 0; k < t.length; k++) { const x = Math.abs(c.kept(k)) - c.st; t[k] = x < 0.0 ? 0.0 : x; }
+          // a code above the mode's top (midpoint: 2**b - 1) is no level: 2.0 fails every test
+          for (let k = 0; k < t.length; k++) { const x = Math.abs(c.kept(k)) - c.st; t[k] = k > c.top ? 2.0 : x < 0.0 ? 0.0 : x; }
           this.qshrunk[i] = t;
         }
       }
@@ -2241,11 +2254,11 @@ class PacketCoder {
     const A0 = bidx === 0 ? 0 : ba, A1 = bidx === 0 ? ba : bidx === 1 ? 0 : bb;
     const A2 = bidx <= 1 ? bb : bidx === 2 ? 0 : bc, A3 = bidx <= 2 ? bc : 0;
     const A = [A0, A1, A2, A3];
-    const aj = A[j], top = aj >= P2[cb - 1];
+    const aj = A[j], top = aj >= P2[cb - 1], L = this.qtopS[s];
     let code = j, t = 0;
     for (let x = 0; x < 4; x++) {
       if (x === j) continue;
-      const ref = x === bidx ? aj : (top ? A[x] : M - 1 - A[x]);
+      const ref = x === bidx ? aj : (top ? A[x] : L - A[x]);
       code = code * M + addZz(ref, r.egE(kk[c0 + t], cb, E[c0 + t]), cb);
       t++;
     }
@@ -2386,7 +2399,7 @@ class PacketCoder {
     if (r.read1() === 0) return sl.wide ? r.readBig(sl.bits) : r.readNum(sl.bits);
     const j = r.read(2);
     if (j === bidx) throw new DecodeError('snapshot packet: a quaternion remapped to its own index');
-    const M = P2[cb] - 1;
+    const L = q.top;                // the mode's top component code: a negated value's code is L - c
     const A = [0, 0, 0, 0];
     { const kept3 = [ba, bb, bc]; let t = 0; for (let x = 0; x < 4; x++) if (x !== bidx) A[x] = kept3[t++]; }
     const aj = A[j];
@@ -2394,7 +2407,7 @@ class PacketCoder {
     let t = 0;
     for (let x = 0; x < 4; x++) {
       if (x === j) continue;
-      const ref = x === bidx ? aj : (aj >= P2[cb - 1] ? A[x] : M - A[x]);
+      const ref = x === bidx ? aj : (aj >= P2[cb - 1] ? A[x] : L - A[x]);
       const u = r.eg(kk[c0 + t], cb, false);
       const d = (u % 2) ? -((u - 1) / 2) - 1 : u / 2;
       out.push((((ref + d) % P2[cb]) + P2[cb]) % P2[cb]);
@@ -2407,7 +2420,8 @@ class PacketCoder {
 /** Whether every code a slot's width can carry is valid for the codec (no check needed). */
 function allValid(c) {
   switch (c.kind) {
-    case 'Bounded': case 'Angle': case 'UInt': case 'Int': case 'Half': case 'Grid': case 'UnitVector': case 'Bool': return true;
+    case 'Bounded': return c.mode !== 'midpoint';      // midpoint: 2**b - 1 is not a code
+    case 'Angle': case 'UInt': case 'Int': case 'Half': case 'Grid': case 'UnitVector': case 'Bool': return true;
     case 'Fixed': return true;
     default: return false;        // PowerCurve (negative zero), Enum (codes >= n), Quat
   }

@@ -26,7 +26,7 @@ namespace QuantCodec
         public readonly int Bits;               // wire bits (NearlyZero: the most; Quat 2 + 3b; UnitVector 2b)
         // the parameters, as the spec has them
         public readonly double Min, Max;        // Bounded
-        public readonly string Mode;            // Bounded, Quat: "endpoints" / "bins"
+        public readonly string Mode;            // Bounded, Quat: "endpoints" / "bins" / "midpoint"
         public readonly double StepSize, Offset;// Fixed
         public readonly bool Signed;            // Fixed, Angle
         public readonly string Unit;            // Angle
@@ -41,7 +41,12 @@ namespace QuantCodec
         public readonly Codec Inner;            // NearlyZero
         public readonly double Threshold;       // NearlyZero
         // the kernel descriptor (qdesc)
-        internal readonly bool endpoints;
+        internal readonly int mode;             // Bounded, Quat: M_ENDPOINTS, M_BINS or M_MIDPOINT
+        // The Bounded modes: endpoints (L = 2**b - 1), bins (L = 2**b), midpoint (the endpoints rule
+        // with L = 2**b - 2: the middle code L / 2 decodes to exactly the centre; 2**b - 1 is no code).
+        internal const int M_ENDPOINTS = 0, M_BINS = 1, M_MIDPOINT = 2;
+        static int ModeOf(string m) { return m == "bins" ? M_BINS : m == "midpoint" ? M_MIDPOINT : M_ENDPOINTS; }
+        static double ModeL(int m, int b) { return m == M_BINS ? P2(b) : m == M_MIDPOINT ? P2(b) - 2.0 : P2(b) - 1.0; }
         internal readonly double lo, hi, R, L;
         internal readonly ulong maxcode;
         internal readonly long smin, smax;
@@ -83,7 +88,8 @@ namespace QuantCodec
             if (!(min < max)) throw new SchemaException("Bounded: min must be less than max, got min=" + Repr(min) + ", max=" + Repr(max));
             double r = max - min;
             if (double.IsInfinity(r)) throw new SchemaException("Bounded: the range max - min overflows, got min=" + Repr(min) + ", max=" + Repr(max));
-            if (mode != "endpoints" && mode != "bins") throw new SchemaException("Bounded: mode must be 'endpoints' or 'bins', got '" + mode + "'");
+            if (mode != "endpoints" && mode != "bins" && mode != "midpoint") throw new SchemaException("Bounded: mode must be 'endpoints', 'bins' or 'midpoint', got '" + mode + "'");
+            if (mode == "midpoint" && bits < 2) throw new SchemaException("Bounded: mode='midpoint' needs bits >= 2 (2**bits - 2 intervals), got bits=" + bits);
             if (double.IsInfinity(r * P2(bits))) throw new SchemaException("Bounded: the range max - min times 2**bits overflows, got min=" + Repr(min) + ", max=" + Repr(max) + ", bits=" + bits);
             return new Codec(CodecKind.Bounded, bits, min, max, mode);
         }
@@ -91,9 +97,10 @@ namespace QuantCodec
         Codec(CodecKind k, int bits, double min, double max, string mode) : this(k, bits)
         {
             Min = min; Max = max; Mode = mode;
-            endpoints = mode == "endpoints";
+            this.mode = ModeOf(mode);
             lo = min; hi = max; R = max - min;
-            L = endpoints ? P2(bits) - 1.0 : P2(bits);
+            L = ModeL(this.mode, bits);
+            if (this.mode == M_MIDPOINT) maxcode = (1UL << bits) - 2;     // 2**bits - 1 is no code
         }
 
         public static Codec Fixed(double step, int bits, bool signed = true, double offset = 0.0)
@@ -247,16 +254,16 @@ namespace QuantCodec
         public static Codec Quat(int bits = 9, string mode = "endpoints")
         {
             CheckBits("Quat", "bits", bits, 2, 20);
-            if (mode != "endpoints" && mode != "bins") throw new SchemaException("Quat: mode must be 'endpoints' or 'bins', got '" + mode + "'");
+            if (mode != "endpoints" && mode != "bins" && mode != "midpoint") throw new SchemaException("Quat: mode must be 'endpoints', 'bins' or 'midpoint', got '" + mode + "'");
             return new Codec(bits, mode);
         }
 
         Codec(int b, string mode) : this(CodecKind.Quat, 2 + 3 * b)
         {
             ComponentBits = b; Mode = mode; cbits = b;
-            endpoints = mode == "endpoints";
+            this.mode = ModeOf(mode);
             lo = -Sqrt1_2; hi = Sqrt1_2; R = Sqrt1_2 - (-Sqrt1_2);
-            L = endpoints ? P2(b) - 1.0 : P2(b);
+            L = ModeL(this.mode, b);
         }
 
         public static Codec UnitVector(int bits)
@@ -267,7 +274,7 @@ namespace QuantCodec
 
         Codec(CodecKind k, int b, bool uvec) : this(k, 2 * b)
         {
-            ComponentBits = b; cbits = b; endpoints = true;
+            ComponentBits = b; cbits = b; mode = M_ENDPOINTS;
             lo = -1.0; hi = 1.0; R = 2.0; L = P2(b) - 1.0;
         }
 
@@ -339,9 +346,9 @@ namespace QuantCodec
 
         // ---------------------------------------------------------------------------- scalar rules
 
-        static double BoundedQt(double t, double L, bool endpoints)
+        static double BoundedQt(double t, double L, int mode)
         {
-            if (endpoints)
+            if (mode != M_BINS)
             {
                 t = t > 0.0 ? t : 0.0;
                 t = t < 1.0 ? t : 1.0;
@@ -352,11 +359,12 @@ namespace QuantCodec
             return t < L ? t : L - 1.0;
         }
 
-        static double BoundedDqd(double cd, double lo, double hi, double R, double L, bool endpoints)
+        static double BoundedDqd(double cd, double lo, double hi, double R, double L, int mode)
         {
-            if (endpoints)
+            if (mode != M_BINS)
             {
                 double v = lo + (cd * R) / L;
+                if (mode == M_MIDPOINT && cd + cd == L) v = (lo + hi) * 0.5;
                 v = cd == L ? hi : v;
                 return cd == 0.0 ? lo : v;
             }
@@ -380,7 +388,7 @@ namespace QuantCodec
             switch (Kind)
             {
                 case CodecKind.Bounded:
-                    return (ulong)BoundedQt((x - lo) / R, L, endpoints);
+                    return (ulong)BoundedQt((x - lo) / R, L, mode);
                 case CodecKind.Fixed:
                     {
                         double v = (x - lo) / hi;
@@ -494,7 +502,7 @@ namespace QuantCodec
         {
             switch (Kind)
             {
-                case CodecKind.Bounded: return BoundedDqd(FloatBits.U64ToDouble(c), lo, hi, R, L, endpoints);
+                case CodecKind.Bounded: return BoundedDqd(FloatBits.U64ToDouble(c), lo, hi, R, L, mode);
                 case CodecKind.Fixed:
                     if (Signed) return lo + ((double)unchecked((long)c)) * hi;
                     return lo + FloatBits.U64ToDouble(c) * hi;
@@ -653,9 +661,9 @@ namespace QuantCodec
             big = u ? x3 : big; a = u ? x0 : a; b = u ? x1 : b; c = u ? x2 : c; idx = u ? 3 : idx;
             u = big < 0.0;
             a = u ? -a : a; b = u ? -b : b; c = u ? -c : c;
-            ulong ka = (ulong)(int)BoundedQt((a - lo) / R, L, endpoints);
-            ulong kb = (ulong)(int)BoundedQt((b - lo) / R, L, endpoints);
-            ulong kc = (ulong)(int)BoundedQt((c - lo) / R, L, endpoints);
+            ulong ka = (ulong)(int)BoundedQt((a - lo) / R, L, mode);
+            ulong kb = (ulong)(int)BoundedQt((b - lo) / R, L, mode);
+            ulong kc = (ulong)(int)BoundedQt((c - lo) / R, L, mode);
             return (((((((ulong)idx << cbits) | ka) << cbits) | kb) << cbits) | kc);
         }
 
@@ -664,7 +672,7 @@ namespace QuantCodec
         internal double QuatKept(ulong c, int k)
         {
             ulong mask = (1UL << cbits) - 1;
-            return BoundedDqd((double)(int)((c >> ((2 - k) * cbits)) & mask), lo, hi, R, L, endpoints);
+            return BoundedDqd((double)(int)((c >> ((2 - k) * cbits)) & mask), lo, hi, R, L, mode);
         }
 
         /// <summary>The unit quaternion (x, y, z, w) of a code, into out[offset..offset+3].</summary>
@@ -710,6 +718,9 @@ namespace QuantCodec
         bool QuatValid(ulong c)
         {
             if (c > maxcode) return false;
+            ulong m = (1UL << cbits) - 1;
+            // midpoint: a component code 2**cbits - 1 is no level
+            if ((double)((c >> (2 * cbits)) & m) > L || (double)((c >> cbits) & m) > L || (double)(c & m) > L) return false;
             double st = R / L;
             return QuatValidShrunk(QuatShrunk(QuatKept(c, 0), st), QuatShrunk(QuatKept(c, 1), st), QuatShrunk(QuatKept(c, 2), st));
         }
@@ -720,7 +731,8 @@ namespace QuantCodec
             int n = 1 << cbits;
             var t = new double[n];
             double st = R / L;
-            for (int j = 0; j < n; j++) t[j] = QuatShrunk(QuatKept((ulong)j, 2), st);
+            // a code above the mode's top (midpoint: 2**cbits - 1) is no level: 2.0 fails every test
+            for (int j = 0; j < n; j++) t[j] = j > L ? 2.0 : QuatShrunk(QuatKept((ulong)j, 2), st);
             return t;
         }
 
@@ -746,16 +758,16 @@ namespace QuantCodec
             q2 = (1.0 - Math.Abs(p)) * SgnNn(q);
             p = u ? p2 : p;
             q = u ? q2 : q;
-            ulong kp = FloatBits.DoubleToU64(BoundedQt((p - lo) / R, L, true));
-            ulong kq = FloatBits.DoubleToU64(BoundedQt((q - lo) / R, L, true));
+            ulong kp = FloatBits.DoubleToU64(BoundedQt((p - lo) / R, L, M_ENDPOINTS));
+            ulong kq = FloatBits.DoubleToU64(BoundedQt((q - lo) / R, L, M_ENDPOINTS));
             return (kp << cbits) | kq;
         }
 
         public void DequantizeUnitVector(ulong c, out double x, out double y, out double z)
         {
             ulong mask = (1UL << cbits) - 1;   // cbits <= 32
-            double p = BoundedDqd(FloatBits.U64ToDouble((c >> cbits) & mask), lo, hi, R, L, true);
-            double q = BoundedDqd(FloatBits.U64ToDouble(c & mask), lo, hi, R, L, true);
+            double p = BoundedDqd(FloatBits.U64ToDouble((c >> cbits) & mask), lo, hi, R, L, M_ENDPOINTS);
+            double q = BoundedDqd(FloatBits.U64ToDouble(c & mask), lo, hi, R, L, M_ENDPOINTS);
             double zz = (1.0 - Math.Abs(p)) - Math.Abs(q);
             bool u = zz < 0.0;
             double p2 = (1.0 - Math.Abs(q)) * SgnNn(p);

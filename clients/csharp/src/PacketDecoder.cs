@@ -67,7 +67,7 @@ namespace QuantCodec
                 sQlo[s] = ulong.MaxValue;
                 if (sQtab[s] != null) QuatHalf(sQtab[s], out sQlo[s], out sQspan[s]);
                 sVK[s] = sAllValid[s] ? VK_ALL : sQtab[s] != null ? VK_QTAB : sl.Codec.Kind == CodecKind.PowerCurve ? VK_POWER
-                         : sl.Codec.Kind == CodecKind.Enum || sl.Codec.Kind == CodecKind.IntRange ? VK_MAX : VK_CODEC;
+                         : sl.Codec.Kind == CodecKind.Enum || sl.Codec.Kind == CodecKind.IntRange || sl.Codec.Kind == CodecKind.Bounded ? VK_MAX : VK_CODEC;
                 switch (sl.Class)
                 {
                     case SlotClass.Ord: case SlotClass.Smag:
@@ -115,7 +115,8 @@ namespace QuantCodec
             {
                 // (Bounded: 2**bits codes; Fixed and Int: the whole two's complement / unsigned range of
                 // their width; a Vector's UnitVector: 2**(2b) codes)
-                case CodecKind.Bounded: case CodecKind.Angle: case CodecKind.UInt: case CodecKind.Grid: case CodecKind.Half:
+                case CodecKind.Bounded: return c.mode != Codec.M_MIDPOINT;     // midpoint: 2**bits - 1 is no code
+                case CodecKind.Angle: case CodecKind.UInt: case CodecKind.Grid: case CodecKind.Half:
                 case CodecKind.Int: case CodecKind.Bool: case CodecKind.UnitVector: case CodecKind.Fixed:
                     return true;
                 default: return false;      // PowerCurve (negative zero), Enum, Quat
@@ -749,7 +750,8 @@ namespace QuantCodec
                                             {
                                                 int tq = q < i ? q : q - 1;     // q's position among the baseline's kept components
                                                 ulong aq = (bw >> ((2 - tq) * cb)) & M;
-                                                rf = (aj >> (cb - 1)) != 0 ? aq : M - aq;
+                                                // the code of the negated value: the mode's top code L - aq
+                                                rf = (aj >> (cb - 1)) != 0 ? aq : ((sCodec[s].mode == Codec.M_MIDPOINT ? M - 1 : M) - aq) & M;
                                             }
                                             ulong du = EGf(kk[c + t], cb, cMask[c + t]);
                                             v |= ((rf + Unzz(du)) & M) << ((2 - t) * cb);
