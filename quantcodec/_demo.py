@@ -223,7 +223,8 @@ def format_text(r):
         out.append(f"delta is {raw / delta:.1f}x smaller than raw floats and {full / delta:.1f}x smaller "
                    f"than full quantized snapshots")
     out += [
-        "bytes and kbit/s: the packets themselves, without UDP/IP headers.",
+        "bytes and kbit/s: the datagrams (each packet and its 32-bit check; for delta, the hello too\n"
+        "  when a packet goes without a baseline), without UDP/IP headers.",
         "changed: entities whose floats (raw) or codes (quantized) differ from the previous tick's, or",
         "  (delta) whose codes differ from the packet's baseline: the only ones that cost more than a bit.",
         "errors: what the client decoded against the server's floats; positions per axis.",
