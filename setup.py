@@ -89,7 +89,7 @@ def _x86_64_gcc():
 # The array loops of Bounded, Quat and UnitVector (quantcodec/_loops.pxd) are compiled once per
 # instruction set, each into its own module: _loops_baseline everywhere, and on x86-64 with gcc
 # or clang _loops_avx2 and _loops_avx512, which quantcodec._codecs loads when the CPU runs them
-# (CPUID through __builtin_cpu_supports). Feature flags, not -march: they enable exactly what the
+# (quantcodec/_cpu.h, the one CPU dispatch). Feature flags, not -march: they enable exactly what the
 # runtime check tests, and no FMA.
 LOOPS = ["_loops_baseline", "_loops_avx2", "_loops_avx512"]
 SIMD = {

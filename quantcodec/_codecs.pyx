@@ -19,7 +19,6 @@ from quantcodec._loops cimport LOOPS_ABI, QC_LOOPS_BUILD, code_t, fin_t, fout_t,
 import importlib
 import math
 import operator
-import os
 
 import numpy as np
 
@@ -158,33 +157,11 @@ cdef object _at_row(object exc, Py_ssize_t flat):
 # runs, capped by the environment variable QUANTCODEC_SIMD=baseline|avx2|avx512. Every table
 # gives the same codes and values bit for bit.
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) && defined(__x86_64__)
-    #include <cpuid.h>
-    /* CPUID and XGETBV straight from the header: no runtime library (compiler-rt's __cpu_model
-       is not linked everywhere). The OS must have enabled the register state, not only the CPU. */
-    static int qc_cpu_level(void) {
-        unsigned int a, b, c, d, xcr0, xcr0_hi;
-        if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)) || !(c & (1u << 28)))
-            return 0;                                   /* no OSXSAVE or no AVX */
-        __asm__ volatile ("xgetbv" : "=a"(xcr0), "=d"(xcr0_hi) : "c"(0));
-        if ((xcr0 & 0x6) != 0x6 || __get_cpuid_max(0, 0) < 7)
-            return 0;                                   /* no XMM/YMM state, or no leaf 7 */
-        __cpuid_count(7, 0, a, b, c, d);
-        if (!(b & (1u << 5)))
-            return 0;                                   /* no AVX2 */
-        if ((xcr0 & 0xe6) == 0xe6 && (b & (1u << 16)) && (b & (1u << 17)) && (b & (1u << 28))
-                && (b & (1u << 30)) && (b & (1u << 31)))
-            return 2;                                   /* AVX-512 F, DQ, CD, BW, VL and their state */
-        return 1;
-    }
-    #else
-    static int qc_cpu_level(void) { return 0; }
-    #endif
-    """
-    # 0 baseline, 1 AVX2, 2 AVX-512 (F, CD, BW, DQ, VL), as the CPU and the OS support them.
+cdef extern from "_cpu.h":
+    # The one CPU dispatch (quantcodec/_cpu.h): what the CPU and the OS support (0 baseline,
+    # 1 AVX2, 2 AVX-512 F/CD/BW/DQ/VL) and the cap QUANTCODEC_SIMD sets.
     int qc_cpu_level() noexcept nogil
+    int qc_simd_cap() noexcept nogil
 
 _SIMD_LEVELS = ("baseline", "avx2", "avx512")
 
@@ -218,8 +195,7 @@ def _simd_select(level=None):
     cdef const loop_table* t
     avail = _simd_available()
     if level is None:
-        cap = os.environ.get("QUANTCODEC_SIMD", "").strip().lower()
-        top = _SIMD_LEVELS.index(cap) if cap in _SIMD_LEVELS else len(_SIMD_LEVELS) - 1
+        top = qc_simd_cap()
         level = "baseline"
         for l in avail:             # worst first: the last that fits the cap
             if _SIMD_LEVELS.index(l) <= top:

@@ -43,9 +43,8 @@ static void qc_crc32c_init(void) {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <stdlib.h>
-#include <string.h>
 #include <nmmintrin.h>
+#include "_cpu.h"
 #define QC_CRC32C_HW 1
 static volatile int qc_crc32c_hw_ok = -1;
 
@@ -69,12 +68,8 @@ static uint32_t qc_crc32c_hw(uint32_t seed, const uint8_t* p, size_t n) {
 }
 
 static int qc_crc32c_hw_check(void) {
-    const char* cap = getenv("QUANTCODEC_SIMD");
-    int ok = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-    if (cap && (strcmp(cap, "baseline") == 0 || strcmp(cap, "BASELINE") == 0))
-        ok = 0;
-    qc_crc32c_hw_ok = ok;
-    return ok;
+    qc_crc32c_hw_ok = qc_crc_hw();
+    return qc_crc32c_hw_ok;
 }
 #endif
 

@@ -182,7 +182,7 @@ cdef extern from *:
 
 cdef extern from *:
     """
-    /* The encoder's differences with AVX-512, chosen at run time (qc_have_avx512): one changed
+    /* The encoder's differences with AVX-512, chosen at run time (qc_have_avx512: quantcodec/_cpu.h, capped by QUANTCODEC_SIMD): one changed
        entity's components, up to 16, as the lanes of two 512-bit registers. Each lane takes its
        carrier from the row (a permute: up to 16 slots in two registers), shifts it to the top
        of the word (vpsrlvq / vpsllvq: every lane its own shift), applies the sign-magnitude
@@ -211,16 +211,8 @@ cdef extern from *:
         && !defined(QC_NO_AVX512)
     #include <immintrin.h>
     #define QC_VDIFF 1
-    static int qc_avx512_state = -1;
-    static int qc_have_avx512(void) {
-        if (qc_avx512_state < 0) {
-            __builtin_cpu_init();
-            qc_avx512_state = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd")
-                && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")
-                && __builtin_cpu_supports("avx512bw");
-        }
-        return qc_avx512_state;
-    }
+    #include "_cpu.h"
+    static int qc_have_avx512(void) { return qc_simd_level() >= QC_SIMD_AVX512; }
     __attribute__((target("avx512f,avx512cd,avx512vl,avx512dq,avx512bw")))
     static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
                          const uint64_t* pr, uint64_t* Ue, uint32_t* hist, uint32_t cm,
@@ -3296,6 +3288,27 @@ cdef int pred_target(int bdist) noexcept nogil:
     while bdist % d:
         d -= 1
     return d
+
+
+cdef extern from "_cpu.h":
+    int qc_cpu_level() noexcept nogil
+    int qc_simd_level() noexcept nogil
+    int qc_crc_hw() noexcept nogil
+
+
+def _cpu_level():
+    """What the CPU and the OS support (0 baseline, 1 AVX2, 2 AVX-512), without the cap."""
+    return qc_cpu_level()
+
+
+def _simd_level():
+    """The level the delta coder uses (quantcodec/_cpu.h: capped by QUANTCODEC_SIMD)."""
+    return qc_simd_level()
+
+
+def _crc_hw():
+    """Whether the datagram check uses the SSE 4.2 instruction."""
+    return bool(qc_crc_hw())
 
 
 def pred_target_of(int bdist):

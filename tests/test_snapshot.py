@@ -1809,6 +1809,31 @@ def test_vector_path_where_the_cpu_has_it():
     assert DeltaCoder(pose_schema()._plan).vector
 
 
+@pytest.mark.parametrize("cap", ["baseline", " AVX2 ", "avx512"])
+def test_one_cpu_dispatch_honours_quantcodec_simd(cap):
+    # quantcodec/_cpu.h is the one dispatch: the array loops, the delta coder's vector path and
+    # the datagram check all obey QUANTCODEC_SIMD (chosen once a process: hence the subprocess)
+    import os
+    import subprocess
+    import sys
+    code = ("from quantcodec import _codecs, _delta, _bitstream\n"
+            "from quantcodec._stream import default_schema\n"
+            "print(_codecs._simd(), _delta._simd_level(), _delta._crc_hw(),"
+            " _delta.DeltaCoder(default_schema()._plan).vector)")
+    env = dict(os.environ, QUANTCODEC_SIMD=cap)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    loops, level, crc_hw, vector = out.stdout.split()
+    from quantcodec import _codecs
+    from quantcodec import _delta
+    want = min(["baseline", "avx2", "avx512"].index(cap.strip().lower()), _delta._cpu_level())
+    assert int(level) == want
+    assert loops == ["baseline", "avx2", "avx512"][want] or loops in _codecs._simd_available()
+    assert vector == str(want == 2)
+    if want == 0:
+        assert crc_hw == "False"
+        assert loops == "baseline"
+
+
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 120), move=st.floats(0.0, 1.0),
        wide=st.booleans())
