@@ -765,49 +765,36 @@ def _set_snapshot_type(cls):
 
 
 @cython.final
-cdef class DeltaCoder:
-    """The delta coder of one schema's plan. Holds scratch buffers: one per encoder/decoder,
-    not shared between threads (SnapshotEncoder / SnapshotDecoder serialize their calls)."""
+cdef class Layout:
+    """What the delta coder knows of one schema's plan, compiled once and never changed after:
+    each slot's role, width, signedness and Quat validity table (sinfo_t), each component's
+    place in its carrier and its arithmetic (comp_t), each field's components and the shape its
+    hot loop takes (finfo_t), the worst-case sizes of a record, and the AVX-512 lanes. Read-only
+    once built, so one Layout serves every encoder and decoder of the schema, in any thread
+    (quantcodec.snapshot keeps one a schema); the per-packet state lives in DeltaCoder."""
 
-    cdef Plan plan
+    cdef readonly Plan plan
     cdef readonly Py_ssize_t nslots
     cdef readonly Py_ssize_t nfields
     cdef readonly Py_ssize_t ncomps
+    cdef readonly bint general      # no shortcuts for the common field shapes (tests)
     cdef sinfo_t* si
     cdef comp_t* ci
     cdef finfo_t* fi
     cdef Py_ssize_t rec_bits        # most bits of one full record
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
-    cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
-    cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
     cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
-    cdef qc_vplan vp
-    cdef bw_t w
-    # scratch
-    cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
-    cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
-    cdef buf_t b_par, b_dpar
-    # last decode error
-    cdef int err_kind
-    cdef Py_ssize_t err_pos
-    cdef const char* err_msg
-    cdef int err_slot
-    cdef uint64_t err_id
-    cdef uint64_t err_code
+    cdef qc_vplan vp                # its lanes (the per-packet entries are the coder's copy's)
 
     def __cinit__(self):
         self.si = NULL
         self.ci = NULL
         self.fi = NULL
-        self.w.buf = NULL
-        self.w.cap = 0
-        self.w.nbits = 0
-        self.w.acc = 0
-        self.w.owned = 1
 
     def __init__(self, Plan plan not None, bint general=False):
         """``general``: no shortcuts for the common field shapes, every field slot by slot
         (the same packets, slower: the tests compare the two)."""
+        self.general = general
         cdef Py_ssize_t s, f, c, nc = 0
         cdef const slot_t* sl
         cdef int kind
@@ -907,8 +894,6 @@ cdef class DeltaCoder:
                 self.chg_bits += 1 + self.si[s].bits + 3 * (self.si[s].cb + 2) * 2
             else:
                 self.chg_bits += self.si[s].bits
-        if bw_init(&self.w, 256) < 0:
-            raise MemoryError()
 
     cdef void _set_comp(self, Py_ssize_t c, Py_ssize_t s, int shift, int b, int smag):
         self.ci[c].slot = <int>s
@@ -1004,6 +989,90 @@ cdef class DeltaCoder:
         free(self.si)
         free(self.ci)
         free(self.fi)
+
+    def __repr__(self):
+        return (f"<Layout: {self.nslots} slots, {self.nfields} fields, {self.ncomps} components, "
+                f"shapes {self.shapes}{', AVX-512' if self.vec else ''}>")
+
+
+@cython.final
+cdef class DeltaCoder:
+    """The delta coder's workspace over a Layout: the bit writer, the scratch buffers, the last
+    packet's size and the last decode error. One per encoder/decoder, not shared between
+    threads (SnapshotEncoder / SnapshotDecoder serialize their calls); the Layout it reads is
+    shared. ``encode`` and ``decode`` are thin ``def``s over nogil methods that return a status,
+    which the ``def`` turns into the exception."""
+
+    cdef readonly Layout layout
+    cdef Plan plan
+    cdef readonly Py_ssize_t nslots
+    cdef readonly Py_ssize_t nfields
+    cdef readonly Py_ssize_t ncomps
+    cdef const sinfo_t* si          # the layout's (borrowed: self.layout holds them)
+    cdef const comp_t* ci
+    cdef const finfo_t* fi
+    cdef Py_ssize_t rec_bits        # most bits of one full record
+    cdef Py_ssize_t chg_bits        # most bits of one changed entity
+    cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
+    cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
+    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
+    cdef qc_vplan vp
+    cdef bw_t w
+    # scratch
+    cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
+    cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
+    cdef buf_t b_par, b_dpar
+    # last decode error
+    cdef int err_kind
+    cdef Py_ssize_t err_pos
+    cdef const char* err_msg
+    cdef int err_slot
+    cdef uint64_t err_id
+    cdef uint64_t err_code
+
+    def __cinit__(self):
+        self.w.buf = NULL
+        self.w.cap = 0
+        self.w.nbits = 0
+        self.w.acc = 0
+        self.w.owned = 1
+
+    def __init__(self, layout not None, bint general=False):
+        """``layout``: the schema's Layout (shared), or a Plan to compile one from (then
+        ``general`` as Layout's)."""
+        cdef Layout L
+        if isinstance(layout, Plan):
+            L = Layout(layout, general)
+        elif isinstance(layout, Layout):
+            if general and not (<Layout>layout).general:
+                raise ValueError("DeltaCoder: general=True needs a Plan or a general Layout")
+            L = <Layout>layout
+        else:
+            raise TypeError(f"DeltaCoder: expected a Layout or a Plan, got {type(layout).__name__}")
+        self.layout = L
+        self.plan = L.plan
+        self.nslots = L.nslots
+        self.nfields = L.nfields
+        self.ncomps = L.ncomps
+        self.si = L.si
+        self.ci = L.ci
+        self.fi = L.fi
+        self.rec_bits = L.rec_bits
+        self.chg_bits = L.chg_bits
+        self.vec = L.vec
+        self.vp = L.vp
+        if bw_init(&self.w, 256) < 0:
+            raise MemoryError()
+
+    @property
+    def shapes(self):
+        return self.layout.shapes
+
+    @property
+    def vector(self):
+        return self.layout.vector
+
+    def __dealloc__(self):
         bw_free(&self.w)
         buf_free(&self.b_removed)
         buf_free(&self.b_new)

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 import time
 
 import numpy as np
 
-from ._delta import (DecoderState, DeltaCoder, EncoderState, PacketCache, SnapshotData, _set_snapshot_type,
+from ._delta import (DecoderState, DeltaCoder, EncoderState, Layout, PacketCache, SnapshotData, _set_snapshot_type,
                      ascending_ids, ids_u64, same_ids, seq_arg)
 from ._plan import Plan
 from . import _framing
@@ -95,6 +96,19 @@ def _plan_of(schema, owner):
     if not isinstance(plan, Plan):
         raise TypeError(f"{owner}: expected a quantcodec Schema, got {type(schema).__name__}")
     return plan
+
+
+# The delta coder's Layout of each schema: compiled once, read-only, shared by every encoder and
+# decoder of the schema (equal schemas share one), in any thread. Each coder keeps only its own
+# scratch. Weak keys: a schema no longer used takes its layout with it (once its coders are gone).
+_LAYOUTS = weakref.WeakKeyDictionary()
+
+
+def _layout_of(schema, plan):
+    layout = _LAYOUTS.get(schema)
+    if layout is None:
+        layout = _LAYOUTS.setdefault(schema, Layout(plan))
+    return layout
 
 
 def _check_ids(ids):
@@ -601,7 +615,7 @@ class SnapshotEncoder:
             raise TypeError(f"SnapshotEncoder: cache must be a PacketCache or None, got {type(cache).__name__}")
         self._cache = cache
         self._max_datagram = _framing.check_max_datagram(max_datagram, "SnapshotEncoder")
-        self._coder = DeltaCoder(self._plan)
+        self._coder = DeltaCoder(_layout_of(schema, self._plan))
         self._start(None if stream_id is None else _stream_id(stream_id, "SnapshotEncoder"))
 
     def _start(self, stream_id=None):
@@ -742,7 +756,7 @@ class SnapshotDecoder:
         self._plan = _plan_of(schema, "SnapshotDecoder")
         self._schema = schema
         self._history = _history(history, "SnapshotDecoder")
-        self._coder = DeltaCoder(self._plan)
+        self._coder = DeltaCoder(_layout_of(schema, self._plan))
         self._hello = None               # the adopted stream's Hello
         self._frag = None
         self._seed_p = self._seed_f = None

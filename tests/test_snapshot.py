@@ -1809,6 +1809,29 @@ def test_vector_path_where_the_cpu_has_it():
     assert DeltaCoder(pose_schema()._plan).vector
 
 
+def test_one_layout_a_schema_shared_by_every_coder():
+    # the delta coder's layout (roles, components, shapes, Quat tables) is compiled once a
+    # schema and shared; each encoder and decoder has only its own scratch
+    from quantcodec._delta import DeltaCoder, Layout
+    schema = pose_schema()
+    e1, e2, d = qc.SnapshotEncoder(schema), qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    assert isinstance(e1._coder.layout, Layout)
+    assert e1._coder.layout is e2._coder.layout is d._coder.layout
+    assert e1._coder is not e2._coder
+    assert qc.SnapshotEncoder(pose_schema())._coder.layout is e1._coder.layout      # equal schemas
+    other = qc.Schema("Other", [("p", qc.Bounded(0, 1, 8))])
+    assert qc.SnapshotEncoder(other)._coder.layout is not e1._coder.layout
+    layout = e1._coder.layout
+    assert DeltaCoder(layout).layout is layout
+    assert DeltaCoder(layout).shapes == layout.shapes == DeltaCoder(schema._plan).shapes
+    assert "fields" in repr(layout)
+    with pytest.raises(TypeError, match="expected a Layout or a Plan"):
+        DeltaCoder(schema)
+    with pytest.raises(ValueError, match="general=True"):
+        DeltaCoder(layout, general=True)
+    assert DeltaCoder(Layout(schema._plan, True), general=True).shapes == ["general"] * len(schema.fields)
+
+
 @pytest.mark.parametrize("cap", ["baseline", " AVX2 ", "avx512"])
 def test_one_cpu_dispatch_honours_quantcodec_simd(cap):
     # quantcodec/_cpu.h is the one dispatch: the array loops, the delta coder's vector path and
