@@ -51,7 +51,7 @@ except ImportError:
     sys.path.insert(0, os.path.dirname(here))
 
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
-from quantcodec._delta import pred_target_of  # noqa: E402
+from quantcodec._history import pred_target_of  # noqa: E402
 from quantcodec._scene import simulate  # noqa: E402
 from quantcodec._stream import default_schema  # noqa: E402
 

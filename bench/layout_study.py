@@ -43,7 +43,7 @@ except ImportError:
 from quantcodec import SnapshotEncoder  # noqa: E402
 from quantcodec._scene import simulate  # noqa: E402
 from quantcodec._stream import default_schema  # noqa: E402
-from quantcodec._delta import pred_target_of  # noqa: E402
+from quantcodec._history import pred_target_of  # noqa: E402
 
 
 def components(table):

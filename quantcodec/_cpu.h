@@ -27,7 +27,7 @@
 #endif
 
 /* What the CPU and the OS support, without the cap. */
-static int qc_cpu_level(void) {
+static inline int qc_cpu_level(void) {
 #ifdef QC_CPU_X86
     unsigned int a, b, c, d, xcr0, xcr0_hi;
     if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)) || !(c & (1u << 28)))
@@ -48,7 +48,7 @@ static int qc_cpu_level(void) {
 }
 
 /* QUANTCODEC_SIMD as a level (case and surrounding blanks ignored); unset or unknown: AVX-512. */
-static int qc_simd_cap(void) {
+static inline int qc_simd_cap(void) {
     const char* s = getenv("QUANTCODEC_SIMD");
     char w[16];
     size_t n = 0;
@@ -70,7 +70,7 @@ static int qc_simd_cap(void) {
 
 static volatile int qc_simd_level_cache = -1;
 
-static int qc_simd_level(void) {
+static inline int qc_simd_level(void) {
     int l = qc_simd_level_cache;
     if (l < 0) {
         int cpu = qc_cpu_level(), cap = qc_simd_cap();
@@ -82,7 +82,7 @@ static int qc_simd_level(void) {
 
 static volatile int qc_crc_hw_cache = -1;
 
-static int qc_crc_hw(void) {
+static inline int qc_crc_hw(void) {
     int ok = qc_crc_hw_cache;
     if (ok < 0) {
         ok = 0;

@@ -34,9 +34,9 @@ typedef struct {
 #include <immintrin.h>
 #define QC_VDIFF 1
 #include "_cpu.h"
-static int qc_have_avx512(void) { return qc_simd_level() >= QC_SIMD_AVX512; }
+static inline int qc_have_avx512(void) { return qc_simd_level() >= QC_SIMD_AVX512; }
 __attribute__((target("avx512f,avx512cd,avx512vl,avx512dq,avx512bw")))
-static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
+static inline void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
                      const uint64_t* pr, uint64_t* Ue, uint32_t* hist, uint32_t cm,
                      uint32_t usem, int64_t r) {
     int S = vp->S, h;
@@ -99,7 +99,7 @@ static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
    arithmetic, escape included, lane by lane) into code[] / len[]; esc gets the lanes that
    escape. The appends stay scalar, in the packet's order. */
 __attribute__((target("avx512f,avx512cd,avx512vl,avx512dq,avx512bw")))
-static void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
+static inline void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
                       uint32_t* esc) {
     const __m512i one = _mm512_set1_epi64(1), c63 = _mm512_set1_epi64(63);
     uint32_t m = 0;
@@ -129,12 +129,12 @@ static void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, in
 }
 #else
 #define QC_VDIFF 0
-static int qc_have_avx512(void) { return 0; }
-static void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
+static inline int qc_have_avx512(void) { return 0; }
+static inline void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
                       uint32_t* esc) {
     (void)vp; (void)Ue; (void)code; (void)len; *esc = 0;
 }
-static void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
+static inline void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br,
                      const uint64_t* pr, uint64_t* Ue, uint32_t* hist, uint32_t cm,
                      uint32_t usem, int64_t r) {
     (void)vp; (void)cr; (void)br; (void)pr; (void)Ue; (void)hist; (void)cm; (void)usem; (void)r;

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from typing import NamedTuple
 
 from ._bitstream import crc32c
+from ._history import seq_distance, seq_newer
 from .errors import CodecError, DecodeError
 
 VERSION = 1                      # the format version in the key and the hello
@@ -262,6 +263,10 @@ class Reassembly:
         self.parts.clear()
         self.held = 0
 
+    def _too_old(self, latest, seq):
+        """Whether packet ``seq`` is older than the history, ``latest`` the newest decoded."""
+        return seq_newer(latest, seq) and seq_distance(latest, seq) >= self.history
+
     def _drop(self, key):
         self.held -= self.size * len(self.parts.pop(key))
 
@@ -284,10 +289,9 @@ class Reassembly:
             raise DecodeError(f"fragment {index} of {count} of packet {seq}: a chunk of {len(chunk)} bytes "
                               f"({'at most ' if last else ''}{self.size} expected)", kind="fragment")
         if latest is not None:
-            for key in [k for k in self.parts if ((latest - k[0]) & 0xFFFF) >= self.history
-                        and ((latest - k[0]) & 0xFFFF) < 0x8000]:
+            for key in [k for k in self.parts if self._too_old(latest, k[0])]:
                 self._drop(key)
-            if ((latest - seq) & 0xFFFF) >= self.history and ((latest - seq) & 0xFFFF) < 0x8000:
+            if self._too_old(latest, seq):
                 return None      # (given up: too old to be waited for)
         key = (seq, count, pcheck)
         part = self.parts.get(key)

@@ -26,8 +26,8 @@ import time
 
 import numpy as np
 
-from ._delta import (DecoderState, DeltaCoder, EncoderState, Layout, PacketCache, SnapshotData, _set_snapshot_type,
-                     ascending_ids, ids_u64, same_ids, seq_arg)
+from ._delta import DeltaCoder, Layout, SnapshotData, ascending_ids, ids_u64, same_ids
+from ._history import DecoderState, EncoderState, PacketCache, seq_arg, seq_distance, seq_newer
 from ._plan import Plan
 from . import _framing
 from .errors import DecodeError, RangeError, SchemaError
@@ -35,21 +35,10 @@ from ._bitstream import crc32c as _crc32c
 
 __all__ = ["Snapshot", "SnapshotEncoder", "SnapshotDecoder", "PacketCache", "seq_newer", "seq_distance"]
 
-SEQ_MASK = 0xFFFF
 MAX_HISTORY = 0x7FFF
 MAX_ENTITIES = 0xFFFFFFFF
 
 _U64 = np.dtype(np.uint64)
-
-
-def seq_distance(a, b):
-    """``(a - b) mod 65536``: how many sequence numbers ``a`` is after ``b``."""
-    return (a - b) & SEQ_MASK
-
-
-def seq_newer(a, b):
-    """Whether sequence number ``a`` is newer than ``b``, wraparound-aware (RFC 1982 style)."""
-    return 0 < ((a - b) & SEQ_MASK) < 0x8000
 
 
 _seq = seq_arg      # (seq, owner) -> seq mod 65536; TypeError unless an integer
@@ -394,9 +383,6 @@ class Snapshot(SnapshotData):
         return f"<Snapshot{seq} of {name!r}: {len(self)} entities>"
 
 
-_set_snapshot_type(Snapshot)
-
-
 def _rebuild(schema, ids, matrix, seq, clamped=None, report=None):
     bad = schema._plan.valid_matrix(matrix)
     if bad is not None:
@@ -628,7 +614,7 @@ class SnapshotEncoder:
         # the state (snapshots sent, acks as a bit a sequence number, the last references) and
         # the per-packet work live in C; ``_sent`` is its dict (seq -> Snapshot)
         self._state = EncoderState(self._coder, self._schema, self._history, self._predict, self._cache,
-                                   self._seed_p)
+                                   self._seed_p, Snapshot)
         self._sent = self._state.sent
         self._hello = None
         if type(self) is SnapshotEncoder:
@@ -767,7 +753,7 @@ class SnapshotDecoder:
         # the state (held snapshots, latest) and the per-packet work live in C; ``_held`` is its
         # dict (seq -> Snapshot)
         self._state = DecoderState(self._coder, self._schema, self._history, self._other, seed,
-                                   self._seed_f or 0, self._hello.stream_id if self._hello else 0)
+                                   self._seed_f or 0, self._hello.stream_id if self._hello else 0, Snapshot)
         self._held = self._state.held
         if type(self) is SnapshotDecoder:
             self.decode = self._state.decode        # no Python frame per packet (as encode)

@@ -385,7 +385,7 @@ def test_late_packet_whose_baseline_is_held_decodes_though_its_pred_is_older(his
     """SPEC 5: a late packet whose baseline is still held decodes to its own snapshot. With
     extrapolation its pred is older than its baseline, so the decoder keeps snapshots past the
     baselines' window (2 * history - 1 back) as possible preds, never as baselines."""
-    from quantcodec._delta import references
+    from quantcodec._history import references
     s = qc.Schema("S", [("x", qc.Bounded(0, 1000, 16))])
     ids = np.arange(4)
     enc, dec = stream(s, history)
@@ -643,7 +643,8 @@ def test_decoder_holds_no_number_decoded_with_two_snapshots():
 
 
 def test_decoder_window_stays_within_half_the_sequence_space():
-    from quantcodec._delta import DecoderState, DeltaCoder
+    from quantcodec._delta import DeltaCoder
+    from quantcodec._history import DecoderState
     s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
     for history, keep in ((1, 1), (64, 127), (16384, 32767), (16385, 32768), (32767, 32768)):
         assert DecoderState(DeltaCoder(s._plan), s, history).keep == keep
@@ -1069,7 +1070,7 @@ def test_reference_decoder_from_the_docs_reads_extrapolated_streams(lag, loss):
     where that snapshot was acknowledged (6 / 2: a multiply in both coders), a rounded quotient
     where acks were lost (docs/wire-format.md 7). The plain-Python decoder written from the docs
     reads every packet to the server's codes, and the library's decoder to the same."""
-    from quantcodec._delta import pred_target_of
+    from quantcodec._history import pred_target_of
     schema, manifest = golden_manifest()
     ref = ReferenceDecoder(manifest["slots"])
     enc, dec = stream(schema)
@@ -1179,7 +1180,7 @@ def _pred_target(bdist):
 
 
 def test_pred_target():
-    from quantcodec._delta import pred_target_of
+    from quantcodec._history import pred_target_of
     assert [_pred_target(b) for b in range(1, 17)] == [1, 2, 3, 2, 1, 2, 1, 2, 3, 2, 1, 4, 1, 2, 5, 4]
     assert [pred_target_of(b) for b in range(1, 3000)] == [_pred_target(b) for b in range(1, 3000)]
     with pytest.raises(ValueError):
@@ -1217,7 +1218,7 @@ def _references_brute(acked, seq, hist, predict):
     st.tuples(st.integers(1, 200), st.lists(st.integers(-5, 250), max_size=40)),
     st.tuples(st.integers(1, 0x7FFF), st.lists(st.integers(-300, 40000), max_size=12))))
 def test_references_match_the_rule(seq, predict, case):
-    from quantcodec._delta import references
+    from quantcodec._history import references
     hist, offsets = case
     acked = {(seq - o) & 0xFFFF for o in offsets}
     assert references(acked, seq, hist, predict) == _references_brute(acked, seq, hist, predict)
@@ -1258,7 +1259,7 @@ def test_encoder_subclass_keeps_its_overrides(schema):
 def test_references_many_acks_baseline_far_back():
     # more than 8 acks (the search walks out from bdist) and a baseline far back: the nearest
     # distance to bdist may lie below bdist - room
-    from quantcodec._delta import references
+    from quantcodec._history import references
     acked = {1000 - 40} | {1000 - 40 - d for d in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)}
     got = references(acked, 1000, 64, True)
     assert got == _references_brute(acked, 1000, 64, True) == (960, 40, 950, 10)
@@ -1286,7 +1287,7 @@ def _store_brute(held, acked, newest, seq, snap, hist):
 @given(hist=st.integers(1, 70), steps=st.lists(st.integers(-80, 80), min_size=1, max_size=60),
        start=st.integers(0, 0xFFFF))
 def test_held_window_matches_the_rule(hist, steps, start):
-    from quantcodec._delta import store
+    from quantcodec._history import store
     a, b = {}, {}
     acked_a, acked_b = set(), set()
     newest = None
@@ -1316,10 +1317,26 @@ def test_decoded_snapshot_is_a_full_snapshot(schema):
     assert pickle.loads(pickle.dumps(view)) == view
 
 
-def test_snapshot_type_registration_is_checked():
-    from quantcodec._delta import _set_snapshot_type
-    with pytest.raises(TypeError):
-        _set_snapshot_type(dict)
+def test_the_states_take_their_snapshot_class_from_the_caller(schema):
+    # no registration upward: quantcodec.snapshot hands its Snapshot to each state it builds,
+    # and the states refuse anything that is not SnapshotData or a subclass
+    from quantcodec._delta import DeltaCoder, SnapshotData
+    from quantcodec._history import DecoderState, EncoderState
+    coder = DeltaCoder(schema._plan)
+    for bad in (dict, 3, None, "Snapshot"):
+        with pytest.raises(TypeError, match="snapshot_type must be SnapshotData or a subclass"):
+            DecoderState(coder, schema, 4, snapshot_type=bad)
+        with pytest.raises(TypeError, match="snapshot_type must be SnapshotData or a subclass"):
+            EncoderState(coder, schema, 4, True, snapshot_type=bad)
+    # the encoder's state, made for Snapshot, refuses a bare SnapshotData; the decoder makes Snapshots
+    enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
+    with pytest.raises(TypeError, match="expected a Snapshot"):
+        enc.encode(0, SnapshotData())
+    dec.decode(enc.hello())
+    view = dec.decode(enc.encode(1, schema.snapshot(np.arange(3), pose_columns(3))))
+    assert type(view) is qc.Snapshot
+    import quantcodec._delta as delta
+    assert not hasattr(delta, "_set_snapshot_type") and not hasattr(delta, "_snapshot_type")
 
 
 def remap_packet(j, d=(0, 0, 0)):

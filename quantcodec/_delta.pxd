@@ -1,0 +1,233 @@
+# The delta layer's shared declarations (quantcodec/_delta.pyx): the per-schema Layout, the
+# coder's workspace, the snapshot data, and the C structs they hold. Cimported by _history (the
+# stream's bookkeeping), which drives the coder.
+cimport cython
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
+
+from quantcodec._plan cimport Plan
+from quantcodec._bits cimport bw_t, br_t
+from quantcodec._entropy cimport buf_t
+
+
+cdef extern from "_delta_avx512.h":
+    ctypedef struct qc_vplan:
+        int64_t idx[16]
+        int64_t shift[16]
+        int64_t sh[16]
+        int64_t smt[16]
+        int64_t hoff[16]
+        int64_t k[16]
+        int64_t E[16]
+        int64_t b[16]
+        int64_t sel[16]
+        int nhalf
+        int S
+    int qc_have_avx512() noexcept nogil
+    void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
+                   uint32_t* esc) noexcept nogil
+    void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br, const uint64_t* pr,
+                  uint64_t* Ue, uint32_t* hist, uint32_t cm, uint32_t usem, int64_t r) noexcept nogil
+
+# slot roles
+cdef enum:
+    R_FLAG = 1      # NearlyZero flag
+    R_ORD = 2       # ordered scalar: one component
+    R_QUAT = 3      # smallest three: same-index bit, then 3 components or the absolute code
+    R_UVEC = 4      # octahedral: 2 components
+    R_ABS = 5       # unordered (Bool, Enum): absolute code
+
+
+# field shapes (finfo_t.shape)
+cdef enum:
+    SHAPE_GENERAL = 0   # anything else: slot by slot
+    SHAPE_ORD = 1       # ordered scalars only (a Bounded, a Vector of them, ...)
+    SHAPE_NZORD = 2     # a NearlyZero flag, then the ordered scalars it governs
+    SHAPE_QUAT = 3      # one smallest-three slot
+
+ctypedef struct sinfo_t:
+    int role
+    int bits
+    int comp          # first component (R_ORD, R_QUAT, R_UVEC), else -1
+    int span          # R_FLAG: governed slots
+    int cb            # R_QUAT / R_UVEC: bits per coordinate
+    int sign          # carriers are sign-extended (Int, signed Fixed)
+    int field
+    uint64_t mask     # qc_mask(bits)
+    double* qtab      # R_QUAT with cb <= QTAB_MAXBITS: per component code, the kept value shrunk
+                      # by one step (quat_valid_kept's first step), else NULL
+    uint64_t maxcode  # the slot's largest code
+    uint64_t qlo      # R_QUAT with qtab: the component codes whose shrunk value is at most 0.5
+    uint64_t qspan    # are qlo .. qlo + qspan (qlo = 2**64 - 1: no such interval)
+    uint64_t qtop     # R_QUAT: the top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2)
+    int allvalid      # R_ORD: every value of its width is a valid code (the decoder skips the
+                      # check), see scalar_all_valid
+
+ctypedef struct comp_t:
+    int slot
+    int shift         # position of the coordinate inside the slot's wire code
+    int b             # width of the component
+    int smag          # sign-magnitude code (PowerCurve, Half), mapped to an ordered one
+    int predictable   # b <= 32: extrapolation stays inside int64
+    int field
+    int nzslot        # the NearlyZero flag slot governing it, or -1
+    int qshift        # R_QUAT: 3 * cbits (the index's position), else 0
+    int qpos          # R_QUAT: the kept position (0: a, the high bits .. 2: c), else 0
+    uint64_t qtop     # R_QUAT: the mode's top component code (2**b - 1; midpoint 2**b - 2), else 0
+    int sh            # 64 - b: a b-bit value shifted up by sh has its sign bit at bit 63
+    uint64_t smt      # smag: the magnitude bits (b - 1 of them) shifted up by sh, else 0
+
+ctypedef struct finfo_t:
+    int first         # first slot
+    int end           # one past the last slot
+    int c0            # first component
+    int c1            # one past the last component
+    int implied_flag  # the field is one NearlyZero: a change from flag 0 implies flag 1
+    int implied_flip  # the field is one 1-bit unordered slot: a change implies the flip
+    int shape         # SHAPE_GENERAL, or one of the common shapes the hot loops take apart without
+                      # going slot by slot: SHAPE_ORD, SHAPE_NZORD, SHAPE_QUAT (DeltaCoder._set_shape)
+    int nz            # SHAPE_NZORD: the flag slot (the first), else -1
+    int quat          # SHAPE_QUAT: the slot, else -1
+    int pred          # every component is predictable (b <= 32)
+    uint32_t lanes    # its components as a lane mask of the AVX-512 path (c0 .. c1 - 1)
+
+ctypedef struct enc_in_t:
+    const uint64_t* cid
+    const uint64_t* crow
+    Py_ssize_t n
+    const uint64_t* bid
+    const uint64_t* brow
+    Py_ssize_t m
+    const uint64_t* pid
+    const uint64_t* prow
+    Py_ssize_t p
+    int seq
+    int bdist         # 0: no baseline
+    int pdist         # 0: no extrapolation
+    const uint8_t* ctxmap   # with an extrapolation snapshot: which baseline rows differ from its
+                            # rows, when known (SnapshotData._diff), else NULL
+    const uint64_t* ckey    # row keys of the three (SnapshotData.keyp), kw words a row, when all
+    const uint64_t* bkey    # that the scan reads have them from one plan; else NULL
+    const uint64_t* pkey
+    Py_ssize_t kw
+    int same          # out: the common case (the same entities in all, row for row)
+    Py_ssize_t nchg   # out: changed entities (their rows in b_ccur)
+
+
+cdef class SnapshotData:
+
+    cdef readonly object _ids
+    cdef readonly object _matrix
+    cdef const uint64_t* idp
+    cdef const uint64_t* rowp
+    cdef readonly Py_ssize_t n
+    cdef readonly Py_ssize_t ncol
+    # the state of quantcodec.Snapshot, here so that a decoder builds one without attribute
+    # lookups: its schema, seq (None on the server), clamp counts, lazily built views
+    cdef public object _schema
+    cdef public object _seq
+    cdef public object _clamped
+    cdef public object _columns
+    cdef public object _codes
+    cdef object __weakref__
+    # (weak reference to another snapshot with the same ids, bytes: one byte a row, 1 where the
+    # rows differ), or None: set once, by the first packet coded from this snapshot to that one
+    # (an encoder's current snapshot and its baseline; a decoded view and the baseline it was
+    # decoded against). A later packet whose baseline is this snapshot and whose extrapolation
+    # snapshot is that one needs exactly this comparison: it reads it instead of comparing the
+    # two code matrices again. Read and set under a critical section (free-threaded builds).
+    cdef readonly object _diff
+    # Row keys (server-side snapshots): each row's carriers masked to their slot widths and
+    # packed end to end into kw words (word w of row i at keyp[w * n + i], malloc'ed); an
+    # injective image of the row, so two rows are equal exactly when their keys are (every
+    # carrier is checked to be the canonical form of its masked bits, else there are no keys).
+    # The encoders' row scan compares these (2 words a row instead of 8 carriers for the bench
+    # scene): packed once a tick, read by every client's encode (figures: bench/README.md).
+    # NULL when the snapshot has none (decoded views; keys that would not be narrower than the
+    # rows).
+    cdef uint64_t* keyp
+    cdef readonly Py_ssize_t kw
+    cdef readonly object _kplan     # the Plan whose slot layout packed them
+    cdef int _pack_keys(self, Plan plan) except -1
+
+
+@cython.final
+cdef class Layout:
+
+    cdef readonly Plan plan
+    cdef readonly Py_ssize_t nslots
+    cdef readonly Py_ssize_t nfields
+    cdef readonly Py_ssize_t ncomps
+    cdef readonly bint general      # no shortcuts for the common field shapes (tests)
+    cdef sinfo_t* si
+    cdef comp_t* ci
+    cdef finfo_t* fi
+    cdef Py_ssize_t rec_bits        # most bits of one full record
+    cdef Py_ssize_t chg_bits        # most bits of one changed entity
+    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
+    cdef qc_vplan vp                # its lanes (the per-packet entries are the coder's copy's)
+    cdef void _set_comp(self, Py_ssize_t c, Py_ssize_t s, int shift, int b, int smag)
+    cdef void _set_vec(self, bint general)
+    cdef void _set_shape(self, Py_ssize_t f, bint general)
+
+
+@cython.final
+cdef class DeltaCoder:
+
+    cdef readonly Layout layout
+    cdef Plan plan
+    cdef readonly Py_ssize_t nslots
+    cdef readonly Py_ssize_t nfields
+    cdef readonly Py_ssize_t ncomps
+    cdef const sinfo_t* si          # the layout's (borrowed: self.layout holds them)
+    cdef const comp_t* ci
+    cdef const finfo_t* fi
+    cdef Py_ssize_t rec_bits        # most bits of one full record
+    cdef Py_ssize_t chg_bits        # most bits of one changed entity
+    cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
+    cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
+    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
+    cdef qc_vplan vp
+    cdef bw_t w
+    # scratch
+    cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
+    cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
+    cdef buf_t b_par, b_dpar
+    # last decode error
+    cdef int err_kind
+    cdef Py_ssize_t err_pos
+    cdef const char* err_msg
+    cdef int err_slot
+    cdef uint64_t err_id
+    cdef uint64_t err_code
+    cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
+                        const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
+                        const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
+                        Py_ssize_t* fcount, int64_t num, int64_t den) noexcept nogil
+    cdef int _encode(self, enc_in_t* a) noexcept nogil
+    cdef bytes _encode_call(self, int seq, SnapshotData cur, int bdist, SnapshotData base,
+                            int pdist, SnapshotData pred)
+    cdef int _check(self, SnapshotData d, str what) except -1
+    cdef SnapshotData _decode(self, const uint8_t* data, Py_ssize_t nbytes, SnapshotData base,
+                              SnapshotData pred, type kind)
+    cdef int _decode_head(self, br_t* r, int bdist, Py_ssize_t m, Py_ssize_t* nrem,
+                          Py_ssize_t* nnew, int* kid) noexcept nogil
+    cdef int _get_rows(self, br_t* r, uint64_t* rows, const uint64_t* ids,
+                       Py_ssize_t n) noexcept nogil
+    cdef int _decode_body(self, br_t* r, const uint64_t* bid, const uint64_t* brow, Py_ssize_t m,
+                          const uint64_t* pid, const uint64_t* prow, Py_ssize_t p, int bdist,
+                          int pdist, Py_ssize_t nrem, Py_ssize_t nnew, uint64_t* oid,
+                          uint64_t* orow, const uint8_t* ctxmap) noexcept nogil
+    cdef int _get_changed(self, br_t* r, const uint64_t* bid, const uint64_t* brow,
+                          const uint64_t* prow, uint64_t* orow, const Py_ssize_t* chg,
+                          Py_ssize_t nchg, const Py_ssize_t* kept_base, const Py_ssize_t* kept_out,
+                          const Py_ssize_t* kept_pred, const uint8_t* fch, const uint8_t* kk,
+                          const uint8_t* pp, int64_t num, int64_t den) noexcept nogil
+    cdef int _finish(self, br_t* r) noexcept nogil
+    cdef int _fail(self, int kind, const char* msg) noexcept nogil
+    cdef int _raise_at(self, Py_ssize_t pos) except -1
+    cdef int _raise(self) except -1
+
+
+
+cdef int _read_header(br_t* r, int* seq, int* bdist, int* pdist) noexcept nogil
+cdef object _packet(object data, const uint8_t** p, Py_ssize_t* n)
