@@ -15,7 +15,7 @@ is deterministic for a given seed on a given machine and MuJoCo version (single 
 feeds only the spawn).
 
 Axes and quaternions. quantcodec's scene is y-up with quaternions stored (x, y, z, w) (see
-``quantcodec.tools.scene``; ``_stream.run_stream`` and ``bench/gaffer.py`` read them so). MuJoCo is
+``quantcodec.tools.scene``; ``quantcodec.tools.link.run_stream`` and ``bench/gaffer.py`` read them so). MuJoCo is
 z-up and stores quaternions (w, x, y, z). The recording maps MuJoCo (x, y, z) to quantcodec
 (x, z, -y), a proper rotation C (x stays, up becomes y, MuJoCo's y becomes -z), so a position p
 becomes C p and a body orientation R becomes C R C^T, i.e. the quaternion (w, v) becomes
