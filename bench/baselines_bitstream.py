@@ -20,7 +20,7 @@ __all__ = ["numpy_pack", "numpy_unpack", "bitstruct_pack", "bitstruct_unpack"]
 
 
 # The NumPy shift/or baseline lives in the installed package (quantcodec bench uses it too).
-from quantcodec._bench import numpy_pack, numpy_unpack  # noqa: E402
+from quantcodec.tools.bench import numpy_pack, numpy_unpack  # noqa: E402
 
 
 def _bitstruct_format(count, bits):

@@ -1,8 +1,8 @@
 """Bandwidth of snapshot delta compression on the bench scene, side by side with Gaffer On Games.
 
-The scene (``quantcodec._scene``: a few hundred bodies falling, colliding, sliding and coming to
+The scene (``quantcodec.tools.scene``: a few hundred bodies falling, colliding, sliding and coming to
 rest, two kinematic bodies ploughing through) is streamed at 60 Hz to one client whose acks
-arrive 100 ms late (``quantcodec._stream.run_stream``). Printed, all from one run: bits per
+arrive 100 ms late (``quantcodec.tools.link.run_stream``). Printed, all from one run: bits per
 entity per update and kbit/s for raw float32 values, full quantized snapshots and delta
 snapshots, the share of entities that changed against the packet's baseline, the worst decoded
 errors, and the same quantized scene through ``bench/gaffer.py`` (Gaffer On Games' "Snapshot
@@ -54,7 +54,7 @@ import numpy as np  # noqa: E402
 
 import gaffer  # noqa: E402
 from record_scene import qc_from_mj_vec as y_up  # noqa: E402  (z-up -> y-up, a proper rotation)
-from quantcodec._stream import default_schema, run_stream  # noqa: E402
+from quantcodec.tools.link import default_schema, run_stream  # noqa: E402
 
 
 class Recording:
@@ -96,7 +96,7 @@ def load(args):
             vel = None if vel is None else y_up(vel)
         return Recording(pos, quat, vel, d["ids"] if "ids" in d else None,
                          d["at_rest"] if "at_rest" in d else None, int(d["hz"]) if "hz" in d else args.hz)
-    from quantcodec._scene import simulate
+    from quantcodec.tools.scene import simulate
 
     sc = simulate(args.bodies, args.seconds, args.hz, args.seed)
     return Recording(sc.positions, sc.orientations, sc.velocities, sc.ids, sc.at_rest, sc.hz)
@@ -155,7 +155,7 @@ def run(args, out=print):
     hz, lag = rec.hz, int(round(args.ack_delay * rec.hz))
     settle = min(int(4 * hz), rec.n_ticks - 1)
     out(f"scene: {rec.n_bodies} bodies x {rec.n_ticks} ticks at {hz} Hz "
-        f"({'recorded: ' + args.scene if args.scene else 'quantcodec._scene, seed %d' % args.seed}); "
+        f"({'recorded: ' + args.scene if args.scene else 'quantcodec.tools.scene, seed %d' % args.seed}); "
         f"acks {args.ack_delay * 1000:.0f} ms late ({lag} ticks), loss {args.loss:.0%}")
     bounds = bits = None
     if args.scene and getattr(args, "bounds", "auto") == "auto":

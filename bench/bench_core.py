@@ -2,7 +2,7 @@
 
     python bench/bench_core.py [--quick] [--json] [--simd baseline|avx2|avx512]
 
-A thin driver: the benchmarks live in quantcodec/_bench.py, installed with the package, so that
+A thin driver: the benchmarks live in quantcodec/tools/bench.py, installed with the package, so that
 `quantcodec bench` runs the same table from a wheel. See bench/README.md for the rows, the
 targets and how to read the numbers.
 """
@@ -15,10 +15,10 @@ import sys
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")    # no idle BLAS threads in the process CPU time
 
 try:
-    from quantcodec import _bench
+    from quantcodec.tools import bench
 except ImportError:     # run from a source checkout: python bench/bench_core.py
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from quantcodec import _bench
+    from quantcodec.tools import bench
 
 
 def main(argv=None):
@@ -28,9 +28,9 @@ def main(argv=None):
     ap.add_argument("--simd", choices=("baseline", "avx2", "avx512"),
                     help="run with these array loops (default: the best this CPU runs)")
     args = ap.parse_args(argv)
-    rows = _bench.run(quick=args.quick, out=None if args.json else print, simd=args.simd)
+    rows = bench.run(quick=args.quick, out=None if args.json else print, simd=args.simd)
     if args.json:
-        print(json.dumps(_bench.to_json(rows), indent=2, allow_nan=False))
+        print(json.dumps(bench.to_json(rows), indent=2, allow_nan=False))
     return 0
 
 

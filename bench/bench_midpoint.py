@@ -1,6 +1,6 @@
 """What Quat(mode="midpoint") costs on the bench scene's delta stream, against endpoints.
 
-The scene and the stream are bench/bench_bandwidth.py's (``quantcodec._scene``, 60 Hz, acks
+The scene and the stream are bench/bench_bandwidth.py's (``quantcodec.tools.scene``, 60 Hz, acks
 100 ms late): the Gaffer payload (position, 9-bit smallest three, rest bit) streamed once with
 ``Quat(bits)`` and once with ``Quat(bits, mode="midpoint")``, the rest of the schema the same.
 Printed: bits per entity per update of the delta packets (whole run and settled, from 4 s), the
@@ -30,7 +30,7 @@ except ImportError:
 import numpy as np  # noqa: E402
 
 import quantcodec as qc  # noqa: E402
-from quantcodec._stream import default_schema, run_stream  # noqa: E402
+from quantcodec.tools.link import default_schema, run_stream  # noqa: E402
 
 
 def identity_tilt(codec):
@@ -40,7 +40,7 @@ def identity_tilt(codec):
 
 
 def run(args, out=print):
-    from quantcodec._scene import simulate
+    from quantcodec.tools.scene import simulate
 
     sc = simulate(args.bodies, args.seconds, args.hz, args.seed)
     lag = int(round(args.ack_delay * sc.hz))

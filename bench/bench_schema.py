@@ -36,12 +36,12 @@ except ImportError:     # run from a source checkout: python bench/bench_schema.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import quantcodec as qc
 
-from quantcodec._examples import player_state  # noqa: E402
+from quantcodec.tools.examples import player_state  # noqa: E402
 
 QUICK = "--quick" in sys.argv
 REPEAT = 5 if QUICK else 15
 
-PLAYER_STATE = player_state()         # SPEC 4's example schema (quantcodec/_examples.py)
+PLAYER_STATE = player_state()         # SPEC 4's example schema (quantcodec/tools/examples.py)
 
 POSE = qc.Schema("Pose", [
     ("position", qc.Vector(qc.Bounded(-2048, 2048, 18), qc.Bounded(-64, 192, 14), qc.Bounded(-2048, 2048, 18))),

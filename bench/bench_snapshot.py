@@ -56,8 +56,8 @@ except ImportError:     # run from a source checkout: python bench/bench_snapsho
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
-from quantcodec._scene import simulate  # noqa: E402
-from quantcodec._stream import default_schema  # noqa: E402
+from quantcodec.tools.scene import simulate  # noqa: E402
+from quantcodec.tools.link import default_schema  # noqa: E402
 
 
 class PoseOnly:

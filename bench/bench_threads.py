@@ -23,7 +23,7 @@ except ImportError:     # run from a source checkout: python bench/bench_threads
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import quantcodec as qc
 
-from quantcodec._examples import player_state, player_state_columns  # noqa: E402
+from quantcodec.tools.examples import player_state, player_state_columns  # noqa: E402
 
 
 def _columns(n, seed=0, shift=0.0):

@@ -3,7 +3,7 @@
     python bench/bench_zarr.py [--bodies 300] [--seconds 10] [--chunk 60] [--repeat 3] [--json]
 
 Needs `pip install 'quantcodec[zarr]'` (numcodecs, Zarr 3, Dask). The trace is the demo's scene
-(quantcodec._scene.simulate: positions, quaternions and velocities as float32, ticks x bodies x k),
+(quantcodec.tools.scene.simulate: positions, quaternions and velocities as float32, ticks x bodies x k),
 stored as three Zarr arrays chunked by `--chunk` ticks, in a temporary directory, each way:
 
 - float32, Zarr's default compressor (zarr_format=3: ZstdCodec(level=0), i.e. zstd's level 3)
@@ -37,8 +37,8 @@ except ImportError:     # run from a source checkout: python bench/bench_zarr.py
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import quantcodec as qc
 
-from quantcodec._scene import simulate
-from quantcodec._stream import default_schema
+from quantcodec.tools.scene import simulate
+from quantcodec.tools.link import default_schema
 
 try:
     import dask

@@ -88,7 +88,7 @@ variant="challenge": the coding of [S], transcribed function by function
       ([0,15], [16,47], [48,175]); otherwise absolute 2 + 3 x bits.
 
 Resolution is a parameter (``pos_bits``, ``quat_bits``). For a fair comparison the bench uses the
-scene schema's own (``quantcodec._scene.scene_schema_fields``): x, z in [-64, 64] with 16 bits and y
+scene schema's own (``quantcodec.tools.scene.scene_schema_fields``): x, z in [-64, 64] with 16 bits and y
 in [0, 32] with 14 bits, a 1.95 mm step, which is [A]'s 512 values per metre, and 9-bit smallest
 three, [A]'s choice. The delta classes count grid steps, so they mean the same as in [A].
 
@@ -743,7 +743,7 @@ def gaffer_packet_bits(baseline_codes: Optional[GafferCodes], current_codes: Gaf
 
 
 def _scene_bounds_bits():
-    from quantcodec._scene import scene_schema_fields
+    from quantcodec.tools.scene import scene_schema_fields
 
     fields = dict(scene_schema_fields())
     comps = fields["position"][1]["codecs"]
@@ -753,7 +753,7 @@ def _scene_bounds_bits():
 
 
 def scene_codes(scene, quat_bits: Optional[int] = None) -> list:
-    """Quantize every tick of a ``quantcodec._scene.Scene`` with the scene schema's resolution."""
+    """Quantize every tick of a ``quantcodec.tools.scene.Scene`` with the scene schema's resolution."""
     bounds, bits, qbits = _scene_bounds_bits()
     qbits = qbits if quat_bits is None else quat_bits
     n_ticks, n = scene.positions.shape[:2]
@@ -796,7 +796,7 @@ def main(argv=None) -> int:
     import argparse
     import time
 
-    from quantcodec._scene import simulate
+    from quantcodec.tools.scene import simulate
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bodies", type=int, default=300)

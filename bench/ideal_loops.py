@@ -52,8 +52,8 @@ except ImportError:
 
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
 from quantcodec._history import pred_target_of  # noqa: E402
-from quantcodec._scene import simulate  # noqa: E402
-from quantcodec._stream import default_schema  # noqa: E402
+from quantcodec.tools.scene import simulate  # noqa: E402
+from quantcodec.tools.link import default_schema  # noqa: E402
 
 from layout_study import eg_bits, zigzag_differences as zigzag  # noqa: E402
 

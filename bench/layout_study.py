@@ -41,8 +41,8 @@ except ImportError:
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from quantcodec import SnapshotEncoder  # noqa: E402
-from quantcodec._scene import simulate  # noqa: E402
-from quantcodec._stream import default_schema  # noqa: E402
+from quantcodec.tools.scene import simulate  # noqa: E402
+from quantcodec.tools.link import default_schema  # noqa: E402
 from quantcodec._history import pred_target_of  # noqa: E402
 
 

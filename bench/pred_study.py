@@ -42,7 +42,7 @@ def scene_codes(args):
         bounds, bits = bench_bandwidth.fitted_bounds(rec.positions)
         schema, _ = bench_bandwidth.schemas_for(bounds, bits)
     else:
-        from quantcodec._stream import default_schema
+        from quantcodec.tools.link import default_schema
         schema = default_schema(velocity=False, rest=True)
     ids = np.arange(rec.n_bodies)
     mats = [schema.snapshot(ids, {"position": rec.positions[k], "rotation": rec.orientations[k],

@@ -15,7 +15,7 @@ is deterministic for a given seed on a given machine and MuJoCo version (single 
 feeds only the spawn).
 
 Axes and quaternions. quantcodec's scene is y-up with quaternions stored (x, y, z, w) (see
-``quantcodec._scene``; ``_stream.run_stream`` and ``bench/gaffer.py`` read them so). MuJoCo is
+``quantcodec.tools.scene``; ``quantcodec.tools.link.run_stream`` and ``bench/gaffer.py`` read them so). MuJoCo is
 z-up and stores quaternions (w, x, y, z). The recording maps MuJoCo (x, y, z) to quantcodec
 (x, z, -y), a proper rotation C (x stays, up becomes y, MuJoCo's y becomes -z), so a position p
 becomes C p and a body orientation R becomes C R C^T, i.e. the quaternion (w, v) becomes
@@ -37,7 +37,7 @@ leaves them (the quantizer would clamp it).
 
 ``velocities``: linear velocity of each body's centre (world frame, m/s), mapped like positions.
 
-Output .npz (float32 arrays, like ``quantcodec._scene``): ``positions`` (T, N, 3),
+Output .npz (float32 arrays, like ``quantcodec.tools.scene``): ``positions`` (T, N, 3),
 ``orientations`` (T, N, 4) unit quaternions (x, y, z, w), ``velocities`` (T, N, 3), ``ids``
 (N,) uint32, ``at_rest`` (T, N) bool, ``hz``; and, ignored by the bench, ``pusher`` (N,) bool,
 ``angular_speed`` (T, N) rad/s and ``meta`` (a JSON string: engine, version, options).
@@ -69,7 +69,7 @@ REST_ANGULAR_SPEED = 0.01    # --rest speed: rad/s
 
 
 # --------------------------------------------------------------------------------------------
-# the spawn (same layout rule as quantcodec._scene, so the two scenes are comparable)
+# the spawn (same layout rule as quantcodec.tools.scene, so the two scenes are comparable)
 
 
 def spawn(n_cubes, seed):
@@ -163,7 +163,7 @@ def build_model_xml(n_cubes, n_pushers, args):
 
 
 class PusherPaths:
-    """Wobbling circles around the pile centre (alternate directions), as in quantcodec._scene."""
+    """Wobbling circles around the pile centre (alternate directions), as in quantcodec.tools.scene."""
 
     def __init__(self, n, pile_half, rng):
         k = np.arange(n)
@@ -175,7 +175,7 @@ class PusherPaths:
 
     def at(self, t):
         """Ground-plane (quantcodec x, z) positions and velocities of the path at time t."""
-        from quantcodec._scene import wobbling_circle
+        from quantcodec.tools.scene import wobbling_circle
 
         (x, z), (vx, vz) = wobbling_circle(t, self.r0, self.amp, self.dir, self.phase, self.wobble,
                                            PUSHER_SPEED)

@@ -23,7 +23,7 @@ import numpy as np
 
 import quantcodec as qc
 from quantcodec import DecodeError, _framing
-from quantcodec._examples import player_state_fields
+from quantcodec.tools.examples import player_state_fields
 
 # ---------------------------------------------------------------------------------- schemas
 

@@ -1,8 +1,9 @@
 """Worst-case angular errors of Quat and UnitVector, in degrees.
 
-GENERATED FILE - do not edit. Written by ``python -m quantcodec._search --write``, which runs the
-seeded worst-case search of ``quantcodec/_search.py`` (seed 0) on the reference rules of
-``quantcodec/_reference.py``. ``Quat.max_error`` and ``UnitVector.max_error`` read these tables.
+GENERATED FILE - do not edit. Written by ``python -m quantcodec.tools.search --write``, which
+runs the seeded worst-case search of ``quantcodec/tools/search.py`` (seed 0) on the reference
+rules of ``quantcodec/_reference.py``. ``Quat.max_error`` and ``UnitVector.max_error`` read
+these tables.
 
 QUAT_MAX_ERROR[(mode, bits)]: worst rotation angle of smallest three, mode "endpoints", "bins" or "midpoint",
 bits 2..20 per component. UNITVEC_MAX_ERROR[bits]: worst angle between a unit vector and its

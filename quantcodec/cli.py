@@ -20,12 +20,9 @@ import os
 import sys
 
 from . import __version__
+from .errors import UserError  # the tools raise it; also importable as quantcodec.cli.UserError
 
 __all__ = ["main", "build_parser", "UserError"]
-
-
-class UserError(Exception):
-    """A mistake in the input (file, schema, trace, option value): reported in one line, exit status 1."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,26 +273,26 @@ def build_parser():
 def _cmd_demo(args):
     if args.serve:
         return _cmd_serve(args)
-    from . import _demo
+    from .tools import demo
     if args.plot:
-        _demo.require_matplotlib()
+        demo.require_matplotlib()
         _check_writable(args.plot)          # before the run, not after it
-    result = _demo.run(n_entities=args.entities, seconds=args.seconds, hz=args.hz, loss=args.loss,
-                       ack_delay_ms=args.ack_delay, seed=args.seed,
-                       progress=not args.no_progress, series=bool(args.plot))
+    result = demo.run(n_entities=args.entities, seconds=args.seconds, hz=args.hz, loss=args.loss,
+                      ack_delay_ms=args.ack_delay, seed=args.seed,
+                      progress=not args.no_progress, series=bool(args.plot))
     if args.plot:
-        _demo.plot(result, args.plot)
+        demo.plot(result, args.plot)
     if args.json:
-        _print_json(_demo.to_json(result))
+        _print_json(demo.to_json(result))
     else:
-        print(_demo.format_text(result))
+        print(demo.format_text(result))
         if args.plot:
             print(f"\nwrote {args.plot}")
     return 0
 
 
 def _cmd_serve(args):
-    from . import liveview
+    from .tools import liveview
     if args.json or args.plot:
         raise UserError("--serve streams to a web page: --json and --plot go with the plain demo")
     try:
@@ -311,35 +308,35 @@ def _cmd_serve(args):
 
 
 def _cmd_describe(args):
-    from ._report import load_schema
+    from .tools.report import load_schema
     schema = load_schema(args.schema)
     print(schema.describe())
     return 0
 
 
 def _cmd_report(args):
-    from . import _report
-    schema = _report.load_schema(args.schema)
-    trace = _report.load_trace(args.trace, schema)
+    from .tools import report
+    schema = report.load_schema(args.schema)
+    trace = report.load_trace(args.trace, schema)
     hz = args.hz if args.hz is not None else (trace.hz if trace.hz is not None else 60.0)
-    result = _report.run(schema, trace, hz=hz, ack_delay_ms=args.ack_delay, progress=not args.no_progress)
+    result = report.run(schema, trace, hz=hz, ack_delay_ms=args.ack_delay, progress=not args.no_progress)
     if args.json:
         _print_json(result)
     else:
-        print(_report.format_text(result))
+        print(report.format_text(result))
     return 0
 
 
 def _cmd_bench(args):
-    from . import _bench
-    rows = _bench.run(quick=args.quick, out=None if args.json else print)
+    from .tools import bench
+    rows = bench.run(quick=args.quick, out=None if args.json else print)
     if args.json:
-        _print_json(_bench.to_json(rows))
+        _print_json(bench.to_json(rows))
     return 0
 
 
 def _cmd_decode_stream(args):
-    from ._report import load_schema
+    from .tools.report import load_schema
     from .conformance import read_datagrams, runner_lines
     schema = load_schema(args.schema)
     try:
@@ -367,7 +364,7 @@ def _cmd_conformance(args):
 
 def _cmd_codegen(args):
     from . import codegen
-    from ._report import load_schema
+    from .tools.report import load_schema
     load_schema(args.schema)            # a missing or broken file: one line, exit status 1
     if args.output:
         _check_writable(args.output)

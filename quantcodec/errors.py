@@ -1,10 +1,11 @@
 """The exceptions of quantcodec.
 
-Every one is also a ``ValueError``, so ``except ValueError`` written against plain NumPy code
-keeps working.
+Every error of the library is also a ``ValueError``, so ``except ValueError`` written against
+plain NumPy code keeps working. ``UserError`` is not one of them: it belongs to the ``quantcodec``
+command and its tools (``quantcodec.tools``).
 """
 
-__all__ = ["CodecError", "SchemaError", "RangeError", "DecodeError"]
+__all__ = ["CodecError", "SchemaError", "RangeError", "DecodeError", "UserError"]
 
 
 class CodecError(ValueError):
@@ -41,3 +42,11 @@ class DecodeError(CodecError):
 
 def _decode_error(args, kind):
     return DecodeError(*args, kind=kind)
+
+
+class UserError(Exception):
+    """The error of the ``quantcodec`` command's tools: a mistake in the input (a bad argument or
+    option value, a missing or unreadable file, a schema or trace that does not load, a missing
+    optional dependency). The command prints it as one line, ``quantcodec <command>: error:
+    <what>``, without a traceback, and exits with status 1. Not a ``CodecError``: the library
+    never raises it."""

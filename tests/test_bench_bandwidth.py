@@ -30,7 +30,7 @@ def test_fitted_bounds_cover_the_recording_at_gaffers_resolution():
 
 
 def test_recording_axes_and_quaternion_order_read_back(tmp_path):
-    from quantcodec._scene import simulate
+    from quantcodec.tools.scene import simulate
 
     bb = _load("bench_bandwidth")
     sc = simulate(24, 1.5, 60, 3)

@@ -49,8 +49,8 @@ def test_bench_snapshot_stream_rows():
     for r in table:
         f = r.replace("|", " ").split()
         assert f[1].endswith("%") and all(float(x) > 0 for x in f[2:])
-    from quantcodec._scene import simulate
-    from quantcodec._stream import default_schema
+    from quantcodec.tools.scene import simulate
+    from quantcodec.tools.link import default_schema
     out = mod.stream(simulate(20, 2.0, 60, 1), default_schema(velocity=True), centers=(30, 100),
                      half=5, repeats=2)
     assert [c for c, _, _ in out] == [30, 100]
@@ -81,7 +81,7 @@ def test_bench_snapshot_pose_rows():
                      "--full", "0"], out=lines.append)
     assert "pose schema" in lines[0] and "7 floats raw" in lines[0]
     assert [r[0] for r in rows] == [60, 150, 280] and all(r[2] > 0 for r in rows)
-    from quantcodec._scene import simulate
+    from quantcodec.tools.scene import simulate
     scene = mod.PoseOnly(simulate(20, 1.0, 60, 1))
     assert mod.raw_floats(scene, 3).shape == (20, 7) and set(scene.columns(3)) == {"position", "rotation"}
     assert mod.raw_floats(scene.scene, 3).shape == (20, 10)

@@ -496,8 +496,8 @@ def test_demo_json_content(demo_json):
 
 
 def qc_fields():
-    from quantcodec import _demo
-    return _demo.scene_schema().fields
+    from quantcodec.tools import demo
+    return demo.scene_schema().fields
 
 
 def test_demo_is_deterministic(cli, demo_json):
@@ -675,12 +675,12 @@ def test_bench_help_promises_only_what_it_runs(cli):
 
 
 def test_bench_speedup_is_the_median_of_paired_ratios(monkeypatch):
-    from quantcodec import _bench
+    from quantcodec.tools import bench
     # a fake clock: each call of ours / the baseline advances it; the machine slows down 10x
     # between ours and the baseline in one pair, which a ratio of medians would take for speed
     now = [0.0]
     costs = {"ours": iter([1, 1, 1, 1, 3, 3]), "base": iter([3, 3, 3, 30, 30, 30])}
-    monkeypatch.setattr(_bench, "TIMER", lambda: now[0])
+    monkeypatch.setattr(bench, "TIMER", lambda: now[0])
 
     def ours():
         now[0] += next(costs["ours"])
@@ -688,11 +688,11 @@ def test_bench_speedup_is_the_median_of_paired_ratios(monkeypatch):
     def base():
         now[0] += next(costs["base"])
 
-    t_ours, t_base, speedup = _bench._pair(ours, base, 1, 5)     # (a warm-up call each, then 5 pairs)
+    t_ours, t_base, speedup = bench._pair(ours, base, 1, 5)     # (a warm-up call each, then 5 pairs)
     assert (t_ours, t_base) == (1, 30)
     assert speedup == 10            # pairs (1, 3), (1, 3), (1, 30), (3, 30), (3, 30): ratios 3, 3, 30, 10, 10
     assert t_base / t_ours == 30    # (what the ratio of the medians said)
-    row = _bench._row("op", t_ours, "base", t_base, 1, target=5.0, speedup=speedup)
+    row = bench._row("op", t_ours, "base", t_base, 1, target=5.0, speedup=speedup)
     assert row["speedup"] == 10 and row["meets_target"] and row["paired"]
 
 

@@ -812,27 +812,59 @@ def test_unit_vector_error_bound_random():
 
 
 def test_codecs_release_the_gil_in_array_paths():
+    """A Python thread runs *during* a long array call: some of its ticks fall strictly between the
+    call's start and end. The switch interval is set to 5 s, so the main thread is never made to
+    hand the GIL over: the ticker can run inside the window only where the call released it. The
+    control, a pure-Python loop of the same length, holds the GIL and must show no tick inside its
+    window (so the test can fail)."""
+    import sys
     import threading
     import time
+    if not getattr(sys, "_is_gil_enabled", lambda: True)():
+        pytest.skip("no GIL to release (free-threaded build)")
     b = qc.Bounded(-1, 1, 20)
     x = RNG.uniform(-1, 1, 4_000_000)
+    out = np.empty(x.shape, dtype=np.uint32)
     ticks = []
-    stop = threading.Event()
+    stop = False
 
     def ticker():
-        while not stop.is_set():
+        while not stop:
             ticks.append(time.perf_counter())
-            time.sleep(0)
+            time.sleep(0)               # hands the GIL straight back: the main thread never waits
 
-    t = threading.Thread(target=ticker)
+    def ticks_inside(call):
+        n = len(ticks)
+        t0 = time.perf_counter()
+        call()
+        t1 = time.perf_counter()
+        return sum(t0 < t < t1 for t in ticks[n:]), t1 - t0
+
+    def hold_the_gil(seconds):
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(5.0)
+    t = threading.Thread(target=ticker, daemon=True)
     t.start()
     try:
+        while len(ticks) < 3:           # the ticker is running
+            time.sleep(0.001)
+        # the array call: the ticker must get in at least once in a few calls (it also needs a
+        # CPU while the GIL is free; a shared machine can deny it one call, not all of them)
+        windows = [ticks_inside(lambda: b.quantize(x, out=out)) for _ in range(10)]
+        assert any(n > 0 for n, _ in windows), f"Bounded.quantize held the GIL: {windows}"
+        # the control: as long as the longest array call, holding the GIL throughout
+        longest = max(d for _, d in windows)
         for _ in range(3):
-            b.quantize(x)
+            n, d = ticks_inside(lambda: hold_the_gil(longest))
+            assert n == 0, f"the ticker ran {n} times in {d * 1e3:.1f} ms while the GIL was held"
     finally:
-        stop.set()
+        stop = True
         t.join()
-    assert len(ticks) > 10
+        sys.setswitchinterval(old)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from quantcodec_bench_gaffer import (  # noqa: E402
     scene_codes,
     scene_scheme,
 )
-from quantcodec._scene import simulate
+from quantcodec.tools.scene import simulate
 
 N = 300
 HEADER = 33

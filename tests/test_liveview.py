@@ -1,4 +1,4 @@
-"""The live view (quantcodec.liveview, ``quantcodec demo --serve``): the server streams the demo's
+"""The live view (quantcodec.tools.liveview, ``quantcodec demo --serve``): the server streams the demo's
 world over a WebSocket to a page that decodes it with the JavaScript client.
 
 The end-to-end test starts the server and headless Chromium on the page, which reports back the
@@ -26,7 +26,7 @@ REPORTS = 20
 def _server_module():
     pytest.importorskip("websockets", reason="the live view needs the websockets package: "
                                              "pip install 'quantcodec[serve]'")
-    from quantcodec import liveview
+    from quantcodec.tools import liveview
     try:
         liveview.require_websockets()
     except liveview.ServeError as e:
@@ -107,7 +107,7 @@ def test_serves_the_page_and_modules_only(server):
     assert ctype.startswith("text/javascript") and b"./quantcodec.mjs" in body
     status, ctype, body = get("/quantcodec.mjs")
     assert ctype.startswith("text/javascript") and b"export class SnapshotDecoder" in body
-    for path in ("/../quantcodec/liveview.py", "/web/index.html", "/liveview.py", "/etc/passwd"):
+    for path in ("/../quantcodec/tools/liveview.py", "/web/index.html", "/tools/liveview.py", "/liveview.py", "/etc/passwd"):
         with pytest.raises(urllib.error.HTTPError) as e:
             get(path)
         e.value.close()                              # (its response holds the socket)
@@ -117,7 +117,7 @@ def test_serves_the_page_and_modules_only(server):
 def test_the_served_client_is_clients_js():
     # the page decodes with clients/js/quantcodec.mjs: the build puts it into the package
     # (setup.py); a source checkout serves it from clients/js
-    from quantcodec import liveview
+    from quantcodec.tools import liveview
     repo = ROOT / "clients" / "js" / "quantcodec.mjs"
     if not repo.is_file():
         pytest.skip("no clients/js beside this installation")

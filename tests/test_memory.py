@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
-from quantcodec._examples import player_state
+from quantcodec.tools.examples import player_state
 from quantcodec.conformance import _seal
 
 SOAK = os.environ.get("QUANTCODEC_SOAK", "") not in ("", "0")

@@ -90,7 +90,7 @@ def test_quat_midpoint_valid_refuses_the_top_code(bits):
 
 
 def test_quat_midpoint_max_error_table():
-    # computed by quantcodec._search (seed 0) like the other modes, for every bit count
+    # computed by quantcodec.tools.search (seed 0) like the other modes, for every bit count
     assert all(("midpoint", b) in _maxerr.QUAT_MAX_ERROR for b in range(2, 21))
     for b in (9, 10, 12):
         m, e = qc.Quat(b, mode="midpoint").max_error, qc.Quat(b).max_error

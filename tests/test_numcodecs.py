@@ -16,7 +16,7 @@ import quantcodec as qc
 numcodecs = pytest.importorskip(
     "numcodecs", reason="numcodecs is not installed: pip install 'quantcodec[zarr]' (the optional extra)")
 qnc = pytest.importorskip("quantcodec.numcodecs")
-from quantcodec._scene import simulate  # noqa: E402
+from quantcodec.tools.scene import simulate  # noqa: E402
 
 QuantCodec = qnc.QuantCodec
 

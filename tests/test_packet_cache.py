@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
-from quantcodec._scene import simulate
-from quantcodec._stream import default_schema
+from quantcodec.tools.scene import simulate
+from quantcodec.tools.link import default_schema
 
 
 @pytest.fixture(scope="module")

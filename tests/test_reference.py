@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from quantcodec import _reference as ref
 from quantcodec._maxerr import QUAT_MAX_ERROR, UNITVEC_MAX_ERROR
-from quantcodec._search import quat_angle_deg, unitvec_angle_deg
+from quantcodec.tools.search import quat_angle_deg, unitvec_angle_deg
 from quantcodec.errors import DecodeError, RangeError, SchemaError
 
 MODES = ("endpoints", "bins")

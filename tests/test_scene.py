@@ -1,9 +1,9 @@
-"""The deterministic bench scene (quantcodec._scene)."""
+"""The deterministic bench scene (quantcodec.tools.scene)."""
 
 import numpy as np
 import pytest
 
-from quantcodec._scene import (
+from quantcodec.tools.scene import (
     FIRST_ID,
     SLEEP_TICKS,
     WORLD_HALF_WIDTH,

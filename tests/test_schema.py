@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import quantcodec as qc
-from quantcodec._examples import PLAYER_STATE_LABELS, player_state
+from quantcodec.tools.examples import PLAYER_STATE_LABELS, player_state
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "schema")
 LABELS = list(PLAYER_STATE_LABELS)

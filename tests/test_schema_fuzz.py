@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
-from quantcodec._examples import player_state
+from quantcodec.tools.examples import player_state
 
 SEED = int(os.environ.get("QC_FUZZ_SEED", "20240601"))
 N_MESSAGES = int(os.environ.get("QC_FUZZ_N", "6000"))      # per schema; 4 schemas -> 24 000 per run

@@ -1857,7 +1857,7 @@ def test_one_cpu_dispatch_honours_quantcodec_simd(cap):
     import subprocess
     import sys
     code = ("from quantcodec import _codecs, _delta, _bitstream\n"
-            "from quantcodec._stream import default_schema\n"
+            "from quantcodec.tools.link import default_schema\n"
             "print(_codecs._simd(), _delta._simd_level(), _delta._crc_hw(),"
             " _delta.DeltaCoder(default_schema()._plan).vector)")
     env = dict(os.environ, QUANTCODEC_SIMD=cap)

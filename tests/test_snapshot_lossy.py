@@ -301,7 +301,7 @@ def test_stream_small_history_and_wrap(schema):
 
 def test_scene_stream_through_loss():
     """The rigid-body scene (bodies at rest, moving, churning) through a lossy link."""
-    from quantcodec._scene import scene_schema_fields, simulate
+    from quantcodec.tools.scene import scene_schema_fields, simulate
 
     def build(spec):
         kind, kw = spec

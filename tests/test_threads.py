@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
-from quantcodec._examples import player_state, player_state_columns
+from quantcodec.tools.examples import player_state, player_state_columns
 
 GIL = getattr(sys, "_is_gil_enabled", lambda: True)()
 needs_gil = pytest.mark.skipif(not GIL, reason="no GIL to release (free-threaded build)")

@@ -13,7 +13,7 @@ import quantcodec
 from quantcodec import _maxerr
 from quantcodec import _reference as ref
 from quantcodec._maxerr import QUAT_MAX_ERROR, UNITVEC_MAX_ERROR
-from quantcodec._search import (quat_angle_deg, quat_reference_codec, quat_worst_angle, unitvec_angle_deg,
+from quantcodec.tools.search import (quat_angle_deg, quat_reference_codec, quat_worst_angle, unitvec_angle_deg,
                                 unitvec_reference_codec, unitvec_worst_angle)
 
 

@@ -23,8 +23,8 @@ sys.path.insert(0, ROOT)
 import numpy as np  # noqa: E402
 
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
-from quantcodec._scene import simulate  # noqa: E402
-from quantcodec._stream import default_schema  # noqa: E402
+from quantcodec.tools.scene import simulate  # noqa: E402
+from quantcodec.tools.link import default_schema  # noqa: E402
 
 
 def build():

@@ -1,5 +1,5 @@
 // The live view's page: decodes the server's snapshot stream with the JavaScript client and draws
-// it. Served by quantcodec.liveview (quantcodec demo --serve) with quantcodec.mjs beside it.
+// it. Served by quantcodec.tools.liveview (quantcodec demo --serve) with quantcodec.mjs beside it.
 //
 // ?report=N: send the runner line of each of the first N decoded snapshots back to the server
 // ({"type": "report", "line": ...}), which compares them with what it sent (tests/test_liveview.py).

@@ -15,8 +15,8 @@ import numpy as np
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
 
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
-from quantcodec._scene import simulate  # noqa: E402
-from quantcodec._stream import default_schema  # noqa: E402
+from quantcodec.tools.scene import simulate  # noqa: E402
+from quantcodec.tools.link import default_schema  # noqa: E402
 
 TICKS = (280, 150, 60)      # mostly at rest, a pile settling, everything moving
 LAG = 6

@@ -1,8 +1,12 @@
-"""The SPEC section 4 example schema (``PlayerState``), written once for the tests, benches and
-fuzz targets that exercise it."""
+"""The fixtures the tests, benches and fuzz targets share: the SPEC section 4 example schema
+(``PlayerState``) and random columns for it, written once.
 
-from ._codecs import Angle, Bool, Bounded, Enum, NearlyZero, PowerCurve, Quat, UInt, Vector
-from .schema import Schema
+Part of the command's tools (``quantcodec.tools``), not of the library: no library module imports
+it. It is installed with the package so that the tests, the benches and the fuzz targets run
+against an installed wheel as they do against a checkout."""
+
+from .._codecs import Angle, Bool, Bounded, Enum, NearlyZero, PowerCurve, Quat, UInt, Vector
+from ..schema import Schema
 
 PLAYER_STATE_LABELS = ("idle", "walk", "run", "jump")
 

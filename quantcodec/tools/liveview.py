@@ -1,9 +1,9 @@
 """``quantcodec demo --serve``: the demo's world streamed live to a browser.
 
-The server runs the embedded scene (``quantcodec._scene``: bodies dropping, bouncing, rolling
-and going to sleep, two driven bodies pushing through the pile) tick by tick, quantizes each tick
-once with the demo's schema, and streams it to every connected page over a WebSocket exactly as a
-game server streams it over UDP: one :class:`~quantcodec.SnapshotEncoder` per client, the
+The server runs the embedded scene (``quantcodec.tools.scene``: bodies dropping, bouncing,
+rolling and going to sleep, two driven bodies pushing through the pile) tick by tick, quantizes
+each tick once with the demo's schema, and streams it to every connected page over a WebSocket
+exactly as a game server streams it over UDP: one :class:`~quantcodec.SnapshotEncoder` per client, the
 client's hello first and beside every packet sent without a baseline, the datagrams of
 ``encode_datagrams`` (fragments above ``max_datagram``), and the acks the page sends back
 (``{"type": "ack", "seq": S}``, docs/wire-format.md section 15).
@@ -22,7 +22,7 @@ host that is not a loopback address unless ``allow_remote=True``.
 
 Needs the ``websockets`` package (``pip install 'quantcodec[serve]'``), version 13 or later.
 
-    python -m quantcodec.liveview [--port 8765] [--entities 300]
+    python -m quantcodec.tools.liveview [--port 8765] [--entities 300]
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def _page(name):
     res = resources.files("quantcodec").joinpath("web", name)
     if res.is_file():
         return res.read_bytes()
-    repo = pathlib.Path(__file__).resolve().parent.parent / "clients" / "js" / name
+    repo = pathlib.Path(__file__).resolve().parents[2] / "clients" / "js" / name   # quantcodec/tools/..
     if name == "quantcodec.mjs" and repo.is_file():
         return repo.read_bytes()
     raise ServeError(f"the live view's {name} is missing from this installation (quantcodec/web/)")
@@ -96,7 +96,7 @@ class _Client:
     """One connected page: its own encoder (its own stream), its acks, what it reported."""
 
     def __init__(self, ws, schema, history, max_datagram):
-        from .snapshot import SnapshotEncoder
+        from ..snapshot import SnapshotEncoder
         self.ws = ws
         self.encoder = SnapshotEncoder(schema, history=history, max_datagram=max_datagram)
         self.pending_acks = []        # (due time, seq): acks delayed by the simulated link
@@ -131,7 +131,7 @@ class LiveServer:
             raise ServeError(f"hz must be in 1..240, got {hz!r}")
         if not 0.0 <= loss < 1.0:
             raise ServeError(f"loss must be in [0, 1), got {loss!r}")
-        from ._demo import scene_schema
+        from .demo import scene_schema
         self.host, self.port = host, port
         self.allow_remote = allow_remote
         self.n_entities, self.hz, self.seconds, self.seed = n_entities, hz, float(seconds), seed
@@ -153,8 +153,8 @@ class LiveServer:
     # -- the world ---------------------------------------------------------------------------
 
     def _world(self):
-        from ._demo import N_DRIVEN
-        from ._scene import iter_ticks
+        from .demo import N_DRIVEN
+        from .scene import iter_ticks
         run = 0
         while True:
             yield from iter_ticks(self.n_entities, self.seconds, self.hz, self.seed + run,
@@ -164,7 +164,7 @@ class LiveServer:
     def _stats(self, tick, snap):
         """The worst errors of what every client decodes (the schema's roundtrip of the tick)
         against the world's floats, for the page."""
-        from ._report import quat_angle_deg
+        from .report import quat_angle_deg
         order = np.argsort(tick.ids, kind="stable")
         cols = snap.columns
         pos_err = float(np.abs(cols["position"] - tick.positions[order].astype(np.float64)).max())
@@ -349,7 +349,7 @@ class LiveServer:
     def _matches(self, rep):
         """Whether a page's report (a runner line) equals the snapshot sent under its number:
         True, False, or None when that number is no longer held."""
-        from .conformance import signed_slots
+        from ..conformance import signed_slots
         snap = self.snapshots.get(rep.get("seq"))
         if snap is None:
             return None
@@ -391,7 +391,8 @@ def serve(host="127.0.0.1", port=8765, *, allow_remote=False, open_browser=False
 
 def main(argv=None):
     import argparse
-    ap = argparse.ArgumentParser(prog="python -m quantcodec.liveview", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m quantcodec.tools.liveview",
+                                 description=__doc__.split("\n")[0])
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8765)
     ap.add_argument("--allow-remote", action="store_true", help="serve on a non-loopback host on purpose")

@@ -25,7 +25,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
-from .cli import UserError
+from ..errors import UserError
 
 __all__ = ["load_schema", "load_trace", "Trace", "run", "format_text", "field_errors", "quat_angle_deg"]
 
@@ -38,7 +38,7 @@ _MAX_LAG = 32766             # the encoder's history holds at most 32767 sequenc
 
 def load_schema(path):
     """``qc.Schema.load(path)``, with every way a user file can be wrong turned into a UserError."""
-    from .schema import Schema
+    from ..schema import Schema
     if not os.path.exists(path):
         raise UserError(f"schema file not found: {path}")
     if os.path.isdir(path):
@@ -277,7 +277,7 @@ def _changed_rows(ids_now, codes_now, ids_base, codes_base):
 
 def _stream_bits(schema, trace, frames, lag, history, bar):
     """Bits of the delta packets of each tick, baseline `lag` ticks back (None: full every tick)."""
-    from .snapshot import SnapshotEncoder
+    from ..snapshot import SnapshotEncoder
     enc = SnapshotEncoder(schema, history=history)
     bits = np.empty(trace.n_ticks, dtype=np.int64)
     for t in range(trace.n_ticks):

@@ -1,9 +1,9 @@
 """``quantcodec demo``: the embedded scene streamed raw, quantized and delta-compressed.
 
-The scene is ``quantcodec._scene`` (a deterministic rigid-body world: bodies drop, bounce, roll
-and go to sleep while two driven bodies keep pushing through the pile), quantized with the
-scene's default schema (``_scene.scene_schema_fields``). The streaming over a lossy link with
-delayed acks is ``quantcodec._stream`` (shared with the bandwidth bench); this module runs it
+The scene is ``quantcodec.tools.scene`` (a deterministic rigid-body world: bodies drop, bounce,
+roll and go to sleep while two driven bodies keep pushing through the pile), quantized with the
+scene's default schema (``scene.scene_schema_fields``). The streaming over a lossy link with
+delayed acks is ``quantcodec.tools.link`` (shared with the bandwidth bench); this module runs it
 with a progress bar and presents the result as text, JSON or a figure.
 """
 
@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from . import __version__
-from .cli import UserError
+from .. import __version__
+from ..errors import UserError
 
 __all__ = ["run", "format_text", "to_json", "plot", "require_matplotlib", "scene_schema", "STREAMS"]
 
@@ -30,7 +30,7 @@ _LABELS = {
 
 def scene_schema():
     """The scene's default schema (position, rotation, velocity): the one the demo streams."""
-    from ._stream import default_schema
+    from .link import default_schema
     return default_schema(velocity=True)
 
 
@@ -46,8 +46,8 @@ def require_matplotlib():
 
 
 def _simulate(n_entities, seconds, hz, seed, bar):
-    """The scene, tick by tick (for the progress bar), stacked like ``_scene.simulate``."""
-    from ._scene import iter_ticks
+    """The scene, tick by tick (for the progress bar), stacked like ``scene.simulate``."""
+    from .scene import iter_ticks
     driven = min(N_DRIVEN, n_entities)
     ticks = iter_ticks(n_entities, seconds, hz, seed, n_kinematic=driven)
     ids, pos, rot, vel, rest = [], [], [], [], []
@@ -64,7 +64,7 @@ def _simulate(n_entities, seconds, hz, seed, bar):
 def _changed_since_previous(ids, values):
     """Per tick, the share of entities whose `values` rows differ from the previous tick's
     (matched by id; tick 0 and new entities count as changed). values: (T, N, ...)."""
-    from ._report import _changed_rows
+    from .report import _changed_rows
     T, N = ids.shape
     shares = np.empty(T)
     shares[0] = 1.0
@@ -82,8 +82,8 @@ def run(n_entities=300, seconds=10.0, hz=60, loss=0.05, ack_delay_ms=100.0, seed
     holds ``_series``: per-tick bits and every decoded error, for :func:`plot`.
     """
     from tqdm import tqdm
-    from ._report import quat_angle_deg
-    from ._stream import run_stream
+    from .report import quat_angle_deg
+    from .link import run_stream
 
     started = time.perf_counter()
     n_ticks = int(round(seconds * hz))
@@ -162,7 +162,7 @@ def _schema_summary(schema, raw_bits):
 
 def _series(schema, ids, pos, rot, vel, res, pos_err, rot_err, hz):
     """Per-tick bits of the three streams and the decoded errors, for the figure."""
-    from .snapshot import SnapshotEncoder
+    from ..snapshot import SnapshotEncoder
     n_ticks, n = ids.shape
     full = np.empty(n_ticks)
     enc = SnapshotEncoder(schema)                 # never acknowledged: every packet is full

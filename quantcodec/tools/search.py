@@ -4,8 +4,8 @@
 (resp. the worst angle between unit vectors) between an input and what the receiver decodes,
 over all inputs. There is no closed form that holds at every bit count (the first-order estimate
 ``2*sqrt(6) / 2**bits`` rad for smallest three fails below 4 bits), so the figures are found by a
-deterministic search, run once by ``python -m quantcodec._search --write`` and stored as literal
-tables in ``quantcodec/_maxerr.py``, which the codecs read.
+deterministic search, run once by ``python -m quantcodec.tools.search --write`` and stored as
+literal tables in ``quantcodec/_maxerr.py``, which the codecs read.
 
 The search, for one bit count (and mode):
 
@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from . import _reference as ref
+from .. import _reference as ref
 
 __all__ = [
     "quat_angle_deg", "unitvec_angle_deg",
@@ -341,7 +341,7 @@ def unitvec_worst_angle(bits, encode, decode, seed=0, *, n_random=None, keep=24,
 
 
 # ----------------------------------------------------------------------------------------------
-# table generation: python -m quantcodec._search --write
+# table generation: python -m quantcodec.tools.search --write
 # ----------------------------------------------------------------------------------------------
 
 QUAT_BITS = range(2, 21)
@@ -389,9 +389,10 @@ def generate_tables(jobs=1, progress=None):
 
 _HEADER = '''"""Worst-case angular errors of Quat and UnitVector, in degrees.
 
-GENERATED FILE - do not edit. Written by ``python -m quantcodec._search --write``, which runs the
-seeded worst-case search of ``quantcodec/_search.py`` (seed 0) on the reference rules of
-``quantcodec/_reference.py``. ``Quat.max_error`` and ``UnitVector.max_error`` read these tables.
+GENERATED FILE - do not edit. Written by ``python -m quantcodec.tools.search --write``, which
+runs the seeded worst-case search of ``quantcodec/tools/search.py`` (seed 0) on the reference
+rules of ``quantcodec/_reference.py``. ``Quat.max_error`` and ``UnitVector.max_error`` read
+these tables.
 
 QUAT_MAX_ERROR[(mode, bits)]: worst rotation angle of smallest three, mode "endpoints", "bins" or "midpoint",
 bits 2..20 per component. UNITVEC_MAX_ERROR[bits]: worst angle between a unit vector and its
@@ -418,7 +419,8 @@ def main(argv=None):
     import sys
     import time
 
-    ap = argparse.ArgumentParser(prog="python -m quantcodec._search", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m quantcodec.tools.search",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="regenerate quantcodec/_maxerr.py")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; the figures do not depend on it)")
     ap.add_argument("--quat", type=int, metavar="BITS", help="run one Quat search and print it")
@@ -442,7 +444,8 @@ def main(argv=None):
             print(f"{key[0]:8s} {key[1] or '':9s} {key[2]:2d} bits: {val:.9g} deg", file=sys.stderr)
 
         quat, unit = generate_tables(args.jobs, progress)
-        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_maxerr.py")
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # quantcodec/
+        path = os.path.join(package, "_maxerr.py")
         with open(path, "w", encoding="utf-8") as f:
             f.write(format_tables(quat, unit))
         print(f"wrote {path} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)

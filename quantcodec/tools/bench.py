@@ -494,5 +494,5 @@ def to_json(rows):
     return {"environment": environment(), "unit": "ns per value", "rows": rows}
 
 
-if __name__ == "__main__":      # python -m quantcodec._bench [--quick]
+if __name__ == "__main__":      # python -m quantcodec.tools.bench [--quick]
     run(quick="--quick" in sys.argv)

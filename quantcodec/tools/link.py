@@ -21,14 +21,14 @@ from typing import Callable, Dict, Mapping, Optional
 
 import numpy as np
 
-from .errors import DecodeError
+from ..errors import DecodeError
 
 __all__ = ["run_stream", "default_schema", "build_codec"]
 
 
 def build_codec(spec):
-    """A codec from the plain-data form of ``quantcodec._scene.scene_schema_fields``."""
-    from . import _codecs
+    """A codec from the plain-data form of ``quantcodec.tools.scene.scene_schema_fields``."""
+    from .. import _codecs
 
     kind, kw = spec
     kw = dict(kw)
@@ -43,9 +43,9 @@ def default_schema(velocity=True, rest=False, rotation_bits=9, position=None):
     """The scene schema: position (x, z in +-64 m at 16 bits, y in 0..32 m at 14 bits, or
     ``position``: three (min, max, bits)), 9-bit smallest three, optionally a NearlyZero velocity
     and a ``rest`` Bool (Gaffer's "interacting" bit)."""
-    from ._scene import scene_schema_fields
-    from .schema import Schema
-    from . import _codecs
+    from .scene import scene_schema_fields
+    from ..schema import Schema
+    from .. import _codecs
 
     fields = [(name, build_codec(spec)) for name, spec in scene_schema_fields(rotation_bits, position)]
     if not velocity:
@@ -115,7 +115,7 @@ def run_stream(positions, orientations, velocities=None, *, ids=None,
     ``max_rotation_error`` (degrees), ``max_velocity_error`` (m/s, or None), ``packet_bits``
     (array of the delta packets' sizes), ``schema``.
     """
-    from .snapshot import SnapshotDecoder, SnapshotEncoder
+    from ..snapshot import SnapshotDecoder, SnapshotEncoder
 
     positions = np.asarray(positions)
     orientations = np.asarray(orientations)
