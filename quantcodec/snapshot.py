@@ -81,6 +81,8 @@ def _history(history, owner):
 
 
 def _plan_of(schema, owner):
+    """The schema's compiled plan: the one place this layer reads it (the rest goes through the
+    schema's public names)."""
     plan = getattr(schema, "_plan", None)
     if not isinstance(plan, Plan):
         raise TypeError(f"{owner}: expected a quantcodec Schema, got {type(schema).__name__}")
@@ -300,8 +302,8 @@ class Snapshot(SnapshotData):
         """Values clamped (or substituted) per field when this snapshot was quantized (all 0 for
         a decoded view: clamping happened on the server)."""
         if self._clamped is None:
-            return dict.fromkeys(self._schema._plan.names, 0)
-        return dict(zip(self._schema._plan.names, self._clamped))
+            return dict.fromkeys(self._schema.names, 0)
+        return dict(zip(self._schema.names, self._clamped))
 
     @property
     def bad(self):
@@ -327,7 +329,7 @@ class Snapshot(SnapshotData):
     def codes(self):
         """Dict of per-field code arrays (the shapes and dtypes of ``schema.quantize_many``)."""
         if self._codes is None:
-            codes = self._schema._plan.matrix_to_codes(self._matrix)
+            codes = _plan_of(self._schema, "Snapshot").matrix_to_codes(self._matrix)
             self._codes = {k: _frozen(v) for k, v in codes.items()}
         return dict(self._codes)
 
@@ -336,14 +338,14 @@ class Snapshot(SnapshotData):
         """Dict of dequantized value arrays, rows in ``ids`` order: exactly what
         ``schema.roundtrip`` gives for the values the server quantized."""
         if self._columns is None:
-            cols = self._schema._plan.dequantize_valid(self._matrix)     # (checked when made)
+            cols = _plan_of(self._schema, "Snapshot").dequantize_valid(self._matrix)     # (checked when made)
             self._columns = {k: _frozen(v) for k, v in cols.items()}
         return dict(self._columns)
 
     def records(self):
         """``{id: {field: value}}`` with the values of ``schema.roundtrip`` (tuples for vectors,
         labels for enums)."""
-        plan = self._schema._plan
+        plan = _plan_of(self._schema, "Snapshot")
         if len(self._ids) == 0:
             return {}
         shapes = _record_shapes(self._schema)
@@ -384,13 +386,13 @@ class Snapshot(SnapshotData):
 
 
 def _rebuild(schema, ids, matrix, seq, clamped=None, report=None):
-    bad = schema._plan.valid_matrix(matrix)
+    bad = _plan_of(schema, "snapshot").valid_matrix(matrix)
     if bad is not None:
         raise DecodeError(f"snapshot: invalid code at row {bad[0]}, slot {bad[1]}")
     if clamped is not None:
         clamped = tuple(int(v) for v in clamped)
-        if len(clamped) != len(schema._plan.names):
-            raise ValueError(f"snapshot: {len(clamped)} clamp counts for {len(schema._plan.names)} fields")
+        if len(clamped) != len(schema.names):
+            raise ValueError(f"snapshot: {len(clamped)} clamp counts for {len(schema.names)} fields")
     snap = Snapshot._make(schema, np.ascontiguousarray(ids, dtype=_U64),
                           np.ascontiguousarray(matrix, dtype=_U64), seq, clamped)
     if report is not None:
@@ -541,7 +543,7 @@ def _record_shapes(schema):
     """Per field: how one record's code is shaped ('s' scalar, 'v' tuple, 'z' NearlyZero over a
     scalar, 'zv' NearlyZero over a Vector)."""
     out = []
-    for codec in schema._plan.codecs:
+    for codec in schema.codecs:
         kind = codec.spec()["kind"]
         if kind == "Vector":
             out.append("v")
