@@ -51,7 +51,7 @@ except ImportError:
     sys.path.insert(0, os.path.dirname(here))
 
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
-from quantcodec._history import pred_target_of  # noqa: E402
+from quantcodec._testing import pred_target_of  # noqa: E402
 from quantcodec.tools.scene import simulate  # noqa: E402
 from quantcodec.tools.link import default_schema  # noqa: E402
 

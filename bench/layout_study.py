@@ -43,7 +43,7 @@ except ImportError:
 from quantcodec import SnapshotEncoder  # noqa: E402
 from quantcodec.tools.scene import simulate  # noqa: E402
 from quantcodec.tools.link import default_schema  # noqa: E402
-from quantcodec._history import pred_target_of  # noqa: E402
+from quantcodec._testing import pred_target_of  # noqa: E402
 
 
 def components(table):

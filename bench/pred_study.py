@@ -7,7 +7,7 @@ from 1 to ``bdist`` on a scene with the model of bench/layout_study.py (each cha
 best Exp-Golomb cost, with or without extrapolation, as the encoder chooses; the parts that do
 not depend on ``pdist`` left out), for several ack lags, and prints each one's bits against
 ``pdist = bdist``; a ``*`` marks the divisors of ``bdist`` (whole ratios), ``<`` the encoder's
-choice (``quantcodec._history.pred_target_of``).
+choice (``quantcodec._testing.pred_target_of``).
 
     python bench/pred_study.py [--scene FILE.npz] [--lags 4 6 8 12]
 """
@@ -29,7 +29,7 @@ except ImportError:
 
 import bench_bandwidth  # noqa: E402
 import layout_study  # noqa: E402
-from quantcodec._history import pred_target_of  # noqa: E402
+from quantcodec._testing import pred_target_of  # noqa: E402
 
 
 round_div = layout_study.round_div

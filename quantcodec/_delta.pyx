@@ -59,13 +59,6 @@ from quantcodec._bits cimport (
 )
 
 
-# the one CPU dispatch of every compiled module
-cdef extern from "_cpu.h":
-    int qc_cpu_level() noexcept nogil
-    int qc_simd_level() noexcept nogil
-    int qc_crc_hw() noexcept nogil
-
-
 cdef extern from "_delta_scan.h":
     void qc_rows_differ(const uint64_t* b, const uint64_t* p, Py_ssize_t n, Py_ssize_t S,
                         uint8_t* out) noexcept nogil
@@ -2110,73 +2103,6 @@ cdef class DeltaCoder:
             raise DecodeError(f"snapshot packet: entity {self.err_id}: {name}: code {code} "
                               f"is not valid ({where})")
         raise DecodeError(f"snapshot packet: {msg} {where}")
-
-
-def _cpu_level():
-    """What the CPU and the OS support (0 baseline, 1 AVX2, 2 AVX-512), without the cap."""
-    return qc_cpu_level()
-
-
-def _simd_level():
-    """The level the delta coder uses (quantcodec/_cpu.h: capped by QUANTCODEC_SIMD)."""
-    return qc_simd_level()
-
-
-def _crc_hw():
-    """Whether the datagram check uses the SSE 4.2 instruction."""
-    return bool(qc_crc_hw())
-
-
-def quat_rules(double a, double b, double c):
-    """(quat_valid_shrunk, quat_valid_shrunk_branchy) of three shrunk kept values: the decoder's
-    shortcut and the rule it stands for, for the tests."""
-    return bool(quat_valid_shrunk(a, b, c)), bool(quat_valid_shrunk_branchy(a, b, c))
-
-
-def set_bits(positions, Py_ssize_t M):
-    """The bits put_set writes for the subset ``positions`` (ascending) of range(M), M >= 1, as
-    (bytes, bit count): for tests of the choice of mode."""
-    cdef Py_ssize_t n = len(positions), i
-    cdef Py_ssize_t* pos
-    cdef bw_t w
-    if M < 1 or n > M:
-        raise ValueError("set_bits: need 1 <= M and at most M positions")
-    w.buf = NULL        # (bw_free below is safe when malloc fails before bw_init)
-    w.owned = 0
-    pos = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * (n + 1))
-    if pos == NULL or bw_init(&w, 64) < 0 or bw_reserve(&w, set_bits_upper(M) + 64) < 0:
-        free(pos)
-        bw_free(&w)
-        raise MemoryError()
-    try:
-        for i in range(n):
-            pos[i] = positions[i]
-            if not (0 <= pos[i] < M and (i == 0 or pos[i] > pos[i - 1])):
-                raise ValueError("set_bits: positions must be ascending, in range(M)")
-        put_set(&w, pos, n, M)
-        bw_flush(&w)
-        return PyBytes_FromStringAndSize(<const char*>w.buf, bw_nbytes(&w)), w.nbits
-    finally:
-        free(pos)
-        bw_free(&w)
-
-
-def best_k_of(counts, int b):
-    """best_k on a histogram of bit lengths (counts[L] values of bit length L, L = 0..b): the
-    Exp-Golomb parameter the encoder chooses and its expected cost in 2**-8 bits. For the
-    tests."""
-    cdef uint32_t h[HIST]
-    cdef Py_ssize_t cost = 0, L
-    cdef int k
-    if not 0 <= b < HIST or len(counts) != b + 1:
-        raise ValueError(f"best_k_of: need 0 <= b < {HIST} and b + 1 counts")
-    memset(h, 0, sizeof(h))
-    for L in range(b + 1):
-        if not 0 <= counts[L] <= 0xFFFFFFFF:
-            raise ValueError("best_k_of: counts are 32-bit")
-        h[L] = counts[L]
-    k = best_k(h, b, &cost)
-    return k, cost
 
 
 cdef inline void _copy_rows(uint64_t* oid, uint64_t* orow, const uint64_t* bid,

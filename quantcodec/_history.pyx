@@ -44,8 +44,6 @@ def seq_newer(a, b):
 # stream bookkeeping (SnapshotEncoder / SnapshotDecoder): which snapshots are held and which a
 # packet is coded against. Plain Python containers, walked in C: this runs once per packet.
 
-cdef int SEQ_MASK = 0xFFFF
-cdef int SEQ_HALF = 0x8000      # "newer" is defined within half the sequence space
 cdef Py_ssize_t EARLY_MAX = 64  # an encoder's numbers acked before they were sent, remembered
 cdef Py_ssize_t WINDOWS_MAX = 4 # an encoder's old numberings remembered at once
 
@@ -58,23 +56,7 @@ cdef inline int _keep(int history) noexcept:
 
 cdef inline bint _newer(int a, int b) noexcept:
     cdef int d = (a - b) & SEQ_MASK
-    return 0 < d < 0x8000
-
-
-# Acknowledgements: a bit per sequence number (8 KB an encoder), set while the snapshot is held.
-ctypedef uint64_t ackbits_t[1024]
-
-
-cdef inline void _bit_set(uint64_t* bits, int s) noexcept nogil:
-    bits[s >> 6] |= (<uint64_t>1) << (s & 63)
-
-
-cdef inline void _bit_clear(uint64_t* bits, int s) noexcept nogil:
-    bits[s >> 6] &= ~((<uint64_t>1) << (s & 63))
-
-
-cdef inline bint _bit(const uint64_t* bits, int s) noexcept nogil:
-    return (bits[s >> 6] >> (s & 63)) & 1
+    return 0 < d < SEQ_HALF
 
 
 cdef int _set_down(const uint64_t* bits, int start, int count) noexcept nogil:
@@ -124,14 +106,6 @@ cdef int pred_target(int bdist) noexcept nogil:
     return d
 
 
-def pred_target_of(int bdist):
-    """pred_target(bdist): where the encoder looks for the extrapolation snapshot, back from a
-    baseline ``bdist`` ticks old (for the tests and bench/pred_study.py)."""
-    if bdist < 1:
-        raise ValueError(f"pred_target_of: bdist {bdist} < 1")
-    return pred_target(bdist)
-
-
 cdef void _refs(const uint64_t* acked, int seq, int hist, bint predict, int* bdist,
                 int* pdist) noexcept nogil:
     """The references of packet ``seq``: bdist, the distance back to the newest acknowledged
@@ -161,35 +135,6 @@ cdef void _refs(const uint64_t* acked, int seq, int hist, bint predict, int* bdi
         pdist[0] = t + o1
     elif o2 >= 0:
         pdist[0] = t - o2
-
-
-def references(set acked, int seq, int hist, bint predict):
-    """``(base, bdist, pred, pdist)`` of packet ``seq`` for the acknowledged sequence numbers
-    ``acked`` (see _refs; None / 0 where there is none). For the tests."""
-    cdef ackbits_t bits
-    cdef int bdist, pdist
-    memset(bits, 0, sizeof(bits))
-    for k in acked:
-        _bit_set(bits, <int>k & SEQ_MASK)
-    _refs(bits, seq, hist, predict, &bdist, &pdist)
-    base = (seq - bdist) & SEQ_MASK if bdist else None
-    pred = (seq - bdist - pdist) & SEQ_MASK if pdist else None
-    return base, bdist, pred, pdist
-
-
-def store(dict held, acked, newest, int seq, snap, int hist):
-    """Put ``snap`` under ``seq`` in ``held``, dropping from the set ``acked`` (or None) what
-    leaves the window: see _store. For the tests."""
-    cdef ackbits_t bits
-    memset(bits, 0, sizeof(bits))
-    if acked is not None:
-        for k in acked:
-            _bit_set(bits, <int>k & SEQ_MASK)
-    _store(held, bits if acked is not None else NULL, newest, seq, snap, hist)
-    if acked is not None:
-        for k in list(acked):
-            if not _bit(bits, <int>k & SEQ_MASK):
-                acked.discard(k)
 
 
 cdef int _store(dict held, uint64_t* acked, newest, int seq, snap, int hist) except -1:

@@ -385,7 +385,7 @@ def test_late_packet_whose_baseline_is_held_decodes_though_its_pred_is_older(his
     """SPEC 5: a late packet whose baseline is still held decodes to its own snapshot. With
     extrapolation its pred is older than its baseline, so the decoder keeps snapshots past the
     baselines' window (2 * history - 1 back) as possible preds, never as baselines."""
-    from quantcodec._history import references
+    from quantcodec._testing import references
     s = qc.Schema("S", [("x", qc.Bounded(0, 1000, 16))])
     ids = np.arange(4)
     enc, dec = stream(s, history)
@@ -1070,7 +1070,7 @@ def test_reference_decoder_from_the_docs_reads_extrapolated_streams(lag, loss):
     where that snapshot was acknowledged (6 / 2: a multiply in both coders), a rounded quotient
     where acks were lost (docs/wire-format.md 7). The plain-Python decoder written from the docs
     reads every packet to the server's codes, and the library's decoder to the same."""
-    from quantcodec._history import pred_target_of
+    from quantcodec._testing import pred_target_of
     schema, manifest = golden_manifest()
     ref = ReferenceDecoder(manifest["slots"])
     enc, dec = stream(schema)
@@ -1137,7 +1137,7 @@ def set_cost_rule(pos, M):
 @settings(max_examples=400, deadline=None)
 @given(M=st.integers(1, 300), data=st.data())
 def test_set_mode_is_the_cheapest(M, data):
-    from quantcodec._delta import set_bits
+    from quantcodec._testing import set_bits
     density = data.draw(st.sampled_from([0.02, 0.3, 0.5, 0.7, 0.97, 1.0]))
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
     pos = [i for i in range(M) if rng.random() < density]
@@ -1156,7 +1156,7 @@ def test_set_mode_is_the_cheapest(M, data):
 def test_set_mode_is_the_cheapest_far_apart(M, few, complement, runs, seed):
     # sparse sets of a large range (Rice parameters up to 15), and their complements, which
     # the encoder costs from the members alone: a few positions, or a few runs of them
-    from quantcodec._delta import set_bits
+    from quantcodec._testing import set_bits
     rng = np.random.default_rng(seed)
     picked = set(rng.choice(M, few, replace=False).tolist())
     if runs:
@@ -1180,7 +1180,7 @@ def _pred_target(bdist):
 
 
 def test_pred_target():
-    from quantcodec._history import pred_target_of
+    from quantcodec._testing import pred_target_of
     assert [_pred_target(b) for b in range(1, 17)] == [1, 2, 3, 2, 1, 2, 1, 2, 3, 2, 1, 4, 1, 2, 5, 4]
     assert [pred_target_of(b) for b in range(1, 3000)] == [_pred_target(b) for b in range(1, 3000)]
     with pytest.raises(ValueError):
@@ -1218,7 +1218,7 @@ def _references_brute(acked, seq, hist, predict):
     st.tuples(st.integers(1, 200), st.lists(st.integers(-5, 250), max_size=40)),
     st.tuples(st.integers(1, 0x7FFF), st.lists(st.integers(-300, 40000), max_size=12))))
 def test_references_match_the_rule(seq, predict, case):
-    from quantcodec._history import references
+    from quantcodec._testing import references
     hist, offsets = case
     acked = {(seq - o) & 0xFFFF for o in offsets}
     assert references(acked, seq, hist, predict) == _references_brute(acked, seq, hist, predict)
@@ -1259,7 +1259,7 @@ def test_encoder_subclass_keeps_its_overrides(schema):
 def test_references_many_acks_baseline_far_back():
     # more than 8 acks (the search walks out from bdist) and a baseline far back: the nearest
     # distance to bdist may lie below bdist - room
-    from quantcodec._history import references
+    from quantcodec._testing import references
     acked = {1000 - 40} | {1000 - 40 - d for d in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)}
     got = references(acked, 1000, 64, True)
     assert got == _references_brute(acked, 1000, 64, True) == (960, 40, 950, 10)
@@ -1287,7 +1287,7 @@ def _store_brute(held, acked, newest, seq, snap, hist):
 @given(hist=st.integers(1, 70), steps=st.lists(st.integers(-80, 80), min_size=1, max_size=60),
        start=st.integers(0, 0xFFFF))
 def test_held_window_matches_the_rule(hist, steps, start):
-    from quantcodec._history import store
+    from quantcodec._testing import store
     a, b = {}, {}
     acked_a, acked_b = set(), set()
     newest = None
@@ -1494,7 +1494,7 @@ def test_decoder_quat_shortcut_is_the_rule_at_its_boundary(a, b, which, ulps, pe
     # the decoder checks smallest-three codes with quat_valid_shrunk_branchy: a product and two
     # compares instead of the square root except within 2**-50 of the boundary; it must agree
     # with the square-root rule everywhere, most of all within a few ulps of the boundary
-    from quantcodec._delta import quat_rules
+    from quantcodec._testing import quat_rules
     if which == 1:
         b = min(b, a)
     c = _near_boundary(a, b, which, ulps)
@@ -1504,7 +1504,7 @@ def test_decoder_quat_shortcut_is_the_rule_at_its_boundary(a, b, which, ulps, pe
 
 
 def test_decoder_quat_shortcut_is_the_rule_on_a_grid():
-    from quantcodec._delta import quat_rules
+    from quantcodec._testing import quat_rules
     rng = np.random.default_rng(11)
     vals = np.concatenate([rng.random(300) * 0.75, [0.0, 5e-324, 1e-160, 0.5, 0.7071067811865476,
                                                     0.7071067811865475, 0.5773502691896258]])
@@ -1856,16 +1856,16 @@ def test_one_cpu_dispatch_honours_quantcodec_simd(cap):
     import os
     import subprocess
     import sys
-    code = ("from quantcodec import _codecs, _delta, _bitstream\n"
+    code = ("from quantcodec import _codecs, _delta, _testing\n"
             "from quantcodec.tools.link import default_schema\n"
-            "print(_codecs._simd(), _delta._simd_level(), _delta._crc_hw(),"
+            "print(_codecs._simd(), _testing._simd_level(), _testing._crc_hw(),"
             " _delta.DeltaCoder(default_schema()._plan).vector)")
     env = dict(os.environ, QUANTCODEC_SIMD=cap)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     loops, level, crc_hw, vector = out.stdout.split()
     from quantcodec import _codecs
-    from quantcodec import _delta
-    want = min(["baseline", "avx2", "avx512"].index(cap.strip().lower()), _delta._cpu_level())
+    from quantcodec import _testing
+    want = min(["baseline", "avx2", "avx512"].index(cap.strip().lower()), _testing._cpu_level())
     assert int(level) == want
     assert loops == ["baseline", "avx2", "avx512"][want] or loops in _codecs._simd_available()
     assert vector == str(want == 2)
@@ -2076,7 +2076,7 @@ def test_best_k_counts_exact_lengths_of_whole_bit_lengths(b):
     # with every value of each bit length counted (uniform within it), the expected cost is
     # the exact one: best_k's cost is the sum of the real code lengths (in 2**-8 bits) and its
     # k the cheapest (the smallest of equals)
-    from quantcodec._delta import best_k_of
+    from quantcodec._testing import best_k_of
     rng = np.random.default_rng(b)
     for _ in range(12):
         mult = [int(x) for x in rng.integers(0, 4, b + 1)]        # each bit length 0..3 times over
@@ -2097,7 +2097,7 @@ def test_best_k_is_near_the_exact_best_on_spread_values():
     # values spread over their bit lengths as differences are: the expected count's choice is
     # within 0.2% of the exact best (counting 2L - k + 1 bits for every L > k, as best_k did,
     # overcounts most values by two and is off here by more)
-    from quantcodec._delta import best_k_of
+    from quantcodec._testing import best_k_of
     rng = np.random.default_rng(1)
     for scale in (3, 6, 9):
         values = [int(x) for x in np.abs(rng.laplace(0, 2 ** scale, 3000)).astype(np.int64)]
