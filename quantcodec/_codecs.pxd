@@ -60,3 +60,9 @@ cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, vo
 cdef Py_ssize_t multi_q_array(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n,
                               int* st) noexcept nogil
 cdef Py_ssize_t multi_dq_array(const qdesc* d, const uint64_t* c, double* out, Py_ssize_t n) noexcept nogil
+# A float scalar kind's codes (stride cs) into floats (stride os), every code checked: the first
+# invalid code (then `out` is partly written) or -1. Bounded through the loop table.
+cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
+                         Py_ssize_t os, Py_ssize_t n) noexcept nogil
+# The first code of a scalar kind (stride cs) that is not valid, or -1.
+cdef Py_ssize_t first_invalid(const qdesc* d, const void* c, int ct, Py_ssize_t cs, Py_ssize_t n) noexcept nogil

@@ -42,11 +42,11 @@ cdef extern from "Python.h":
 
 from quantcodec._kernels cimport *
 from quantcodec._bits cimport (
-    br_get, br_init, br_peek_unchecked, br_t, bw_flush, bw_nbytes, bw_put, bw_t, bw_wrap,
+    br_get, br_init, br_peek_unchecked, br_t, bw_flush, bw_nbytes, bw_put, bw_t, bw_wrap, qc_load_le64, qc_mask,
 )
 from quantcodec._codecs cimport (
     Codec, G_EXACT, G_FLOAT, G_NEARLYZERO, G_QUAT, G_UVEC, G_VECTOR, NearlyZero, Vector, _ExactScalar,
-    _contig, multi_dq_array, multi_q_array, q_array,
+    _contig, dq_array, first_invalid, multi_dq_array, multi_q_array, q_array,
 )
 
 import math
@@ -814,7 +814,15 @@ cdef class Plan:
         return _encode_rows(self, mat)
 
     def decode_many(self, data, count):
-        """bytes of `count` records -> dict of value arrays (decode_matrix then dequantize)."""
+        """bytes of `count` records -> dict of value arrays (decode_matrix then dequantize).
+
+        Records of one width (no NearlyZero field) whose message has exactly the right length
+        are first read the direct way (`_decode_fixed`); any error sends the call the general
+        way, which raises it as decode_matrix does."""
+        if type(count) is int and self.min_bits == self.max_bits and 0 < count <= ((<Py_ssize_t>1) << 40):
+            out = _decode_fixed(self, data, count)
+            if out is not None:
+                return out
         return _dequantize(self, self.decode_matrix(data, count))
 
 
@@ -1898,3 +1906,117 @@ cdef bytes _encode_rows(Plan self, object a):
     if bw_nbytes(&w) == cap:
         return res
     return PyBytes_FromStringAndSize(PyBytes_AS_STRING(res), bw_nbytes(&w))
+
+
+# ------------------------------------------------------------------------------------------------
+# decode_many of fixed-width records: record i starts at bit i * W and every slot sits at the same
+# bit offset within each record, so each slot's codes are cut out with one unaligned 64-bit load
+# and a shift per record (no bit reader), into a column of the scratch array (one row per slot).
+# The columns are then checked and dequantized by the codecs' array loops (the loop table
+# selected for this CPU, `_codecs`) straight into the output arrays.
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _cut_column(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t off, Py_ssize_t W, int bits,
+                      Py_ssize_t n, uint64_t* col) noexcept nogil:
+    """The `bits`-bit codes at bits off, off + W, off + 2W, ... of buf (n of them, all inside it)."""
+    cdef Py_ssize_t i, p, safe
+    cdef uint64_t mask = qc_mask(bits)
+    cdef br_t r
+    i = 0
+    if bits <= 57:
+        # the 8 bytes at byte p >> 3 hold the code (a shift of at most 7, then at most 57 bits);
+        # records whose 8 bytes would pass the end are left to the reader below
+        safe = 0
+        if nbytes >= 8:
+            safe = ((nbytes - 8) * 8 - off) // W + 1 if (nbytes - 8) * 8 >= off else 0
+            if safe > n:
+                safe = n
+        while i < safe:
+            p = off + i * W
+            col[i] = (qc_load_le64(buf + (p >> 3)) >> (p & 7)) & mask
+            i += 1
+    br_init(&r, buf, nbytes)
+    while i < n:
+        col[i] = br_peek_unchecked(&r, off + i * W, bits)
+        i += 1
+
+
+cdef object _decode_fixed(Plan self, object data, Py_ssize_t n):
+    """decode_many of n > 0 records of one width (min_bits == max_bits), or None when the message
+    is not exactly n records long (with zero padding), holds an invalid code, or has a field this
+    path does not take (a Vector mixing exact and float components, more than ROW_LOCAL slots):
+    the caller then takes the general path, which raises the right error or decodes."""
+    cdef Py_buffer view
+    cdef Py_ssize_t f, s, k, j, W = self.max_bits, S = self.nslots, bad = -1
+    cdef Py_ssize_t off[ROW_LOCAL]
+    cdef int fk
+    cdef const uint8_t* buf
+    cdef uint64_t* cols
+    cdef double* op
+    cdef br_t r
+    if S == 0 or S > ROW_LOCAL or W == 0:
+        return None
+    for f in range(self.nfields):
+        fk = self.fkind[f]
+        s = self.field_first[f]
+        if fk == F_VECTOR and not _all_float(self, s, self.field_first[f + 1]):
+            return None
+    try:
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    except Exception:
+        return None
+    try:
+        # exactly n records and the padding after them: anything else is the general path's error
+        if view.len != (n * W + 7) >> 3:
+            return None
+        buf = <const uint8_t*>view.buf
+        br_init(&r, buf, view.len)
+        if (n * W) & 7 and br_peek_unchecked(&r, n * W, <int>(8 * view.len - n * W)) != 0:
+            return None
+        off[0] = 0
+        for s in range(1, S):
+            off[s] = off[s - 1] + self.slots[s - 1].d.bits
+        scratch = np.empty((S, n), dtype=_U64)
+        cols = <uint64_t*>_wbuf_ptr(scratch)
+        with nogil:
+            for s in range(S):
+                _cut_column(buf, view.len, off[s], W, self.slots[s].d.bits, n, cols + s * n)
+                if _signed(&self.slots[s].d):
+                    for j in range(n):
+                        cols[s * n + j] = from_wire(&self.slots[s].d, cols[s * n + j])
+    finally:
+        PyBuffer_Release(&view)
+
+    out = {}
+    for f in range(self.nfields):
+        s = self.field_first[f]
+        k = self.field_first[f + 1] - s
+        fk = self.fkind[f]
+        if fk == F_EXACT:
+            with nogil:
+                bad = first_invalid(&self.slots[s].d, cols + s * n, 1, 1, n)
+            if bad >= 0:
+                return None
+            # as _dequantize: the value is the code, in the codec's value dtype
+            c = <_ExactScalar>self.codecs[f]
+            col = scratch[s]
+            if self.slots[s].d.kind == K_IRANGE:
+                out[self.names[f]] = np.add(col.view(_I64), np.int64(self.slots[s].d.smin), dtype=_I64)
+            else:
+                out[self.names[f]] = (col.view(_I64) if c._code_dtype.kind == 'i' else col).astype(c._value_dtype())
+            continue
+        res = np.empty(_value_shape(self, f, n), dtype=_F64)
+        op = <double*>_wbuf_ptr(res)
+        with nogil:
+            if fk == F_QUAT or fk == F_UVEC:
+                bad = multi_dq_array(&self.slots[s].d, cols + s * n, op, n)
+            else:       # F_FLOAT, F_VECTOR of float components: one column each, stride k
+                for j in range(k):
+                    bad = dq_array(&self.slots[s + j].d, cols + (s + j) * n, 1, 1, op + j, 1, k, n)
+                    if bad >= 0:
+                        break
+        if bad >= 0:
+            return None
+        out[self.names[f]] = res
+    return out
