@@ -7,7 +7,7 @@ cdef class Codec:
     cdef readonly int bits
     cdef object _key          # (kind name, parameters...) for ==, hash, fingerprint
     cdef object _code_dtype   # numpy dtype of array codes
-    cdef int group            # G_* below: how values and codes are shaped
+    cdef int group            # F_* below: how values and codes are shaped
     cdef int ncomp            # floats per value (1 scalar, 3 UnitVector, 4 Quat, k Vector)
 
 
@@ -39,13 +39,17 @@ cdef class NearlyZero(Codec):
     cdef bint _ragged1(self, object code)
 
 
+# Field shapes: how a codec's values map onto its codes (Codec.group), and so how a schema field
+# of that codec maps onto the slots of the plan (Plan.fkind, _plan.pxd), for _codecs and _plan
+# alike. The scalar kind of each code is K_* (_kernels.pxd).
 cdef enum:
-    G_FLOAT = 0
-    G_EXACT = 1
-    G_QUAT = 2
-    G_UVEC = 3
-    G_VECTOR = 4
-    G_NEARLYZERO = 5
+    F_FLOAT = 0        # one float scalar: Bounded, Fixed, Angle, PowerCurve, Half, Grid (one slot)
+    F_EXACT = 1        # one exact scalar: UInt, Int, Bool, Enum, IntRange (one slot)
+    F_QUAT = 2         # 4 floats, one code (one slot)
+    F_UVEC = 3         # 3 floats, one code (one slot)
+    F_VECTOR = 4       # k components, a code each (k slots, float or exact)
+    F_NZ = 5           # NearlyZero over a scalar: flag + the scalar's code (flag slot + 1 slot)
+    F_NZVEC = 6        # NearlyZero over a Vector: flag + k codes (flag slot + k slots)
 
 
 # `a` itself when it is C-contiguous, aligned native `dt`, else a converted copy (for the plan's
@@ -60,3 +64,12 @@ cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, vo
 cdef Py_ssize_t multi_q_array(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n,
                               int* st) noexcept nogil
 cdef Py_ssize_t multi_dq_array(const qdesc* d, const uint64_t* c, double* out, Py_ssize_t n) noexcept nogil
+# A float scalar kind's codes (stride cs) into floats (stride os), every code checked: the first
+# invalid code (then `out` is partly written) or -1. Bounded through the loop table.
+cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
+                         Py_ssize_t os, Py_ssize_t n) noexcept nogil
+# dq_array of codes known to be valid (a code matrix checked before): no validity pass.
+cdef void dq_valid_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
+                         Py_ssize_t os, Py_ssize_t n) noexcept nogil
+# The first code of a scalar kind (stride cs) that is not valid, or -1.
+cdef Py_ssize_t first_invalid(const qdesc* d, const void* c, int ct, Py_ssize_t cs, Py_ssize_t n) noexcept nogil

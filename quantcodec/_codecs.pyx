@@ -11,7 +11,7 @@ from cpython.float cimport PyFloat_AS_DOUBLE
 from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.string cimport strcmp
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
-from libc.math cimport isfinite, atan2, sqrt, fabs, pow as c_pow
+from libc.math cimport isfinite, atan2, sqrt, pow as c_pow
 
 from quantcodec._kernels cimport *
 from quantcodec._loops cimport LOOPS_ABI, QC_LOOPS_BUILD, code_t, fin_t, fout_t, loop_table
@@ -378,6 +378,17 @@ cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, v
     bad = first_invalid(d, c, ct, cs, n)
     if bad >= 0:
         return bad
+    dq_valid_array(d, c, ct, cs, out, ot, os, n)
+    return -1
+
+
+cdef void dq_valid_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
+                         Py_ssize_t os, Py_ssize_t n) noexcept nogil:
+    """dq_array of codes known to be valid: no validity pass (Bounded's loop counts codes above
+    maxcode as it goes, and the count is dropped)."""
+    if d.kind == K_BOUNDED:
+        _LOOPS.bounded_dq(d, c, ct, cs, out, ot, os, n)
+        return
     if ot == 1:
         if ct == 0:
             _dq_loop(d, <const uint32_t*>c, cs, <double*>out, os, n)
@@ -396,7 +407,6 @@ cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, v
             _dq_loop(d, <const int32_t*>c, cs, <float*>out, os, n)
         else:
             _dq_loop(d, <const int64_t*>c, cs, <float*>out, os, n)
-    return -1
 
 
 cdef Py_ssize_t rt_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ot,
@@ -514,7 +524,7 @@ cdef class _FloatScalar(Codec):
         return self._q_array(x, out)[0]
 
     cdef object _code_obj(self, uint64_t c):
-        if self.d.kind == K_FIXED and self.d.mode:
+        if qdesc_signed(&self.d):
             return <int64_t>c
         return c
 
@@ -552,7 +562,7 @@ cdef class _FloatScalar(Codec):
     def dequantize(self, code, out=None):
         """Code(s) -> value(s). A code that is not valid raises DecodeError."""
         cdef uint64_t c
-        if out is None and type(code) is int and not (self.d.kind == K_FIXED and self.d.mode):
+        if out is None and type(code) is int and not qdesc_signed(&self.d):
             if 0 <= code <= 0xFFFFFFFFFFFFFFFF:
                 c = code
                 if scalar_valid(&self.d, c):
@@ -664,7 +674,7 @@ cdef double _as_double(object x) except? -1.0:
 
 cdef bint _valid_int(Codec c, object ic):
     """Validity of one Python int code of a scalar codec (any size, never raises)."""
-    if c.d.kind == K_INT or (c.d.kind == K_FIXED and c.d.mode):
+    if qdesc_signed(&c.d):
         return c.d.smin <= ic <= c.d.smax
     if ic < 0 or ic > c.d.maxcode:
         return False
@@ -687,7 +697,7 @@ cdef object _valid(Codec c, object code):
         if a.dtype == object or a.size == 0:
             return np.array([_valid(c, v) for v in a.ravel()], dtype=bool).reshape(a.shape)
         raise TypeError(f"{type(c).__name__}.valid: codes must be integers, got dtype {a.dtype}")
-    signed = c.d.kind == K_INT or (c.d.kind == K_FIXED and c.d.mode)
+    signed = qdesc_signed(&c.d)
     if signed:
         return (a >= c.d.smin) & (a <= c.d.smax)
     ok = (a >= 0) & (a <= c.d.maxcode)
@@ -781,7 +791,7 @@ cdef class Bounded(_FloatScalar):
         self.max = hi
         self.mode = mode
         self._code_dtype = _U32
-        self.group = G_FLOAT
+        self.group = F_FLOAT
         self.ncomp = 1
         self._key = ("Bounded", lo, hi, b, mode)
 
@@ -996,7 +1006,7 @@ cdef class Fixed(_FloatScalar):
         self._stepv = st
         self.offset = off
         self._signed = bool(signed)
-        self.group = G_FLOAT
+        self.group = F_FLOAT
         self.ncomp = 1
         self._key = ("Fixed", st, b, bool(signed), off)
 
@@ -1064,7 +1074,7 @@ cdef class Angle(_FloatScalar):
         self._signed = bool(signed)
         self.unit = unit
         self._code_dtype = _U32
-        self.group = G_FLOAT
+        self.group = F_FLOAT
         self.ncomp = 1
         self._key = ("Angle", b, bool(signed), unit)
 
@@ -1116,7 +1126,7 @@ cdef class PowerCurve(_FloatScalar):
         self.max = m
         self.pow = p
         self._code_dtype = _U32
-        self.group = G_FLOAT
+        self.group = F_FLOAT
         self.ncomp = 1
         self._key = ("PowerCurve", m, p, b)
 
@@ -1147,7 +1157,7 @@ cdef class Half(_FloatScalar):
     def __init__(self):
         _init_desc(self, K_HALF, 16)
         self._code_dtype = _U32
-        self.group = G_FLOAT
+        self.group = F_FLOAT
         self.ncomp = 1
         self._key = ("Half",)
 
@@ -1189,7 +1199,7 @@ cdef class Grid(_FloatScalar):
         self.cell_bits = cb
         self.offset_bits = ob
         self._code_dtype = _udtype(cb + ob)
-        self.group = G_FLOAT
+        self.group = F_FLOAT
         self.ncomp = 1
         self._key = ("Grid", cs, cb, ob)
 
@@ -1338,7 +1348,7 @@ cdef class UInt(_ExactScalar):
         b = _int_param("UInt", "bits", bits, 1, 64)
         _init_desc(self, K_UINT, b)
         self._code_dtype = _udtype(b)
-        self.group = G_EXACT
+        self.group = F_EXACT
         self.ncomp = 1
         self._key = ("UInt", b)
 
@@ -1355,7 +1365,7 @@ cdef class Int(_ExactScalar):
         self.d.smin = -(1 << (b - 1))
         self.d.smax = (1 << (b - 1)) - 1
         self._code_dtype = _I32 if b <= 32 else _I64
-        self.group = G_EXACT
+        self.group = F_EXACT
         self.ncomp = 1
         self._key = ("Int", b)
 
@@ -1369,7 +1379,7 @@ cdef class Bool(_ExactScalar):
     def __init__(self):
         _init_desc(self, K_BOOL, 1)
         self._code_dtype = _U32
-        self.group = G_EXACT
+        self.group = F_EXACT
         self.ncomp = 1
         self._key = ("Bool",)
 
@@ -1416,7 +1426,7 @@ cdef class Enum(_ExactScalar):
         self.labels = labels
         self._index = {l: i for i, l in enumerate(labels)} if labels is not None else {}
         self._code_dtype = _U32
-        self.group = G_EXACT
+        self.group = F_EXACT
         self.ncomp = 1
         self._key = ("Enum", labels if labels is not None else n)
 
@@ -1506,7 +1516,7 @@ cdef class IntRange(_ExactScalar):
         self.d.smin = l
         self.d.smax = h
         self._code_dtype = _udtype(b)
-        self.group = G_EXACT
+        self.group = F_EXACT
         self.ncomp = 1
         self._key = ("IntRange", l, h)
 
@@ -1647,7 +1657,7 @@ cdef class _MultiFloat(Codec):
         raise TypeError("_MultiFloat is abstract")
 
     cdef str _what(self):
-        return "quaternion" if self.group == G_QUAT else "vector"
+        return "quaternion" if self.group == F_QUAT else "vector"
 
     cdef object _vec_input(self, x, str owner):
         a = _float_input(x, owner)
@@ -1681,7 +1691,7 @@ cdef class _MultiFloat(Codec):
             if isinstance(o, (str, bytes)) or o is None:
                 raise TypeError(f"{type(self).__name__}: components must be numbers, got {type(o).__name__}")
             v[i] = _as_double(o)
-        if self.group == G_QUAT:
+        if self.group == F_QUAT:
             return quat_q(&self.d, v[0], v[1], v[2], v[3], c)
         return uvec_q(&self.d, v[0], v[1], v[2], c)
 
@@ -1704,7 +1714,7 @@ cdef class _MultiFloat(Codec):
             _get(out, &bo, True)
             try:
                 with nogil:
-                    if self.group == G_QUAT:
+                    if self.group == F_QUAT:
                         bad = _LOOPS.quat_q(&self.d, bx.buf, xt, bo.buf, ct, n, &status)
                     else:
                         bad = _LOOPS.uvec_q(&self.d, bx.buf, xt, bo.buf, ct, n, &status)
@@ -1724,7 +1734,7 @@ cdef class _MultiFloat(Codec):
             ic = int(code)
             if not _valid_int(self, ic):
                 raise DecodeError(f"{self!r}: code {ic} is not a valid code")
-            if self.group == G_QUAT:
+            if self.group == F_QUAT:
                 quat_dq(&self.d, <uint64_t>ic, v)
             else:
                 uvec_dq(&self.d, <uint64_t>ic, v)
@@ -1751,7 +1761,7 @@ cdef class _MultiFloat(Codec):
             _get(out, &bo, True)
             try:
                 with nogil:
-                    if self.group == G_QUAT:
+                    if self.group == F_QUAT:
                         bad = _LOOPS.quat_dq(&self.d, bc.buf, ct, bo.buf, ot, n)
                     else:
                         bad = _LOOPS.uvec_dq(&self.d, bc.buf, ct, bo.buf, ot, n)
@@ -1786,7 +1796,7 @@ cdef class _MultiFloat(Codec):
             _get(out, &bo, True)
             try:
                 with nogil:
-                    if self.group == G_QUAT:
+                    if self.group == F_QUAT:
                         bad = _LOOPS.quat_rt(&self.d, bx.buf, xt, bo.buf, ot, n, &status)
                     else:
                         bad = _LOOPS.uvec_rt(&self.d, bx.buf, xt, bo.buf, ot, n, &status)
@@ -1826,7 +1836,7 @@ cdef class Quat(_MultiFloat):
         self.mode = mode
         self.component_bits = b
         self._code_dtype = _udtype(2 + 3 * b)
-        self.group = G_QUAT
+        self.group = F_QUAT
         self.ncomp = 4
         self._key = ("Quat", b, mode)
 
@@ -1867,7 +1877,7 @@ cdef class UnitVector(_MultiFloat):
         self.d.L = 2.0 ** b - 1.0
         self.component_bits = b
         self._code_dtype = _udtype(2 * b)
-        self.group = G_UVEC
+        self.group = F_UVEC
         self.ncomp = 3
         self._key = ("UnitVector", b)
 
@@ -1925,7 +1935,7 @@ cdef class Vector(Codec):
         self.d.kind = 0
         self.d.bits = self.bits
         self._code_dtype = _common_dtype([(<Codec>c)._code_dtype for c in codecs])
-        self.group = G_VECTOR
+        self.group = F_VECTOR
         self.ncomp = len(codecs)
         self._key = ("Vector",) + tuple((<Codec>c)._key for c in codecs)
 
@@ -2085,6 +2095,42 @@ cdef object _items(object x):
     return x
 
 
+cdef object _at_rest_rows(object flat, double thr):
+    """Which rows of a 2-D float array (n, k) are at rest, every value (as a double) within the
+    threshold of zero (nz_at_rest): a bool array of n."""
+    cdef Py_buffer bx, bo
+    cdef Py_ssize_t i, j, n, k
+    cdef const double* x
+    cdef unsigned char* o
+    cdef bint rest
+    a = np.ascontiguousarray(flat, dtype=_F64)
+    n = a.shape[0]
+    k = a.shape[1]
+    res = np.empty(n, dtype=_BOOL)
+    if n == 0:
+        return res
+    if k == 0:
+        res[:] = True
+        return res
+    _get(a, &bx, False)
+    try:
+        _get(res, &bo, True)
+        try:
+            x = <const double*>bx.buf
+            o = <unsigned char*>bo.buf
+            with nogil:
+                for i in range(n):
+                    rest = True
+                    for j in range(k):
+                        rest = rest & nz_at_rest(x[i * k + j], thr)
+                    o[i] = rest
+        finally:
+            PyBuffer_Release(&bo)
+    finally:
+        PyBuffer_Release(&bx)
+    return res
+
+
 cdef class NearlyZero(Codec):
     """A flag bit in front of `inner`: values within `threshold` of zero cost one bit and decode to 0."""
 
@@ -2100,7 +2146,7 @@ cdef class NearlyZero(Codec):
         self.d.kind = 0
         self.d.bits = self.bits
         self._code_dtype = (<Codec>inner)._code_dtype
-        self.group = G_NEARLYZERO
+        self.group = F_NZVEC if (<Codec>inner).group == F_VECTOR else F_NZ
         self.ncomp = (<Codec>inner).ncomp
         self._key = ("NearlyZero", (<Codec>inner)._key, t)
 
@@ -2111,7 +2157,7 @@ cdef class NearlyZero(Codec):
         return f"NearlyZero({self.inner!r}, threshold={self.threshold!r})"
 
     cdef bint _vec(self):
-        return self.inner.group == G_VECTOR
+        return self.group == F_NZVEC
 
     cdef bint _ragged1(self, object code):
         """A Vector's one code written with lists, ``[flag, [c0, c1, ...]]`` (as JSON gives a
@@ -2130,7 +2176,7 @@ cdef class NearlyZero(Codec):
         if out is None and (_is_seq1(x, self.ncomp) if self._vec() else _is_number(x)):
             vals = list(_items(x)) if self._vec() else [x]
             # _as_double: an int too large for a double is +-inf (moving), as in the array path
-            if all(fabs(_as_double(v)) <= self.threshold for v in vals):
+            if all(nz_at_rest(_as_double(v), self.threshold) for v in vals):
                 return (0, self._zero_code())
             return (1, self.inner.quantize(x))
         return self._quantize_count(x, out)[0]
@@ -2152,7 +2198,7 @@ cdef class NearlyZero(Codec):
             _check_out(out, shape, (self._code_dtype,), owner)
         flat = a.reshape(-1, k)
         # the flag is decided in double precision whatever the input dtype (SPEC section 0)
-        small = np.all(np.abs(flat.astype(_F64, copy=False)) <= self.threshold, axis=1)
+        small = _at_rest_rows(flat, self.threshold)
         moving = ~small
         o2 = out.reshape(-1, 1 + k)
         o2[:, 0] = moving

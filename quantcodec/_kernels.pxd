@@ -70,6 +70,12 @@ ctypedef struct qdesc:
     double fmax
 
 
+cdef inline bint qdesc_signed(const qdesc* d) noexcept nogil:
+    """The carriers of this kind are sign-extended: Int, signed Fixed (two's complement int64,
+    the wire holding the low `bits` bits)."""
+    return d.kind == K_INT or (d.kind == K_FIXED and d.mode != 0)
+
+
 # ----------------------------------------------------------------------------------------------
 # Bounded: the uniform rule, also used for the components of Quat and UnitVector.
 
@@ -304,7 +310,8 @@ cdef inline uint64_t grid_q(const qdesc* d, double x, Py_ssize_t* nclamp) noexce
 
 cdef inline double grid_dq(const qdesc* d, uint64_t c) noexcept nogil:
     # Shift the code's top bit to bit 63, then back down arithmetically: the cell, sign-extended
-    # without a branch (a data-dependent branch here cost 3x in the array loop).
+    # without a branch (a data-dependent branch here is mispredicted on random cells in the array
+    # loop; bench/README.md).
     cdef int up = 64 - d.bits
     cdef int64_t cell = (<int64_t>(c << up)) >> (up + d.cbits)
     cdef uint64_t off = c & ((<uint64_t>1 << d.cbits) - 1)
@@ -353,7 +360,7 @@ cdef inline double scalar_dq(const qdesc* d, uint64_t c) noexcept nogil:
 cdef inline bint scalar_valid(const qdesc* d, uint64_t c) noexcept nogil:
     """Whether the uint64 carrier `c` is a canonical code (signed kinds: two's complement int64)."""
     cdef int64_t s
-    if d.kind == K_INT or (d.kind == K_FIXED and d.mode):
+    if qdesc_signed(d):
         s = <int64_t>c
         return s >= d.smin and s <= d.smax
     if c > d.maxcode:
@@ -372,7 +379,7 @@ cdef inline bint scalar_all_valid(const qdesc* d) noexcept nogil:
     cdef int b = d.bits
     if b <= 0 or b > 64:
         return False
-    if d.kind == K_INT or (d.kind == K_FIXED and d.mode):
+    if qdesc_signed(d):
         if b == 64:
             return d.smin == INT64_MIN and d.smax == INT64_MAX
         return d.smin <= -((<int64_t>1) << (b - 1)) and d.smax >= ((<int64_t>1) << (b - 1)) - 1
@@ -390,10 +397,18 @@ cdef inline uint64_t to_wire(const qdesc* d, uint64_t c) noexcept nogil:
 
 cdef inline uint64_t from_wire(const qdesc* d, uint64_t w) noexcept nogil:
     """A code from its `bits` wire bits: sign-extends the signed kinds."""
-    if (d.kind == K_INT or (d.kind == K_FIXED and d.mode)) and d.bits < 64 and d.bits > 0:
+    if qdesc_signed(d) and d.bits < 64 and d.bits > 0:
         if w >> (d.bits - 1):
             return w | (~(<uint64_t>0) << d.bits)
     return w
+
+
+# ----------------------------------------------------------------------------------------------
+# NearlyZero: a value within the threshold of zero is at rest (its flag 0, its inner code not
+# sent); NaN is not (it is quantized by the inner codec, as any moving value).
+
+cdef inline bint nz_at_rest(double v, double threshold) noexcept nogil:
+    return fabs(v) <= threshold
 
 
 # ----------------------------------------------------------------------------------------------

@@ -28,6 +28,20 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from quantcodec._kernels cimport *
 
 
+# In the loop modules (`_loops_*.pyx` define QC_LOOPS_MODULE), every `cdef inline` function is
+# always inlined: the rules into the loops, the loops into the dispatchers. A rule left as a call
+# keeps its loop scalar, and gcc's growth limits (inline-unit-growth, large-function-growth) leave
+# some as calls in a module of this many fused specializations (the Quat loops, since the third
+# Bounded mode). Other modules that cimport this file keep gcc's own choices.
+cdef extern from *:
+    """
+    #if defined(QC_LOOPS_MODULE) && (defined(__GNUC__) || defined(__clang__))
+    #undef CYTHON_INLINE
+    #define CYTHON_INLINE inline __attribute__((always_inline))
+    #endif
+    """
+
+
 cdef extern from *:
     """
     #ifndef QC_LOOPS_BUILD

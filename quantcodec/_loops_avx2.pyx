@@ -3,6 +3,12 @@
 Do not import it directly: `quantcodec._codecs` loads it when the CPU runs AVX2.
 """
 
+# Before the cimport, so that _loops.pxd sees it: this module holds the loops (see there).
+cdef extern from *:
+    """
+    #define QC_LOOPS_MODULE 1
+    """
+
 from cpython.pycapsule cimport PyCapsule_New
 
 from quantcodec._loops cimport fill_loop_table, loop_table

@@ -14,8 +14,8 @@
 
 from libc.stdint cimport uint64_t, int64_t
 from quantcodec._kernels cimport qdesc
-from quantcodec._kernels cimport K_QUAT, K_UVEC, scalar_valid, quat_valid   # (added: slot_valid)
-from quantcodec._bits cimport bw_t, br_t                                      # (added: Plan.put_row/get_row)
+from quantcodec._kernels cimport K_QUAT, K_UVEC, scalar_valid, quat_valid   # for slot_valid
+from quantcodec._bits cimport bw_t, br_t                                      # for Plan.put_row/get_row
 
 cdef enum:
     K_NZFLAG = 20
@@ -37,8 +37,7 @@ cdef class Plan:
     cdef readonly int max_bits      # the most bits one record takes
     cdef readonly tuple codecs      # the field codecs, in order
     cdef readonly tuple names       # the field names, in order
-    # --- additions
-    cdef int* fkind                 # F_* of each field
+    cdef int* fkind                 # the field shape (F_*, _codecs.pxd: its codec's group) of each field
     cdef Py_ssize_t* clamps         # clamped (or substituted) values per field, cumulative
     cdef readonly bint strict       # raise RangeError instead of clamping
     cdef readonly int min_bits      # the fewest bits one record takes (NearlyZero flags 0)
@@ -51,20 +50,6 @@ cdef class Plan:
     cdef Py_ssize_t get_row(self, br_t* r, uint64_t* row, int* err) noexcept nogil
     cdef Py_ssize_t row_invalid(self, const uint64_t* row) noexcept nogil
 
-
-# ---------------------------------------------------------------------------------------------
-# Additions (schema engineer). Everything above is unchanged; Plan's new attributes come after
-# the original ones (above), so code compiled against the first layout keeps its offsets.
-
-# Field shapes (Plan.fkind): how a field's value maps onto its slots.
-cdef enum:
-    F_FLOAT = 1        # one float scalar slot (Bounded, Fixed, Angle, PowerCurve, Half, Grid)
-    F_EXACT = 2        # one exact scalar slot (UInt, Int, Bool, Enum)
-    F_QUAT = 3         # one slot, 4 floats
-    F_UVEC = 4         # one slot, 3 floats
-    F_VECTOR = 5       # k component slots (float or exact)
-    F_NZ = 6           # NearlyZero over a scalar: flag slot + 1 slot
-    F_NZVEC = 7        # NearlyZero over a Vector: flag slot + k slots
 
 # Errors of the nogil readers (Plan.get_row): which check failed.
 cdef enum:

@@ -33,7 +33,6 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast, PySequence_Fast_GET_SIZE, PySequence_Fast_ITEMS
 from cpython.tuple cimport PyTuple_GET_ITEM, PyTuple_GET_SIZE, PyTuple_New, PyTuple_SET_ITEM
-from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memset
 
@@ -42,11 +41,11 @@ cdef extern from "Python.h":
 
 from quantcodec._kernels cimport *
 from quantcodec._bits cimport (
-    br_get, br_init, br_peek_unchecked, br_t, bw_flush, bw_nbytes, bw_put, bw_t, bw_wrap,
+    br_get, br_init, br_peek_unchecked, br_t, bw_flush, bw_nbytes, bw_put, bw_t, bw_wrap, qc_load_le64, qc_mask,
 )
 from quantcodec._codecs cimport (
-    Codec, G_EXACT, G_FLOAT, G_NEARLYZERO, G_QUAT, G_UVEC, G_VECTOR, NearlyZero, Vector, _ExactScalar,
-    _contig, multi_dq_array, multi_q_array, q_array,
+    Codec, F_EXACT, F_FLOAT, F_NZ, F_NZVEC, F_QUAT, F_UVEC, F_VECTOR, NearlyZero, Vector, _ExactScalar,
+    _contig, dq_array, dq_valid_array, first_invalid, multi_dq_array, multi_q_array, q_array,
 )
 
 import math
@@ -85,10 +84,6 @@ cdef enum:
     C_TYPE = 3               # not an integer (bad = slot)
 
 
-cdef inline bint _signed(const qdesc* d) noexcept nogil:
-    return d.kind == K_INT or (d.kind == K_FIXED and d.mode != 0)
-
-
 cdef inline bint _is_float_kind(int k) noexcept nogil:
     return k == K_BOUNDED or k == K_FIXED or k == K_ANGLE or k == K_POWER or k == K_HALF or k == K_GRID
 
@@ -103,21 +98,11 @@ ctypedef fused fin_t:
 
 @cython.boundscheck(False)
 @cython.wraparound(False)
-cdef Py_ssize_t _q_scalar(const qdesc* d, const fin_t* x, Py_ssize_t xs, uint64_t* out, Py_ssize_t os,
-                          Py_ssize_t n, const uint8_t* flags, Py_ssize_t fs) noexcept nogil:
-    """Quantize n floats into carriers; rows whose flag is 0 (if flags) get 0. Returns the clamp count."""
+cdef Py_ssize_t _q_flagged(const qdesc* d, const fin_t* x, Py_ssize_t xs, uint64_t* out, Py_ssize_t os,
+                           Py_ssize_t n, const uint8_t* flags, Py_ssize_t fs) noexcept nogil:
+    """Quantize the n floats whose flag is 1 into carriers, the others get 0 (a NearlyZero's inner
+    slot: only moving values are quantized, and counted). Returns the clamp count."""
     cdef Py_ssize_t i, nc = 0
-    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L, v
-    if flags == NULL and d.kind == K_BOUNDED and d.mode == M_ENDPOINTS:
-        for i in range(n):
-            v = x[i * xs]
-            nc += bounded_clamps(v, lo, hi)
-            out[i * os] = bounded_q(v, lo, R, L, M_ENDPOINTS)
-        return nc
-    if flags == NULL:
-        for i in range(n):
-            out[i * os] = scalar_q(d, x[i * xs], &nc)
-        return nc
     for i in range(n):
         if flags[i * fs]:
             out[i * os] = scalar_q(d, x[i * xs], &nc)
@@ -144,35 +129,30 @@ cdef Py_ssize_t _first_clamp(const qdesc* d, const fin_t* x, Py_ssize_t xs, Py_s
 @cython.wraparound(False)
 cdef void _nz_flags(const fin_t* x, Py_ssize_t n, Py_ssize_t k, double thr, uint64_t* out,
                     Py_ssize_t os, uint8_t* fl) noexcept nogil:
-    """NearlyZero flags: 1 unless every component's magnitude is at most thr (NaN is not); into
-    the matrix's flag column and into `fl` (one byte per row)."""
+    """NearlyZero flags: 1 unless every component is at rest (nz_at_rest); into the matrix's flag
+    column and into `fl` (one byte per row)."""
     cdef Py_ssize_t i, j
     cdef uint8_t moving
     for i in range(n):
         moving = 0
         for j in range(k):
-            if not (fabs(<double>x[i * k + j]) <= thr):
+            if not nz_at_rest(<double>x[i * k + j], thr):
                 moving = 1
                 break
         out[i * os] = moving
         fl[i] = moving
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-cdef void _dq_scalar(const qdesc* d, const uint64_t* c, Py_ssize_t cs, double* out, Py_ssize_t os,
+cdef void _dq_column(const qdesc* d, const uint64_t* c, Py_ssize_t cs, double* out, Py_ssize_t os,
                      Py_ssize_t n, const uint64_t* flags) noexcept nogil:
+    """Valid carriers of a float scalar slot (stride cs) into float64 (stride os) with the codecs'
+    array loops; with flags (a NearlyZero's flag column, stride cs), rows whose flag is 0 get 0.0."""
     cdef Py_ssize_t i
-    cdef double lo = d.lo, hi = d.hi, R = d.R, L = d.L
-    if flags == NULL and d.kind == K_BOUNDED:
+    dq_valid_array(d, c, 1, cs, out, 1, os, n)
+    if flags != NULL:
         for i in range(n):
-            out[i * os] = bounded_dq(c[i * cs], lo, hi, R, L, d.mode)
-        return
-    for i in range(n):
-        if flags == NULL or flags[i * cs]:
-            out[i * os] = scalar_dq(d, c[i * cs])
-        else:
-            out[i * os] = 0.0
+            if flags[i * cs] == 0:
+                out[i * os] = 0.0
 
 
 # ------------------------------------------------------------------------------------------------
@@ -288,26 +268,19 @@ cdef class Plan:
             c = <Codec>codecs[f]
             nm = names[f]
             self.field_first[f] = s
-            if c.group == G_FLOAT or c.group == G_EXACT:
-                self.fkind[f] = F_FLOAT if c.group == G_FLOAT else F_EXACT
+            self.fkind[f] = c.group
+            if c.group == F_FLOAT or c.group == F_EXACT or c.group == F_QUAT or c.group == F_UVEC:
                 _set_slot(self, s, c, f, 0)
                 slot_codecs.append(c)
                 slot_names.append(f"field {nm!r}")
                 s += 1
-            elif c.group == G_QUAT or c.group == G_UVEC:
-                self.fkind[f] = F_QUAT if c.group == G_QUAT else F_UVEC
-                _set_slot(self, s, c, f, 0)
-                slot_codecs.append(c)
-                slot_names.append(f"field {nm!r}")
-                s += 1
-            elif c.group == G_VECTOR:
-                self.fkind[f] = F_VECTOR
+            elif c.group == F_VECTOR:
                 for j, comp in enumerate((<Vector>c).codecs):
                     _set_slot(self, s, <Codec>comp, f, j)
                     slot_codecs.append(comp)
                     slot_names.append(f"field {nm!r}[{j}]")
                     s += 1
-            elif c.group == G_NEARLYZERO:
+            elif c.group == F_NZ or c.group == F_NZVEC:
                 inner = (<NearlyZero>c).inner
                 k = _slot_count(inner)
                 self.slots[s].d.kind = K_NZFLAG
@@ -321,15 +294,13 @@ cdef class Plan:
                 slot_codecs.append(None)
                 slot_names.append(f"field {nm!r} (NearlyZero flag)")
                 s += 1
-                if inner.group == G_VECTOR:
-                    self.fkind[f] = F_NZVEC
+                if c.group == F_NZVEC:
                     for j, comp in enumerate((<Vector>inner).codecs):
                         _set_slot(self, s, <Codec>comp, f, j)
                         slot_codecs.append(comp)
                         slot_names.append(f"field {nm!r}[{j}]")
                         s += 1
                 else:
-                    self.fkind[f] = F_NZ
                     _set_slot(self, s, inner, f, 0)
                     slot_codecs.append(inner)
                     slot_names.append(f"field {nm!r}")
@@ -751,7 +722,7 @@ cdef class Plan:
         return _dequantize(self, a)
 
     def dequantize_valid(self, matrix):
-        """dequantize_matrix without its validity pass (about 40% of its time), for a matrix
+        """dequantize_matrix without its validity pass, for a matrix
         known to hold valid codes: a Snapshot's, made by quantize_matrix or checked when it was
         decoded, unpickled or built from codes. (Given invalid codes it returns meaningless
         values; it reads nothing out of bounds: dequantizing is arithmetic on the codes.)"""
@@ -814,16 +785,24 @@ cdef class Plan:
         return _encode_rows(self, mat)
 
     def decode_many(self, data, count):
-        """bytes of `count` records -> dict of value arrays (decode_matrix then dequantize)."""
+        """bytes of `count` records -> dict of value arrays (decode_matrix then dequantize).
+
+        Records of one width (no NearlyZero field) whose message has exactly the right length
+        are first read the direct way (`_decode_fixed`); any error sends the call the general
+        way, which raises it as decode_matrix does."""
+        if type(count) is int and self.min_bits == self.max_bits and 0 < count <= ((<Py_ssize_t>1) << 40):
+            out = _decode_fixed(self, data, count)
+            if out is not None:
+                return out
         return _dequantize(self, self.decode_matrix(data, count))
 
 
 # ------------------------------------------------------------------------------------------------
 
 cdef Py_ssize_t _slot_count(Codec c):
-    if c.group == G_VECTOR:
+    if c.group == F_VECTOR:
         return len((<Vector>c).codecs)
-    if c.group == G_NEARLYZERO:
+    if c.group == F_NZ or c.group == F_NZVEC:
         return 1 + _slot_count((<NearlyZero>c).inner)
     return 1
 
@@ -853,7 +832,7 @@ cdef void _set_slot(Plan self, Py_ssize_t s, Codec c, Py_ssize_t f, Py_ssize_t c
     self.slots[s].field = <int>f
     self.slots[s].comp = <int>comp
     self.slots[s].span = 0
-    self.slots[s].nfloat = 4 if c.group == G_QUAT else (3 if c.group == G_UVEC else 1)
+    self.slots[s].nfloat = 4 if c.group == F_QUAT else (3 if c.group == F_UVEC else 1)
     self.slots[s].threshold = 0.0
 
 
@@ -919,7 +898,7 @@ cdef int _exact_slow(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1
         iv = int(fv)
     else:
         raise TypeError(f"{nm}: expected an integer, got {type(v).__name__}")
-    if _signed(d):
+    if qdesc_signed(d):
         if d.smin <= iv <= d.smax:
             out[0] = <uint64_t>(<int64_t>iv)
             return 0
@@ -1045,7 +1024,7 @@ cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
             _slot_in(self, s + j, <object>items[j], row)
     elif fk == F_NZ:
         a = _num(self, s + 1, v)
-        if fabs(a) <= self.slots[s].threshold:
+        if nz_at_rest(a, self.slots[s].threshold):
             row[s] = 0
             row[s + 1] = 0
         else:
@@ -1062,7 +1041,7 @@ cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
             a = _num(self, s + 1 + j, <object>items[j])
             if j < 4:
                 x[j] = a                # (each value converted once)
-            if not (fabs(a) <= self.slots[s].threshold):
+            if not nz_at_rest(a, self.slots[s].threshold):
                 moving = True
         if moving:
             row[s] = 1
@@ -1179,7 +1158,7 @@ cdef inline object _slot_value(Plan self, Py_ssize_t s, uint64_t c):
 
 
 cdef inline object _slot_code(Plan self, Py_ssize_t s, uint64_t c):
-    if _signed(&self.slots[s].d):
+    if qdesc_signed(&self.slots[s].d):
         return <int64_t>c
     return PyLong_FromUnsignedLongLong(c)
 
@@ -1274,11 +1253,11 @@ cdef int _code_in(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1:
             return C_TYPE
     sv = PyLong_AsLongLongAndOverflow(v, &ovf)
     if ovf == 0:
-        if _signed(&self.slots[s].d) or sv >= 0:
+        if qdesc_signed(&self.slots[s].d) or sv >= 0:
             out[0] = <uint64_t>sv
         else:
             return C_INVALID
-    elif ovf > 0 and not _signed(&self.slots[s].d) and v <= 0xFFFFFFFFFFFFFFFF:
+    elif ovf > 0 and not qdesc_signed(&self.slots[s].d) and v <= 0xFFFFFFFFFFFFFFFF:
         out[0] = PyLong_AsUnsignedLongLong(v)
     else:
         return C_INVALID
@@ -1395,7 +1374,7 @@ cdef object _read_error(Plan self, const br_t* r, Py_ssize_t s, int err, Py_ssiz
             f"{r.pos}, the message has {r.nbits} bits ({r.nbytes} byte{'' if r.nbytes == 1 else 's'})")
     c = br_peek_unchecked(r, r.pos, sl.d.bits)
     c = from_wire(&sl.d, c)
-    code = <int64_t>c if _signed(&sl.d) else c
+    code = <int64_t>c if qdesc_signed(&sl.d) else c
     return DecodeError(f"{where}{self.slot_names[s]}: code {code} is not valid for "
                        f"{self.slot_codecs[s]!r} at bit {r.pos}")
 
@@ -1646,13 +1625,14 @@ cdef Py_ssize_t _float_ptr(Plan self, Py_ssize_t f, Py_ssize_t s, const uint8_t*
     cdef Py_ssize_t nc, bad, S = self.nslots
     cdef const qdesc* d = &self.slots[s].d
     with nogil:
-        if flags == NULL and d.kind == K_BOUNDED:
-            # the codecs' vectorized loop (selected for this CPU), writing the matrix column
+        if flags == NULL:
+            # the codecs' array loops (Bounded: the loop table selected for this CPU), writing
+            # the matrix column
             nc = q_array(d, xp, xt, xs, m + s, 1, S, n)
         elif xt == 0:
-            nc = _q_scalar(d, <const float*>xp, xs, m + s, S, n, flags, fs)
+            nc = _q_flagged(d, <const float*>xp, xs, m + s, S, n, flags, fs)
         else:
-            nc = _q_scalar(d, <const double*>xp, xs, m + s, S, n, flags, fs)
+            nc = _q_flagged(d, <const double*>xp, xs, m + s, S, n, flags, fs)
     if nc and self.strict:
         with nogil:
             if xt == 0:
@@ -1790,7 +1770,7 @@ cdef object _invalid_at(Plan self, const uint64_t* m, Py_ssize_t n):
 cdef object _matrix_error(Plan self, object a, object at, object exc):
     i, s = at
     c = int(a[i, s])
-    if self.slots[s].d.kind != K_NZFLAG and _signed(&self.slots[s].d):
+    if self.slots[s].d.kind != K_NZFLAG and qdesc_signed(&self.slots[s].d):
         c = int(a.view(_I64)[i, s])
     sc = self.slot_codecs[s]
     what = f"{sc!r}" if sc is not None else "the flag (0 or 1)"
@@ -1836,13 +1816,13 @@ cdef dict _dequantize(Plan self, object a):
                 continue
             with nogil:
                 if fk == F_FLOAT:
-                    _dq_scalar(&self.slots[s].d, m + s, S, op, 1, n, NULL)
+                    _dq_column(&self.slots[s].d, m + s, S, op, 1, n, NULL)
                 elif fk == F_VECTOR:
                     for j in range(k):
-                        _dq_scalar(&self.slots[s + j].d, m + s + j, S, op + j, k, n, NULL)
+                        _dq_column(&self.slots[s + j].d, m + s + j, S, op + j, k, n, NULL)
                 else:
                     for j in range(k - 1):
-                        _dq_scalar(&self.slots[s + 1 + j].d, m + s + 1 + j, S, op + j, k - 1, n, m + s)
+                        _dq_column(&self.slots[s + 1 + j].d, m + s + 1 + j, S, op + j, k - 1, n, m + s)
             out[nm] = res
         elif fk == F_EXACT:
             # valid codes: the value is the code, in the codec's value dtype (signed codes are
@@ -1898,3 +1878,117 @@ cdef bytes _encode_rows(Plan self, object a):
     if bw_nbytes(&w) == cap:
         return res
     return PyBytes_FromStringAndSize(PyBytes_AS_STRING(res), bw_nbytes(&w))
+
+
+# ------------------------------------------------------------------------------------------------
+# decode_many of fixed-width records: record i starts at bit i * W and every slot sits at the same
+# bit offset within each record, so each slot's codes are cut out with one unaligned 64-bit load
+# and a shift per record (no bit reader), into a column of the scratch array (one row per slot).
+# The columns are then checked and dequantized by the codecs' array loops (the loop table
+# selected for this CPU, `_codecs`) straight into the output arrays.
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef void _cut_column(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t off, Py_ssize_t W, int bits,
+                      Py_ssize_t n, uint64_t* col) noexcept nogil:
+    """The `bits`-bit codes at bits off, off + W, off + 2W, ... of buf (n of them, all inside it)."""
+    cdef Py_ssize_t i, p, safe
+    cdef uint64_t mask = qc_mask(bits)
+    cdef br_t r
+    i = 0
+    if bits <= 57:
+        # the 8 bytes at byte p >> 3 hold the code (a shift of at most 7, then at most 57 bits);
+        # records whose 8 bytes would pass the end are left to the reader below
+        safe = 0
+        if nbytes >= 8:
+            safe = ((nbytes - 8) * 8 - off) // W + 1 if (nbytes - 8) * 8 >= off else 0
+            if safe > n:
+                safe = n
+        while i < safe:
+            p = off + i * W
+            col[i] = (qc_load_le64(buf + (p >> 3)) >> (p & 7)) & mask
+            i += 1
+    br_init(&r, buf, nbytes)
+    while i < n:
+        col[i] = br_peek_unchecked(&r, off + i * W, bits)
+        i += 1
+
+
+cdef object _decode_fixed(Plan self, object data, Py_ssize_t n):
+    """decode_many of n > 0 records of one width (min_bits == max_bits), or None when the message
+    is not exactly n records long (with zero padding), holds an invalid code, or has a field this
+    path does not take (a Vector mixing exact and float components, more than ROW_LOCAL slots):
+    the caller then takes the general path, which raises the right error or decodes."""
+    cdef Py_buffer view
+    cdef Py_ssize_t f, s, k, j, W = self.max_bits, S = self.nslots, bad = -1
+    cdef Py_ssize_t off[ROW_LOCAL]
+    cdef int fk
+    cdef const uint8_t* buf
+    cdef uint64_t* cols
+    cdef double* op
+    cdef br_t r
+    if S == 0 or S > ROW_LOCAL or W == 0:
+        return None
+    for f in range(self.nfields):
+        fk = self.fkind[f]
+        s = self.field_first[f]
+        if fk == F_VECTOR and not _all_float(self, s, self.field_first[f + 1]):
+            return None
+    try:
+        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+    except Exception:
+        return None
+    try:
+        # exactly n records and the padding after them: anything else is the general path's error
+        if view.len != (n * W + 7) >> 3:
+            return None
+        buf = <const uint8_t*>view.buf
+        br_init(&r, buf, view.len)
+        if (n * W) & 7 and br_peek_unchecked(&r, n * W, <int>(8 * view.len - n * W)) != 0:
+            return None
+        off[0] = 0
+        for s in range(1, S):
+            off[s] = off[s - 1] + self.slots[s - 1].d.bits
+        scratch = np.empty((S, n), dtype=_U64)
+        cols = <uint64_t*>_wbuf_ptr(scratch)
+        with nogil:
+            for s in range(S):
+                _cut_column(buf, view.len, off[s], W, self.slots[s].d.bits, n, cols + s * n)
+                if qdesc_signed(&self.slots[s].d):
+                    for j in range(n):
+                        cols[s * n + j] = from_wire(&self.slots[s].d, cols[s * n + j])
+    finally:
+        PyBuffer_Release(&view)
+
+    out = {}
+    for f in range(self.nfields):
+        s = self.field_first[f]
+        k = self.field_first[f + 1] - s
+        fk = self.fkind[f]
+        if fk == F_EXACT:
+            with nogil:
+                bad = first_invalid(&self.slots[s].d, cols + s * n, 1, 1, n)
+            if bad >= 0:
+                return None
+            # as _dequantize: the value is the code, in the codec's value dtype
+            c = <_ExactScalar>self.codecs[f]
+            col = scratch[s]
+            if self.slots[s].d.kind == K_IRANGE:
+                out[self.names[f]] = np.add(col.view(_I64), np.int64(self.slots[s].d.smin), dtype=_I64)
+            else:
+                out[self.names[f]] = (col.view(_I64) if c._code_dtype.kind == 'i' else col).astype(c._value_dtype())
+            continue
+        res = np.empty(_value_shape(self, f, n), dtype=_F64)
+        op = <double*>_wbuf_ptr(res)
+        with nogil:
+            if fk == F_QUAT or fk == F_UVEC:
+                bad = multi_dq_array(&self.slots[s].d, cols + s * n, op, n)
+            else:       # F_FLOAT, F_VECTOR of float components: one column each, stride k
+                for j in range(k):
+                    bad = dq_array(&self.slots[s + j].d, cols + (s + j) * n, 1, 1, op + j, 1, k, n)
+                    if bad >= 0:
+                        break
+        if bad >= 0:
+            return None
+        out[self.names[f]] = res
+    return out
