@@ -1850,7 +1850,7 @@ cdef class Quat(_MultiFloat):
 
     @property
     def max_error(self):
-        """The worst rotation error in degrees, from the seeded worst-case search (quantcodec._search)."""
+        """The worst rotation error in degrees, from the seeded worst-case search (quantcodec.tools.search)."""
         return _maxerr_table("QUAT_MAX_ERROR")[(self.mode, self.component_bits)]
 
     @classmethod
@@ -1891,7 +1891,7 @@ cdef class UnitVector(_MultiFloat):
 
     @property
     def max_error(self):
-        """The worst angle error in degrees, from the seeded worst-case search (quantcodec._search)."""
+        """The worst angle error in degrees, from the seeded worst-case search (quantcodec.tools.search)."""
         return _maxerr_table("UNITVEC_MAX_ERROR")[self.component_bits]
 
     @classmethod

@@ -45,7 +45,7 @@ cdef object _empty = np.empty
 from .errors import DecodeError, SchemaError
 
 from quantcodec._kernels cimport qdesc, quat_kept, quat_shrunk, quat_valid_shrunk, quat_valid_shrunk_branchy
-from quantcodec._kernels cimport from_wire
+from quantcodec._kernels cimport from_wire, qdesc_signed
 from quantcodec._kernels cimport (
     K_BOUNDED, K_FIXED, K_ANGLE, K_POWER, K_HALF, K_UINT, K_INT, K_BOOL, K_ENUM, K_GRID, K_QUAT,
     K_UVEC, K_IRANGE, M_MIDPOINT, scalar_all_valid,
@@ -472,11 +472,6 @@ cdef inline bint quat_valid_tab(const sinfo_t* si, uint64_t code) noexcept nogil
 # ------------------------------------------------------------------------------------------------
 # the coder
 
-cdef inline bint slot_signed(const slot_t* sl) noexcept nogil:
-    """Whether the slot's carriers are sign-extended (Int, signed Fixed)."""
-    return sl.d.kind == K_INT or (sl.d.kind == K_FIXED and sl.d.mode != 0)
-
-
 cdef enum:
     KEY_BLOCK = 128     # rows packed at a time (their carriers: 8 KB for 8 slots)
 
@@ -535,7 +530,7 @@ cdef class SnapshotData:
             ks[s].bits = plan.slots[s].d.bits
             ks[s].mask = qc_mask(ks[s].bits)
             ks[s].sh = 64 - ks[s].bits
-            ks[s].sign = slot_signed(&plan.slots[s])
+            ks[s].sign = qdesc_signed(&plan.slots[s].d)
             ks[s].word = nbits >> 6
             ks[s].off = <int>(nbits & 63)
             nbits += ks[s].bits
@@ -643,7 +638,7 @@ cdef class Layout:
             self.si[s].field = sl.field
             self.si[s].span = sl.span
             self.si[s].cb = sl.d.cbits
-            self.si[s].sign = slot_signed(sl)
+            self.si[s].sign = qdesc_signed(&sl.d)
             self.si[s].comp = -1
             self.si[s].qtab = NULL
             self.si[s].qlo = ~(<uint64_t>0)
