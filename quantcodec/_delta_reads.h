@@ -1,7 +1,8 @@
-/* The snapshot decoder's fast reads (quantcodec/_delta.pyx). Included after _bits.pxd's C
-   (qc_load_le64) and _delta_bits.h; Py_ssize_t comes from Python.h, included first by Cython. */
+/* The snapshot decoder's fast reads (quantcodec/_delta.pyx). Py_ssize_t comes from Python.h,
+   included first by Cython. */
 #ifndef QC_DELTA_READS_H
 #define QC_DELTA_READS_H
+#include "_bits.h"
 #include "_delta_bits.h"
 
 /* The snapshot decoder's reads on a reader held in locals (buf, nbytes, *pos), forced
