@@ -18,15 +18,7 @@ from quantcodec import _codecs
 from quantcodec import _reference as ref
 from quantcodec.errors import DecodeError, RangeError
 
-LEVELS = _codecs._simd_available()
-
-
-@pytest.fixture(params=LEVELS)
-def level(request):
-    before = _codecs._simd()
-    _codecs._simd_select(request.param)
-    yield request.param
-    _codecs._simd_select(before)
+from conftest import SIMD_LEVELS as LEVELS  # noqa: E402
 
 
 def _bits(a):

@@ -11,15 +11,7 @@ import pytest
 import quantcodec as qc
 from quantcodec import _codecs
 
-LEVELS = _codecs._simd_available()
-
-
-@pytest.fixture(params=LEVELS)
-def level(request):
-    before = _codecs._simd()
-    _codecs._simd_select(request.param)
-    yield request.param
-    _codecs._simd_select(before)
+from conftest import SIMD_LEVELS as LEVELS  # noqa: E402
 
 
 def fixed_kinds():
