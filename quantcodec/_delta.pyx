@@ -78,7 +78,28 @@ cdef extern from "_delta_scan.h":
                             Py_ssize_t* q) noexcept nogil
 
 
+cdef extern from "_delta_fast.h":
+    enum:
+        QC_F_NONE
+        QC_F_ORD
+        QC_F_NZORD
+        QC_F_QUAT
+    ctypedef struct qc_dcomp:
+        uint64_t emask, kmask, umax, numc, smt, vmask, vlo, vspan, vbad
+        int k, sh, shift, slot
+    ctypedef struct qc_dfield:
+        int shape, c0, c1, slot, span, cb
+        uint64_t maxcode
+        const double* qtab
+    Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, const uint8_t* fr,
+                              Py_ssize_t F, const qc_dfield* FD, const qc_dcomp* D,
+                              const uint64_t* br, const uint64_t* pr, uint64_t* orw,
+                              int64_t num, int64_t den) noexcept nogil
+
+
 cdef uint64_t MAX_ENTITIES = 0xFFFFFFFFULL
+cdef enum:
+    GEN_FAST = 8        # _get_changed's fast path: at most this many fields of no common shape
 cdef int QTAB_MAXBITS = 12      # Quat validity tables up to 4096 doubles a slot
 
 
@@ -1681,7 +1702,8 @@ cdef class DeltaCoder:
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
                 buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1) or
                 buf_need(&self.b_par, sizeof(cpar_t) * (C + 1)) or
-                buf_need(&self.b_dpar, sizeof(dpar_t) * (C + 1))):
+                buf_need(&self.b_dpar, (sizeof(dpar_t) + sizeof(qc_dcomp)) * (C + 1)
+                         + sizeof(qc_dfield) * (F + 1))):
             return self._fail(D_NOMEM, b"out of memory")
         kept_base = <Py_ssize_t*>self.b_kept.p
         kept_out = kept_base + (kept + 1)
@@ -1880,7 +1902,15 @@ cdef class DeltaCoder:
         cdef rd_t o
         cdef const char* msg = b""
         cdef dpar_t* dp = <dpar_t*>self.b_dpar.p     # each component's coding in one record
+        cdef qc_dcomp* dc = <qc_dcomp*>(dp + self.ncomps + 1)   # the same for qc_fast_entity
+        cdef qc_dfield* dfd = <qc_dfield*>(dc + self.ncomps + 1)
+        cdef const uint8_t* fmode = <const uint8_t*>self.b_fmode.p
+        cdef const qdesc* qd
         cdef int shape, b
+        cdef bint fast = not self.layout.general
+        cdef Py_ssize_t gen = 0     # the fields of no fast shape changed in this packet: an
+        cdef int gf[GEN_FAST]       # entity with one of them changed skips qc_fast_entity
+        cdef Py_ssize_t lastfast    # qc_fast_entity's reads fit the packet from a byte before this
         for c in range(self.ncomps):
             b = CI[c].b
             dp[c].k = kk[c]
@@ -1889,6 +1919,55 @@ cdef class DeltaCoder:
             dp[c].emask = ((<uint64_t>1) << egx_E(kk[c], b)) - 1
             dp[c].kmask = qc_mask(kk[c])
             dp[c].umax = qc_mask(b)
+            s = CI[c].slot
+            qd = &self.plan.slots[s].d
+            dc[c].emask = dp[c].emask
+            dc[c].kmask = dp[c].kmask
+            dc[c].umax = dp[c].umax
+            dc[c].k = kk[c]
+            dc[c].numc = <uint64_t>num if pp[c] and CI[c].predictable else 0
+            dc[c].smt = CI[c].smt
+            dc[c].sh = CI[c].sh
+            dc[c].shift = CI[c].shift
+            dc[c].slot = CI[c].slot
+            dc[c].vmask = ~(<uint64_t>0) if SI[s].sign else qc_mask(b)
+            dc[c].vbad = (<uint64_t>1) << 62
+            if SI[s].sign:
+                dc[c].vlo = <uint64_t>qd.smin
+                dc[c].vspan = <uint64_t>qd.smax - <uint64_t>qd.smin
+            else:
+                dc[c].vlo = 0
+                dc[c].vspan = qd.maxcode
+                if qd.kind == K_POWER:
+                    dc[c].vbad = (<uint64_t>1) << (qd.bits - 1)
+        for f in range(F):
+            dfd[f].c0 = FI[f].c0
+            dfd[f].c1 = FI[f].c1
+            dfd[f].shape = QC_F_NONE
+            shape = FI[f].shape
+            s = FI[f].first
+            if shape == SHAPE_ORD or shape == SHAPE_NZORD:
+                dfd[f].shape = QC_F_ORD if shape == SHAPE_ORD else QC_F_NZORD
+                dfd[f].slot = FI[f].nz
+                dfd[f].span = SI[s].span if shape == SHAPE_NZORD else 0
+                for c in range(FI[f].c0, FI[f].c1):
+                    qd = &self.plan.slots[CI[c].slot].d
+                    if (SI[CI[c].slot].role != R_ORD or CI[c].b > 32 or CI[c].shift
+                            or (qd.kind == K_POWER and qd.maxcode != qc_mask(qd.bits))):
+                        dfd[f].shape = QC_F_NONE    # (not the shapes' components: none today)
+            elif shape == SHAPE_QUAT and SI[FI[f].quat].qtab != NULL:
+                dfd[f].shape = QC_F_QUAT
+                dfd[f].slot = FI[f].quat
+                dfd[f].cb = SI[FI[f].quat].cb
+                dfd[f].maxcode = SI[FI[f].quat].maxcode
+                dfd[f].qtab = SI[FI[f].quat].qtab
+            if fmode[f] and dfd[f].shape == QC_F_NONE:
+                if gen == GEN_FAST:
+                    fast = 0
+                else:
+                    gf[gen] = <int>f
+                    gen += 1
+        lastfast = nbytes - 9 - (57 * self.ncomps + S + 7) // 8
         for e in range(nchg):
             kb = chg[e] if kept_base == NULL else kept_base[chg[e]]
             br = brow + kb * S
@@ -1898,6 +1977,16 @@ cdef class DeltaCoder:
                 t = chg[e] if kept_pred == NULL else kept_pred[chg[e]]
                 if t >= 0:
                     pr = prow + t * S
+            if fast and (pos >> 3) < lastfast:
+                for t in range(gen):
+                    if fch[e * F + gf[t]]:
+                        break
+                else:
+                    t = qc_fast_entity(buf, pos, fch + e * F, F, dfd, dc, br,
+                                       pr if pr != NULL else br, orw, num, den)
+                    if t >= 0:
+                        pos = t
+                        continue
             any_ = 0
             for f in range(F):
                 if not fch[e * F + f]:
