@@ -84,12 +84,14 @@ cdef extern from "_delta_fast.h":
         QC_F_ORD
         QC_F_NZORD
         QC_F_QUAT
+    enum:
+        QC_FAST_MAXBITS
     ctypedef struct qc_dcomp:
         uint64_t emask, kmask, umax, numc, smt, vmask, vlo, vspan, vbad
-        int k, sh, shift, slot
+        int k, sh, shift, slot, E, b
     ctypedef struct qc_dfield:
-        int shape, c0, c1, slot, span, cb
-        uint64_t maxcode
+        int shape, c0, c1, slot, span, cb, bits
+        uint64_t maxcode, qtop
         const double* qtab
     Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, const uint8_t* fr,
                               Py_ssize_t F, const qc_dfield* FD, const qc_dcomp* D,
@@ -1925,6 +1927,8 @@ cdef class DeltaCoder:
             dc[c].kmask = dp[c].kmask
             dc[c].umax = dp[c].umax
             dc[c].k = kk[c]
+            dc[c].E = egx_E(kk[c], b)
+            dc[c].b = b
             dc[c].numc = <uint64_t>num if pp[c] and CI[c].predictable else 0
             dc[c].smt = CI[c].smt
             dc[c].sh = CI[c].sh
@@ -1960,6 +1964,8 @@ cdef class DeltaCoder:
                 dfd[f].slot = FI[f].quat
                 dfd[f].cb = SI[FI[f].quat].cb
                 dfd[f].maxcode = SI[FI[f].quat].maxcode
+                dfd[f].bits = SI[FI[f].quat].bits
+                dfd[f].qtop = SI[FI[f].quat].qtop
                 dfd[f].qtab = SI[FI[f].quat].qtab
             if fmode[f] and dfd[f].shape == QC_F_NONE:
                 if gen == GEN_FAST:
@@ -1967,7 +1973,7 @@ cdef class DeltaCoder:
                 else:
                     gf[gen] = <int>f
                     gen += 1
-        lastfast = nbytes - 9 - (57 * self.ncomps + S + 7) // 8
+        lastfast = nbytes - 9 - (QC_FAST_MAXBITS * (self.ncomps + S) + 7) // 8
         for e in range(nchg):
             kb = chg[e] if kept_base == NULL else kept_base[chg[e]]
             br = brow + kb * S
