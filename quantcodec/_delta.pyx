@@ -90,13 +90,28 @@ cdef extern from "_delta_fast.h":
         uint64_t emask, kmask, umax, numc, smt, vmask, vlo, vspan, vbad
         int k, sh, shift, slot, E, b
     ctypedef struct qc_dfield:
-        int shape, c0, c1, slot, span, cb, bits
+        int shape, c0, c1, slot, span, cb, bits, plain
         uint64_t maxcode, qtop
         const double* qtab
-    Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, const uint8_t* fr,
-                              Py_ssize_t F, const qc_dfield* FD, const qc_dcomp* D,
-                              const uint64_t* br, const uint64_t* pr, uint64_t* orw,
-                              int64_t num, int64_t den) noexcept nogil
+    ctypedef struct qc_fastrun:
+        const uint8_t* buf
+        Py_ssize_t lastfast
+        const uint8_t* fch
+        Py_ssize_t F, S
+        const qc_dfield* FD
+        const qc_dcomp* D
+        const int* gf
+        Py_ssize_t gen
+        const uint64_t* brow
+        const uint64_t* prow
+        uint64_t* orow
+        const Py_ssize_t* chg
+        const Py_ssize_t* kept_base
+        const Py_ssize_t* kept_out
+        const Py_ssize_t* kept_pred
+        int64_t num, den
+    Py_ssize_t qc_fast_run(const qc_fastrun* a, Py_ssize_t e, Py_ssize_t n,
+                           Py_ssize_t* ppos) noexcept nogil
 
 
 cdef uint64_t MAX_ENTITIES = 0xFFFFFFFFULL
@@ -1912,7 +1927,7 @@ cdef class DeltaCoder:
         cdef bint fast = not self.layout.general
         cdef Py_ssize_t gen = 0     # the fields of no fast shape changed in this packet: an
         cdef int gf[GEN_FAST]       # entity with one of them changed skips qc_fast_entity
-        cdef Py_ssize_t lastfast    # qc_fast_entity's reads fit the packet from a byte before this
+        cdef qc_fastrun run
         for c in range(self.ncomps):
             b = CI[c].b
             dp[c].k = kk[c]
@@ -1954,8 +1969,11 @@ cdef class DeltaCoder:
                 dfd[f].shape = QC_F_ORD if shape == SHAPE_ORD else QC_F_NZORD
                 dfd[f].slot = FI[f].nz
                 dfd[f].span = SI[s].span if shape == SHAPE_NZORD else 0
+                dfd[f].plain = 1
                 for c in range(FI[f].c0, FI[f].c1):
                     qd = &self.plan.slots[CI[c].slot].d
+                    if CI[c].smt or SI[CI[c].slot].sign or not SI[CI[c].slot].allvalid:
+                        dfd[f].plain = 0
                     if (SI[CI[c].slot].role != R_ORD or CI[c].b > 32 or CI[c].shift
                             or (qd.kind == K_POWER and qd.maxcode != qc_mask(qd.bits))):
                         dfd[f].shape = QC_F_NONE    # (not the shapes' components: none today)
@@ -1973,8 +1991,31 @@ cdef class DeltaCoder:
                 else:
                     gf[gen] = <int>f
                     gen += 1
-        lastfast = nbytes - 9 - (QC_FAST_MAXBITS * (self.ncomps + S) + 7) // 8
-        for e in range(nchg):
+        run.buf = buf
+        run.lastfast = nbytes - 9 - (QC_FAST_MAXBITS * (self.ncomps + S) + 7) // 8
+        run.fch = fch
+        run.F = F
+        run.S = S
+        run.FD = dfd
+        run.D = dc
+        run.gf = gf
+        run.gen = gen
+        run.brow = brow
+        run.prow = prow
+        run.orow = orow
+        run.chg = chg
+        run.kept_base = kept_base
+        run.kept_out = kept_out
+        run.kept_pred = kept_pred
+        run.num = num
+        run.den = den
+        e = 0
+        while e < nchg:
+            if fast:
+                # the entities the fast path takes; the slot-by-slot loop below takes the next
+                e = qc_fast_run(&run, e, nchg, &pos)
+                if e == nchg:
+                    break
             kb = chg[e] if kept_base == NULL else kept_base[chg[e]]
             br = brow + kb * S
             orw = orow + (chg[e] if kept_out == NULL else kept_out[chg[e]]) * S
@@ -1983,16 +2024,6 @@ cdef class DeltaCoder:
                 t = chg[e] if kept_pred == NULL else kept_pred[chg[e]]
                 if t >= 0:
                     pr = prow + t * S
-            if fast and (pos >> 3) < lastfast:
-                for t in range(gen):
-                    if fch[e * F + gf[t]]:
-                        break
-                else:
-                    t = qc_fast_entity(buf, pos, fch + e * F, F, dfd, dc, br,
-                                       pr if pr != NULL else br, orw, num, den)
-                    if t >= 0:
-                        pos = t
-                        continue
             any_ = 0
             for f in range(F):
                 if not fch[e * F + f]:
@@ -2163,6 +2194,7 @@ cdef class DeltaCoder:
                 r.pos = pos
                 self.err_id = bid[kb]
                 return self._fail(st, msg)
+            e += 1
         r.pos = pos
         return D_OK
 

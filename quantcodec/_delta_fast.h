@@ -35,6 +35,8 @@ typedef struct {            /* one field's shape in the fast path */
     int span;               /* QC_F_NZORD: the slots the flag governs */
     int cb;                 /* QC_F_QUAT: bits per kept component */
     int bits;               /* QC_F_QUAT: the slot's width (the absolute code) */
+    int plain;              /* QC_F_ORD, QC_F_NZORD: every component unsigned, not
+                               sign-magnitude, every code of its width valid */
     uint64_t qtop;          /* QC_F_QUAT: the mode's top component code */
     uint64_t maxcode;       /* QC_F_QUAT: the slot's largest code */
     const double* qtab;     /* QC_F_QUAT: the kept values shrunk, per component code */
@@ -130,73 +132,79 @@ static inline int64_t qc_round_div(int64_t x, int64_t den) {   /* _delta.pyx's r
 }
 
 /* The reference at the top of the word (_delta.pyx's top_ref, for an extrapolated component;
-   numc == 0: the baseline's value) */
-static inline uint64_t qc_fast_ref(uint64_t xb, uint64_t xp, const qc_dcomp* d, int64_t num,
-                                   int64_t den) {
-    if (den == 1)
+   numc == 0: the baseline's value); den1: the ratio is whole (den == 1), a constant in each of
+   qc_fast_run's two copies */
+QC_FORCE_INLINE uint64_t qc_fast_ref(uint64_t xb, uint64_t xp, const qc_dcomp* d, int64_t num,
+                                     int64_t den, int den1) {
+    if (den1)
         return xb + (xb - xp) * d->numc;
     if (!d->numc)
         return xb;
     return xb + ((uint64_t)qc_round_div(((int64_t)(xb - xp) >> d->sh) * num, den) << d->sh);
 }
 
+/* zigzag decoding, at the top of the word */
+#define QC_UNZZ_TOP(u, sh) (((uint64_t)(((u) >> 1) ^ (0 - ((u) & 1)))) << (sh))
+
 /* One changed entity's fields (fr: its changed-field flags) decoded exactly as the slot-by-slot
    loop decodes them, when they are the common case: fields of the common shapes, every code
-   of at most 57 bits (or an escape), every code valid, every field marked changed changed. The new bit position, or -1 when the entity is not that case (the
-   caller then decodes it again from pos with the slot-by-slot loop, which makes the error, if
-   any, and rewrites every slot written here). The caller checks that (pos >> 3) + 8 plus the
-   entity's most bits (QC_FAST_MAXBITS a component and a slot) in bytes is within the packet. pr: the
+   of at most 57 bits (or an escape), every code valid, every field marked changed changed.
+   The new bit position, or -1 when the entity is not that case (the caller then decodes it
+   again from pos with the slot-by-slot loop, which makes the error, if any, and rewrites every
+   slot written here). The caller checks that (pos >> 3) + 8 plus the entity's most bits
+   (QC_FAST_MAXBITS a component and a slot) in bytes is within the packet. pr: the
    extrapolation row, or the baseline row when there is none (a reference extrapolated from
    the baseline to itself is the baseline). */
-static Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, const uint8_t* fr,
-                                 Py_ssize_t F, const qc_dfield* FD, const qc_dcomp* D,
-                                 const uint64_t* br, const uint64_t* pr, uint64_t* orw,
-                                 int64_t num, int64_t den) {
-    Py_ssize_t f;
-    int c, any = 0;
-    for (f = 0; f < F; f++) {
-        const qc_dfield* fd = &FD[f];
+QC_FORCE_INLINE Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, const uint8_t* fr,
+                                          Py_ssize_t F, const qc_dfield* FD, const qc_dcomp* D,
+                                          const uint64_t* br, const uint64_t* pr, uint64_t* orw,
+                                          int64_t num, int64_t den, int den1) {
+    const qc_dfield* fd = FD;
+    const qc_dfield* fend = FD + F;
+    int any = 0;
+    for (; fd < fend; fd++, fr++) {
         uint64_t dacc = 0, u, xb, xp, v;
         const qc_dcomp* d;
-        if (!fr[f])
+        const qc_dcomp* dend;
+        if (!*fr)
             continue;
         any = 1;
-        c = fd->c0;
+        d = D + fd->c0;
+        dend = D + fd->c1;
         if (fd->shape == QC_F_QUAT) {
-            int s = fd->slot, qs = 3 * fd->cb;
+            int s = fd->slot, qs = 3 * fd->cb, st;
             uint64_t bw = br[s], pw = pr[s], code, m;
-            if ((pw >> qs) != (bw >> qs))
-                pw = bw;        /* no extrapolation across a change of the largest component */
+            pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of
+                                                           the largest component */
             code = (bw >> qs) << qs;
-            for (; c < fd->c1; c++) {
-                int st;
-                d = &D[c];
-                st = qc_fast_egx(buf, &pos, d, &u, c == fd->c0);
-                if (QC_UNLIKELY(st)) {
-                    if (st < 0)
+            st = qc_fast_egx(buf, &pos, d, &u, 1);
+            if (QC_UNLIKELY(st)) {
+                if (st < 0)
+                    return -1;
+                /* a new largest component: the absolute code, or the new index and the
+                   differences from the baseline remapped to it */
+                if (qc_fast_bits(buf, &pos, 1) == 0) {
+                    code = qc_fast_bits(buf, &pos, fd->bits);
+                } else {
+                    int j = (int)qc_fast_bits(buf, &pos, 2), t;
+                    if ((uint64_t)j == (bw >> qs))
                         return -1;
-                    /* a new largest component: the absolute code, or the new index and the
-                       differences from the baseline remapped to it */
-                    if (qc_fast_bits(buf, &pos, 1) == 0) {
-                        code = qc_fast_bits(buf, &pos, fd->bits);
-                    } else {
-                        int j = (int)qc_fast_bits(buf, &pos, 2), t;
-                        if ((uint64_t)j == (bw >> qs))
-                            return -1;
-                        code = (uint64_t)j << qs;
-                        for (t = 0; t < 3; t++) {
-                            d = &D[fd->c0 + t];
-                            QC_FAST_EGX(d, u);
-                            code |= ((qc_quat_remap_ref(bw, j, t, fd->cb, fd->qtop)
-                                      + (uint64_t)((u >> 1) ^ (0 - (u & 1)))) & d->umax) << d->shift;
-                        }
+                    code = (uint64_t)j << qs;
+                    for (t = 0; t < 3; t++, d++) {
+                        QC_FAST_EGX(d, u);
+                        code |= ((qc_quat_remap_ref(bw, j, t, fd->cb, fd->qtop)
+                                  + (uint64_t)((u >> 1) ^ (0 - (u & 1)))) & d->umax) << d->shift;
                     }
-                    break;
                 }
-                xb = (bw >> d->shift) << d->sh;
-                xp = (pw >> d->shift) << d->sh;
-                xb = qc_fast_ref(xb, xp, d, num, den) + ((uint64_t)((u >> 1) ^ (0 - (u & 1))) << d->sh);
-                code |= (xb >> d->sh) << d->shift;
+            } else {
+                for (;;) {
+                    xb = qc_fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d, num,
+                                     den, den1) + QC_UNZZ_TOP(u, d->sh);
+                    code |= (xb >> d->sh) << d->shift;
+                    if (++d == dend)
+                        break;
+                    QC_FAST_EGX(d, u);
+                }
             }
             m = (((uint64_t)1) << fd->cb) - 1;
             if (!((code <= fd->maxcode)
@@ -220,37 +228,107 @@ static Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, const uint8
                     orw[t] = 0;
                     dacc |= br[t];
                 }
-                c = fd->c1;
+                d = dend;
             }
         } else if (fd->shape != QC_F_ORD) {
             return -1;
         }
-        for (; c < fd->c1; c++) {
-            int s;
-            uint64_t bad;
-            d = &D[c];
-            QC_FAST_EGX(d, u);
-            s = d->slot;
-            xb = br[s] << d->sh;
-            xp = pr[s] << d->sh;
-            if (d->smt) {
-                xb ^= (uint64_t)((int64_t)xb >> 63) & d->smt;
-                xp ^= (uint64_t)((int64_t)xp >> 63) & d->smt;
+        if (fd->plain) {
+            /* unsigned, linear, every code of the width valid (Bounded, UInt, Grid, ...) */
+            for (; d < dend; d++) {
+                int s = d->slot;
+                QC_FAST_EGX(d, u);
+                v = (qc_fast_ref(br[s] << d->sh, pr[s] << d->sh, d, num, den, den1)
+                     + QC_UNZZ_TOP(u, d->sh)) >> d->sh;
+                orw[s] = v;
+                dacc |= v ^ br[s];
             }
-            xb = qc_fast_ref(xb, xp, d, num, den) + ((uint64_t)((u >> 1) ^ (0 - (u & 1))) << d->sh);
-            if (d->smt)
-                xb ^= (uint64_t)((int64_t)xb >> 63) & d->smt;
-            v = (uint64_t)((int64_t)xb >> d->sh) & d->vmask;
-            bad = (uint64_t)((v - d->vlo) > d->vspan) | (uint64_t)(v == d->vbad);
-            if (QC_UNLIKELY(bad))
-                return -1;
-            orw[s] = v;
-            dacc |= v ^ br[s];
+        } else {
+            for (; d < dend; d++) {
+                int s = d->slot;
+                uint64_t bad;
+                QC_FAST_EGX(d, u);
+                xb = br[s] << d->sh;
+                xp = pr[s] << d->sh;
+                if (d->smt) {
+                    xb ^= (uint64_t)((int64_t)xb >> 63) & d->smt;
+                    xp ^= (uint64_t)((int64_t)xp >> 63) & d->smt;
+                }
+                xb = qc_fast_ref(xb, xp, d, num, den, den1) + QC_UNZZ_TOP(u, d->sh);
+                if (d->smt)
+                    xb ^= (uint64_t)((int64_t)xb >> 63) & d->smt;
+                v = (uint64_t)((int64_t)xb >> d->sh) & d->vmask;
+                bad = (uint64_t)((v - d->vlo) > d->vspan) | (uint64_t)(v == d->vbad);
+                if (QC_UNLIKELY(bad))
+                    return -1;
+                orw[s] = v;
+                dacc |= v ^ br[s];
+            }
         }
         if (dacc == 0)
             return -1;
     }
     return any ? pos : -1;
+}
+
+typedef struct {            /* what qc_fast_run reads, for one packet */
+    const uint8_t* buf;
+    Py_ssize_t lastfast;    /* an entity starting before this byte fits the packet */
+    const uint8_t* fch;     /* the changed fields, F a changed entity */
+    Py_ssize_t F, S;
+    const qc_dfield* FD;
+    const qc_dcomp* D;
+    const int* gf;          /* the fields of no fast shape changed in the packet */
+    Py_ssize_t gen;
+    const uint64_t* brow;
+    const uint64_t* prow;   /* NULL: no extrapolation */
+    uint64_t* orow;
+    const Py_ssize_t* chg;  /* the changed kept indices */
+    const Py_ssize_t* kept_base;    /* kept index -> baseline, output, extrapolation row: */
+    const Py_ssize_t* kept_out;     /* NULL for the identity; kept_pred -1: none */
+    const Py_ssize_t* kept_pred;
+    int64_t num, den;
+} qc_fastrun;
+
+QC_FORCE_INLINE Py_ssize_t qc_fast_run_(const qc_fastrun* a, Py_ssize_t e, Py_ssize_t n,
+                                        Py_ssize_t* ppos, int den1) {
+    const uint8_t* buf = a->buf;
+    const uint8_t* fch = a->fch;
+    Py_ssize_t pos = *ppos, F = a->F, S = a->S, lastfast = a->lastfast, t, q;
+    for (; e < n; e++) {
+        Py_ssize_t c = a->chg[e], kb = a->kept_base ? a->kept_base[c] : c;
+        const uint64_t* br = a->brow + kb * S;
+        const uint64_t* pr = br;
+        const uint8_t* fr = fch + e * F;
+        if ((pos >> 3) >= lastfast)
+            break;
+        if (a->prow) {
+            q = a->kept_pred ? a->kept_pred[c] : c;
+            if (q >= 0)
+                pr = a->prow + q * S;
+        }
+        for (t = 0; t < a->gen; t++)
+            if (fr[a->gf[t]])
+                break;
+        if (t < a->gen)
+            break;
+        t = qc_fast_entity(buf, pos, fr, F, a->FD, a->D, br, pr,
+                           a->orow + (a->kept_out ? a->kept_out[c] : c) * S, a->num, a->den,
+                           den1);
+        if (t < 0)
+            break;
+        pos = t;
+    }
+    *ppos = pos;
+    return e;
+}
+
+/* The changed entities e, e + 1, ... (< n) that qc_fast_entity decodes, one after the other
+   from bit *ppos: returns the first one it does not (n if none), *ppos at its start. */
+static Py_ssize_t qc_fast_run(const qc_fastrun* a, Py_ssize_t e, Py_ssize_t n, Py_ssize_t* ppos) {
+    if (a->den == 1)
+        return qc_fast_run_(a, e, n, ppos, 1);
+    return qc_fast_run_(a, e, n, ppos, 0);
 }
 
 #endif
