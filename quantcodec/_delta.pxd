@@ -56,6 +56,9 @@ ctypedef struct sinfo_t:
     double* qtab      # R_QUAT with cb <= QTAB_MAXBITS: per component code, the kept value shrunk
                       # by one step (quat_valid_kept's first step), else NULL
     uint64_t maxcode  # the slot's largest code
+    uint32_t* qsq     # R_QUAT with qtab: per component code, an upper bound of its shrunk value's
+                      # square in units of 2**-32 (at most 2**32 - 1), for the decoder's fast
+                      # path (qc_quat_surely_valid); else NULL
     uint64_t qlo      # R_QUAT with qtab: the component codes whose shrunk value is at most 0.5
     uint64_t qspan    # are qlo .. qlo + qspan (qlo = 2**64 - 1: no such interval)
     uint64_t qtop     # R_QUAT: the top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2)

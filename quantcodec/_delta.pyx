@@ -92,7 +92,7 @@ cdef extern from "_delta_fast.h":
     ctypedef struct qc_dfield:
         int shape, c0, c1, slot, span, cb, bits, plain
         uint64_t maxcode, qtop
-        const double* qtab
+        const uint32_t* qsq
     ctypedef struct qc_fastrun:
         const uint8_t* buf
         Py_ssize_t lastfast
@@ -110,6 +110,7 @@ cdef extern from "_delta_fast.h":
         const Py_ssize_t* kept_out
         const Py_ssize_t* kept_pred
         int64_t num, den
+    bint qc_quat_surely_valid(const uint32_t* q, uint64_t a, uint64_t b, uint64_t c) noexcept nogil
     Py_ssize_t qc_fast_run(const qc_fastrun* a, Py_ssize_t e, Py_ssize_t n,
                            Py_ssize_t* ppos) noexcept nogil
 
@@ -496,6 +497,21 @@ cdef double* _quat_table(const qdesc* d) noexcept nogil:
     return t
 
 
+cdef uint32_t* _quat_squares(const double* t, int cbits) noexcept nogil:
+    """Per component code, an upper bound of the square of its shrunk value (table ``t``) in
+    units of 2**-32, at most 2**32 - 1 (malloc'ed; NULL when out of memory): t * t rounded is
+    within a unit in the last place of the square, far less than the 2 units added."""
+    cdef Py_ssize_t j, n = (<Py_ssize_t>1) << cbits
+    cdef uint32_t* q = <uint32_t*>malloc(sizeof(uint32_t) * n)
+    cdef double x
+    if q == NULL:
+        return NULL
+    for j in range(n):
+        x = t[j] * t[j] * 4294967296.0
+        q[j] = <uint32_t>(<uint64_t>x + 2) if x < 4294967000.0 else 0xFFFFFFFFU
+    return q
+
+
 cdef inline bint quat_valid_tab(const sinfo_t* si, uint64_t code) noexcept nogil:
     """quat_valid(d, code) with the shrunk kept values from the slot's table (tests/test_snapshot.py
     checks every code of small Quats against Quat.valid). Kept values all at most 0.5 (codes in
@@ -691,6 +707,7 @@ cdef class Layout:
             self.si[s].sign = slot_signed(sl)
             self.si[s].comp = -1
             self.si[s].qtab = NULL
+            self.si[s].qsq = NULL
             self.si[s].qlo = ~(<uint64_t>0)
             self.si[s].qspan = 0
             self.si[s].qtop = 0
@@ -707,6 +724,9 @@ cdef class Layout:
                 if sl.d.cbits <= QTAB_MAXBITS:
                     self.si[s].qtab = _quat_table(&sl.d)
                     if self.si[s].qtab == NULL:
+                        raise MemoryError()
+                    self.si[s].qsq = _quat_squares(self.si[s].qtab, sl.d.cbits)
+                    if self.si[s].qsq == NULL:
                         raise MemoryError()
                     _quat_half(&self.si[s])
             elif kind == K_UVEC:
@@ -861,6 +881,7 @@ cdef class Layout:
         if self.si != NULL:
             for s in range(self.nslots):
                 free(self.si[s].qtab)
+                free(self.si[s].qsq)
         free(self.si)
         free(self.ci)
         free(self.fi)
@@ -1478,6 +1499,20 @@ cdef class DeltaCoder:
             return bool(quat_valid_tab(&self.si[s], code))
         return bool(slot_valid(&self.plan.slots[s], code))
 
+    def _quat_surely_valid(self, Py_ssize_t s, uint64_t code):
+        """Whether the decoder's fast path accepts the smallest-three ``code`` in slot ``s``
+        without the exact test (None: the slot has no table); tests check that it accepts only
+        valid codes, and most of them."""
+        if not 0 <= s < self.nslots:
+            raise IndexError(s)
+        cdef const sinfo_t* si = &self.si[s]
+        cdef uint64_t m
+        if si.qsq == NULL:
+            return None
+        m = qc_mask(si.cb)
+        return bool(code <= si.maxcode and qc_quat_surely_valid(
+            si.qsq, (code >> (2 * si.cb)) & m, (code >> si.cb) & m, code & m))
+
     cdef int _check(self, SnapshotData d, str what) except -1:
         if d is None:
             raise ValueError(f"{what} snapshot missing")
@@ -1984,7 +2019,7 @@ cdef class DeltaCoder:
                 dfd[f].maxcode = SI[FI[f].quat].maxcode
                 dfd[f].bits = SI[FI[f].quat].bits
                 dfd[f].qtop = SI[FI[f].quat].qtop
-                dfd[f].qtab = SI[FI[f].quat].qtab
+                dfd[f].qsq = SI[FI[f].quat].qsq
             if fmode[f] and dfd[f].shape == QC_F_NONE:
                 if gen == GEN_FAST:
                     fast = 0

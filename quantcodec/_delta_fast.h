@@ -39,7 +39,7 @@ typedef struct {            /* one field's shape in the fast path */
                                sign-magnitude, every code of its width valid */
     uint64_t qtop;          /* QC_F_QUAT: the mode's top component code */
     uint64_t maxcode;       /* QC_F_QUAT: the slot's largest code */
-    const double* qtab;     /* QC_F_QUAT: the kept values shrunk, per component code */
+    const uint32_t* qsq;    /* QC_F_QUAT: sinfo_t.qsq */
 } qc_dfield;
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -48,17 +48,16 @@ typedef struct {            /* one field's shape in the fast path */
 #define QC_UNLIKELY(x) (x)
 #endif
 
-/* True only where quat_valid_shrunk_branchy (_kernels.pxd) is True by its first decisive test
-   (x >= p * (1 + 2**-50)), the same double operations in the same order, without a branch
-   on the data: the exact test decides whatever this does not accept. */
-static inline int qc_quat_surely_valid(const double* t, uint64_t a, uint64_t b, uint64_t c) {
-    double x = t[a], y = t[b], z = t[c];
-    double s = (x * x + y * y) + z * z;
-    double big = z > 0.0 ? z : 0.0, p;
-    big = y > big ? y : big;
-    big = x > big ? x : big;
-    p = big * big;
-    return (p >= 1e-200) & (1.0 - s >= p * (1.0 + 8.881784197001252e-16));
+/* True only where quat_valid_tab (_delta.pyx) is True, from q, an upper bound of each component
+   code's shrunk value squared in units of 2**-32 (sinfo_t.qsq): a sum of squares and the
+   largest square together at most 1 - 2**-24 leaves sqrt(1 - s) above the largest kept value
+   by far more than the doubles' rounding (its tests, with s and the square rounded, then
+   agree); anything closer to the boundary, or invalid, takes the exact test. */
+#define QC_QSQ_LIM ((((uint64_t)1) << 32) - (((uint64_t)1) << 8))
+static inline int qc_quat_surely_valid(const uint32_t* q, uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t x = q[a], y = q[b], z = q[c], big = x > y ? x : y;
+    big = big > z ? big : z;
+    return x + y + z + big <= QC_QSQ_LIM;
 }
 
 /* One Exp-Golomb code (get_egx) at bit *pos, which the caller has checked leaves 8 bytes to
@@ -208,7 +207,7 @@ QC_FORCE_INLINE Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, co
             }
             m = (((uint64_t)1) << fd->cb) - 1;
             if (!((code <= fd->maxcode)
-                  & qc_quat_surely_valid(fd->qtab, (code >> (2 * fd->cb)) & m,
+                  & qc_quat_surely_valid(fd->qsq, (code >> (2 * fd->cb)) & m,
                                          (code >> fd->cb) & m, code & m)))
                 return -1;
             if (code == bw)

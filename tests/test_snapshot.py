@@ -1477,6 +1477,26 @@ def test_decoder_quat_check_is_the_codecs(bits, mode):
     assert 0.0 < want.mean() < 1.0
 
 
+@pytest.mark.parametrize("bits,mode", [(b, m) for b in range(2, 7) for m in ("endpoints", "bins", "midpoint")]
+                         + [(9, "endpoints"), (12, "bins")])
+def test_decoder_fast_quat_check_accepts_only_valid_codes(bits, mode):
+    # the decoder's fast path accepts a smallest-three code by an integer test on bounds of the
+    # squares (sinfo_t.qsq), leaving the rest to the exact test: it may accept only valid codes,
+    # and should accept nearly all of them (else the fast path is rarely taken)
+    from quantcodec._delta import DeltaCoder
+    codec = qc.Quat(bits, mode=mode)
+    coder = DeltaCoder(qc.Schema("Q", [("q", codec)])._plan)
+    nbits = 2 + 3 * bits
+    if nbits <= 20:
+        codes = np.arange(2 ** nbits + 5, dtype=np.uint64)
+    else:
+        codes = np.random.default_rng(bits).integers(0, 2 ** nbits, 100_000, dtype=np.uint64)
+    want = codec.valid(codes)
+    got = np.array([coder._quat_surely_valid(0, int(c)) for c in codes])
+    assert not (got & ~want).any(), codes[got & ~want][:5]
+    assert got.sum() >= 0.9 * want.sum()
+
+
 def _near_boundary(a, b, which, ulps):
     # the third value where 1 - s == big**2 in the reals, moved by a few ulps: with big = c,
     # c = sqrt((1 - a*a - b*b) / 2); with big = a (a the largest), c = sqrt(1 - 2*a*a - b*b)
