@@ -25,8 +25,11 @@ cdef extern from "_delta_avx512.h":
     int qc_have_avx512() noexcept nogil
     void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
                    uint32_t* esc) noexcept nogil
-    void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br, const uint64_t* pr,
-                  uint64_t* Ue, uint32_t* hist, uint32_t cm, uint32_t usem, int64_t r) noexcept nogil
+    void qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t* crow,
+                      const uint64_t* brow, const uint64_t* prow, const Py_ssize_t* ccur,
+                      const Py_ssize_t* cbase, const Py_ssize_t* cpred, Py_ssize_t S,
+                      const uint32_t* vm, uint64_t* U, Py_ssize_t C2, uint32_t* hist,
+                      int sample, int64_t r) noexcept nogil
 
 # slot roles
 cdef enum:
@@ -166,7 +169,7 @@ cdef class Layout:
     cdef finfo_t* fi
     cdef Py_ssize_t rec_bits        # most bits of one full record
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
-    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
+    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff_run)
     cdef qc_vplan vp                # its lanes (the per-packet entries are the coder's copy's)
     cdef void _set_comp(self, Py_ssize_t c, Py_ssize_t s, int shift, int b, int smag)
     cdef void _set_vec(self, bint general)
@@ -188,13 +191,13 @@ cdef class DeltaCoder:
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
     cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
     cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
-    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
+    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff_run)
     cdef qc_vplan vp
     cdef bw_t w
     # scratch
     cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
     cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
-    cdef buf_t b_par, b_dpar
+    cdef buf_t b_par, b_dpar, b_vm
     # last decode error
     cdef int err_kind
     cdef Py_ssize_t err_pos
@@ -205,7 +208,7 @@ cdef class DeltaCoder:
     cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
                         const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
                         const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
-                        Py_ssize_t* fcount, int64_t num, int64_t den) noexcept nogil
+                        Py_ssize_t* fcount, int64_t num, int64_t den, uint32_t* vm) noexcept nogil
     cdef int _encode(self, enc_in_t* a) noexcept nogil
     cdef bytes _encode_call(self, int seq, SnapshotData cur, int bdist, SnapshotData base,
                             int pdist, SnapshotData pred)

@@ -964,6 +964,7 @@ cdef class DeltaCoder:
         buf_free(&self.b_E)
         buf_free(&self.b_par)
         buf_free(&self.b_dpar)
+        buf_free(&self.b_vm)
 
     # -------------------------------------------------------------------------------------------
     # encode
@@ -971,12 +972,13 @@ cdef class DeltaCoder:
     cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
                         const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
                         const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
-                        Py_ssize_t* fcount, int64_t num, int64_t den) noexcept nogil:
+                        Py_ssize_t* fcount, int64_t num, int64_t den, uint32_t* vm) noexcept nogil:
         """_encode's step 3 with AVX-512 (self.vec; without extrapolation or by a whole ratio,
         den == 1):
-        per changed entity, which fields changed, then the components of its changed fields of
-        the common shapes in one qc_vdiff call, and the rest (other fields, a smallest three whose
-        largest component changed) by _diff after it. The same values and counts as step 3."""
+        per changed entity, which fields changed and the lanes of its changed fields of the
+        common shapes (into vm, scratch of 3 words an entity), then every entity's lanes in one
+        qc_vdiff_run call, and the rest (other fields, a smallest three whose largest component
+        changed) by _diff after it. The same values and counts as step 3."""
         cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps, e, f, s, c
         cdef const finfo_t* FI = self.fi
         cdef const comp_t* CI = self.ci
@@ -989,13 +991,13 @@ cdef class DeltaCoder:
         cdef uint64_t x
         cdef uint32_t cm, usem
         cdef int t, q, qs, post
+        cdef uint32_t* posts = vm + 2 * nchg      # the entities with work left for _diff
+        cdef Py_ssize_t nposts = 0, i
         for e in range(nchg):
             cr = crow + ccur[e] * S
             br = brow + cbase[e] * S
             pr = prow + cpred[e] * S if cpred[e] >= 0 else NULL
             fe = fch + e * F
-            Ue = U + e * 2 * C
-            hs = hist if (nchg < HIST_SAMPLE_FROM or (e & 3) == 0) else NULL
             cm = 0
             usem = 0
             post = 0
@@ -1021,17 +1023,29 @@ cdef class DeltaCoder:
                 elif pr != NULL:
                     usem |= FI[f].lanes
                 cm |= FI[f].lanes
-            if cm:
-                qc_vdiff(&self.vp, cr, br, pr if usem else NULL, Ue, hs, cm, usem, num)
-            if post:        # after qc_vdiff, whose stores cover every lane
-                for f in range(F):
-                    if not fe[f] or FI[f].shape == SHAPE_ORD or FI[f].shape == SHAPE_NZORD:
-                        continue
-                    if FI[f].shape == SHAPE_QUAT and ((cr[FI[f].quat] >> CI[FI[f].c0].qshift)
-                                                  == (br[FI[f].quat] >> CI[FI[f].c0].qshift)):
-                        continue
-                    for c in range(FI[f].c0, FI[f].c1):
-                        _diff(&CI[c], c, cr, br, pr, num, den, Ue, hs)
+            vm[2 * e] = cm
+            vm[2 * e + 1] = usem
+            if post:
+                posts[nposts] = <uint32_t>e
+                nposts += 1
+        qc_vdiff_run(&self.vp, nchg, crow, brow, prow, ccur, cbase, cpred, S, vm, U, 2 * C, hist,
+                     nchg >= HIST_SAMPLE_FROM, num)
+        for i in range(nposts):     # after qc_vdiff_run, whose stores cover every lane
+            e = posts[i]
+            cr = crow + ccur[e] * S
+            br = brow + cbase[e] * S
+            pr = prow + cpred[e] * S if cpred[e] >= 0 else NULL
+            fe = fch + e * F
+            Ue = U + e * 2 * C
+            hs = hist if (nchg < HIST_SAMPLE_FROM or (e & 3) == 0) else NULL
+            for f in range(F):
+                if not fe[f] or FI[f].shape == SHAPE_ORD or FI[f].shape == SHAPE_NZORD:
+                    continue
+                if FI[f].shape == SHAPE_QUAT and ((cr[FI[f].quat] >> CI[FI[f].c0].qshift)
+                                              == (br[FI[f].quat] >> CI[FI[f].c0].qshift)):
+                    continue
+                for c in range(FI[f].c0, FI[f].c1):
+                    _diff(&CI[c], c, cr, br, pr, num, den, Ue, hs)
 
     cdef int _encode(self, enc_in_t* a) noexcept nogil:
         cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps
@@ -1098,7 +1112,8 @@ cdef class DeltaCoder:
                 buf_need(&self.b_fcount, sizeof(Py_ssize_t) * (F + 1)) or
                 buf_need(&self.b_lists, sizeof(Py_ssize_t) * 2 * (lim + 1)) or
                 buf_need(&self.b_u, sizeof(uint64_t) * (2 * (C + 1) * (lim + 1) + 32)) or
-                buf_need(&self.b_cctx, lim + 1)):
+                buf_need(&self.b_cctx, lim + 1) or
+                buf_need(&self.b_vm, sizeof(uint32_t) * 3 * (lim + 1))):
             return -1
         kctx[0] = 0
         kctx[1] = 0
@@ -1209,7 +1224,7 @@ cdef class DeltaCoder:
         ext_ratio(a.bdist, a.pdist, &num, &den)
         if self.vec and (not has_pred or den == 1):
             self._diff_vec(nchg, crow, brow, prow, ccur, cbase, cpred, fch, U, hist, fcount,
-                           num, den)
+                           num, den, <uint32_t*>self.b_vm.p)
             nchg_done = nchg
         else:
             nchg_done = 0
