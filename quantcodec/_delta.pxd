@@ -25,11 +25,16 @@ cdef extern from "_delta_avx512.h":
     int qc_have_avx512() noexcept nogil
     void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
                    uint32_t* esc) noexcept nogil
-    void qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t* crow,
-                      const uint64_t* brow, const uint64_t* prow, const Py_ssize_t* ccur,
-                      const Py_ssize_t* cbase, const Py_ssize_t* cpred, Py_ssize_t S,
-                      const uint32_t* vm, uint64_t* U, Py_ssize_t C2, uint32_t* hist,
-                      int sample, int64_t r) noexcept nogil
+    ctypedef struct qc_vfield:
+        uint32_t slots
+        uint32_t lanes
+        int shape, nz, quat, qs
+    Py_ssize_t qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t* crow,
+                            const uint64_t* brow, const uint64_t* prow, const Py_ssize_t* ccur,
+                            const Py_ssize_t* cbase, const Py_ssize_t* cpred, Py_ssize_t S,
+                            const qc_vfield* FV, Py_ssize_t F, uint8_t* fch, Py_ssize_t* fcount,
+                            uint64_t* U, Py_ssize_t C2, uint32_t* hist, int sample, int64_t r,
+                            uint32_t* posts) noexcept nogil
 
 # slot roles
 cdef enum:

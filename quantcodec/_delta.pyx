@@ -117,6 +117,7 @@ cdef extern from "_delta_fast.h":
 
 cdef uint64_t MAX_ENTITIES = 0xFFFFFFFFULL
 cdef enum:
+    VEC_FIELDS = 16     # the encoder's AVX-512 step 3 (_diff_vec): at most this many fields
     GEN_FAST = 8        # _get_changed's fast path: at most this many fields of no common shape
 cdef int QTAB_MAXBITS = 12      # Quat validity tables up to 4096 doubles a slot
 
@@ -973,12 +974,11 @@ cdef class DeltaCoder:
                         const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
                         const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
                         Py_ssize_t* fcount, int64_t num, int64_t den, uint32_t* vm) noexcept nogil:
-        """_encode's step 3 with AVX-512 (self.vec; without extrapolation or by a whole ratio,
-        den == 1):
-        per changed entity, which fields changed and the lanes of its changed fields of the
-        common shapes (into vm, scratch of 3 words an entity), then every entity's lanes in one
-        qc_vdiff_run call, and the rest (other fields, a smallest three whose largest component
-        changed) by _diff after it. The same values and counts as step 3."""
+        """_encode's step 3 with AVX-512 (self.vec, at most VEC_FIELDS fields; without
+        extrapolation or by a whole ratio, den == 1): every changed entity's changed fields and
+        the components of those of the common shapes in one qc_vdiff_run call, and the rest
+        (other fields, a smallest three whose largest component changed) by _diff after it
+        (``vm``: scratch of a word an entity). The same values and counts as step 3."""
         cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps, e, f, s, c
         cdef const finfo_t* FI = self.fi
         cdef const comp_t* CI = self.ci
@@ -988,50 +988,21 @@ cdef class DeltaCoder:
         cdef uint8_t* fe
         cdef uint64_t* Ue
         cdef uint32_t* hs
-        cdef uint64_t x
-        cdef uint32_t cm, usem
-        cdef int t, q, qs, post
-        cdef uint32_t* posts = vm + 2 * nchg      # the entities with work left for _diff
-        cdef Py_ssize_t nposts = 0, i
-        for e in range(nchg):
-            cr = crow + ccur[e] * S
-            br = brow + cbase[e] * S
-            pr = prow + cpred[e] * S if cpred[e] >= 0 else NULL
-            fe = fch + e * F
-            cm = 0
-            usem = 0
-            post = 0
-            for f in range(F):
-                t = _field_changed(&FI[f], cr, br)
-                fe[f] = <uint8_t>t
-                fcount[f] += t
-                if not t:
-                    continue
-                if FI[f].shape == SHAPE_GENERAL:
-                    post = 1
-                    continue
-                if FI[f].shape == SHAPE_NZORD and cr[FI[f].nz] == 0:
-                    continue
-                if FI[f].shape == SHAPE_QUAT:
-                    q = FI[f].quat
-                    qs = CI[FI[f].c0].qshift
-                    if (cr[q] >> qs) != (br[q] >> qs):
-                        post = 1        # (a new largest component: _diff's remap)
-                        continue
-                    if pr != NULL and (pr[q] >> qs) == (br[q] >> qs):
-                        usem |= FI[f].lanes
-                elif pr != NULL:
-                    usem |= FI[f].lanes
-                cm |= FI[f].lanes
-            vm[2 * e] = cm
-            vm[2 * e + 1] = usem
-            if post:
-                posts[nposts] = <uint32_t>e
-                nposts += 1
-        qc_vdiff_run(&self.vp, nchg, crow, brow, prow, ccur, cbase, cpred, S, vm, U, 2 * C, hist,
-                     nchg >= HIST_SAMPLE_FROM, num)
+        cdef qc_vfield fv[VEC_FIELDS]
+        cdef Py_ssize_t nposts, i
+        for f in range(F):
+            fv[f].slots = 0
+            for s in range(FI[f].first, FI[f].end):
+                fv[f].slots |= (<uint32_t>1) << s
+            fv[f].lanes = FI[f].lanes
+            fv[f].shape = FI[f].shape
+            fv[f].nz = FI[f].nz
+            fv[f].quat = FI[f].quat
+            fv[f].qs = CI[FI[f].c0].qshift if FI[f].shape == SHAPE_QUAT else 0
+        nposts = qc_vdiff_run(&self.vp, nchg, crow, brow, prow, ccur, cbase, cpred, S, fv, F, fch,
+                              fcount, U, 2 * C, hist, nchg >= HIST_SAMPLE_FROM, num, vm)
         for i in range(nposts):     # after qc_vdiff_run, whose stores cover every lane
-            e = posts[i]
+            e = vm[i]
             cr = crow + ccur[e] * S
             br = brow + cbase[e] * S
             pr = prow + cpred[e] * S if cpred[e] >= 0 else NULL
@@ -1113,7 +1084,7 @@ cdef class DeltaCoder:
                 buf_need(&self.b_lists, sizeof(Py_ssize_t) * 2 * (lim + 1)) or
                 buf_need(&self.b_u, sizeof(uint64_t) * (2 * (C + 1) * (lim + 1) + 32)) or
                 buf_need(&self.b_cctx, lim + 1) or
-                buf_need(&self.b_vm, sizeof(uint32_t) * 3 * (lim + 1))):
+                buf_need(&self.b_vm, sizeof(uint32_t) * (lim + 1))):
             return -1
         kctx[0] = 0
         kctx[1] = 0
@@ -1222,7 +1193,7 @@ cdef class DeltaCoder:
         brow = a.brow
         prow = a.prow
         ext_ratio(a.bdist, a.pdist, &num, &den)
-        if self.vec and (not has_pred or den == 1):
+        if self.vec and F <= VEC_FIELDS and (not has_pred or den == 1):
             self._diff_vec(nchg, crow, brow, prow, ccur, cbase, cpred, fch, U, hist, fcount,
                            num, den, <uint32_t*>self.b_vm.p)
             nchg_done = nchg

@@ -31,6 +31,15 @@ typedef struct {
     int nhalf;              /* 1: up to 8 components, 2: up to 16 */
     int S;                  /* slots a row, <= 16 */
 } qc_vplan;
+typedef struct {            /* one field, for qc_vdiff_run */
+    uint32_t slots;         /* its slots, a bit each */
+    uint32_t lanes;         /* its components' lanes (finfo_t.lanes) */
+    int shape;              /* finfo_t.shape: 0 general, 1 ordered, 2 NearlyZero and ordered,
+                               3 smallest three */
+    int nz;                 /* shape 2: the flag's slot */
+    int quat;               /* shape 3: the slot, */
+    int qs;                 /* and the position of its index (3 * bits a component) */
+} qc_vfield;
 #if (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) \
     && !defined(QC_NO_AVX512)
 #include <immintrin.h>
@@ -75,22 +84,31 @@ static inline void qc_vdiff_half(const qc_vhalf* H, int h, __m512i c0, __m512i c
         _mm512_store_si512(L + 16 * h + 8, _mm512_add_epi64(_mm512_add_epi64(l1, H->ho), _mm512_set1_epi64(65)));
     }
 }
-/* The changed entities e = 0 .. n - 1 in one call (the plan's vectors loaded once, and no call
-   an entity): entity e's rows are crow + ccur[e] * S, brow + cbase[e] * S and, where its lanes
-   usem = vm[2e + 1] are not 0, prow + cpred[e] * S; its lanes cm = vm[2e] (none: skipped);
-   its values into Ue = U + e * C2, counted into hist when ``sample`` is 0 or e % 4 == 0. */
+
+/* _encode's step 3 for the changed entities e = 0 .. n - 1 in one call, the plan's vectors
+   loaded once: entity e's rows are crow + ccur[e] * S, brow + cbase[e] * S and, if cpred[e]
+   >= 0, prow + cpred[e] * S. For each: which of its F fields changed (fch + e * F, counted
+   into fcount), the lanes of its changed fields of the common shapes (a NearlyZero field
+   with the flag 0 has none; a smallest three whose largest component changed is left out,
+   and extrapolated only where the extrapolation has the baseline's largest component) and
+   their values into Ue = U + e * C2, counted into hist when ``sample`` is 0 or e % 4 == 0.
+   The entities with fields left (of no common shape, or a new largest component) go to
+   posts (their count returned), for _diff after this call. */
 __attribute__((target("avx512f,avx512cd,avx512vl,avx512dq,avx512bw")))
-static inline void qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t* crow,
-                         const uint64_t* brow, const uint64_t* prow, const Py_ssize_t* ccur,
-                         const Py_ssize_t* cbase, const Py_ssize_t* cpred, Py_ssize_t S,
-                         const uint32_t* vm, uint64_t* U, Py_ssize_t C2, uint32_t* hist,
-                         int sample, int64_t r) {
+static inline Py_ssize_t qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t* crow,
+                                      const uint64_t* brow, const uint64_t* prow,
+                                      const Py_ssize_t* ccur, const Py_ssize_t* cbase,
+                                      const Py_ssize_t* cpred, Py_ssize_t S,
+                                      const qc_vfield* FV, Py_ssize_t F, uint8_t* fch,
+                                      Py_ssize_t* fcount, uint64_t* U, Py_ssize_t C2,
+                                      uint32_t* hist, int sample, int64_t r, uint32_t* posts) {
     int h, nhalf = vp->nhalf;
     qc_vhalf H[2];
     const __m512i R = _mm512_set1_epi64(r);
     __mmask8 m0 = (__mmask8)(S >= 8 ? 0xFF : (1u << S) - 1);
     __mmask8 m1 = (__mmask8)(S >= 16 ? 0xFF : S > 8 ? (1u << (S - 8)) - 1 : 0);
-    Py_ssize_t o8 = S > 8 ? 8 : 0, e;
+    Py_ssize_t o8 = S > 8 ? 8 : 0, e, f, np = 0;
+    Py_ssize_t cnt[16];         /* (F <= 16: _diff_vec) */
     uint64_t L[32] __attribute__((aligned(64)));
     for (h = 0; h < 2; h++) {
         int g = h < nhalf ? h : 0;
@@ -100,24 +118,52 @@ static inline void qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t
         H[h].smt = _mm512_loadu_si512(vp->smt + 8 * g);
         H[h].ho = _mm512_loadu_si512(vp->hoff + 8 * g);
     }
+    for (f = 0; f < F; f++)
+        cnt[f] = 0;
     for (e = 0; e < n; e++) {
-        uint32_t cm = vm[2 * e], usem = vm[2 * e + 1];
-        const uint64_t *cr, *br;
-        __m512i c0, c1, b0, b1, p0, p1;
-        int hs;
+        const uint64_t* cr = crow + ccur[e] * S;
+        const uint64_t* br = brow + cbase[e] * S;
+        const uint64_t* pr = cpred[e] >= 0 ? prow + cpred[e] * S : 0;
+        uint8_t* fe = fch + e * F;
+        uint32_t cm = 0, usem = 0, dm;
+        int post = 0, hs;
+        __m512i c0 = _mm512_maskz_loadu_epi64(m0, cr), c1 = _mm512_maskz_loadu_epi64(m1, cr + o8);
+        __m512i b0 = _mm512_maskz_loadu_epi64(m0, br), b1 = _mm512_maskz_loadu_epi64(m1, br + o8);
+        __m512i p0 = b0, p1 = b1;
+        dm = (uint32_t)_mm512_cmpneq_epu64_mask(c0, b0)
+             | ((uint32_t)_mm512_cmpneq_epu64_mask(c1, b1) << 8);
+        for (f = 0; f < F; f++) {
+            const qc_vfield* fv = &FV[f];
+            int t = (dm & fv->slots) != 0;
+            fe[f] = (uint8_t)t;
+            cnt[f] += t;
+            if (!t)
+                continue;
+            if (fv->shape == 0) {
+                post = 1;
+                continue;
+            }
+            if (fv->shape == 2 && cr[fv->nz] == 0)
+                continue;
+            if (fv->shape == 3) {
+                uint64_t bq = br[fv->quat] >> fv->qs;
+                if ((cr[fv->quat] >> fv->qs) != bq) {
+                    post = 1;       /* (a new largest component: _diff's remap) */
+                    continue;
+                }
+                if (pr && (pr[fv->quat] >> fv->qs) == bq)
+                    usem |= fv->lanes;
+            } else if (pr) {
+                usem |= fv->lanes;
+            }
+            cm |= fv->lanes;
+        }
+        if (post)
+            posts[np++] = (uint32_t)e;
         if (!cm)
             continue;
-        cr = crow + ccur[e] * S;
-        br = brow + cbase[e] * S;
         hs = !sample || (e & 3) == 0;
-        c0 = _mm512_maskz_loadu_epi64(m0, cr);
-        c1 = _mm512_maskz_loadu_epi64(m1, cr + o8);
-        b0 = _mm512_maskz_loadu_epi64(m0, br);
-        b1 = _mm512_maskz_loadu_epi64(m1, br + o8);
-        p0 = b0;
-        p1 = b1;
         if (usem) {
-            const uint64_t* pr = prow + cpred[e] * S;
             p0 = _mm512_maskz_loadu_epi64(m0, pr);
             p1 = _mm512_maskz_loadu_epi64(m1, pr + o8);
         }
@@ -133,6 +179,9 @@ static inline void qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t
             }
         }
     }
+    for (f = 0; f < F; f++)
+        fcount[f] += cnt[f];
+    return np;
 }
 /* The writer's side: one changed entity's Exp-Golomb codes of every lane (put_egx32's
    arithmetic, escape included, lane by lane) into code[] / len[]; esc gets the lanes that
@@ -173,13 +222,17 @@ static inline void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* c
                       uint32_t* esc) {
     (void)vp; (void)Ue; (void)code; (void)len; *esc = 0;
 }
-static inline void qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t* crow,
-                                const uint64_t* brow, const uint64_t* prow, const Py_ssize_t* ccur,
-                                const Py_ssize_t* cbase, const Py_ssize_t* cpred, Py_ssize_t S,
-                                const uint32_t* vm, uint64_t* U, Py_ssize_t C2, uint32_t* hist,
-                                int sample, int64_t r) {
+static inline Py_ssize_t qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t* crow,
+                                      const uint64_t* brow, const uint64_t* prow,
+                                      const Py_ssize_t* ccur, const Py_ssize_t* cbase,
+                                      const Py_ssize_t* cpred, Py_ssize_t S,
+                                      const qc_vfield* FV, Py_ssize_t F, uint8_t* fch,
+                                      Py_ssize_t* fcount, uint64_t* U, Py_ssize_t C2,
+                                      uint32_t* hist, int sample, int64_t r, uint32_t* posts) {
     (void)vp; (void)n; (void)crow; (void)brow; (void)prow; (void)ccur; (void)cbase; (void)cpred;
-    (void)S; (void)vm; (void)U; (void)C2; (void)hist; (void)sample; (void)r;
+    (void)S; (void)FV; (void)F; (void)fch; (void)fcount; (void)U; (void)C2; (void)hist;
+    (void)sample; (void)r; (void)posts;
+    return 0;
 }
 #endif
 
