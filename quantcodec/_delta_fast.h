@@ -322,9 +322,43 @@ QC_FORCE_INLINE Py_ssize_t qc_fast_run_(const qc_fastrun* a, Py_ssize_t e, Py_ss
     return e;
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <cpuid.h>
+#include "_cpu.h"
+#define QC_FAST_BMI2 1
+/* qc_fast_run with BMI1 / BMI2 (shifts by a register without the cl dance, tzcnt): its reads
+   are mostly variable shifts. Chosen at run time when the CPU has them and QUANTCODEC_SIMD is
+   not "baseline" (the portable copy is the other). */
+__attribute__((target("bmi,bmi2")))
+static Py_ssize_t qc_fast_run_bmi2(const qc_fastrun* a, Py_ssize_t e, Py_ssize_t n,
+                                   Py_ssize_t* ppos) {
+    if (a->den == 1)
+        return qc_fast_run_(a, e, n, ppos, 1);
+    return qc_fast_run_(a, e, n, ppos, 0);
+}
+static volatile int qc_bmi2_cache = -1;
+static inline int qc_have_bmi2(void) {
+    int h = qc_bmi2_cache;
+    if (h < 0) {
+        unsigned int a, b, c, d;
+        h = 0;
+        if (qc_simd_level() != QC_SIMD_BASELINE && __get_cpuid_max(0, 0) >= 7) {
+            __cpuid_count(7, 0, a, b, c, d);
+            h = (b & (1u << 3)) && (b & (1u << 8));     /* BMI1, BMI2 */
+        }
+        qc_bmi2_cache = h;
+    }
+    return h;
+}
+#endif
+
 /* The changed entities e, e + 1, ... (< n) that qc_fast_entity decodes, one after the other
    from bit *ppos: returns the first one it does not (n if none), *ppos at its start. */
 static Py_ssize_t qc_fast_run(const qc_fastrun* a, Py_ssize_t e, Py_ssize_t n, Py_ssize_t* ppos) {
+#ifdef QC_FAST_BMI2
+    if (qc_have_bmi2())
+        return qc_fast_run_bmi2(a, e, n, ppos);
+#endif
     if (a->den == 1)
         return qc_fast_run_(a, e, n, ppos, 1);
     return qc_fast_run_(a, e, n, ppos, 0);
