@@ -202,7 +202,7 @@ cdef class DeltaCoder:
     # scratch
     cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
     cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
-    cdef buf_t b_par, b_dpar, b_vm
+    cdef buf_t b_par, b_dpar, b_vm, b_pad
     # last decode error
     cdef int err_kind
     cdef Py_ssize_t err_pos

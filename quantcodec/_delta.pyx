@@ -96,6 +96,7 @@ cdef extern from "_delta_fast.h":
     ctypedef struct qc_fastrun:
         const uint8_t* buf
         Py_ssize_t lastfast
+        Py_ssize_t nbits
         const uint8_t* fch
         Py_ssize_t F, S
         const qc_dfield* FD
@@ -966,6 +967,7 @@ cdef class DeltaCoder:
         buf_free(&self.b_par)
         buf_free(&self.b_dpar)
         buf_free(&self.b_vm)
+        buf_free(&self.b_pad)
 
     # -------------------------------------------------------------------------------------------
     # encode
@@ -2012,8 +2014,19 @@ cdef class DeltaCoder:
                 else:
                     gf[gen] = <int>f
                     gen += 1
-        run.buf = buf
-        run.lastfast = nbytes - 9 - (QC_FAST_MAXBITS * (self.ncomps + S) + 7) // 8
+        # the fast path reads a copy of the packet with room after it for an entity's loads,
+        # zeros, so that it takes the entities up to the end: one whose bits would run past
+        # the packet is left to the slot-by-slot loop (which says where it is short)
+        t = nbytes + 16 + (QC_FAST_MAXBITS * (self.ncomps + S) + 7) // 8
+        if fast:
+            if buf_need(&self.b_pad, t):
+                fast = 0
+            else:
+                memcpy(self.b_pad.p, buf, nbytes)
+                memset(<uint8_t*>self.b_pad.p + nbytes, 0, t - nbytes)
+        run.buf = <const uint8_t*>self.b_pad.p
+        run.lastfast = nbytes
+        run.nbits = 8 * nbytes
         run.fch = fch
         run.F = F
         run.S = S

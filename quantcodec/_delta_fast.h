@@ -151,7 +151,8 @@ QC_FORCE_INLINE uint64_t qc_fast_ref(uint64_t xb, uint64_t xp, const qc_dcomp* d
    The new bit position, or -1 when the entity is not that case (the caller then decodes it
    again from pos with the slot-by-slot loop, which makes the error, if any, and rewrites every
    slot written here). The caller checks that (pos >> 3) + 8 plus the entity's most bits
-   (QC_FAST_MAXBITS a component and a slot) in bytes is within the packet. pr: the
+   (QC_FAST_MAXBITS a component and a slot) in bytes is within buf, and that the entity did
+   not read past the packet's end (what it decoded then came from its bits only). pr: the
    extrapolation row, or the baseline row when there is none (a reference extrapolated from
    the baseline to itself is the baseline). */
 QC_FORCE_INLINE Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, const uint8_t* fr,
@@ -272,7 +273,9 @@ QC_FORCE_INLINE Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, co
 
 typedef struct {            /* what qc_fast_run reads, for one packet */
     const uint8_t* buf;
-    Py_ssize_t lastfast;    /* an entity starting before this byte fits the packet */
+    Py_ssize_t lastfast;    /* an entity starting before this byte can be read: buf has
+                               QC_FAST_MAXBITS a component and a slot and 16 bytes after it */
+    Py_ssize_t nbits;       /* the packet's bits: an entity read past them is not taken */
     const uint8_t* fch;     /* the changed fields, F a changed entity */
     Py_ssize_t F, S;
     const qc_dfield* FD;
@@ -314,7 +317,7 @@ QC_FORCE_INLINE Py_ssize_t qc_fast_run_(const qc_fastrun* a, Py_ssize_t e, Py_ss
         t = qc_fast_entity(buf, pos, fr, F, a->FD, a->D, br, pr,
                            a->orow + (a->kept_out ? a->kept_out[c] : c) * S, a->num, a->den,
                            den1);
-        if (t < 0)
+        if (t < 0 || t > a->nbits)
             break;
         pos = t;
     }
