@@ -1886,8 +1886,12 @@ cdef class DeltaCoder:
             if st:
                 return self._fail(st, b"bad set of changed fields")
             fmode[f] = m1 > 0
-            for a1 in range(m1):
-                fch[set1[a1] * F + f] = 1
+            if m1 == nchg:      # (every changed entity: the common case moving)
+                for a1 in range(nchg):
+                    fch[a1 * F + f] = 1
+            else:
+                for a1 in range(m1):
+                    fch[set1[a1] * F + f] = 1
         for f in range(F):
             if not fmode[f]:
                 # (not read in this packet: defined values for _get_changed's per-packet

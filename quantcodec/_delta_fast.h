@@ -111,7 +111,7 @@ QC_FORCE_INLINE uint64_t qc_fast_bits(const uint8_t* buf, Py_ssize_t* pos, int n
 
 /* _delta.pyx's quat_remap_ref: the reference of kept position t of a smallest-three code whose
    dropped index is j, from the baseline's code bcode, which dropped another */
-static inline uint64_t qc_quat_remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) {
+QC_FORCE_INLINE uint64_t qc_quat_remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) {
     uint64_t M = (((uint64_t)1) << cb) - 1, aj, ak;
     int i = (int)((bcode >> (3 * cb)) & 3);
     int k = t + (t >= j ? 1 : 0);
