@@ -142,8 +142,9 @@ QC_FORCE_INLINE uint64_t qc_fast_ref(uint64_t xb, uint64_t xp, const qc_dcomp* d
     return xb + ((uint64_t)qc_round_div(((int64_t)(xb - xp) >> d->sh) * num, den) << d->sh);
 }
 
-/* zigzag decoding, at the top of the word */
-#define QC_UNZZ_TOP(u, sh) (((uint64_t)(((u) >> 1) ^ (0 - ((u) & 1)))) << (sh))
+/* zigzag decoding (two's complement in 64 bits), and at the top of the word */
+#define QC_UNZZ(u) ((uint64_t)(((u) >> 1) ^ (0 - ((u) & 1))))
+#define QC_UNZZ_TOP(u, sh) (QC_UNZZ(u) << (sh))
 
 /* One changed entity's fields (fr: its changed-field flags) decoded exactly as the slot-by-slot
    loop decodes them, when they are the common case: fields of the common shapes, every code
@@ -198,9 +199,17 @@ QC_FORCE_INLINE Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, co
                 }
             } else {
                 for (;;) {
-                    xb = qc_fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d, num,
-                                     den, den1) + QC_UNZZ_TOP(u, d->sh);
-                    code |= (xb >> d->sh) << d->shift;
+                    if (den1) {
+                        /* (the low b bits of sums and products depend on the operands' low b
+                           bits only: the top-of-word arithmetic, unshifted, then masked) */
+                        xb = bw >> d->shift;
+                        xb += (xb - (pw >> d->shift)) * d->numc + QC_UNZZ(u);
+                        code |= (xb & d->umax) << d->shift;
+                    } else {
+                        xb = qc_fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d,
+                                         num, den, den1) + QC_UNZZ_TOP(u, d->sh);
+                        code |= (xb >> d->sh) << d->shift;
+                    }
                     if (++d == dend)
                         break;
                     QC_FAST_EGX(d, u);
@@ -238,8 +247,11 @@ QC_FORCE_INLINE Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, co
             for (; d < dend; d++) {
                 int s = d->slot;
                 QC_FAST_EGX(d, u);
-                v = (qc_fast_ref(br[s] << d->sh, pr[s] << d->sh, d, num, den, den1)
-                     + QC_UNZZ_TOP(u, d->sh)) >> d->sh;
+                if (den1)       /* (as the smallest three's: unshifted, masked) */
+                    v = (br[s] + (br[s] - pr[s]) * d->numc + QC_UNZZ(u)) & d->umax;
+                else
+                    v = (qc_fast_ref(br[s] << d->sh, pr[s] << d->sh, d, num, den, den1)
+                         + QC_UNZZ_TOP(u, d->sh)) >> d->sh;
                 orw[s] = v;
                 dacc |= v ^ br[s];
             }
