@@ -25,8 +25,16 @@ cdef extern from "_delta_avx512.h":
     int qc_have_avx512() noexcept nogil
     void qc_vcodes(const qc_vplan* vp, const uint64_t* Ue, uint64_t* code, int64_t* len,
                    uint32_t* esc) noexcept nogil
-    void qc_vdiff(const qc_vplan* vp, const uint64_t* cr, const uint64_t* br, const uint64_t* pr,
-                  uint64_t* Ue, uint32_t* hist, uint32_t cm, uint32_t usem, int64_t r) noexcept nogil
+    ctypedef struct qc_vfield:
+        uint32_t slots
+        uint32_t lanes
+        int shape, nz, quat, qs
+    Py_ssize_t qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const uint64_t* crow,
+                            const uint64_t* brow, const uint64_t* prow, const Py_ssize_t* ccur,
+                            const Py_ssize_t* cbase, const Py_ssize_t* cpred, Py_ssize_t S,
+                            const qc_vfield* FV, Py_ssize_t F, uint8_t* fch, Py_ssize_t* fcount,
+                            uint64_t* U, Py_ssize_t C2, uint32_t* hist, int sample, int64_t r,
+                            uint32_t* posts) noexcept nogil
 
 # slot roles
 cdef enum:
@@ -56,6 +64,9 @@ ctypedef struct sinfo_t:
     double* qtab      # R_QUAT with cb <= QTAB_MAXBITS: per component code, the kept value shrunk
                       # by one step (quat_valid_kept's first step), else NULL
     uint64_t maxcode  # the slot's largest code
+    uint32_t* qsq     # R_QUAT with qtab: per component code, an upper bound of its shrunk value's
+                      # square in units of 2**-32 (at most 2**32 - 1), for the decoder's fast
+                      # path (qc_quat_surely_valid); else NULL
     uint64_t qlo      # R_QUAT with qtab: the component codes whose shrunk value is at most 0.5
     uint64_t qspan    # are qlo .. qlo + qspan (qlo = 2**64 - 1: no such interval)
     uint64_t qtop     # R_QUAT: the top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2)
@@ -163,7 +174,7 @@ cdef class Layout:
     cdef finfo_t* fi
     cdef Py_ssize_t rec_bits        # most bits of one full record
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
-    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
+    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff_run)
     cdef qc_vplan vp                # its lanes (the per-packet entries are the coder's copy's)
     cdef void _set_comp(self, Py_ssize_t c, Py_ssize_t s, int shift, int b, int smag)
     cdef void _set_vec(self, bint general)
@@ -185,13 +196,13 @@ cdef class DeltaCoder:
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
     cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
     cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
-    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff)
+    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff_run)
     cdef qc_vplan vp
     cdef bw_t w
     # scratch
     cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
     cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
-    cdef buf_t b_par, b_dpar
+    cdef buf_t b_par, b_dpar, b_vm, b_pad
     # last decode error
     cdef int err_kind
     cdef Py_ssize_t err_pos
@@ -202,7 +213,7 @@ cdef class DeltaCoder:
     cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
                         const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
                         const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
-                        Py_ssize_t* fcount, int64_t num, int64_t den) noexcept nogil
+                        Py_ssize_t* fcount, int64_t num, int64_t den, uint32_t* vm) noexcept nogil
     cdef int _encode(self, enc_in_t* a) noexcept nogil
     cdef bytes _encode_call(self, int seq, SnapshotData cur, int bdist, SnapshotData base,
                             int pdist, SnapshotData pred)

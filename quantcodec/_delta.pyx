@@ -71,7 +71,48 @@ cdef extern from "_delta_scan.h":
                             Py_ssize_t* q) noexcept nogil
 
 
+cdef extern from "_delta_fast.h":
+    enum:
+        QC_F_NONE
+        QC_F_ORD
+        QC_F_NZORD
+        QC_F_QUAT
+    enum:
+        QC_FAST_MAXBITS
+    ctypedef struct qc_dcomp:
+        uint64_t emask, kmask, umax, numc, smt, vmask, vlo, vspan, vbad
+        int k, sh, shift, slot, E, b
+    ctypedef struct qc_dfield:
+        int shape, c0, c1, slot, span, cb, bits, plain
+        uint64_t maxcode, qtop
+        const uint32_t* qsq
+    ctypedef struct qc_fastrun:
+        const uint8_t* buf
+        Py_ssize_t lastfast
+        Py_ssize_t nbits
+        const uint8_t* fch
+        Py_ssize_t F, S
+        const qc_dfield* FD
+        const qc_dcomp* D
+        const int* gf
+        Py_ssize_t gen
+        const uint64_t* brow
+        const uint64_t* prow
+        uint64_t* orow
+        const Py_ssize_t* chg
+        const Py_ssize_t* kept_base
+        const Py_ssize_t* kept_out
+        const Py_ssize_t* kept_pred
+        int64_t num, den
+    bint qc_quat_surely_valid(const uint32_t* q, uint64_t a, uint64_t b, uint64_t c) noexcept nogil
+    Py_ssize_t qc_fast_run(const qc_fastrun* a, Py_ssize_t e, Py_ssize_t n,
+                           Py_ssize_t* ppos) noexcept nogil
+
+
 cdef uint64_t MAX_ENTITIES = 0xFFFFFFFFULL
+cdef enum:
+    VEC_FIELDS = 16     # the encoder's AVX-512 step 3 (_diff_vec): at most this many fields
+    GEN_FAST = 8        # _get_changed's fast path: at most this many fields of no common shape
 cdef int QTAB_MAXBITS = 12      # Quat validity tables up to 4096 doubles a slot
 
 
@@ -451,6 +492,21 @@ cdef double* _quat_table(const qdesc* d) noexcept nogil:
     return t
 
 
+cdef uint32_t* _quat_squares(const double* t, int cbits) noexcept nogil:
+    """Per component code, an upper bound of the square of its shrunk value (table ``t``) in
+    units of 2**-32, at most 2**32 - 1 (malloc'ed; NULL when out of memory): t * t rounded is
+    within a unit in the last place of the square, far less than the 2 units added."""
+    cdef Py_ssize_t j, n = (<Py_ssize_t>1) << cbits
+    cdef uint32_t* q = <uint32_t*>malloc(sizeof(uint32_t) * n)
+    cdef double x
+    if q == NULL:
+        return NULL
+    for j in range(n):
+        x = t[j] * t[j] * 4294967296.0
+        q[j] = <uint32_t>(<uint64_t>x + 2) if x < 4294967000.0 else 0xFFFFFFFFU
+    return q
+
+
 cdef inline bint quat_valid_tab(const sinfo_t* si, uint64_t code) noexcept nogil:
     """quat_valid(d, code) with the shrunk kept values from the slot's table (tests/test_snapshot.py
     checks every code of small Quats against Quat.valid). Kept values all at most 0.5 (codes in
@@ -641,6 +697,7 @@ cdef class Layout:
             self.si[s].sign = qdesc_signed(&sl.d)
             self.si[s].comp = -1
             self.si[s].qtab = NULL
+            self.si[s].qsq = NULL
             self.si[s].qlo = ~(<uint64_t>0)
             self.si[s].qspan = 0
             self.si[s].qtop = 0
@@ -657,6 +714,9 @@ cdef class Layout:
                 if sl.d.cbits <= QTAB_MAXBITS:
                     self.si[s].qtab = _quat_table(&sl.d)
                     if self.si[s].qtab == NULL:
+                        raise MemoryError()
+                    self.si[s].qsq = _quat_squares(self.si[s].qtab, sl.d.cbits)
+                    if self.si[s].qsq == NULL:
                         raise MemoryError()
                     _quat_half(&self.si[s])
             elif kind == K_UVEC:
@@ -811,6 +871,7 @@ cdef class Layout:
         if self.si != NULL:
             for s in range(self.nslots):
                 free(self.si[s].qtab)
+                free(self.si[s].qsq)
         free(self.si)
         free(self.ci)
         free(self.fi)
@@ -893,6 +954,8 @@ cdef class DeltaCoder:
         buf_free(&self.b_E)
         buf_free(&self.b_par)
         buf_free(&self.b_dpar)
+        buf_free(&self.b_vm)
+        buf_free(&self.b_pad)
 
     # -------------------------------------------------------------------------------------------
     # encode
@@ -900,12 +963,12 @@ cdef class DeltaCoder:
     cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
                         const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
                         const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
-                        Py_ssize_t* fcount, int64_t num, int64_t den) noexcept nogil:
-        """_encode's step 3 with AVX-512 (self.vec; without extrapolation or by a whole ratio,
-        den == 1):
-        per changed entity, which fields changed, then the components of its changed fields of
-        the common shapes in one qc_vdiff call, and the rest (other fields, a smallest three whose
-        largest component changed) by _diff after it. The same values and counts as step 3."""
+                        Py_ssize_t* fcount, int64_t num, int64_t den, uint32_t* vm) noexcept nogil:
+        """_encode's step 3 with AVX-512 (self.vec, at most VEC_FIELDS fields; without
+        extrapolation or by a whole ratio, den == 1): every changed entity's changed fields and
+        the components of those of the common shapes in one qc_vdiff_run call, and the rest
+        (other fields, a smallest three whose largest component changed) by _diff after it
+        (``vm``: scratch of a word an entity). The same values and counts as step 3."""
         cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps, e, f, s, c
         cdef const finfo_t* FI = self.fi
         cdef const comp_t* CI = self.ci
@@ -915,52 +978,35 @@ cdef class DeltaCoder:
         cdef uint8_t* fe
         cdef uint64_t* Ue
         cdef uint32_t* hs
-        cdef uint64_t x
-        cdef uint32_t cm, usem
-        cdef int t, q, qs, post
-        for e in range(nchg):
+        cdef qc_vfield fv[VEC_FIELDS]
+        cdef Py_ssize_t nposts, i
+        for f in range(F):
+            fv[f].slots = 0
+            for s in range(FI[f].first, FI[f].end):
+                fv[f].slots |= (<uint32_t>1) << s
+            fv[f].lanes = FI[f].lanes
+            fv[f].shape = FI[f].shape
+            fv[f].nz = FI[f].nz
+            fv[f].quat = FI[f].quat
+            fv[f].qs = CI[FI[f].c0].qshift if FI[f].shape == SHAPE_QUAT else 0
+        nposts = qc_vdiff_run(&self.vp, nchg, crow, brow, prow, ccur, cbase, cpred, S, fv, F, fch,
+                              fcount, U, 2 * C, hist, nchg >= HIST_SAMPLE_FROM, num, vm)
+        for i in range(nposts):     # after qc_vdiff_run, whose stores cover every lane
+            e = vm[i]
             cr = crow + ccur[e] * S
             br = brow + cbase[e] * S
             pr = prow + cpred[e] * S if cpred[e] >= 0 else NULL
             fe = fch + e * F
             Ue = U + e * 2 * C
             hs = hist if (nchg < HIST_SAMPLE_FROM or (e & 3) == 0) else NULL
-            cm = 0
-            usem = 0
-            post = 0
             for f in range(F):
-                t = _field_changed(&FI[f], cr, br)
-                fe[f] = <uint8_t>t
-                fcount[f] += t
-                if not t:
+                if not fe[f] or FI[f].shape == SHAPE_ORD or FI[f].shape == SHAPE_NZORD:
                     continue
-                if FI[f].shape == SHAPE_GENERAL:
-                    post = 1
+                if FI[f].shape == SHAPE_QUAT and ((cr[FI[f].quat] >> CI[FI[f].c0].qshift)
+                                              == (br[FI[f].quat] >> CI[FI[f].c0].qshift)):
                     continue
-                if FI[f].shape == SHAPE_NZORD and cr[FI[f].nz] == 0:
-                    continue
-                if FI[f].shape == SHAPE_QUAT:
-                    q = FI[f].quat
-                    qs = CI[FI[f].c0].qshift
-                    if (cr[q] >> qs) != (br[q] >> qs):
-                        post = 1        # (a new largest component: _diff's remap)
-                        continue
-                    if pr != NULL and (pr[q] >> qs) == (br[q] >> qs):
-                        usem |= FI[f].lanes
-                elif pr != NULL:
-                    usem |= FI[f].lanes
-                cm |= FI[f].lanes
-            if cm:
-                qc_vdiff(&self.vp, cr, br, pr if usem else NULL, Ue, hs, cm, usem, num)
-            if post:        # after qc_vdiff, whose stores cover every lane
-                for f in range(F):
-                    if not fe[f] or FI[f].shape == SHAPE_ORD or FI[f].shape == SHAPE_NZORD:
-                        continue
-                    if FI[f].shape == SHAPE_QUAT and ((cr[FI[f].quat] >> CI[FI[f].c0].qshift)
-                                                  == (br[FI[f].quat] >> CI[FI[f].c0].qshift)):
-                        continue
-                    for c in range(FI[f].c0, FI[f].c1):
-                        _diff(&CI[c], c, cr, br, pr, num, den, Ue, hs)
+                for c in range(FI[f].c0, FI[f].c1):
+                    _diff(&CI[c], c, cr, br, pr, num, den, Ue, hs)
 
     cdef int _encode(self, enc_in_t* a) noexcept nogil:
         cdef Py_ssize_t S = self.nslots, F = self.nfields, C = self.ncomps
@@ -1027,7 +1073,8 @@ cdef class DeltaCoder:
                 buf_need(&self.b_fcount, sizeof(Py_ssize_t) * (F + 1)) or
                 buf_need(&self.b_lists, sizeof(Py_ssize_t) * 2 * (lim + 1)) or
                 buf_need(&self.b_u, sizeof(uint64_t) * (2 * (C + 1) * (lim + 1) + 32)) or
-                buf_need(&self.b_cctx, lim + 1)):
+                buf_need(&self.b_cctx, lim + 1) or
+                buf_need(&self.b_vm, sizeof(uint32_t) * (lim + 1))):
             return -1
         kctx[0] = 0
         kctx[1] = 0
@@ -1136,9 +1183,9 @@ cdef class DeltaCoder:
         brow = a.brow
         prow = a.prow
         ext_ratio(a.bdist, a.pdist, &num, &den)
-        if self.vec and (not has_pred or den == 1):
+        if self.vec and F <= VEC_FIELDS and (not has_pred or den == 1):
             self._diff_vec(nchg, crow, brow, prow, ccur, cbase, cpred, fch, U, hist, fcount,
-                           num, den)
+                           num, den, <uint32_t*>self.b_vm.p)
             nchg_done = nchg
         else:
             nchg_done = 0
@@ -1428,6 +1475,20 @@ cdef class DeltaCoder:
             return bool(quat_valid_tab(&self.si[s], code))
         return bool(slot_valid(&self.plan.slots[s], code))
 
+    def _quat_surely_valid(self, Py_ssize_t s, uint64_t code):
+        """Whether the decoder's fast path accepts the smallest-three ``code`` in slot ``s``
+        without the exact test (None: the slot has no table); tests check that it accepts only
+        valid codes, and most of them."""
+        if not 0 <= s < self.nslots:
+            raise IndexError(s)
+        cdef const sinfo_t* si = &self.si[s]
+        cdef uint64_t m
+        if si.qsq == NULL:
+            return None
+        m = qc_mask(si.cb)
+        return bool(code <= si.maxcode and qc_quat_surely_valid(
+            si.qsq, (code >> (2 * si.cb)) & m, (code >> si.cb) & m, code & m))
+
     cdef int _check(self, SnapshotData d, str what) except -1:
         if d is None:
             raise ValueError(f"{what} snapshot missing")
@@ -1669,7 +1730,8 @@ cdef class DeltaCoder:
                 buf_need(&self.b_k, C + 1) or buf_need(&self.b_pred, C + 1) or
                 buf_need(&self.b_E, C + 1) or buf_need(&self.b_fmode, F + 1) or
                 buf_need(&self.b_par, sizeof(cpar_t) * (C + 1)) or
-                buf_need(&self.b_dpar, sizeof(dpar_t) * (C + 1))):
+                buf_need(&self.b_dpar, (sizeof(dpar_t) + sizeof(qc_dcomp)) * (C + 1)
+                         + sizeof(qc_dfield) * (F + 1))):
             return self._fail(D_NOMEM, b"out of memory")
         kept_base = <Py_ssize_t*>self.b_kept.p
         kept_out = kept_base + (kept + 1)
@@ -1812,8 +1874,12 @@ cdef class DeltaCoder:
             if st:
                 return self._fail(st, b"bad set of changed fields")
             fmode[f] = m1 > 0
-            for a1 in range(m1):
-                fch[set1[a1] * F + f] = 1
+            if m1 == nchg:      # (every changed entity: the common case moving)
+                for a1 in range(nchg):
+                    fch[a1 * F + f] = 1
+            else:
+                for a1 in range(m1):
+                    fch[set1[a1] * F + f] = 1
         for f in range(F):
             if not fmode[f]:
                 # (not read in this packet: defined values for _get_changed's per-packet
@@ -1868,7 +1934,15 @@ cdef class DeltaCoder:
         cdef rd_t o
         cdef const char* msg = b""
         cdef dpar_t* dp = <dpar_t*>self.b_dpar.p     # each component's coding in one record
+        cdef qc_dcomp* dc = <qc_dcomp*>(dp + self.ncomps + 1)   # the same for qc_fast_entity
+        cdef qc_dfield* dfd = <qc_dfield*>(dc + self.ncomps + 1)
+        cdef const uint8_t* fmode = <const uint8_t*>self.b_fmode.p
+        cdef const qdesc* qd
         cdef int shape, b
+        cdef bint fast = not self.layout.general
+        cdef Py_ssize_t gen = 0     # the fields of no fast shape changed in this packet: an
+        cdef int gf[GEN_FAST]       # entity with one of them changed skips qc_fast_entity
+        cdef qc_fastrun run
         for c in range(self.ncomps):
             b = CI[c].b
             dp[c].k = kk[c]
@@ -1877,7 +1951,97 @@ cdef class DeltaCoder:
             dp[c].emask = ((<uint64_t>1) << egx_E(kk[c], b)) - 1
             dp[c].kmask = qc_mask(kk[c])
             dp[c].umax = qc_mask(b)
-        for e in range(nchg):
+            s = CI[c].slot
+            qd = &self.plan.slots[s].d
+            dc[c].emask = dp[c].emask
+            dc[c].kmask = dp[c].kmask
+            dc[c].umax = dp[c].umax
+            dc[c].k = kk[c]
+            dc[c].E = egx_E(kk[c], b)
+            dc[c].b = b
+            dc[c].numc = <uint64_t>num if pp[c] and CI[c].predictable else 0
+            dc[c].smt = CI[c].smt
+            dc[c].sh = CI[c].sh
+            dc[c].shift = CI[c].shift
+            dc[c].slot = CI[c].slot
+            dc[c].vmask = ~(<uint64_t>0) if SI[s].sign else qc_mask(b)
+            dc[c].vbad = (<uint64_t>1) << 62
+            if SI[s].sign:
+                dc[c].vlo = <uint64_t>qd.smin
+                dc[c].vspan = <uint64_t>qd.smax - <uint64_t>qd.smin
+            else:
+                dc[c].vlo = 0
+                dc[c].vspan = qd.maxcode
+                if qd.kind == K_POWER:
+                    dc[c].vbad = (<uint64_t>1) << (qd.bits - 1)
+        for f in range(F):
+            dfd[f].c0 = FI[f].c0
+            dfd[f].c1 = FI[f].c1
+            dfd[f].shape = QC_F_NONE
+            shape = FI[f].shape
+            s = FI[f].first
+            if shape == SHAPE_ORD or shape == SHAPE_NZORD:
+                dfd[f].shape = QC_F_ORD if shape == SHAPE_ORD else QC_F_NZORD
+                dfd[f].slot = FI[f].nz
+                dfd[f].span = SI[s].span if shape == SHAPE_NZORD else 0
+                dfd[f].plain = 1
+                for c in range(FI[f].c0, FI[f].c1):
+                    qd = &self.plan.slots[CI[c].slot].d
+                    if CI[c].smt or SI[CI[c].slot].sign or not SI[CI[c].slot].allvalid:
+                        dfd[f].plain = 0
+                    if (SI[CI[c].slot].role != R_ORD or CI[c].b > 32 or CI[c].shift
+                            or (qd.kind == K_POWER and qd.maxcode != qc_mask(qd.bits))):
+                        dfd[f].shape = QC_F_NONE    # (not the shapes' components: none today)
+            elif shape == SHAPE_QUAT and SI[FI[f].quat].qtab != NULL:
+                dfd[f].shape = QC_F_QUAT
+                dfd[f].slot = FI[f].quat
+                dfd[f].cb = SI[FI[f].quat].cb
+                dfd[f].maxcode = SI[FI[f].quat].maxcode
+                dfd[f].bits = SI[FI[f].quat].bits
+                dfd[f].qtop = SI[FI[f].quat].qtop
+                dfd[f].qsq = SI[FI[f].quat].qsq
+            if fmode[f] and dfd[f].shape == QC_F_NONE:
+                if gen == GEN_FAST:
+                    fast = 0
+                else:
+                    gf[gen] = <int>f
+                    gen += 1
+        # the fast path reads a copy of the packet with room after it for an entity's loads,
+        # zeros, so that it takes the entities up to the end: one whose bits would run past
+        # the packet is left to the slot-by-slot loop (which says where it is short)
+        t = nbytes + 16 + (QC_FAST_MAXBITS * (self.ncomps + S) + 7) // 8
+        if fast:
+            if buf_need(&self.b_pad, t):
+                fast = 0
+            else:
+                memcpy(self.b_pad.p, buf, nbytes)
+                memset(<uint8_t*>self.b_pad.p + nbytes, 0, t - nbytes)
+        run.buf = <const uint8_t*>self.b_pad.p
+        run.lastfast = nbytes
+        run.nbits = 8 * nbytes
+        run.fch = fch
+        run.F = F
+        run.S = S
+        run.FD = dfd
+        run.D = dc
+        run.gf = gf
+        run.gen = gen
+        run.brow = brow
+        run.prow = prow
+        run.orow = orow
+        run.chg = chg
+        run.kept_base = kept_base
+        run.kept_out = kept_out
+        run.kept_pred = kept_pred
+        run.num = num
+        run.den = den
+        e = 0
+        while e < nchg:
+            if fast:
+                # the entities the fast path takes; the slot-by-slot loop below takes the next
+                e = qc_fast_run(&run, e, nchg, &pos)
+                if e == nchg:
+                    break
             kb = chg[e] if kept_base == NULL else kept_base[chg[e]]
             br = brow + kb * S
             orw = orow + (chg[e] if kept_out == NULL else kept_out[chg[e]]) * S
@@ -2056,6 +2220,7 @@ cdef class DeltaCoder:
                 r.pos = pos
                 self.err_id = bid[kb]
                 return self._fail(st, msg)
+            e += 1
         r.pos = pos
         return D_OK
 

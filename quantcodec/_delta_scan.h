@@ -144,7 +144,8 @@ static inline uint64_t qc_class_word(const uint64_t* cm, Py_ssize_t w, Py_ssize_
 }
 /* Mark in chm the rows of a context class (inv, as qc_class_word) at the ascending
    positions s[0..n) within that class: ranks turned into rows in one forward pass over the
-   class's W mask words. -1 if a position is out of order or beyond the class. */
+   class's W mask words. -1 if a position is out of order or beyond the class (the positions
+   ascend strictly: a run of consecutive ones is taken a word at a time). */
 static int qc_select_into(const uint64_t* cm, Py_ssize_t W, Py_ssize_t m, int inv,
                           const Py_ssize_t* s, Py_ssize_t n, uint64_t* chm) {
     Py_ssize_t a, w = 0, rank = 0, t, left;     /* left: the bits still set in cur */
@@ -165,6 +166,17 @@ static int qc_select_into(const uint64_t* cm, Py_ssize_t W, Py_ssize_t m, int in
                 return -1;
             cur = qc_class_word(cm, w, m, inv);
             left = qc_popcount64(cur);
+        }
+        if (t == rank && a + left <= n && s[a + left - 1] == t + left - 1) {
+            /* the word's remaining rows all selected (the positions ascend strictly, as
+               get_set gives them, so these are t .. t + left - 1): in one go, the common
+               case of a set of most rows */
+            chm[w] |= cur;
+            a += left - 1;
+            rank += left;
+            left = 0;
+            cur = 0;
+            continue;
         }
         while (rank < t) {          /* (at most 63 a word over the whole pass) */
             cur &= cur - 1;

@@ -439,6 +439,26 @@ cdef bytes _sealed(bytes packet, uint32_t seed):
     return out
 
 
+cdef bint _same_snapshot(prev, SnapshotData snap) except -1:
+    """prev == snap (Snapshot.__eq__: the same schema, ids and codes) for a snapshot held under
+    the number of one just decoded: compared in C when both are of one class and schema (a
+    duplicate packet, or one resent against another baseline, takes this on every call), else
+    by __eq__."""
+    cdef SnapshotData a
+    if type(prev) is not type(snap) or (<SnapshotData>prev)._schema is not snap._schema:
+        return prev == snap
+    a = <SnapshotData>prev
+    if a.n != snap.n or a.ncol != snap.ncol:
+        return False
+    if a.n == 0:
+        return True
+    # (a decoded snapshot of the baseline's entities shares its id array)
+    if a.idp != snap.idp and memcmp(a.idp, snap.idp, sizeof(uint64_t) * a.n) != 0:
+        return False
+    return (a.ncol == 0 or a.rowp == snap.rowp
+            or memcmp(a.rowp, snap.rowp, sizeof(uint64_t) * a.n * a.ncol) == 0)
+
+
 @cython.final
 cdef class DecoderState:
     """The state and the per-packet work of one SnapshotDecoder (quantcodec.snapshot, which
@@ -539,7 +559,7 @@ cdef class DecoderState:
                                       if ((seq - <int>k) & SEQ_MASK) < self.keep}
             elif seq in self.held:
                 prev = self.held[seq]
-                if prev is not snap and prev != snap:
+                if prev is not snap and not _same_snapshot(prev, snap):
                     # another snapshot under a held number (a server that reused it, or whose
                     # numbers started over): a packet coded against the number may mean either,
                     # and only the server knows which. Neither serves as a baseline or pred

@@ -1477,6 +1477,26 @@ def test_decoder_quat_check_is_the_codecs(bits, mode):
     assert 0.0 < want.mean() < 1.0
 
 
+@pytest.mark.parametrize("bits,mode", [(b, m) for b in range(2, 7) for m in ("endpoints", "bins", "midpoint")]
+                         + [(9, "endpoints"), (12, "bins")])
+def test_decoder_fast_quat_check_accepts_only_valid_codes(bits, mode):
+    # the decoder's fast path accepts a smallest-three code by an integer test on bounds of the
+    # squares (sinfo_t.qsq), leaving the rest to the exact test: it may accept only valid codes,
+    # and should accept nearly all of them (else the fast path is rarely taken)
+    from quantcodec._delta import DeltaCoder
+    codec = qc.Quat(bits, mode=mode)
+    coder = DeltaCoder(qc.Schema("Q", [("q", codec)])._plan)
+    nbits = 2 + 3 * bits
+    if nbits <= 20:
+        codes = np.arange(2 ** nbits + 5, dtype=np.uint64)
+    else:
+        codes = np.random.default_rng(bits).integers(0, 2 ** nbits, 100_000, dtype=np.uint64)
+    want = codec.valid(codes)
+    got = np.array([coder._quat_surely_valid(0, int(c)) for c in codes])
+    assert not (got & ~want).any(), codes[got & ~want][:5]
+    assert got.sum() >= 0.9 * want.sum()
+
+
 def _near_boundary(a, b, which, ulps):
     # the third value where 1 - s == big**2 in the reals, moved by a few ulps: with big = c,
     # c = sqrt((1 - a*a - b*b) / 2); with big = a (a the largest), c = sqrt(1 - 2*a*a - b*b)
@@ -2321,3 +2341,83 @@ def test_snapshot_bad_report_pickles(schema):
     assert back.dropped.tolist() == snap.dropped.tolist() and back.kept.tolist() == []
     clean = pickle.loads(pickle.dumps(schema.snapshot(IDS, pose_columns(5))))
     assert clean.bad == {}
+
+
+SIGNED_SHAPES = qc.Schema("SignedShapes", [
+    ("a", qc.Vector(qc.Int(7), qc.Fixed(0.5, 9, signed=True), qc.PowerCurve(8, 2, 6),
+                    qc.Bounded(-1, 1, 5, mode="midpoint"))),
+    ("nz", qc.NearlyZero(qc.Vector(qc.Int(5), qc.PowerCurve(4, 2, 5)), 0.0)),
+    ("q", qc.Quat(4)),
+    ("qm", qc.Quat(5, mode="midpoint")),
+    ("e", qc.Enum(3)),
+])
+
+
+def _signed_columns(rng, n, prev=None):
+    q, q2 = rng.normal(size=(n, 4)), rng.normal(size=(n, 4))
+    cols = {
+        "a": np.stack([rng.integers(-64, 64, n), rng.uniform(-120, 120, n), rng.uniform(-8, 8, n),
+                       rng.uniform(-1, 1, n)], axis=1),
+        "nz": np.where(rng.random((n, 1)) < 0.3, 0.0,
+                       np.stack([rng.integers(-16, 16, n), rng.uniform(-4, 4, n)], axis=1)),
+        "q": q, "qm": q2, "e": rng.integers(0, 3, n),
+    }
+    if prev is None:
+        return cols
+    out = {k: np.array(v, copy=True) for k, v in prev.items()}
+    rows = rng.random(n) < 0.4
+    for k in cols:
+        out[k][rows] = cols[k][rows]
+    return out
+
+
+@pytest.mark.parametrize("which", ["shapes16", "signed"])
+def test_decoder_fast_path_is_the_slot_loop_on_damaged_packets(which):
+    # the decoder's fast path (qc_fast_entity) hands anything unusual back to the slot-by-slot
+    # loop: on packets with flipped bits, overwritten bytes and cut ends, both decoders (the
+    # fast one and general=True) give the same snapshot or the same error
+    from quantcodec._delta import DeltaCoder
+    schema = SHAPES16 if which == "shapes16" else SIGNED_SHAPES
+    rng = np.random.default_rng(5)
+    names = [f[0] for f in schema.fields]
+    make = ((lambda p: shapes_columns(rng, 150, p)) if which == "shapes16"
+            else (lambda p: _signed_columns(rng, 150, p)))
+    ids = np.arange(150, dtype=np.uint64) * 3 + 1
+    enc = qc.SnapshotEncoder(schema)
+    fast, general = DeltaCoder(schema._plan), DeltaCoder(schema._plan, general=True)
+    snaps, cols, same = {}, None, 0
+    for j in range(16):
+        cols = make(cols)
+        snaps[j] = schema.snapshot(ids, {k: v for k, v in cols.items() if k in names})
+        if j >= 3:
+            enc.ack(j - 3)
+        pkt = enc.encode(j, snaps[j])[:-4]
+        base = snaps.get(enc.last_baseline) if enc.last_baseline is not None else None
+        pred = None
+        for p in snaps:
+            try:
+                if np.array_equal(fast.decode(pkt, base, snaps[p])[2], snaps[j].matrix):
+                    pred = snaps[p]
+                    break
+            except (qc.DecodeError, ValueError):
+                pass
+        for _ in range(60):
+            b = bytearray(pkt)
+            kind = rng.random()
+            if kind < 0.6:
+                for i in rng.integers(0, len(b) * 8, rng.integers(1, 4)):
+                    b[i >> 3] ^= 1 << (i & 7)
+            elif kind < 0.8:
+                b = b[:rng.integers(0, len(b))]
+            else:
+                b[rng.integers(0, len(b))] = rng.integers(0, 256)
+            got = []
+            for coder in (fast, general):
+                try:
+                    s, i_, m = coder.decode(bytes(b), base, pred)
+                    got.append(("ok", s, i_.tobytes(), m.tobytes()))
+                except (qc.DecodeError, ValueError) as e:
+                    got.append(("error", str(e)))
+            assert got[0] == got[1]
+            same += got[0][0] == "ok"
+    assert 0 < same < 16 * 60
