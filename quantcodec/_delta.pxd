@@ -1,5 +1,5 @@
 # The delta layer's shared declarations (quantcodec/_delta.pyx): the per-schema Layout, the
-# coder's workspace, the snapshot data, and the C structs they hold. Cimported by _history (the
+# encoder's and decoder's workspaces, the snapshot data, and the C structs they hold. Cimported by _history (the
 # stream's bookkeeping), which drives the coder.
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
@@ -95,7 +95,7 @@ ctypedef struct finfo_t:
     int implied_flag  # the field is one NearlyZero: a change from flag 0 implies flag 1
     int implied_flip  # the field is one 1-bit unordered slot: a change implies the flip
     int shape         # SHAPE_GENERAL, or one of the common shapes the hot loops take apart without
-                      # going slot by slot: SHAPE_ORD, SHAPE_NZORD, SHAPE_QUAT (DeltaCoder._set_shape)
+                      # going slot by slot: SHAPE_ORD, SHAPE_NZORD, SHAPE_QUAT (Layout._set_shape)
     int nz            # SHAPE_NZORD: the flag slot (the first), else -1
     int quat          # SHAPE_QUAT: the slot, else -1
     int pred          # every component is predictable (b <= 32)
@@ -181,9 +181,7 @@ cdef class Layout:
     cdef void _set_shape(self, Py_ssize_t f, bint general)
 
 
-@cython.final
-cdef class DeltaCoder:
-
+cdef class CoderBase:
     cdef readonly Layout layout
     cdef Plan plan
     cdef readonly Py_ssize_t nslots
@@ -194,22 +192,19 @@ cdef class DeltaCoder:
     cdef const finfo_t* fi
     cdef Py_ssize_t rec_bits        # most bits of one full record
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
+    cdef int _check(self, SnapshotData d, str what) except -1
+
+
+@cython.final
+cdef class DeltaEncoder(CoderBase):
     cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
-    cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
     cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff_run)
     cdef qc_vplan vp
     cdef bw_t w
     # scratch
-    cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_kept, b_newrow
-    cdef buf_t b_hist, b_k, b_pred, b_fmode, b_newid, b_fcount, b_lists, b_cctx, b_u, b_E
-    cdef buf_t b_par, b_dpar, b_vm, b_pad
-    # last decode error
-    cdef int err_kind
-    cdef Py_ssize_t err_pos
-    cdef const char* err_msg
-    cdef int err_slot
-    cdef uint64_t err_id
-    cdef uint64_t err_code
+    cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_hist
+    cdef buf_t b_k, b_pred, b_fmode, b_fcount, b_lists, b_cctx, b_u, b_E
+    cdef buf_t b_par, b_vm
     cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
                         const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
                         const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
@@ -217,7 +212,20 @@ cdef class DeltaCoder:
     cdef int _encode(self, enc_in_t* a) noexcept nogil
     cdef bytes _encode_call(self, int seq, SnapshotData cur, int bdist, SnapshotData base,
                             int pdist, SnapshotData pred)
-    cdef int _check(self, SnapshotData d, str what) except -1
+
+
+@cython.final
+cdef class DeltaDecoder(CoderBase):
+    cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
+    cdef int err_kind
+    cdef Py_ssize_t err_pos
+    cdef const char* err_msg
+    cdef int err_slot
+    cdef uint64_t err_id
+    cdef uint64_t err_code
+    # scratch
+    cdef buf_t b_removed, b_fch, b_kept, b_newrow, b_k, b_pred, b_fmode, b_newid
+    cdef buf_t b_cctx, b_E, b_par, b_dpar, b_pad
     cdef SnapshotData _decode(self, const uint8_t* data, Py_ssize_t nbytes, SnapshotData base,
                               SnapshotData pred, type kind)
     cdef int _decode_head(self, br_t* r, int bdist, Py_ssize_t m, Py_ssize_t* nrem,

@@ -55,13 +55,11 @@ class Layout:
     def vector(self) -> bool: ...
     def __init__(self, plan: Plan, general: bool = False) -> None: ...
 
-@final
-class DeltaCoder:
-    """The delta coder's workspace over a Layout (one per encoder or decoder)."""
+class CoderBase:
+    """What the encoder's and decoder's workspaces share: their Layout."""
 
     @property
     def layout(self) -> Layout: ...
-
     @property
     def nslots(self) -> int: ...
     @property
@@ -69,12 +67,17 @@ class DeltaCoder:
     @property
     def ncomps(self) -> int: ...
     @property
-    def last_bits(self) -> int: ...
-    @property
     def shapes(self) -> List[str]: ...
     @property
     def vector(self) -> bool: ...
     def __init__(self, layout: Union[Layout, Plan], general: bool = False) -> None: ...
+
+@final
+class DeltaEncoder(CoderBase):
+    """One client's encoding workspace over a Layout."""
+
+    @property
+    def last_bits(self) -> int: ...
     def encode(
         self,
         seq: int,
@@ -84,6 +87,11 @@ class DeltaCoder:
         pdist: int = 0,
         pred: Optional[SnapshotData] = None,
     ) -> bytes: ...
+
+@final
+class DeltaDecoder(CoderBase):
+    """One client's decoding workspace over a Layout."""
+
     def decode(
         self,
         data: _Buffer,
@@ -91,6 +99,7 @@ class DeltaCoder:
         pred: Optional[SnapshotData] = None,
     ) -> Tuple[int, npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
     def _slot_valid(self, s: int, code: int) -> bool: ...
+    def _quat_surely_valid(self, s: int, code: int) -> Optional[bool]: ...
 
 def ascending_ids(ids: npt.NDArray[np.uint64]) -> bool: ...
 def same_ids(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> bool: ...

@@ -1,8 +1,9 @@
 """Snapshot delta coding on code matrices (SPEC section 5): the nogil core behind snapshot.py.
 
 A snapshot is a code matrix (N entities x nslots uint64 carriers, see _plan.pxd) whose rows are
-sorted by entity id. ``DeltaCoder.encode`` writes one packet that turns a baseline matrix (or
-nothing) into the current one; ``DeltaCoder.decode`` does the reverse. All the work is integer
+sorted by entity id. ``DeltaEncoder.encode`` writes one packet that turns a baseline matrix (or
+nothing) into the current one; ``DeltaDecoder.decode`` does the reverse. Both read a ``Layout``,
+compiled once a schema and shared. All the work is integer
 work on codes, in C, without the GIL. The packet layout is documented bit by bit in
 docs/wire-format.md; the comments here name the same sections.
 
@@ -665,7 +666,7 @@ cdef class Layout:
     place in its carrier and its arithmetic (comp_t), each field's components and the shape its
     hot loop takes (finfo_t), the worst-case sizes of a record, and the AVX-512 lanes. Read-only
     once built, so one Layout serves every encoder and decoder of the schema, in any thread
-    (quantcodec.snapshot keeps one a schema); the per-packet state lives in DeltaCoder."""
+    (quantcodec.snapshot keeps one a schema); the per-packet state lives in each DeltaEncoder / DeltaDecoder."""
 
     def __cinit__(self):
         self.si = NULL
@@ -881,33 +882,25 @@ cdef class Layout:
                 f"shapes {self.shapes}{', AVX-512' if self.vec else ''}>")
 
 
-@cython.final
-cdef class DeltaCoder:
-    """The delta coder's workspace over a Layout: the bit writer, the scratch buffers, the last
-    packet's size and the last decode error. One per encoder/decoder, not shared between
-    threads (SnapshotEncoder / SnapshotDecoder serialize their calls); the Layout it reads is
-    shared. ``encode`` and ``decode`` are thin ``def``s over nogil methods that return a status,
-    which the ``def`` turns into the exception."""
+cdef Layout _layout_arg(layout, bint general, str owner):
+    """The Layout given, or one compiled from a Plan (``general`` as Layout's)."""
+    if isinstance(layout, Plan):
+        return Layout(layout, general)
+    if isinstance(layout, Layout):
+        if general and not (<Layout>layout).general:
+            raise ValueError(f"{owner}: general=True needs a Plan or a general Layout")
+        return <Layout>layout
+    raise TypeError(f"{owner}: expected a Layout or a Plan, got {type(layout).__name__}")
 
-    def __cinit__(self):
-        self.w.buf = NULL
-        self.w.cap = 0
-        self.w.nbits = 0
-        self.w.acc = 0
-        self.w.owned = 1
+
+cdef class CoderBase:
+    """What the encoder's and the decoder's workspaces share: the Layout they read (shared with
+    every other coder of the schema) and borrowed pointers to its tables."""
 
     def __init__(self, layout not None, bint general=False):
         """``layout``: the schema's Layout (shared), or a Plan to compile one from (then
         ``general`` as Layout's)."""
-        cdef Layout L
-        if isinstance(layout, Plan):
-            L = Layout(layout, general)
-        elif isinstance(layout, Layout):
-            if general and not (<Layout>layout).general:
-                raise ValueError("DeltaCoder: general=True needs a Plan or a general Layout")
-            L = <Layout>layout
-        else:
-            raise TypeError(f"DeltaCoder: expected a Layout or a Plan, got {type(layout).__name__}")
+        cdef Layout L = _layout_arg(layout, general, type(self).__name__)
         self.layout = L
         self.plan = L.plan
         self.nslots = L.nslots
@@ -918,10 +911,6 @@ cdef class DeltaCoder:
         self.fi = L.fi
         self.rec_bits = L.rec_bits
         self.chg_bits = L.chg_bits
-        self.vec = L.vec
-        self.vp = L.vp
-        if bw_init(&self.w, 256) < 0:
-            raise MemoryError()
 
     @property
     def shapes(self):
@@ -930,6 +919,35 @@ cdef class DeltaCoder:
     @property
     def vector(self):
         return self.layout.vector
+
+    cdef int _check(self, SnapshotData d, str what) except -1:
+        """A snapshot of this layout's slots (``what`` names it in the error)."""
+        if d is None:
+            raise ValueError(f"{what} snapshot missing")
+        if d.ncol != self.nslots:
+            raise ValueError(f"{what}: {d.ncol} code columns, the plan has {self.nslots} slots")
+        return 0
+
+
+@cython.final
+cdef class DeltaEncoder(CoderBase):
+    """One client's encoding workspace over a Layout: the bit writer, the encoder's scratch, the
+    last packet's size. Not shared between threads (EncoderState serializes its calls).
+    ``encode`` is a thin ``def`` over the nogil ``_encode``, which returns a status."""
+
+    def __cinit__(self):
+        self.w.buf = NULL
+        self.w.cap = 0
+        self.w.nbits = 0
+        self.w.acc = 0
+        self.w.owned = 1
+
+    def __init__(self, layout not None, bint general=False):
+        CoderBase.__init__(self, layout, general)
+        self.vec = self.layout.vec
+        self.vp = self.layout.vp        # (a copy: its per-packet entries are this coder's)
+        if bw_init(&self.w, 256) < 0:
+            raise MemoryError()
 
     def __dealloc__(self):
         bw_free(&self.w)
@@ -940,25 +958,17 @@ cdef class DeltaCoder:
         buf_free(&self.b_ckpos)
         buf_free(&self.b_cpred)
         buf_free(&self.b_fch)
-        buf_free(&self.b_kept)
-        buf_free(&self.b_newrow)
         buf_free(&self.b_hist)
         buf_free(&self.b_k)
         buf_free(&self.b_pred)
         buf_free(&self.b_fmode)
-        buf_free(&self.b_newid)
         buf_free(&self.b_fcount)
         buf_free(&self.b_lists)
         buf_free(&self.b_cctx)
         buf_free(&self.b_u)
         buf_free(&self.b_E)
         buf_free(&self.b_par)
-        buf_free(&self.b_dpar)
         buf_free(&self.b_vm)
-        buf_free(&self.b_pad)
-
-    # -------------------------------------------------------------------------------------------
-    # encode
 
     cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
                         const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
@@ -1465,6 +1475,28 @@ cdef class DeltaCoder:
         self.last_bits = self.w.nbits
         return PyBytes_FromStringAndSize(<char*>self.w.buf, bw_nbytes(&self.w))
 
+
+@cython.final
+cdef class DeltaDecoder(CoderBase):
+    """One client's decoding workspace over a Layout: the decoder's scratch and the last decode
+    error. Not shared between threads (DecoderState serializes its calls). ``decode`` is a thin
+    ``def`` over nogil methods that return a status, which ``_raise`` turns into DecodeError."""
+
+    def __dealloc__(self):
+        buf_free(&self.b_removed)
+        buf_free(&self.b_fch)
+        buf_free(&self.b_kept)
+        buf_free(&self.b_newrow)
+        buf_free(&self.b_k)
+        buf_free(&self.b_pred)
+        buf_free(&self.b_fmode)
+        buf_free(&self.b_newid)
+        buf_free(&self.b_cctx)
+        buf_free(&self.b_E)
+        buf_free(&self.b_par)
+        buf_free(&self.b_dpar)
+        buf_free(&self.b_pad)
+
     def _slot_valid(self, Py_ssize_t s, uint64_t code):
         """Whether the decoder accepts ``code`` in slot ``s`` (tests compare it with the codec)."""
         if not 0 <= s < self.nslots:
@@ -1488,16 +1520,6 @@ cdef class DeltaCoder:
         m = qc_mask(si.cb)
         return bool(code <= si.maxcode and qc_quat_surely_valid(
             si.qsq, (code >> (2 * si.cb)) & m, (code >> si.cb) & m, code & m))
-
-    cdef int _check(self, SnapshotData d, str what) except -1:
-        if d is None:
-            raise ValueError(f"{what} snapshot missing")
-        if d.ncol != self.nslots:
-            raise ValueError(f"{what}: {d.ncol} code columns, the plan has {self.nslots} slots")
-        return 0
-
-    # -------------------------------------------------------------------------------------------
-    # decode
 
     def decode(self, data, SnapshotData base=None, SnapshotData pred=None):
         """Decode a packet against the snapshots its header names (pass them). Returns

@@ -1,5 +1,5 @@
 /* The snapshot decoder's fast path for one changed entity (quantcodec/_delta.pyx,
-   DeltaCoder._get_changed): the common case only, driven by per-packet tables the coder fills
+   DeltaDecoder._get_changed): the common case only, driven by per-packet tables the coder fills
    (qc_dcomp a component, qc_dfield a field). Included after _bits.pxd's C (qc_load_le64);
    Py_ssize_t comes from Python.h, included first by Cython. */
 #ifndef QC_DELTA_FAST_H

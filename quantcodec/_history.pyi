@@ -5,7 +5,7 @@ from typing import Any, Callable, Dict, Optional, Tuple, Type, Union, final
 import numpy as np
 import numpy.typing as npt
 
-from ._delta import DeltaCoder, SnapshotData
+from ._delta import DeltaDecoder, DeltaEncoder, SnapshotData
 
 _Buffer = Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]]
 
@@ -43,7 +43,7 @@ class EncoderState:
     def last_bits(self) -> int: ...
     @property
     def cache(self) -> Optional[PacketCache]: ...
-    def __init__(self, coder: DeltaCoder, schema: Any, history: int, predict: bool,
+    def __init__(self, coder: DeltaEncoder, schema: Any, history: int, predict: bool,
                  cache: Optional[PacketCache] = None, seed: int = 0,
                  snapshot_type: Type[SnapshotData] = SnapshotData) -> None: ...
     def encode(self, seq: int, snapshot: SnapshotData, /) -> bytes:
@@ -64,7 +64,7 @@ class DecoderState:
     def held(self) -> Dict[int, SnapshotData]: ...
     @property
     def latest(self) -> Optional[int]: ...
-    def __init__(self, coder: DeltaCoder, schema: Any, history: int,
+    def __init__(self, coder: DeltaDecoder, schema: Any, history: int,
                  other: Optional[Callable[[_Buffer], Optional[SnapshotData]]] = None,
                  seed: Optional[int] = None, seed_f: int = 0, stream_id: int = 0,
                  snapshot_type: Type[SnapshotData] = SnapshotData) -> None: ...

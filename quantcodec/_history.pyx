@@ -20,7 +20,7 @@ from .errors import DecodeError, SchemaError
 from quantcodec._bits cimport br_t, br_init
 from quantcodec._entropy cimport qc_bitlen64, qc_ctz64
 from quantcodec._crc32c cimport qc_crc32c, qc_get_u32le, qc_put_u32le
-from quantcodec._delta cimport DeltaCoder, SnapshotData, _read_header, _packet
+from quantcodec._delta cimport DeltaDecoder, DeltaEncoder, SnapshotData, _read_header, _packet
 
 
 cdef type _snapshot_type(cls, str owner):
@@ -244,7 +244,7 @@ cdef class EncoderState:
     last ``history`` sequence numbers), which of them the client acknowledged (a bit a sequence
     number), the newest sequence number sent, the last packet's references, and the coder.
     Calls are serialized by a mutex (the coding itself runs without the GIL)."""
-    cdef DeltaCoder coder
+    cdef DeltaEncoder coder
     cdef type kind              # the snapshots it takes (quantcodec.Snapshot)
     cdef object schema
     cdef readonly int history
@@ -261,7 +261,7 @@ cdef class EncoderState:
     cdef uint32_t seed                  # the stream's seed_P: every packet leaves sealed with it
     cdef cython.pymutex lock
 
-    def __init__(self, DeltaCoder coder not None, schema, int history, bint predict,
+    def __init__(self, DeltaEncoder coder not None, schema, int history, bint predict,
                  PacketCache cache=None, uint32_t seed=0, snapshot_type=SnapshotData):
         self.kind = _snapshot_type(snapshot_type, "EncoderState")
         self.coder = coder
@@ -468,7 +468,7 @@ cdef class DecoderState:
     older ones, to ``keep = 2 * history - 1`` back, are kept only as snapshots a packet may
     extrapolate from: an encoder's pred is less than its history before its baseline, so a late
     packet whose baseline is still held finds its pred too. Calls are serialized by a mutex."""
-    cdef DeltaCoder coder
+    cdef DeltaDecoder coder
     cdef type kind              # the snapshots it makes (quantcodec.Snapshot)
     cdef object schema
     cdef readonly int history
@@ -483,7 +483,7 @@ cdef class DecoderState:
     cdef object other           # datagram -> view or None: fragments, hellos, no stream yet
     cdef cython.pymutex lock
 
-    def __init__(self, DeltaCoder coder not None, schema, int history, other=None, seed=None,
+    def __init__(self, DeltaDecoder coder not None, schema, int history, other=None, seed=None,
                  uint32_t seed_f=0, uint64_t stream_id=0, snapshot_type=SnapshotData):
         self.kind = _snapshot_type(snapshot_type, "DecoderState")
         self.coder = coder

@@ -1,6 +1,12 @@
 """Type stubs of quantcodec._testing: C entry points for the tests and bench studies (not API)."""
 
-from typing import Any, Dict, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from ._delta import Layout, SnapshotData
+from ._plan import Plan
 
 def _cpu_level() -> int: ...
 def _simd_level() -> int: ...
@@ -16,3 +22,21 @@ def store(
     held: Dict[int, Any], acked: Optional[Set[int]], newest: Optional[int], seq: int, snap: Any,
     hist: int,
 ) -> None: ...
+
+class DeltaCoder:
+    """An encoder and a decoder workspace over one Layout (tests and studies)."""
+
+    layout: Layout
+    nslots: int
+    nfields: int
+    ncomps: int
+    shapes: List[str]
+    vector: bool
+    last_bits: int
+    def __init__(self, layout: Union[Layout, Plan], general: bool = False) -> None: ...
+    def encode(self, seq: int, cur: SnapshotData, bdist: int = 0, base: Optional[SnapshotData] = None,
+               pdist: int = 0, pred: Optional[SnapshotData] = None) -> bytes: ...
+    def decode(self, data: Any, base: Optional[SnapshotData] = None, pred: Optional[SnapshotData] = None
+               ) -> Tuple[int, npt.NDArray[np.uint64], npt.NDArray[np.uint64]]: ...
+    def _slot_valid(self, s: int, code: int) -> bool: ...
+    def _quat_surely_valid(self, s: int, code: int) -> Optional[bool]: ...

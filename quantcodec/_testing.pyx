@@ -17,6 +17,10 @@ from quantcodec._history cimport (
 )
 
 
+from quantcodec._delta import DeltaDecoder, DeltaEncoder, Layout
+from quantcodec._plan import Plan
+
+
 cdef extern from "_cpu.h":
     int qc_cpu_level() noexcept nogil
     int qc_simd_level() noexcept nogil
@@ -125,3 +129,36 @@ def store(dict held, acked, newest, int seq, snap, int hist):
         for k in list(acked):
             if not _bit(bits, <int>k & SEQ_MASK):
                 acked.discard(k)
+
+
+class DeltaCoder:
+    """An encoder and a decoder workspace over one Layout, for the tests and studies that code
+    and decode with one object (the library uses DeltaEncoder and DeltaDecoder apart)."""
+
+    def __init__(self, layout, general=False):
+        if isinstance(layout, Plan):
+            layout = Layout(layout, general)
+        elif general and isinstance(layout, Layout) and not layout.general:
+            raise ValueError("DeltaCoder: general=True needs a Plan or a general Layout")
+        self.layout = layout
+        self._enc = DeltaEncoder(layout)        # (a TypeError unless a Layout)
+        self._dec = DeltaDecoder(layout)
+
+    nslots = property(lambda self: self.layout.nslots)
+    nfields = property(lambda self: self.layout.nfields)
+    ncomps = property(lambda self: self.layout.ncomps)
+    shapes = property(lambda self: self.layout.shapes)
+    vector = property(lambda self: self.layout.vector)
+    last_bits = property(lambda self: self._enc.last_bits)
+
+    def encode(self, seq, cur, bdist=0, base=None, pdist=0, pred=None):
+        return self._enc.encode(seq, cur, bdist, base, pdist, pred)
+
+    def decode(self, data, base=None, pred=None):
+        return self._dec.decode(data, base, pred)
+
+    def _slot_valid(self, s, code):
+        return self._dec._slot_valid(s, code)
+
+    def _quat_surely_valid(self, s, code):
+        return self._dec._quat_surely_valid(s, code)

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from ._delta import DeltaCoder, Layout, SnapshotData, ascending_ids, ids_u64, same_ids
+from ._delta import DeltaDecoder, DeltaEncoder, Layout, SnapshotData, ascending_ids, ids_u64, same_ids
 from ._history import DecoderState, EncoderState, PacketCache, seq_arg, seq_distance, seq_newer
 from ._plan import Plan
 from . import _framing
@@ -603,7 +603,7 @@ class SnapshotEncoder:
             raise TypeError(f"SnapshotEncoder: cache must be a PacketCache or None, got {type(cache).__name__}")
         self._cache = cache
         self._max_datagram = _framing.check_max_datagram(max_datagram, "SnapshotEncoder")
-        self._coder = DeltaCoder(_layout_of(schema, self._plan))
+        self._coder = DeltaEncoder(_layout_of(schema, self._plan))
         self._start(None if stream_id is None else _stream_id(stream_id, "SnapshotEncoder"))
 
     def _start(self, stream_id=None):
@@ -744,7 +744,7 @@ class SnapshotDecoder:
         self._plan = _plan_of(schema, "SnapshotDecoder")
         self._schema = schema
         self._history = _history(history, "SnapshotDecoder")
-        self._coder = DeltaCoder(_layout_of(schema, self._plan))
+        self._coder = DeltaDecoder(_layout_of(schema, self._plan))
         self._hello = None               # the adopted stream's Hello
         self._frag = None
         self._seed_p = self._seed_f = None

@@ -643,11 +643,11 @@ def test_decoder_holds_no_number_decoded_with_two_snapshots():
 
 
 def test_decoder_window_stays_within_half_the_sequence_space():
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._delta import DeltaDecoder
     from quantcodec._history import DecoderState
     s = qc.Schema("S", [("x", qc.Bounded(-10, 10, 12))])
     for history, keep in ((1, 1), (64, 127), (16384, 32767), (16385, 32768), (32767, 32768)):
-        assert DecoderState(DeltaCoder(s._plan), s, history).keep == keep
+        assert DecoderState(DeltaDecoder(s._plan), s, history).keep == keep
 
 
 def test_encoder_predict_must_be_a_bool(schema):
@@ -1320,14 +1320,13 @@ def test_decoded_snapshot_is_a_full_snapshot(schema):
 def test_the_states_take_their_snapshot_class_from_the_caller(schema):
     # no registration upward: quantcodec.snapshot hands its Snapshot to each state it builds,
     # and the states refuse anything that is not SnapshotData or a subclass
-    from quantcodec._delta import DeltaCoder, SnapshotData
+    from quantcodec._delta import DeltaDecoder, DeltaEncoder, SnapshotData
     from quantcodec._history import DecoderState, EncoderState
-    coder = DeltaCoder(schema._plan)
     for bad in (dict, 3, None, "Snapshot"):
         with pytest.raises(TypeError, match="snapshot_type must be SnapshotData or a subclass"):
-            DecoderState(coder, schema, 4, snapshot_type=bad)
+            DecoderState(DeltaDecoder(schema._plan), schema, 4, snapshot_type=bad)
         with pytest.raises(TypeError, match="snapshot_type must be SnapshotData or a subclass"):
-            EncoderState(coder, schema, 4, True, snapshot_type=bad)
+            EncoderState(DeltaEncoder(schema._plan), schema, 4, True, snapshot_type=bad)
     # the encoder's state, made for Snapshot, refuses a bare SnapshotData; the decoder makes Snapshots
     enc, dec = qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
     with pytest.raises(TypeError, match="expected a Snapshot"):
@@ -1440,7 +1439,7 @@ def test_decoder_ordered_check_is_the_codecs(codec):
     # an ordered slot decodes to a width-bit value (sign-extended for the signed kinds); the
     # decoder skips the validity check where every such value is valid (_all_valid), so its
     # answer must be the codec's on all of them
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._testing import DeltaCoder
     coder = DeltaCoder(qc.Schema("S", [("x", codec)])._plan)
     b = codec.bits
     signed = codec.code_dtype.kind == "i"
@@ -1461,7 +1460,7 @@ def test_decoder_ordered_check_is_the_codecs(codec):
 def test_decoder_quat_check_is_the_codecs(bits, mode):
     # the decoder checks Quat codes through a table of the shrunk kept values (cbits <= 12) or
     # the codec's own rule (wider): either way exactly Quat.valid
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._testing import DeltaCoder
     codec = qc.Quat(bits, mode=mode)
     coder = DeltaCoder(qc.Schema("Q", [("q", codec)])._plan)
     nbits = 2 + 3 * bits
@@ -1483,7 +1482,7 @@ def test_decoder_fast_quat_check_accepts_only_valid_codes(bits, mode):
     # the decoder's fast path accepts a smallest-three code by an integer test on bounds of the
     # squares (sinfo_t.qsq), leaving the rest to the exact test: it may accept only valid codes,
     # and should accept nearly all of them (else the fast path is rarely taken)
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._testing import DeltaCoder
     codec = qc.Quat(bits, mode=mode)
     coder = DeltaCoder(qc.Schema("Q", [("q", codec)])._plan)
     nbits = 2 + 3 * bits
@@ -1655,7 +1654,7 @@ def _matrix_columns(schema, m):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 150), frac=st.floats(0.0, 1.0))
 def test_row_keys_give_the_same_packets(seed, n, frac):
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._testing import DeltaCoder
     rng = np.random.default_rng(seed)
     ids = np.arange(n, dtype=np.uint64)
     widths = _widths(KEYED)
@@ -1752,7 +1751,7 @@ def test_decoder_finds_changed_rows_by_context_class(n, frac):
     # packet's two sets (positions within the rows that changed between the references, then
     # within the others) into rows through bit masks of 64 rows; every class mix, at the word
     # boundaries, with the classes known from an earlier packet (base._diff) and not
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._testing import DeltaCoder
     rng = np.random.default_rng(n * 10 + int(frac * 10))
     ids = np.arange(n, dtype=np.uint64)
     coder = DeltaCoder(KEYED._plan)
@@ -1837,7 +1836,7 @@ def test_field_shapes_give_the_same_packets_when_sampled(n, move, wide):
 
 
 def test_vector_path_where_the_cpu_has_it():
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._testing import DeltaCoder
     assert not DeltaCoder(SHAPES._plan).vector                 # 17 components
     assert not DeltaCoder(SHAPES16._plan, general=True).vector
     fast = DeltaCoder(SHAPES16._plan)
@@ -1849,12 +1848,14 @@ def test_vector_path_where_the_cpu_has_it():
 def test_one_layout_a_schema_shared_by_every_coder():
     # the delta coder's layout (roles, components, shapes, Quat tables) is compiled once a
     # schema and shared; each encoder and decoder has only its own scratch
-    from quantcodec._delta import DeltaCoder, Layout
+    from quantcodec._delta import Layout
+    from quantcodec._testing import DeltaCoder
     schema = pose_schema()
     e1, e2, d = qc.SnapshotEncoder(schema), qc.SnapshotEncoder(schema), qc.SnapshotDecoder(schema)
     assert isinstance(e1._coder.layout, Layout)
     assert e1._coder.layout is e2._coder.layout is d._coder.layout
     assert e1._coder is not e2._coder
+    assert type(e1._coder).__name__ == "DeltaEncoder" and type(d._coder).__name__ == "DeltaDecoder"
     assert qc.SnapshotEncoder(pose_schema())._coder.layout is e1._coder.layout      # equal schemas
     other = qc.Schema("Other", [("p", qc.Bounded(0, 1, 8))])
     assert qc.SnapshotEncoder(other)._coder.layout is not e1._coder.layout
@@ -1879,7 +1880,7 @@ def test_one_cpu_dispatch_honours_quantcodec_simd(cap):
     code = ("from quantcodec import _codecs, _delta, _testing\n"
             "from quantcodec.tools.link import default_schema\n"
             "print(_codecs._simd(), _testing._simd_level(), _testing._crc_hw(),"
-            " _delta.DeltaCoder(default_schema()._plan).vector)")
+            " _delta.Layout(default_schema()._plan).vector)")
     env = dict(os.environ, QUANTCODEC_SIMD=cap)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     loops, level, crc_hw, vector = out.stdout.split()
@@ -1898,7 +1899,7 @@ def test_one_cpu_dispatch_honours_quantcodec_simd(cap):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 120), move=st.floats(0.0, 1.0),
        wide=st.booleans())
 def test_field_shapes_give_the_same_packets(seed, n, move, wide):
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._testing import DeltaCoder
     schema = SHAPES if wide else SHAPES16
     fast, general = DeltaCoder(schema._plan), DeltaCoder(schema._plan, general=True)
     nf = len(schema.fields)
@@ -2376,7 +2377,7 @@ def test_decoder_fast_path_is_the_slot_loop_on_damaged_packets(which):
     # the decoder's fast path (qc_fast_entity) hands anything unusual back to the slot-by-slot
     # loop: on packets with flipped bits, overwritten bytes and cut ends, both decoders (the
     # fast one and general=True) give the same snapshot or the same error
-    from quantcodec._delta import DeltaCoder
+    from quantcodec._testing import DeltaCoder
     schema = SHAPES16 if which == "shapes16" else SIGNED_SHAPES
     rng = np.random.default_rng(5)
     names = [f[0] for f in schema.fields]
