@@ -184,9 +184,9 @@ cdef class Layout:
 cdef class CoderBase:
     cdef readonly Layout layout
     cdef Plan plan
-    cdef readonly Py_ssize_t nslots
-    cdef readonly Py_ssize_t nfields
-    cdef readonly Py_ssize_t ncomps
+    cdef Py_ssize_t nslots
+    cdef Py_ssize_t nfields
+    cdef Py_ssize_t ncomps
     cdef const sinfo_t* si          # the layout's (borrowed: self.layout holds them)
     cdef const comp_t* ci
     cdef const finfo_t* fi

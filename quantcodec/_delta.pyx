@@ -912,14 +912,6 @@ cdef class CoderBase:
         self.rec_bits = L.rec_bits
         self.chg_bits = L.chg_bits
 
-    @property
-    def shapes(self):
-        return self.layout.shapes
-
-    @property
-    def vector(self):
-        return self.layout.vector
-
     cdef int _check(self, SnapshotData d, str what) except -1:
         """A snapshot of this layout's slots (``what`` names it in the error)."""
         if d is None:

@@ -1455,21 +1455,26 @@ def test_decoder_ordered_check_is_the_codecs(codec):
         assert not all(codec.valid(w) for w in range(2 ** b))      # (its negative zero)
 
 
-@pytest.mark.parametrize("bits,mode", [(b, m) for b in range(2, 8) for m in ("endpoints", "bins")]
-                         + [(9, "endpoints"), (9, "bins"), (12, "endpoints"), (13, "bins")])
-def test_decoder_quat_check_is_the_codecs(bits, mode):
-    # the decoder checks Quat codes through a table of the shrunk kept values (cbits <= 12) or
-    # the codec's own rule (wider): either way exactly Quat.valid
+def quat_codes(bits, mode):
+    """A Quat codec, a DeltaCoder of its one-field schema, and codes to probe: every code and a
+    few past the top up to 20 bits, else 100,000 random ones with the ends."""
     from quantcodec._testing import DeltaCoder
     codec = qc.Quat(bits, mode=mode)
     coder = DeltaCoder(qc.Schema("Q", [("q", codec)])._plan)
     nbits = 2 + 3 * bits
     if nbits <= 20:
-        codes = np.arange(2 ** nbits + 5, dtype=np.uint64)
-    else:
-        rng = np.random.default_rng(bits)
-        codes = rng.integers(0, 2 ** nbits, 100_000, dtype=np.uint64)
-        codes[:3] = (0, 2 ** nbits - 1, 2 ** nbits)
+        return codec, coder, np.arange(2 ** nbits + 5, dtype=np.uint64)
+    codes = np.random.default_rng(bits).integers(0, 2 ** nbits, 100_000, dtype=np.uint64)
+    codes[:3] = (0, 2 ** nbits - 1, 2 ** nbits)
+    return codec, coder, codes
+
+
+@pytest.mark.parametrize("bits,mode", [(b, m) for b in range(2, 8) for m in ("endpoints", "bins")]
+                         + [(9, "endpoints"), (9, "bins"), (12, "endpoints"), (13, "bins")])
+def test_decoder_quat_check_is_the_codecs(bits, mode):
+    # the decoder checks Quat codes through a table of the shrunk kept values (cbits <= 12) or
+    # the codec's own rule (wider): either way exactly Quat.valid
+    codec, coder, codes = quat_codes(bits, mode)
     want = codec.valid(codes)
     got = np.array([coder._slot_valid(0, int(c)) for c in codes])
     assert np.array_equal(got, want), codes[got != want][:5]
@@ -1482,14 +1487,7 @@ def test_decoder_fast_quat_check_accepts_only_valid_codes(bits, mode):
     # the decoder's fast path accepts a smallest-three code by an integer test on bounds of the
     # squares (sinfo_t.qsq), leaving the rest to the exact test: it may accept only valid codes,
     # and should accept nearly all of them (else the fast path is rarely taken)
-    from quantcodec._testing import DeltaCoder
-    codec = qc.Quat(bits, mode=mode)
-    coder = DeltaCoder(qc.Schema("Q", [("q", codec)])._plan)
-    nbits = 2 + 3 * bits
-    if nbits <= 20:
-        codes = np.arange(2 ** nbits + 5, dtype=np.uint64)
-    else:
-        codes = np.random.default_rng(bits).integers(0, 2 ** nbits, 100_000, dtype=np.uint64)
+    codec, coder, codes = quat_codes(bits, mode)
     want = codec.valid(codes)
     got = np.array([coder._quat_surely_valid(0, int(c)) for c in codes])
     assert not (got & ~want).any(), codes[got & ~want][:5]
