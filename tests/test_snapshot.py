@@ -1869,7 +1869,7 @@ def test_one_layout_a_schema_shared_by_every_coder():
 
 
 @pytest.mark.parametrize("cap", ["baseline", " AVX2 ", "avx512"])
-def test_one_cpu_dispatch_honours_quantcodec_simd(cap):
+def test_one_cpu_dispatch_honours_quantcodec_simd(cap, tmp_path):
     # quantcodec/_cpu.h is the one dispatch: the array loops, the delta coder's vector path and
     # the datagram check all obey QUANTCODEC_SIMD (chosen once a process: hence the subprocess)
     import os
@@ -1880,7 +1880,9 @@ def test_one_cpu_dispatch_honours_quantcodec_simd(cap):
             "print(_codecs._simd(), _testing._simd_level(), _testing._crc_hw(),"
             " _delta.Layout(default_schema()._plan).vector)")
     env = dict(os.environ, QUANTCODEC_SIMD=cap)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    # (run outside the source tree: from its root, "-c" would import the uncompiled sources)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         cwd=tmp_path)
     loops, level, crc_hw, vector = out.stdout.split()
     from quantcodec import _codecs
     from quantcodec import _testing
