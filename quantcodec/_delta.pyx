@@ -2348,7 +2348,7 @@ cdef object _packet(object data, const uint8_t** p, Py_ssize_t* n):
 def ascending_ids(ids):
     """Whether ``ids``, a C-contiguous uint64 array, is strictly ascending (sorted, no duplicate):
     the check every snapshot makes of its ids, in one C pass (NumPy's ``all(a[1:] > a[:-1])``
-    costs ~2 us of temporaries whatever the size)."""
+    would build temporaries of the whole array)."""
     cdef const uint64_t* p
     cdef Py_ssize_t i, n
     if not (isinstance(ids, np.ndarray) and (ids.dtype is _U64 or ids.dtype == _U64)):
