@@ -53,7 +53,6 @@ from quantcodec._kernels cimport (
 )
 from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, slot_valid, int_column
 from quantcodec._entropy cimport *
-from quantcodec._crc32c cimport qc_crc32c, qc_get_u32le, qc_put_u32le
 from quantcodec._bits cimport (
     bw_t, br_t, bw_init, bw_free, bw_reset, bw_reserve, bw_put, bw_flush, bw_nbytes, br_init,
     br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64,
