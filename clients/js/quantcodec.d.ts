@@ -29,6 +29,12 @@ export function sha256(data: Uint8Array): Uint8Array;
 export function toHex(bytes: Uint8Array): string;
 /** CRC-32C (Castagnoli), zlib's continuation convention: crc32c(b, crc32c(a)) == crc32c(a + b). */
 export function crc32c(data: Uint8Array, seed?: number, start?: number, end?: number): number;
+/** SipHash-2-4 of data under a 16-byte key, as an unsigned 64-bit bigint (the tag: its 8 bytes little-endian). */
+export function siphash24(key: Uint8Array, data: Uint8Array): bigint;
+/** The master key mk of a shared key of 1 to 255 bytes (wire-format section 17). */
+export function masterKey(key: Uint8Array): Uint8Array;
+/** The 16-byte tag key sub(label) under a shared key (section 17); a string label is its ASCII bytes. */
+export function macKey(key: Uint8Array, label: Uint8Array | string): Uint8Array;
 /** A float literal of a JSON document read with {tagFloats: true}. */
 export class JsonFloat { constructor(value: number); readonly value: number; valueOf(): number; }
 /** JSON with integers beyond 2**53 kept exact (bigint); float literals as JsonFloat with tagFloats. */

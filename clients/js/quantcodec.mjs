@@ -194,6 +194,124 @@ export function crc32c(data, seed = 0, start = 0, end = data.length) {
   return (~crc) >>> 0;
 }
 
+// ------------------------------------------------------------------------------------------------
+// SipHash-2-4 (Aumasson and Bernstein, 2012) and the keys of wire-format section 17. Synchronous
+// and BigInt-free: each 64-bit word is two int32 halves (WebCrypto is asynchronous, and has no
+// SipHash anyway).
+
+let SIP_LO = 0, SIP_HI = 0;          // the result of sipCore: low and high 32 bits (unsigned)
+
+/** A 16-byte SipHash key as its four little-endian u32 words [k0 lo, k0 hi, k1 lo, k1 hi]. */
+function sipWords(key16) {
+  const w = new Int32Array(4);
+  for (let i = 0; i < 4; i++) w[i] = key16[4 * i] | (key16[4 * i + 1] << 8) | (key16[4 * i + 2] << 16) | (key16[4 * i + 3] << 24);
+  return w;
+}
+
+/** SipHash-2-4 of data[start..end) under the key words k; the result in SIP_LO, SIP_HI. */
+function sipCore(k, d, start, end) {
+  let v0l = k[0] ^ 0x70736575, v0h = k[1] ^ 0x736f6d65;
+  let v1l = k[2] ^ 0x6e646f6d, v1h = k[3] ^ 0x646f7261;
+  let v2l = k[0] ^ 0x6e657261, v2h = k[1] ^ 0x6c796765;
+  let v3l = k[2] ^ 0x79746573, v3h = k[3] ^ 0x74656462;
+  const len = end - start, last = start + (len & ~7);
+  let s = 0, t = 0;
+  for (let i = start, rounds = 2; ; i += 8) {
+    let ml, mh;
+    if (i < last) {
+      ml = d[i] | (d[i + 1] << 8) | (d[i + 2] << 16) | (d[i + 3] << 24);
+      mh = d[i + 4] | (d[i + 5] << 8) | (d[i + 6] << 16) | (d[i + 7] << 24);
+    } else if (i === last) {             // the last word: the tail bytes and the length's low byte
+      ml = 0; mh = (len & 0xff) << 24;
+      switch (end - i) {
+        case 7: mh |= d[i + 6] << 16;    // falls through
+        case 6: mh |= d[i + 5] << 8;     // falls through
+        case 5: mh |= d[i + 4];          // falls through
+        case 4: ml |= d[i + 3] << 24;    // falls through
+        case 3: ml |= d[i + 2] << 16;    // falls through
+        case 2: ml |= d[i + 1] << 8;     // falls through
+        case 1: ml |= d[i];
+      }
+    } else {                             // finalization: v2 ^= 0xff, 4 rounds
+      ml = 0; mh = 0;
+      v2l ^= 0xff;
+      rounds = 4;
+    }
+    v3l ^= ml; v3h ^= mh;
+    for (let r = 0; r < rounds; r++) {
+      // v0 += v1; v1 = rotl(v1, 13) ^ v0; v0 = rotl(v0, 32)
+      s = (v0l + v1l) | 0; v0h = (v0h + v1h + (((v0l & v1l) | ((v0l | v1l) & ~s)) >>> 31)) | 0; v0l = s;
+      t = (v1h << 13) | (v1l >>> 19); v1l = (v1l << 13) | (v1h >>> 19); v1h = t ^ v0h; v1l ^= v0l;
+      t = v0l; v0l = v0h; v0h = t;
+      // v2 += v3; v3 = rotl(v3, 16) ^ v2
+      s = (v2l + v3l) | 0; v2h = (v2h + v3h + (((v2l & v3l) | ((v2l | v3l) & ~s)) >>> 31)) | 0; v2l = s;
+      t = (v3h << 16) | (v3l >>> 16); v3l = (v3l << 16) | (v3h >>> 16); v3h = t ^ v2h; v3l ^= v2l;
+      // v0 += v3; v3 = rotl(v3, 21) ^ v0
+      s = (v0l + v3l) | 0; v0h = (v0h + v3h + (((v0l & v3l) | ((v0l | v3l) & ~s)) >>> 31)) | 0; v0l = s;
+      t = (v3h << 21) | (v3l >>> 11); v3l = (v3l << 21) | (v3h >>> 11); v3h = t ^ v0h; v3l ^= v0l;
+      // v2 += v1; v1 = rotl(v1, 17) ^ v2; v2 = rotl(v2, 32)
+      s = (v2l + v1l) | 0; v2h = (v2h + v1h + (((v2l & v1l) | ((v2l | v1l) & ~s)) >>> 31)) | 0; v2l = s;
+      t = (v1h << 17) | (v1l >>> 15); v1l = (v1l << 17) | (v1h >>> 15); v1h = t ^ v2h; v1l ^= v2l;
+      t = v2l; v2l = v2h; v2h = t;
+    }
+    if (rounds === 4) break;
+    v0l ^= ml; v0h ^= mh;
+  }
+  SIP_LO = (v0l ^ v1l ^ v2l ^ v3l) >>> 0;
+  SIP_HI = (v0h ^ v1h ^ v2h ^ v3h) >>> 0;
+}
+
+function bytesOf(x, what) {
+  if (typeof x === 'string') return asciiBytes(x);
+  if (x instanceof Uint8Array) return x;
+  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new Uint8Array(x.buffer || x, x.byteOffset || 0, x.byteLength);
+  throw new TypeError(`${what}: expected bytes (a Uint8Array), got ${x === null ? 'null' : typeof x}`);
+}
+
+/** SipHash-2-4 of `data` under a 16-byte key, as an unsigned 64-bit BigInt (the tag is its 8 little-endian bytes). */
+export function siphash24(key, data) {
+  const k = bytesOf(key, 'siphash24 key');
+  if (k.length !== 16) throw new RangeError(`siphash24: the key must be 16 bytes, got ${k.length}`);
+  const d = bytesOf(data, 'siphash24 data');
+  sipCore(sipWords(k), d, 0, d.length);
+  return (BigInt(SIP_HI) << 32n) | BigInt(SIP_LO);
+}
+
+/** Two SipHash results under key words w, of msg || 0 and msg || 1 (or 1 || msg, 2 || msg), as 16 bytes. */
+function sipPair(w, msg, prefix) {
+  const out = new Uint8Array(16), b = new Uint8Array(msg.length + 1);
+  for (let j = 0; j < 2; j++) {
+    if (prefix) { b[0] = j + 1; b.set(msg, 1); } else { b.set(msg); b[msg.length] = j; }
+    sipCore(w, b, 0, b.length);
+    for (let i = 0; i < 4; i++) { out[8 * j + i] = SIP_LO >>> (8 * i); out[8 * j + 4 + i] = SIP_HI >>> (8 * i); }
+  }
+  return out;
+}
+const MAC_Z = sipWords(asciiBytes('quantcodec mac k'));
+
+/** Check a shared key (1 to 255 bytes) and return it as a Uint8Array. */
+function sharedKey(key, who) {
+  const k = bytesOf(key, `${who}: key`);
+  if (k.length < 1 || k.length > 255) throw new RangeError(`${who}: the key must be 1 to 255 bytes, got ${k.length}`);
+  return k;
+}
+
+/** The master key mk of a shared key (section 17): u64le(SipHash(Z, 01 || key)) || u64le(SipHash(Z, 02 || key)). */
+export function masterKey(key) {
+  return sipPair(MAC_Z, sharedKey(key, 'masterKey'), true);
+}
+
+/** sub(L) under a master key: u64le(SipHash(mk, L || 00)) || u64le(SipHash(mk, L || 01)) (section 17). */
+function subKey(mk, label) { return sipPair(sipWords(mk), label, false); }
+
+/**
+ * The tag key of a label under a shared key (section 17): macKey(key, K + 'P') is kP,
+ * macKey(key, 'quantcodec hello') is kH. `label`: bytes, or an ASCII string.
+ */
+export function macKey(key, label) {
+  return subKey(masterKey(key), bytesOf(label, 'macKey label'));
+}
+
 function u32le(b, o) { return (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0; }
 function u16le(b, o) { return b[o] | (b[o + 1] << 8); }
 function u64le(b, o) { return BigInt(u32le(b, o)) | (BigInt(u32le(b, o + 4)) << 32n); }
