@@ -10,7 +10,8 @@ export class CodecError extends Error {}
 export class SchemaError extends CodecError {}
 /** A value an exact codec cannot hold; a zero or non-finite quaternion or unit vector. */
 export class ValueRangeError extends CodecError {}
-export type DecodeErrorKind = 'no-hello' | 'check' | 'hello' | 'schema' | 'fragment' | 'baseline' | 'malformed';
+/** `limits`: section 19; `stale`: the server's, for replies only (no client refuses a datagram with it). */
+export type DecodeErrorKind = 'no-hello' | 'check' | 'hello' | 'schema' | 'fragment' | 'baseline' | 'malformed' | 'limits' | 'stale';
 export const DECODE_ERROR_KINDS: readonly DecodeErrorKind[];
 /** A refused datagram, packet or record; `kind` as docs/wire-format.md section 14 names it. */
 export class DecodeError extends CodecError {
@@ -247,8 +248,20 @@ export interface Hello {
   nfields: number;
   fields: FieldSummary[];
 }
-export function isHello(datagram: Uint8Array): boolean;
-export function parseHello(datagram: Uint8Array): Hello;
+/** Options of the datagram layer: `key`, a shared secret of 1 to 255 bytes (every check is then an 8-byte SipHash-2-4 tag, section 17). */
+export interface KeyOptions { key?: Uint8Array | null }
+/** Whether a datagram is a hello whose magic and check (with a key: its tag under kH) hold. */
+export function isHello(datagram: Uint8Array, options?: KeyOptions): boolean;
+/** The fields of a hello; DecodeError 'check' when its check fails, 'hello' when malformed. */
+export function parseHello(datagram: Uint8Array, options?: KeyOptions): Hello;
+/** The bound on what a client holds when none is given (section 19): 268435456 (256 MiB). */
+export const DEFAULT_MAX_BYTES: number;
+export interface DecoderOptions extends KeyOptions {
+  /** The history until a hello gives the stream's own. */
+  history?: number;
+  /** Section 19's bound on what the decoder holds, in its cost model (default DEFAULT_MAX_BYTES). */
+  maxBytes?: number | bigint | null;
+}
 /** What differs between this end's schema and the one a hello describes ([] when equal). */
 export function helloDifferences(schema: Schema, hello: Hello): string[];
 /** The 40-byte stream key of section 11. */
@@ -260,9 +273,12 @@ export function streamKey(fingerprint: string, history: number, predict: boolean
  * datagram that returned a Snapshot, acknowledge `latest` to the server.
  */
 export class SnapshotDecoder {
-  constructor(schema: Schema, options?: { history?: number });
-  /** A decoder on the stream of a hello; SchemaError saying what differs for another schema. */
-  static fromHello(schema: Schema, hello: Uint8Array): SnapshotDecoder;
+  constructor(schema: Schema, options?: DecoderOptions);
+  /**
+   * A decoder on the stream of a hello; SchemaError saying what differs for another schema,
+   * DecodeError 'limits' for a hello whose history and max_datagram could not fit maxBytes.
+   */
+  static fromHello(schema: Schema, hello: Uint8Array, options?: DecoderOptions): SnapshotDecoder;
   readonly schema: Schema;
   /** The stream's history (the hello's once one is adopted). */
   readonly history: number;
@@ -270,6 +286,13 @@ export class SnapshotDecoder {
   readonly latest: number | null;
   /** The adopted hello, or null. */
   readonly hello: Hello | null;
+  /** The bound of section 19 (bytes, in its cost model). */
+  readonly maxBytes: number;
+  /**
+   * What the decoder holds in section 19's cost model: each snapshot 256 + n * (8 + 8 * slots)
+   * bytes, and 256 * max_datagram for reassembly once a hello is adopted. At most maxBytes.
+   */
+  readonly heldBytes: number;
   decode(datagram: Uint8Array | ArrayBuffer | ArrayLike<number>): Snapshot | null;
   /** The held snapshot seq (a possible baseline), or null. */
   get(seq: number): Snapshot | null;
