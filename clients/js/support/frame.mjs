@@ -114,3 +114,43 @@ export function frameEvents(evs, key = null) {
 }
 
 export { cat, le32, le64, u32 };
+
+/**
+ * A hello (section 13) for `schema` with no field summaries (ns = 0), sealed with CRC-32C or a
+ * key's tag: {history, maxDatagram, streamId, started, predict}.
+ */
+export function helloFor(schema, { history = 64, maxDatagram = 1200, streamId = 0x1234n, started = 1n, predict = true } = {}, key = null) {
+  const name = new TextEncoder().encode(schema.name);
+  const body = cat(ascii('QCHL'), Uint8Array.of(1, predict ? 1 : 0, history & 0xff, history >> 8, maxDatagram & 0xff, maxDatagram >> 8),
+    le64(streamId), le64(started), ascii(schema.fingerprint), le32(Number(BigInt(schema.version) & 0xffffffffn)),
+    Uint8Array.of(name.length), name, Uint8Array.of(schema.fields.length & 0xff, schema.fields.length >> 8, 0, 0));
+  return cat(body, checker('H', { key }).tag(body));
+}
+
+/** Exp-Golomb EG(k, b) of u without the escape (section 4), for values that do not reach it. */
+export function putEG(w, u, k) {
+  const x = Math.floor(u / 2 ** k) + 1;
+  const e = 31 - Math.clz32(x);
+  w.write(0, e); w.write(1, 1); w.write(x - 2 ** e, e); w.write(u % 2 ** k, k);
+}
+/** A full packet (section 7, no baseline) of the ids 0..n-1, every slot's code 0 (bits: the slots' widths). */
+export function fullPacket(seq, n, slotBits) {
+  const w = new qc.BitWriter();
+  w.write(seq, 16); w.write(0, 1);
+  putEG(w, n, 0);
+  if (n) {
+    w.write(0, 6);
+    for (let i = 0; i < n; i++) w.write(1, 1);          // EG(0, 64) of 0: the first id, then gaps of 0
+    for (let i = 0; i < n; i++) for (const b of slotBits) w.write(0, b);
+  }
+  return w.finish();
+}
+/** A delta (no pred) against seq - bdist where nothing changed: no entity removed, none new, none changed. */
+export function unchangedDelta(seq, bdist, baseCount) {
+  const w = new qc.BitWriter();
+  w.write(seq, 16); w.write(1, 1); putEG(w, bdist - 1, 2); w.write(0, 1);
+  if (baseCount) w.write(0, 2);          // removed: SET mode 0
+  putEG(w, 0, 0);                        // no new entity
+  if (baseCount) w.write(0, 2);          // changed: SET mode 0
+  return w.finish();
+}
