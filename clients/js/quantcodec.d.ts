@@ -303,7 +303,41 @@ export class SnapshotDecoder {
 
 /** Decode a bare packet (no datagram check) against given snapshots by sequence number. */
 export function decodePacket(schema: Schema, packet: Uint8Array, held?: Map<number, Snapshot>): Snapshot;
-/** The runner's line for one datagram: a snapshot, {"error":"KIND"} or {"pending":true}. */
-export function runnerLine(decoder: SnapshotDecoder, datagram: Uint8Array): string;
+export interface StreamClientOptions extends KeyOptions {
+  /** Section 19's bound on what the client holds (default DEFAULT_MAX_BYTES). */
+  maxBytes?: number | bigint | null;
+  /** This client's 32-bit incarnation id (section 18); random when not given. */
+  nonce?: number | null;
+  /** The history until a hello gives the stream's own. */
+  history?: number;
+}
+/**
+ * The client of a session (SPEC section 8, wire-format section 18). receive(datagram): a Snapshot,
+ * or null (a hello, a fragment); DecodeError (`kind`) for a refused datagram, which changes
+ * nothing. reply(): the datagram to send back now (an ack, or a hello request while no stream is
+ * adopted), or null when none is due. A reply is due after a view, an adopted hello, or a refusal
+ * of kind no-hello or baseline.
+ */
+export class StreamClient {
+  constructor(schema: Schema, options?: StreamClientOptions);
+  readonly schema: Schema;
+  /** The decoder underneath (its state: held snapshots, heldBytes, latest). */
+  readonly decoder: SnapshotDecoder;
+  readonly nonce: number;
+  /** The number the next reply carries (mod 2**32). */
+  rseq: number;
+  /** Whether a reply is due. */
+  readonly due: boolean;
+  readonly latest: number | null;
+  readonly hello: Hello | null;
+  receive(datagram: Uint8Array | ArrayBuffer | ArrayLike<number>): Snapshot | null;
+  reply(): Uint8Array | null;
+}
+
+/**
+ * The runner's line for one datagram: a snapshot, {"error":"KIND"} or {"pending":true}; with a
+ * StreamClient, reply() is called after the datagram and the line ends in "reply": hex or null.
+ */
+export function runnerLine(decoder: SnapshotDecoder | StreamClient, datagram: Uint8Array): string;
 /** A DATAGRAMS.bin (u32 LE length + bytes, repeated) split into datagrams. */
 export function splitDatagrams(bytes: Uint8Array): Uint8Array[];
