@@ -5,8 +5,10 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
+import os from 'node:os';
+import { execFileSync } from 'node:child_process';
 import * as qc from '../quantcodec.mjs';
-import { KIT, readJSON, readBytes } from '../support/helpers.mjs';
+import { KIT, HERE, readJSON, readBytes } from '../support/helpers.mjs';
 import { helloFor, framer, fullPacket, unchangedDelta, putEG, checker } from '../support/frame.mjs';
 
 const present = fs.existsSync(path.join(KIT, 'manifest.json'));
@@ -177,4 +179,39 @@ test('limits: the hostile stream (history 256, a full packet of 20,000 entities,
   assert.equal(dec.held.size, fits);
   assert.equal(dec.heldBytes, fits * cost + ra);
   assert.equal(dec.latest, fits - 1);
+});
+
+// The same hostile stream as the Python encoder sends it (support/hostile_stream.py), when the
+// Python package is there: QC_PYTHON (default python3) must import quantcodec.
+const PY = process.env.QC_PYTHON || 'python3';
+function pythonHasPackage() {
+  try { execFileSync(PY, ['-c', 'import quantcodec'], { cwd: os.tmpdir(), stdio: 'ignore' }); return true; } catch { return false; }
+}
+const hasPy = pythonHasPackage();
+test('limits: the hostile stream made by the Python encoder (pose, 12 slots) is refused exactly past the default bound', { skip: !hasPy && `${PY} cannot import quantcodec (set QC_PYTHON)`, timeout: 120000 }, () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qc-hostile-'));
+  try {
+    execFileSync(PY, [path.join(HERE, 'hostile_stream.py'), dir], { cwd: os.tmpdir(), stdio: 'inherit' });
+    const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(dir, 'pose.json'), 'utf8'));
+    const ds = qc.splitDatagrams(readBytes(path.join(dir, 'hostile.bin')));
+    const dec = new qc.SnapshotDecoder(schema);
+    const cost = costOf(schema, 20000), ra = 256 * 1200;
+    const fits = Math.floor((qc.DEFAULT_MAX_BYTES - ra) / cost);
+    let views = 0, limits = 0;
+    for (const d of ds) {
+      const before = stateOf(dec);
+      try { if (dec.decode(d) !== null) views++; } catch (e) {
+        assert.equal(e.kind, 'limits', e.message);
+        assert.equal(stateOf(dec), before);
+        limits++;
+      }
+      assert.ok(dec.heldBytes <= qc.DEFAULT_MAX_BYTES);
+    }
+    assert.equal(schema.nslots, 12);
+    assert.equal(views, fits);                  // 128 snapshots of 2,080,256 bytes
+    assert.equal(limits, 201 - fits);
+    assert.equal(dec.heldBytes, fits * cost + ra);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
