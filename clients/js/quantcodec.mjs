@@ -1,8 +1,9 @@
 // quantcodec.mjs: a dependency-free JavaScript client of the quantcodec wire format
 // (docs/wire-format.md, docs/schema-format.md, docs/codecs.md). One ES module for Node >= 18 and
 // current browsers: schemas and their fingerprint, every codec (dequantize, valid; quantize for the
-// scalar, vector, quaternion and unit-vector codecs), one record, and the snapshot stream decoder
-// with the datagram layer (check, hello, fragments, history window, acks).
+// scalar, vector, quaternion and unit-vector codecs), one record, the snapshot stream decoder
+// with the datagram layer (check, hello, fragments, history window, acks), and the session client
+// (StreamClient: replies, keyed SipHash-2-4 checks, limits; wire-format sections 17-19).
 //
 // Numbers: codes of slots of at most 53 bits and ids below 2**53 are plain numbers; codes of wider
 // slots (UInt/Int/Fixed/Grid/Quat/UnitVector of more than 53 bits) are always BigInt, and ids of
