@@ -259,7 +259,7 @@ export const DEFAULT_MAX_BYTES: number;
 export interface DecoderOptions extends KeyOptions {
   /** The history until a hello gives the stream's own. */
   history?: number;
-  /** Section 19's bound on what the decoder holds, in its cost model (default DEFAULT_MAX_BYTES). */
+  /** Section 19's bound on what the decoder holds, in its cost model: a positive integer (default DEFAULT_MAX_BYTES). */
   maxBytes?: number | bigint | null;
 }
 /** What differs between this end's schema and the one a hello describes ([] when equal). */

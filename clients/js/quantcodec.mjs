@@ -2615,12 +2615,12 @@ const UNKEYED = streamlessChecks(null);
 /** The stream-less checks for a `{key}` option (none: CRC-32C). */
 function checksFor(key) { return key === undefined || key === null ? UNKEYED : streamlessChecks(masterKey(key)); }
 
-/** A `maxBytes` option: a non-negative integer (number or bigint), DEFAULT_MAX_BYTES when null. */
+/** A `maxBytes` option: a positive integer (number or bigint), DEFAULT_MAX_BYTES when null. */
 function maxBytesOption(v, who) {
   if (v === undefined || v === null) return DEFAULT_MAX_BYTES;
-  if (typeof v === 'bigint' && v >= 0n) return Number(v);
-  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return v;
-  throw new RangeError(`${who}: maxBytes must be a non-negative integer (bytes), got ${typeof v === 'bigint' ? v + 'n' : v}`);
+  if (typeof v === 'bigint' && v >= 1n) return Number(v);
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 1) return v;
+  throw new RangeError(`${who}: maxBytes must be a positive integer (bytes), got ${typeof v === 'bigint' ? v + 'n' : typeof v === 'string' ? `'${v}'` : v}`);
 }
 
 /** The 40-byte stream key K (section 11). */

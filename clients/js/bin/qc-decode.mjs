@@ -30,7 +30,7 @@ for (let i = 0; i < args.length; i++) {
     opts.key = Uint8Array.from(v.match(/../g), (x) => parseInt(x, 16));
   } else if (name === '--max-bytes') {
     const v = value();
-    if (!/^[0-9]+$/.test(v)) fail(`--max-bytes must be a non-negative decimal integer, got '${v}'`);
+    if (!/^[0-9]+$/.test(v) || BigInt(v) < 1n) fail(`--max-bytes must be a positive decimal integer, got '${v}'`);
     opts.maxBytes = BigInt(v);
   } else if (name === '--replies') {
     const v = value();

@@ -36,7 +36,8 @@ test('limits: DEFAULT_MAX_BYTES is 256 MiB, and a decoder without maxBytes has i
   const schema = qc.Schema.fromJSON('{"name":"B","fields":[{"name":"on","codec":{"kind":"Bool"}}]}');
   assert.equal(new qc.SnapshotDecoder(schema).maxBytes, 268435456);
   assert.equal(new qc.SnapshotDecoder(schema, { maxBytes: 1000n }).maxBytes, 1000);
-  for (const bad of [-1, 1.5, '100', NaN]) assert.throws(() => new qc.SnapshotDecoder(schema, { maxBytes: bad }), /maxBytes must be a non-negative integer/);
+  for (const bad of [0, -1, 1.5, '100', NaN, 0n]) assert.throws(() => new qc.SnapshotDecoder(schema, { maxBytes: bad }), /maxBytes must be a positive integer/);
+  assert.equal(new qc.StreamClient(schema, { maxBytes: 1 }).decoder.maxBytes, 1);
 });
 
 for (const name of ['pose_lossy', 'all_kinds_pred', 'fragments', 'restart', 'hostile']) {
