@@ -37,6 +37,7 @@ static partial class Tests
             new KeyValuePair<string, Action>("golden snapshot packets", GoldenPackets),
             new KeyValuePair<string, Action>("generated records", Generated),
             new KeyValuePair<string, Action>("lockstep", Lockstep),
+            new KeyValuePair<string, Action>("siphash and keys", SipHashAndKeys),
             new KeyValuePair<string, Action>("fuzz", Fuzz),
         };
         string only = args.Length > 1 ? args[1] : null;
