@@ -38,6 +38,9 @@ static partial class Tests
             new KeyValuePair<string, Action>("generated records", Generated),
             new KeyValuePair<string, Action>("lockstep", Lockstep),
             new KeyValuePair<string, Action>("siphash and keys", SipHashAndKeys),
+            new KeyValuePair<string, Action>("keyed checks", KeyedChecks),
+            new KeyValuePair<string, Action>("replies", Replies),
+            new KeyValuePair<string, Action>("limits", Limits),
             new KeyValuePair<string, Action>("fuzz", Fuzz),
         };
         string only = args.Length > 1 ? args[1] : null;
