@@ -440,4 +440,73 @@ static partial class Tests
         for (int s = 2; s < 32; s++) { r = d4.Receive(SealT(UnchangedDelta(s, 1, 10), seedP, null)); if (r == Received.Snapshot) ok++; else if (d4.LastErrorKind == "limits") lim++; }
         Check(ok == 7 && lim == 1, "one byte less: 7 snapshots, then limits (the next delta's baseline is then out of reach: baseline): " + ok + " decoded, " + lim + " limits");
     }
+
+    // ------------------------------------------------------------------------------- the runner's options
+
+    /// <summary>The lines a StreamClient (nonce given) or a plain decoder gives a datagram file, as qc-decode prints them.</summary>
+    static List<string> SessionLines(Schema schema, List<byte[]> datagrams, byte[] key, long maxBytes, uint? nonce)
+    {
+        var o = new List<string>();
+        var client = nonce.HasValue ? new StreamClient(schema, key, maxBytes, nonce.Value) : null;
+        var dec = client != null ? client.Decoder : new SnapshotDecoder(schema, key, maxBytes);
+        foreach (var d in datagrams)
+        {
+            if (client == null) { o.Add(Line(dec, dec.Receive(d))); continue; }
+            Received r;
+            try { r = client.Receive(d) != null ? Received.Snapshot : Received.Pending; }
+            catch (DecodeException) { r = Received.Refused; }
+            string line = Line(dec, r);
+            var reply = client.Reply();
+            o.Add(line.Substring(0, line.Length - 1) + ",\"reply\":" + (reply == null ? "null" : "\"" + ToHex(reply) + "\"") + "}");
+        }
+        return o;
+    }
+
+    static List<string> RunRunner(params string[] args)
+    {
+        var psi = new ProcessStartInfo("mono", "\"" + Path.Combine(here, "build", "qc-decode.exe") + "\" " + string.Join(" ", args))
+        { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        using (var p = Process.Start(psi))
+        {
+            var o = new List<string>();
+            string l;
+            while ((l = p.StandardOutput.ReadLine()) != null) o.Add(l);
+            p.StandardError.ReadToEnd();
+            p.WaitForExit();
+            if (p.ExitCode != 0) o.Add("exit " + p.ExitCode);
+            return o;
+        }
+    }
+
+    static void RunnerOptions()
+    {
+        byte[] key; long mb; uint? nonce; string err;
+        var st = Json.Parse("{\"name\": \"x\", \"args\": [\"--key\", \"00ff10\", \"--replies\", \"7\", \"--max-bytes\", \"100000\"]}");
+        Check(KitArgs(st, out key, out mb, out nonce, out err) && ToHex(key) == "00ff10" && mb == 100000 && nonce == 7, "a kit stream's args: --key, --replies, --max-bytes");
+        Check(KitArgs(Json.Parse("{\"name\": \"x\"}"), out key, out mb, out nonce, out err) && key == null && mb == SnapshotDecoder.DefaultMaxBytes && nonce == null, "no args: no key, the default bound, no replies");
+        Check(!KitArgs(Json.Parse("{\"args\": [\"--bogus\", \"1\"]}"), out key, out mb, out nonce, out err), "an unknown kit option is refused");
+        string schemaPath = Path.Combine(root, "conformance/schemas/pose.json");
+        string bin = Path.Combine(root, "conformance/streams/pose_lossy.bin");
+        var schema = Schema.Load(schemaPath);
+        var dgs = ReadDatagrams(bin);
+        var got = RunRunner("--replies", "1234", "\"" + schemaPath + "\"", "\"" + bin + "\"");
+        var want = SessionLines(schema, dgs, null, SnapshotDecoder.DefaultMaxBytes, 1234);
+        Check(got.Count == want.Count && string.Join("\n", got) == string.Join("\n", want), "qc-decode --replies 1234: the StreamClient's lines with their replies (" + got.Count + " lines)");
+        int replies = 0;
+        foreach (var l in got) if (!l.EndsWith(",\"reply\":null}", StringComparison.Ordinal)) replies++;
+        Check(replies > 5 && got[0].StartsWith("{\"error\":\"no-hello\",\"reply\":\"48", StringComparison.Ordinal), "qc-decode --replies: hello requests and acks appear (" + replies + " replies)");
+        var plain = RunRunner("\"" + schemaPath + "\"", "\"" + bin + "\"");
+        var exp = File.ReadAllLines(Path.Combine(root, "conformance/streams/pose_lossy.jsonl"));
+        Check(string.Join("\n", plain) == string.Join("\n", exp), "qc-decode without options: the kit's lines unchanged");
+        var lim = RunRunner("--max-bytes", "100000", "\"" + schemaPath + "\"", "\"" + bin + "\"");
+        int nlim = 0;
+        foreach (var l in lim) if (l == "{\"error\":\"limits\"}") nlim++;
+        Check(nlim > 0 && string.Join("\n", lim) == string.Join("\n", SessionLines(schema, dgs, null, 100000, null)), "qc-decode --max-bytes 100000: limits refusals (" + nlim + "), as the decoder gives them");
+        var keyed = RunRunner("--key", "000102030405060708090a0b0c0d0e0f", "\"" + schemaPath + "\"", "\"" + bin + "\"");
+        bool allRefused = keyed.Count == dgs.Count;
+        foreach (var l in keyed) allRefused &= l == "{\"error\":\"no-hello\"}";
+        Check(allRefused, "qc-decode --key: an unkeyed stream is refused whole (no-hello)");
+        Check(RunRunner("--key", "0g", "a", "b")[0] == "exit 2" && RunRunner("--replies", "-1", "a", "b")[0] == "exit 2" && RunRunner("--max-bytes", "x", "a", "b")[0] == "exit 2",
+              "qc-decode: a bad --key, --replies or --max-bytes is a usage error");
+    }
 }
