@@ -43,6 +43,7 @@ static partial class Tests
             new KeyValuePair<string, Action>("replies", Replies),
             new KeyValuePair<string, Action>("limits", Limits),
             new KeyValuePair<string, Action>("runner options", RunnerOptions),
+            new KeyValuePair<string, Action>("hostile limits", HostileLimits),
             new KeyValuePair<string, Action>("fuzz", Fuzz),
         };
         string only = args.Length > 1 ? args[1] : null;

@@ -509,4 +509,75 @@ static partial class Tests
         Check(RunRunner("--key", "0g", "a", "b")[0] == "exit 2" && RunRunner("--replies", "-1", "a", "b")[0] == "exit 2" && RunRunner("--max-bytes", "x", "a", "b")[0] == "exit 2",
               "qc-decode: a bad --key, --replies or --max-bytes is a usage error");
     }
+
+    // ------------------------------------------------------------------------------- the hostile stream
+
+    /// <summary>Run tests/make_hostile.py with the Python run-tests found (QC_TEST_PYTHON); false (and
+    /// why) when there is none.</summary>
+    static bool MakeHostile(string outPath, out string why)
+    {
+        why = null;
+        string py = Environment.GetEnvironmentVariable("QC_TEST_PYTHON");
+        if (string.IsNullOrEmpty(py)) { why = "quantcodec is not importable here (run-tests found no Python with it; QC_PYTHON names one)"; return false; }
+        var psi = new ProcessStartInfo(py, "\"" + Path.Combine(here, "tests", "make_hostile.py") + "\" \"" + Path.Combine(root, "conformance/schemas/pose.json") + "\" \"" + outPath + "\"")
+        { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        string pp = Environment.GetEnvironmentVariable("QC_TEST_PYTHONPATH");
+        if (!string.IsNullOrEmpty(pp)) psi.EnvironmentVariables["PYTHONPATH"] = pp;
+        using (var p = Process.Start(psi))
+        {
+            p.StandardOutput.ReadToEnd();
+            string err = p.StandardError.ReadToEnd();
+            p.WaitForExit();
+            if (p.ExitCode != 0) { why = "make_hostile.py failed: " + err; return false; }
+        }
+        return true;
+    }
+
+    static void HostileLimits()
+    {
+        string path = Path.Combine(here, "build", "hostile_limits.bin");
+        string why;
+        if (!MakeHostile(path, out why))
+        {
+            if (why.StartsWith("make_hostile.py failed", StringComparison.Ordinal)) Check(false, why);
+            else Console.WriteLine("  skipped: the hostile limits stream: " + why);
+            return;
+        }
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/pose.json"));
+        var dgs = ReadDatagrams(path);
+        var client = new StreamClient(schema, nonce: 33);
+        var dec = client.Decoder;
+        long bound = dec.MaxBytes;
+        int views = 0, limits = 0, baseline = 0, other = 0, over = 0, acks = 0;
+        string firstRefusal = null;
+        long most = 0;
+        foreach (var d in dgs)
+        {
+            string before = dec.StateDigest(false);
+            string kind = null;
+            Snapshot v = null;
+            try { v = client.Receive(d); } catch (DecodeException e) { kind = e.Kind; }
+            if (v != null) views++;
+            else if (kind == "limits") { limits++; if (dec.StateDigest(false) != before) Check(false, "hostile: a limits refusal changed the state"); }
+            else if (kind == "baseline") baseline++;
+            else if (kind != null) other++;
+            if (kind != null && firstRefusal == null) firstRefusal = kind;
+            var rep = client.Reply();
+            if (rep != null) acks++;
+            if (kind == "limits" && rep != null) Check(false, "hostile: a limits refusal made a reply");
+            long held = dec.HeldBytes + 256L * dec.Stream.MaxDatagram;
+            most = Math.Max(most, held);
+            if (held > bound) over++;
+        }
+        // the cost model: the reassembly and as many 20,000-entity snapshots as fit, the new one included
+        long cost = dec.SnapshotCost(20000);
+        long fit = (bound - 256L * 1200) / cost;
+        Check(cost == 256 + 20000L * (8 + 8 * 12), "hostile: a snapshot of 20,000 Pose entities costs " + cost);
+        Check(over == 0 && most <= bound, "hostile: what the client holds never passes the default bound (" + most + " of " + bound + " bytes at most)");
+        Check(views == fit && firstRefusal == "limits", "hostile: " + views + " views (" + fit + " fit), then the first refusal is limits: " + firstRefusal);
+        Check(limits >= 1 && views + limits + baseline == 201 && other == 0,
+              "hostile: the 201 packets: " + views + " views, " + limits + " limits, " + baseline + " baseline (their baseline refused), " + other + " other");
+        Check(acks == views + baseline + 1, "hostile: a reply after each view, each baseline refusal and the hello, none after limits (" + acks + ")");
+        Console.WriteLine("  hostile: " + views + " views of 20,000 entities held, then " + limits + " limits and " + baseline + " baseline refusals; at most " + most + " bytes in the model; GC heap " + (GC.GetTotalMemory(false) >> 20) + " MiB");
+    }
 }
