@@ -10,6 +10,8 @@ namespace QuantCodec
     /// 0x726fdb47dd0e0e31, the message 00..0e gives 0xa129ca6149be45e5.</summary>
     public static class SipHash
     {
+        static readonly bool LittleEndian = BitConverter.IsLittleEndian;
+
         /// <summary>SipHash-2-4 of data[offset .. offset + count) under the key (k0, k1) (the key's
         /// bytes 0..7 and 8..15, little-endian).</summary>
         public static ulong Compute(ulong k0, ulong k1, byte[] data, int offset, int count)
@@ -19,8 +21,9 @@ namespace QuantCodec
             int i = offset, end = offset + (count & ~7);
             for (; i < end; i += 8)
             {
-                ulong m = (ulong)data[i] | (ulong)data[i + 1] << 8 | (ulong)data[i + 2] << 16 | (ulong)data[i + 3] << 24
-                        | (ulong)data[i + 4] << 32 | (ulong)data[i + 5] << 40 | (ulong)data[i + 6] << 48 | (ulong)data[i + 7] << 56;
+                ulong m = LittleEndian ? BitConverter.ToUInt64(data, i)
+                        : (ulong)data[i] | (ulong)data[i + 1] << 8 | (ulong)data[i + 2] << 16 | (ulong)data[i + 3] << 24
+                          | (ulong)data[i + 4] << 32 | (ulong)data[i + 5] << 40 | (ulong)data[i + 6] << 48 | (ulong)data[i + 7] << 56;
                 v3 ^= m;
                 // two rounds (SipRound written out: the JIT does not inline a method taking four refs)
                 v0 += v1; v1 = v1 << 13 | v1 >> 51; v1 ^= v0; v0 = v0 << 32 | v0 >> 32;
