@@ -26,7 +26,7 @@ static partial class Tests
     {
         here = args.Length > 0 ? args[0] : ".";
         root = Path.GetFullPath(Path.Combine(here, "..", ".."));
-        if (args.Length > 2 && args[1] == "--kit-args") { Console.WriteLine(KitArgsText(args[2])); return 0; }
+        if (args.Length > 2 && args[1] == "--kit-command") { Console.WriteLine(KitCommand(args[2])); return 0; }
         var groups = new List<KeyValuePair<string, Action>>
         {
             new KeyValuePair<string, Action>("float bits and JSON", FloatAndJson),

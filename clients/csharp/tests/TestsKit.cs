@@ -107,6 +107,7 @@ static partial class Tests
                     line = Line(dec, r);
                     var reply = client.Reply();
                     line = line.Substring(0, line.Length - 1) + ",\"reply\":" + (reply == null ? "null" : "\"" + ToHex(reply) + "\"") + "}";
+                    if (reply != null) { int nr; outcomes.TryGetValue("reply", out nr); outcomes["reply"] = nr + 1; }     // (the manifest counts the replies made)
                 }
                 if (line != expected[i]) { bad++; if (bad <= 3) Check(false, name + " datagram " + i + ": " + Trunc(line) + " want " + Trunc(expected[i])); }
                 string k = r == Received.Snapshot ? "snapshot" : r == Received.Pending ? "pending" : dec.LastErrorKind;
@@ -147,17 +148,19 @@ static partial class Tests
         return true;
     }
 
-    /// <summary>The args of the kit stream `name`, space-separated (run-tests passes them to qc-decode).</summary>
-    static string KitArgsText(string name)
+    /// <summary>qc-decode's arguments for the kit stream `name`, one a line: its "args", then the
+    /// schema and datagram paths (run-tests runs the runner with them); nothing for an unknown name.</summary>
+    static string KitCommand(string name)
     {
         foreach (var st in Load("conformance/manifest.json").Get("streams").Items)
         {
             if (st.Get("name").Text != name) continue;
-            var a = st.Get("args");
-            if (a == null) return "";
             var o = new List<string>();
-            foreach (var x in a.Items) o.Add(x.Text);
-            return string.Join(" ", o);
+            var a = st.Get("args");
+            if (a != null) foreach (var x in a.Items) o.Add(x.Text);
+            o.Add(Path.Combine(root, "conformance", st.Get("schema").Text));
+            o.Add(Path.Combine(root, "conformance", st.Get("datagrams").Text));
+            return string.Join("\n", o);
         }
         return "";
     }

@@ -113,6 +113,13 @@ static partial class Tests
         }
     }
 
+    /// <summary>A runner line without its "reply" (the last key, when there is one).</summary>
+    static string StripReply(string line)
+    {
+        int i = line.LastIndexOf(",\"reply\":", StringComparison.Ordinal);
+        return i < 0 ? line : line.Substring(0, i) + "}";
+    }
+
     static bool IsFragmentOf(SnapshotDecoder dec, byte[] j)
     {
         int T = dec.CheckLength;
@@ -196,15 +203,21 @@ static partial class Tests
         var sw = Stopwatch.StartNew();
         int refusedJunk = 0, acceptedJunk = 0, unchanged = 0, rounds = 0, keyedStreams = 0;
         var fuzzKey = Seq(16);
-        var cases = new List<Tuple<string, Schema, List<byte[]>, string[], byte[]>>();
+        var cases = new List<Tuple<string, Schema, List<byte[]>, string[], byte[], long>>();
+        var seen = new HashSet<string>();
         foreach (var st in manifest.Get("streams").Items)
         {
-            if (st.Get("args") != null) continue;       // (streams run with options: the kit test covers them)
             string name = st.Get("name").Text;
             var schema = Schema.Load(Path.Combine(root, "conformance", st.Get("schema").Text));
             var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
             var expected = File.ReadAllLines(Path.Combine(root, "conformance", st.Get("expected").Text));
-            cases.Add(Tuple.Create(name, schema, datagrams, expected, (byte[])null));
+            byte[] kitKey; long kitMax; uint? kitNonce; string kitErr;
+            if (!KitArgs(st, out kitKey, out kitMax, out kitNonce, out kitErr)) continue;
+            // a stream run with --replies: its lines without the reply (the fuzz makes its own); once per datagram file
+            if (!seen.Add(st.Get("datagrams").Text)) continue;
+            for (int i = 0; i < expected.Length; i++) expected[i] = StripReply(expected[i]);
+            cases.Add(Tuple.Create(name, schema, datagrams, expected, kitKey, kitMax));
+            if (kitKey != null || kitMax != SnapshotDecoder.DefaultMaxBytes) continue;      // (made keyed: only the plain default streams)
             // the same stream keyed: it must decode as its plain counterpart does
             List<string> want;
             var keyed = Keyed(schema, datagrams, fuzzKey, out want);
@@ -219,7 +232,7 @@ static partial class Tests
             foreach (var w in expected) if (w.StartsWith("{\"seq\"", StringComparison.Ordinal)) expViews++;
             Check(views == expViews, name + " keyed: every view of the plain stream is in the keyed one (" + views + " of " + expViews + ")");
             keyedStreams++;
-            cases.Add(Tuple.Create(name + " keyed", schema, keyed, want.ToArray(), fuzzKey));
+            cases.Add(Tuple.Create(name + " keyed", schema, keyed, want.ToArray(), fuzzKey, SnapshotDecoder.DefaultMaxBytes));
         }
         Check(keyedStreams >= 4, "fuzz: " + keyedStreams + " kit streams made keyed");
         foreach (var cs in cases)
@@ -229,12 +242,13 @@ static partial class Tests
             var datagrams = cs.Item3;
             var expected = cs.Item4;
             var key = cs.Item5;
+            long maxBytes = cs.Item6;
             for (int seed = 1; seed <= 3; seed++)
             {
                 // (a) junk that fails the check, interleaved: every datagram of the stream still decodes
                 // exactly as expected, and every refused one leaves the state as it was
                 var rng = new Rng((ulong)(seed * 1000 + name.Length));
-                var dec = new SnapshotDecoder(schema, key);
+                var dec = new SnapshotDecoder(schema, key, maxBytes);
                 int bad = 0;
                 for (int i = 0; i < datagrams.Count; i++)
                 {
@@ -259,7 +273,7 @@ static partial class Tests
                 // (b) sealed malformed packets and fragments at random points: never a crash, a refusal
                 // changes nothing, and the stream goes on as expected after a refusal
                 rng = new Rng((ulong)(seed * 7919 + name.Length));
-                dec = new SnapshotDecoder(schema, key);
+                dec = new SnapshotDecoder(schema, key, maxBytes);
                 bad = 0;
                 bool diverged = false;
                 for (int i = 0; i < datagrams.Count; i++)
@@ -289,7 +303,7 @@ static partial class Tests
                 // refused as no-hello (before a hello), every reply is an ack or hello request whose check
                 // holds, and the stream's own datagrams still decode as expected
                 rng = new Rng((ulong)(seed * 104729 + name.Length));
-                var client = new StreamClient(schema, key, SnapshotDecoder.DefaultMaxBytes, (uint)seed);
+                var client = new StreamClient(schema, key, maxBytes, (uint)seed);
                 bad = 0;
                 int badReplies = 0;
                 for (int i = 0; i < datagrams.Count; i++)
