@@ -315,8 +315,9 @@ export interface StreamClientOptions extends KeyOptions {
  * The client of a session (SPEC section 8, wire-format section 18). receive(datagram): a Snapshot,
  * or null (a hello, a fragment); DecodeError (`kind`) for a refused datagram, which changes
  * nothing. reply(): the datagram to send back now (an ack, or a hello request while no stream is
- * adopted), or null when none is due. A reply is due after a view, an adopted hello, or a refusal
- * of kind no-hello or baseline.
+ * adopted), or null when none is due. A reply is due at the start (the first reply, a hello
+ * request, asks the server to connect this client), then after a view, an adopted hello, or a
+ * refusal of kind no-hello or baseline.
  */
 export class StreamClient {
   constructor(schema: Schema, options?: StreamClientOptions);

@@ -3023,7 +3023,8 @@ function randomU32() {
  * server sends (a Snapshot, or null for a hello or a fragment; DecodeError with `.kind` for a
  * refused datagram, which changes nothing), and `reply()` says what to send back now: an ack, a
  * hello request, or null. Call `reply()` after every datagram, or once a tick, and send what it
- * returns; replies need no reliability (each ack repeats the 32 numbers before its latest).
+ * returns; replies need no reliability (each ack repeats the 32 numbers before its latest). A
+ * new client's first reply, due before anything arrives, is a hello request: send it to connect.
  *
  * Options: `key` (the shared secret of section 17, 1 to 255 bytes: every check both ways is then
  * a SipHash-2-4 tag), `maxBytes` (section 19's bound on what the client holds, default
@@ -3037,7 +3038,9 @@ export class StreamClient {
     else if (!(Number.isInteger(nonce) && nonce >= 0 && nonce <= 0xffffffff)) throw new RangeError(`StreamClient: nonce must be an integer in 0..2**32-1, got ${nonce}`);
     this.nonce = nonce;
     this.rseq = 0;              // the number of the next reply (mod 2**32)
-    this.due = false;           // whether a reply is due (section 18)
+    // whether a reply is due (section 18): from the start, whose reply is a hello request (the
+    // word that asks a server to connect this client), then after what the due rule names
+    this.due = true;
     this._fp = asciiBytes(schema.fingerprint);
   }
   get schema() { return this.decoder.schema; }

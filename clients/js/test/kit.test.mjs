@@ -106,6 +106,17 @@ for (const s of manifest.streams) {
     const got = qc.splitDatagrams(readBytes(path.join(KIT, s.datagrams))).map((d) => qc.runnerLine(dec, d));
     assert.equal(got.length, want.length);
     for (let i = 0; i < want.length; i++) assert.equal(got[i], want[i], `datagram ${i}`);
+    // the manifest's count of each outcome (and of the replies made), as the kit counts them
+    if (s.outcomes) {
+      const counts = {};
+      for (const line of got) {
+        const o = JSON.parse(line);
+        const k = o.error || ('pending' in o ? 'pending' : 'snapshot');
+        counts[k] = (counts[k] || 0) + 1;
+      }
+      if (args.includes('--replies')) counts.reply = got.filter((l) => !l.endsWith('"reply":null}')).length;
+      assert.deepEqual(counts, Object.fromEntries(Object.entries(s.outcomes)));
+    }
   });
 }
 

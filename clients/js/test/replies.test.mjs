@@ -36,36 +36,43 @@ for (const key of [null, KEY]) {
   const label = key ? 'keyed' : 'unkeyed';
   test(`replies (${label}): the hello request's bytes, then the ack's, with rseq counting every reply made`, () => {
     const c = new qc.StreamClient(BOOL, { nonce: 0x01020304, key });
-    assert.equal(c.reply(), null, 'nothing due before any datagram');
+    // a new client's first reply, before anything arrives: a hello request (it asks to be connected)
+    const first = c.reply();
+    assert.equal(toHex(first.subarray(0, 26)), '4800' + '04030201' + '00000000' + toHex(new TextEncoder().encode(BOOL.fingerprint)));
+    assert.deepEqual(parseReply(first, { key }), { type: 'request', flags: 0, nonce: 0x01020304, rseq: 0, fingerprint: BOOL.fingerprint });
+    assert.equal(c.reply(), null, 'once');
     const hello = helloFor(BOOL, { history: 4, maxDatagram: 300 }, key);
     const fr = framer(qc.parseHello(hello, { key }), key);
-    // a packet before the hello: no-hello, a request is due
+    // a packet before the hello: no-hello, a request is due again
     assert.equal(kindOf(() => c.receive(fr.whole(fullPacket(1, 2, [1])))), 'no-hello');
     const r0 = c.reply();
-    assert.equal(toHex(r0.subarray(0, 26)), '4800' + '04030201' + '00000000' + toHex(new TextEncoder().encode(BOOL.fingerprint)));
-    assert.deepEqual(parseReply(r0, { key }), { type: 'request', flags: 0, nonce: 0x01020304, rseq: 0, fingerprint: BOOL.fingerprint });
+    assert.equal(toHex(r0.subarray(0, 10)), '4800' + '04030201' + '01000000');
+    assert.deepEqual(parseReply(r0, { key }), { type: 'request', flags: 0, nonce: 0x01020304, rseq: 1, fingerprint: BOOL.fingerprint });
     assert.equal(c.reply(), null, 'one reply per datagram that made one due');
     // the hello: adopted, an ack without latest
     assert.equal(c.receive(hello), null);
     const K = Kof(c.hello);
     const r1 = c.reply();
-    assert.equal(toHex(r1.subarray(0, 16)), '4100' + '04030201' + '01000000' + '0000' + '00000000');
-    assert.deepEqual(parseReply(r1, { K, key }), { type: 'ack', flags: 0, nonce: 0x01020304, rseq: 1, latest: 0, acks: 0 });
+    assert.equal(toHex(r1.subarray(0, 16)), '4100' + '04030201' + '02000000' + '0000' + '00000000');
+    assert.deepEqual(parseReply(r1, { K, key }), { type: 'ack', flags: 0, nonce: 0x01020304, rseq: 2, latest: 0, acks: 0 });
     // the same hello again: ignored, nothing due
     assert.equal(c.receive(hello), null);
     assert.equal(c.reply(), null);
     // snapshots 1, 2, 3, then 5: latest 5, possible baselines (less than 4 older) 3 and 2 (4 was never sent)
     for (const s of [1, 2, 3, 5]) assert.equal(c.receive(fr.whole(fullPacket(s, 2, [1]))).seq, s);
     const r2 = c.reply();
-    assert.deepEqual(parseReply(r2, { K, key }), { type: 'ack', flags: 1, nonce: 0x01020304, rseq: 2, latest: 5, acks: 0b110 });
-    assert.equal(toHex(r2.subarray(0, 16)), '4101' + '04030201' + '02000000' + '0500' + '06000000');
+    assert.deepEqual(parseReply(r2, { K, key }), { type: 'ack', flags: 1, nonce: 0x01020304, rseq: 3, latest: 5, acks: 0b110 });
+    assert.equal(toHex(r2.subarray(0, 16)), '4101' + '04030201' + '03000000' + '0500' + '06000000');
     // the tag covers bytes 0..15: a reply of another key, or of no key, does not verify
     assert.ok(!checker('R', { K, key: key ? null : KEY }).holds(r2));
   });
 }
 
-test('replies: a reply is due after a view, an adopted hello, a refusal of kind no-hello or baseline; after nothing else', () => {
+test('replies: a reply is due at the start, after a view, an adopted hello, a refusal of kind no-hello or baseline; after nothing else', () => {
   const c = new qc.StreamClient(BOOL, { nonce: 7, maxBytes: (2 * 4 - 1) * 256 + 256 * 300 });    // the hello's need, exactly
+  assert.equal(c.due, true);
+  assert.equal(c.reply()[0], 0x48, 'the first reply: a hello request');
+  assert.equal(c.due, false);
   const hello = helloFor(BOOL, { history: 4, maxDatagram: 300, streamId: 5n, started: 10n });
   const h = qc.parseHello(hello);
   const fr = framer(h);
@@ -85,7 +92,7 @@ test('replies: a reply is due after a view, an adopted hello, a refusal of kind 
     ['a packet past maxBytes', () => c.receive(fr.whole(fullPacket(2, 100, [1]))), 'limits', false],
     ['a duplicate of the snapshot (a view again)', () => c.receive(fr.whole(fullPacket(1, 2, [1]))), null, true],
   ];
-  let rseq = 0;
+  let rseq = 1;
   for (const [what, f, kind, due] of cases) {
     assert.equal(kindOf(f), kind, what);
     const r = c.reply();
@@ -99,8 +106,16 @@ test('replies: a reply is due after a view, an adopted hello, a refusal of kind 
   assert.equal(c.rseq, rseq);
 });
 
+test('replies: a new client that receives nothing sends one hello request, then nothing', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 11 });
+  const r = parseReply(c.reply());
+  assert.deepEqual([r.type, r.rseq, r.nonce], ['request', 0, 11]);
+  for (let i = 0; i < 3; i++) assert.equal(c.reply(), null);
+});
+
 test('replies: a reply due from several datagrams is one reply; a refusal keeps it due', () => {
   const c = new qc.StreamClient(BOOL, { nonce: 1 });
+  c.reply();                                   // the first: a hello request
   const hello = helloFor(BOOL);
   const fr = framer(qc.parseHello(hello));
   c.receive(hello);
@@ -108,12 +123,13 @@ test('replies: a reply due from several datagrams is one reply; a refusal keeps 
   assert.equal(kindOf(() => c.receive(Uint8Array.of(9, 9, 9, 9, 9))), 'check');
   c.receive(fr.whole(fullPacket(2, 1, [1])));
   const r = parseReply(c.reply(), { K: Kof(c.hello) });
-  assert.deepEqual([r.rseq, r.latest, r.acks], [0, 2, 1]);
+  assert.deepEqual([r.rseq, r.latest, r.acks], [1, 2, 1]);
   assert.equal(c.reply(), null);
 });
 
 test('replies: rseq wraps mod 2**32; the nonce is random unless given, and checked', () => {
   const c = new qc.StreamClient(BOOL, { nonce: 0xffffffff });
+  c.reply();
   c.rseq = 0xffffffff;
   assert.equal(kindOf(() => c.receive(Uint8Array.of(0))), 'no-hello');
   assert.equal(u32(c.reply(), 6), 0xffffffff);
@@ -129,6 +145,7 @@ test('replies: rseq wraps mod 2**32; the nonce is random unless given, and check
 test('replies: the acks bitfield holds the possible baselines of the 32 numbers before latest, and nothing else', () => {
   // history 40: 32 bits, all but the ones not held; numbers wrap 65535 -> 0
   const c = new qc.StreamClient(BOOL, { nonce: 3 });
+  c.reply();
   const hello = helloFor(BOOL, { history: 40 });
   const fr = framer(qc.parseHello(hello));
   c.receive(hello);
@@ -154,6 +171,7 @@ test('replies: the acks bitfield holds the possible baselines of the 32 numbers 
 
 test('replies: a newer stream starts the client over: its ack has no latest, under the new stream\'s check', () => {
   const c = new qc.StreamClient(BOOL, { nonce: 3, key: KEY });
+  c.reply();
   const a = helloFor(BOOL, { streamId: 1n, started: 1n }, KEY), b = helloFor(BOOL, { streamId: 2n, started: 2n }, KEY);
   c.receive(a);
   c.receive(framer(qc.parseHello(a, { key: KEY }), KEY).whole(fullPacket(1, 1, [1])));
@@ -182,7 +200,8 @@ for (const s of manifest.streams.filter((x) => ['pose_lossy', 'fragments', 'host
       const stream = dec.hello;
       let kind = null, view = null;
       try { view = dec.decode(ds[i]); } catch (e) { kind = e.kind; }
-      const due = view !== null || dec.hello !== stream || kind === 'no-hello' || kind === 'baseline';
+      // (the first line's reply also carries the one due from the start)
+      const due = i === 0 || view !== null || dec.hello !== stream || kind === 'no-hello' || kind === 'baseline';
       assert.equal(m[2] !== 'null', due, `line ${i}: ${out[i].slice(0, 50)}`);
       if (!due) continue;
       const r = parseReply(hexBytes(m[3]), { K: dec.hello ? Kof(dec.hello) : null });
