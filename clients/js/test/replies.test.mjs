@@ -220,3 +220,31 @@ for (const s of manifest.streams.filter((x) => ['pose_lossy', 'fragments', 'host
     assert.ok(replies > 0);
   });
 }
+
+test('the runner refuses bad options with a message naming them (exit 2), and --opt=value works', () => {
+  const run = (args) => {
+    try { execFileSync(path.join(HERE, '..', 'qc-decode'), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }); return [0, '']; } catch (e) { return [e.status, String(e.stderr)]; }
+  };
+  for (const [args, msg] of [
+    [['--key', 'abc', 'a', 'b'], /--key must be 1 to 255 bytes in hex/],
+    [['--key', 'zz', 'a', 'b'], /--key must be 1 to 255 bytes in hex/],
+    [['--key', '00'.repeat(256), 'a', 'b'], /--key must be 1 to 255 bytes/],
+    [['--max-bytes', '0', 'a', 'b'], /--max-bytes must be a positive decimal integer, got '0'/],
+    [['--max-bytes', '-5', 'a', 'b'], /--max-bytes must be a positive/],
+    [['--replies', '4294967296', 'a', 'b'], /--replies takes a nonce, a decimal integer in 0\.\.4294967295/],
+    [['--replies'], /--replies needs a value/],
+    [['--frobnicate', 'a', 'b'], /unknown option --frobnicate/],
+    [['a'], /SCHEMA\.json and DATAGRAMS\.bin are required/],
+    [['a', 'b', 'c'], /unexpected argument c/],
+  ]) {
+    const [status, err] = run(args);
+    assert.equal(status, 2, args.join(' '));
+    assert.match(err, msg, args.join(' '));
+  }
+  if (!present) return;
+  const s = manifest.streams.find((x) => x.name === 'pose_clean');
+  const a = execFileSync(path.join(HERE, '..', 'qc-decode'), ['--replies=12', '--max-bytes=400000', path.join(KIT, s.schema), path.join(KIT, s.datagrams)], { encoding: 'utf8' });
+  const b = execFileSync(path.join(HERE, '..', 'qc-decode'), ['--replies', '12', '--max-bytes', '400000', path.join(KIT, s.schema), path.join(KIT, s.datagrams)], { encoding: 'utf8' });
+  assert.equal(a, b);
+  assert.match(a.split('\n')[0], /^\{"pending":true,"reply":"4100/);   // the hello adopted: an ack without latest
+});
