@@ -331,6 +331,11 @@ export class StreamClient {
   readonly due: boolean;
   readonly latest: number | null;
   readonly hello: Hello | null;
+  /** The newest view of the current stream (a late packet's view does not replace it), or null. */
+  readonly view: Snapshot | null;
+  /** What the client holds in section 19's cost model (at most maxBytes). */
+  readonly heldBytes: number;
+  readonly maxBytes: number;
   receive(datagram: Uint8Array | ArrayBuffer | ArrayLike<number>): Snapshot | null;
   reply(): Uint8Array | null;
 }

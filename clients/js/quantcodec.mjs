@@ -3042,8 +3042,17 @@ export class StreamClient {
     // word that asks a server to connect this client), then after what the due rule names
     this.due = true;
     this._fp = asciiBytes(schema.fingerprint);
+    this._view = null;
   }
   get schema() { return this.decoder.schema; }
+  /**
+   * The newest view received on the current stream (what to render), or null: a late packet's
+   * view is returned by receive() but does not replace a newer one; a new stream clears it.
+   */
+  get view() { return this._view; }
+  /** What the client holds in section 19's cost model (at most maxBytes). */
+  get heldBytes() { return this.decoder.heldBytes; }
+  get maxBytes() { return this.decoder.maxBytes; }
   /** The newest sequence number decoded on the adopted stream, or null. */
   get latest() { return this.decoder.latest; }
   /** The adopted stream's hello, or null. */
@@ -3063,7 +3072,13 @@ export class StreamClient {
       if (e instanceof DecodeError && (e.kind === 'no-hello' || e.kind === 'baseline')) this.due = true;
       throw e;
     }
-    if (view !== null || dec.stream !== stream) this.due = true;
+    if (view !== null) {
+      this.due = true;
+      if (this._view === null || view.seq === dec.latest || dec.stream !== stream) this._view = view;
+    } else if (dec.stream !== stream) {
+      this.due = true;
+      this._view = null;
+    }
     return view;
   }
 

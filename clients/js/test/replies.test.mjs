@@ -248,3 +248,25 @@ test('the runner refuses bad options with a message naming them (exit 2), and --
   assert.equal(a, b);
   assert.match(a.split('\n')[0], /^\{"pending":true,"reply":"4100/);   // the hello adopted: an ack without latest
 });
+
+test('StreamClient.view: the newest view of the current stream; a late one does not replace it, a new stream clears it', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 5 });
+  const a = helloFor(BOOL, { history: 8, streamId: 1n, started: 1n });
+  const fr = framer(qc.parseHello(a));
+  assert.equal(c.view, null);
+  c.receive(a);
+  assert.equal(c.view, null);
+  assert.equal(c.heldBytes, 256 * 1200);
+  assert.equal(c.maxBytes, qc.DEFAULT_MAX_BYTES);
+  const v3 = c.receive(fr.whole(fullPacket(3, 1, [1])));
+  assert.equal(c.view, v3);
+  const v2 = c.receive(fr.whole(fullPacket(2, 2, [1])));         // late: returned, not the view
+  assert.equal(v2.seq, 2);
+  assert.equal(c.view, v3);
+  const v4 = c.receive(fr.whole(fullPacket(4, 1, [0])));
+  assert.equal(c.view, v4);
+  assert.equal(c.heldBytes, 256 * 1200 + 3 * 256 + (1 + 2 + 1) * 16);
+  c.receive(helloFor(BOOL, { history: 8, streamId: 2n, started: 2n }));   // a newer stream
+  assert.equal(c.view, null);
+  assert.equal(c.latest, null);
+});
