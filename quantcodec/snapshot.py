@@ -183,8 +183,10 @@ class Snapshot(SnapshotData):
     snapshot per tick serves every client. Decoded views are Snapshots too, with ``seq`` set.
 
     Bad bodies (docs/hostile-input.md): with ``bad="raise"`` (the default) a row the schema
-    refuses (a zero or non-finite quaternion or unit vector, a value an exact codec refuses, a
-    clamp of a strict schema) raises ``RangeError`` naming the entity id, the field and the row.
+    refuses (a zero or non-finite quaternion or unit vector, a NaN or an infinity in any float
+    field, a value an exact codec refuses, a clamp of a strict schema) raises ``RangeError``
+    naming the entity id, the field (with the component, ``'position'[1]``) and the row. A
+    finite value out of range is not bad: it is clamped and counted (``clamped``) in every mode.
     ``bad="drop"`` builds the tick without such entities, and without those holding a non-finite
     value where the schema would substitute a code for it (NaN or +-inf in a Bounded, Fixed,
     Angle, PowerCurve or Grid component). ``bad="keep"`` gives those entities the codes they
@@ -215,6 +217,8 @@ class Snapshot(SnapshotData):
                 matrix, counts = plan.quantize_matrix(columns, None, "snapshot")
             except RangeError as e:
                 raise _entity_error(e, given) from None
+            if any(counts) and matrix.shape[0] == given.shape[0]:
+                _refuse_non_finite(schema, plan, given, columns, counts)
             report = None
         else:
             matrix, counts, report = _tolerant(schema, plan, given, columns, bad, previous)
@@ -421,6 +425,24 @@ def _entity_error(e, given):
     w.row = int(row)
     w.id = ident
     return w
+
+
+def _refuse_non_finite(schema, plan, given, columns, counts):
+    """bad="raise": RangeError naming the entity, the field and the component of the first row
+    (in input order) holding a NaN or an infinity that the schema would have substituted a code
+    for (counted as a clamp); nothing is counted then. Finite values out of range stay clamps."""
+    reasons = {}
+    _scan_rows(schema, columns, given.shape[0], reasons, {f for f, k in enumerate(counts) if k})
+    if not reasons:
+        return
+    plan.uncount_clamps(counts)         # (the snapshot is not made)
+    row = min(reasons)
+    ident = int(given[row])
+    e = RangeError(f"snapshot: entity {ident}: {reasons[row]} (bad='drop' or bad='keep' builds the "
+                   f"tick without it; docs/hostile-input.md)")
+    e.row = row
+    e.id = ident
+    raise e
 
 
 def _bad_parts(codec):
