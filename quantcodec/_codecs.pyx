@@ -2304,6 +2304,46 @@ _KINDS = {
 }
 
 
+# kind -> (the keys a spec must have, the keys it may have), as each codec's spec() writes them
+_SPEC_KEYS = {
+    "Bounded": (("min", "max", "bits"), ("mode",)),
+    "Fixed": (("step", "bits"), ("signed", "offset")),
+    "Angle": (("bits",), ("signed", "unit")),
+    "PowerCurve": (("max", "pow", "bits"), ()),
+    "Half": ((), ()),
+    "UInt": (("bits",), ()),
+    "Int": (("bits",), ()),
+    "Bool": ((), ()),
+    "Quat": ((), ("bits", "mode")),
+    "UnitVector": (("bits",), ()),
+    "Grid": (("cell_size", "cell_bits", "offset_bits"), ()),
+    "Vector": (("codecs",), ()),
+    "NearlyZero": (("inner", "threshold"), ()),
+    "IntRange": (("lo", "hi"), ()),
+    "Enum": ((), ("labels", "count")),
+}
+
+
+def _check_keys(kind, d):
+    """SchemaError for the first unknown key of a `kind` spec (with the key it resembles) or
+    missing key: the words a typo in a schema file needs, without Python's internals."""
+    import difflib
+    required, optional = _SPEC_KEYS[kind]
+    known = required + optional
+    takes = ", ".join(required) + (f" and optionally {', '.join(optional)}" if optional else "") \
+        if required else (f"optionally {', '.join(optional)}" if optional else "no parameters")
+    for key in sorted(d, key=str):
+        if key not in known:
+            near = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise SchemaError(f"{kind} spec: unknown key {key!r}{hint}; {kind} takes {takes}")
+    for key in required:
+        if key not in d:
+            raise SchemaError(f"{kind} spec: missing key {key!r}; {kind} takes {takes}")
+    if kind == "Enum" and ("labels" in d) == ("count" in d):
+        raise SchemaError("Enum spec: needs exactly one of the keys 'labels' and 'count'")
+
+
 def codec_from_spec(spec):
     """Rebuild a codec from its `spec()` dict."""
     if isinstance(spec, Codec):
@@ -2314,45 +2354,41 @@ def codec_from_spec(spec):
     kind = d.pop("kind", None)
     if kind not in _KINDS:
         raise SchemaError(f"unknown codec kind {kind!r}; expected one of {', '.join(_KINDS)}")
+    _check_keys(kind, d)
     try:
         # A nested spec's kind is checked before it is built, so the recursion is at most three
         # deep (NearlyZero -> Vector -> scalar) whatever the input: Cython functions have no
         # recursion limit, and a spec nested thousands deep would otherwise overflow the C stack.
         if kind == "Vector":
             codecs = d.pop("codecs")
-            _no_extra(kind, d)
             if not isinstance(codecs, (list, tuple)):
                 raise SchemaError(f"Vector: codecs must be a list of codec specs, got {type(codecs).__name__}")
             for i, c in enumerate(codecs):
                 k = _nested_kind(c)
                 if k in _NOT_SCALAR:
                     raise SchemaError(f"Vector: component {i} must be a scalar codec, got a {k} spec")
-            return Vector(*[codec_from_spec(c) for c in codecs])
+            parts = []
+            for i, c in enumerate(codecs):
+                try:
+                    parts.append(codec_from_spec(c))
+                except SchemaError as e:
+                    # "[1]: Bounded spec: missing key 'max'": the schema puts the field name in front
+                    raise SchemaError(f"[{i}]: {e}") from None
+            return Vector(*parts)
         if kind == "NearlyZero":
             k = _nested_kind(d.get("inner"))
             if k in _NOT_SCALAR and k != "Vector":
                 raise SchemaError(f"NearlyZero: inner must be a scalar codec or a Vector, got a {k} spec")
             inner = codec_from_spec(d.pop("inner"))
-            threshold = d.pop("threshold")
-            _no_extra(kind, d)
-            return NearlyZero(inner, threshold)
+            return NearlyZero(inner, d.pop("threshold"))
         if kind == "IntRange":
-            lo = d.pop("lo")
-            hi = d.pop("hi")
-            _no_extra(kind, d)
-            return IntRange(lo, hi)
+            return IntRange(d.pop("lo"), d.pop("hi"))
         if kind == "Enum":
-            if "labels" in d:
-                v = d.pop("labels")
-            else:
-                v = d.pop("count")
-            _no_extra(kind, d)
-            return Enum(v)
+            return Enum(d.pop("labels") if "labels" in d else d.pop("count"))
         return _KINDS[kind](**d)
-    except KeyError as e:
-        raise SchemaError(f"{kind} spec is missing {e.args[0]!r}") from None
     except TypeError as e:
-        raise SchemaError(f"{kind} spec has bad parameters {sorted(d)}: {e}") from None
+        # (the keys were checked: a value of the wrong type that a constructor refused)
+        raise SchemaError(f"{kind} spec: {e}") from None
 
 
 _NOT_SCALAR = ("Vector", "NearlyZero", "Quat", "UnitVector")
@@ -2365,7 +2401,3 @@ cdef object _nested_kind(object spec):
         return spec.get("kind")
     return None
 
-
-cdef _no_extra(str kind, dict d):
-    if d:
-        raise SchemaError(f"{kind} spec has unknown keys {sorted(d)}")

@@ -97,6 +97,11 @@ def _field_pairs(fields):
             try:
                 codec = codec_from_spec(dict(codec))
             except SchemaError as e:
+                # a Vector's component says "[1]: ...": the field reads `position[1]`
+                msg = str(e)
+                comp, sep, rest = msg.partition("]: ")
+                if msg.startswith("[") and sep and comp[1:].isdigit():
+                    raise SchemaError(f"field '{name}{comp}]': {rest}") from None
                 raise SchemaError(f"field {name!r}: {e}") from None
         elif not isinstance(codec, Codec):
             raise SchemaError(f"field {name!r}: expected a codec (or a codec spec dict), got {codec!r}")

@@ -80,3 +80,62 @@ def test_roundtrip_keeps_the_codec_rule_and_strict_refuses():
         strict.roundtrip({"x": float("nan")})
     text = (DOCS / "hostile-input.md").read_text(encoding="utf-8")
     assert "**Which is which.**" in text and "`schema.roundtrip`" in text
+
+
+# --------------------------------------------------------------------------------------------
+# item 3: schema-file typos
+
+
+def _spec(position_1=None, rotation=None):
+    p1 = {"kind": "Bounded", "min": -64, "max": 192, "bits": 14} if position_1 is None else position_1
+    return {"name": "P", "fields": [
+        {"name": "position", "codec": {"kind": "Vector", "codecs": [
+            {"kind": "Bounded", "min": -2048, "max": 2048, "bits": 18}, p1,
+            {"kind": "Bounded", "min": -2048, "max": 2048, "bits": 18}]}},
+        {"name": "rotation", "codec": rotation or {"kind": "Quat", "bits": 9}}]}
+
+
+def _schema_error(spec):
+    with pytest.raises(qc.SchemaError) as info:
+        qc.Schema.from_spec(spec)
+    text = str(info.value)
+    for internal in ("__init__", "positional", "bad parameters", "takes exactly", "keyword argument"):
+        assert internal not in text, text
+    return text
+
+
+def test_a_missing_key_is_named_with_the_field_and_component():
+    text = _schema_error(_spec(position_1={"kind": "Bounded", "min": -64, "bits": 14}))
+    assert text.startswith("field 'position[1]': Bounded spec: missing key 'max'"), text
+
+
+def test_an_unknown_key_says_what_it_resembles():
+    text = _schema_error(_spec(rotation={"kind": "Quat", "bit": 9}))
+    assert text.startswith("field 'rotation': Quat spec: unknown key 'bit' (did you mean 'bits'?)"), text
+    text = _schema_error(_spec(position_1={"kind": "Bounded", "min": -64, "max": 192, "bits": 14, "mod": "bins"}))
+    assert "field 'position[1]'" in text and "unknown key 'mod' (did you mean 'mode'?)" in text
+
+
+def test_a_min_max_error_names_the_component():
+    text = _schema_error(_spec(position_1={"kind": "Bounded", "min": 192, "max": -64, "bits": 14}))
+    assert text.startswith("field 'position[1]': Bounded: min must be less than max"), text
+
+
+def test_a_typo_in_a_toml_file(tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text('name = "P"\n[[fields]]\nname = "rotation"\ncodec = { kind = "Quat", bit = 9 }\n')
+    with pytest.raises(qc.SchemaError) as info:
+        qc.Schema.load(path)
+    assert str(info.value) == (f"{path}: field 'rotation': Quat spec: unknown key 'bit' (did you mean 'bits'?); "
+                               f"Quat takes optionally bits, mode")
+
+
+def test_every_kind_rebuilds_from_its_spec_with_the_checked_keys():
+    for codec in (qc.Bounded(0, 1, 8, mode="midpoint"), qc.Fixed(0.5, 8, signed=False, offset=1.0),
+                  qc.Angle(12, signed=True, unit="deg"), qc.PowerCurve(8, 2, 10), qc.Half(), qc.UInt(5),
+                  qc.Int(5), qc.Bool(), qc.Enum(["a", "b"]), qc.Enum(5), qc.Quat(11, mode="bins"),
+                  qc.UnitVector(10), qc.Grid(8.0, 6, 8), qc.IntRange(-3, 9),
+                  qc.NearlyZero(qc.Vector(qc.Bounded(-1, 1, 8), qc.PowerCurve(8, 2, 10)), 0.01)):
+        assert qc.codec_from_spec(codec.spec()) == codec
+    with pytest.raises(qc.SchemaError, match="exactly one of the keys 'labels' and 'count'"):
+        qc.codec_from_spec({"kind": "Enum", "labels": ["a"], "count": 1})

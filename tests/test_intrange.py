@@ -101,7 +101,7 @@ def test_immutable_hashable_picklable_spec():
     assert c.spec() == {"kind": "IntRange", "lo": -40, "hi": 85}
     assert json.dumps(c.spec()) == '{"kind": "IntRange", "lo": -40, "hi": 85}'
     assert qc.codec_from_spec(c.spec()) == c
-    with pytest.raises(qc.SchemaError, match="IntRange spec is missing 'hi'"):
+    with pytest.raises(qc.SchemaError, match="IntRange spec: missing key 'hi'"):
         qc.codec_from_spec({"kind": "IntRange", "lo": 0})
     assert _framing.KIND_CODES["IntRange"] == 15
 
