@@ -1235,6 +1235,9 @@ cdef class _ExactScalar(Codec):
     cdef object _to_int(self, object x):
         """One value -> its int code, or RangeError/TypeError."""
         if isinstance(x, (bool, np.bool_)):
+            if self.d.kind != K_BOOL:
+                # (True is a Python int, but a health or a count of True is a bug: as Enum)
+                raise TypeError(f"{type(self).__name__}: expected an integer, got bool ({x!r})")
             v = int(x)
         elif isinstance(x, (int, np.integer)):
             v = int(x)
@@ -1276,6 +1279,8 @@ cdef class _ExactScalar(Codec):
         elif k not in 'iub':
             raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
         elif k == 'b':
+            if self.d.kind != K_BOOL:
+                raise TypeError(f"{owner}: expected an integer array, got dtype bool")
             a = a.astype(np.uint8)      # (NumPy cannot compare a bool array with 2**64 - 1)
             k = 'u'
         if a.size:
@@ -1539,7 +1544,7 @@ cdef class IntRange(_ExactScalar):
 
     cdef object _to_int(self, object x):
         if isinstance(x, (bool, np.bool_)):
-            v = int(x)
+            raise TypeError(f"IntRange: expected an integer, got bool ({x!r})")
         elif isinstance(x, (int, np.integer)):
             v = int(x)
         elif isinstance(x, (float, np.floating)):
@@ -1569,11 +1574,8 @@ cdef class IntRange(_ExactScalar):
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
                 raise _at_row(RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i].item()!r} is not an integer"), i)
-        elif k not in 'iub':
+        elif k not in 'iu':
             raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
-        elif k == 'b':
-            a = a.astype(np.uint8)
-            k = 'u'
         if a.size:
             if k == 'f':
                 # exact comparisons against the ints (a double may not hold lo or hi exactly)
@@ -2131,6 +2133,33 @@ cdef object _at_rest_rows(object flat, double thr):
     return res
 
 
+cdef object _reach(Codec c):
+    """The largest magnitude a value of `c` decodes to, over all its components (a Vector: the
+    largest of its components'), or None where that is not simple to say (Angle, Half, Grid)."""
+    if isinstance(c, Vector):
+        reaches = [_reach(x) for x in c.codecs]
+        return None if any(r is None for r in reaches) else max(reaches)
+    s = c.spec()
+    kind = s["kind"]
+    if kind == "Bounded":
+        return max(abs(s["min"]), abs(s["max"]))
+    if kind == "PowerCurve":
+        return s["max"]
+    if kind == "Fixed":
+        b = s["bits"]
+        lo, hi = (-(1 << (b - 1)), (1 << (b - 1)) - 1) if s["signed"] else (0, (1 << b) - 1)
+        return max(abs(s["offset"] + lo * s["step"]), abs(s["offset"] + hi * s["step"]))
+    if kind == "UInt":
+        return float((1 << s["bits"]) - 1)
+    if kind == "Int":
+        return float(1 << (s["bits"] - 1))
+    if kind == "Bool":
+        return 1.0
+    if kind == "IntRange":
+        return float(max(abs(s["lo"]), abs(s["hi"])))
+    return None
+
+
 cdef class NearlyZero(Codec):
     """A flag bit in front of `inner`: values within `threshold` of zero cost one bit and decode to 0."""
 
@@ -2140,6 +2169,11 @@ cdef class NearlyZero(Codec):
         t = _float_param("NearlyZero", "threshold", threshold)
         if t < 0:
             raise SchemaError(f"NearlyZero: threshold must be non-negative, got {t!r}")
+        reach = _reach(inner)
+        if reach is not None and t >= reach:
+            raise SchemaError(f"NearlyZero: threshold {t!r} covers the whole range of {inner!r} (no decoded "
+                              f"value is farther than {reach!r} from zero): every value would be sent as zero; "
+                              f"the threshold must be below that")
         self.inner = inner
         self.threshold = t
         self.bits = 1 + (<Codec>inner).bits

@@ -2324,7 +2324,12 @@ cdef object _as_bytes(object data):
     """A 1-D uint8 view of any buffer (bytes, bytearray, memoryview, NumPy array)."""
     if isinstance(data, (bytes, bytearray)):
         return data
-    mv = memoryview(data)
+    try:
+        mv = memoryview(data)
+    except TypeError:
+        raise TypeError(f"SnapshotDecoder.decode: expected one datagram (bytes or a contiguous buffer), got "
+                        f"{type(data).__name__}: it takes one datagram at a time (each of the list "
+                        f"encode_datagrams returns, in turn)") from None
     if not mv.c_contiguous:
         raise ValueError("packet: expected a contiguous buffer")  # as Schema.decode and BitReader
     return mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv

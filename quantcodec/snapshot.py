@@ -225,7 +225,7 @@ class Snapshot(SnapshotData):
             if report is not None:
                 ids, order = _sort_ids(report.pop("ids"))
         if matrix.shape[0] != ids.shape[0]:
-            raise ValueError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of columns")
+            raise SchemaError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of columns")
         if order is not None:
             matrix = matrix[order]
         # the entities of the schema's previous snapshot (the usual case, tick after tick): share
@@ -267,7 +267,7 @@ class Snapshot(SnapshotData):
         ids, order = _sort_ids(_check_ids(ids))
         matrix = plan.codes_to_matrix(code_columns)
         if matrix.shape[0] != ids.shape[0]:
-            raise ValueError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of codes")
+            raise SchemaError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of codes")
         if order is not None:
             matrix = matrix[order]
         return cls._make(schema, ids, np.ascontiguousarray(matrix))
@@ -527,7 +527,7 @@ def _tolerant(schema, plan, given, columns, bad, previous):
     for name, a in cols.items():
         if a.ndim == 0 or a.shape[0] != n:
             # (quantize_matrix compared the columns with each other, not with the ids)
-            raise ValueError(f"snapshot: {n} ids but {a.shape[0] if a.ndim else 'a scalar'} rows in column {name!r}")
+            raise SchemaError(f"snapshot: {n} ids but {a.shape[0] if a.ndim else 'a scalar'} rows in column {name!r}")
     _scan_rows(schema, cols, n, reasons)
     keep = np.ones(n, dtype=bool)
     keep[list(reasons)] = False
@@ -919,7 +919,8 @@ def _bytes_of(data, owner):
     try:
         mv = memoryview(data)
     except TypeError:
-        raise TypeError(f"{owner}: expected a bytes-like datagram, got {type(data).__name__}") from None
+        raise TypeError(f"{owner}: expected one datagram (bytes or a contiguous buffer), got "
+                        f"{type(data).__name__}: it takes one datagram at a time") from None
     if not mv.c_contiguous:
         raise ValueError(f"{owner}: expected a contiguous buffer")
     return mv.tobytes()

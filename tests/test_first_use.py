@@ -139,3 +139,72 @@ def test_every_kind_rebuilds_from_its_spec_with_the_checked_keys():
         assert qc.codec_from_spec(codec.spec()) == codec
     with pytest.raises(qc.SchemaError, match="exactly one of the keys 'labels' and 'count'"):
         qc.codec_from_spec({"kind": "Enum", "labels": ["a"], "count": 1})
+
+
+# --------------------------------------------------------------------------------------------
+# item 4: type errors that name something
+
+
+def test_decode_of_a_list_of_datagrams_says_one_at_a_time():
+    enc = qc.SnapshotEncoder(BODY)
+    dec = qc.SnapshotDecoder.from_hello(BODY, enc.hello())
+    datagrams = enc.encode_datagrams(0, BODY.snapshot([1, 2], _columns(2)))
+    with pytest.raises(TypeError) as info:
+        dec.decode(datagrams)
+    assert "SnapshotDecoder.decode" in str(info.value) and "one datagram at a time" in str(info.value)
+    assert "memoryview" not in str(info.value)
+    with pytest.raises(TypeError, match="one datagram at a time"):
+        qc.SnapshotDecoder(BODY).decode(datagrams)
+    with pytest.raises(TypeError, match="from_hello.*one datagram at a time"):
+        qc.SnapshotDecoder.from_hello(BODY, [enc.hello()])
+    assert dec.decode(datagrams[0]) is not None
+
+
+@pytest.mark.parametrize("codec", [qc.UInt(8), qc.Int(8), qc.IntRange(-5, 200), qc.Enum(3)])
+def test_true_is_not_an_integer(codec):
+    for value in (True, np.bool_(False)):
+        with pytest.raises(TypeError, match="bool"):
+            codec.quantize(value)
+        with pytest.raises(TypeError, match="bool"):
+            codec.roundtrip(value)
+    with pytest.raises(TypeError, match="bool"):
+        codec.quantize(np.array([True, False]))
+    schema = qc.Schema("S", [("health", codec)])
+    with pytest.raises(TypeError, match="bool"):
+        schema.encode({"health": True})
+    with pytest.raises(TypeError, match="bool"):
+        schema.quantize((True,))
+    with pytest.raises(TypeError, match="bool"):
+        schema.encode_many({"health": np.array([True, False])})
+    with pytest.raises(TypeError, match="bool"):
+        schema.snapshot([1, 2], {"health": np.array([True, False])})
+
+
+def test_bool_still_takes_bools():
+    schema = qc.Schema("S", [("grounded", qc.Bool())])
+    assert schema.decode(schema.encode({"grounded": True})) == {"grounded": True}
+    assert qc.Bool().quantize(np.bool_(True)) == 1
+    assert schema.snapshot([1, 2], {"grounded": np.array([True, False])}).codes["grounded"].tolist() == [1, 0]
+
+
+@pytest.mark.parametrize("bad", ["raise", "drop"])
+def test_snapshot_row_count_mismatch_is_a_schema_error(bad):
+    with pytest.raises(qc.SchemaError, match="3 ids but 2 rows"):
+        BODY.snapshot([1, 2, 3], _columns(2), bad=bad)
+    codes = BODY.snapshot([1, 2], _columns(2)).codes
+    with pytest.raises(qc.SchemaError, match="3 ids but 2 rows"):
+        qc.Snapshot.from_codes(BODY, [1, 2, 3], codes)
+
+
+def test_nearly_zero_threshold_above_the_whole_range():
+    for inner, t in ((qc.Bounded(0, 1, 8), 5), (qc.Bounded(-2, 1, 8), 2.0), (qc.PowerCurve(4, 2, 8), 4.0),
+                     (qc.Vector(qc.Bounded(-1, 1, 8), qc.Bounded(0, 0.5, 8)), 1.0), (qc.UInt(3), 7),
+                     (qc.Fixed(0.25, 4), 2.0)):
+        with pytest.raises(qc.SchemaError, match="covers the whole range"):
+            qc.NearlyZero(inner, t)
+    for inner, t in ((qc.Bounded(0, 1, 8), 0.99), (qc.Vector(qc.Bounded(-1, 1, 8), qc.Bounded(0, 2, 8)), 1.0),
+                     (qc.Angle(8), 100.0), (qc.Half(), 1e9)):
+        qc.NearlyZero(inner, t)                     # (Angle and Half: no simple bound, left alone)
+    with pytest.raises(qc.SchemaError, match="field 'v': NearlyZero: threshold 5.0 covers"):
+        qc.Schema.from_spec({"name": "S", "fields": [{"name": "v", "codec": {
+            "kind": "NearlyZero", "threshold": 5, "inner": {"kind": "Bounded", "min": 0, "max": 1, "bits": 8}}}]})
