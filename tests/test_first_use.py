@@ -208,3 +208,67 @@ def test_nearly_zero_threshold_above_the_whole_range():
     with pytest.raises(qc.SchemaError, match="field 'v': NearlyZero: threshold 5.0 covers"):
         qc.Schema.from_spec({"name": "S", "fields": [{"name": "v", "codec": {
             "kind": "NearlyZero", "threshold": 5, "inner": {"kind": "Bounded", "min": 0, "max": 1, "bits": 8}}}]})
+
+
+# --------------------------------------------------------------------------------------------
+# item 5: the live view's edges
+
+
+def _liveview():
+    pytest.importorskip("websockets", reason="the live view needs websockets: pip install 'quantcodec[serve]'")
+    from quantcodec.tools import liveview
+    return liveview
+
+
+def test_live_view_port_taken_fails_before_printing_the_url():
+    liveview = _liveview()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        printed = []
+        with pytest.raises(liveview.ServeError, match=f"cannot serve on 127.0.0.1:{port}"):
+            liveview.serve("127.0.0.1", port, out=printed.append, n_entities=10)
+        assert printed == []
+
+
+def test_live_view_ctrl_c_prints_one_line():
+    _liveview()
+    env = dict(os.environ, PYTHONPATH=PACKAGE_PARENT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([sys.executable, "-m", "quantcodec", "demo", "--serve", "--port", "0", "-n", "20"],
+                            cwd=tempfile.gettempdir(), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("quantcodec live view on http://127.0.0.1:"), first
+        time.sleep(0.5)                              # a few ticks
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, (out, err)
+    assert out.strip() == "quantcodec live view: stopped" and err == "", (out, err)
+
+
+def test_live_view_page_says_warming_up_until_the_first_delta():
+    page = (ROOT / "quantcodec" / "web" / "view.mjs").read_text(encoding="utf-8")
+    assert "'warming up'" in page
+    assert "history.length = 0" in page and "msg.baseline" in page     # the window starts at the first delta
+
+
+def test_live_view_tests_skip_without_websockets(tmp_path):
+    # a process where `import websockets` fails: the live view's tests skip, none fails
+    (tmp_path / "sitecustomize.py").write_text("import sys\nsys.modules['websockets'] = None\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path) + os.pathsep + PACKAGE_PARENT + os.pathsep
+               + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(ROOT / "tests" / "test_liveview.py"),
+                           str(ROOT / "tests" / "test_cli.py") + "::test_demo_serve_refuses_a_remote_host",
+                           str(ROOT / "tests" / "test_cli.py") + "::test_demo_serve_refuses_the_plain_demos_options"],
+                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300)
+    tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "failed" not in tail and "error" not in tail and "skipped" in tail, tail
