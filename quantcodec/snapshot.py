@@ -202,6 +202,12 @@ class Snapshot(SnapshotData):
     quantizing this snapshot; bad rows are not counted), ``bad`` / ``dropped`` / ``kept`` (the
     bad entities). ``records()`` gives ``{id: dict}``. Two snapshots are equal when they have
     the same schema, ids and codes (``seq`` and the bad-entity report are not compared).
+
+    Three read-only integers come from the compiled core: ``n`` (the number of entities, as
+    ``len(snapshot)``), ``ncol`` (the number of slots: the columns of ``matrix``) and ``kw``
+    (how many 64-bit words each row's packed key takes, which the encoders compare instead of
+    the rows; 0 when the snapshot has none, as decoded views). ``kw`` is an implementation
+    detail, not API: it may change between versions.
     """
 
     # the state lives in SnapshotData (_schema, _seq, _clamped, _columns, _codes); _report is the
@@ -720,8 +726,9 @@ class SnapshotEncoder:
         return self._state.last[0]
 
     def encode(self, seq, snapshot):
-        """The packet (bytes) that brings a client holding the acknowledged snapshots to
-        ``snapshot``, numbered ``seq`` (taken mod 65536)."""
+        """The datagram (bytes: the packet and its check, docs/wire-format.md section 11) that
+        brings a client holding the acknowledged snapshots to ``snapshot``, numbered ``seq``
+        (taken mod 65536), whatever its size; ``encode_datagrams`` cuts it to ``max_datagram``."""
         return self._state.encode(seq, snapshot)
 
     def ack(self, seq):

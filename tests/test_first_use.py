@@ -272,3 +272,100 @@ def test_live_view_tests_skip_without_websockets(tmp_path):
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "failed" not in tail and "error" not in tail and "skipped" in tail, tail
+
+
+# --------------------------------------------------------------------------------------------
+# item 6: docs that drifted
+
+
+def _block_after(text, marker, fence="```"):
+    start = text.index(marker)
+    open_ = text.index(fence, start)
+    body = text.index("\n", open_) + 1
+    return text[body:text.index("\n```", body)]
+
+
+def test_schema_format_describe_table_is_what_describe_prints():
+    text = (DOCS / "schema-format.md").read_text(encoding="utf-8")
+    table = _block_after(text, "## Sizes and errors at a glance")
+    assert table.strip() == player_state().describe().strip()
+
+
+def test_schema_format_json_and_toml_are_the_example_schema():
+    text = (DOCS / "schema-format.md").read_text(encoding="utf-8")
+    assert qc.Schema.from_json(_block_after(text, "### JSON", "```json")) == player_state()
+    try:
+        import tomllib
+    except ImportError:
+        tomllib = pytest.importorskip("tomli")
+    spec = tomllib.loads(_block_after(text, "### TOML", "```toml"))
+    assert qc.Schema.from_spec(spec) == player_state()
+
+
+def test_no_doc_cites_the_spec_or_seed_documents():
+    for path in sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]:
+        text = path.read_text(encoding="utf-8")
+        for pattern in (r"SPEC\b", r"seed document", r"\bseed 00\d"):
+            found = re.search(pattern, text)
+            assert found is None, f"{path.name} cites {found.group(0)!r}: {text[max(0, found.start() - 60):found.end() + 20]!r}"
+
+
+def test_zarr_page_does_not_import_the_tools():
+    text = (DOCS / "zarr-and-dask.md").read_text(encoding="utf-8")
+    assert "quantcodec.tools" not in text
+
+
+def test_asyncio_page_blocks_carry_their_imports_and_the_dask_install():
+    text = (DOCS / "asyncio-and-multiprocessing.md").read_text(encoding="utf-8")
+    block = _block_after(text, "## Compressing recorded telemetry with multiprocessing", "```python")
+    namespace = {"__name__": "not_main"}             # the definitions run; the pool does not
+    exec(compile(block, "multiprocessing block", "exec"), namespace)
+    assert isinstance(namespace["replay"], qc.Schema)
+    dask_part = text[text.index("## Dask"):]
+    assert 'pip install "dask[array]"' in dask_part[:dask_part.index("```python")]
+    assert "import numpy as np" in text[text.index("import dask.array as da"):][:200]
+
+
+def test_schema_format_lists_every_mode():
+    text = (DOCS / "schema-format.md").read_text(encoding="utf-8")
+    for kind in ("Bounded", "Quat"):
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{kind}` |"))
+        assert '"midpoint"' in row and '"bins"' in row, row
+
+
+def test_docstrings_say_datagram_and_document_the_core_attributes():
+    assert "datagram" in qc.SnapshotEncoder.encode.__doc__.split(".")[0]
+    doc = qc.Snapshot.__doc__
+    for name in ("``n``", "``ncol``", "``kw``"):
+        assert name in doc, name
+
+
+def test_demo_progress_bar_counts_each_tick_once(monkeypatch):
+    import tqdm
+    from quantcodec.tools import demo
+    bars = []
+
+    class Bar:
+        def __init__(self, total=None, **kw):
+            self.total, self.n, self.peak = total, 0, []
+            bars.append(self)
+
+        def update(self, k=1):
+            self.n += k
+            self.peak.append((self.n, self.total))
+
+        def reset(self, total=None):
+            self.n = 0
+            self.total = total if total is not None else self.total
+
+        def set_description(self, *a, **k):
+            pass
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(tqdm, "tqdm", Bar)
+    demo.run(n_entities=6, seconds=0.5, hz=20, progress=True)
+    (bar,) = bars
+    assert bar.peak and all(n <= total == 10 for n, total in bar.peak), bar.peak[-3:]
+    assert bar.peak[-1] == (10, 10)
