@@ -47,7 +47,7 @@ from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 
 from ._bitstream import crc32c
 from ._codecs import Codec, codec_from_spec
-from .errors import DecodeError
+from .errors import DecodeError, RangeError
 from .schema import Schema
 
 __all__ = ["QuantCodec", "record_dtype", "value_dtype", "HEADER_SIZE"]
@@ -244,10 +244,32 @@ class QuantCodec(_NumcodecsCodec):
                 col = np.array(col, copy=True)       # never write into the caller's array
                 col[zero] = _UNIT[self._schema[name].kind]
                 columns[name] = col
-        payload = self._schema.encode_many(columns)
+        try:
+            payload = self._schema.encode_many(columns)
+        except RangeError as e:
+            raise self._padding_error(e) from None
         head = _HEAD.pack(MAGIC, VERSION, self._fingerprint, count)
         crc = crc32c(payload, crc32c(head))
         return b"".join((head, struct.pack("<I", crc), payload))
+
+    def _padding_error(self, e):
+        """A zero quaternion / unit vector in a chunk: most likely the fill value Zarr pads an
+        edge chunk with. Says so, and the fix, in the words of the user's codec (not of the one
+        field, ``value``, that a single codec's schema has inside)."""
+        text = str(e)
+        if self._zero_rows != "raise" or not ("zero quaternion" in text or "zero vector" in text):
+            return e
+        row = getattr(e, "row", None)
+        what = repr(self._codec) if self._codec is not None else f"schema={self._schema.name!r}"
+        where = text if self._codec is None else text.replace(f"field {_VALUE!r}: ", "", 1)
+        w = RangeError(f"QuantCodec({what}): {where}. Zarr pads the last chunk of an axis with the fill "
+                       f"value (0) when the chunk size does not divide the array, and an all-zero row "
+                       f"is not a rotation: choose chunks that divide the array, or pass "
+                       f"zero_rows='identity' (QuantCodec(..., zero_rows='identity')), which encodes "
+                       f"such rows as the identity (they are never read back)")
+        if row is not None:
+            w.row = row
+        return w
 
     def decode(self, buf, out=None):
         """bytes -> the array (flat: Zarr gives it the chunk's shape). Raises

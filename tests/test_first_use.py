@@ -369,3 +369,53 @@ def test_demo_progress_bar_counts_each_tick_once(monkeypatch):
     (bar,) = bars
     assert bar.peak and all(n <= total == 10 for n, total in bar.peak), bar.peak[-3:]
     assert bar.peak[-1] == (10, 10)
+
+
+# --------------------------------------------------------------------------------------------
+# item 7: the commands' details
+
+
+def _main(*args):
+    from quantcodec.cli import main
+    try:
+        return main([str(a) for a in args])
+    except SystemExit as e:
+        return e.code
+
+
+def test_codegen_defaults_to_csharp(tmp_path, capsys):
+    path = tmp_path / "p.json"
+    path.write_text(player_state().to_json())
+    assert _main("codegen", path) == 0
+    out = capsys.readouterr().out
+    assert "namespace QuantCodec.Generated" in out and "struct" in out
+
+
+@pytest.mark.parametrize("command", ["decode-stream", "conformance", "codegen"])
+def test_help_has_examples(command, capsys):
+    assert _main(command, "--help") == 0
+    out = capsys.readouterr().out
+    assert "examples:" in out and f"quantcodec {command} " in out.split("examples:")[1]
+    assert "SPEC" not in out
+
+
+def test_report_on_a_toml_file_says_it_is_not_a_trace(tmp_path, capsys):
+    schema = tmp_path / "p.toml"
+    schema.write_text(player_state().to_toml())
+    assert _main("report", schema, schema, "--no-progress") == 1
+    err = capsys.readouterr().err
+    assert "not a NumPy .npz trace" in err and "the schema comes first" in err
+    assert "unsafe" not in err and "pickle" not in err, err
+
+
+def test_zarr_edge_chunk_error_names_the_padding_and_the_fix():
+    pytest.importorskip("numcodecs", reason="numcodecs is not installed: pip install 'quantcodec[zarr]'")
+    from quantcodec.numcodecs import QuantCodec
+    chunk = np.tile(np.float32([0, 0, 0, 1]), (80, 1))
+    chunk[70:] = 0.0                                  # Zarr's fill value in an edge chunk
+    with pytest.raises(qc.RangeError) as info:
+        QuantCodec(qc.Quat(9)).encode(chunk)
+    text = str(info.value)
+    assert "row 70" in text and "pads the last chunk" in text and "zero_rows='identity'" in text
+    assert "'value'" not in text
+    QuantCodec(qc.Quat(9), zero_rows="identity").encode(chunk)

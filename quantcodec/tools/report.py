@@ -98,8 +98,11 @@ def load_trace(path, schema):
         loaded = np.load(path, allow_pickle=False)
     except OSError as e:
         raise UserError(f"cannot read trace file {path}: {e.strerror or e}") from None
-    except (ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise UserError(f"{path}: not a NumPy .npz trace ({e})") from None
+    except (ValueError, zipfile.BadZipFile, EOFError):
+        # (NumPy's own words here are about loading pickled data, which a trace never holds)
+        hint = (": it looks like a schema file; the schema comes first, then the trace"
+                if os.path.splitext(str(path))[1].lower() in (".toml", ".json") else "")
+        raise UserError(f"{path}: not a NumPy .npz trace{hint} (docs/trace-format.md)") from None
     if not isinstance(loaded, np.lib.npyio.NpzFile):
         raise UserError(f"{path}: a .npy file holds one array; a trace is a .npz with one array per "
                         f"field (numpy.savez(path, position=..., rotation=..., ids=...))")
