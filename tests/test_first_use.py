@@ -419,3 +419,34 @@ def test_zarr_edge_chunk_error_names_the_padding_and_the_fix():
     assert "row 70" in text and "pads the last chunk" in text and "zero_rows='identity'" in text
     assert "'value'" not in text
     QuantCodec(qc.Quat(9), zero_rows="identity").encode(chunk)
+
+
+# --------------------------------------------------------------------------------------------
+# item 9: client-to-server input in the JavaScript client
+
+
+def test_input_page_js_encodes_the_bytes_python_decodes(tmp_path):
+    node = shutil.which("node")
+    module = ROOT / "clients" / "js" / "quantcodec.mjs"
+    if node is None or not module.is_file():
+        pytest.skip("needs node and clients/js")
+    text = (DOCS / "input.md").read_text(encoding="utf-8")
+    namespace = {"__name__": "__main__", "qc": qc}
+    block = _block_after(text, "## The input schema", "```python")
+    exec(compile(block, "input.md", "exec"), namespace)
+    schema = namespace["INPUT"]
+    js = _block_after(text, "## In the JavaScript client", "```js")
+    js = js.replace("from './quantcodec.mjs'", f"from {json.dumps(module.as_uri())}")
+    js = js.replace("Schema.fromJSON(inputSchemaJson)", f"Schema.fromJSON({json.dumps(schema.to_json())})")
+    js = js.replace("socket.send(", "process.stdout.write(Buffer.from(").replace("'rifle'));", "'rifle')).toString('hex'));")
+    script = tmp_path / "input.mjs"
+    script.write_text(js + "\nprocess.stdout.write(' ' + input.fingerprint);\n")
+    proc = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    hexed, fingerprint = proc.stdout.split()
+    assert fingerprint == schema.fingerprint
+    record = schema.decode(bytes.fromhex(hexed))
+    assert record["tick"] == 1200 and record["weapon"] == "rifle" and record["buttons"] == 3
+    python = schema.encode({"tick": 1200, "move": (0.25, -0.5), "yaw": 271.5, "pitch": -12.0, "buttons": 3,
+                            "weapon": "rifle"})
+    assert bytes.fromhex(hexed) == python
