@@ -82,6 +82,20 @@ def test_roundtrip_keeps_the_codec_rule_and_strict_refuses():
     assert "**Which is which.**" in text and "`schema.roundtrip`" in text
 
 
+def test_report_still_takes_a_trace_with_a_nan(tmp_path, capsys):
+    # the report quantizes as the codecs do: a NaN in a recording is substituted and counted,
+    # not a traceback from schema.snapshot's bad="raise"
+    from quantcodec.cli import main
+    schema = qc.Schema("S", [("position", qc.Vector(*[qc.Bounded(-10, 10, 12)] * 3))])
+    (tmp_path / "s.json").write_text(schema.to_json())
+    pos = np.random.default_rng(0).uniform(-5, 5, (20, 4, 3))
+    pos[3, 1, 0] = np.nan
+    np.savez(tmp_path / "t.npz", position=pos)
+    assert main(["report", str(tmp_path / "s.json"), str(tmp_path / "t.npz"), "--json", "--no-progress"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["fields"][0]["clamped"] == 1
+
+
 # --------------------------------------------------------------------------------------------
 # item 3: schema-file typos
 
