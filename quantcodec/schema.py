@@ -277,10 +277,13 @@ class Schema:
         return self._plan.decode_many(data, count)
 
     def snapshot(self, ids, columns, *, bad="raise", previous=None):
-        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids` (SPEC 5).
+        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids`
+        (docs/snapshots.md). Ids and columns of different lengths are a SchemaError.
 
         ``bad`` says what a bad body does (docs/hostile-input.md): ``"raise"`` (the default) a
-        RangeError naming the entity id; ``"drop"`` leaves such entities out; ``"keep"`` gives
+        RangeError naming the entity id, the field and the component (a zero quaternion, a value
+        an exact codec refuses, a NaN or an infinity in a float field; a finite value out of
+        range is clamped and counted); ``"drop"`` leaves such entities out; ``"keep"`` gives
         them their codes in ``previous`` (dropping those it does not hold). The snapshot's
         ``bad``, ``dropped`` and ``kept`` report them."""
         if bad == "raise" and previous is None:
