@@ -2327,7 +2327,7 @@ cdef object _as_bytes(object data):
     try:
         mv = memoryview(data)
     except TypeError:
-        raise TypeError(f"SnapshotDecoder.decode: expected one datagram (bytes or a contiguous buffer), got "
+        raise TypeError(f"SnapshotDecoder.decode: expected one datagram (a bytes-like object: bytes or a contiguous buffer), got "
                         f"{type(data).__name__}: it takes one datagram at a time (each of the list "
                         f"encode_datagrams returns, in turn)") from None
     if not mv.c_contiguous:

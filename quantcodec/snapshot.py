@@ -926,7 +926,7 @@ def _bytes_of(data, owner):
     try:
         mv = memoryview(data)
     except TypeError:
-        raise TypeError(f"{owner}: expected one datagram (bytes or a contiguous buffer), got "
+        raise TypeError(f"{owner}: expected one datagram (a bytes-like object: bytes or a contiguous buffer), got "
                         f"{type(data).__name__}: it takes one datagram at a time") from None
     if not mv.c_contiguous:
         raise ValueError(f"{owner}: expected a contiguous buffer")
