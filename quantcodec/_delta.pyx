@@ -2327,9 +2327,9 @@ cdef object _as_bytes(object data):
     try:
         mv = memoryview(data)
     except TypeError:
-        raise TypeError(f"SnapshotDecoder.decode: expected one datagram (a bytes-like object: bytes or a contiguous buffer), got "
-                        f"{type(data).__name__}: it takes one datagram at a time (each of the list "
-                        f"encode_datagrams returns, in turn)") from None
+        raise TypeError(f"SnapshotDecoder.decode: expected one datagram (a bytes-like object: bytes or "
+                        f"a contiguous buffer), got {type(data).__name__}: it takes one datagram at a "
+                        f"time (each of the list encode_datagrams returns, in turn)") from None
     if not mv.c_contiguous:
         raise ValueError("packet: expected a contiguous buffer")  # as Schema.decode and BitReader
     return mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv
