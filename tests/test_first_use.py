@@ -282,7 +282,10 @@ def test_live_view_tests_skip_without_websockets(tmp_path):
                            str(ROOT / "tests" / "test_liveview.py"),
                            str(ROOT / "tests" / "test_cli.py") + "::test_demo_serve_refuses_a_remote_host",
                            str(ROOT / "tests" / "test_cli.py") + "::test_demo_serve_refuses_the_plain_demos_options"],
-                          cwd=str(ROOT), env=env, capture_output=True, text=True, timeout=300)
+                          # (not from the checkout's root: `python -m` puts the working directory
+                          # first on sys.path, where an unbuilt source tree would shadow the
+                          # installed package, as a fresh clone's `pip install .` run showed)
+                          cwd=tempfile.gettempdir(), env=env, capture_output=True, text=True, timeout=300)
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "failed" not in tail and "error" not in tail and "skipped" in tail, tail
