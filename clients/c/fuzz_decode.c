@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!g_ready) return 0;
     memset(&cfg, 0, sizeof cfg);
     cfg.max_entities = 1 << 16;
-    cfg.max_bytes = (size_t)256 << 20;
+    cfg.alloc_limit = (size_t)256 << 20;
     qc_decoder_init(&d, &g_schema, &cfg, &err);
     while (pos + 3 <= size) {
         size_t len = (size_t)data[pos] | (size_t)data[pos + 1] << 8;
@@ -151,7 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else if (st != QC_PENDING) {
             abort();
         }
-        if (d.max_bytes && d.bytes > d.max_bytes) { fprintf(stderr, "ORACLE: over the byte budget\n"); abort(); }
+        if (d.alloc_limit && d.bytes > d.alloc_limit) { fprintf(stderr, "ORACLE: over the byte budget\n"); abort(); }
     }
     qc_decoder_free(&d);
     if (d.bytes != 0) { fprintf(stderr, "ORACLE: %lu bytes held after free\n", (unsigned long)d.bytes); abort(); }

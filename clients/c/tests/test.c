@@ -647,13 +647,13 @@ static void test_worst_case(void) {
         qc_decoder_free(&d);
         memset(&cfg, 0, sizeof cfg);
         cfg.max_entities = most;
-        cfg.max_bytes = qc_decoder_worst_case_bytes(&sc, history, most, md, 0);
+        cfg.alloc_limit = qc_decoder_worst_case_bytes(&sc, history, most, md, 0);
         qc_decoder_init(&d, &sc, &cfg, &err);
         for (k = 0; k < n; k++) {
             qc_result res;
             if (qc_decoder_datagram(&d, dg[k].p, dg[k].n, &res) == QC_E_MEMORY) mem++;
         }
-        CHECK(mem == 0, "worst case %s: %d refusals of kind memory within a budget of %lu bytes", STREAMS[w][0], mem, (unsigned long)cfg.max_bytes);
+        CHECK(mem == 0, "worst case %s: %d refusals of kind memory within a budget of %lu bytes", STREAMS[w][0], mem, (unsigned long)cfg.alloc_limit);
         qc_decoder_free(&d);
         qc_schema_free(&sc);
         free(dtext);
@@ -781,14 +781,14 @@ static void test_memory(void) {
     qc_decoder_free(&d);
     CHECK(cnt.live == 0, "memory: %lu bytes leaked", (unsigned long)cnt.live);
     /* a budget too small for the stream: refusals of kind memory, nothing held beyond it */
-    cfg.max_bytes = 4000;
+    cfg.alloc_limit = 4000;
     qc_decoder_init(&d, &sc, &cfg, &err);
     for (k = 0; k < n; k++) {
         qc_result res;
         uint32_t c0 = digest_core(&d);
         int st = qc_decoder_datagram(&d, dg[k].p, dg[k].n, &res);
         if (st == QC_E_MEMORY) { memerr++; CHECK(digest_core(&d) == c0, "memory: a refusal of kind memory changed the state"); }
-        CHECK(d.bytes <= cfg.max_bytes, "memory: %lu bytes held over the budget", (unsigned long)d.bytes);
+        CHECK(d.bytes <= cfg.alloc_limit, "memory: %lu bytes held over the budget", (unsigned long)d.bytes);
     }
     CHECK(memerr > 0, "memory: a budget of 4000 bytes refused nothing");
     qc_decoder_free(&d);
