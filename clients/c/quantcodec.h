@@ -2,8 +2,10 @@
 
    Schemas from their JSON, the fingerprint, every codec's dequantize (and quantize for the scalar,
    vector and quaternion codecs), valid(), one-record encode/decode, and the snapshot stream
-   decoder with the datagram layer (CRC-32C check keyed with the stream, hello, fragments, history
-   window, extrapolation, duplicates and ambiguous numbers, acks).
+   decoder with the datagram layer (CRC-32C check keyed with the stream, or SipHash-2-4 tags under
+   a shared key; hello, fragments, history window, extrapolation, duplicates and ambiguous numbers,
+   the max_bytes limits of wire-format 19), and the session client (qc_client: the decoder plus
+   the acks and hello requests it owes the server, wire-format 18).
 
    Use: in ONE C or C++ file
 
@@ -12,8 +14,9 @@
 
    and include it plainly everywhere else. C99, the C standard library only, no global state.
    Every byte the library holds comes from the allocator the caller gives (qc_allocator; NULL
-   members: malloc/free), counted against the caller's budget (max_bytes); see
-   qc_decoder_worst_case_bytes for the bound of a decoder. No FMA contraction may happen in the
+   members: malloc/free), counted against the caller's alloc_limit; see
+   qc_decoder_worst_case_bytes for the bound of a decoder, and max_bytes for the wire format's
+   bound (256 MiB by default) that every client refuses alike. No FMA contraction may happen in the
    codecs' arithmetic: the header turns it off for its own functions under GCC (any
    -ffp-contract) and Clang (except -ffp-contract=fast); -ffp-contract=off is the safe build
    flag everywhere. Decoded doubles are then bit for bit those of the Python package, except
