@@ -1686,6 +1686,102 @@ static void test_fuzz_keyed(int rounds) {
            trials, sealed, refusals);
 }
 
+/* ---- the kit's streams with runner args (--key, --max-bytes, --replies), in process: each line,
+   the reply included, as the manifest's expected file says (run under the sanitizers too) ---- */
+static void test_kit_args(void) {
+    size_t mlen, i, streams = 0;
+    char *mtext = read_rel("conformance/manifest.json", &mlen);
+    void *mmem;
+    qc_error err;
+    qc_json *m;
+    const qc_json *ss;
+    if (mtext == NULL) return;
+    m = qc_json_parse(mtext, mlen, NULL, &mmem, &err);
+    ss = m ? qc_json_get(m, "streams") : NULL;
+    for (i = 0; ss != NULL && i < ss->nkids; i++) {
+        const qc_json *s = &ss->kids[i], *args = qc_json_get(s, "args");
+        const qc_json *js = qc_json_get(s, "schema"), *jd = qc_json_get(s, "datagrams"), *je = qc_json_get(s, "expected");
+        static uint8_t key[255];
+        static dgram dg[100000];
+        char path[512], *stext, *dtext, *etext, *line;
+        size_t slen, dlen, elen, n, k, a, key_len = 0;
+        unsigned long long max_bytes = 0, nonce = 0;
+        int replies = 0, bad = 0, ok = 1;
+        qc_schema sc;
+        qc_client c;
+        if (args == NULL || js == NULL || jd == NULL || je == NULL) continue;
+        for (a = 0; a + 1 < args->nkids; a += 2) {
+            const char *opt = args->kids[a].text, *val = args->kids[a + 1].text;
+            if (strcmp(opt, "--key") == 0) {
+                size_t h;
+                key_len = strlen(val) / 2;
+                for (h = 0; h < key_len && h < sizeof key; h++) { unsigned x; sscanf(val + 2 * h, "%2x", &x); key[h] = (uint8_t)x; }
+            } else if (strcmp(opt, "--max-bytes") == 0) {
+                max_bytes = strtoull(val, NULL, 10);
+            } else if (strcmp(opt, "--replies") == 0) {
+                nonce = strtoull(val, NULL, 10);
+                replies = 1;
+            } else {
+                ok = 0;
+            }
+        }
+        CHECK(ok && args->nkids % 2 == 0, "kit args of %s: an option this test does not know", qc_json_get(s, "name")->text);
+        snprintf(path, sizeof path, "conformance/%s", js->text);
+        stext = read_rel(path, &slen);
+        snprintf(path, sizeof path, "conformance/%s", jd->text);
+        dtext = read_rel(path, &dlen);
+        snprintf(path, sizeof path, "conformance/%s", je->text);
+        etext = read_rel(path, &elen);
+        if (stext == NULL || dtext == NULL || etext == NULL || qc_schema_parse(&sc, stext, slen, NULL, &err) < 0) {
+            CHECK(0, "kit args: cannot load %s", qc_json_get(s, "name")->text);
+            free(stext); free(dtext); free(etext);
+            continue;
+        }
+        n = split_datagrams(dtext, dlen, dg, 100000);
+        qc_client_init(&c, &sc, key_len ? key : NULL, key_len, (size_t)max_bytes, (int64_t)nonce, &err);
+        line = etext;
+        for (k = 0; k < n; k++) {
+            qc_result res;
+            sbuf out = {0, 0, 0};
+            char *eol = strchr(line, '\n');
+            size_t ll = eol ? (size_t)(eol - line) : strlen(line);
+            int st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
+            result_line(&sc, st, &res, &out);
+            if (replies) {
+                uint8_t r[QC_REPLY_MAX];
+                size_t rl = qc_client_reply(&c, r), b;
+                out.n--;            /* the closing brace */
+                if (rl == 0) {
+                    sb_puts(&out, ",\"reply\":null}");
+                } else {
+                    char hx[3];
+                    sb_puts(&out, ",\"reply\":\"");
+                    for (b = 0; b < rl; b++) { sprintf(hx, "%02x", r[b]); sb_put(&out, hx, 2); }
+                    sb_puts(&out, "\"}");
+                }
+            }
+            if (out.n != ll || memcmp(out.b, line, ll) != 0) {
+                if (bad < 2) printf("  %s datagram %lu: %.*s\n    want %.*s\n", qc_json_get(s, "name")->text, (unsigned long)k,
+                                    (int)(out.n > 160 ? 160 : out.n), out.b, (int)(ll > 160 ? 160 : ll), line);
+                bad++;
+            }
+            free(out.b);
+            line = eol ? eol + 1 : line + ll;
+        }
+        CHECK(bad == 0 && n > 0 && *line == 0, "kit stream %s (with its runner args): %d of %lu lines differ", qc_json_get(s, "name")->text, bad,
+              (unsigned long)n);
+        streams++;
+        qc_client_free(&c);
+        qc_schema_free(&sc);
+        free(stext);
+        free(dtext);
+        free(etext);
+    }
+    printf("  kit streams with runner args, in process: %lu\n", (unsigned long)streams);
+    if (m != NULL) qc_json_free(mmem, NULL);
+    free(mtext);
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
@@ -1698,6 +1794,7 @@ int main(int argc, char **argv) {
     test_kit_values();
     test_kit_records();
     test_kit_streams();
+    test_kit_args();
     test_memory();
     test_worst_case();
     test_keyed();
