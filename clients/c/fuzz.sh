@@ -26,17 +26,19 @@ for name in sorted(os.listdir(os.path.join(root, "conformance", "streams"))):
     if not name.endswith(".bin") or name.startswith(("all_kinds", "one_bit")):
         continue            # (the target's schema is pose)
     ds = datagrams(os.path.join(root, "conformance", "streams", name))
+    keyed = name.startswith("keyed")          # (sealed with the kit's key, the harness's)
+    T = 8 if keyed else 4
     hellos = [d for d in ds if d[:4] == b"QCHL"]
     for start in range(0, len(ds), 6):
         for how in (0, 1):
-            mode = modes[k % len(modes)]
+            mode = modes[k % len(modes)] | (1 if keyed else 0)
             rec = bytes([mode])
             if hellos and how == 1:
                 # the hello's body, sealed by the harness with the mode's hello check
-                rec += struct.pack("<HB", len(hellos[0]) - 4, 3) + hellos[0][:-4]
+                rec += struct.pack("<HB", len(hellos[0]) - T, 3) + hellos[0][:-T]
             for d in ds[start:start + 8]:
-                if how == 1 and d[:4] != b"QCHL" and len(d) > 4:
-                    rec += struct.pack("<HB", len(d) - 4, 1) + d[:-4]
+                if how == 1 and d[:4] != b"QCHL" and len(d) > T:
+                    rec += struct.pack("<HB", len(d) - T, 1) + d[:-T]
                 else:
                     rec += struct.pack("<HB", len(d), 0) + d
             open(os.path.join(out, "seed%04d" % k), "wb").write(rec); k += 1

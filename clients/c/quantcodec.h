@@ -3640,9 +3640,10 @@ size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_e
     size_t lists = keep * (sizeof(uint16_t) + sizeof(qc_snapshot *));
     size_t chunk_limit = 256 * (size_t)max_datagram, np = (size_t)(max_partials > 0 ? max_partials : 1024);
     /* reassembly: the chunk bytes (at most 256 * max_datagram), a node per chunk (full chunks:
-       at most chunk_limit / C; short ones: one per partial packet), a header per partial packet,
-       and the reassembled packet (at most the chunk limit) */
-    size_t reasm = 2 * chunk_limit + (np + chunk_limit / (size_t)(max_datagram - 12) + 1) * QC__NODE_HEAD + np * sizeof(qc_partial);
+       at most chunk_limit / C, C = max_datagram - 8 - T, the fewest bytes with a key's T = 8;
+       short ones: one per partial packet), a header per partial packet, and the reassembled
+       packet (at most the chunk limit) */
+    size_t reasm = 2 * chunk_limit + (np + chunk_limit / (size_t)(max_datagram - 16) + 1) * QC__NODE_HEAD + np * sizeof(qc_partial);
     size_t hello = 2 * (size_t)65507;     /* the adopted hello and, while adopting, the next */
     /* a packet reassembled from fragments is at most 256 * (max_datagram - 12) bytes: its new
        entities are at most 8 per byte, so max_entities above that is never reached */
