@@ -97,7 +97,8 @@ int main(int argc, char **argv) {
             if (parse_dec(argv[a + 1], 0xFFFFFFFFull, &nonce) < 0) return usage("--replies: a decimal nonce, 0 .. 4294967295");
             replies = 1;
         } else {
-            return usage("unknown option");
+            fprintf(stderr, "qc-decode: unknown option %s\n", opt);
+            return usage("options: --key HEX, --max-bytes N, --replies NONCE");
         }
         a += 2;
     }
