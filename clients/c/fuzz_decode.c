@@ -143,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     qc_decoder_config cfg;
     qc_error err;
     static uint8_t buf[70000];
-    size_t pos = 1;
+    size_t pos = 1, first_end = 0;     /* (the end of the first record) */
     int mode, client;
     if (!g_ready || size < 1) return 0;
     mode = data[0];
@@ -164,6 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (len > size - pos) len = size - pos;
         memcpy(buf, data + pos, len);
         pos += len;
+        if (first_end == 0) first_end = pos;
         if (how == 1 && dp->adopted) seal(dp, buf, &len, dp->seed_p, dp->k_p);
         else if (how == 2 && dp->adopted) seal(dp, buf, &len, dp->seed_f, dp->k_f);
         else if (how == 3) seal(dp, buf, &len, qc_crc32c((const uint8_t *)"quantcodec hello", 16, 0), dp->k_h);
@@ -206,7 +207,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         if (client) {
             uint8_t r[QC_REPLY_MAX];
-            int due = st == QC_SNAPSHOT || res.adopted || st == QC_E_NO_HELLO || st == QC_E_BASELINE;
+            /* (a new client starts with a reply due: its hello request) */
+            int due = pos == first_end || st == QC_SNAPSHOT || res.adopted || st == QC_E_NO_HELLO || st == QC_E_BASELINE;
             size_t n = qc_client_reply(&cl, r);
             if ((n != 0) != due) { fprintf(stderr, "ORACLE: a reply %s (status %d)\n", n ? "not due" : "due but not made", st); abort(); }
             if (n) check_reply(&cl, r, n);

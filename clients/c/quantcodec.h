@@ -298,7 +298,7 @@ uint64_t qc_decoder_cost(const qc_decoder *d);
 typedef struct qc_client {
     qc_decoder dec;
     uint32_t nonce, rseq;
-    int due;                        /* a reply is owed (the due rule of wire-format 18) */
+    int due;                        /* a reply is owed (the due rule of wire-format 18; 1 at the start) */
 } qc_client;
 int qc_client_init(qc_client *c, const qc_schema *s, const uint8_t *key, size_t key_len, size_t max_bytes, int64_t nonce, qc_error *err);
 /* The same with a decoder config (allocator, limits, key). */
@@ -306,11 +306,13 @@ int qc_client_init_config(qc_client *c, const qc_schema *s, const qc_decoder_con
 void qc_client_free(qc_client *c);
 /* One datagram from the server: as qc_decoder_datagram (the result, a refusal changes nothing),
    and marks a reply due after a view, an adopted hello, or a refusal of kind no-hello or
-   baseline. */
+   baseline. (A new client has one due already: its first reply, a hello request, asks the
+   server to connect it, before anything has arrived.) */
 int qc_client_receive(qc_client *c, const uint8_t *data, size_t len, qc_result *res);
 /* The reply to send now: 0 when none is due; else its length (at most QC_REPLY_MAX) written to
    out, an ack when a stream is adopted, a hello request otherwise; the due mark is cleared and
-   rseq counts up. Call it after every datagram or once a tick. */
+   rseq counts up. Call it once at the start (to say hello), then after every datagram or once a
+   tick. */
 size_t qc_client_reply(qc_client *c, uint8_t *out);
 
 /* ---- keyed checks (wire-format 17) ----------------------------------------------------------
@@ -4174,7 +4176,7 @@ int qc_client_init_config(qc_client *c, const qc_schema *s, const qc_decoder_con
     if (qc_decoder_init(&c->dec, s, cfg, err) < 0) return -1;
     c->nonce = nonce == QC_NONCE_RANDOM ? qc__draw_nonce(c) : (uint32_t)nonce;
     c->rseq = 0;
-    c->due = 0;
+    c->due = 1;     /* a client starts with a reply due: a hello request, asking to be connected */
     return 0;
 }
 

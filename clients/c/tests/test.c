@@ -1307,7 +1307,10 @@ static void test_replies(void) {
         qc_mac_sub(mk, (const uint8_t *)"quantcodec hello request", 24, kq);
         hist = (int)(kd[h].p[6] | kd[h].p[7] << 8);
         qc_client_init(&c, &sc, keyed ? key : NULL, keyed ? 20 : 0, 0, (int64_t)nonce, &err);
-        CHECK(qc_client_reply(&c, r) == 0, "replies: a reply before any datagram");
+        /* a new client owes a hello request (rseq 0), once */
+        rl = qc_client_reply(&c, r);
+        CHECK(is_hello_request(r, rl, nonce, rseq++, sc.fingerprint, keyed ? kq : NULL) && qc_client_reply(&c, r) == 0,
+              "replies (keyed %d): a new client's first reply is not one hello request (%lu bytes)", keyed, (unsigned long)rl);
         /* junk before the hello: no-hello, a hello request is due, once */
         st = qc_client_receive(&c, junk, 3, &res);
         rl = qc_client_reply(&c, r);
