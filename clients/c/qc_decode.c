@@ -1,6 +1,7 @@
 /* qc_decode: the runner of the conformance kit (SPEC section 7, conformance/README.md).
 
        qc_decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin
+       (each option also as --opt=VALUE)
 
    DATAGRAMS.bin: each datagram as a 4-byte little-endian length then its bytes. One decoder that
    starts with no hello; one compact JSON line per datagram:
@@ -75,10 +76,24 @@ int main(int argc, char **argv) {
     int replies = 0, a = 1;
     memset(&cfg, 0, sizeof cfg);
     while (a < argc && strncmp(argv[a], "--", 2) == 0) {
-        const char *opt = argv[a];
-        if (a + 1 >= argc) return usage("an option without its value");
+        /* --opt VALUE or --opt=VALUE */
+        char opt[32];
+        const char *val, *eq = strchr(argv[a], '=');
+        int used = 2;
+        if (eq != NULL) {
+            size_t ol = (size_t)(eq - argv[a]);
+            if (ol >= sizeof opt) ol = sizeof opt - 1;
+            memcpy(opt, argv[a], ol);
+            opt[ol] = 0;
+            val = eq + 1;
+            used = 1;
+        } else {
+            snprintf(opt, sizeof opt, "%s", argv[a]);
+            if (a + 1 >= argc) { fprintf(stderr, "qc-decode: %s without its value\n", opt); return usage("an option without its value"); }
+            val = argv[a + 1];
+        }
         if (strcmp(opt, "--key") == 0) {
-            const char *h = argv[a + 1];
+            const char *h = val;
             size_t n = strlen(h), i;
             if (n == 0 || n % 2 || n / 2 > 255) return usage("--key: 1 to 255 bytes in hex (an even number of hex digits)");
             for (i = 0; i < n / 2; i++) {
@@ -90,17 +105,17 @@ int main(int argc, char **argv) {
             cfg.key = key;
             cfg.key_len = key_len;
         } else if (strcmp(opt, "--max-bytes") == 0) {
-            if (parse_dec(argv[a + 1], (unsigned long long)(size_t)-1, &max_bytes) < 0 || max_bytes == 0)
+            if (parse_dec(val, (unsigned long long)(size_t)-1, &max_bytes) < 0 || max_bytes == 0)
                 return usage("--max-bytes: a positive decimal integer");
             cfg.max_bytes = (size_t)max_bytes;
         } else if (strcmp(opt, "--replies") == 0) {
-            if (parse_dec(argv[a + 1], 0xFFFFFFFFull, &nonce) < 0) return usage("--replies: a decimal nonce, 0 .. 4294967295");
+            if (parse_dec(val, 0xFFFFFFFFull, &nonce) < 0) return usage("--replies: a decimal nonce, 0 .. 4294967295");
             replies = 1;
         } else {
             fprintf(stderr, "qc-decode: unknown option %s\n", opt);
             return usage("options: --key HEX, --max-bytes N, --replies NONCE");
         }
-        a += 2;
+        a += used;
     }
     if (argc - a != 2) return usage("two files expected");
     stext = read_file(argv[a], &slen);
