@@ -6,10 +6,15 @@
        clang -g -O1 -std=c99 -ffp-contract=off -fsanitize=fuzzer,address,undefined fuzz_decode.c -lm -o build/fuzz_decode
        QC_FUZZ_SCHEMA=../../conformance/schemas/pose.json build/fuzz_decode CORPUS -runs=1000000
 
-   An input is a sequence of records [u16 little-endian length][u8 how][length bytes]: how 0 the
-   bytes are a datagram as it arrived; how 1 they are a bare packet the harness seals with the
-   adopted stream's whole-packet check (so that mutations reach the packet decoder, not only the
-   check); how 2 a fragment body the harness seals with the fragment check. */
+   An input is a mode byte, then a sequence of records [u16 little-endian length][u8 how][length
+   bytes]. The mode: bit 0 keyed checks (wire-format 17, the kit's 32-byte key); bit 1 through the
+   session client (qc_client_receive, then qc_client_reply after every datagram, with the oracle
+   that a reply comes exactly when one is due, laid out as wire-format 18 says, its check
+   holding); bits 2-3 max_bytes (the default, 400000, 100000, 2000000), with the oracle that the
+   cost model never passes it. A record's how: 0 the bytes are a datagram as it arrived; 1 a bare
+   packet the harness seals with the adopted stream's whole-packet check (so that mutations reach
+   the packet decoder, not only the check); 2 a fragment body sealed with the fragment check; 3 a
+   hello body sealed with the hello check (CRC or tag, as the mode says). */
 #define QUANTCODEC_IMPLEMENTATION
 #include "quantcodec.h"
 
@@ -83,50 +88,99 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
     return 0;
 }
 
+/* the kit's key (conformance/manifest.json, the keyed stream's --key), so that its datagrams seed the keyed modes */
+static const uint8_t FUZZ_KEY[32] = {0x40, 0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0x49, 0x4a, 0x4b, 0x4c, 0x4d, 0x4e, 0x4f,
+                                     0x50, 0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58, 0x59, 0x5a, 0x5b, 0x5c, 0x5d, 0x5e, 0x5f};
+
+static void seal(const qc_decoder *d, uint8_t *buf, size_t *len, uint32_t seed, const uint8_t *key) {
+    int i;
+    if (d->keyed) {
+        uint64_t t = qc_siphash(key, buf, *len);
+        for (i = 0; i < 8; i++) buf[*len + (size_t)i] = (uint8_t)(t >> (8 * i));
+        *len += 8;
+    } else {
+        uint32_t c = qc_crc32c(buf, *len, seed);
+        for (i = 0; i < 4; i++) buf[*len + (size_t)i] = (uint8_t)(c >> (8 * i));
+        *len += 4;
+    }
+}
+
+static int sealed_with(const qc_decoder *d, const uint8_t *buf, size_t len, uint32_t seed, const uint8_t *key) {
+    if (len < (size_t)d->tlen) return 0;
+    if (d->keyed) return qc_siphash(key, buf, len - 8) == qc__load_le64(buf + len - 8);
+    return qc_crc32c(buf, len - 4, seed) == qc__le32(buf + len - 4);
+}
+
+/* the reply the client made: its layout and check (wire-format 18) */
+static void check_reply(const qc_client *c, const uint8_t *r, size_t n) {
+    const qc_decoder *d = &c->dec;
+    size_t T = (size_t)d->tlen;
+    if (qc__le32(r + 2) != c->nonce || qc__le32(r + 6) != c->rseq - 1) { fprintf(stderr, "ORACLE: reply nonce/rseq\n"); abort(); }
+    if (d->adopted) {
+        uint32_t acks = qc__le32(r + 12);
+        int i;
+        if (n != 16 + T || r[0] != 0x41 || r[1] != (d->latest >= 0) || !sealed_with(d, r, n, d->seed_r, d->k_r)) {
+            fprintf(stderr, "ORACLE: an ack's layout or check\n");
+            abort();
+        }
+        if (d->latest < 0 ? (qc__le16(r + 10) != 0 || acks != 0) : qc__le16(r + 10) != (unsigned)d->latest) { fprintf(stderr, "ORACLE: ack latest\n"); abort(); }
+        for (i = 0; i < 32; i++)
+            if (((acks >> i) & 1) && (i + 1 >= d->history || qc_decoder_get(d, (d->latest - 1 - i) & 0xFFFF) == NULL)) {
+                fprintf(stderr, "ORACLE: an ack names %d, not a possible baseline\n", (d->latest - 1 - i) & 0xFFFF);
+                abort();
+            }
+    } else if (n != 26 + T || r[0] != 0x48 || r[1] != 0 || memcmp(r + 10, d->schema->fingerprint, 16) != 0 ||
+               !sealed_with(d, r, n, qc_crc32c((const uint8_t *)"quantcodec hello request", 24, 0), d->k_q)) {
+        fprintf(stderr, "ORACLE: a hello request's layout or check\n");
+        abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    qc_decoder d;
+    static const size_t bounds[4] = {0, 400000, 100000, 2000000};
+    qc_client cl;
+    qc_decoder *dp = &cl.dec;
     qc_decoder_config cfg;
     qc_error err;
     static uint8_t buf[70000];
-    size_t pos = 0;
-    if (!g_ready) return 0;
+    size_t pos = 1, first_end = 0;     /* (the end of the first record) */
+    int mode, client;
+    if (!g_ready || size < 1) return 0;
+    mode = data[0];
+    client = (mode >> 1) & 1;
     memset(&cfg, 0, sizeof cfg);
     cfg.max_entities = 1 << 16;
-    cfg.max_bytes = (size_t)256 << 20;
-    qc_decoder_init(&d, &g_schema, &cfg, &err);
+    cfg.alloc_limit = (size_t)256 << 20;
+    cfg.max_bytes = bounds[(mode >> 2) & 3];
+    if (mode & 1) { cfg.key = FUZZ_KEY; cfg.key_len = sizeof FUZZ_KEY; }
+    if (qc_client_init_config(&cl, &g_schema, &cfg, 12345, &err) < 0) abort();
     while (pos + 3 <= size) {
         size_t len = (size_t)data[pos] | (size_t)data[pos + 1] << 8;
-        int how = data[pos + 2] % 3, st, was_fragment, latest0 = d.latest, adopted0 = d.adopted;
+        int how = data[pos + 2] % 4, st, was_fragment, latest0 = dp->latest, adopted0 = dp->adopted;
         uint32_t c0, r0;
-        uint64_t sid0 = d.stream_id;
+        uint64_t sid0 = dp->stream_id;
         qc_result res;
         pos += 3;
         if (len > size - pos) len = size - pos;
         memcpy(buf, data + pos, len);
         pos += len;
-        if (how == 1 && d.adopted) {
-            uint32_t c = qc_crc32c(buf, len, d.seed_p);
-            buf[len] = (uint8_t)c; buf[len + 1] = (uint8_t)(c >> 8); buf[len + 2] = (uint8_t)(c >> 16); buf[len + 3] = (uint8_t)(c >> 24);
-            len += 4;
-        } else if (how == 2 && d.adopted) {
-            uint32_t c = qc_crc32c(buf, len, d.seed_f);
-            buf[len] = (uint8_t)c; buf[len + 1] = (uint8_t)(c >> 8); buf[len + 2] = (uint8_t)(c >> 16); buf[len + 3] = (uint8_t)(c >> 24);
-            len += 4;
-        }
+        if (first_end == 0) first_end = pos;
+        if (how == 1 && dp->adopted) seal(dp, buf, &len, dp->seed_p, dp->k_p);
+        else if (how == 2 && dp->adopted) seal(dp, buf, &len, dp->seed_f, dp->k_f);
+        else if (how == 3) seal(dp, buf, &len, qc_crc32c((const uint8_t *)"quantcodec hello", 16, 0), dp->k_h);
         /* taken as a fragment (its check holds and it is not a whole packet): a completed
            reassembly that fails drops its partial packet, as Python's client does */
-        was_fragment = d.adopted && len >= 13 &&
-                       qc_crc32c(buf, len - 4, d.seed_p) != qc__le32(buf + len - 4) &&
-                       qc_crc32c(buf, len - 4, d.seed_f) == qc__le32(buf + len - 4);
-        c0 = digest_core(&d);
-        r0 = digest_reasm(&d);
-        st = qc_decoder_datagram(&d, buf, len, &res);
+        was_fragment = dp->adopted && len >= 9 + (size_t)dp->tlen &&
+                       !sealed_with(dp, buf, len, dp->seed_p, dp->k_p) && sealed_with(dp, buf, len, dp->seed_f, dp->k_f);
+        c0 = digest_core(dp);
+        r0 = digest_reasm(dp);
+        st = client ? qc_client_receive(&cl, buf, len, &res) : qc_decoder_datagram(dp, buf, len, &res);
         if (st < 0) {
-            if (digest_core(&d) != c0) {
+            if (digest_core(dp) != c0) {
                 fprintf(stderr, "ORACLE: a refused datagram (kind %s: %s) changed the state\n", res.kind, res.message);
                 abort();
             }
-            if (!was_fragment && st != QC_E_MEMORY && digest_reasm(&d) != r0) {
+            if (!was_fragment && st != QC_E_MEMORY && digest_reasm(dp) != r0) {
                 fprintf(stderr, "ORACLE: a refused datagram (kind %s) changed the partial packets\n", res.kind);
                 abort();
             }
@@ -134,11 +188,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             size_t i;
             const qc_snapshot *s = res.snapshot;
             /* latest never moves backwards within one stream; ids ascending; codes valid */
-            if (adopted0 && d.stream_id == sid0 && latest0 >= 0 && d.latest != latest0 && !qc__newer(d.latest, latest0)) {
-                fprintf(stderr, "ORACLE: latest moved backwards %d -> %d\n", latest0, d.latest);
+            if (adopted0 && dp->stream_id == sid0 && latest0 >= 0 && dp->latest != latest0 && !qc__newer(dp->latest, latest0)) {
+                fprintf(stderr, "ORACLE: latest moved backwards %d -> %d\n", latest0, dp->latest);
                 abort();
             }
-            if (!res.ack || res.ack_seq != (uint16_t)d.latest) { fprintf(stderr, "ORACLE: ack\n"); abort(); }
+            if (!res.ack || res.ack_seq != (uint16_t)dp->latest) { fprintf(stderr, "ORACLE: ack\n"); abort(); }
             for (i = 0; i < s->n; i++) {
                 int k;
                 if (i && !(s->ids[i - 1] < s->ids[i])) { fprintf(stderr, "ORACLE: ids not ascending\n"); abort(); }
@@ -151,9 +205,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         } else if (st != QC_PENDING) {
             abort();
         }
-        if (d.max_bytes && d.bytes > d.max_bytes) { fprintf(stderr, "ORACLE: over the byte budget\n"); abort(); }
+        if (client) {
+            uint8_t r[QC_REPLY_MAX];
+            /* (a new client starts with a reply due: its hello request) */
+            int due = pos == first_end || st == QC_SNAPSHOT || res.adopted || st == QC_E_NO_HELLO || st == QC_E_BASELINE;
+            size_t n = qc_client_reply(&cl, r);
+            if ((n != 0) != due) { fprintf(stderr, "ORACLE: a reply %s (status %d)\n", n ? "not due" : "due but not made", st); abort(); }
+            if (n) check_reply(&cl, r, n);
+        }
+        if (dp->alloc_limit && dp->bytes > dp->alloc_limit) { fprintf(stderr, "ORACLE: over the byte budget\n"); abort(); }
+        if (qc_decoder_cost(dp) > dp->max_bytes) { fprintf(stderr, "ORACLE: the cost model over max_bytes\n"); abort(); }
     }
-    qc_decoder_free(&d);
-    if (d.bytes != 0) { fprintf(stderr, "ORACLE: %lu bytes held after free\n", (unsigned long)d.bytes); abort(); }
+    qc_client_free(&cl);
+    if (cl.dec.bytes != 0) { fprintf(stderr, "ORACLE: %lu bytes held after free\n", (unsigned long)cl.dec.bytes); abort(); }
     return 0;
 }

@@ -2,8 +2,10 @@
 
    Schemas from their JSON, the fingerprint, every codec's dequantize (and quantize for the scalar,
    vector and quaternion codecs), valid(), one-record encode/decode, and the snapshot stream
-   decoder with the datagram layer (CRC-32C check keyed with the stream, hello, fragments, history
-   window, extrapolation, duplicates and ambiguous numbers, acks).
+   decoder with the datagram layer (CRC-32C check keyed with the stream, or SipHash-2-4 tags under
+   a shared key; hello, fragments, history window, extrapolation, duplicates and ambiguous numbers,
+   the max_bytes limits of wire-format 19), and the session client (qc_client: the decoder plus
+   the acks and hello requests it owes the server, wire-format 18).
 
    Use: in ONE C or C++ file
 
@@ -12,8 +14,9 @@
 
    and include it plainly everywhere else. C99, the C standard library only, no global state.
    Every byte the library holds comes from the allocator the caller gives (qc_allocator; NULL
-   members: malloc/free), counted against the caller's budget (max_bytes); see
-   qc_decoder_worst_case_bytes for the bound of a decoder. No FMA contraction may happen in the
+   members: malloc/free), counted against the caller's alloc_limit; see
+   qc_decoder_worst_case_bytes for the bound of a decoder, and max_bytes for the wire format's
+   bound (256 MiB by default) that every client refuses alike. No FMA contraction may happen in the
    codecs' arithmetic: the header turns it off for its own functions under GCC (any
    -ffp-contract) and Clang (except -ffp-contract=fast); -ffp-contract=off is the safe build
    flag everywhere. Decoded doubles are then bit for bit those of the Python package, except
@@ -53,8 +56,16 @@ enum {
     QC_E_FRAGMENT = -5,
     QC_E_BASELINE = -6,
     QC_E_MALFORMED = -7,
-    QC_E_MEMORY = -8        /* the caller's allocator or byte budget refused (not a wire kind) */
+    QC_E_MEMORY = -8,       /* the caller's allocator or alloc_limit refused (not a wire kind) */
+    QC_E_LIMITS = -9        /* the hello or packet would pass max_bytes (wire-format section 19) */
 };
+
+/* wire-format section 19: the default bound on what a client holds (256 MiB, in its cost model) */
+#define QC_MAX_BYTES_DEFAULT ((size_t)268435456u)
+/* the longest reply a client makes (a keyed hello request: 26 + 8 bytes; wire-format 18) */
+#define QC_REPLY_MAX 34
+/* qc_client_init's nonce: draw one (see qc_client_init) */
+#define QC_NONCE_RANDOM (-1)
 
 /* Quantize status (quat / unit vector) */
 enum { QC_Q_OK = 0, QC_Q_ZERO = 1, QC_Q_NONFINITE = 2, QC_Q_RANGE = 3 };
@@ -154,7 +165,11 @@ typedef struct qc_snapshot {
 
 typedef struct qc_decoder_config {
     qc_allocator allocator;     /* NULL members: malloc/free */
-    size_t max_bytes;           /* every byte the decoder holds, at most (0: no limit) */
+    size_t max_bytes;           /* wire-format 19: the bound in its cost model, kind `limits`
+                                   past it (0: QC_MAX_BYTES_DEFAULT, 256 MiB; SIZE_MAX: none) */
+    const uint8_t *key;         /* wire-format 17: the shared key (1..255 bytes), or NULL */
+    size_t key_len;
+    size_t alloc_limit;         /* every byte allocated, at most: kind `memory` past it (0: none) */
     size_t max_entities;        /* entities of one snapshot, at most (0: 1 << 24) */
     int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767) */
     int max_partials;           /* partial packets held at once (0: 1024); beyond, the one begun
@@ -166,7 +181,8 @@ typedef struct qc_result {
     const qc_snapshot *snapshot;    /* QC_SNAPSHOT: valid until the next qc_decoder_* call */
     int ack;                        /* 1: send ack_seq to the server now (wire-format 15) */
     uint16_t ack_seq;
-    const char *kind;               /* "no-hello", ..., "malformed", "memory"; NULL if not refused */
+    int adopted;                    /* 1: this datagram was a hello of a new stream, adopted */
+    const char *kind;               /* "no-hello", ..., "malformed", "limits", "memory"; NULL if not refused */
     char message[320];              /* what and where, for a refusal or a hello */
 } qc_result;
 
@@ -175,13 +191,20 @@ typedef struct qc_partial qc_partial;
 typedef struct qc_decoder {
     const qc_schema *schema;
     qc_allocator al;
-    size_t max_bytes, max_entities, bytes;
+    size_t alloc_limit, max_entities, bytes;
+    uint64_t max_bytes;             /* wire-format 19's bound */
+    uint64_t held_cost;             /* wire-format 19's cost of the held snapshots */
     int max_history, max_partials, npartials;
+    /* the checks: T bytes, CRC-32C seeds or SipHash keys (wire-format 11, 17) */
+    int keyed, tlen;
+    uint8_t mk[16], k_h[16], k_q[16], k_p[16], k_f[16], k_r[16];
     /* the stream (the adopted hello) */
     int adopted;
     int history, keep, predict, max_datagram;
+    size_t chunk;                   /* the fragments' chunk size C = max_datagram - 8 - T */
     uint64_t stream_id, started;
-    uint32_t seed_p, seed_f;
+    uint8_t stream_key[40];         /* K (wire-format 11) */
+    uint32_t seed_p, seed_f, seed_r;
     uint8_t *hello_bytes;           /* the adopted hello */
     size_t hello_len;
     /* the snapshots held: seq -> snapshot, at most keep of them */
@@ -260,6 +283,44 @@ const qc_snapshot *qc_decoder_get(const qc_decoder *d, int seq);  /* a held base
 size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram, int max_partials);
 /* Memory a snapshot of n entities takes. */
 size_t qc_snapshot_bytes(const qc_schema *s, size_t n);
+/* wire-format 19's cost model: a held snapshot of n entities (256 + n * (8 + 8 * nslots)), and
+   what the held snapshots cost now (their sum) plus reassembly's bound (256 * max_datagram). */
+uint64_t qc_snapshot_cost(const qc_schema *s, uint64_t n);
+uint64_t qc_decoder_cost(const qc_decoder *d);
+
+/* ---- the session client (wire-format 18): a decoder, and the replies it owes the server ------
+   qc_client_init: key NULL (key_len 0) or the shared key (1..255 bytes); max_bytes 0 for the
+   default (256 MiB); nonce: the client's 32-bit incarnation id (0 .. 2**32 - 1), or
+   QC_NONCE_RANDOM to draw one from what portable C offers (time, clock, addresses,
+   /dev/urandom where it exists): a game should pass its own random number (from the OS's
+   CSPRNG), since two clients started in the same second on a platform without /dev/urandom
+   may draw alike. 0, or -1 with err (a key of 0 or over 255 bytes, a nonce out of range). */
+typedef struct qc_client {
+    qc_decoder dec;
+    uint32_t nonce, rseq;
+    int due;                        /* a reply is owed (the due rule of wire-format 18; 1 at the start) */
+} qc_client;
+int qc_client_init(qc_client *c, const qc_schema *s, const uint8_t *key, size_t key_len, size_t max_bytes, int64_t nonce, qc_error *err);
+/* The same with a decoder config (allocator, limits, key). */
+int qc_client_init_config(qc_client *c, const qc_schema *s, const qc_decoder_config *cfg, int64_t nonce, qc_error *err);
+void qc_client_free(qc_client *c);
+/* One datagram from the server: as qc_decoder_datagram (the result, a refusal changes nothing),
+   and marks a reply due after a view, an adopted hello, or a refusal of kind no-hello or
+   baseline. (A new client has one due already: its first reply, a hello request, asks the
+   server to connect it, before anything has arrived.) */
+int qc_client_receive(qc_client *c, const uint8_t *data, size_t len, qc_result *res);
+/* The reply to send now: 0 when none is due; else its length (at most QC_REPLY_MAX) written to
+   out, an ack when a stream is adopted, a hello request otherwise; the due mark is cleared and
+   rseq counts up. Call it once at the start (to say hello), then after every datagram or once a
+   tick. */
+size_t qc_client_reply(qc_client *c, uint8_t *out);
+
+/* ---- keyed checks (wire-format 17) ----------------------------------------------------------
+   SipHash-2-4 of data under a 16-byte key; the master key of a shared key (-1 unless 1..255
+   bytes); a label's sub key. */
+uint64_t qc_siphash(const uint8_t key[16], const uint8_t *data, size_t len);
+int qc_mac_master(const uint8_t *key, size_t key_len, uint8_t mk[16]);
+void qc_mac_sub(const uint8_t mk[16], const uint8_t *label, size_t len, uint8_t out[16]);
 
 /* ---- pieces, exposed for tests and tools ---------------------------------------------------- */
 uint32_t qc_crc32c(const uint8_t *data, size_t len, uint32_t seed);
@@ -306,6 +367,7 @@ int qc_parse_hex_double(const char *s, double *out);
 #include <stdio.h>
 #include <math.h>
 #include <stdarg.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -812,6 +874,66 @@ uint32_t qc_crc32c(const uint8_t *data, size_t len, uint32_t seed) {
     if (__builtin_cpu_supports("sse4.2")) return qc__crc32c_hw(data, len, seed);
 #endif
     return qc__crc32c_sw(data, len, seed);
+}
+
+/* ---- SipHash-2-4 (Aumasson and Bernstein 2012) and the key derivation (wire-format 17) ---------- */
+
+#define QC__ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+#define QC__SIPROUND                                                            \
+    do {                                                                        \
+        v0 += v1; v1 = QC__ROTL(v1, 13); v1 ^= v0; v0 = QC__ROTL(v0, 32);       \
+        v2 += v3; v3 = QC__ROTL(v3, 16); v3 ^= v2;                              \
+        v0 += v3; v3 = QC__ROTL(v3, 21); v3 ^= v0;                              \
+        v2 += v1; v1 = QC__ROTL(v1, 17); v1 ^= v2; v2 = QC__ROTL(v2, 32);       \
+    } while (0)
+
+uint64_t qc_siphash(const uint8_t key[16], const uint8_t *data, size_t len) {
+    uint64_t k0 = qc__load_le64(key), k1 = qc__load_le64(key + 8);
+    uint64_t v0 = k0 ^ 0x736f6d6570736575ull, v1 = k1 ^ 0x646f72616e646f6dull;
+    uint64_t v2 = k0 ^ 0x6c7967656e657261ull, v3 = k1 ^ 0x7465646279746573ull;
+    uint64_t b = (uint64_t)(len & 0xFF) << 56, m;
+    size_t i, full = len & ~(size_t)7;
+    for (i = 0; i < full; i += 8) {
+        m = qc__load_le64(data + i);
+        v3 ^= m;
+        QC__SIPROUND; QC__SIPROUND;
+        v0 ^= m;
+    }
+    for (i = 0; i < (len & 7); i++) b |= (uint64_t)data[full + i] << (8 * i);
+    v3 ^= b;
+    QC__SIPROUND; QC__SIPROUND;
+    v0 ^= b;
+    v2 ^= 0xFF;
+    QC__SIPROUND; QC__SIPROUND; QC__SIPROUND; QC__SIPROUND;
+    return v0 ^ v1 ^ v2 ^ v3;
+}
+
+static void qc__put_le64(uint8_t *p, uint64_t v) {
+    int i;
+    for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* mk = u64le(SipHash(Z, 0x01 || key)) || u64le(SipHash(Z, 0x02 || key)), Z = "quantcodec mac k" */
+int qc_mac_master(const uint8_t *key, size_t key_len, uint8_t mk[16]) {
+    uint8_t msg[256];
+    if (key == NULL || key_len < 1 || key_len > 255) return -1;
+    memcpy(msg + 1, key, key_len);
+    msg[0] = 1;
+    qc__put_le64(mk, qc_siphash((const uint8_t *)"quantcodec mac k", msg, key_len + 1));
+    msg[0] = 2;
+    qc__put_le64(mk + 8, qc_siphash((const uint8_t *)"quantcodec mac k", msg, key_len + 1));
+    return 0;
+}
+
+/* sub(L) = u64le(SipHash(mk, L || 0x00)) || u64le(SipHash(mk, L || 0x01)) (labels: at most 64 bytes) */
+void qc_mac_sub(const uint8_t mk[16], const uint8_t *label, size_t len, uint8_t out[16]) {
+    uint8_t msg[65];
+    if (len > 64) len = 64;
+    memcpy(msg, label, len);
+    msg[len] = 0;
+    qc__put_le64(out, qc_siphash(mk, msg, len + 1));
+    msg[len] = 1;
+    qc__put_le64(out + 8, qc_siphash(mk, msg, len + 1));
 }
 
 static const uint32_t qc__sha_k[64] = {
@@ -2836,7 +2958,7 @@ static int qc__set(qc__br *r, size_t *pos, size_t *n, size_t M) {
 
 static void *qc__dalloc(qc_decoder *d, size_t n) {
     void *p;
-    if (d->max_bytes && (n > d->max_bytes || d->bytes > d->max_bytes - n)) return NULL;
+    if (d->alloc_limit && (n > d->alloc_limit || d->bytes > d->alloc_limit - n)) return NULL;
     p = d->al.alloc(d->al.ud, n ? n : 1);
     if (p != NULL) d->bytes += n;
     return p;
@@ -2852,6 +2974,14 @@ static void qc__dfree(qc_decoder *d, void *p, size_t n) {
 
 size_t qc_snapshot_bytes(const qc_schema *s, size_t n) {
     return QC__SNAP_HEAD + n * 8 * (1 + (size_t)s->nslots);
+}
+
+uint64_t qc_snapshot_cost(const qc_schema *s, uint64_t n) {
+    return 256 + n * (8 + 8 * (uint64_t)s->nslots);
+}
+
+uint64_t qc_decoder_cost(const qc_decoder *d) {
+    return d->held_cost + 256 * (uint64_t)d->max_datagram;
 }
 
 static qc_snapshot *qc__snap_new(qc_decoder *d, size_t n) {
@@ -2895,6 +3025,7 @@ static int qc__find(const qc_decoder *d, int seq) {
 }
 
 static void qc__drop_at(qc_decoder *d, int i) {
+    d->held_cost -= qc_snapshot_cost(d->schema, d->held[i]->n);
     qc__snap_free(d, d->held[i]);
     d->nheld--;
     d->held[i] = d->held[d->nheld];
@@ -3045,6 +3176,19 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
         return qc__bad(res, "count of new entities larger than the packet can hold", r.pos);
     nnew = (size_t)v;
     nout = kept + nnew;
+    {
+        /* wire-format 19, check 2: what is held, the new snapshot and reassembly's bound */
+        uint64_t per = 8 + 8 * (uint64_t)S, fixed = 256 + 256 * (uint64_t)d->max_datagram;
+        if (d->held_cost > d->max_bytes || fixed > d->max_bytes - d->held_cost ||
+                (uint64_t)nout > (d->max_bytes - d->held_cost - fixed) / per) {
+            snprintf(res->message, sizeof res->message, "snapshot packet %d: a snapshot of %lu entities would make the client "
+                     "hold %llu bytes (held %llu, this one %llu, reassembly %llu), above max_bytes %llu", seq, (unsigned long)nout,
+                     (unsigned long long)(d->held_cost + fixed + (uint64_t)nout * per), (unsigned long long)d->held_cost,
+                     (unsigned long long)(256 + (uint64_t)nout * per), (unsigned long long)(256 * (uint64_t)d->max_datagram),
+                     (unsigned long long)d->max_bytes);
+            return QC_E_LIMITS;
+        }
+    }
     if (nout > d->max_entities) {
         snprintf(res->message, sizeof res->message, "snapshot packet %d: %lu entities, above the configured max_entities %lu",
                  seq, (unsigned long)nout, (unsigned long)d->max_entities);
@@ -3383,8 +3527,8 @@ finish:
     *out = snap;
     return QC_SNAPSHOT;
 nomem:
-    snprintf(res->message, sizeof res->message, "snapshot packet %d: out of memory (allocator or max_bytes %lu)",
-             seq, (unsigned long)d->max_bytes);
+    snprintf(res->message, sizeof res->message, "snapshot packet %d: out of memory (allocator or alloc_limit %lu)",
+             seq, (unsigned long)d->alloc_limit);
     return QC_E_MEMORY;
 }
 
@@ -3401,6 +3545,7 @@ static void qc__keep(qc_decoder *d, qc_snapshot *snap) {
         d->held[d->nheld] = snap;
         d->held_seq[d->nheld] = (uint16_t)seq;
         d->nheld++;
+        d->held_cost += qc_snapshot_cost(d->schema, snap->n);
         d->latest = seq;
         if (d->nambiguous) {
             int k;
@@ -3426,6 +3571,7 @@ static void qc__keep(qc_decoder *d, qc_snapshot *snap) {
         d->held[d->nheld] = snap;
         d->held_seq[d->nheld] = (uint16_t)seq;
         d->nheld++;
+        d->held_cost += qc_snapshot_cost(d->schema, snap->n);
         return;
     }
     d->loose = snap;
@@ -3452,7 +3598,7 @@ static void qc__partial_free(qc_decoder *d, qc_partial *p) {
         qc__dfree(d, c, QC__NODE_HEAD + c->len);
         c = nx;
     }
-    d->chunk_bytes -= (size_t)(d->max_datagram - 12) * (size_t)p->nheld;
+    d->chunk_bytes -= d->chunk * (size_t)p->nheld;
     d->npartials--;
     qc__dfree(d, p, sizeof *p);
 }
@@ -3475,6 +3621,7 @@ static void qc__forget(qc_decoder *d) {     /* every snapshot, latest, the parti
     int i;
     for (i = 0; i < d->nheld; i++) qc__snap_free(d, d->held[i]);
     d->nheld = 0;
+    d->held_cost = 0;
     d->latest = -1;
     memset(d->ambiguous, 0, sizeof d->ambiguous);
     d->nambiguous = 0;
@@ -3495,9 +3642,10 @@ size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_e
     size_t lists = keep * (sizeof(uint16_t) + sizeof(qc_snapshot *));
     size_t chunk_limit = 256 * (size_t)max_datagram, np = (size_t)(max_partials > 0 ? max_partials : 1024);
     /* reassembly: the chunk bytes (at most 256 * max_datagram), a node per chunk (full chunks:
-       at most chunk_limit / C; short ones: one per partial packet), a header per partial packet,
-       and the reassembled packet (at most the chunk limit) */
-    size_t reasm = 2 * chunk_limit + (np + chunk_limit / (size_t)(max_datagram - 12) + 1) * QC__NODE_HEAD + np * sizeof(qc_partial);
+       at most chunk_limit / C, C = max_datagram - 8 - T, the fewest bytes with a key's T = 8;
+       short ones: one per partial packet), a header per partial packet, and the reassembled
+       packet (at most the chunk limit) */
+    size_t reasm = 2 * chunk_limit + (np + chunk_limit / (size_t)(max_datagram - 16) + 1) * QC__NODE_HEAD + np * sizeof(qc_partial);
     size_t hello = 2 * (size_t)65507;     /* the adopted hello and, while adopting, the next */
     /* a packet reassembled from fragments is at most 256 * (max_datagram - 12) bytes: its new
        entities are at most 8 per byte, so max_entities above that is never reached */
@@ -3509,7 +3657,25 @@ int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *
     memset(d, 0, sizeof *d);
     d->schema = s;
     d->al = qc__allocator_of(cfg != NULL ? &cfg->allocator : NULL);
-    d->max_bytes = cfg != NULL ? cfg->max_bytes : 0;
+    d->alloc_limit = cfg != NULL ? cfg->alloc_limit : 0;
+    d->max_bytes = cfg != NULL && cfg->max_bytes ? (uint64_t)cfg->max_bytes : (uint64_t)QC_MAX_BYTES_DEFAULT;
+    if (cfg != NULL && cfg->max_bytes == (size_t)-1) d->max_bytes = ~(uint64_t)0;
+    d->tlen = 4;
+    if (cfg != NULL && (cfg->key != NULL || cfg->key_len != 0)) {
+        if (qc_mac_master(cfg->key, cfg->key_len, d->mk) < 0) {
+            if (err != NULL) {
+                err->kind = -1;
+                snprintf(err->message, sizeof err->message, "key: %lu bytes%s; a key is 1 to 255 bytes (16 or more random ones)",
+                         (unsigned long)cfg->key_len, cfg->key == NULL ? " at NULL" : "");
+            }
+            memset(d, 0, sizeof *d);
+            return -1;
+        }
+        d->keyed = 1;
+        d->tlen = 8;
+        qc_mac_sub(d->mk, (const uint8_t *)"quantcodec hello", 16, d->k_h);
+        qc_mac_sub(d->mk, (const uint8_t *)"quantcodec hello request", 24, d->k_q);
+    }
     d->max_entities = cfg != NULL && cfg->max_entities ? cfg->max_entities : ((size_t)1 << 24);
     d->max_history = cfg != NULL && cfg->max_history > 0 && cfg->max_history < 32767 ? cfg->max_history : 32767;
     d->max_partials = cfg != NULL && cfg->max_partials > 0 ? cfg->max_partials : 1024;
@@ -3559,8 +3725,8 @@ typedef struct qc__hello {
     size_t fields_at;           /* offset of the first summary */
 } qc__hello;
 
-static int qc__parse_hello(const uint8_t *data, size_t len, qc__hello *h, char *msg, size_t cap) {
-    size_t end = len - 4, pos = 46;
+static int qc__parse_hello(const uint8_t *data, size_t len, size_t tlen, qc__hello *h, char *msg, size_t cap) {
+    size_t end = len - tlen, pos = 46;
     unsigned i;
     if (data[4] != 1) { snprintf(msg, cap, "hello: format version %u, this client reads version 1", data[4]); return -1; }
     if (data[5] & ~1u) { snprintf(msg, cap, "hello: unknown flags 0x%02x", data[5]); return -1; }
@@ -3676,7 +3842,8 @@ static void qc__differences(const qc_schema *s, const uint8_t *data, const qc__h
 }
 
 static int qc__refuse(qc_result *res, int kind) {
-    static const char *const names[] = {"", "no-hello", "check", "hello", "schema", "fragment", "baseline", "malformed", "memory"};
+    static const char *const names[] = {"", "no-hello", "check", "hello", "schema", "fragment", "baseline", "malformed", "memory",
+                                        "limits"};
     res->status = kind;
     res->kind = names[-kind];
     return kind;
@@ -3716,6 +3883,7 @@ static int qc__adopt(qc_decoder *d, const uint8_t *data, size_t len, const qc__h
     d->max_datagram = h->max_datagram;
     d->stream_id = h->stream_id;
     d->started = h->started;
+    d->chunk = (size_t)h->max_datagram - 8 - (size_t)d->tlen;
     memcpy(key, "quantcodec", 10);
     key[10] = 1;
     memcpy(key + 11, h->fp, 16);
@@ -3726,11 +3894,18 @@ static int qc__adopt(qc_decoder *d, const uint8_t *data, size_t len, const qc__h
         int i;
         for (i = 0; i < 8; i++) key[32 + i] = (uint8_t)(h->stream_id >> (8 * i));
     }
+    memcpy(d->stream_key, key, 40);
     key[40] = 'P';
     d->seed_p = qc_crc32c(key, 41, 0);
+    if (d->keyed) qc_mac_sub(d->mk, key, 41, d->k_p);
     key[40] = 'F';
     d->seed_f = qc_crc32c(key, 41, 0);
+    if (d->keyed) qc_mac_sub(d->mk, key, 41, d->k_f);
+    key[40] = 'R';
+    d->seed_r = qc_crc32c(key, 41, 0);
+    if (d->keyed) qc_mac_sub(d->mk, key, 41, d->k_r);
     res->status = QC_PENDING;
+    res->adopted = 1;
     snprintf(res->message, sizeof res->message, "hello: stream %016llx adopted (history %d, max_datagram %d%s)",
              (unsigned long long)h->stream_id, h->history, h->max_datagram, h->predict ? ", predict" : "");
     return QC_PENDING;
@@ -3738,14 +3913,14 @@ static int qc__adopt(qc_decoder *d, const uint8_t *data, size_t len, const qc__h
 
 static int qc__take_hello(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
     qc__hello h;
-    if (qc__parse_hello(data, len, &h, res->message, sizeof res->message) < 0) return qc__refuse(res, QC_E_HELLO);
+    if (qc__parse_hello(data, len, (size_t)d->tlen, &h, res->message, sizeof res->message) < 0) return qc__refuse(res, QC_E_HELLO);
     if (memcmp(h.fp, d->schema->fingerprint, 16) != 0) {
         qc__differences(d->schema, data, &h, res->message, sizeof res->message);
         return qc__refuse(res, QC_E_SCHEMA);
     }
     if (d->adopted) {
         if (h.stream_id == d->stream_id) {
-            if (len != d->hello_len || memcmp(data, d->hello_bytes, len - 4) != 0) {
+            if (len != d->hello_len || memcmp(data, d->hello_bytes, len - (size_t)d->tlen) != 0) {
                 snprintf(res->message, sizeof res->message, "hello: a hello of stream %016llx with other parameters than the one adopted",
                          (unsigned long long)h.stream_id);
                 return qc__refuse(res, QC_E_HELLO);
@@ -3758,6 +3933,16 @@ static int qc__take_hello(qc_decoder *d, const uint8_t *data, size_t len, qc_res
             snprintf(res->message, sizeof res->message, "hello: a hello of an older stream %016llx (started %llu, the current one %llu)",
                      (unsigned long long)h.stream_id, (unsigned long long)h.started, (unsigned long long)d->started);
             return qc__refuse(res, QC_E_HELLO);
+        }
+    }
+    {
+        /* wire-format 19, check 1: a window of empty snapshots and full reassembly */
+        uint64_t need = (uint64_t)(2 * h.history - 1) * 256 + 256 * (uint64_t)h.max_datagram;
+        if (need > d->max_bytes) {
+            snprintf(res->message, sizeof res->message, "hello: history %d and max_datagram %d need %llu bytes "
+                     "((2 * history - 1) * 256 + 256 * max_datagram), above max_bytes %llu",
+                     h.history, h.max_datagram, (unsigned long long)need, (unsigned long long)d->max_bytes);
+            return qc__refuse(res, QC_E_LIMITS);
         }
     }
     if (h.history > d->max_history) {
@@ -3781,7 +3966,7 @@ static int qc__packet(qc_decoder *d, const uint8_t *p, size_t n, qc_result *res)
 
 static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
     const uint8_t *body = data;
-    size_t blen = len - 4, clen = blen - 8, C = (size_t)d->max_datagram - 12;
+    size_t blen = len - (size_t)d->tlen, clen = blen - 8, C = d->chunk;
     int seq = (int)qc__le16(body), index = body[2], count = body[3] + 1, last;
     uint32_t pcheck = qc__le32(body + 4);
     qc_partial *p, **pp;
@@ -3827,7 +4012,7 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
         return QC_PENDING;
     }
     /* every chunk counts as a full one (docs/wire-format.md section 12, rule 4) */
-    while (d->partials != NULL && (d->chunk_bytes + (size_t)(d->max_datagram - 12) > 256 * (size_t)d->max_datagram ||
+    while (d->partials != NULL && (d->chunk_bytes + C > 256 * (size_t)d->max_datagram ||
                                    (p == NULL && d->npartials >= d->max_partials))) {
         qc_partial *first = d->partials;
         d->partials = first->next;
@@ -3860,7 +4045,7 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
     p->have[index >> 6] |= ((uint64_t)1) << (index & 63);
     p->nheld++;
     p->bytes += clen;
-    d->chunk_bytes += (size_t)(d->max_datagram - 12);   /* every chunk counted as a full one */
+    d->chunk_bytes += C;   /* every chunk counted as a full one */
     if (p->nheld < count) {
         snprintf(res->message, sizeof res->message, "fragment %d of %d of packet %d kept", index, count, seq);
         return QC_PENDING;
@@ -3897,6 +4082,7 @@ int qc_decoder_packet(qc_decoder *d, const uint8_t *packet, size_t len, qc_resul
     res->snapshot = NULL;
     res->ack = 0;
     res->ack_seq = 0;
+    res->adopted = 0;
     res->kind = NULL;
     res->message[0] = 0;
     if (d->loose != NULL) { qc__snap_free(d, d->loose); d->loose = NULL; }
@@ -3918,23 +4104,30 @@ int qc_decoder_packet(qc_decoder *d, const uint8_t *packet, size_t len, qc_resul
     return qc__packet(d, packet, len, res);
 }
 
+/* whether the datagram's last T bytes are the check of the bytes before: CRC-32C with the seed,
+   or SipHash-2-4 under the key (wire-format 11, 17) */
+static int qc__sealed(const qc_decoder *d, const uint8_t *data, size_t len, uint32_t seed, const uint8_t *key) {
+    if (d->keyed) return qc_siphash(key, data, len - 8) == qc__load_le64(data + len - 8);
+    return qc_crc32c(data, len - 4, seed) == qc__le32(data + len - 4);
+}
+
 int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
-    uint32_t c;
+    size_t T = (size_t)d->tlen;
     res->status = QC_PENDING;
     res->snapshot = NULL;
     res->ack = 0;
     res->ack_seq = 0;
+    res->adopted = 0;
     res->kind = NULL;
     res->message[0] = 0;
     if (d->loose != NULL) { qc__snap_free(d, d->loose); d->loose = NULL; }
-    if (len >= 5) {
-        c = qc__le32(data + len - 4);
+    if (len >= 1 + T) {
         if (d->adopted) {
-            if (qc_crc32c(data, len - 4, d->seed_p) == c) return qc__packet(d, data, len - 4, res);
-            if (len >= 13 && qc_crc32c(data, len - 4, d->seed_f) == c) return qc__fragment(d, data, len, res);
+            if (qc__sealed(d, data, len, d->seed_p, d->k_p)) return qc__packet(d, data, len - T, res);
+            if (len >= 9 + T && qc__sealed(d, data, len, d->seed_f, d->k_f)) return qc__fragment(d, data, len, res);
         }
-        if (len >= 55 && memcmp(data, "QCHL", 4) == 0 &&
-            qc_crc32c(data, len - 4, qc_crc32c((const uint8_t *)"quantcodec hello", 16, 0)) == c)
+        if (len >= 51 + T && memcmp(data, "QCHL", 4) == 0 &&
+            qc__sealed(d, data, len, qc_crc32c((const uint8_t *)"quantcodec hello", 16, 0), d->k_h))
             return qc__take_hello(d, data, len, res);
     }
     if (!d->adopted) {
@@ -3945,6 +4138,105 @@ int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
     snprintf(res->message, sizeof res->message, "a datagram of %lu bytes fails the check of stream %016llx", (unsigned long)len,
              (unsigned long long)d->stream_id);
     return qc__refuse(res, QC_E_CHECK);
+}
+
+/* ---- the session client (wire-format 18) ----------------------------------------------------------- */
+
+/* A 32-bit nonce from what portable C offers: /dev/urandom where it exists, else time, clock and
+   addresses (of the client, a local, a function), mixed by SipHash. A game should pass its own. */
+static uint32_t qc__draw_nonce(const void *where) {
+    uint8_t buf[64], k[16];
+    size_t n = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    time_t t = time(NULL);
+    clock_t c = clock();
+    uintptr_t a = (uintptr_t)where, b = (uintptr_t)&n, fn = (uintptr_t)&qc__draw_nonce;
+    if (f != NULL) {
+        n = fread(buf, 1, 16, f);
+        fclose(f);
+    }
+    memcpy(buf + n, &t, sizeof t); n += sizeof t;
+    memcpy(buf + n, &c, sizeof c); n += sizeof c;
+    memcpy(buf + n, &a, sizeof a); n += sizeof a;
+    memcpy(buf + n, &b, sizeof b); n += sizeof b;
+    memcpy(k, &fn, sizeof fn < 16 ? sizeof fn : 16);
+    memset(k + (sizeof fn < 16 ? sizeof fn : 16), 0x5A, 16 - (sizeof fn < 16 ? sizeof fn : 16));
+    return (uint32_t)(qc_siphash(k, buf, n) >> 16);
+}
+
+int qc_client_init_config(qc_client *c, const qc_schema *s, const qc_decoder_config *cfg, int64_t nonce, qc_error *err) {
+    memset(c, 0, sizeof *c);
+    if (nonce != QC_NONCE_RANDOM && (nonce < 0 || nonce > (int64_t)0xFFFFFFFF)) {
+        if (err != NULL) {
+            err->kind = -1;
+            snprintf(err->message, sizeof err->message, "nonce %lld: a nonce is 0 .. 2**32 - 1, or QC_NONCE_RANDOM", (long long)nonce);
+        }
+        return -1;
+    }
+    if (qc_decoder_init(&c->dec, s, cfg, err) < 0) return -1;
+    c->nonce = nonce == QC_NONCE_RANDOM ? qc__draw_nonce(c) : (uint32_t)nonce;
+    c->rseq = 0;
+    c->due = 1;     /* a client starts with a reply due: a hello request, asking to be connected */
+    return 0;
+}
+
+int qc_client_init(qc_client *c, const qc_schema *s, const uint8_t *key, size_t key_len, size_t max_bytes, int64_t nonce, qc_error *err) {
+    qc_decoder_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.key = key;
+    cfg.key_len = key_len;
+    cfg.max_bytes = max_bytes;
+    return qc_client_init_config(c, s, &cfg, nonce, err);
+}
+
+void qc_client_free(qc_client *c) { qc_decoder_free(&c->dec); }
+
+int qc_client_receive(qc_client *c, const uint8_t *data, size_t len, qc_result *res) {
+    int st = qc_decoder_datagram(&c->dec, data, len, res);
+    /* due: a view, a hello adopted (a new stream), a refusal of kind no-hello or baseline;
+       nothing else, so that junk cannot make the client send */
+    if (st == QC_SNAPSHOT || (st == QC_PENDING && res->adopted) || st == QC_E_NO_HELLO || st == QC_E_BASELINE) c->due = 1;
+    return st;
+}
+
+static void qc__put_le32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); p[2] = (uint8_t)(v >> 16); p[3] = (uint8_t)(v >> 24);
+}
+
+size_t qc_client_reply(qc_client *c, uint8_t *out) {
+    const qc_decoder *d = &c->dec;
+    size_t n;
+    if (!c->due) return 0;
+    c->due = 0;
+    qc__put_le32(out + 2, c->nonce);
+    qc__put_le32(out + 6, c->rseq);
+    c->rseq++;                                  /* mod 2**32 */
+    if (d->adopted) {
+        /* an ack: has_latest, latest, and the possible baselines among the 32 before it */
+        uint32_t acks = 0;
+        out[0] = 0x41;
+        out[1] = d->latest >= 0 ? 1 : 0;
+        if (d->latest >= 0) {
+            int i;
+            for (i = 0; i < 32 && i + 1 < d->history; i++)
+                if (qc__find(d, (d->latest - 1 - i) & QC__M) >= 0) acks |= (uint32_t)1 << i;
+        }
+        out[10] = (uint8_t)(d->latest >= 0 ? d->latest : 0);
+        out[11] = (uint8_t)(d->latest >= 0 ? d->latest >> 8 : 0);
+        qc__put_le32(out + 12, acks);
+        n = 16;
+        if (d->keyed) qc__put_le64(out + n, qc_siphash(d->k_r, out, n));
+        else qc__put_le32(out + n, qc_crc32c(out, n, d->seed_r));
+    } else {
+        /* a hello request: the client holds no stream */
+        out[0] = 0x48;
+        out[1] = 0;
+        memcpy(out + 10, d->schema->fingerprint, 16);
+        n = 26;
+        if (d->keyed) qc__put_le64(out + n, qc_siphash(d->k_q, out, n));
+        else qc__put_le32(out + n, qc_crc32c(out, n, qc_crc32c((const uint8_t *)"quantcodec hello request", 24, 0)));
+    }
+    return n + (size_t)d->tlen;
 }
 
 #ifdef QC__GCC_OPTIONS_PUSHED

@@ -647,13 +647,13 @@ static void test_worst_case(void) {
         qc_decoder_free(&d);
         memset(&cfg, 0, sizeof cfg);
         cfg.max_entities = most;
-        cfg.max_bytes = qc_decoder_worst_case_bytes(&sc, history, most, md, 0);
+        cfg.alloc_limit = qc_decoder_worst_case_bytes(&sc, history, most, md, 0);
         qc_decoder_init(&d, &sc, &cfg, &err);
         for (k = 0; k < n; k++) {
             qc_result res;
             if (qc_decoder_datagram(&d, dg[k].p, dg[k].n, &res) == QC_E_MEMORY) mem++;
         }
-        CHECK(mem == 0, "worst case %s: %d refusals of kind memory within a budget of %lu bytes", STREAMS[w][0], mem, (unsigned long)cfg.max_bytes);
+        CHECK(mem == 0, "worst case %s: %d refusals of kind memory within a budget of %lu bytes", STREAMS[w][0], mem, (unsigned long)cfg.alloc_limit);
         qc_decoder_free(&d);
         qc_schema_free(&sc);
         free(dtext);
@@ -781,14 +781,14 @@ static void test_memory(void) {
     qc_decoder_free(&d);
     CHECK(cnt.live == 0, "memory: %lu bytes leaked", (unsigned long)cnt.live);
     /* a budget too small for the stream: refusals of kind memory, nothing held beyond it */
-    cfg.max_bytes = 4000;
+    cfg.alloc_limit = 4000;
     qc_decoder_init(&d, &sc, &cfg, &err);
     for (k = 0; k < n; k++) {
         qc_result res;
         uint32_t c0 = digest_core(&d);
         int st = qc_decoder_datagram(&d, dg[k].p, dg[k].n, &res);
         if (st == QC_E_MEMORY) { memerr++; CHECK(digest_core(&d) == c0, "memory: a refusal of kind memory changed the state"); }
-        CHECK(d.bytes <= cfg.max_bytes, "memory: %lu bytes held over the budget", (unsigned long)d.bytes);
+        CHECK(d.bytes <= cfg.alloc_limit, "memory: %lu bytes held over the budget", (unsigned long)d.bytes);
     }
     CHECK(memerr > 0, "memory: a budget of 4000 bytes refused nothing");
     qc_decoder_free(&d);
@@ -941,10 +941,855 @@ static void test_slot_validity(void) {
     free(text);
 }
 
+/* ---- SipHash-2-4 and the key derivation (wire-format 17) ---- */
+
+/* the reference implementation's 64 vectors (key 00..0f, message 00..n-1), recomputed with a
+   Python SipHash written from the paper; n = 0 and n = 15 are the wire format's two examples */
+static const uint64_t SIP_VECTORS[64] = {
+    0x726fdb47dd0e0e31ull, 0x74f839c593dc67fdull, 0x0d6c8009d9a94f5aull, 0x85676696d7fb7e2dull,
+    0xcf2794e0277187b7ull, 0x18765564cd99a68dull, 0xcbc9466e58fee3ceull, 0xab0200f58b01d137ull,
+    0x93f5f5799a932462ull, 0x9e0082df0ba9e4b0ull, 0x7a5dbbc594ddb9f3ull, 0xf4b32f46226bada7ull,
+    0x751e8fbc860ee5fbull, 0x14ea5627c0843d90ull, 0xf723ca908e7af2eeull, 0xa129ca6149be45e5ull,
+    0x3f2acc7f57c29bdbull, 0x699ae9f52cbe4794ull, 0x4bc1b3f0968dd39cull, 0xbb6dc91da77961bdull,
+    0xbed65cf21aa2ee98ull, 0xd0f2cbb02e3b67c7ull, 0x93536795e3a33e88ull, 0xa80c038ccd5ccec8ull,
+    0xb8ad50c6f649af94ull, 0xbce192de8a85b8eaull, 0x17d835b85bbb15f3ull, 0x2f2e6163076bcfadull,
+    0xde4daaaca71dc9a5ull, 0xa6a2506687956571ull, 0xad87a3535c49ef28ull, 0x32d892fad841c342ull,
+    0x7127512f72f27cceull, 0xa7f32346f95978e3ull, 0x12e0b01abb051238ull, 0x15e034d40fa197aeull,
+    0x314dffbe0815a3b4ull, 0x027990f029623981ull, 0xcadcd4e59ef40c4dull, 0x9abfd8766a33735cull,
+    0x0e3ea96b5304a7d0ull, 0xad0c42d6fc585992ull, 0x187306c89bc215a9ull, 0xd4a60abcf3792b95ull,
+    0xf935451de4f21df2ull, 0xa9538f0419755787ull, 0xdb9acddff56ca510ull, 0xd06c98cd5c0975ebull,
+    0xe612a3cb9ecba951ull, 0xc766e62cfcadaf96ull, 0xee64435a9752fe72ull, 0xa192d576b245165aull,
+    0x0a8787bf8ecb74b2ull, 0x81b3e73d20b49b6full, 0x7fa8220ba3b2eceaull, 0x245731c13ca42499ull,
+    0xb78dbfaf3a8d83bdull, 0xea1ad565322a1a0bull, 0x60e61c23a3795013ull, 0x6606d7e446282b93ull,
+    0x6ca4ecb15c5f91e1ull, 0x9f626da15c9625f3ull, 0xe51b38608ef25f57ull, 0x958a324ceb064572ull,
+};
+
+static void hex16(const uint8_t *b, char *out) {
+    int i;
+    for (i = 0; i < 16; i++) sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static void test_siphash(void) {
+    uint8_t key[16], msg[64], mk[16], k[16];
+    static uint8_t big[256];
+    char hx[40];
+    int n, bad = 0;
+    for (n = 0; n < 16; n++) key[n] = (uint8_t)n;
+    for (n = 0; n < 64; n++) msg[n] = (uint8_t)n;
+    CHECK(qc_siphash(key, msg, 0) == 0x726fdb47dd0e0e31ull, "siphash of the empty message: %016llx", (unsigned long long)qc_siphash(key, msg, 0));
+    CHECK(qc_siphash(key, msg, 15) == 0xa129ca6149be45e5ull, "siphash of 15 bytes: %016llx", (unsigned long long)qc_siphash(key, msg, 15));
+    for (n = 0; n < 64; n++)
+        if (qc_siphash(key, msg, (size_t)n) != SIP_VECTORS[n]) {
+            if (bad < 3) printf("  siphash vector %d: %016llx, want %016llx\n", n, (unsigned long long)qc_siphash(key, msg, (size_t)n),
+                                (unsigned long long)SIP_VECTORS[n]);
+            bad++;
+        }
+    CHECK(bad == 0, "siphash: %d of the 64 reference vectors differ", bad);
+    /* an unaligned message gives the same tag as an aligned copy */
+    for (n = 0; n < 200; n++) big[n + 3] = (uint8_t)(n * 7);
+    memcpy(big + 128, big + 3, 100);
+    CHECK(qc_siphash(key, big + 3, 100) == qc_siphash(key, big + 128, 100), "siphash: unaligned data differs");
+    /* the derivation, against the Python reference (key 00..0f; a one-byte and a 255-byte key) */
+    CHECK(qc_mac_master(key, 16, mk) == 0, "mac master of a 16-byte key refused");
+    hex16(mk, hx);
+    CHECK(strcmp(hx, "13314e21ed015d7b7d9a9980d89475dc") == 0, "mk of key 00..0f: %s", hx);
+    qc_mac_sub(mk, (const uint8_t *)"quantcodec hello", 16, k);
+    hex16(k, hx);
+    CHECK(strcmp(hx, "3f6cf6f197a49aa0709e58ad2e97abba") == 0, "kH of key 00..0f: %s", hx);
+    qc_mac_sub(mk, (const uint8_t *)"quantcodec hello request", 24, k);
+    hex16(k, hx);
+    CHECK(strcmp(hx, "1d0b63e49683f4265e248f95d1c6ac1f") == 0, "kQ of key 00..0f: %s", hx);
+    msg[0] = 0xff;
+    qc_mac_master(msg, 1, mk);
+    hex16(mk, hx);
+    CHECK(strcmp(hx, "5823a7f0d096994dce276494f5420829") == 0, "mk of key ff: %s", hx);
+    for (n = 0; n < 255; n++) big[n] = (uint8_t)n;
+    CHECK(qc_mac_master(big, 255, mk) == 0, "a 255-byte key refused");
+    hex16(mk, hx);
+    CHECK(strcmp(hx, "2754c2f3b53d8151ccbd2b4dab70bacd") == 0, "mk of key 00..fe: %s", hx);
+    CHECK(qc_mac_master(big, 0, mk) < 0 && qc_mac_master(big, 256, mk) < 0 && qc_mac_master(NULL, 16, mk) < 0,
+          "a key of 0 or 256 bytes, or NULL, accepted");
+    {
+        /* the decoder and the client refuse a bad key with a message saying why */
+        qc_schema sc;
+        qc_decoder d;
+        qc_decoder_config cfg;
+        qc_client cl;
+        qc_error err;
+        const char *js = "{\"name\":\"k\",\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"Bool\"}}]}";
+        qc_schema_parse(&sc, js, strlen(js), NULL, &err);
+        memset(&cfg, 0, sizeof cfg);
+        cfg.key = big;
+        cfg.key_len = 256;
+        err.message[0] = 0;
+        CHECK(qc_decoder_init(&d, &sc, &cfg, &err) < 0 && strstr(err.message, "1 to 255") != NULL, "a 256-byte key: %s", err.message);
+        CHECK(qc_client_init(&cl, &sc, big, 0, 0, 5, &err) < 0 && strstr(err.message, "0 bytes") != NULL, "a key of 0 bytes: %s", err.message);
+        CHECK(qc_client_init(&cl, &sc, NULL, 0, 0, (int64_t)1 << 32, &err) < 0 && strstr(err.message, "nonce") != NULL,
+              "a nonce of 2**32 accepted: %s", err.message);
+        CHECK(qc_client_init(&cl, &sc, NULL, 0, 0, QC_NONCE_RANDOM, &err) == 0, "a random nonce refused");
+        qc_client_free(&cl);
+        qc_schema_free(&sc);
+    }
+}
+
+/* ---- keyed streams: a kit stream sealed again with a key (and a smaller max_datagram, so that
+   packets go in fragments of the keyed chunk size), built here from the wire format's rules ---- */
+
+typedef struct {
+    uint8_t *buf;           /* the datagrams back to back */
+    size_t len, cap;
+    size_t n, ndg;
+    size_t *off, *dlen;     /* each datagram */
+    size_t *last;           /* per original datagram: the index of its last datagram here */
+} keyed_stream;
+
+static void ks_add(keyed_stream *k, const uint8_t *p, size_t n) {
+    if (k->len + n > k->cap) { k->cap = (k->len + n) * 2 + 4096; k->buf = (uint8_t *)realloc(k->buf, k->cap); }
+    memcpy(k->buf + k->len, p, n);
+    k->off[k->ndg] = k->len;
+    k->dlen[k->ndg] = n;
+    k->ndg++;
+    k->len += n;
+}
+
+static void put_le64(uint8_t *p, uint64_t v) { int i; for (i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+static void put_le32(uint8_t *p, uint32_t v) { int i; for (i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i)); }
+
+/* K (wire-format 11) of a hello */
+static void stream_key_of(const uint8_t *hello, uint8_t K[41]) {
+    memcpy(K, "quantcodec", 10);
+    K[10] = 1;
+    memcpy(K + 11, hello + 26, 16);
+    memcpy(K + 27, hello + 6, 2);
+    K[29] = hello[5] & 1;
+    memcpy(K + 30, hello + 8, 2);
+    memcpy(K + 32, hello + 10, 8);
+}
+
+/* every datagram of a one-stream kit stream, sealed with `key` (max_datagram md2): the hello
+   with md2 and a tag, whole packets with a tag or in fragments, anything else as it was */
+static int rekey(const dgram *dg, size_t n, const uint8_t *key, size_t key_len, int md2, keyed_stream *out) {
+    uint8_t K[41], K2[41], mk[16], kh[16], kp[16], kf[16];
+    uint32_t sp = 0, sf = 0, sp2;
+    size_t i, h = n;
+    static uint8_t tmp[70000];
+    for (i = 0; i < n && h == n; i++)
+        if (dg[i].n >= 55 && memcmp(dg[i].p, "QCHL", 4) == 0) h = i;
+    if (h == n) return -1;
+    stream_key_of(dg[h].p, K);
+    K[40] = 'P'; sp = qc_crc32c(K, 41, 0);
+    K[40] = 'F'; sf = qc_crc32c(K, 41, 0);
+    memcpy(tmp, dg[h].p, dg[h].n - 4);
+    tmp[8] = (uint8_t)md2; tmp[9] = (uint8_t)(md2 >> 8);
+    stream_key_of(tmp, K2);
+    qc_mac_master(key, key_len, mk);
+    qc_mac_sub(mk, (const uint8_t *)"quantcodec hello", 16, kh);
+    K2[40] = 'P'; qc_mac_sub(mk, K2, 41, kp); sp2 = qc_crc32c(K2, 41, 0);
+    K2[40] = 'F'; qc_mac_sub(mk, K2, 41, kf);
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    out->off = (size_t *)malloc(sizeof(size_t) * (n * 300 + 1));
+    out->dlen = (size_t *)malloc(sizeof(size_t) * (n * 300 + 1));
+    out->last = (size_t *)malloc(sizeof(size_t) * (n + 1));
+    for (i = 0; i < n; i++) {
+        const uint8_t *d = dg[i].p;
+        size_t len = dg[i].n;
+        uint32_t c = len >= 5 ? (uint32_t)d[len - 4] | (uint32_t)d[len - 3] << 8 | (uint32_t)d[len - 2] << 16 | (uint32_t)d[len - 1] << 24 : 0;
+        if (len >= 55 && memcmp(d, "QCHL", 4) == 0 && qc_crc32c(d, len - 4, qc_crc32c((const uint8_t *)"quantcodec hello", 16, 0)) == c &&
+                memcmp(d + 10, dg[h].p + 10, 8) == 0) {
+            memcpy(tmp, d, len - 4);
+            tmp[8] = (uint8_t)md2; tmp[9] = (uint8_t)(md2 >> 8);
+            put_le64(tmp + len - 4, qc_siphash(kh, tmp, len - 4));
+            ks_add(out, tmp, len + 4);
+        } else if (len >= 5 && qc_crc32c(d, len - 4, sp) == c) {
+            size_t plen = len - 4, C = (size_t)md2 - 16;
+            if (plen + 8 <= (size_t)md2 || i < h) {     /* (before the hello: whole, refused as no-hello) */
+                memcpy(tmp, d, plen);
+                put_le64(tmp + plen, qc_siphash(kp, tmp, plen));
+                ks_add(out, tmp, plen + 8);
+            } else {
+                size_t count = (plen + C - 1) / C, f;
+                uint32_t pcheck = qc_crc32c(d, plen, sp2);
+                for (f = 0; f < count; f++) {
+                    size_t cl = f + 1 < count ? C : plen - f * C;
+                    tmp[0] = d[0]; tmp[1] = d[1];
+                    tmp[2] = (uint8_t)f; tmp[3] = (uint8_t)(count - 1);
+                    put_le32(tmp + 4, pcheck);
+                    memcpy(tmp + 8, d + f * C, cl);
+                    put_le64(tmp + 8 + cl, qc_siphash(kf, tmp, 8 + cl));
+                    ks_add(out, tmp, 16 + cl);
+                }
+            }
+        } else {
+            if (len >= 13 && qc_crc32c(d, len - 4, sf) == c) { free(out->off); free(out->dlen); free(out->last); return -1; }
+            ks_add(out, d, len);    /* junk stays junk */
+        }
+        out->last[i] = out->ndg - 1;
+    }
+    return 0;
+}
+
+static void ks_free(keyed_stream *k) { free(k->buf); free(k->off); free(k->dlen); free(k->last); }
+
+static void test_keyed(void) {
+    static const int which[] = {0, 1};      /* pose_clean, pose_lossy */
+    uint8_t key[16];
+    int w, i;
+    for (i = 0; i < 16; i++) key[i] = (uint8_t)(0xA0 + i);
+    for (w = 0; w < 2; w++) {
+        qc_schema sc;
+        char *dtext, *etext;
+        size_t dlen, elen, n, k, j;
+        static dgram dg[100000];
+        keyed_stream ks;
+        qc_client plain, keyed, wrong;
+        qc_error err;
+        int bad = 0, frags = 0, badrep = 0, replies = 0, noise = 0;
+        uint8_t wkey[16];
+        if (load_stream(which[w], &sc, &dtext, &dlen, &etext, &elen) < 0) continue;
+        n = split_datagrams(dtext, dlen, dg, 100000);
+        if (rekey(dg, n, key, 16, 200, &ks) < 0) { CHECK(0, "keyed: cannot reseal %s", STREAMS[which[w]][0]); continue; }
+        memcpy(wkey, key, 16);
+        wkey[15] ^= 1;
+        qc_client_init(&plain, &sc, NULL, 0, 0, 77, &err);
+        qc_client_init(&keyed, &sc, key, 16, 0, 77, &err);
+        qc_client_init(&wrong, &sc, wkey, 16, 0, 77, &err);
+        j = 0;
+        for (k = 0; k < n; k++) {
+            qc_result r1, r2, r3;
+            sbuf o1 = {0, 0, 0}, o2 = {0, 0, 0};
+            uint8_t p1[QC_REPLY_MAX], p2[QC_REPLY_MAX];
+            size_t l1, l2;
+            int s1 = qc_client_receive(&plain, dg[k].p, dg[k].n, &r1), s2 = 0;
+            l1 = qc_client_reply(&plain, p1);
+            for (; j <= ks.last[k]; j++) {
+                s2 = qc_client_receive(&keyed, ks.buf + ks.off[j], ks.dlen[j], &r2);
+                if (j < ks.last[k]) {
+                    frags++;
+                    if (s2 != QC_PENDING || qc_client_reply(&keyed, p2) != 0) {
+                        if (bad < 3) printf("  keyed %s datagram %lu: a fragment not last: %d (%s)\n", STREAMS[which[w]][0], (unsigned long)k, s2, r2.message);
+                        bad++;
+                    }
+                }
+                /* a decoder with another key takes nothing of the stream */
+                if (qc_client_receive(&wrong, ks.buf + ks.off[j], ks.dlen[j], &r3) != QC_E_NO_HELLO) noise++;
+            }
+            l2 = qc_client_reply(&keyed, p2);
+            result_line(&sc, s1, &r1, &o1);
+            result_line(&sc, s2, &r2, &o2);
+            if (o1.n != o2.n || memcmp(o1.b, o2.b, o1.n) != 0) {
+                if (bad < 3) printf("  keyed %s datagram %lu: %.*s\n    unkeyed: %.*s\n", STREAMS[which[w]][0], (unsigned long)k,
+                                    (int)(o2.n > 120 ? 120 : o2.n), o2.b, (int)(o1.n > 120 ? 120 : o1.n), o1.b);
+                bad++;
+            }
+            /* the same reply, but for its check: 8 bytes of tag instead of 4 of CRC */
+            if (l1 ? !(l2 == l1 + 4 && memcmp(p1, p2, l1 - 4) == 0) : l2 != 0) badrep++;
+            if (l1) replies++;
+            free(o1.b);
+            free(o2.b);
+        }
+        CHECK(bad == 0 && frags > 0, "keyed %s: %d datagrams decoded otherwise than unkeyed (%d keyed fragments)", STREAMS[which[w]][0], bad, frags);
+        CHECK(badrep == 0 && replies > 0, "keyed %s: %d of %d replies differ from the unkeyed ones", STREAMS[which[w]][0], badrep, replies);
+        CHECK(noise == 0 && !wrong.dec.adopted, "keyed %s: a client with another key took %d datagrams", STREAMS[which[w]][0], noise);
+        qc_client_free(&plain);
+        qc_client_free(&keyed);
+        qc_client_free(&wrong);
+        /* an unkeyed client takes nothing of the keyed stream, a keyed one nothing of the plain one */
+        qc_client_init(&plain, &sc, NULL, 0, 0, 1, &err);
+        qc_client_init(&keyed, &sc, key, 16, 0, 1, &err);
+        noise = 0;
+        for (j = 0; j < ks.ndg; j++) { qc_result r; if (qc_client_receive(&plain, ks.buf + ks.off[j], ks.dlen[j], &r) != QC_E_NO_HELLO) noise++; }
+        for (k = 0; k < n; k++) { qc_result r; if (qc_client_receive(&keyed, dg[k].p, dg[k].n, &r) != QC_E_NO_HELLO) noise++; }
+        CHECK(noise == 0, "keyed %s: %d datagrams taken across keyed and unkeyed", STREAMS[which[w]][0], noise);
+        qc_client_free(&plain);
+        qc_client_free(&keyed);
+        if (w == 0) {
+            /* the minimal lengths with T = 8: a whole packet of 1 + T bytes reaches the packet
+               decoder (malformed: a 1-byte packet), 8 bytes is no datagram; a fragment of 9 + T
+               bytes reaches the fragment rules; the same with T = 4 unkeyed */
+            qc_decoder d;
+            qc_decoder_config cfg;
+            qc_result r;
+            uint8_t b[64];
+            size_t h = 0;
+            while (h < ks.ndg && memcmp(ks.buf + ks.off[h], "QCHL", 4) != 0) h++;
+            memset(&cfg, 0, sizeof cfg);
+            cfg.key = key;
+            cfg.key_len = 16;
+            qc_decoder_init(&d, &sc, &cfg, &err);
+            CHECK(qc_decoder_datagram(&d, ks.buf + ks.off[h], ks.dlen[h], &r) == QC_PENDING && r.adopted && d.chunk == 200 - 16,
+                  "keyed hello not adopted: %s", r.message);
+            b[0] = 7;
+            put_le64(b + 1, qc_siphash(d.k_p, b, 1));
+            CHECK(qc_decoder_datagram(&d, b, 9, &r) == QC_E_MALFORMED, "keyed: a 9-byte whole datagram: %s", r.kind);
+            CHECK(qc_decoder_datagram(&d, b + 1, 8, &r) == QC_E_CHECK, "keyed: an 8-byte datagram: %s", r.kind);
+            memset(b, 0, 9);
+            put_le64(b + 9, qc_siphash(d.k_f, b, 9));      /* count - 1 = 0 */
+            CHECK(qc_decoder_datagram(&d, b, 17, &r) == QC_E_FRAGMENT, "keyed: a 17-byte fragment: %s", r.kind);
+            put_le64(b + 8, qc_siphash(d.k_f, b, 8));
+            CHECK(qc_decoder_datagram(&d, b, 16, &r) == QC_E_CHECK, "keyed: a 16-byte fragment-sealed datagram: %s", r.kind);
+            b[3] = 1;                                       /* count 2, index 0: a chunk of 1, not C */
+            put_le64(b + 9, qc_siphash(d.k_f, b, 9));
+            CHECK(qc_decoder_datagram(&d, b, 17, &r) == QC_E_FRAGMENT && strstr(r.message, "184") != NULL,
+                  "keyed: a short chunk: %s (%s)", r.kind, r.message);
+            /* the same hello with a CRC instead of the tag is no hello here */
+            qc_decoder_free(&d);
+            qc_decoder_init(&d, &sc, NULL, &err);
+            qc_decoder_datagram(&d, dg[0].p, dg[0].n, &r);
+            for (k = 0; k < n && !d.adopted; k++) qc_decoder_datagram(&d, dg[k].p, dg[k].n, &r);
+            b[0] = 7;
+            put_le32(b + 1, qc_crc32c(b, 1, d.seed_p));
+            CHECK(qc_decoder_datagram(&d, b, 5, &r) == QC_E_MALFORMED, "unkeyed: a 5-byte whole datagram: %s", r.kind);
+            CHECK(qc_decoder_datagram(&d, b + 1, 4, &r) == QC_E_CHECK, "unkeyed: a 4-byte datagram: %s", r.kind);
+            qc_decoder_free(&d);
+        }
+        ks_free(&ks);
+        qc_schema_free(&sc);
+        free(dtext);
+        free(etext);
+    }
+}
+
+/* ---- replies (wire-format 18): the layout, field by field, and the due rule ---- */
+
+static uint32_t le32_at(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t le64_at(const uint8_t *p) { return (uint64_t)le32_at(p) | (uint64_t)le32_at(p + 4) << 32; }
+
+/* a hello request as the wire format lays it out; the check T bytes */
+static int is_hello_request(const uint8_t *r, size_t n, uint32_t nonce, uint32_t rseq, const char *fp, const uint8_t *kq) {
+    if (n != (kq ? 34u : 30u) || r[0] != 0x48 || r[1] != 0 || le32_at(r + 2) != nonce || le32_at(r + 6) != rseq || memcmp(r + 10, fp, 16) != 0)
+        return 0;
+    if (kq) return le64_at(r + 26) == qc_siphash(kq, r, 26);
+    return le32_at(r + 26) == qc_crc32c(r, 26, qc_crc32c((const uint8_t *)"quantcodec hello request", 24, 0));
+}
+
+static int is_ack(const uint8_t *r, size_t n, uint32_t nonce, uint32_t rseq, int latest, uint32_t acks, uint32_t seed_r, const uint8_t *kr) {
+    if (n != (kr ? 24u : 20u) || r[0] != 0x41 || r[1] != (latest >= 0 ? 1 : 0) || le32_at(r + 2) != nonce || le32_at(r + 6) != rseq ||
+            (unsigned)(r[10] | r[11] << 8) != (unsigned)(latest >= 0 ? latest : 0) || le32_at(r + 12) != acks)
+        return 0;
+    if (kr) return le64_at(r + 16) == qc_siphash(kr, r, 16);
+    return le32_at(r + 16) == qc_crc32c(r, 16, seed_r);
+}
+
+static void test_replies(void) {
+    int keyed;
+    for (keyed = 0; keyed < 2; keyed++) {
+        qc_schema sc;
+        char *dtext, *etext;
+        size_t dlen, elen, n, k, h, nd;
+        static dgram dg[100000], kd[100000];
+        static uint8_t decoded[65536];
+        keyed_stream ks;
+        qc_client c;
+        qc_error err;
+        qc_result res;
+        uint8_t r[QC_REPLY_MAX], K[41], mk[16], kr[16], kq[16], key[20], junk[3] = {1, 2, 3};
+        uint32_t nonce = 0xA1B2C3D4u, rseq = 0, seed_r;
+        int st, bad = 0, acks = 0, latest = -1, hist;
+        size_t rl;
+        if (load_stream(0, &sc, &dtext, &dlen, &etext, &elen) < 0) return;
+        n = split_datagrams(dtext, dlen, dg, 100000);
+        for (k = 0; k < 20; k++) key[k] = (uint8_t)(k * 13 + 1);
+        nd = n;
+        if (keyed) {
+            if (rekey(dg, n, key, 20, 1200, &ks) < 0) { CHECK(0, "replies: cannot reseal"); return; }
+            nd = ks.ndg;
+            for (k = 0; k < nd; k++) { kd[k].p = ks.buf + ks.off[k]; kd[k].n = ks.dlen[k]; }
+        } else {
+            memcpy(kd, dg, n * sizeof(dgram));
+        }
+        for (h = 0; h < nd && memcmp(kd[h].p, "QCHL", 4) != 0; h++) {}
+        stream_key_of(kd[h].p, K);
+        K[40] = 'R';
+        seed_r = qc_crc32c(K, 41, 0);
+        qc_mac_master(key, 20, mk);
+        qc_mac_sub(mk, K, 41, kr);
+        qc_mac_sub(mk, (const uint8_t *)"quantcodec hello request", 24, kq);
+        hist = (int)(kd[h].p[6] | kd[h].p[7] << 8);
+        qc_client_init(&c, &sc, keyed ? key : NULL, keyed ? 20 : 0, 0, (int64_t)nonce, &err);
+        /* a new client owes a hello request (rseq 0), once */
+        rl = qc_client_reply(&c, r);
+        CHECK(is_hello_request(r, rl, nonce, rseq++, sc.fingerprint, keyed ? kq : NULL) && qc_client_reply(&c, r) == 0,
+              "replies (keyed %d): a new client's first reply is not one hello request (%lu bytes)", keyed, (unsigned long)rl);
+        /* junk before the hello: no-hello, a hello request is due, once */
+        st = qc_client_receive(&c, junk, 3, &res);
+        rl = qc_client_reply(&c, r);
+        CHECK(st == QC_E_NO_HELLO && is_hello_request(r, rl, nonce, rseq++, sc.fingerprint, keyed ? kq : NULL),
+              "replies (keyed %d): no hello request after a no-hello refusal (%lu bytes)", keyed, (unsigned long)rl);
+        CHECK(qc_client_reply(&c, r) == 0, "replies: a second reply for one datagram");
+        /* the hello: adopted, an ack of nothing yet */
+        st = qc_client_receive(&c, kd[h].p, kd[h].n, &res);
+        rl = qc_client_reply(&c, r);
+        CHECK(st == QC_PENDING && res.adopted && is_ack(r, rl, nonce, rseq++, -1, 0, seed_r, keyed ? kr : NULL),
+              "replies (keyed %d): no ack after the hello was adopted", keyed);
+        /* the hello again: nothing due */
+        st = qc_client_receive(&c, kd[h].p, kd[h].n, &res);
+        CHECK(st == QC_PENDING && !res.adopted && qc_client_reply(&c, r) == 0, "replies: a reply after a hello seen before");
+        /* a damaged datagram, a sealed malformed packet, a sealed bad fragment: nothing due */
+        {
+            uint8_t b[64];
+            memcpy(b, kd[h + 1].p, 40);
+            b[3] ^= 0x10;
+            st = qc_client_receive(&c, b, 40, &res);
+            CHECK(st == QC_E_CHECK && qc_client_reply(&c, r) == 0, "replies: a reply after a refused check (%d)", st);
+            b[0] = 7;
+            if (keyed) put_le64(b + 1, qc_siphash(c.dec.k_p, b, 1)); else put_le32(b + 1, qc_crc32c(b, 1, c.dec.seed_p));
+            st = qc_client_receive(&c, b, keyed ? 9 : 5, &res);
+            CHECK(st == QC_E_MALFORMED && qc_client_reply(&c, r) == 0, "replies: a reply after a malformed packet (%d)", st);
+            memset(b, 0, 9);
+            if (keyed) put_le64(b + 9, qc_siphash(c.dec.k_f, b, 9)); else put_le32(b + 9, qc_crc32c(b, 9, c.dec.seed_f));
+            st = qc_client_receive(&c, b, keyed ? 17 : 13, &res);
+            CHECK(st == QC_E_FRAGMENT && qc_client_reply(&c, r) == 0, "replies: a reply after a bad fragment (%d)", st);
+        }
+        /* the stream: an ack after each view, naming the possible baselines among the 32 before */
+        memset(decoded, 0, sizeof decoded);
+        for (k = h + 1; k < nd; k++) {
+            st = qc_client_receive(&c, kd[k].p, kd[k].n, &res);
+            rl = qc_client_reply(&c, r);
+            if (st == QC_SNAPSHOT) {
+                uint32_t want = 0;
+                int i;
+                decoded[res.snapshot->seq] = 1;
+                if (latest < 0 || qc__newer(res.snapshot->seq, latest)) latest = res.snapshot->seq;
+                for (i = 0; i < 32 && i + 1 < hist; i++)
+                    if (decoded[(latest - 1 - i) & 0xFFFF]) want |= (uint32_t)1 << i;
+                if (!is_ack(r, rl, nonce, rseq++, latest, want, seed_r, keyed ? kr : NULL)) {
+                    if (bad < 3) printf("  replies: datagram %lu (latest %d): not the ack expected (%lu bytes, acks %08x)\n",
+                                        (unsigned long)k, latest, (unsigned long)rl, rl >= 16 ? le32_at(r + 12) : 0);
+                    bad++;
+                }
+                if (want & 0x80000000u) acks++;
+            } else if (rl != 0) {
+                bad++;
+            }
+        }
+        CHECK(bad == 0 && acks > 0, "replies (keyed %d): %d acks differ (%d with all 32 bits)", keyed, bad, acks);
+        qc_client_free(&c);
+        /* a baseline refusal makes a reply due; a limits refusal does not */
+        qc_client_init(&c, &sc, keyed ? key : NULL, keyed ? 20 : 0, 0, 9, &err);
+        qc_client_receive(&c, kd[h].p, kd[h].n, &res);
+        qc_client_reply(&c, r);
+        /* (the first datagram a client holding only the hello refuses as baseline: a delta) */
+        for (k = h + 1; k < nd; k++) {
+            qc_client_free(&c);
+            qc_client_init(&c, &sc, keyed ? key : NULL, keyed ? 20 : 0, 0, 9, &err);
+            qc_client_receive(&c, kd[h].p, kd[h].n, &res);
+            qc_client_reply(&c, r);
+            st = qc_client_receive(&c, kd[k].p, kd[k].n, &res);
+            if (st == QC_E_BASELINE) break;
+        }
+        rl = qc_client_reply(&c, r);
+        CHECK(st == QC_E_BASELINE && is_ack(r, rl, 9, 1, -1, 0, seed_r, keyed ? kr : NULL), "replies: no ack after a baseline refusal (%d)", st);
+        qc_client_free(&c);
+        /* (the bound of the hello alone: the stream's sixth snapshot or so passes it) */
+        qc_client_init(&c, &sc, keyed ? key : NULL, keyed ? 20 : 0, (size_t)(2 * hist - 1) * 256 + 256 * (size_t)(kd[h].p[8] | kd[h].p[9] << 8), 9, &err);
+        for (k = h, st = 0; k < nd && st != QC_E_LIMITS; k++) {
+            st = qc_client_receive(&c, kd[k].p, kd[k].n, &res);
+            if (st != QC_E_LIMITS) qc_client_reply(&c, r);
+        }
+        CHECK(st == QC_E_LIMITS && strcmp(res.kind, "limits") == 0 && qc_client_reply(&c, r) == 0, "replies: a reply after a limits refusal (%d)", st);
+        qc_client_free(&c);
+        if (keyed) ks_free(&ks);
+        qc_schema_free(&sc);
+        free(dtext);
+        free(etext);
+    }
+}
+
+/* ---- limits (wire-format 19) ---- */
+
+typedef struct { int seq; uint64_t cost; } held_model;
+
+static void test_limits(void) {
+    qc_schema sc;
+    char *dtext, *etext;
+    size_t dlen, elen, n, k, h;
+    static dgram dg[100000];
+    static held_model held[65536];
+    static uint64_t need[100000];
+    qc_client c;
+    qc_error err;
+    qc_result res;
+    int nheld = 0, latest = -1, hist, md, keep, st, views = 0, kfirst = -1, bad = 0;
+    uint64_t hello_need, per, best = 0, M;
+    if (load_stream(0, &sc, &dtext, &dlen, &etext, &elen) < 0) return;
+    n = split_datagrams(dtext, dlen, dg, 100000);
+    for (h = 0; h < n && memcmp(dg[h].p, "QCHL", 4) != 0; h++) {}
+    hist = dg[h].p[6] | dg[h].p[7] << 8;
+    md = dg[h].p[8] | dg[h].p[9] << 8;
+    keep = 2 * hist - 1;
+    per = 8 + 8 * (uint64_t)sc.nslots;
+    CHECK(qc_snapshot_cost(&sc, 1000) == 256 + 1000 * per && per == 8 + 8 * 12, "the cost of a snapshot of 1000 pose entities");
+    /* check 1: the hello needs (2 * history - 1) * 256 + 256 * max_datagram */
+    hello_need = (uint64_t)keep * 256 + 256 * (uint64_t)md;
+    qc_client_init(&c, &sc, NULL, 0, (size_t)hello_need - 1, 1, &err);
+    st = qc_client_receive(&c, dg[h].p, dg[h].n, &res);
+    CHECK(st == QC_E_LIMITS && !c.dec.adopted && strstr(res.message, "max_bytes") != NULL, "limits: a hello above max_bytes: %d %s", st, res.message);
+    st = qc_client_receive(&c, dg[h + 1].p, dg[h + 1].n, &res);
+    CHECK(st == QC_E_NO_HELLO, "limits: after a hello refused for limits, a packet: %d", st);
+    qc_client_free(&c);
+    qc_client_init(&c, &sc, NULL, 0, (size_t)hello_need, 1, &err);
+    st = qc_client_receive(&c, dg[h].p, dg[h].n, &res);
+    CHECK(st == QC_PENDING && c.dec.adopted, "limits: a hello of exactly max_bytes refused: %s", res.message);
+    qc_client_free(&c);
+    /* check 2: each view's need, H (the held snapshots, by section 10's window: a clean stream in
+       order, so the window alone decides) + the new snapshot + reassembly */
+    qc_client_init(&c, &sc, NULL, 0, 0, 1, &err);
+    for (k = 0; k < n; k++) {
+        st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
+        need[k] = 0;
+        if (st == QC_SNAPSHOT) {
+            int s = res.snapshot->seq, i, found = 0;
+            uint64_t H = 0;
+            for (i = 0; i < nheld; i++) { H += held[i].cost; if (held[i].seq == s) found = 1; }
+            need[k] = H + 256 + (uint64_t)res.snapshot->n * per + 256 * (uint64_t)md;
+            if (latest < 0 || qc__newer(s, latest)) {
+                int j = 0;
+                latest = s;
+                for (i = 0; i < nheld; i++) if (((s - held[i].seq) & 0xFFFF) < keep) held[j++] = held[i];
+                nheld = j;
+                held[nheld].seq = s; held[nheld].cost = qc_snapshot_cost(&sc, res.snapshot->n); nheld++;
+            } else if (!found && ((latest - s) & 0xFFFF) < keep) {
+                held[nheld].seq = s; held[nheld].cost = qc_snapshot_cost(&sc, res.snapshot->n); nheld++;
+            }
+            if (qc_decoder_cost(&c.dec) != 0) {
+                uint64_t H2 = 0;
+                for (i = 0; i < nheld; i++) H2 += held[i].cost;
+                if (qc_decoder_cost(&c.dec) != H2 + 256 * (uint64_t)md) bad++;
+            }
+            /* the first view that needs more than every view before it, past the 10th */
+            if (views++ >= 10 && kfirst < 0 && need[k] > best && need[k] > hello_need) kfirst = (int)k;
+            if (need[k] > best) best = need[k];
+        }
+    }
+    qc_client_free(&c);
+    CHECK(bad == 0, "limits: the decoder's cost differs from section 10's window %d times", bad);
+    CHECK(kfirst > 0, "limits: no view to refuse");
+    for (M = need[kfirst > 0 ? kfirst : 0] - 1; kfirst > 0 && M <= need[kfirst]; M++) {
+        /* with max_bytes one below its need, that view is refused (limits, state unchanged) and
+           every view before it decodes; with exactly its need, it decodes */
+        int ok = 1;
+        qc_client_init(&c, &sc, NULL, 0, (size_t)M, 1, &err);
+        for (k = 0; k <= (size_t)kfirst; k++) {
+            uint32_t d0 = digest_core(&c.dec);
+            uint8_t r[QC_REPLY_MAX];
+            st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
+            if (k < (size_t)kfirst) qc_client_reply(&c, r);
+            if (k < (size_t)kfirst && need[k] && st != QC_SNAPSHOT) ok = 0;
+            if (k == (size_t)kfirst) {
+                if (M < need[k]) {
+                    CHECK(st == QC_E_LIMITS && digest_core(&c.dec) == d0 && !c.due, "limits: the view at max_bytes %llu - 1: %d (%s)",
+                          (unsigned long long)need[k], st, res.message);
+                    CHECK(strstr(res.message, "above max_bytes") != NULL, "limits: the refusal says why: %s", res.message);
+                } else {
+                    CHECK(st == QC_SNAPSHOT, "limits: the view at exactly its need refused: %s", res.message);
+                }
+            }
+        }
+        CHECK(ok, "limits: a view before the limit refused at max_bytes %llu", (unsigned long long)M);
+        qc_client_free(&c);
+    }
+    qc_schema_free(&sc);
+    free(dtext);
+    free(etext);
+    /* a small bound over a lossy stream: refusals of kind limits, each changing nothing, and the
+       model never past the bound */
+    if (load_stream(1, &sc, &dtext, &dlen, &etext, &elen) == 0) {
+        int lim = 0, over = 0, changed = 0, due = 0;
+        n = split_datagrams(dtext, dlen, dg, 100000);
+        M = 339712 + 3 * (256 + 64 * per);
+        qc_client_init(&c, &sc, NULL, 0, (size_t)M, 1, &err);
+        for (k = 0; k < n; k++) {
+            uint32_t d0 = digest_core(&c.dec), r0 = digest_reasm(&c.dec);
+            uint8_t r[QC_REPLY_MAX];
+            st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
+            if (st == QC_E_LIMITS) {
+                lim++;
+                if (digest_core(&c.dec) != d0 || digest_reasm(&c.dec) != r0) changed++;
+                if (c.due) due++;
+            }
+            if (qc_decoder_cost(&c.dec) > M) over++;
+            qc_client_reply(&c, r);
+        }
+        CHECK(lim > 0 && changed == 0 && over == 0 && due == 0, "limits over pose_lossy at %llu: %d refusals, %d changed the state, "
+              "%d times over, %d replies due", (unsigned long long)M, lim, changed, over, due);
+        qc_client_free(&c);
+        qc_schema_free(&sc);
+        free(dtext);
+        free(etext);
+    }
+}
+
+/* ---- the hostile case of wire-format 19: a hello of history 256, a full packet of 20,000
+   entities, then 200 deltas that change nothing, all against it: with the default bound the
+   client holds what fits and refuses the rest (kind limits), never past 256 MiB in the model.
+   The stream comes from the Python package (tests/make_limits_stream.py, run by run-tests). ---- */
+static void test_limits_hostile(void) {
+    char path[2048], *dtext, *stext;
+    size_t dlen, slen, n, k;
+    static dgram dg[100000];
+    qc_schema sc;
+    qc_client c;
+    qc_error err;
+    qc_result res;
+    int views = 0, lim = 0, changed = 0, other = 0, due = 0, md = 0, big = 0;
+    uint64_t peak_cost = 0, cost = 0, want;
+    size_t peak_bytes = 0;
+    snprintf(path, sizeof path, "%s/clients/c/build/tests/limits_hostile.bin", g_root);
+    dtext = read_file(path, &dlen);
+    stext = read_rel("conformance/schemas/pose.json", &slen);
+    if (dtext == NULL || stext == NULL) {
+        printf("  limits, hostile: skipped (no %s: run-tests makes it with the Python package, "
+               "tests/make_limits_stream.py, when `import quantcodec` works)\n", path);
+        free(dtext); free(stext);
+        return;
+    }
+    qc_schema_parse(&sc, stext, slen, NULL, &err);
+    n = split_datagrams(dtext, dlen, dg, 100000);
+    qc_client_init(&c, &sc, NULL, 0, 0, 1, &err);
+    CHECK(c.dec.max_bytes == 268435456u, "the default max_bytes: %llu", (unsigned long long)c.dec.max_bytes);
+    for (k = 0; k < n; k++) {
+        uint32_t d0 = digest_core(&c.dec);
+        uint8_t r[QC_REPLY_MAX];
+        int st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
+        if (st == QC_SNAPSHOT) { views++; if (res.snapshot->n == 20000) big++; }
+        else if (st == QC_E_LIMITS) { lim++; if (digest_core(&c.dec) != d0) changed++; if (c.due) due++; }
+        else if (st != QC_PENDING) { other++; if (other < 3) printf("  limits, hostile: datagram %lu: %s (%s)\n", (unsigned long)k, res.kind, res.message); }
+        if (c.dec.adopted) md = c.dec.max_datagram;
+        qc_client_reply(&c, r);
+        if (qc_decoder_cost(&c.dec) > peak_cost) peak_cost = qc_decoder_cost(&c.dec);
+        if (c.dec.bytes > peak_bytes) peak_bytes = c.dec.bytes;
+    }
+    cost = qc_snapshot_cost(&sc, 20000);
+    want = md ? (268435456u - 256 * (uint64_t)md) / cost : 0;   /* the views that fit */
+    CHECK(c.dec.history == 256 && big == views && views > 0, "limits, hostile: history %d, %d views of 20,000 of %d", c.dec.history, big, views);
+    CHECK((uint64_t)views == want && lim == 201 - views && other == 0, "limits, hostile: %d views (%llu fit), %d refused for limits, %d otherwise",
+          views, (unsigned long long)want, lim, other);
+    CHECK(changed == 0 && due == 0, "limits, hostile: %d refusals changed the state, %d made a reply due", changed, due);
+    CHECK(peak_cost <= 268435456u, "limits, hostile: the model peaked at %llu bytes", (unsigned long long)peak_cost);
+    printf("  limits, hostile: %d views of 20,000 entities held, %d refused (limits); the model's peak %.1f MiB, "
+           "the decoder's memory %.1f MiB\n", views, lim, peak_cost / 1048576.0, peak_bytes / 1048576.0);
+    qc_client_free(&c);
+    qc_schema_free(&sc);
+    free(dtext);
+    free(stext);
+}
+
+/* ---- the junk test over keyed streams, through the session client: junk (random, bit-flipped,
+   truncated, extended) never accepted and never changing the state; junk sealed with the
+   stream's tags (so that it reaches the packet decoder and the fragment rules) changing nothing
+   when refused; no reply due after anything but a view, an adopted hello, or a refusal of kind
+   no-hello or baseline; the model never past max_bytes ---- */
+static void test_fuzz_keyed(int rounds) {
+    static const int which[] = {0, 1};
+    uint8_t key[16];
+    static uint8_t junk[70000];
+    int w, trials = 0, refusals = 0, changed = 0, accepted = 0, duebad = 0, over = 0, sealed = 0, bad = 0;
+    for (w = 0; w < 16; w++) key[w] = (uint8_t)(w * 31 + 7);
+    for (w = 0; w < 2; w++) {
+        qc_schema sc;
+        char *dtext, *etext;
+        size_t dlen, elen, n, j;
+        static dgram dg[100000];
+        keyed_stream ks;
+        qc_client c, ref;
+        qc_error err;
+        int phase;
+        if (load_stream(which[w], &sc, &dtext, &dlen, &etext, &elen) < 0) continue;
+        n = split_datagrams(dtext, dlen, dg, 100000);
+        if (rekey(dg, n, key, 16, 200, &ks) < 0) { qc_schema_free(&sc); free(dtext); free(etext); continue; }
+        for (phase = 0; phase < 2; phase++) {
+            qc_client_init(&c, &sc, key, 16, 600000, 5, &err);
+            qc_client_init(&ref, &sc, key, 16, 600000, 5, &err);
+            for (j = 0; j < ks.ndg; j++) {
+                qc_result res, rr;
+                uint8_t rep[QC_REPLY_MAX];
+                int r, st, sr;
+                for (r = 0; r < rounds; r++) {
+                    size_t jl, src = (size_t)(rnd() % ks.ndg), f;
+                    const uint8_t *sp = ks.buf + ks.off[src];
+                    size_t sl = ks.dlen[src];
+                    int how = (int)(rnd() % 5), was_fragment;
+                    uint32_t c0, r0;
+                    switch (how) {
+                    case 0:
+                        jl = (size_t)(rnd() % 300);
+                        for (f = 0; f < jl; f++) junk[f] = (uint8_t)rnd();
+                        if (jl >= 4 && rnd() % 2) memcpy(junk, "QCHL", 4);
+                        break;
+                    case 1: case 2:
+                        jl = sl;
+                        memcpy(junk, sp, jl);
+                        for (f = 0; f < 1 + rnd() % 3 && jl; f++) { size_t b = (size_t)(rnd() % (jl * 8)); junk[b / 8] ^= (uint8_t)(1u << (b % 8)); }
+                        break;
+                    case 3:
+                        jl = sl ? (size_t)(rnd() % sl) : 0;
+                        memcpy(junk, sp, jl);
+                        break;
+                    default:
+                        jl = sl;
+                        memcpy(junk, sp, jl);
+                        for (f = 0; f < 1 + rnd() % 8; f++) junk[jl++] = (uint8_t)rnd();
+                        break;
+                    }
+                    if (phase == 1 && c.dec.adopted && jl >= 9) {
+                        /* sealed: the body (its tag dropped) sealed again as a packet or a fragment */
+                        int frag = (int)(rnd() % 2);
+                        jl = jl - 8 < 1 ? 1 : jl - 8;
+                        put_le64(junk + jl, qc_siphash(frag ? c.dec.k_f : c.dec.k_p, junk, jl));
+                        jl += 8;
+                        sealed++;
+                    }
+                    if (jl == sl && memcmp(junk, sp, jl) == 0) continue;
+                    was_fragment = c.dec.adopted && jl >= 17 && qc_siphash(c.dec.k_p, junk, jl - 8) != le64_at(junk + jl - 8) &&
+                                   qc_siphash(c.dec.k_f, junk, jl - 8) == le64_at(junk + jl - 8);
+                    c0 = digest_core(&c.dec);
+                    r0 = digest_reasm(&c.dec);
+                    qc_client_reply(&c, rep);
+                    st = qc_client_receive(&c, junk, jl, &res);
+                    trials++;
+                    if (st < 0) {
+                        refusals++;
+                        if (digest_core(&c.dec) != c0 || (!was_fragment && digest_reasm(&c.dec) != r0)) {
+                            changed++;
+                            if (changed < 4) printf("  keyed junk: the state changed by a refusal (how %d, kind %s)\n", how, res.kind);
+                        }
+                    } else if (phase == 0 && !(st == QC_PENDING && !res.adopted && digest_core(&c.dec) == c0)) {
+                        /* (unsealed junk: at most a hello seen before, or a fragment given up) */
+                        accepted++;
+                    }
+                    if (c.due != (st == QC_SNAPSHOT || res.adopted || st == QC_E_NO_HELLO || st == QC_E_BASELINE)) duebad++;
+                    if (qc_decoder_cost(&c.dec) > c.dec.max_bytes) over++;
+                }
+                st = qc_client_receive(&c, ks.buf + ks.off[j], ks.dlen[j], &res);
+                sr = qc_client_receive(&ref, ks.buf + ks.off[j], ks.dlen[j], &rr);
+                if (phase == 0) {
+                    sbuf o1 = {0, 0, 0}, o2 = {0, 0, 0};
+                    result_line(&sc, st, &res, &o1);
+                    result_line(&sc, sr, &rr, &o2);
+                    if (o1.n != o2.n || memcmp(o1.b, o2.b, o1.n) != 0) bad++;
+                    free(o1.b);
+                    free(o2.b);
+                }
+                qc_client_reply(&ref, rep);
+            }
+            qc_client_free(&c);
+            qc_client_free(&ref);
+            CHECK(c.dec.bytes == 0, "keyed junk: bytes held after free");
+        }
+        ks_free(&ks);
+        qc_schema_free(&sc);
+        free(dtext);
+        free(etext);
+    }
+    CHECK(trials > 0 && changed == 0 && accepted == 0 && bad == 0, "keyed junk: %d datagrams (%d sealed), %d refused, %d changed the state, "
+          "%d accepted, %d valid datagrams decoded otherwise", trials, sealed, refusals, changed, accepted, bad);
+    CHECK(duebad == 0 && over == 0, "keyed junk: the due rule broken %d times, the model over max_bytes %d times", duebad, over);
+    printf("  keyed junk: %d datagrams (%d sealed with the stream's tags), %d refused, state unchanged after every refusal\n",
+           trials, sealed, refusals);
+}
+
+/* ---- the kit's streams with runner args (--key, --max-bytes, --replies), in process: each line,
+   the reply included, as the manifest's expected file says (run under the sanitizers too) ---- */
+static void test_kit_args(void) {
+    size_t mlen, i, streams = 0;
+    char *mtext = read_rel("conformance/manifest.json", &mlen);
+    void *mmem;
+    qc_error err;
+    qc_json *m;
+    const qc_json *ss;
+    if (mtext == NULL) return;
+    m = qc_json_parse(mtext, mlen, NULL, &mmem, &err);
+    ss = m ? qc_json_get(m, "streams") : NULL;
+    for (i = 0; ss != NULL && i < ss->nkids; i++) {
+        const qc_json *s = &ss->kids[i], *args = qc_json_get(s, "args");
+        const qc_json *js = qc_json_get(s, "schema"), *jd = qc_json_get(s, "datagrams"), *je = qc_json_get(s, "expected");
+        static uint8_t key[255];
+        static dgram dg[100000];
+        char path[512], *stext, *dtext, *etext, *line;
+        size_t slen, dlen, elen, n, k, a, key_len = 0;
+        unsigned long long max_bytes = 0, nonce = 0;
+        int replies = 0, bad = 0, ok = 1;
+        qc_schema sc;
+        qc_client c;
+        if (args == NULL || js == NULL || jd == NULL || je == NULL) continue;
+        for (a = 0; a + 1 < args->nkids; a += 2) {
+            const char *opt = args->kids[a].text, *val = args->kids[a + 1].text;
+            if (strcmp(opt, "--key") == 0) {
+                size_t h;
+                key_len = strlen(val) / 2;
+                for (h = 0; h < key_len && h < sizeof key; h++) { unsigned x; sscanf(val + 2 * h, "%2x", &x); key[h] = (uint8_t)x; }
+            } else if (strcmp(opt, "--max-bytes") == 0) {
+                max_bytes = strtoull(val, NULL, 10);
+            } else if (strcmp(opt, "--replies") == 0) {
+                nonce = strtoull(val, NULL, 10);
+                replies = 1;
+            } else {
+                ok = 0;
+            }
+        }
+        CHECK(ok && args->nkids % 2 == 0, "kit args of %s: an option this test does not know", qc_json_get(s, "name")->text);
+        snprintf(path, sizeof path, "conformance/%s", js->text);
+        stext = read_rel(path, &slen);
+        snprintf(path, sizeof path, "conformance/%s", jd->text);
+        dtext = read_rel(path, &dlen);
+        snprintf(path, sizeof path, "conformance/%s", je->text);
+        etext = read_rel(path, &elen);
+        if (stext == NULL || dtext == NULL || etext == NULL || qc_schema_parse(&sc, stext, slen, NULL, &err) < 0) {
+            CHECK(0, "kit args: cannot load %s", qc_json_get(s, "name")->text);
+            free(stext); free(dtext); free(etext);
+            continue;
+        }
+        n = split_datagrams(dtext, dlen, dg, 100000);
+        qc_client_init(&c, &sc, key_len ? key : NULL, key_len, (size_t)max_bytes, (int64_t)nonce, &err);
+        line = etext;
+        for (k = 0; k < n; k++) {
+            qc_result res;
+            sbuf out = {0, 0, 0};
+            char *eol = strchr(line, '\n');
+            size_t ll = eol ? (size_t)(eol - line) : strlen(line);
+            int st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
+            result_line(&sc, st, &res, &out);
+            if (replies) {
+                uint8_t r[QC_REPLY_MAX];
+                size_t rl = qc_client_reply(&c, r), b;
+                out.n--;            /* the closing brace */
+                if (rl == 0) {
+                    sb_puts(&out, ",\"reply\":null}");
+                } else {
+                    char hx[3];
+                    sb_puts(&out, ",\"reply\":\"");
+                    for (b = 0; b < rl; b++) { sprintf(hx, "%02x", r[b]); sb_put(&out, hx, 2); }
+                    sb_puts(&out, "\"}");
+                }
+            }
+            if (out.n != ll || memcmp(out.b, line, ll) != 0) {
+                if (bad < 2) printf("  %s datagram %lu: %.*s\n    want %.*s\n", qc_json_get(s, "name")->text, (unsigned long)k,
+                                    (int)(out.n > 160 ? 160 : out.n), out.b, (int)(ll > 160 ? 160 : ll), line);
+                bad++;
+            }
+            free(out.b);
+            line = eol ? eol + 1 : line + ll;
+        }
+        CHECK(bad == 0 && n > 0 && *line == 0, "kit stream %s (with its runner args): %d of %lu lines differ", qc_json_get(s, "name")->text, bad,
+              (unsigned long)n);
+        streams++;
+        qc_client_free(&c);
+        qc_schema_free(&sc);
+        free(stext);
+        free(dtext);
+        free(etext);
+    }
+    printf("  kit streams with runner args, in process: %lu\n", (unsigned long)streams);
+    if (m != NULL) qc_json_free(mmem, NULL);
+    free(mtext);
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
     test_units();
+    test_siphash();
     test_slot_validity();
     test_codec_goldens();
     test_schema_goldens();
@@ -952,9 +1797,15 @@ int main(int argc, char **argv) {
     test_kit_values();
     test_kit_records();
     test_kit_streams();
+    test_kit_args();
     test_memory();
     test_worst_case();
+    test_keyed();
+    test_replies();
+    test_limits();
+    test_limits_hostile();
     test_fuzz(quick ? 1 : 10);
+    test_fuzz_keyed(quick ? 1 : 4);
     printf("%d passed, %d failed\n", g_pass, g_fail);
     return g_fail ? 1 : 0;
 }
