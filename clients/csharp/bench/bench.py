@@ -36,7 +36,7 @@ from quantcodec.tools.link import default_schema  # noqa: E402
 
 def build():
     subprocess.run([str(HERE.parent / "build.sh")], check=True)
-    out = HERE.parent / "build"
+    out = HERE.parent / "build~"
     exe = out / "bench.exe"
     src = HERE / "Bench.cs"
     if not exe.exists() or exe.stat().st_mtime < max(src.stat().st_mtime, (out / "QuantCodec.dll").stat().st_mtime):
