@@ -10,7 +10,12 @@ snapshot). Python: ``SnapshotDecoder.decode(datagram)``, the whole call. C#:
 ``SnapshotDecoder.Receive(datagram)``, the whole call. Rounds alternate Python and C# (a fresh
 Mono process each round); the figures are medians over the rounds.
 
-    . /work/venv/bin/activate; python clients/csharp/bench/bench.py [--rounds 5] [--number 300]
+    pip install .   # in the clone, once (or any environment where quantcodec is installed)
+    python clients/csharp/bench/bench.py [--stream-only] [--rounds 5] [--repeats 5] [--number 300]
+
+First the whole-stream figure: 1000 bodies, 600 ticks, fragments at 1200 bytes, decoded by a new
+decoder each pass, Python and C# alternating rounds (ns per entity, datagrams/s, the ratio),
+then the per-tick table above.
 """
 import argparse
 import json
@@ -26,7 +31,17 @@ import timeit
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent
-sys.path.insert(0, str(ROOT))
+
+# The installed package (pip install . in a clean clone: the compiled core lives there, not in the
+# source tree, whose quantcodec/ has no compiled module until it is built in place). Only when none
+# is installed, the source tree's, built in place (python setup.py build_ext --inplace).
+try:
+    import quantcodec  # noqa: F401
+    from quantcodec import SnapshotDecoder as _probe  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT))
+    for m in [m for m in sys.modules if m == "quantcodec" or m.startswith("quantcodec.")]:
+        del sys.modules[m]
 
 import numpy as np  # noqa: E402
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
@@ -67,19 +82,77 @@ def stream_to(scene, schema, k, lag=6, start=None):
     return out, dec, changed
 
 
+def whole_stream(exe, args, env, tmp):
+    """The whole-stream figure (the issue's): 1000 bodies, 600 ticks, fragments at 1200 bytes."""
+    scene = simulate(1000, args.seconds, 60, 0)
+    schema = default_schema()
+    ticks = scene.ids.shape[0]
+    enc = SnapshotEncoder(schema, max_datagram=1200, stream_id=0xBE7C)
+    datagrams = [enc.hello()]
+    for k in range(ticks):
+        if k >= 6:
+            enc.ack(k - 6)
+        datagrams.extend(enc.encode_datagrams(k, schema.snapshot(scene.ids[k], scene.columns(k))))
+    schema_path = tmp / "stream.json"
+    schema_path.write_text(schema.to_json())
+    path = tmp / "stream.bin"
+    with open(path, "wb") as f:
+        for d in datagrams:
+            f.write(struct.pack("<I", len(d)) + d)
+
+    def python_pass():
+        dec = SnapshotDecoder(schema)
+        n = 0
+        t0 = time.perf_counter()
+        for d in datagrams:
+            s = dec.decode(d)
+            if s is not None:
+                n += len(s.ids)
+        return time.perf_counter() - t0, n
+
+    for _ in range(args.repeats):
+        python_pass()       # warm: caches, the allocator
+    py, cs = [], []
+    entities = None
+    for _ in range(args.rounds):
+        for _ in range(args.repeats):
+            t, entities = python_pass()
+            py.append(t)
+        r = subprocess.run(["mono", str(exe), "--stream", str(schema_path), str(path), str(args.repeats)],
+                           check=True, capture_output=True, text=True, env=env)
+        j = json.loads(r.stdout)
+        assert j["entities"] == entities, (j["entities"], entities)
+        cs.extend(j["seconds"])
+    p, c = statistics.median(py), statistics.median(cs)
+    print(f"whole stream: 1000 bodies, {ticks} ticks at 60 Hz (seed 0, the scene schema), acks 6 ticks late, "
+          f"max_datagram 1200: {len(datagrams)} datagrams, {entities} entities decoded; each decoder decodes it "
+          f"{args.repeats} times a round, {args.rounds} alternated rounds, medians of the {args.repeats * args.rounds} "
+          f"passes (a new decoder each pass)")
+    print(f"{'decoder':18s} {'ms a pass':>10s} {'ns per entity':>14s} {'datagrams/s':>12s} {'vs Python':>10s}")
+    for name, t in (("Python (Cython)", p), ("C# (Mono)", c)):
+        print(f"{name:18s} {t * 1e3:10.1f} {t / entities * 1e9:14.1f} {len(datagrams) / t:12,.0f} {t / p:9.2f}x")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--number", type=int, default=300)
     ap.add_argument("--ticks", default="60,150,280")
+    ap.add_argument("--repeats", type=int, default=5, help="whole-stream passes a round, per language")
+    ap.add_argument("--seconds", type=float, default=10.0, help="the whole stream's length (60 ticks a second)")
+    ap.add_argument("--stream-only", action="store_true", help="only the whole-stream figure")
     args = ap.parse_args(argv)
     exe = build()
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="qc-cs-bench-"))
+    env = dict(os.environ, MONO_ENV_OPTIONS="")
+    whole_stream(exe, args, env, tmp)
+    if args.stream_only:
+        return
+    print()
     scene = simulate(1000, 5.0, 60, 0)
     schema = default_schema()
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix="qc-cs-bench-"))
     schema_path = tmp / "scene.json"
     schema_path.write_text(schema.to_json())
-    env = dict(os.environ, MONO_ENV_OPTIONS="")
     print(f"1000 bodies, scene schema ({schema.bits} bits a record at most), acks 6 ticks late; "
           f"decode of one whole datagram, microseconds, medians of {args.rounds} alternated rounds "
           f"of {args.number} calls")
