@@ -1,6 +1,9 @@
 // One snapshot packet (wire-format sections 4-7), decoded against the snapshots its header names
 // into a new snapshot. Scratch buffers are kept between packets: no allocation per entity.
 using System;
+using System.Runtime.CompilerServices;
+
+[assembly: InternalsVisibleTo("tests")]
 
 namespace QuantCodec
 {
@@ -26,6 +29,28 @@ namespace QuantCodec
         // fields
         readonly int[] fFirst, fEnd, fC0, fC1;
         readonly bool[] fImpliedFlag, fImpliedFlip;
+
+        // the fast path of a changed entity (FastEntity): one descriptor per component and per field
+        sealed class FastComp
+        {
+            public int Slot, B, Shift, K, E, VK;
+            public ulong Mask, Half, Max, PowHalf, KMask, EMask;
+            public bool Signed, Pred;       // Pred: this packet extrapolates the component
+        }
+        sealed class FastField
+        {
+            public int Shape;               // FS_*
+            public int C0, C1, Slot, Span, Cb, Qs, Bits;
+            public ulong QMax, QLo, QSpan, BitsMask;
+            public double[] QTab;           // the shrunk value of each kept component code
+            public uint[] QSq;              // an upper bound of its square, in units of 2**-32
+        }
+        const int FS_NONE = 0, FS_ORD = 1, FS_NZORD = 2, FS_QUAT = 3;
+        readonly FastComp[] fc;
+        readonly FastField[] ff;
+        readonly bool allFast;              // every field has a fast shape
+        readonly int padWords;              // zero words after a packet: a fast entity's reads stay inside words
+        internal bool FastPath = true;      // false: every changed entity slot by slot (the tests compare both)
 
         // the reader
         long pos, nbits;
@@ -92,6 +117,46 @@ namespace QuantCodec
                 fImpliedFlag[f] = fl.SlotCount > 0 && slots[fl.FirstSlot].Class == SlotClass.Flag && fl.FirstSlot + 1 + slots[fl.FirstSlot].Span == fEnd[f];
                 fImpliedFlip[f] = fl.SlotCount == 1 && slots[fl.FirstSlot].Class == SlotClass.Abs && slots[fl.FirstSlot].Bits == 1;
             }
+            fc = new FastComp[C];
+            for (int k = 0; k < C; k++)
+            {
+                int s = cSlot[k];
+                fc[k] = new FastComp
+                {
+                    Slot = s, B = cB[k], Shift = cShift[k], Mask = cMask[k], Half = cHalf[k], VK = sVK[s], Max = sMax[s],
+                    PowHalf = sMax[s] >> 1, Signed = sSigned[s] && (sClass[s] == SlotClass.Ord || sClass[s] == SlotClass.Smag),
+                };
+            }
+            ff = new FastField[F];
+            allFast = true;
+            for (int f = 0; f < F; f++)
+            {
+                var d = new FastField { Shape = FS_NONE, C0 = fC0[f], C1 = fC1[f], Slot = fFirst[f] };
+                int a = fFirst[f], z = fEnd[f];
+                bool ords = true;
+                for (int t = a; t < z; t++)
+                    if (t > a || sClass[t] != SlotClass.Flag) ords &= (sClass[t] == SlotClass.Ord || sClass[t] == SlotClass.Smag) && sBits[t] <= 57;
+                if (z - a == 1 && sClass[a] == SlotClass.Quat && sQtab[a] != null && sCodec[a].mode != Codec.M_MIDPOINT)
+                {
+                    d.Shape = FS_QUAT; d.Cb = sCb[a]; d.Qs = 3 * sCb[a]; d.QMax = sMax[a]; d.QLo = sQlo[a]; d.QSpan = sQspan[a];
+                    d.Bits = sBits[a]; d.BitsMask = Mask(sBits[a]);
+                    d.QTab = sQtab[a];
+                    d.QSq = new uint[d.QTab.Length];
+                    for (int j = 0; j < d.QTab.Length; j++)
+                    {
+                        double t = d.QTab[j];
+                        // ceil(t * t * 2**32) + 1 (a bound above the square), or "never" beyond 1
+                        d.QSq[j] = !(Math.Abs(t) <= 1.0) ? uint.MaxValue : (uint)Math.Min(Math.Ceiling(t * t * 4294967296.0) + 1.0, 4294967295.0);
+                    }
+                }
+                else if (z > a && sClass[a] == SlotClass.Flag && fImpliedFlag[f] && z - a > 1 && ords) { d.Shape = FS_NZORD; d.Span = sSpan[a]; }
+                else if (z > a && sClass[a] != SlotClass.Flag && ords) d.Shape = FS_ORD;
+                if (d.Shape == FS_NONE) allFast = false;
+                ff[f] = d;
+            }
+            // a fast entity reads at most 57 bits a component (an escape: 33 + 1 + 57, and a smallest
+            // three's new code: 2 + 38) and one a slot before it is checked
+            padWords = (int)((91L * C + 40L * S) / 64) + 3;
         }
 
         /// <summary>The codes of a kept component whose shrunk value is at most 0.5, when they are one
@@ -352,7 +417,7 @@ namespace QuantCodec
         {
             pos = 0; nbits = 8L * length;
             bdist = 0; pdist = 0;
-            int nw = (length >> 3) + 2;
+            int nw = (length >> 3) + 2 + padWords;
             if (words.Length < nw) words = new ulong[Math.Max(nw, words.Length * 2)];
             ulong[] wd = words;
             int full = length >> 3;
@@ -362,7 +427,7 @@ namespace QuantCodec
             ulong tail = 0;
             for (int i = 0; i < (length & 7); i++) tail |= (ulong)data[offset + 8 * full + i] << (8 * i);
             wd[full] = tail;
-            wd[full + 1] = 0;
+            for (int i = full + 1; i < nw; i++) wd[i] = 0;
             seq = (int)Read(16);
             if (Read(1) == 0) return pos;
             ulong v = EG(2, 16);
@@ -537,6 +602,14 @@ namespace QuantCodec
                 }
             }
             if (pdist != 0) SetRatio(bdist, pdist);
+            for (int c = 0; c < C; c++)
+            {
+                var d = fc[c];
+                int k = kk[c];
+                d.K = k; d.E = (d.B - k + 1) / 2 + 1;
+                d.KMask = Mask(k); d.EMask = Mask(d.E);
+                d.Pred = pdist != 0 && pp[c] != 0;
+            }
             ChangedEntities(bdist, pdist, bs, pr, o, kOut, nchg);
             Finish();
         }
@@ -648,6 +721,183 @@ namespace QuantCodec
             return v << sh;
         }
 
+        /// <summary>One changed entity's fields decoded as the slot-by-slot loop of ChangedEntities decodes
+        /// them, when they are the common case: fields of the fast shapes (ordered slots, a NearlyZero's
+        /// flag and ordered slots, a smallest three with a table), codes within one 57-bit window and
+        /// no escape, every code valid, every field marked changed changed. Then true, and the reader
+        /// after the entity; else false and nothing read (the loop decodes the entity again from the
+        /// same bit and makes the error, if any, rewriting every slot written here). Reads go past
+        /// the packet's end into zero padding words at most; an entity that ends past it is not taken.</summary>
+        bool FastEntity(int e, int bi, int oi, int pi, ulong[] brow, ulong[] prow, ulong[] orow)
+        {
+            long p = pos;
+            ulong[] wd = words;
+            byte[] fr = fch;
+            int fb = e * F;
+            bool any = false;
+            bool den1 = den == 1;
+            ulong numu = (ulong)num;
+            if (!allFast)
+                for (int f = 0; f < F; f++) if (fr[fb + f] != 0 && ff[f].Shape == FS_NONE) return false;
+            for (int f = 0; f < F; f++)
+            {
+                if (fr[fb + f] == 0) continue;
+                any = true;
+                FastField fd = ff[f];
+                ulong dacc = 0;
+                int c0 = fd.C0, c1 = fd.C1;
+                if (fd.Shape == FS_QUAT)
+                {
+                    int s = fd.Slot, qs = fd.Qs;
+                    ulong bw = brow[bi + s];
+                    ulong pw = pi >= 0 ? prow[pi + s] : 0;
+                    bool qpred = pi >= 0 && (pw >> qs) == (bw >> qs);
+                    ulong v = (bw >> qs) << qs;
+                    for (int c = c0; c < c1; c++)
+                    {
+                        FastComp d = fc[c];
+                        // EG(k, b) (EGx for the first: an escape carries one more bit)
+                        int wi = (int)(p >> 6), sh = (int)(p & 63);
+                        ulong w = wd[wi] >> sh;
+                        if (sh > 7) w |= wd[wi + 1] << (64 - sh);
+                        ulong u;
+                        if ((w & d.EMask) == 0)
+                        {
+                            // the escape: E zero bits, (the first) one bit, then the value in b bits
+                            w >>= d.E;
+                            if (c == c0)
+                            {
+                                if ((w & 1) != 0)
+                                {
+                                    // a new largest component: the absolute code, or a remap (the loop)
+                                    if ((w & 2) != 0) return false;
+                                    p += d.E + 2;
+                                    wi = (int)(p >> 6); sh = (int)(p & 63);
+                                    w = wd[wi] >> sh;
+                                    if (sh > 7) w |= wd[wi + 1] << (64 - sh);
+                                    v = w & fd.BitsMask;
+                                    p += fd.Bits;
+                                    break;
+                                }
+                                w >>= 1;
+                                p++;
+                            }
+                            u = w & d.Mask;
+                            p += d.E + d.B;
+                        }
+                        else
+                        {
+                            int ez = CtzTable[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                            int total = 2 * ez + 1 + d.K;
+                            if (total > 57) return false;
+                            u = ((((w >> (ez + 1)) & ((1UL << ez) - 1)) | (1UL << ez)) - 1) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                            if (u > d.Mask) return false;
+                            p += total;
+                        }
+                        int csh = d.Shift;
+                        ulong mask = d.Mask;
+                        ulong bl = (bw >> csh) & mask, r = bl;
+                        if (qpred && d.Pred)
+                        {
+                            ulong pl = (pw >> csh) & mask;
+                            r = den1 ? (bl + (bl - pl) * numu) & mask : Ref(c, bl, pl, true, 0, 0);
+                        }
+                        v |= ((r + ((u >> 1) ^ (0UL - (u & 1)))) & mask) << csh;
+                    }
+                    if (v == bw || v > fd.QMax) return false;
+                    int cb = fd.Cb;
+                    ulong m = (1UL << cb) - 1;
+                    ulong qa = (v >> (2 * cb)) & m, qb = (v >> cb) & m, qc = v & m, lo = fd.QLo, span = fd.QSpan;
+                    if (!(qa - lo <= span && qb - lo <= span && qc - lo <= span))
+                    {
+                        uint[] q = fd.QSq;
+                        ulong x = q[qa], y = q[qb], z = q[qc], big = x > y ? x : y;
+                        if (z > big) big = z;
+                        // (an integer test: a sum of squares and the largest square at most 1 - 2**-24
+                        // is valid by far more than the doubles' rounding; else the exact test)
+                        if (x + y + z + big > 4294967040UL)
+                        {
+                            double[] t = fd.QTab;
+                            if (!Codec.QuatValidShrunk(t[qa], t[qb], t[qc])) return false;
+                        }
+                    }
+                    orow[oi + s] = v;
+                    continue;
+                }
+                if (fd.Shape == FS_NZORD)
+                {
+                    int s = fd.Slot;
+                    ulong bf = brow[bi + s], v = 1;
+                    if (bf != 0)
+                    {
+                        v = (wd[(int)(p >> 6)] >> (int)(p & 63)) & 1;
+                        p++;
+                    }
+                    orow[oi + s] = v;
+                    dacc = v ^ bf;
+                    if (v == 0)
+                    {
+                        for (int t = s + 1; t <= s + fd.Span; t++) { orow[oi + t] = 0; dacc |= brow[bi + t]; }
+                        c1 = c0;        // nothing more to read
+                    }
+                }
+                for (int c = c0; c < c1; c++)
+                {
+                    FastComp d = fc[c];
+                    int wi = (int)(p >> 6), sh = (int)(p & 63);
+                    ulong w = wd[wi] >> sh;
+                    if (sh > 7) w |= wd[wi + 1] << (64 - sh);
+                    ulong mask = d.Mask, half = d.Half, u;
+                    if ((w & d.EMask) == 0)
+                    {
+                        // the escape: E zero bits, then the value in b bits (b + E <= 57 + 33: a second load)
+                        p += d.E;
+                        wi = (int)(p >> 6); sh = (int)(p & 63);
+                        w = wd[wi] >> sh;
+                        if (sh > 7) w |= wd[wi + 1] << (64 - sh);
+                        u = w & mask;
+                        p += d.B;
+                    }
+                    else
+                    {
+                        int ez = CtzTable[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                        int total = 2 * ez + 1 + d.K;
+                        if (total > 57) return false;
+                        u = ((((w >> (ez + 1)) & ((1UL << ez) - 1)) | (1UL << ez)) - 1) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                        if (u > mask) return false;
+                        p += total;
+                    }
+                    int s = d.Slot;
+                    ulong bw = brow[bi + s];
+                    ulong bl = bw & mask;
+                    if (half != 0 && bl > half) bl ^= half;
+                    ulong r = bl;
+                    if (pi >= 0 && d.Pred)
+                    {
+                        ulong pl = prow[pi + s] & mask;
+                        if (half != 0 && pl > half) pl ^= half;
+                        r = den1 ? (bl + (bl - pl) * numu) & mask : Ref(c, bl, pl, true, 0, 0);
+                    }
+                    ulong v = (r + ((u >> 1) ^ (0UL - (u & 1)))) & mask;
+                    if (half != 0 && v > half) v ^= half;
+                    if (d.Signed && ((v >> (d.B - 1)) & 1) != 0) v |= ~mask;
+                    switch (d.VK)
+                    {
+                        case VK_ALL: break;
+                        case VK_POWER: if (v > d.Max || (v > d.PowHalf && (v & d.PowHalf) == 0)) return false; break;
+                        case VK_MAX: if (v > d.Max) return false; break;
+                        default: if (!SlotValid(s, v)) return false; break;
+                    }
+                    orow[oi + s] = v;
+                    dacc |= v ^ bw;
+                }
+                if (dacc == 0) return false;
+            }
+            if (!any || p > nbits) return false;
+            pos = p;
+            return true;
+        }
+
         void ChangedEntities(int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o, int[] kOut, int nchg)
         {
             ulong[] brow = bs.Codes, orow = o.Codes;
@@ -657,6 +907,7 @@ namespace QuantCodec
                 int ke = chg[e];
                 int bi = keptBase[ke] * S, oi = kOut[ke] * S;
                 int pi = pdist != 0 && keptPred[ke] >= 0 ? keptPred[ke] * S : -1;
+                if (FastPath && FastEntity(e, bi, oi, pi, brow, prow, orow)) continue;
                 bool any = false;
                 for (int f = 0; f < F; f++)
                 {

@@ -185,6 +185,10 @@ namespace QuantCodec
         /// tests compare it with Codec.Valid).</summary>
         public bool SlotAccepts(int slot, ulong code) { return coder.SlotValid(slot, code); }
 
+        /// <summary>Whether changed entities take the packet decoder's fast path (the default) or are all
+        /// decoded slot by slot: the same results either way (the tests compare them).</summary>
+        internal bool FastPath { get { return coder.FastPath; } set { coder.FastPath = value; } }
+
         /// <summary>A text that changes whenever the client's state does (latest, held snapshots and their
         /// contents, numbers held as ambiguous, partial packets, the stream): for tests.</summary>
         public string StateDigest() { return StateDigest(true); }
