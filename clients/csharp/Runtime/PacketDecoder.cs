@@ -34,6 +34,8 @@ namespace QuantCodec
         sealed class FastComp
         {
             public int Slot, B, Shift, K, E, VK;
+            public bool Plain;              // unsigned, not sign-magnitude, every code of the width valid
+            public int Mode;                // this packet: PLAIN (the baseline's code), PLAIN_PRED (den 1), GENERAL
             public ulong Mask, Half, Max, PowHalf, KMask, EMask;
             public bool Signed, Pred;       // Pred: this packet extrapolates the component
         }
@@ -46,6 +48,7 @@ namespace QuantCodec
             public uint[] QSq;              // an upper bound of its square, in units of 2**-32
         }
         const int FS_NONE = 0, FS_ORD = 1, FS_NZORD = 2, FS_QUAT = 3;
+        const int FM_PLAIN = 0, FM_PLAIN_PRED = 1, FM_GENERAL = 2;
         readonly FastComp[] fc;
         readonly FastField[] ff;
         readonly bool allFast;              // every field has a fast shape
@@ -126,6 +129,7 @@ namespace QuantCodec
                     Slot = s, B = cB[k], Shift = cShift[k], Mask = cMask[k], Half = cHalf[k], VK = sVK[s], Max = sMax[s],
                     PowHalf = sMax[s] >> 1, Signed = sSigned[s] && (sClass[s] == SlotClass.Ord || sClass[s] == SlotClass.Smag),
                 };
+                fc[k].Plain = sClass[s] == SlotClass.Ord && !fc[k].Signed && fc[k].Half == 0 && fc[k].VK == VK_ALL;
             }
             ff = new FastField[F];
             allFast = true;
@@ -510,13 +514,22 @@ namespace QuantCodec
             o.Count = nout;
             Grow(ref keptBase, kept + 1);
             int[] kOut = tmpOut(kept + 1);
+            kBase = keptBase;
             // merge kept baseline rows and new rows in id order
             if (nrem == 0 && nnew == 0 && m > 0)
             {
                 // the common case: the baseline's entities, row for row
                 Array.Copy(bs.Ids, o.Ids, m);
                 if (S > 0) Array.Copy(bs.Codes, o.Codes, m * S);
-                for (int e = 0; e < m; e++) { keptBase[e] = e; kOut[e] = e; }
+                // (kept entity e is baseline row e and output row e: an identity table, filled once)
+                if (identN < m)
+                {
+                    if (ident.Length < m + 1) Array.Resize(ref ident, Math.Max(m + 1, ident.Length * 2));
+                    for (int e = identN; e < ident.Length; e++) ident[e] = e;
+                    identN = ident.Length;
+                }
+                kBase = ident;
+                kOut = ident;
             }
             else
             {
@@ -553,21 +566,24 @@ namespace QuantCodec
                 Grow(ref cls1, kept + 1); Grow(ref cls0, kept + 1);
                 int pj = 0, p = pr.Count;
                 ulong[] bid = bs.Ids, brow = bs.Codes, pid = pr.Ids, prow = pr.Codes;
+                int[] kB = kBase, kP = keptPred, k1 = cls1, k0 = cls0;
                 for (int e = 0; e < kept; e++)
                 {
-                    int kb = keptBase[e];
+                    int kb = kB[e];
                     ulong id = bid[kb];
                     while (pj < p && pid[pj] < id) pj++;
-                    bool c1 = true;
-                    keptPred[e] = -1;
                     if (pj < p && pid[pj] == id)
                     {
-                        keptPred[e] = pj;
-                        c1 = false;
-                        int a = kb * S, b = pj * S;
-                        for (int s = 0; s < S; s++) if (brow[a + s] != prow[b + s]) { c1 = true; break; }
+                        kP[e] = pj;
+                        // the rows differ anywhere: the codes xor-ed together, four at a time, no branch per slot
+                        int a = kb * S, b = pj * S, end = a + S;
+                        ulong x = 0;
+                        for (; a + 4 <= end; a += 4, b += 4)
+                            x |= (brow[a] ^ prow[b]) | (brow[a + 1] ^ prow[b + 1]) | (brow[a + 2] ^ prow[b + 2]) | (brow[a + 3] ^ prow[b + 3]);
+                        for (; a < end; a++, b++) x |= brow[a] ^ prow[b];
+                        if (x != 0) k1[n1++] = e; else k0[n0++] = e;
                     }
-                    if (c1) cls1[n1++] = e; else cls0[n0++] = e;
+                    else { kP[e] = -1; k1[n1++] = e; }
                 }
                 int m1 = n1 > 0 ? ReadSet(ref set1, n1) : 0;
                 int m0 = n0 > 0 ? ReadSet(ref set0, n0) : 0;
@@ -609,12 +625,16 @@ namespace QuantCodec
                 d.K = k; d.E = (d.B - k + 1) / 2 + 1;
                 d.KMask = Mask(k); d.EMask = Mask(d.E);
                 d.Pred = pdist != 0 && pp[c] != 0;
+                d.Mode = !d.Plain ? FM_GENERAL : !d.Pred ? FM_PLAIN : den == 1 ? FM_PLAIN_PRED : FM_GENERAL;
             }
             ChangedEntities(bdist, pdist, bs, pr, o, kOut, nchg);
             Finish();
         }
 
         int[] kOutBuf = new int[16];
+        int[] kBase;                        // kept entity -> baseline row, this packet (keptBase or ident)
+        int[] ident = new int[16];          // ident[e] == e for e < identN
+        int identN;
         int[] tmpOut(int n) { if (kOutBuf.Length < n) kOutBuf = new int[Math.Max(n, kOutBuf.Length * 2)]; return kOutBuf; }
         bool[] fanyBuf;
         bool[] FieldAny() { if (fanyBuf == null) fanyBuf = new bool[F + 1]; return fanyBuf; }
@@ -732,7 +752,9 @@ namespace QuantCodec
         {
             long p = pos;
             ulong[] wd = words;
-            byte[] fr = fch;
+            byte[] fr = fch, ctz = CtzTable;
+            FastComp[] fcs = fc;
+            FastField[] ffs = ff;
             int fb = e * F;
             bool any = false;
             bool den1 = den == 1;
@@ -743,7 +765,7 @@ namespace QuantCodec
             {
                 if (fr[fb + f] == 0) continue;
                 any = true;
-                FastField fd = ff[f];
+                FastField fd = ffs[f];
                 ulong dacc = 0;
                 int c0 = fd.C0, c1 = fd.C1;
                 if (fd.Shape == FS_QUAT)
@@ -755,7 +777,7 @@ namespace QuantCodec
                     ulong v = (bw >> qs) << qs;
                     for (int c = c0; c < c1; c++)
                     {
-                        FastComp d = fc[c];
+                        FastComp d = fcs[c];
                         // EG(k, b) (EGx for the first: an escape carries one more bit)
                         int wi = (int)(p >> 6), sh = (int)(p & 63);
                         ulong w = wd[wi] >> sh;
@@ -787,7 +809,7 @@ namespace QuantCodec
                         }
                         else
                         {
-                            int ez = CtzTable[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                            int ez = ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                             int total = 2 * ez + 1 + d.K;
                             if (total > 57) return false;
                             u = ((((w >> (ez + 1)) & ((1UL << ez) - 1)) | (1UL << ez)) - 1) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
@@ -843,7 +865,7 @@ namespace QuantCodec
                 }
                 for (int c = c0; c < c1; c++)
                 {
-                    FastComp d = fc[c];
+                    FastComp d = fcs[c];
                     int wi = (int)(p >> 6), sh = (int)(p & 63);
                     ulong w = wd[wi] >> sh;
                     if (sh > 7) w |= wd[wi + 1] << (64 - sh);
@@ -860,7 +882,7 @@ namespace QuantCodec
                     }
                     else
                     {
-                        int ez = CtzTable[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                        int ez = ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                         int total = 2 * ez + 1 + d.K;
                         if (total > 57) return false;
                         u = ((((w >> (ez + 1)) & ((1UL << ez) - 1)) | (1UL << ez)) - 1) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
@@ -869,6 +891,15 @@ namespace QuantCodec
                     }
                     int s = d.Slot;
                     ulong bw = brow[bi + s];
+                    if (d.Mode != FM_GENERAL)
+                    {
+                        // unsigned codes below 2**b: the sums wrap at the width alike
+                        ulong vp = d.Mode == FM_PLAIN || pi < 0 ? bw : bw + (bw - prow[pi + s]) * numu;
+                        vp = (vp + ((u >> 1) ^ (0UL - (u & 1)))) & mask;
+                        orow[oi + s] = vp;
+                        dacc |= vp ^ bw;
+                        continue;
+                    }
                     ulong bl = bw & mask;
                     if (half != 0 && bl > half) bl ^= half;
                     ulong r = bl;
@@ -905,7 +936,7 @@ namespace QuantCodec
             for (int e = 0; e < nchg; e++)
             {
                 int ke = chg[e];
-                int bi = keptBase[ke] * S, oi = kOut[ke] * S;
+                int bi = kBase[ke] * S, oi = kOut[ke] * S;
                 int pi = pdist != 0 && keptPred[ke] >= 0 ? keptPred[ke] * S : -1;
                 if (FastPath && FastEntity(e, bi, oi, pi, brow, prow, orow)) continue;
                 bool any = false;
@@ -1021,14 +1052,14 @@ namespace QuantCodec
                                 v = fImpliedFlip[f] ? bw ^ 1 : Read(sBits[s]);
                                 break;
                         }
-                        if (sVK[s] != VK_ALL && !SlotValid(s, v)) throw Bad("entity " + bs.Ids[keptBase[ke]] + ": " + SlotName(s) + ": code " + CodeText(s, v) + " is not valid");
+                        if (sVK[s] != VK_ALL && !SlotValid(s, v)) throw Bad("entity " + bs.Ids[kBase[ke]] + ": " + SlotName(s) + ": code " + CodeText(s, v) + " is not valid");
                         orow[oi + s] = v;
                         dacc |= v ^ bw;
                         s++;
                     }
-                    if (dacc == 0) throw Bad("a field marked changed is unchanged (entity " + bs.Ids[keptBase[ke]] + ")");
+                    if (dacc == 0) throw Bad("a field marked changed is unchanged (entity " + bs.Ids[kBase[ke]] + ")");
                 }
-                if (!any) throw Bad("an entity marked changed has no changed field (entity " + bs.Ids[keptBase[ke]] + ")");
+                if (!any) throw Bad("an entity marked changed has no changed field (entity " + bs.Ids[kBase[ke]] + ")");
             }
         }
     }
