@@ -741,26 +741,35 @@ namespace QuantCodec
             return v << sh;
         }
 
-        /// <summary>One changed entity's fields decoded as the slot-by-slot loop of ChangedEntities decodes
+        /// <summary>The changed entities e0, e0 + 1, ... (below nchg) that the fast path decodes, one after the
+        /// other: returns the first it does not take (nchg if none), the reader at its start. One changed entity's fields decoded as the slot-by-slot loop of ChangedEntities decodes
         /// them, when they are the common case: fields of the fast shapes (ordered slots, a NearlyZero's
-        /// flag and ordered slots, a smallest three with a table), codes within one 57-bit window and
-        /// no escape, every code valid, every field marked changed changed. Then true, and the reader
-        /// after the entity; else false and nothing read (the loop decodes the entity again from the
-        /// same bit and makes the error, if any, rewriting every slot written here). Reads go past
+        /// flag and ordered slots, a smallest three with a table), codes within one 57-bit window (or
+        /// an escape), every code valid, every field marked changed changed. Else the entity is not
+        /// taken, nothing read (the loop decodes it again from the same bit and makes the error, if
+        /// any, rewriting every slot written here). Reads go past
         /// the packet's end into zero padding words at most; an entity that ends past it is not taken.</summary>
-        bool FastEntity(int e, int bi, int oi, int pi, ulong[] brow, ulong[] prow, ulong[] orow)
+        int FastRun(int e0, int nchg, int[] kOut, int pdist, ulong[] brow, ulong[] prow, ulong[] orow)
         {
-            long p = pos;
             ulong[] wd = words;
             byte[] fr = fch, ctz = CtzTable;
             FastComp[] fcs = fc;
             FastField[] ffs = ff;
-            int fb = e * F;
-            bool any = false;
+            int[] chgA = chg, kB = kBase, kP = keptPred;
             bool den1 = den == 1;
             ulong numu = (ulong)num;
+            int F = this.F, S = this.S;
+            long nb = nbits;
+            for (int e = e0; e < nchg; e++)
+            {
+            int ke = chgA[e];
+            int bi = kB[ke] * S, oi = kOut[ke] * S;
+            int pi = pdist != 0 && kP[ke] >= 0 ? kP[ke] * S : -1;
+            long p = pos;
+            int fb = e * F;
+            bool any = false;
             if (!allFast)
-                for (int f = 0; f < F; f++) if (fr[fb + f] != 0 && ff[f].Shape == FS_NONE) return false;
+                for (int f = 0; f < F; f++) if (fr[fb + f] != 0 && ffs[f].Shape == FS_NONE) return e;
             for (int f = 0; f < F; f++)
             {
                 if (fr[fb + f] == 0) continue;
@@ -792,7 +801,7 @@ namespace QuantCodec
                                 if ((w & 1) != 0)
                                 {
                                     // a new largest component: the absolute code, or a remap (the loop)
-                                    if ((w & 2) != 0) return false;
+                                    if ((w & 2) != 0) return e;
                                     p += d.E + 2;
                                     wi = (int)(p >> 6); sh = (int)(p & 63);
                                     w = wd[wi] >> sh;
@@ -811,9 +820,9 @@ namespace QuantCodec
                         {
                             int ez = ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                             int total = 2 * ez + 1 + d.K;
-                            if (total > 57) return false;
-                            u = ((((w >> (ez + 1)) & ((1UL << ez) - 1)) | (1UL << ez)) - 1) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
-                            if (u > d.Mask) return false;
+                            if (total > 57) return e;
+                            u = (((w >> (ez + 1)) & ((1UL << ez) - 1)) + ((1UL << ez) - 1)) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                            if (u > d.Mask) return e;
                             p += total;
                         }
                         int csh = d.Shift;
@@ -826,7 +835,7 @@ namespace QuantCodec
                         }
                         v |= ((r + ((u >> 1) ^ (0UL - (u & 1)))) & mask) << csh;
                     }
-                    if (v == bw || v > fd.QMax) return false;
+                    if (v == bw || v > fd.QMax) return e;
                     int cb = fd.Cb;
                     ulong m = (1UL << cb) - 1;
                     ulong qa = (v >> (2 * cb)) & m, qb = (v >> cb) & m, qc = v & m, lo = fd.QLo, span = fd.QSpan;
@@ -840,7 +849,7 @@ namespace QuantCodec
                         if (x + y + z + big > 4294967040UL)
                         {
                             double[] t = fd.QTab;
-                            if (!Codec.QuatValidShrunk(t[qa], t[qb], t[qc])) return false;
+                            if (!Codec.QuatValidShrunk(t[qa], t[qb], t[qc])) return e;
                         }
                     }
                     orow[oi + s] = v;
@@ -884,9 +893,9 @@ namespace QuantCodec
                     {
                         int ez = ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                         int total = 2 * ez + 1 + d.K;
-                        if (total > 57) return false;
-                        u = ((((w >> (ez + 1)) & ((1UL << ez) - 1)) | (1UL << ez)) - 1) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
-                        if (u > mask) return false;
+                        if (total > 57) return e;
+                        u = (((w >> (ez + 1)) & ((1UL << ez) - 1)) + ((1UL << ez) - 1)) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                        if (u > mask) return e;
                         p += total;
                     }
                     int s = d.Slot;
@@ -915,18 +924,19 @@ namespace QuantCodec
                     switch (d.VK)
                     {
                         case VK_ALL: break;
-                        case VK_POWER: if (v > d.Max || (v > d.PowHalf && (v & d.PowHalf) == 0)) return false; break;
-                        case VK_MAX: if (v > d.Max) return false; break;
-                        default: if (!SlotValid(s, v)) return false; break;
+                        case VK_POWER: if (v > d.Max || (v > d.PowHalf && (v & d.PowHalf) == 0)) return e; break;
+                        case VK_MAX: if (v > d.Max) return e; break;
+                        default: if (!SlotValid(s, v)) return e; break;
                     }
                     orow[oi + s] = v;
                     dacc |= v ^ bw;
                 }
-                if (dacc == 0) return false;
+                if (dacc == 0) return e;
             }
-            if (!any || p > nbits) return false;
+            if (!any || p > nb) return e;
             pos = p;
-            return true;
+            }
+            return nchg;
         }
 
         void ChangedEntities(int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o, int[] kOut, int nchg)
@@ -935,10 +945,14 @@ namespace QuantCodec
             ulong[] prow = pdist != 0 ? pr.Codes : null;
             for (int e = 0; e < nchg; e++)
             {
+                if (FastPath)
+                {
+                    e = FastRun(e, nchg, kOut, pdist, brow, prow, orow);
+                    if (e >= nchg) break;
+                }
                 int ke = chg[e];
                 int bi = kBase[ke] * S, oi = kOut[ke] * S;
                 int pi = pdist != 0 && keptPred[ke] >= 0 ? keptPred[ke] * S : -1;
-                if (FastPath && FastEntity(e, bi, oi, pi, brow, prow, orow)) continue;
                 bool any = false;
                 for (int f = 0; f < F; f++)
                 {
