@@ -228,6 +228,15 @@ namespace QuantCodec
         }
 
         static readonly byte[] CtzTable = MakeCtz();
+        // trailing zeros of a nonzero byte (an Exp-Golomb prefix is mostly shorter than 8 bits: one load,
+        // where the de Bruijn multiply is a chain of four operations)
+        static readonly byte[] Ctz8Table = MakeCtz8();
+        static byte[] MakeCtz8()
+        {
+            var t = new byte[256];
+            for (int i = 1; i < 256; i++) { int z = 0; while (((i >> z) & 1) == 0) z++; t[i] = (byte)z; }
+            return t;
+        }
         static byte[] MakeCtz()
         {
             var t = new byte[64];
@@ -567,7 +576,29 @@ namespace QuantCodec
                 int pj = 0, p = pr.Count;
                 ulong[] bid = bs.Ids, brow = bs.Codes, pid = pr.Ids, prow = pr.Codes;
                 int[] kB = kBase, kP = keptPred, k1 = cls1, k0 = cls0;
-                for (int e = 0; e < kept; e++)
+                bool sameIds = p == m;
+                for (int i = 0; i < m && sameIds; i++) sameIds = bid[i] == pid[i];
+                if (sameIds)
+                {
+                    // the common case: the same entities in both references, row for row (kept entity e
+                    // is baseline row kB[e] and extrapolation row kB[e]); the classes without a branch
+                    for (int e = 0; e < kept; e++)
+                    {
+                        int kb = kB[e];
+                        kP[e] = kb;
+                        int a = kb * S, end = a + S;
+                        ulong x = 0;
+                        for (; a + 4 <= end; a += 4)
+                            x |= (brow[a] ^ prow[a]) | (brow[a + 1] ^ prow[a + 1]) | (brow[a + 2] ^ prow[a + 2]) | (brow[a + 3] ^ prow[a + 3]);
+                        for (; a < end; a++) x |= brow[a] ^ prow[a];
+                        int d = (int)((x | (0UL - x)) >> 63);      // 1: the rows differ
+                        k1[n1] = e;
+                        k0[n0] = e;
+                        n1 += d;
+                        n0 += 1 - d;
+                    }
+                }
+                else for (int e = 0; e < kept; e++)
                 {
                     int kb = kB[e];
                     ulong id = bid[kb];
@@ -752,7 +783,7 @@ namespace QuantCodec
         int FastRun(int e0, int nchg, int[] kOut, int pdist, ulong[] brow, ulong[] prow, ulong[] orow)
         {
             ulong[] wd = words;
-            byte[] fr = fch, ctz = CtzTable;
+            byte[] fr = fch, ctz = CtzTable, ctz8 = Ctz8Table;
             FastComp[] fcs = fc;
             FastField[] ffs = ff;
             int[] chgA = chg, kB = kBase, kP = keptPred;
@@ -818,7 +849,7 @@ namespace QuantCodec
                         }
                         else
                         {
-                            int ez = ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                            int ez = (w & 0xFF) != 0 ? ctz8[(int)(w & 0xFF)] : ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                             int total = 2 * ez + 1 + d.K;
                             if (total > 57) return e;
                             u = (((w >> (ez + 1)) & ((1UL << ez) - 1)) + ((1UL << ez) - 1)) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
@@ -891,7 +922,7 @@ namespace QuantCodec
                     }
                     else
                     {
-                        int ez = ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                        int ez = (w & 0xFF) != 0 ? ctz8[(int)(w & 0xFF)] : ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                         int total = 2 * ez + 1 + d.K;
                         if (total > 57) return e;
                         u = (((w >> (ez + 1)) & ((1UL << ez) - 1)) + ((1UL << ez) - 1)) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
