@@ -571,51 +571,9 @@ namespace QuantCodec
             if (pdist != 0)
             {
                 if (ctx.Length < kept + 1) ctx = new byte[Math.Max(kept + 1, ctx.Length * 2)];
-                int n1 = 0, n0 = 0;
+                int n1, n0;
                 Grow(ref cls1, kept + 1); Grow(ref cls0, kept + 1);
-                int pj = 0, p = pr.Count;
-                ulong[] bid = bs.Ids, brow = bs.Codes, pid = pr.Ids, prow = pr.Codes;
-                int[] kB = kBase, kP = keptPred, k1 = cls1, k0 = cls0;
-                bool sameIds = p == m;
-                for (int i = 0; i < m && sameIds; i++) sameIds = bid[i] == pid[i];
-                if (sameIds)
-                {
-                    // the common case: the same entities in both references, row for row (kept entity e
-                    // is baseline row kB[e] and extrapolation row kB[e]); the classes without a branch
-                    for (int e = 0; e < kept; e++)
-                    {
-                        int kb = kB[e];
-                        kP[e] = kb;
-                        int a = kb * S, end = a + S;
-                        ulong x = 0;
-                        for (; a + 4 <= end; a += 4)
-                            x |= (brow[a] ^ prow[a]) | (brow[a + 1] ^ prow[a + 1]) | (brow[a + 2] ^ prow[a + 2]) | (brow[a + 3] ^ prow[a + 3]);
-                        for (; a < end; a++) x |= brow[a] ^ prow[a];
-                        int d = (int)((x | (0UL - x)) >> 63);      // 1: the rows differ
-                        k1[n1] = e;
-                        k0[n0] = e;
-                        n1 += d;
-                        n0 += 1 - d;
-                    }
-                }
-                else for (int e = 0; e < kept; e++)
-                {
-                    int kb = kB[e];
-                    ulong id = bid[kb];
-                    while (pj < p && pid[pj] < id) pj++;
-                    if (pj < p && pid[pj] == id)
-                    {
-                        kP[e] = pj;
-                        // the rows differ anywhere: the codes xor-ed together, four at a time, no branch per slot
-                        int a = kb * S, b = pj * S, end = a + S;
-                        ulong x = 0;
-                        for (; a + 4 <= end; a += 4, b += 4)
-                            x |= (brow[a] ^ prow[b]) | (brow[a + 1] ^ prow[b + 1]) | (brow[a + 2] ^ prow[b + 2]) | (brow[a + 3] ^ prow[b + 3]);
-                        for (; a < end; a++, b++) x |= brow[a] ^ prow[b];
-                        if (x != 0) k1[n1++] = e; else k0[n0++] = e;
-                    }
-                    else { kP[e] = -1; k1[n1++] = e; }
-                }
+                Classes(bs, pr, m, kept, out n1, out n0);
                 int m1 = n1 > 0 ? ReadSet(ref set1, n1) : 0;
                 int m0 = n0 > 0 ? ReadSet(ref set0, n0) : 0;
                 int a1 = 0, a0 = 0;
@@ -772,6 +730,57 @@ namespace QuantCodec
             return v << sh;
         }
 
+        /// <summary>The kept entities in two classes (section 7): their rows in the baseline and the
+        /// extrapolation snapshot differ (cls1), or not (cls0), in kept order; keptPred: the row of each
+        /// in the extrapolation snapshot, or -1.</summary>
+        void Classes(Snapshot bs, Snapshot pr, int m, int kept, out int n1, out int n0)
+        {
+            n1 = 0; n0 = 0;
+            int pj = 0, p = pr.Count;
+            ulong[] bid = bs.Ids, brow = bs.Codes, pid = pr.Ids, prow = pr.Codes;
+            int[] kB = kBase, kP = keptPred, k1 = cls1, k0 = cls0;
+            bool sameIds = p == m;
+            for (int i = 0; i < m && sameIds; i++) sameIds = bid[i] == pid[i];
+            if (sameIds)
+            {
+                // the common case: the same entities in both references, row for row (kept entity e
+                // is baseline row kB[e] and extrapolation row kB[e]); the classes without a branch
+                for (int e = 0; e < kept; e++)
+                {
+                    int kb = kB[e];
+                    kP[e] = kb;
+                    int a = kb * S, end = a + S;
+                    ulong x = 0;
+                    for (; a + 4 <= end; a += 4)
+                        x |= (brow[a] ^ prow[a]) | (brow[a + 1] ^ prow[a + 1]) | (brow[a + 2] ^ prow[a + 2]) | (brow[a + 3] ^ prow[a + 3]);
+                    for (; a < end; a++) x |= brow[a] ^ prow[a];
+                    int d = (int)((x | (0UL - x)) >> 63);      // 1: the rows differ
+                    k1[n1] = e;
+                    k0[n0] = e;
+                    n1 += d;
+                    n0 += 1 - d;
+                }
+            }
+            else for (int e = 0; e < kept; e++)
+            {
+                int kb = kB[e];
+                ulong id = bid[kb];
+                while (pj < p && pid[pj] < id) pj++;
+                if (pj < p && pid[pj] == id)
+                {
+                    kP[e] = pj;
+                    // the rows differ anywhere: the codes xor-ed together, four at a time, no branch per slot
+                    int a = kb * S, b = pj * S, end = a + S;
+                    ulong x = 0;
+                    for (; a + 4 <= end; a += 4, b += 4)
+                        x |= (brow[a] ^ prow[b]) | (brow[a + 1] ^ prow[b + 1]) | (brow[a + 2] ^ prow[b + 2]) | (brow[a + 3] ^ prow[b + 3]);
+                    for (; a < end; a++, b++) x |= brow[a] ^ prow[b];
+                    if (x != 0) k1[n1++] = e; else k0[n0++] = e;
+                }
+                else { kP[e] = -1; k1[n1++] = e; }
+            }
+        }
+
         /// <summary>The changed entities e0, e0 + 1, ... (below nchg) that the fast path decodes, one after the
         /// other: returns the first it does not take (nchg if none), the reader at its start. One changed entity's fields decoded as the slot-by-slot loop of ChangedEntities decodes
         /// them, when they are the common case: fields of the fast shapes (ordered slots, a NearlyZero's
@@ -787,6 +796,7 @@ namespace QuantCodec
             FastComp[] fcs = fc;
             FastField[] ffs = ff;
             int[] chgA = chg, kB = kBase, kP = keptPred;
+            ulong ezm;
             bool den1 = den == 1;
             ulong numu = (ulong)num;
             int F = this.F, S = this.S;
@@ -852,7 +862,7 @@ namespace QuantCodec
                             int ez = (w & 0xFF) != 0 ? ctz8[(int)(w & 0xFF)] : ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                             int total = 2 * ez + 1 + d.K;
                             if (total > 57) return e;
-                            u = (((w >> (ez + 1)) & ((1UL << ez) - 1)) + ((1UL << ez) - 1)) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                            u = (((w >> (ez + 1)) & (ezm = (1UL << ez) - 1)) + ezm) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
                             if (u > d.Mask) return e;
                             p += total;
                         }
@@ -925,7 +935,7 @@ namespace QuantCodec
                         int ez = (w & 0xFF) != 0 ? ctz8[(int)(w & 0xFF)] : ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
                         int total = 2 * ez + 1 + d.K;
                         if (total > 57) return e;
-                        u = (((w >> (ez + 1)) & ((1UL << ez) - 1)) + ((1UL << ez) - 1)) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                        u = (((w >> (ez + 1)) & (ezm = (1UL << ez) - 1)) + ezm) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
                         if (u > mask) return e;
                         p += total;
                     }
