@@ -15,9 +15,6 @@ namespace QuantCodec
         public ulong[] Codes;       // Count * SlotCount, row major
         public readonly int SlotCount;
         internal bool Pooled;
-        // per row, the decoder's number of the event that made its codes (a new or changed entity);
-        // a kept unchanged row keeps its baseline row's. Equal stamps: equal rows (Count of them).
-        internal long[] Stamps;
 
         public Snapshot(Schema schema, int capacity)
         {

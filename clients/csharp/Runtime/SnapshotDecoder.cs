@@ -229,8 +229,10 @@ namespace QuantCodec
                 if (keys == null)
                 {
                     uint c = U32(d, off + n - 4);
-                    if (Crc32C.Compute(d, off, n - 4, seedP) == c) return Packet(d, off, n - 4);
-                    if (n >= FragmentHeader + 1 + 4 && Crc32C.Compute(d, off, n - 4, seedF) == c) return Fragment(d, off, n - 4);
+                    uint cp = Crc32C.Compute(d, off, n - 4, seedP);
+                    if (cp == c) return Packet(d, off, n - 4);
+                    // the fragment check from the packet check: the same bytes under another seed
+                    if (n >= FragmentHeader + 1 + 4 && (cp ^ SeedShift(n - 4)) == c) return Fragment(d, off, n - 4);
                 }
                 else
                 {
@@ -242,6 +244,23 @@ namespace QuantCodec
             if (IsHello(d, off, n, keys)) { TakeHello(d, off, n); return null; }
             if (hello == null) throw new DecodeException("no-hello", "snapshot stream: no hello adopted yet, so no datagram can be checked (a datagram of " + n + " bytes refused)");
             throw new DecodeException("check", "snapshot stream: a datagram of " + n + " bytes fails the check of stream " + hello.StreamId.ToString("x16") + " (damaged, stray, of an earlier stream, or of another schema or parameters)");
+        }
+
+        // Crc32C.ZeroShift(seedP ^ seedF, shiftLen), for the length of the last fragment checked (all
+        // but a packet's last fragment have one length)
+        int shiftLen = -1;
+        uint shiftSeeds, shiftVal;
+
+        uint SeedShift(int len)
+        {
+            uint k = seedP ^ seedF;
+            if (len != shiftLen || k != shiftSeeds)
+            {
+                shiftVal = Crc32C.ZeroShift(k, len);
+                shiftLen = len;
+                shiftSeeds = k;
+            }
+            return shiftVal;
         }
 
         static bool IsHello(byte[] d, int off, int n, KeySchedule keys)
