@@ -11,7 +11,7 @@ snapshot). Python: ``SnapshotDecoder.decode(datagram)``, the whole call. C#:
 Mono process each round); the figures are medians over the rounds.
 
     pip install .   # in the clone, once (or any environment where quantcodec is installed)
-    python clients/csharp/bench/bench.py [--stream-only] [--rounds 5] [--repeats 5] [--number 300]
+    python clients/csharp/bench/bench.py [--stream-only] [--compare-with main] [--rounds 5] [--repeats 5]
 
 First the whole-stream figure: 1000 bodies, 600 ticks, fragments at 1200 bytes, decoded by a new
 decoder each pass, Python and C# alternating rounds (ns per entity, datagrams/s, the ratio),
@@ -57,6 +57,31 @@ def build():
     if not exe.exists() or exe.stat().st_mtime < max(src.stat().st_mtime, (out / "QuantCodec.dll").stat().st_mtime):
         subprocess.run(["mcs", "-langversion:7", "-optimize+", "-nologo", f"-r:{out / 'QuantCodec.dll'}",
                         f"-out:{exe}", str(src)], check=True)
+    return exe
+
+
+def build_rev(rev):
+    """The library as it was at git revision ``rev`` (its src/ or Runtime/ sources), and Bench.cs
+    built against it, under build~/rev-REV/: to time an earlier decoder in the same run."""
+    root = HERE.parent.parent.parent
+    name = "".join(ch if ch.isalnum() else "_" for ch in rev)
+    out = HERE.parent / "build~" / f"rev-{name}"
+    src = out / "src"
+    if src.exists():
+        for f in src.iterdir():
+            f.unlink()
+    src.mkdir(parents=True, exist_ok=True)
+    files = subprocess.run(["git", "-C", str(root), "ls-tree", "-r", "--name-only", rev, "clients/csharp/src",
+                            "clients/csharp/Runtime"], check=True, capture_output=True, text=True).stdout.split()
+    files = [f for f in files if f.endswith(".cs") and not any(p.startswith(".") or p.endswith("~") for p in f.split("/"))]
+    for i, f in enumerate(files):
+        text = subprocess.run(["git", "-C", str(root), "show", f"{rev}:{f}"], check=True, capture_output=True).stdout
+        (src / f"{i:03d}_{pathlib.Path(f).name}").write_bytes(text)
+    subprocess.run(["mcs", "-langversion:7", "-optimize+", "-nologo", "-r:System.Numerics.dll", "-target:library",
+                    f"-out:{out / 'QuantCodec.dll'}"] + sorted(str(f) for f in src.iterdir()), check=True)
+    exe = out / "bench.exe"
+    subprocess.run(["mcs", "-langversion:7", "-optimize+", "-nologo", f"-r:{out / 'QuantCodec.dll'}",
+                    f"-out:{exe}", str(HERE / "Bench.cs")], check=True)
     return exe
 
 
@@ -112,7 +137,10 @@ def whole_stream(exe, args, env, tmp):
 
     for _ in range(args.repeats):
         python_pass()       # warm: caches, the allocator
-    py, cs, pyc, csc = [], [], [], []
+    exes = [("C# (Mono)", exe)] + [(f"C# (Mono) at {rev}", rexe) for rev, rexe in args.rev_exes]
+    py, pyc = [], []
+    cs = {name: [] for name, _ in exes}
+    csc = {name: [] for name, _ in exes}
     entities = None
     for _ in range(args.rounds):
         c0 = time.process_time()
@@ -120,23 +148,25 @@ def whole_stream(exe, args, env, tmp):
             t, entities = python_pass()
             py.append(t)
         pyc.append((time.process_time() - c0) / args.repeats)
-        r = subprocess.run(["mono", str(exe), "--stream", str(schema_path), str(path), str(args.repeats)],
-                           check=True, capture_output=True, text=True, env=env)
-        j = json.loads(r.stdout)
-        assert j["entities"] == entities, (j["entities"], entities)
-        cs.extend(j["seconds"])
-        csc.append(j["cpu_seconds"])
-    p, c = statistics.median(py), statistics.median(cs)
-    pc, cc = statistics.median(pyc), statistics.median(csc)
+        for name, x in exes:
+            r = subprocess.run(["mono", str(x), "--stream", str(schema_path), str(path), str(args.repeats)],
+                               check=True, capture_output=True, text=True, env=env)
+            j = json.loads(r.stdout)
+            assert j["entities"] == entities, (j["entities"], entities)
+            cs[name].extend(j["seconds"])
+            csc[name].append(j["cpu_seconds"])
+    p, pc = statistics.median(py), statistics.median(pyc)
     print(f"whole stream: 1000 bodies, {ticks} ticks at 60 Hz (seed 0, the scene schema), acks 6 ticks late, "
           f"max_datagram 1200: {len(datagrams)} datagrams, {entities} entities decoded; each decoder decodes it "
           f"{args.repeats} times a round, {args.rounds} alternated rounds, medians of the {args.repeats * args.rounds} "
           f"passes (a new decoder each pass)")
-    print(f"{'':18s} | {'wall clock, medians of the passes':^50s} | {'CPU time, medians of the rounds':^28s}")
-    print(f"{'decoder':18s} | {'ms a pass':>10s} {'ns per entity':>14s} {'datagrams/s':>12s} {'vs Python':>10s} | "
+    print(f"{'':24s} | {'wall clock, medians of the passes':^50s} | {'CPU time, medians of the rounds':^28s}")
+    print(f"{'decoder':24s} | {'ms a pass':>10s} {'ns per entity':>14s} {'datagrams/s':>12s} {'vs Python':>10s} | "
           f"{'ms a pass':>10s} {'vs Python':>10s}")
-    for name, t, tc in (("Python (Cython)", p, pc), ("C# (Mono)", c, cc)):
-        print(f"{name:18s} | {t * 1e3:10.1f} {t / entities * 1e9:14.1f} {len(datagrams) / t:12,.0f} {t / p:9.2f}x | "
+    rows = [("Python (Cython)", p, pc)] + [(name, statistics.median(cs[name]), statistics.median(csc[name]))
+                                           for name, _ in exes]
+    for name, t, tc in rows:
+        print(f"{name:24s} | {t * 1e3:10.1f} {t / entities * 1e9:14.1f} {len(datagrams) / t:12,.0f} {t / p:9.2f}x | "
               f"{tc * 1e3:10.1f} {tc / pc:9.2f}x")
     print("(CPU time: Python's time.process_time, C#'s Process.TotalProcessorTime, which counts Mono's GC "
           "threads too, over each round's passes: less moved by the other processes of a loaded machine)")
@@ -150,8 +180,11 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5, help="whole-stream passes a round, per language")
     ap.add_argument("--seconds", type=float, default=10.0, help="the whole stream's length (60 ticks a second)")
     ap.add_argument("--stream-only", action="store_true", help="only the whole-stream figure")
+    ap.add_argument("--compare-with", action="append", default=[], metavar="REV",
+                    help="also time the C# library as it was at this git revision (e.g. main), in the same rounds")
     args = ap.parse_args(argv)
     exe = build()
+    args.rev_exes = [(rev, build_rev(rev)) for rev in args.compare_with]
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="qc-cs-bench-"))
     env = dict(os.environ, MONO_ENV_OPTIONS="")
     whole_stream(exe, args, env, tmp)
