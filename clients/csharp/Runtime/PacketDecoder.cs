@@ -521,6 +521,8 @@ namespace QuantCodec
             o.Reserve(nout);
             o.Seq = seq;
             o.Count = nout;
+            o.Gen = ++gen;
+            o.Base = null; o.PredOf = null; o.HasCtx = false;
             Grow(ref keptBase, kept + 1);
             int[] kOut = tmpOut(kept + 1);
             kBase = keptBase;
@@ -573,7 +575,7 @@ namespace QuantCodec
                 if (ctx.Length < kept + 1) ctx = new byte[Math.Max(kept + 1, ctx.Length * 2)];
                 int n1, n0;
                 Grow(ref cls1, kept + 1); Grow(ref cls0, kept + 1);
-                Classes(bs, pr, m, kept, out n1, out n0);
+                Classes(bs, pr, o, m, kept, nrem == 0, out n1, out n0);
                 int m1 = n1 > 0 ? ReadSet(ref set1, n1) : 0;
                 int m0 = n0 > 0 ? ReadSet(ref set0, n0) : 0;
                 int a1 = 0, a0 = 0;
@@ -584,7 +586,7 @@ namespace QuantCodec
                 }
             }
             else if (kept > 0) nchg = ReadSet(ref chg, kept);
-            if (nchg == 0) { Finish(); return; }
+            if (nchg == 0) { Finish(); Remember(bs, o, m, nrem, nnew, 0); return; }
             if (fch.Length < nchg * F + 1) fch = new byte[Math.Max(nchg * F + 1, fch.Length * 2)];
             Array.Clear(fch, 0, nchg * F);
             bool[] fany = FieldAny();
@@ -618,6 +620,7 @@ namespace QuantCodec
             }
             ChangedEntities(bdist, pdist, bs, pr, o, kOut, nchg);
             Finish();
+            Remember(bs, o, m, nrem, nnew, nchg);
         }
 
         int[] kOutBuf = new int[16];
@@ -678,6 +681,7 @@ namespace QuantCodec
         // the extrapolation's ratio bdist / pdist in lowest terms (the same rational, so the same
         // rounded products): a whole ratio is a multiply
         long num = 1, den = 1;
+        long gen;                           // the last Snapshot.Gen given
 
         void SetRatio(int bdist, int pdist)
         {
@@ -733,33 +737,53 @@ namespace QuantCodec
         /// <summary>The kept entities in two classes (section 7): their rows in the baseline and the
         /// extrapolation snapshot differ (cls1), or not (cls0), in kept order; keptPred: the row of each
         /// in the extrapolation snapshot, or -1.</summary>
-        void Classes(Snapshot bs, Snapshot pr, int m, int kept, out int n1, out int n0)
+        void Classes(Snapshot bs, Snapshot pr, Snapshot o, int m, int kept, bool ident, out int n1, out int n0)
         {
             n1 = 0; n0 = 0;
             int pj = 0, p = pr.Count;
             ulong[] bid = bs.Ids, brow = bs.Codes, pid = pr.Ids, prow = pr.Codes;
             int[] kB = kBase, kP = keptPred, k1 = cls1, k0 = cls0;
+            // bs was made from B keeping its rows, with the classes of B against P (same entities), and
+            // pr from P keeping its rows: a row neither changed is equal in bs and pr iff it was in B and P
+            bool chain = FastPath && ident && bs.HasCtx && bs.Base != null && bs.Count == m && pr.Base != null
+                         && pr.Base == bs.PredOf && pr.BaseGen == bs.PredGen && pr.Count == m
+                         && bs.Changed.Length >= m && bs.Ctx.Length >= m && pr.Changed.Length >= m;
             bool sameIds = p == m;
-            for (int i = 0; i < m && sameIds; i++) sameIds = bid[i] == pid[i];
+            if (!chain) for (int i = 0; i < m && sameIds; i++) sameIds = bid[i] == pid[i];
             if (sameIds)
             {
+                // (what this packet's snapshot remembers: the classes of its baseline against pr, a row each)
+                byte[] oc = null;
+                if (FastPath && ident)
+                {
+                    if (o.Ctx == null || o.Ctx.Length < m) o.Ctx = new byte[Math.Max(m, 16)];
+                    oc = o.Ctx;
+                }
+                byte[] bc = chain ? bs.Changed : null, pc = chain ? pr.Changed : null, bx = chain ? bs.Ctx : null;
                 // the common case: the same entities in both references, row for row (kept entity e
                 // is baseline row kB[e] and extrapolation row kB[e]); the classes without a branch
                 for (int e = 0; e < kept; e++)
                 {
                     int kb = kB[e];
                     kP[e] = kb;
-                    int a = kb * S, end = a + S;
-                    ulong x = 0;
-                    for (; a + 4 <= end; a += 4)
-                        x |= (brow[a] ^ prow[a]) | (brow[a + 1] ^ prow[a + 1]) | (brow[a + 2] ^ prow[a + 2]) | (brow[a + 3] ^ prow[a + 3]);
-                    for (; a < end; a++) x |= brow[a] ^ prow[a];
-                    int d = (int)((x | (0UL - x)) >> 63);      // 1: the rows differ
+                    int d;
+                    if (chain && (bc[kb] | pc[kb]) == 0) d = bx[kb];
+                    else
+                    {
+                        int a = kb * S, end = a + S;
+                        ulong x = 0;
+                        for (; a + 4 <= end; a += 4)
+                            x |= (brow[a] ^ prow[a]) | (brow[a + 1] ^ prow[a + 1]) | (brow[a + 2] ^ prow[a + 2]) | (brow[a + 3] ^ prow[a + 3]);
+                        for (; a < end; a++) x |= brow[a] ^ prow[a];
+                        d = (int)((x | (0UL - x)) >> 63);      // 1: the rows differ
+                    }
+                    if (oc != null) oc[kb] = (byte)d;
                     k1[n1] = e;
                     k0[n0] = e;
                     n1 += d;
                     n0 += 1 - d;
                 }
+                if (oc != null) { o.HasCtx = true; o.PredOf = pr; o.PredGen = pr.Gen; }
             }
             else for (int e = 0; e < kept; e++)
             {
@@ -779,6 +803,20 @@ namespace QuantCodec
                 }
                 else { kP[e] = -1; k1[n1++] = e; }
             }
+        }
+
+        /// <summary>After a packet decoded against bs: o remembers bs and its changed rows, when it kept bs's
+        /// entities row for row (Snapshot.Base).</summary>
+        void Remember(Snapshot bs, Snapshot o, int m, int nrem, int nnew, int nchg)
+        {
+            if (!FastPath || bs == null || nrem != 0 || nnew != 0) { o.HasCtx = false; return; }
+            if (o.Changed == null || o.Changed.Length < m) o.Changed = new byte[Math.Max(m, 16)];
+            byte[] c = o.Changed;
+            Array.Clear(c, 0, m);
+            int[] ch = chg;
+            for (int e = 0; e < nchg; e++) c[ch[e]] = 1;
+            o.Base = bs;
+            o.BaseGen = bs.Gen;
         }
 
         /// <summary>The changed entities e0, e0 + 1, ... (below nchg) that the fast path decodes, one after the
