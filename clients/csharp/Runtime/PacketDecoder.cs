@@ -38,6 +38,7 @@ namespace QuantCodec
             public int Mode;                // this packet: PLAIN (the baseline's code), PLAIN_PRED (den 1), GENERAL
             public ulong Mask, Half, Max, PowHalf, KMask, EMask;
             public bool Signed, Pred;       // Pred: this packet extrapolates the component
+            public int[] Tab;               // this packet: EgTab[K], or EgNone
         }
         sealed class FastField
         {
@@ -228,6 +229,31 @@ namespace QuantCodec
         }
 
         static readonly byte[] CtzTable = MakeCtz();
+        // Exp-Golomb codes EG(k) of at most EgTabBits bits, by their bits: (length << 16) | value, or 0
+        // (longer, or no 1 in the window). One load instead of the prefix length, shifts and masks; the
+        // caller has seen a 1 within the escape's E bits.
+        const int EgTabBits = 10;
+        const ulong EgTabMask = (1UL << EgTabBits) - 1;
+        static readonly int[][] EgTab = MakeEgTab();
+        static readonly int[] EgNone = new int[1 << EgTabBits];
+        static int[][] MakeEgTab()
+        {
+            var t = new int[EgTabBits][];
+            for (int k = 0; k < EgTabBits; k++)
+            {
+                t[k] = new int[1 << EgTabBits];
+                for (int w = 1; w < (1 << EgTabBits); w++)
+                {
+                    int e = 0;
+                    while (((w >> e) & 1) == 0) e++;
+                    int total = 2 * e + 1 + k;
+                    if (total > EgTabBits) continue;
+                    int v = ((((w >> (e + 1)) & ((1 << e) - 1)) + (1 << e) - 1) << k) | ((w >> (2 * e + 1)) & ((1 << k) - 1));
+                    t[k][w] = (total << 16) | v;
+                }
+            }
+            return t;
+        }
         // trailing zeros of a nonzero byte (an Exp-Golomb prefix is mostly shorter than 8 bits: one load,
         // where the de Bruijn multiply is a chain of four operations)
         static readonly byte[] Ctz8Table = MakeCtz8();
@@ -615,6 +641,7 @@ namespace QuantCodec
                 int k = kk[c];
                 d.K = k; d.E = (d.B - k + 1) / 2 + 1;
                 d.KMask = Mask(k); d.EMask = Mask(d.E);
+                d.Tab = k < EgTab.Length ? EgTab[k] : EgNone;
                 d.Pred = pdist != 0 && pp[c] != 0;
                 d.Mode = !d.Plain ? FM_GENERAL : !d.Pred ? FM_PLAIN : den == 1 ? FM_PLAIN_PRED : FM_GENERAL;
             }
@@ -897,12 +924,21 @@ namespace QuantCodec
                         }
                         else
                         {
-                            int ez = (w & 0xFF) != 0 ? ctz8[(int)(w & 0xFF)] : ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
-                            int total = 2 * ez + 1 + d.K;
-                            if (total > 57) return e;
-                            u = (((w >> (ez + 1)) & (ezm = (1UL << ez) - 1)) + ezm) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                            int tv = d.Tab[(int)(w & EgTabMask)];
+                            if (tv != 0)
+                            {
+                                u = (ulong)(tv & 0xFFFF);
+                                p += tv >> 16;
+                            }
+                            else
+                            {
+                                int ez = (w & 0xFF) != 0 ? ctz8[(int)(w & 0xFF)] : ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                                int total = 2 * ez + 1 + d.K;
+                                if (total > 57) return e;
+                                u = (((w >> (ez + 1)) & (ezm = (1UL << ez) - 1)) + ezm) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                                p += total;
+                            }
                             if (u > d.Mask) return e;
-                            p += total;
                         }
                         int csh = d.Shift;
                         ulong mask = d.Mask;
@@ -970,12 +1006,21 @@ namespace QuantCodec
                     }
                     else
                     {
-                        int ez = (w & 0xFF) != 0 ? ctz8[(int)(w & 0xFF)] : ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
-                        int total = 2 * ez + 1 + d.K;
-                        if (total > 57) return e;
-                        u = (((w >> (ez + 1)) & (ezm = (1UL << ez) - 1)) + ezm) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                        int tv = d.Tab[(int)(w & EgTabMask)];
+                        if (tv != 0)
+                        {
+                            u = (ulong)(tv & 0xFFFF);
+                            p += tv >> 16;
+                        }
+                        else
+                        {
+                            int ez = (w & 0xFF) != 0 ? ctz8[(int)(w & 0xFF)] : ctz[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                            int total = 2 * ez + 1 + d.K;
+                            if (total > 57) return e;
+                            u = (((w >> (ez + 1)) & (ezm = (1UL << ez) - 1)) + ezm) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                            p += total;
+                        }
                         if (u > mask) return e;
-                        p += total;
                     }
                     int s = d.Slot;
                     ulong bw = brow[bi + s];
