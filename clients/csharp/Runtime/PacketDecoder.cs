@@ -44,7 +44,7 @@ namespace QuantCodec
         {
             public int Shape;               // FS_*
             public int C0, C1, Slot, Span, Cb, Qs, Bits;
-            public ulong QMax, QLo, QSpan, BitsMask;
+            public ulong QMax, QLo, QSpan, BitsMask, QTop;
             public double[] QTab;           // the shrunk value of each kept component code
             public uint[] QSq;              // an upper bound of its square, in units of 2**-32
         }
@@ -145,6 +145,7 @@ namespace QuantCodec
                 {
                     d.Shape = FS_QUAT; d.Cb = sCb[a]; d.Qs = 3 * sCb[a]; d.QMax = sMax[a]; d.QLo = sQlo[a]; d.QSpan = sQspan[a];
                     d.Bits = sBits[a]; d.BitsMask = Mask(sBits[a]);
+                    d.QTop = sCodec[a].mode == Codec.M_MIDPOINT ? Mask(sCb[a]) - 1 : Mask(sCb[a]);
                     d.QTab = sQtab[a];
                     d.QSq = new uint[d.QTab.Length];
                     for (int j = 0; j < d.QTab.Length; j++)
@@ -832,6 +833,64 @@ namespace QuantCodec
             }
         }
 
+        /// <summary>The fast path's smallest three whose largest component changed, remapped (the new
+        /// index in 2 bits, then the three differences from the baseline's components in the new
+        /// order, as ChangedEntities decodes them): the reader after it, or -1 (an index equal to the
+        /// baseline's, or a code the fast path does not take: the loop decides).</summary>
+        long FastRemap(long p, FastField fd, int c0, ulong bw, out ulong v)
+        {
+            ulong[] wd = words;
+            int cb = fd.Cb, qs = fd.Qs;
+            v = 0;
+            int wi = (int)(p >> 6), sh = (int)(p & 63);
+            ulong w = wd[wi] >> sh;
+            if (sh > 7) w |= wd[wi + 1] << (64 - sh);
+            int i = (int)((bw >> qs) & 3), jn = (int)(w & 3);
+            if (jn == i) return -1;
+            p += 2;
+            ulong M = (1UL << cb) - 1, top = fd.QTop;
+            ulong aj = 0;
+            for (int q = 0, t = 0; q < 4; q++) { if (q == i) continue; if (q == jn) aj = (bw >> ((2 - t) * cb)) & M; t++; }
+            ulong o = (ulong)jn << qs;
+            for (int q = 0, t = 0; q < 4; q++)
+            {
+                if (q == jn) continue;
+                ulong rf;
+                if (q == i) rf = aj;
+                else
+                {
+                    int tq = q < i ? q : q - 1;
+                    ulong aq = (bw >> ((2 - tq) * cb)) & M;
+                    rf = (aj >> (cb - 1)) != 0 ? aq : (top - aq) & M;
+                }
+                FastComp d = fc[c0 + t];
+                wi = (int)(p >> 6); sh = (int)(p & 63);
+                w = wd[wi] >> sh;
+                if (sh > 7) w |= wd[wi + 1] << (64 - sh);
+                ulong u;
+                if ((w & d.EMask) == 0)
+                {
+                    w >>= d.E;
+                    u = w & d.Mask;
+                    p += d.E + d.B;
+                }
+                else
+                {
+                    int ez = CtzTable[((w & (0UL - w)) * 0x03F79D71B4CB0A89UL) >> 58];
+                    int total = 2 * ez + 1 + d.K;
+                    if (total > 57) return -1;
+                    ulong ezm = (1UL << ez) - 1;
+                    u = (((w >> (ez + 1)) & ezm) + ezm) << d.K | ((w >> (2 * ez + 1)) & d.KMask);
+                    if (u > d.Mask) return -1;
+                    p += total;
+                }
+                o |= ((rf + ((u >> 1) ^ (0UL - (u & 1)))) & M) << ((2 - t) * cb);
+                t++;
+            }
+            v = o;
+            return p;
+        }
+
         /// <summary>After a packet decoded against bs: o remembers bs and its changed rows, when it kept bs's
         /// entities row for row (Snapshot.Base).</summary>
         void Remember(Snapshot bs, Snapshot o, int m, int nrem, int nnew, int nchg)
@@ -906,8 +965,13 @@ namespace QuantCodec
                             {
                                 if ((w & 1) != 0)
                                 {
-                                    // a new largest component: the absolute code, or a remap (the loop)
-                                    if ((w & 2) != 0) return e;
+                                    // a new largest component: the absolute code, or a remap
+                                    if ((w & 2) != 0)
+                                    {
+                                        p = FastRemap(p + d.E + 2, fd, c0, bw, out v);
+                                        if (p < 0) return e;
+                                        break;
+                                    }
                                     p += d.E + 2;
                                     wi = (int)(p >> 6); sh = (int)(p & 63);
                                     w = wd[wi] >> sh;
