@@ -461,9 +461,11 @@ namespace QuantCodec
             if (words.Length < nw) words = new ulong[Math.Max(nw, words.Length * 2)];
             ulong[] wd = words;
             int full = length >> 3;
-            for (int i = 0, b = offset; i < full; i++, b += 8)
-                wd[i] = (ulong)data[b] | ((ulong)data[b + 1] << 8) | ((ulong)data[b + 2] << 16) | ((ulong)data[b + 3] << 24)
-                        | ((ulong)data[b + 4] << 32) | ((ulong)data[b + 5] << 40) | ((ulong)data[b + 6] << 48) | ((ulong)data[b + 7] << 56);
+            if (BitConverter.IsLittleEndian) Buffer.BlockCopy(data, offset, wd, 0, full << 3);     // (a memmove)
+            else
+                for (int i = 0, b = offset; i < full; i++, b += 8)
+                    wd[i] = (ulong)data[b] | ((ulong)data[b + 1] << 8) | ((ulong)data[b + 2] << 16) | ((ulong)data[b + 3] << 24)
+                            | ((ulong)data[b + 4] << 32) | ((ulong)data[b + 5] << 40) | ((ulong)data[b + 6] << 48) | ((ulong)data[b + 7] << 56);
             ulong tail = 0;
             for (int i = 0; i < (length & 7); i++) tail |= (ulong)data[offset + 8 * full + i] << (8 * i);
             wd[full] = tail;
@@ -597,6 +599,7 @@ namespace QuantCodec
             int nchg = 0;
             Grow(ref chg, kept + 1);
             Grow(ref keptPred, kept + 1);
+            kPred = keptPred;
             if (pdist != 0)
             {
                 if (ctx.Length < kept + 1) ctx = new byte[Math.Max(kept + 1, ctx.Length * 2)];
@@ -653,6 +656,7 @@ namespace QuantCodec
 
         int[] kOutBuf = new int[16];
         int[] kBase;                        // kept entity -> baseline row, this packet (keptBase or ident)
+        int[] kPred;                        // kept entity -> extrapolation row or -1, this packet (keptPred or ident)
         int[] ident = new int[16];          // ident[e] == e for e < identN
         int identN;
         int[] tmpOut(int n) { if (kOutBuf.Length < n) kOutBuf = new int[Math.Max(n, kOutBuf.Length * 2)]; return kOutBuf; }
@@ -765,7 +769,7 @@ namespace QuantCodec
         /// <summary>The kept entities in two classes (section 7): their rows in the baseline and the
         /// extrapolation snapshot differ (cls1), or not (cls0), in kept order; keptPred: the row of each
         /// in the extrapolation snapshot, or -1.</summary>
-        void Classes(Snapshot bs, Snapshot pr, Snapshot o, int m, int kept, bool ident, out int n1, out int n0)
+        void Classes(Snapshot bs, Snapshot pr, Snapshot o, int m, int kept, bool keptIdent, out int n1, out int n0)
         {
             n1 = 0; n0 = 0;
             int pj = 0, p = pr.Count;
@@ -773,7 +777,7 @@ namespace QuantCodec
             int[] kB = kBase, kP = keptPred, k1 = cls1, k0 = cls0;
             // bs was made from B keeping its rows, with the classes of B against P (same entities), and
             // pr from P keeping its rows: a row neither changed is equal in bs and pr iff it was in B and P
-            bool chain = FastPath && ident && bs.HasCtx && bs.Base != null && bs.Count == m && pr.Base != null
+            bool chain = FastPath && keptIdent && bs.HasCtx && bs.Base != null && bs.Count == m && pr.Base != null
                          && pr.Base == bs.PredOf && pr.BaseGen == bs.PredGen && pr.Count == m
                          && bs.Changed.Length >= m && bs.Ctx.Length >= m && pr.Changed.Length >= m;
             bool sameIds = p == m;
@@ -782,7 +786,7 @@ namespace QuantCodec
             {
                 // (what this packet's snapshot remembers: the classes of its baseline against pr, a row each)
                 byte[] oc = null;
-                if (FastPath && ident)
+                if (FastPath && keptIdent)
                 {
                     if (o.Ctx == null || o.Ctx.Length < m) o.Ctx = new byte[Math.Max(m, 16)];
                     oc = o.Ctx;
@@ -790,7 +794,38 @@ namespace QuantCodec
                 byte[] bc = chain ? bs.Changed : null, pc = chain ? pr.Changed : null, bx = chain ? bs.Ctx : null;
                 // the common case: the same entities in both references, row for row (kept entity e
                 // is baseline row kB[e] and extrapolation row kB[e]); the classes without a branch
-                for (int e = 0; e < kept; e++)
+                if (chain && oc != null)
+                {
+                    // and the steady state: kept entity e is row e everywhere (the extrapolation rows
+                    // are the identity table), most classes known
+                    if (identN < m)
+                    {
+                        if (ident.Length < m + 1) Array.Resize(ref ident, Math.Max(m + 1, ident.Length * 2));
+                        for (int e = identN; e < ident.Length; e++) ident[e] = e;
+                        identN = ident.Length;
+                    }
+                    kPred = ident;
+                    for (int e = 0; e < m; e++)
+                    {
+                        int d;
+                        if ((bc[e] | pc[e]) == 0) d = bx[e];
+                        else
+                        {
+                            int a = e * S, end = a + S;
+                            ulong x = 0;
+                            for (; a + 4 <= end; a += 4)
+                                x |= (brow[a] ^ prow[a]) | (brow[a + 1] ^ prow[a + 1]) | (brow[a + 2] ^ prow[a + 2]) | (brow[a + 3] ^ prow[a + 3]);
+                            for (; a < end; a++) x |= brow[a] ^ prow[a];
+                            d = (int)((x | (0UL - x)) >> 63);
+                        }
+                        oc[e] = (byte)d;
+                        k1[n1] = e;
+                        k0[n0] = e;
+                        n1 += d;
+                        n0 += 1 - d;
+                    }
+                }
+                else for (int e = 0; e < kept; e++)
                 {
                     int kb = kB[e];
                     kP[e] = kb;
@@ -919,7 +954,7 @@ namespace QuantCodec
             byte[] fr = fch, ctz = CtzTable, ctz8 = Ctz8Table;
             FastComp[] fcs = fc;
             FastField[] ffs = ff;
-            int[] chgA = chg, kB = kBase, kP = keptPred;
+            int[] chgA = chg, kB = kBase, kP = kPred;
             ulong ezm;
             bool den1 = den == 1;
             ulong numu = (ulong)num;
@@ -1140,7 +1175,7 @@ namespace QuantCodec
                 }
                 int ke = chg[e];
                 int bi = kBase[ke] * S, oi = kOut[ke] * S;
-                int pi = pdist != 0 && keptPred[ke] >= 0 ? keptPred[ke] * S : -1;
+                int pi = pdist != 0 && kPred[ke] >= 0 ? kPred[ke] * S : -1;
                 bool any = false;
                 for (int f = 0; f < F; f++)
                 {
