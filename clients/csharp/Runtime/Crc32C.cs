@@ -1,3 +1,5 @@
+using System;
+
 namespace QuantCodec
 {
     /// <summary>CRC-32C (Castagnoli) with zlib's continuation convention (wire-format section 11):
@@ -39,6 +41,28 @@ namespace QuantCodec
         }
 
         public static uint Compute(byte[] data) { return Compute(data, 0, data.Length, 0); }
+
+        /// <summary>Compute, reading the bytes as 64-bit words copied into scratch (grown as needed; the
+        /// caller's, one a thread): one load per 8 bytes instead of eight, a third less time under Mono.</summary>
+        internal static uint Compute(byte[] data, int offset, int count, uint seed, ref ulong[] scratch)
+        {
+            if (!BitConverter.IsLittleEndian || count < 64) return Compute(data, offset, count, seed);
+            int n8 = count >> 3;
+            if (scratch == null || scratch.Length < n8) scratch = new ulong[Math.Max(n8, 256)];
+            ulong[] s = scratch;
+            Buffer.BlockCopy(data, offset, s, 0, n8 << 3);
+            uint crc = ~seed;
+            uint[] t = T;
+            for (int j = 0; j < n8; j++)
+            {
+                ulong w = s[j];
+                uint a = crc ^ (uint)w, b = (uint)(w >> 32);
+                crc = t[7 * 256 + (a & 0xFF)] ^ t[6 * 256 + ((a >> 8) & 0xFF)] ^ t[5 * 256 + ((a >> 16) & 0xFF)] ^ t[4 * 256 + (a >> 24)]
+                    ^ t[3 * 256 + (b & 0xFF)] ^ t[2 * 256 + ((b >> 8) & 0xFF)] ^ t[256 + ((b >> 16) & 0xFF)] ^ t[b >> 24];
+            }
+            for (int i = offset + (n8 << 3), end = offset + count; i < end; i++) crc = t[(crc ^ data[i]) & 0xFF] ^ (crc >> 8);
+            return ~crc;
+        }
 
         /// <summary>The register x after count zero bytes (no inversion): Compute(d, o, n, a) ^
         /// Compute(d, o, n, b) == ZeroShift(a ^ b, n) for all data (CRC-32C is affine in its start), so

@@ -229,7 +229,7 @@ namespace QuantCodec
                 if (keys == null)
                 {
                     uint c = U32(d, off + n - 4);
-                    uint cp = Crc32C.Compute(d, off, n - 4, seedP);
+                    uint cp = Crc32C.Compute(d, off, n - 4, seedP, ref crcScratch);
                     if (cp == c) return Packet(d, off, n - 4);
                     // the fragment check from the packet check: the same bytes under another seed
                     if (n >= FragmentHeader + 1 + 4 && (cp ^ SeedShift(n - 4)) == c) return Fragment(d, off, n - 4);
@@ -248,6 +248,7 @@ namespace QuantCodec
 
         // Crc32C.ZeroShift(seedP ^ seedF, shiftLen), for the length of the last fragment checked (all
         // but a packet's last fragment have one length)
+        ulong[] crcScratch;                 // Crc32C.Compute's words
         int shiftLen = -1;
         uint shiftSeeds, shiftVal;
 
@@ -527,7 +528,7 @@ namespace QuantCodec
             if (joined.Length < total) joined = new byte[Math.Max(total, joined.Length * 2)];
             int at = 0;
             foreach (var ch in p.Chunks) { Buffer.BlockCopy(ch, 0, joined, at, ch.Length); at += ch.Length; }
-            if (Crc32C.Compute(joined, 0, total, seedP) != pcheck || U16(joined, 0) != seq)
+            if (Crc32C.Compute(joined, 0, total, seedP, ref crcScratch) != pcheck || U16(joined, 0) != seq)
                 throw new DecodeException("fragment", "fragments of packet " + seq + ": the reassembled packet fails its check");
             return Packet(joined, 0, total);
         }
