@@ -15,7 +15,7 @@ namespace QuantCodec
 
         readonly SnapshotDecoder decoder;
         readonly byte[] fingerprint;
-        bool due;
+        bool due = true;    // a new client's first reply: a hello request (section 18)
         uint rseq;
 
         /// <summary>A client of one stream of `schema`. key: the shared secret (1 to 255 bytes; every

@@ -280,7 +280,10 @@ static partial class Tests
             byte[] key = keyed ? Seq(16) : null;
             var ks = keyed ? new KeySchedule(key) : null;
             var c = new StreamClient(schema, key: key, nonce: 0xA1B2C3D4u);
-            Check(c.Nonce == 0xA1B2C3D4u && c.Reply() == null && !c.ReplyDue, tag + "nothing is due before a datagram");
+            Check(c.Nonce == 0xA1B2C3D4u && c.ReplyDue, tag + "a new client is due a reply");
+            var q0 = c.Reply();
+            Check(q0 != null && q0[0] == 0x48 && Le32(q0, 6) == 0 && c.Reply() == null && !c.ReplyDue,
+                  tag + "a new client's first reply is a hello request (rseq 0), and only one");
             // before a hello: a packet is refused (no-hello), and a hello request is due
             var P0 = FullPacket(10, 3);
             uint seedP = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'P'));
@@ -296,7 +299,7 @@ static partial class Tests
             Check(q != null && q.Length == 26 + T, tag + "a hello request is 26 + T bytes");
             if (q != null && q.Length == 26 + T)
             {
-                Check(q[0] == 0x48 && q[1] == 0 && Le32(q, 2) == 0xA1B2C3D4u && Le32(q, 6) == 0, tag + "hello request: type H, flags 0, nonce, rseq 0");
+                Check(q[0] == 0x48 && q[1] == 0 && Le32(q, 2) == 0xA1B2C3D4u && Le32(q, 6) == 1, tag + "hello request: type H, flags 0, nonce, rseq 1");
                 Check(Encoding.ASCII.GetString(q, 10, 16) == schema.Fingerprint, tag + "hello request: the schema fingerprint");
                 var body = new byte[26];
                 Buffer.BlockCopy(q, 0, body, 0, 26);
@@ -307,7 +310,7 @@ static partial class Tests
             kind = null;
             try { c.Receive(new byte[] { 1, 2, 3 }); } catch (DecodeException e) { kind = e.Kind; }
             Check(kind == "no-hello" && c.ReplyDue, tag + "junk before a hello is no-hello, and makes a hello request due");
-            Check(c.Reply()[0] == 0x48 && c.NextRseq == 2, tag + "the second reply is a hello request with rseq 1");
+            Check(c.Reply()[0] == 0x48 && c.NextRseq == 3, tag + "the third reply is a hello request with rseq 2");
             // the hello: adopted, an ack due (has_latest 0)
             var hello = MakeHello(schema, H, MD, SID, 1000, ks);
             Check(c.Receive(hello) == null && c.ReplyDue, tag + "an adopted hello makes a reply due");
@@ -316,20 +319,20 @@ static partial class Tests
             if (a == null || a.Length != 16 + T) continue;
             var ab = new byte[16];
             Buffer.BlockCopy(a, 0, ab, 0, 16);
-            Check(ToHex(ab) == "4100d4c3b2a1" + "02000000" + "0000" + "00000000", tag + "ack without latest: " + ToHex(ab));
+            Check(ToHex(ab) == "4100d4c3b2a1" + "03000000" + "0000" + "00000000", tag + "ack without latest: " + ToHex(ab));
             Check(ToHex(a) == ToHex(SealT(ab, seedR, kR)), tag + "the ack's check (" + (keyed ? "SipHash under kR" : "crc32c, seed_R = crc32c(K || \"R\")") + ")");
             Check(c.Receive(hello) == null && !c.ReplyDue, tag + "a hello seen before makes no reply due");
             // views
             Check(c.Receive(seal(P0)) != null && c.ReplyDue, tag + "a view makes a reply due");
             a = c.Reply();
-            Check(ToHex(a).Substring(0, 32) == "4101d4c3b2a1" + "03000000" + "0a00" + "00000000", tag + "ack of latest 10, no older baseline: " + ToHex(a));
+            Check(ToHex(a).Substring(0, 32) == "4101d4c3b2a1" + "04000000" + "0a00" + "00000000", tag + "ack of latest 10, no older baseline: " + ToHex(a));
             c.Receive(seal(UnchangedDelta(11, 1, 3)));
             c.Receive(seal(UnchangedDelta(12, 1, 3)));
             // 13 lost; 14 against 12
             c.Receive(seal(UnchangedDelta(14, 2, 3)));
             a = c.Reply();
             // history 4: possible baselines are less than 4 older than 14: 13 (not held), 12, 11 (10 is 4 older)
-            Check(ToHex(a).Substring(0, 32) == "4101d4c3b2a1" + "04000000" + "0e00" + "06000000", tag + "ack of 14 with 12 and 11 (bits 1, 2): " + ToHex(a));
+            Check(ToHex(a).Substring(0, 32) == "4101d4c3b2a1" + "05000000" + "0e00" + "06000000", tag + "ack of 14 with 12 and 11 (bits 1, 2): " + ToHex(a));
             Check(ToHex(a) == ToHex(SealT(Sub(a, 16), seedR, kR)), tag + "the ack's check holds");
             Check(c.Reply() == null, tag + "three views, one Reply(): one ack, then nothing");
             // refusals: check / malformed make nothing due; baseline does
@@ -346,16 +349,17 @@ static partial class Tests
             try { c.Receive(seal(UnchangedDelta(20, 7, 3))); } catch (DecodeException e) { kind = e.Kind; }
             Check(kind == "baseline" && c.ReplyDue, tag + "a packet whose baseline is not held makes a reply due: " + kind);
             a = c.Reply();
-            Check(a[0] == 0x41 && Le32(a, 6) == 5 && a[10] == 14, tag + "the ack after a baseline refusal says latest 14 again, rseq 5");
+            Check(a[0] == 0x41 && Le32(a, 6) == 6 && a[10] == 14, tag + "the ack after a baseline refusal says latest 14 again, rseq 6");
             // a fragment that completes nothing: not due
             var frag = Fragments(FullPacket(15, 2000), MD - 8 - T, Crc32C.Compute(FullPacket(15, 2000), 0, FullPacket(15, 2000).Length, seedP), 0, null);
             if (!keyed) { Check(frag.Count >= 2 && c.Receive(SealT(Sub(frag[0], frag[0].Length - 4), Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'F')), null)) == null && !c.ReplyDue, "a fragment that completes nothing makes no reply due"); }
             // a newer stream: adopted, an ack without latest
             Check(c.Receive(MakeHello(schema, H, MD, SID + 2, 2000, ks)) == null && c.ReplyDue, tag + "a newer stream's hello is adopted: a reply due");
             a = c.Reply();
-            Check(a != null && a.Length == 16 + T && a[1] == 0 && Le32(a, 6) == 6, tag + "the new stream's first ack has no latest, rseq 6");
+            Check(a != null && a.Length == 16 + T && a[1] == 0 && Le32(a, 6) == 7, tag + "the new stream's first ack has no latest, rseq 7");
             // limits: a refusal of kind limits makes nothing due
             var small = new StreamClient(schema, key: key, maxBytes: 1000, nonce: 1);
+            small.Reply();      // (its first reply, the hello request of a new client)
             kind = null;
             try { small.Receive(hello); } catch (DecodeException e) { kind = e.Kind; }
             Check(kind == "limits" && !small.ReplyDue && !small.Decoder.HasStream, tag + "a hello past max_bytes: limits, not adopted, nothing due: " + kind);
