@@ -10,7 +10,12 @@ snapshot). Python: ``SnapshotDecoder.decode(datagram)``, the whole call. C#:
 ``SnapshotDecoder.Receive(datagram)``, the whole call. Rounds alternate Python and C# (a fresh
 Mono process each round); the figures are medians over the rounds.
 
-    . /work/venv/bin/activate; python clients/csharp/bench/bench.py [--rounds 5] [--number 300]
+    pip install .   # in the clone, once (or any environment where quantcodec is installed)
+    python clients/csharp/bench/bench.py [--stream-only] [--compare-with main] [--rounds 5] [--repeats 5]
+
+First the whole-stream figure: 1000 bodies, 600 ticks, fragments at 1200 bytes, decoded by a new
+decoder each pass, Python and C# alternating rounds (ns per entity, datagrams/s, the ratio),
+then the per-tick table above.
 """
 import argparse
 import json
@@ -26,7 +31,17 @@ import timeit
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent
-sys.path.insert(0, str(ROOT))
+
+# The installed package (pip install . in a clean clone: the compiled core lives there, not in the
+# source tree, whose quantcodec/ has no compiled module until it is built in place). Only when none
+# is installed, the source tree's, built in place (python setup.py build_ext --inplace).
+try:
+    import quantcodec  # noqa: F401
+    from quantcodec import SnapshotDecoder as _probe  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(ROOT))
+    for m in [m for m in sys.modules if m == "quantcodec" or m.startswith("quantcodec.")]:
+        del sys.modules[m]
 
 import numpy as np  # noqa: E402
 from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
@@ -36,12 +51,37 @@ from quantcodec.tools.link import default_schema  # noqa: E402
 
 def build():
     subprocess.run([str(HERE.parent / "build.sh")], check=True)
-    out = HERE.parent / "build"
+    out = HERE.parent / "build~"
     exe = out / "bench.exe"
     src = HERE / "Bench.cs"
     if not exe.exists() or exe.stat().st_mtime < max(src.stat().st_mtime, (out / "QuantCodec.dll").stat().st_mtime):
         subprocess.run(["mcs", "-langversion:7", "-optimize+", "-nologo", f"-r:{out / 'QuantCodec.dll'}",
                         f"-out:{exe}", str(src)], check=True)
+    return exe
+
+
+def build_rev(rev):
+    """The library as it was at git revision ``rev`` (its src/ or Runtime/ sources), and Bench.cs
+    built against it, under build~/rev-REV/: to time an earlier decoder in the same run."""
+    root = HERE.parent.parent.parent
+    name = "".join(ch if ch.isalnum() else "_" for ch in rev)
+    out = HERE.parent / "build~" / f"rev-{name}"
+    src = out / "src"
+    if src.exists():
+        for f in src.iterdir():
+            f.unlink()
+    src.mkdir(parents=True, exist_ok=True)
+    files = subprocess.run(["git", "-C", str(root), "ls-tree", "-r", "--name-only", rev, "clients/csharp/src",
+                            "clients/csharp/Runtime"], check=True, capture_output=True, text=True).stdout.split()
+    files = [f for f in files if f.endswith(".cs") and not any(p.startswith(".") or p.endswith("~") for p in f.split("/"))]
+    for i, f in enumerate(files):
+        text = subprocess.run(["git", "-C", str(root), "show", f"{rev}:{f}"], check=True, capture_output=True).stdout
+        (src / f"{i:03d}_{pathlib.Path(f).name}").write_bytes(text)
+    subprocess.run(["mcs", "-langversion:7", "-optimize+", "-nologo", "-r:System.Numerics.dll", "-target:library",
+                    f"-out:{out / 'QuantCodec.dll'}"] + sorted(str(f) for f in src.iterdir()), check=True)
+    exe = out / "bench.exe"
+    subprocess.run(["mcs", "-langversion:7", "-optimize+", "-nologo", f"-r:{out / 'QuantCodec.dll'}",
+                    f"-out:{exe}", str(HERE / "Bench.cs")], check=True)
     return exe
 
 
@@ -67,19 +107,94 @@ def stream_to(scene, schema, k, lag=6, start=None):
     return out, dec, changed
 
 
+def whole_stream(exe, args, env, tmp):
+    """The whole-stream figure (the issue's): 1000 bodies, 600 ticks, fragments at 1200 bytes."""
+    scene = simulate(1000, args.seconds, 60, 0)
+    schema = default_schema()
+    ticks = scene.ids.shape[0]
+    enc = SnapshotEncoder(schema, max_datagram=1200, stream_id=0xBE7C)
+    datagrams = [enc.hello()]
+    for k in range(ticks):
+        if k >= 6:
+            enc.ack(k - 6)
+        datagrams.extend(enc.encode_datagrams(k, schema.snapshot(scene.ids[k], scene.columns(k))))
+    schema_path = tmp / "stream.json"
+    schema_path.write_text(schema.to_json())
+    path = tmp / "stream.bin"
+    with open(path, "wb") as f:
+        for d in datagrams:
+            f.write(struct.pack("<I", len(d)) + d)
+
+    def python_pass():
+        dec = SnapshotDecoder(schema)
+        n = 0
+        t0 = time.perf_counter()
+        for d in datagrams:
+            s = dec.decode(d)
+            if s is not None:
+                n += len(s.ids)
+        return time.perf_counter() - t0, n
+
+    for _ in range(args.repeats):
+        python_pass()       # warm: caches, the allocator
+    exes = [("C# (Mono)", exe)] + [(f"C# (Mono) at {rev}", rexe) for rev, rexe in args.rev_exes]
+    py, pyc = [], []
+    cs = {name: [] for name, _ in exes}
+    csc = {name: [] for name, _ in exes}
+    entities = None
+    for _ in range(args.rounds):
+        c0 = time.process_time()
+        for _ in range(args.repeats):
+            t, entities = python_pass()
+            py.append(t)
+        pyc.append((time.process_time() - c0) / args.repeats)
+        for name, x in exes:
+            r = subprocess.run(["mono", str(x), "--stream", str(schema_path), str(path), str(args.repeats)],
+                               check=True, capture_output=True, text=True, env=env)
+            j = json.loads(r.stdout)
+            assert j["entities"] == entities, (j["entities"], entities)
+            cs[name].extend(j["seconds"])
+            csc[name].append(j["cpu_seconds"])
+    p, pc = statistics.median(py), statistics.median(pyc)
+    print(f"whole stream: 1000 bodies, {ticks} ticks at 60 Hz (seed 0, the scene schema), acks 6 ticks late, "
+          f"max_datagram 1200: {len(datagrams)} datagrams, {entities} entities decoded; each decoder decodes it "
+          f"{args.repeats} times a round, {args.rounds} alternated rounds, medians of the {args.repeats * args.rounds} "
+          f"passes (a new decoder each pass)")
+    print(f"{'':24s} | {'wall clock, medians of the passes':^50s} | {'CPU time, medians of the rounds':^28s}")
+    print(f"{'decoder':24s} | {'ms a pass':>10s} {'ns per entity':>14s} {'datagrams/s':>12s} {'vs Python':>10s} | "
+          f"{'ms a pass':>10s} {'vs Python':>10s}")
+    rows = [("Python (Cython)", p, pc)] + [(name, statistics.median(cs[name]), statistics.median(csc[name]))
+                                           for name, _ in exes]
+    for name, t, tc in rows:
+        print(f"{name:24s} | {t * 1e3:10.1f} {t / entities * 1e9:14.1f} {len(datagrams) / t:12,.0f} {t / p:9.2f}x | "
+              f"{tc * 1e3:10.1f} {tc / pc:9.2f}x")
+    print("(CPU time: Python's time.process_time, C#'s Process.TotalProcessorTime, which counts Mono's GC "
+          "threads too, over each round's passes: less moved by the other processes of a loaded machine)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--number", type=int, default=300)
     ap.add_argument("--ticks", default="60,150,280")
+    ap.add_argument("--repeats", type=int, default=5, help="whole-stream passes a round, per language")
+    ap.add_argument("--seconds", type=float, default=10.0, help="the whole stream's length (60 ticks a second)")
+    ap.add_argument("--stream-only", action="store_true", help="only the whole-stream figure")
+    ap.add_argument("--compare-with", action="append", default=[], metavar="REV",
+                    help="also time the C# library as it was at this git revision (e.g. main), in the same rounds")
     args = ap.parse_args(argv)
     exe = build()
+    args.rev_exes = [(rev, build_rev(rev)) for rev in args.compare_with]
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="qc-cs-bench-"))
+    env = dict(os.environ, MONO_ENV_OPTIONS="")
+    whole_stream(exe, args, env, tmp)
+    if args.stream_only:
+        return
+    print()
     scene = simulate(1000, 5.0, 60, 0)
     schema = default_schema()
-    tmp = pathlib.Path(tempfile.mkdtemp(prefix="qc-cs-bench-"))
     schema_path = tmp / "scene.json"
     schema_path.write_text(schema.to_json())
-    env = dict(os.environ, MONO_ENV_OPTIONS="")
     print(f"1000 bodies, scene schema ({schema.bits} bits a record at most), acks 6 ticks late; "
           f"decode of one whole datagram, microseconds, medians of {args.rounds} alternated rounds "
           f"of {args.number} calls")

@@ -45,6 +45,7 @@ static partial class Tests
             new KeyValuePair<string, Action>("runner options", RunnerOptions),
             new KeyValuePair<string, Action>("hostile limits", HostileLimits),
             new KeyValuePair<string, Action>("fuzz", Fuzz),
+            new KeyValuePair<string, Action>("package layout", Package),
         };
         string only = args.Length > 1 ? args[1] : null;
         foreach (var g in groups)

@@ -68,6 +68,29 @@ static partial class Tests
         uint whole = Crc32C.Compute(all), part = Crc32C.Compute(all, 0, 333, 0);
         Check(Crc32C.Compute(all, 333, 667, part) == whole, "crc32c continues");
         Check(Crc32C.Compute(new byte[0]) == 0, "crc32c of nothing");
+        // the second seed's check without a second pass (what the decoder does for fragments)
+        var rng = new System.Random(37);
+        bool shiftOk = true;
+        for (int t = 0; t < 200; t++)
+        {
+            int n = rng.Next(0, 1300), o = rng.Next(0, 8);
+            var d = new byte[n + o];
+            rng.NextBytes(d);
+            uint a = (uint)rng.Next() ^ ((uint)rng.Next() << 16), b = (uint)rng.Next() ^ ((uint)rng.Next() << 16);
+            shiftOk &= (Crc32C.Compute(d, o, n, a) ^ Crc32C.Compute(d, o, n, b)) == Crc32C.ZeroShift(a ^ b, n);
+        }
+        Check(shiftOk, "crc32c under two seeds differs by ZeroShift of the seeds' difference");
+        ulong[] scratch = null;
+        bool wordsOk = true;
+        for (int t = 0; t < 200; t++)
+        {
+            int n = rng.Next(0, 1300), o = rng.Next(0, 8);
+            var d = new byte[n + o];
+            rng.NextBytes(d);
+            uint a = (uint)rng.Next();
+            wordsOk &= Crc32C.Compute(d, o, n, a, ref scratch) == Crc32C.Compute(d, o, n, a);
+        }
+        Check(wordsOk, "crc32c read as words equals crc32c read as bytes");
         // strict JSON
         string[] bad = { "", "{", "{\"a\":1,}", "[1,]", "{\"a\":1,\"a\":2}", "01", "1.", ".5", "-", "\"a\u0001\"", "tru", "[1] 2", "NaN", "{'a':1}", "\"\\x\"" };
         foreach (var b in bad) Check(Throws<JsonException>(() => Json.Parse(b)), "JSON refused: " + b);

@@ -468,7 +468,7 @@ static partial class Tests
 
     static List<string> RunRunner(params string[] args)
     {
-        var psi = new ProcessStartInfo("mono", "\"" + Path.Combine(here, "build", "qc-decode.exe") + "\" " + string.Join(" ", args))
+        var psi = new ProcessStartInfo("mono", "\"" + Path.Combine(here, "build~", "qc-decode.exe") + "\" " + string.Join(" ", args))
         { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         using (var p = Process.Start(psi))
         {
@@ -539,7 +539,7 @@ static partial class Tests
 
     static void HostileLimits()
     {
-        string path = Path.Combine(here, "build", "hostile_limits.bin");
+        string path = Path.Combine(here, "build~", "hostile_limits.bin");
         string why;
         if (!MakeHostile(path, out why))
         {

@@ -15,6 +15,16 @@ namespace QuantCodec
         public ulong[] Codes;       // Count * SlotCount, row major
         public readonly int SlotCount;
         internal bool Pooled;
+        // What the decoder remembers of how it made this snapshot, when it kept its baseline's entities
+        // row for row (Base, as that object was at generation BaseGen): the rows that differ from it
+        // (Changed), and, when it had an extrapolation snapshot of the same entities (PredOf, at
+        // PredGen), the rows in which those two differed (Ctx). A later packet coded against this one
+        // and a snapshot made from PredOf then knows most of its classes without comparing rows.
+        internal long Gen;                  // a new number each time the decoder fills this object
+        internal Snapshot Base, PredOf;
+        internal long BaseGen, PredGen;
+        internal byte[] Changed, Ctx;       // one a row: 1 differs
+        internal bool HasCtx;
 
         public Snapshot(Schema schema, int capacity)
         {

@@ -185,6 +185,10 @@ namespace QuantCodec
         /// tests compare it with Codec.Valid).</summary>
         public bool SlotAccepts(int slot, ulong code) { return coder.SlotValid(slot, code); }
 
+        /// <summary>Whether changed entities take the packet decoder's fast path (the default) or are all
+        /// decoded slot by slot: the same results either way (the tests compare them).</summary>
+        internal bool FastPath { get { return coder.FastPath; } set { coder.FastPath = value; } }
+
         /// <summary>A text that changes whenever the client's state does (latest, held snapshots and their
         /// contents, numbers held as ambiguous, partial packets, the stream): for tests.</summary>
         public string StateDigest() { return StateDigest(true); }
@@ -225,8 +229,10 @@ namespace QuantCodec
                 if (keys == null)
                 {
                     uint c = U32(d, off + n - 4);
-                    if (Crc32C.Compute(d, off, n - 4, seedP) == c) return Packet(d, off, n - 4);
-                    if (n >= FragmentHeader + 1 + 4 && Crc32C.Compute(d, off, n - 4, seedF) == c) return Fragment(d, off, n - 4);
+                    uint cp = Crc32C.Compute(d, off, n - 4, seedP, ref crcScratch);
+                    if (cp == c) return Packet(d, off, n - 4);
+                    // the fragment check from the packet check: the same bytes under another seed
+                    if (n >= FragmentHeader + 1 + 4 && (cp ^ SeedShift(n - 4)) == c) return Fragment(d, off, n - 4);
                 }
                 else
                 {
@@ -238,6 +244,24 @@ namespace QuantCodec
             if (IsHello(d, off, n, keys)) { TakeHello(d, off, n); return null; }
             if (hello == null) throw new DecodeException("no-hello", "snapshot stream: no hello adopted yet, so no datagram can be checked (a datagram of " + n + " bytes refused)");
             throw new DecodeException("check", "snapshot stream: a datagram of " + n + " bytes fails the check of stream " + hello.StreamId.ToString("x16") + " (damaged, stray, of an earlier stream, or of another schema or parameters)");
+        }
+
+        // Crc32C.ZeroShift(seedP ^ seedF, shiftLen), for the length of the last fragment checked (all
+        // but a packet's last fragment have one length)
+        ulong[] crcScratch;                 // Crc32C.Compute's words
+        int shiftLen = -1;
+        uint shiftSeeds, shiftVal;
+
+        uint SeedShift(int len)
+        {
+            uint k = seedP ^ seedF;
+            if (len != shiftLen || k != shiftSeeds)
+            {
+                shiftVal = Crc32C.ZeroShift(k, len);
+                shiftLen = len;
+                shiftSeeds = k;
+            }
+            return shiftVal;
         }
 
         static bool IsHello(byte[] d, int off, int n, KeySchedule keys)
@@ -504,7 +528,7 @@ namespace QuantCodec
             if (joined.Length < total) joined = new byte[Math.Max(total, joined.Length * 2)];
             int at = 0;
             foreach (var ch in p.Chunks) { Buffer.BlockCopy(ch, 0, joined, at, ch.Length); at += ch.Length; }
-            if (Crc32C.Compute(joined, 0, total, seedP) != pcheck || U16(joined, 0) != seq)
+            if (Crc32C.Compute(joined, 0, total, seedP, ref crcScratch) != pcheck || U16(joined, 0) != seq)
                 throw new DecodeException("fragment", "fragments of packet " + seq + ": the reassembled packet fails its check");
             return Packet(joined, 0, total);
         }
