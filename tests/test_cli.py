@@ -603,8 +603,6 @@ def test_doc_examples_run(path, tmp_path, monkeypatch, capsys):
         optional = re.findall(r"^\s*(?:import|from) (dask|zarr|numcodecs|quantcodec\.numcodecs|grpc_tools|google\.protobuf)\b", block, flags=re.M)
         if any(not _have(OPTIONAL.get(m, m)) for m in optional):
             continue                    # an example of an optional extra not installed; the others still run
-        if re.search(r"\bqc\.Stream(Server|Client)\b", block) and not hasattr(qc, "StreamServer"):
-            continue                    # the session layer (issue 35's README block) is not in this build yet
         exec(compile(block, f"{path.name} (example {i + 1})", "exec"), namespace)
 
 
