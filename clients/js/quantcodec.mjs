@@ -1767,6 +1767,118 @@ function addZz(ref, u, b) {
 // Row versions: every row a packet decodes (a new entity, a changed one) gets a new number; a
 // row copied unchanged from the baseline keeps the baseline's. Equal versions therefore mean
 // equal rows, which spares comparing them (the contexts of 7.3, duplicates).
+/**
+ * The fast path of the common schemas, compiled once per schema: readEntityFast with the slot
+ * table's classes, widths, masks and validity tests as constants, unrolled (no dispatch per slot,
+ * no table loads), for schemas whose slots are flags, scalar components under 32 bits, exact
+ * codes and quaternions of at most 10 bits a component (the pose of a game entity). Null for any
+ * other schema (readEntityFast serves it), or where compiling code is not allowed (a page whose
+ * Content-Security-Policy forbids it): the same results either way.
+ */
+function makeEntityReader(coder) {
+  const { fields, slots, cls, cb, slotComp0: c0, signedS, vkind, vlim, sbits, cbitsS, F } = coder;
+  if (!coder.allFast) return null;
+  for (let s = 0; s < slots.length; s++) {
+    const k = cls[s];
+    if (k === C_UVEC) return null;
+    if ((k === C_ORD || k === C_SMAG) && cb[c0[s]] >= 32) return null;
+    if (k === C_QUAT && cbitsS[s] > 10) return null;
+  }
+  if (!LITTLE) return null;
+  const L = [];
+  // EG(k, b) of component c into u, its common case inline (the whole code within the 32 bits at
+  // the reader's position: e zeros, a one, e bits, k bits, fewer than 32 in all), else the reader's
+  const eg = (c, b, alt) => `p = r.pos; wi = p >>> 5; wo = p & 31; x = wo === 0 ? Wd[wi] : ((Wd[wi] >>> wo) | (Wd[wi + 1] << (32 - wo))) >>> 0;
+k = kk[${c}]; ez = 31 - Math.clz32(x & -x); n = 2 * ez + 1 + k;
+if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= r.nbits) {
+  u = (((((1 << ez) | ((x >>> (ez + 1)) & ((1 << ez) - 1))) - 1) << k) | ((x >>> (2 * ez + 1)) & ((1 << k) - 1)));
+  if (u >= ${2 ** b}) r.egE(k, ${b}, E[${c}]);
+  r.pos = p + n;
+} else u = r.${alt ? 'egAlt' : 'egE'}(k, ${b}, E[${c}]);`;
+  const slotSrc = (s, fd) => {
+    const k = cls[s];
+    if (k === C_ORD || k === C_SMAG) {
+      const c = c0[s], b = cb[c], mask = 2 ** b - 1, half = 2 ** (b - 1), sm = k === C_SMAG;
+      L.push(eg(c, b, false), `B = bcodes[bo + ${s}] & ${mask};`);
+      if (sm) L.push(`if (B >= ${half}) B ^= ${half - 1};`);
+      L.push(`ref = B; if (pp[${c}] !== 0 && po >= 0) { P = pcodes[po + ${s}] & ${mask};`);
+      if (sm) L.push(`if (P >= ${half}) P ^= ${half - 1};`);
+      L.push(`ref = den === 1 ? ((B + Math.imul(((B - P) << ${32 - b}) >> ${32 - b}, num)) & ${mask}) : extrapolate(B, P, ${b}, num, den); }`);
+      L.push(`w = (ref + ((u >>> 1) ^ -(u & 1))) & ${mask};`);
+      if (sm) L.push(`if (w >= ${half}) w ^= ${half - 1};`);
+      L.push(signedS[s] ? `v = w >= ${half} ? w - ${mask + 1} : w;` : 'v = w;');
+    } else if (k === C_ABS) {
+      L.push(fd.flip ? `v = bcodes[bo + ${s}] ^ 1;` : `v = r.read(${sbits[s]});`);
+    } else {     // C_QUAT, at most 10 bits a component: the whole code in 32 bits
+      const b = cbitsS[s], c = c0[s], mask = 2 ** b - 1, sh = 32 - b;
+      const ext = (x, y, cc) => `(pp[${cc}] !== 0 ? (den === 1 ? ((${x} + Math.imul(((${x} - ${y}) << ${sh}) >> ${sh}, num)) & ${mask}) : extrapolate(${x}, ${y}, ${b}, num, den)) : ${x})`;
+      L.push(`B = bcodes[bo + ${s}]; qc = B & ${mask}; qb = (B >>> ${b}) & ${mask}; qa = (B >>> ${2 * b}) & ${mask}; qi = B >>> ${3 * b};`);
+      L.push(eg(c, b, true));
+      L.push('if (u >= 0) {');
+      L.push(`P = po >= 0 ? pcodes[po + ${s}] : 0; same = po >= 0 && (P >>> ${3 * b}) === qi;`);
+      L.push(`if (same) { pa = (P >>> ${2 * b}) & ${mask}; pb = (P >>> ${b}) & ${mask}; pc = P & ${mask}; }`);
+      L.push(`qa = ((same ? ${ext('qa', 'pa', c)} : qa) + ((u >>> 1) ^ -(u & 1))) & ${mask};`);
+      L.push(eg(c + 1, b, false));
+      L.push(`qb = ((same ? ${ext('qb', 'pb', c + 1)} : qb) + ((u >>> 1) ^ -(u & 1))) & ${mask};`);
+      L.push(eg(c + 2, b, false));
+      L.push(`qc = ((same ? ${ext('qc', 'pc', c + 2)} : qc) + ((u >>> 1) ^ -(u & 1))) & ${mask};`);
+      L.push(`v = ((((qi << ${b}) | qa) << ${b} | qb) << ${b} | qc) >>> 0;`);
+      if (vkind[s] === 3 && coder.qshrunk[s] !== null) {
+        // the integer test of a smallest-three code (quatValidNum) on the components at hand
+        L.push(`{ const T = Q[${s}], x = T[qa], y = T[qb], z = T[qc], sum = (x * x + y * y) + z * z;`);
+        L.push('let big = z > 0.0 ? z : 0.0; big = y > big ? y : big; big = x > big ? x : big;');
+        L.push(`if (sum > 1.0 || !(Math.sqrt(1.0 - sum) >= big)) self.invalidCode(${s}, v); }`);
+        L.push(`} else { v = self.quatEscape(r, ${s}, qi, qa, qb, qc); if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v); }`);
+      } else {
+        L.push(`} else v = self.quatEscape(r, ${s}, qi, qa, qb, qc);`);
+        const vk = vkind[s];
+        if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
+      }
+      L.push(`codes[oo + ${s}] = v; if (codes[oo + ${s}] !== bcodes[bo + ${s}]) diff = true;`);
+      return;
+    }
+    const vk = vkind[s];
+    if (vk === 1) L.push(`if (v === ${vlim[s]}) self.invalidCode(${s}, v);`);
+    else if (vk === 2) L.push(`if (v > ${vlim[s]}) self.invalidCode(${s}, v);`);
+    else if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
+    L.push(`codes[oo + ${s}] = v; if (codes[oo + ${s}] !== bcodes[bo + ${s}]) diff = true;`);
+  };
+  fields.forEach((fd, f) => {
+    L.push(`if (fch[e * ${F} + ${f}] !== 0) { anyField = true; diff = false;`);
+    let s = fd.s0;
+    let close = 0;
+    while (s < fd.s1) {
+      if (cls[s] === C_FLAG) {
+        const span = slots[s].span;
+        L.push(fd.implied ? `v = bcodes[bo + ${s}] === 0 ? 1 : r.read1();` : 'v = r.read1();');
+        L.push(`codes[oo + ${s}] = v; if (v !== bcodes[bo + ${s}]) diff = true;`);
+        L.push('if (v === 0) {');
+        for (let t = s + 1; t <= s + span; t++) L.push(`if (bcodes[bo + ${t}] !== 0) diff = true; codes[oo + ${t}] = 0;`);
+        L.push('} else {');
+        close++;
+        s++;
+        continue;     // the governed slots follow, inside the else
+      }
+      slotSrc(s, fd);
+      s++;
+    }
+    L.push('}'.repeat(close));
+    L.push("if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged'); }");
+  });
+  const body = `return function readEntityGen(self, r, fch, e, bcodes, bo, codes, oo, pcodes, po, num, den) {
+const kk = self.kk, pp = self.pp, E = self.E;
+let anyField = false, diff = false, v = 0, u = 0, B = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false;
+const Q = self.qshrunk, Wd = r.w;
+let p = 0, wi = 0, wo = 0, x = 0, k = 0, ez = 0, n = 0;
+${L.join('\n')}
+return anyField; };`;
+  try {
+    return new Function('DecodeError', 'extrapolate', body)(DecodeError, extrapolate);
+  } catch (e) {
+    return null;
+  }
+}
+
 let ROW_VERSION = 0;
 
 class PacketCoder {
@@ -1843,6 +1955,7 @@ class PacketCoder {
       for (let c = fd.c0; c < fd.c1; c++) if (comps[c].b > 32) fd.fast = false;
     });
     this.allFast = this.fields.every((fd) => fd.fast);
+    this.entityGen = makeEntityReader(this);
   }
 
   /** A reusable typed array of at least n elements (contents undefined). */
@@ -2104,6 +2217,13 @@ class PacketCoder {
       const oi = outOfKept ? outOfKept[a] : a;
       ver[oi] = ++ROW_VERSION;
       const pr = predRow ? predRow[a] : -1;
+      if (this.entityGen !== null) {
+        if (!this.entityGen(this, r, fch, e, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)) {
+          throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
+        }
+        if (pr >= 0) this.joinLineage(codes, big, oi, pred, pr, ver);
+        continue;
+      }
       if (this.allFast) {
         if (!this.readEntityFast(r, fch, e, F, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)) {
           throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
@@ -2320,6 +2440,8 @@ class PacketCoder {
     return anyField;
   }
 
+  invalidCode(s, v) { throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`); }
+
   quatValidNum(s, v) {
     const t = this.qshrunk[s];
     if (t === null) return this.quatValid(this.slots[s], v);
@@ -2381,6 +2503,13 @@ class PacketCoder {
       const c = addZz(same && pp[c0 + 2] ? extrapolate(bc, pc, cb, num, den) : bc, u2, cb);
       return cb <= 10 ? ((((bidx << cb | a) << cb | b) << cb | c) >>> 0) : ((bidx * M + a) * M + b) * M + c;
     }
+    return this.quatEscape(r, s, bidx, ba, bb, bc);
+  }
+
+  /** A quaternion whose first difference is the escape: sent whole, or remapped to another index. */
+  quatEscape(r, s, bidx, ba, bb, bc) {
+    const cb = this.cbitsS[s], M = P2[cb];
+    const c0 = this.slotComp0[s], kk = this.kk, E = this.E;
     if (r.read1() === 0) return r.readNum(this.sbits[s]);
     const j = r.read(2);
     if (j === bidx) throw new DecodeError('snapshot packet: a quaternion remapped to its own index');
