@@ -189,10 +189,28 @@ const CRC_TABLE = (() => {
   return t;
 })();
 
+// slicing-by-8 (Intel's): eight tables, eight bytes a step (a datagram's check is ~4x faster than
+// a byte a step)
+const CRC8 = (() => {
+  const t = new Int32Array(8 * 256);
+  t.set(CRC_TABLE);
+  for (let n = 0; n < 256; n++) {
+    let c = CRC_TABLE[n];
+    for (let k = 1; k < 8; k++) { c = CRC_TABLE[c & 0xff] ^ (c >>> 8); t[k * 256 + n] = c; }
+  }
+  return t;
+})();
+
 /** crc32c(data, seed): seed is the CRC of what came before (0 for none). Returns an unsigned 32-bit number. */
 export function crc32c(data, seed = 0, start = 0, end = data.length) {
-  let crc = ~seed;
-  for (let i = start; i < end; i++) crc = CRC_TABLE[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
+  let crc = ~seed, i = start;
+  const T = CRC8;
+  for (; i + 8 <= end; i += 8) {
+    const lo = crc ^ (data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24));
+    crc = T[1792 + (lo & 0xff)] ^ T[1536 + ((lo >>> 8) & 0xff)] ^ T[1280 + ((lo >>> 16) & 0xff)] ^ T[1024 + (lo >>> 24)]
+      ^ T[768 + data[i + 4]] ^ T[512 + data[i + 5]] ^ T[256 + data[i + 6]] ^ T[data[i + 7]];
+  }
+  for (; i < end; i++) crc = CRC_TABLE[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
   return (~crc) >>> 0;
 }
 
@@ -1788,13 +1806,14 @@ function makeEntityReader(coder) {
   const L = [];
   // EG(k, b) of component c into u, its common case inline (the whole code within the 32 bits at
   // the reader's position: e zeros, a one, e bits, k bits, fewer than 32 in all), else the reader's
-  const eg = (c, b, alt) => `p = r.pos; wi = p >>> 5; wo = p & 31; x = wo === 0 ? Wd[wi] : ((Wd[wi] >>> wo) | (Wd[wi + 1] << (32 - wo))) >>> 0;
+  const eg = (c, b, alt) => `p = pos; wi = p >>> 5; wo = p & 31; x = wo === 0 ? Wd[wi] : ((Wd[wi] >>> wo) | (Wd[wi + 1] << (32 - wo))) >>> 0;
 k = kk[${c}]; ez = 31 - Math.clz32(x & -x); n = 2 * ez + 1 + k;
-if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= r.nbits) {
+if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= nbits) {
   u = (((((1 << ez) | ((x >>> (ez + 1)) & ((1 << ez) - 1))) - 1) << k) | ((x >>> (2 * ez + 1)) & ((1 << k) - 1)));
-  if (u >= ${2 ** b}) r.egE(k, ${b}, E[${c}]);
-  r.pos = p + n;
-} else u = r.${alt ? 'egAlt' : 'egE'}(k, ${b}, E[${c}]);`;
+  if (u >= ${2 ** b}) { r.pos = p; r.egE(k, ${b}, E[${c}]); }
+  pos = p + n;
+} else { r.pos = pos; u = r.${alt ? 'egAlt' : 'egE'}(k, ${b}, E[${c}]); pos = r.pos; }`;
+  const bit = 'if (pos >= nbits) { r.pos = pos; r.short(); } v = (U8[pos >>> 3] >>> (pos & 7)) & 1; pos++;';
   const slotSrc = (s, fd) => {
     const k = cls[s];
     if (k === C_ORD || k === C_SMAG) {
@@ -1808,7 +1827,7 @@ if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= r.nbits) {
       if (sm) L.push(`if (w >= ${half}) w ^= ${half - 1};`);
       L.push(signedS[s] ? `v = w >= ${half} ? w - ${mask + 1} : w;` : 'v = w;');
     } else if (k === C_ABS) {
-      L.push(fd.flip ? `v = bcodes[bo + ${s}] ^ 1;` : `v = r.read(${sbits[s]});`);
+      L.push(fd.flip ? `v = bcodes[bo + ${s}] ^ 1;` : `r.pos = pos; v = r.read(${sbits[s]}); pos = r.pos;`);
     } else {     // C_QUAT, at most 10 bits a component: the whole code in 32 bits
       const b = cbitsS[s], c = c0[s], mask = 2 ** b - 1, sh = 32 - b;
       const ext = (x, y, cc) => `(pp[${cc}] !== 0 ? (den === 1 ? ((${x} + Math.imul(((${x} - ${y}) << ${sh}) >> ${sh}, num)) & ${mask}) : extrapolate(${x}, ${y}, ${b}, num, den)) : ${x})`;
@@ -1828,9 +1847,9 @@ if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= r.nbits) {
         L.push(`{ const T = Q[${s}], x = T[qa], y = T[qb], z = T[qc], sum = (x * x + y * y) + z * z;`);
         L.push('let big = z > 0.0 ? z : 0.0; big = y > big ? y : big; big = x > big ? x : big;');
         L.push(`if (sum > 1.0 || !(Math.sqrt(1.0 - sum) >= big)) self.invalidCode(${s}, v); }`);
-        L.push(`} else { v = self.quatEscape(r, ${s}, qi, qa, qb, qc); if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v); }`);
+        L.push(`} else { r.pos = pos; v = self.quatEscape(r, ${s}, qi, qa, qb, qc); pos = r.pos; if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v); }`);
       } else {
-        L.push(`} else v = self.quatEscape(r, ${s}, qi, qa, qb, qc);`);
+        L.push(`} else { r.pos = pos; v = self.quatEscape(r, ${s}, qi, qa, qb, qc); pos = r.pos; }`);
         const vk = vkind[s];
         if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
       }
@@ -1850,7 +1869,7 @@ if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= r.nbits) {
     while (s < fd.s1) {
       if (cls[s] === C_FLAG) {
         const span = slots[s].span;
-        L.push(fd.implied ? `v = bcodes[bo + ${s}] === 0 ? 1 : r.read1();` : 'v = r.read1();');
+        L.push(fd.implied ? `if (bcodes[bo + ${s}] === 0) v = 1; else { ${bit} }` : bit);
         L.push(`codes[oo + ${s}] = v; if (v !== bcodes[bo + ${s}]) diff = true;`);
         L.push('if (v === 0) {');
         for (let t = s + 1; t <= s + span; t++) L.push(`if (bcodes[bo + ${t}] !== 0) diff = true; codes[oo + ${t}] = 0;`);
@@ -1869,8 +1888,10 @@ if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= r.nbits) {
 const kk = self.kk, pp = self.pp, E = self.E;
 let anyField = false, diff = false, v = 0, u = 0, B = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false;
 const Q = self.qshrunk, Wd = r.w;
-let p = 0, wi = 0, wo = 0, x = 0, k = 0, ez = 0, n = 0;
+const U8 = r.u, nbits = r.nbits;
+let pos = r.pos, p = 0, wi = 0, wo = 0, x = 0, k = 0, ez = 0, n = 0;
 ${L.join('\n')}
+r.pos = pos;
 return anyField; };`;
   try {
     return new Function('DecodeError', 'extrapolate', body)(DecodeError, extrapolate);
