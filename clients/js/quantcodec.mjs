@@ -1884,15 +1884,31 @@ if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= nbits) {
     L.push('}'.repeat(close));
     L.push("if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged'); }");
   });
-  const body = `return function readEntityGen(self, r, fch, e, bcodes, bo, codes, oo, pcodes, po, num, den) {
+  const S = slots.length;
+  // every changed entity of the packet: e-th changed is kept rank chg[e], base row keptIdx (or
+  // the rank), output row outOfKept (or the rank), pred row predRow (or none); a changed row equal
+  // to its pred row takes pred's version (PacketCoder.joinLineage)
+  const body = `return function readChangedGen(self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids) {
 const kk = self.kk, pp = self.pp, E = self.E;
 let anyField = false, diff = false, v = 0, u = 0, B = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false;
 const Q = self.qshrunk, Wd = r.w;
 const U8 = r.u, nbits = r.nbits;
 let pos = r.pos, p = 0, wi = 0, wo = 0, x = 0, k = 0, ez = 0, n = 0;
+for (let e = 0; e < C; e++) {
+const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
+const pr = predRow !== null ? predRow[a] : -1;
+const bo = bi * ${S}, oo = oi * ${S}, po = pr >= 0 ? pr * ${S} : -1;
+anyField = false;
 ${L.join('\n')}
+if (!anyField) { r.pos = pos; throw new DecodeError('snapshot packet: entity ' + bids[bi] + ': an entity marked changed has no changed field'); }
+if (po >= 0) {
+  let eq = true;
+  for (let t = 0; t < ${S}; t++) if (codes[oo + t] !== pcodes[po + t]) { eq = false; break; }
+  if (eq) ver[oi] = pver[pr];
+}
+}
 r.pos = pos;
-return anyField; };`;
+return true; };`;
   try {
     return new Function('DecodeError', 'extrapolate', body)(DecodeError, extrapolate);
   } catch (e) {
@@ -2232,19 +2248,17 @@ class PacketCoder {
     let num = bdist, den = pdist || 1;
     if (pdist) { let a = bdist, b = pdist; while (b) { const t = a % b; a = b; b = t; } num = bdist / a; den = pdist / a; }
     const ctx = { r, num, den, pcodes: pred ? pred.codes : null, pbig: pred ? pred.big : null };
+    if (this.entityGen !== null) {
+      for (let e = 0; e < C; e++) ver[outOfKept ? outOfKept[chg[e]] : chg[e]] = ++ROW_VERSION;
+      this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids);
+      return;
+    }
     for (let e = 0; e < C; e++) {
       const a = chg[e];
       const bi = keptIdx ? keptIdx[a] : a;
       const oi = outOfKept ? outOfKept[a] : a;
       ver[oi] = ++ROW_VERSION;
       const pr = predRow ? predRow[a] : -1;
-      if (this.entityGen !== null) {
-        if (!this.entityGen(this, r, fch, e, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)) {
-          throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
-        }
-        if (pr >= 0) this.joinLineage(codes, big, oi, pred, pr, ver);
-        continue;
-      }
       if (this.allFast) {
         if (!this.readEntityFast(r, fch, e, F, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)) {
           throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
