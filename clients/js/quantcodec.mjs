@@ -1909,12 +1909,15 @@ if (po >= 0) {
 }
 r.pos = pos;
 return true; };`;
-  try {
-    return new Function('DecodeError', 'extrapolate', body)(DecodeError, extrapolate);
-  } catch (e) {
-    return null;
+  // one compiled function per slot table (decoders of one schema share it and its optimization)
+  let fn = ENTITY_READERS.get(body);
+  if (fn === undefined) {
+    try { fn = new Function('DecodeError', 'extrapolate', body)(DecodeError, extrapolate); } catch (e) { fn = null; }
+    ENTITY_READERS.set(body, fn);
   }
+  return fn;
 }
+const ENTITY_READERS = new Map();
 
 let ROW_VERSION = 0;
 
