@@ -1235,6 +1235,9 @@ cdef class _ExactScalar(Codec):
     cdef object _to_int(self, object x):
         """One value -> its int code, or RangeError/TypeError."""
         if isinstance(x, (bool, np.bool_)):
+            if self.d.kind != K_BOOL:
+                # (True is a Python int, but a health or a count of True is a bug: as Enum)
+                raise TypeError(f"{type(self).__name__}: expected an integer, got bool ({x!r})")
             v = int(x)
         elif isinstance(x, (int, np.integer)):
             v = int(x)
@@ -1276,6 +1279,8 @@ cdef class _ExactScalar(Codec):
         elif k not in 'iub':
             raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
         elif k == 'b':
+            if self.d.kind != K_BOOL:
+                raise TypeError(f"{owner}: expected an integer array, got dtype bool")
             a = a.astype(np.uint8)      # (NumPy cannot compare a bool array with 2**64 - 1)
             k = 'u'
         if a.size:
@@ -1539,7 +1544,7 @@ cdef class IntRange(_ExactScalar):
 
     cdef object _to_int(self, object x):
         if isinstance(x, (bool, np.bool_)):
-            v = int(x)
+            raise TypeError(f"IntRange: expected an integer, got bool ({x!r})")
         elif isinstance(x, (int, np.integer)):
             v = int(x)
         elif isinstance(x, (float, np.floating)):
@@ -1569,11 +1574,8 @@ cdef class IntRange(_ExactScalar):
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
                 raise _at_row(RangeError(f"{owner}: {_row(a.shape, i)}: {a.ravel()[i].item()!r} is not an integer"), i)
-        elif k not in 'iub':
+        elif k not in 'iu':
             raise TypeError(f"{owner}: expected an integer array, got dtype {a.dtype}")
-        elif k == 'b':
-            a = a.astype(np.uint8)
-            k = 'u'
         if a.size:
             if k == 'f':
                 # exact comparisons against the ints (a double may not hold lo or hi exactly)
@@ -2131,6 +2133,33 @@ cdef object _at_rest_rows(object flat, double thr):
     return res
 
 
+cdef object _reach(Codec c):
+    """The largest magnitude a value of `c` decodes to, over all its components (a Vector: the
+    largest of its components'), or None where that is not simple to say (Angle, Half, Grid)."""
+    if isinstance(c, Vector):
+        reaches = [_reach(x) for x in c.codecs]
+        return None if any(r is None for r in reaches) else max(reaches)
+    s = c.spec()
+    kind = s["kind"]
+    if kind == "Bounded":
+        return max(abs(s["min"]), abs(s["max"]))
+    if kind == "PowerCurve":
+        return s["max"]
+    if kind == "Fixed":
+        b = s["bits"]
+        lo, hi = (-(1 << (b - 1)), (1 << (b - 1)) - 1) if s["signed"] else (0, (1 << b) - 1)
+        return max(abs(s["offset"] + lo * s["step"]), abs(s["offset"] + hi * s["step"]))
+    if kind == "UInt":
+        return float((1 << s["bits"]) - 1)
+    if kind == "Int":
+        return float(1 << (s["bits"] - 1))
+    if kind == "Bool":
+        return 1.0
+    if kind == "IntRange":
+        return float(max(abs(s["lo"]), abs(s["hi"])))
+    return None
+
+
 cdef class NearlyZero(Codec):
     """A flag bit in front of `inner`: values within `threshold` of zero cost one bit and decode to 0."""
 
@@ -2140,6 +2169,11 @@ cdef class NearlyZero(Codec):
         t = _float_param("NearlyZero", "threshold", threshold)
         if t < 0:
             raise SchemaError(f"NearlyZero: threshold must be non-negative, got {t!r}")
+        reach = _reach(inner)
+        if reach is not None and t >= reach:
+            raise SchemaError(f"NearlyZero: threshold {t!r} covers the whole range of {inner!r} (no decoded "
+                              f"value is farther than {reach!r} from zero): every value would be sent as zero; "
+                              f"the threshold must be below that")
         self.inner = inner
         self.threshold = t
         self.bits = 1 + (<Codec>inner).bits
@@ -2304,6 +2338,46 @@ _KINDS = {
 }
 
 
+# kind -> (the keys a spec must have, the keys it may have), as each codec's spec() writes them
+_SPEC_KEYS = {
+    "Bounded": (("min", "max", "bits"), ("mode",)),
+    "Fixed": (("step", "bits"), ("signed", "offset")),
+    "Angle": (("bits",), ("signed", "unit")),
+    "PowerCurve": (("max", "pow", "bits"), ()),
+    "Half": ((), ()),
+    "UInt": (("bits",), ()),
+    "Int": (("bits",), ()),
+    "Bool": ((), ()),
+    "Quat": ((), ("bits", "mode")),
+    "UnitVector": (("bits",), ()),
+    "Grid": (("cell_size", "cell_bits", "offset_bits"), ()),
+    "Vector": (("codecs",), ()),
+    "NearlyZero": (("inner", "threshold"), ()),
+    "IntRange": (("lo", "hi"), ()),
+    "Enum": ((), ("labels", "count")),
+}
+
+
+def _check_keys(kind, d):
+    """SchemaError for the first unknown key of a `kind` spec (with the key it resembles) or
+    missing key: the words a typo in a schema file needs, without Python's internals."""
+    import difflib
+    required, optional = _SPEC_KEYS[kind]
+    known = required + optional
+    takes = ", ".join(required) + (f" and optionally {', '.join(optional)}" if optional else "") \
+        if required else (f"optionally {', '.join(optional)}" if optional else "no parameters")
+    for key in sorted(d, key=str):
+        if key not in known:
+            near = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise SchemaError(f"{kind} spec: unknown key {key!r}{hint}; {kind} takes {takes}")
+    for key in required:
+        if key not in d:
+            raise SchemaError(f"{kind} spec: missing key {key!r}; {kind} takes {takes}")
+    if kind == "Enum" and ("labels" in d) == ("count" in d):
+        raise SchemaError("Enum spec: needs exactly one of the keys 'labels' and 'count'")
+
+
 def codec_from_spec(spec):
     """Rebuild a codec from its `spec()` dict."""
     if isinstance(spec, Codec):
@@ -2314,45 +2388,41 @@ def codec_from_spec(spec):
     kind = d.pop("kind", None)
     if kind not in _KINDS:
         raise SchemaError(f"unknown codec kind {kind!r}; expected one of {', '.join(_KINDS)}")
+    _check_keys(kind, d)
     try:
         # A nested spec's kind is checked before it is built, so the recursion is at most three
         # deep (NearlyZero -> Vector -> scalar) whatever the input: Cython functions have no
         # recursion limit, and a spec nested thousands deep would otherwise overflow the C stack.
         if kind == "Vector":
             codecs = d.pop("codecs")
-            _no_extra(kind, d)
             if not isinstance(codecs, (list, tuple)):
                 raise SchemaError(f"Vector: codecs must be a list of codec specs, got {type(codecs).__name__}")
             for i, c in enumerate(codecs):
                 k = _nested_kind(c)
                 if k in _NOT_SCALAR:
                     raise SchemaError(f"Vector: component {i} must be a scalar codec, got a {k} spec")
-            return Vector(*[codec_from_spec(c) for c in codecs])
+            parts = []
+            for i, c in enumerate(codecs):
+                try:
+                    parts.append(codec_from_spec(c))
+                except SchemaError as e:
+                    # "[1]: Bounded spec: missing key 'max'": the schema puts the field name in front
+                    raise SchemaError(f"[{i}]: {e}") from None
+            return Vector(*parts)
         if kind == "NearlyZero":
             k = _nested_kind(d.get("inner"))
             if k in _NOT_SCALAR and k != "Vector":
                 raise SchemaError(f"NearlyZero: inner must be a scalar codec or a Vector, got a {k} spec")
             inner = codec_from_spec(d.pop("inner"))
-            threshold = d.pop("threshold")
-            _no_extra(kind, d)
-            return NearlyZero(inner, threshold)
+            return NearlyZero(inner, d.pop("threshold"))
         if kind == "IntRange":
-            lo = d.pop("lo")
-            hi = d.pop("hi")
-            _no_extra(kind, d)
-            return IntRange(lo, hi)
+            return IntRange(d.pop("lo"), d.pop("hi"))
         if kind == "Enum":
-            if "labels" in d:
-                v = d.pop("labels")
-            else:
-                v = d.pop("count")
-            _no_extra(kind, d)
-            return Enum(v)
+            return Enum(d.pop("labels") if "labels" in d else d.pop("count"))
         return _KINDS[kind](**d)
-    except KeyError as e:
-        raise SchemaError(f"{kind} spec is missing {e.args[0]!r}") from None
     except TypeError as e:
-        raise SchemaError(f"{kind} spec has bad parameters {sorted(d)}: {e}") from None
+        # (the keys were checked: a value of the wrong type that a constructor refused)
+        raise SchemaError(f"{kind} spec: {e}") from None
 
 
 _NOT_SCALAR = ("Vector", "NearlyZero", "Quat", "UnitVector")
@@ -2365,7 +2435,3 @@ cdef object _nested_kind(object spec):
         return spec.get("kind")
     return None
 
-
-cdef _no_extra(str kind, dict d):
-    if d:
-        raise SchemaError(f"{kind} spec has unknown keys {sorted(d)}")

@@ -2339,7 +2339,12 @@ cdef object _as_bytes(object data):
     """A 1-D uint8 view of any buffer (bytes, bytearray, memoryview, NumPy array)."""
     if isinstance(data, (bytes, bytearray)):
         return data
-    mv = memoryview(data)
+    try:
+        mv = memoryview(data)
+    except TypeError:
+        raise TypeError(f"SnapshotDecoder.decode: expected one datagram (a bytes-like object: bytes or "
+                        f"a contiguous buffer), got {type(data).__name__}: it takes one datagram at a "
+                        f"time (each of the list encode_datagrams returns, in turn)") from None
     if not mv.c_contiguous:
         raise ValueError("packet: expected a contiguous buffer")  # as Schema.decode and BitReader
     return mv.cast("B") if mv.format != "B" or mv.ndim != 1 else mv

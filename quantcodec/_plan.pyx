@@ -889,6 +889,9 @@ cdef int _exact_slow(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1
             out[0] = <uint64_t>iv
             return 0
         raise RangeError(f"{nm}: index {iv} outside 0..{d.maxcode} of {codec!r}")
+    if isinstance(v, (bool, np.bool_)) and d.kind != K_BOOL:
+        # (True is a Python int, but a health of True is a bug: refused as Enum refuses it)
+        raise TypeError(f"{nm}: expected an integer, got bool ({v!r}) for {codec!r}")
     if isinstance(v, (bool, np.bool_, int, np.integer)):
         iv = int(v)
     elif isinstance(v, (float, np.floating)):
@@ -919,7 +922,7 @@ cdef inline int _exact(Plan self, Py_ssize_t s, object v, uint64_t* out) except 
     cdef int ovf = 0
     cdef long long sv
     cdef PyObject* item
-    if type(v) is int or (type(v) is bool and d.kind != K_ENUM):
+    if type(v) is int or (type(v) is bool and d.kind == K_BOOL):
         sv = PyLong_AsLongLongAndOverflow(v, &ovf)
         if ovf == 0:
             if d.kind == K_INT:
@@ -1724,6 +1727,8 @@ cdef bint _exact_fast(Plan self, Py_ssize_t s, object a, uint64_t* m, Py_ssize_t
     cdef bint sc = d.kind == K_INT
     if d.kind == K_IRANGE:
         return False        # code = value - lo: the codec's array path converts and checks
+    if d.kind != K_BOOL and isinstance(a, np.ndarray) and a.dtype.kind == 'b':
+        return False        # bools are not integers: the codec's array path refuses them
     return int_column(a, n, sc, d.smin if sc else 0, <uint64_t>d.smax if sc else d.maxcode,
                       m + s, self.nslots) == -1
 

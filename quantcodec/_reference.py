@@ -917,9 +917,12 @@ def grid_valid(code, cell_bits, offset_bits):
 # exact data: UInt, Int, Bool, Enum, IntRange
 # ----------------------------------------------------------------------------------------------
 
-def _exact_ints(x, lo, hi, what):
-    """Integer values checked against ``lo..hi``; out of range or not an integer -> RangeError."""
+def _exact_ints(x, lo, hi, what, bools=False):
+    """Integer values checked against ``lo..hi``; out of range or not an integer -> RangeError;
+    bools -> TypeError unless ``bools`` (Bool takes them; a health of True is a bug)."""
     a = np.asarray(x)
+    if a.dtype.kind == "b" and not bools:
+        raise TypeError(f"expected integers for {what}, got bool")
     if a.dtype.kind == "f":
         flat = a.ravel()
         bad = ~np.isfinite(flat) | (flat != np.trunc(flat))
@@ -973,7 +976,7 @@ def int_valid(code, bits):
 
 def bool_quantize(x):
     """``True`` -> 1, ``False`` -> 0 (also 0/1 integers; anything else raises ``RangeError``)."""
-    return _exact_ints(np.asarray(x), 0, 1, "Bool()").astype(np.uint64)
+    return _exact_ints(np.asarray(x), 0, 1, "Bool()", bools=True).astype(np.uint64)
 
 
 def bool_dequantize(code):

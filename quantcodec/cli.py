@@ -4,9 +4,9 @@
     quantcodec describe SCHEMA_FILE       schema.describe() of a JSON or TOML schema file
     quantcodec report SCHEMA_FILE TRACE   per-field bit accounting over a recorded trace (.npz)
     quantcodec bench                      the microbenchmarks beside their NumPy / struct baselines
-    quantcodec decode-stream SCHEMA DATAGRAMS   the reference runner of the clients (SPEC section 7)
+    quantcodec decode-stream SCHEMA DATAGRAMS   the reference runner of the clients (docs/wire-format.md section 16)
     quantcodec conformance make DIR       write the conformance kit (docs/wire-format.md section 16)
-    quantcodec codegen --lang csharp SCHEMA   typed C# records over clients/csharp (Unity, Godot, .NET)
+    quantcodec codegen SCHEMA             typed C# records over clients/csharp (Unity, Godot, .NET)
 
 Exit status: 0 on success, 1 when an input is wrong (a missing or unreadable file, a schema or a
 trace that does not load, a missing optional dependency), 2 for a wrong command line (argparse's
@@ -148,6 +148,28 @@ bitstruct, when installed (pip install 'quantcodec[bench]'), joins the baselines
 """
 
 
+_DECODE_STREAM_EPILOG = """\
+examples:
+  quantcodec decode-stream player.json capture.bin             one JSON line per datagram
+  quantcodec decode-stream conformance/schemas/pose.json conformance/streams/pose_lossy.bin
+
+Write DATAGRAMS.bin from Python as each datagram's length and bytes:
+  with open("capture.bin", "wb") as fh:
+      for d in datagrams:
+          fh.write(len(d).to_bytes(4, "little") + d)
+A client's runner (clients/*/qc-decode) prints the same lines for the same file.
+"""
+
+_CONFORMANCE_EPILOG = """\
+examples:
+  quantcodec conformance make kit/          write the kit into ./kit (created if missing)
+  clients/js/qc-decode kit/schemas/pose.json kit/streams/pose_lossy.bin   a client's runner on one stream
+
+kit/manifest.json lists every file; each stream's expected runner output is beside it
+(kit/streams/pose_lossy.jsonl: compare it with the runner's lines; conformance/README.md).
+"""
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="quantcodec",
@@ -232,13 +254,14 @@ def build_parser():
     bench.set_defaults(run=_cmd_bench)
 
     ds = sub.add_parser(
-        "decode-stream", formatter_class=fmt,
+        "decode-stream", formatter_class=fmt, epilog=_DECODE_STREAM_EPILOG,
         help="decode a file of datagrams: the reference runner every client is checked against",
         description="Decode DATAGRAMS.bin (each datagram as a 4-byte little-endian length and its "
                     "bytes) with a SnapshotDecoder of the schema that starts with no hello, and "
                     "print one JSON line per datagram: {\"seq\":S,\"ids\":[...],\"codes\":[[...]]} "
                     "for a completed snapshot, {\"error\":\"KIND\"} for a refused datagram, "
-                    "{\"pending\":true} for one that completes nothing (SPEC section 7).")
+                    "{\"pending\":true} for one that completes nothing (docs/wire-format.md section "
+                    "14 says which refusal each error is).")
     ds.add_argument("--key", metavar="HEX", help="the shared key, in hex: keyed checks "
                     "(docs/wire-format.md section 17)")
     ds.add_argument("--max-bytes", type=int, metavar="N", help="the client's limit on what it holds "
@@ -251,7 +274,7 @@ def build_parser():
     ds.set_defaults(run=_cmd_decode_stream)
 
     kit = sub.add_parser(
-        "conformance", formatter_class=fmt,
+        "conformance", formatter_class=fmt, epilog=_CONFORMANCE_EPILOG,
         help="write the conformance kit the clients are checked against",
         description="'conformance make DIR' writes the conformance kit (schemas, value and record "
                     "vectors, datagram streams and their expected runner output) into DIR. The "
@@ -267,7 +290,8 @@ def build_parser():
         description="Write one C# struct for a schema file: a typed property per field, a Step "
                     "constant per field, AreCodesInRange, Encode/Decode over clients/csharp's "
                     "runtime, and the schema fingerprint to check at connect.",
-        epilog="examples:\n  quantcodec codegen --lang csharp player.json -o PlayerState.cs\n")
+        epilog="examples:\n  quantcodec codegen player.json -o PlayerState.cs    C# (--lang csharp, the default)\n"
+               "  quantcodec codegen player.toml > PlayerState.cs\n")
     codegen.add_arguments(gen)
     gen.set_defaults(run=_cmd_codegen)
     return parser

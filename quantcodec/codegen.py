@@ -549,7 +549,8 @@ def _dequantize_inner(a, f, v, s):
 
 def add_arguments(parser):
     """The arguments of ``quantcodec codegen`` (for the lead's subparser)."""
-    parser.add_argument("--lang", required=True, choices=["csharp"], help="the language to write (csharp)")
+    parser.add_argument("--lang", default="csharp", choices=["csharp"],
+                        help="the language to write: csharp, the only one so far (default: %(default)s)")
     parser.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
     parser.add_argument("--namespace", default="QuantCodec.Generated", help="the C# namespace (default %(default)s)")

@@ -47,7 +47,7 @@ from numcodecs.compat import ensure_contiguous_ndarray, ndarray_copy
 
 from ._bitstream import crc32c
 from ._codecs import Codec, codec_from_spec
-from .errors import DecodeError
+from .errors import DecodeError, RangeError
 from .schema import Schema
 
 __all__ = ["QuantCodec", "record_dtype", "value_dtype", "HEADER_SIZE"]
@@ -103,7 +103,9 @@ class QuantCodec(_NumcodecsCodec):
 
     ``dtype`` is what decoding returns and must be the Zarr array's dtype: by default float32 for
     float codecs (:func:`value_dtype`) and :func:`record_dtype` for a schema. Encoding takes any
-    numeric input the codec takes (values are quantized in double precision, SPEC 0).
+    numeric array the codec takes (values are quantized in double precision); any other buffer
+    (``bytes``, ``bytearray``, ``array.array``) is read as values of ``dtype``, as numcodecs'
+    codecs read it.
 
     ``zero_rows="identity"`` encodes a row of exact zeros in a ``Quat`` (``UnitVector``) column as
     the identity rotation (the +z axis) instead of raising ``RangeError``: Zarr pads the last
@@ -210,7 +212,23 @@ class QuantCodec(_NumcodecsCodec):
     # ------------------------------------------------------------------ encode / decode
 
     def _columns(self, buf):
-        arr = np.asarray(buf)
+        if isinstance(buf, np.ndarray):
+            arr = buf               # any numeric array the codec takes (float64 into float32, ...)
+        else:
+            # numcodecs' convention: any other buffer (bytes, bytearray, array.array, a
+            # memoryview) holds the codec's dtype
+            arr = ensure_contiguous_ndarray(buf)
+            if arr.dtype != self._dtype:
+                arr = arr.reshape(-1).view(np.uint8)
+                if arr.shape[0] % self._dtype.itemsize:
+                    raise ValueError(f"QuantCodec: a buffer of {arr.shape[0]} bytes does not hold whole "
+                                     f"values of dtype {self._dtype} ({self._dtype.itemsize} bytes each)")
+                arr = arr.view(self._dtype)
+            if self._codec is not None and self._k > 1:
+                if arr.size % self._k:
+                    raise ValueError(f"QuantCodec({self._codec!r}): a buffer of {arr.size} values does not "
+                                     f"hold whole values of {self._k} components")
+                arr = arr.reshape(-1, self._k)      # (a buffer is flat: its values in C order)
         if self._codec is None:
             if arr.dtype.fields is None:
                 raise TypeError(f"QuantCodec(schema={self._schema.name!r}) encodes structured arrays "
@@ -244,14 +262,40 @@ class QuantCodec(_NumcodecsCodec):
                 col = np.array(col, copy=True)       # never write into the caller's array
                 col[zero] = _UNIT[self._schema[name].kind]
                 columns[name] = col
-        payload = self._schema.encode_many(columns)
+        try:
+            payload = self._schema.encode_many(columns)
+        except RangeError as e:
+            raise self._padding_error(e) from None
         head = _HEAD.pack(MAGIC, VERSION, self._fingerprint, count)
         crc = crc32c(payload, crc32c(head))
         return b"".join((head, struct.pack("<I", crc), payload))
 
+    def _padding_error(self, e):
+        """A zero quaternion / unit vector in a chunk: most likely the fill value Zarr pads an
+        edge chunk with. Says so, and the fix, in the words of the user's codec (not of the one
+        field, ``value``, that a single codec's schema has inside)."""
+        text = str(e)
+        if self._zero_rows != "raise" or not ("zero quaternion" in text or "zero vector" in text):
+            return e
+        row = getattr(e, "row", None)
+        what = repr(self._codec) if self._codec is not None else f"schema={self._schema.name!r}"
+        where = text if self._codec is None else text.replace(f"field {_VALUE!r}: ", "", 1)
+        w = RangeError(f"QuantCodec({what}): {where}. Zarr pads the last chunk of an axis with the fill "
+                       f"value (0) when the chunk size does not divide the array, and an all-zero row "
+                       f"is not a rotation: choose chunks that divide the array, or pass "
+                       f"zero_rows='identity' (QuantCodec(..., zero_rows='identity')), which encodes "
+                       f"such rows as the identity (they are never read back)")
+        if row is not None:
+            w.row = row
+        return w
+
     def decode(self, buf, out=None):
         """bytes -> the array (flat: Zarr gives it the chunk's shape). Raises
-        :class:`quantcodec.DecodeError` for anything that is not a chunk this codec wrote."""
+        :class:`quantcodec.DecodeError` for anything that is not a chunk this codec wrote, and
+        ``TypeError`` for an ``out`` of dtype object (numcodecs' convention)."""
+        if isinstance(out, np.ndarray) and out.dtype.hasobject:
+            raise TypeError(f"QuantCodec.decode: out must be a numeric array of dtype {self._dtype}, "
+                            f"not an array of Python objects")
         data = ensure_contiguous_ndarray(buf).view(np.uint8).reshape(-1)
         n = data.shape[0]
         if n < HEADER_SIZE:

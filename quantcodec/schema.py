@@ -77,6 +77,11 @@ def _field_pairs(fields):
             try:
                 codec = codec_from_spec(dict(codec))
             except SchemaError as e:
+                # a Vector's component says "[1]: ...": the field reads `position[1]`
+                msg = str(e)
+                comp, sep, rest = msg.partition("]: ")
+                if msg.startswith("[") and sep and comp[1:].isdigit():
+                    raise SchemaError(f"field '{name}{comp}]': {rest}") from None
                 raise SchemaError(f"field {name!r}: {e}") from None
         elif not isinstance(codec, Codec):
             raise SchemaError(f"field {name!r}: expected a codec (or a codec spec dict), got {codec!r}")
@@ -252,10 +257,13 @@ class Schema:
         return self._plan.decode_many(data, count)
 
     def snapshot(self, ids, columns, *, bad="raise", previous=None):
-        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids` (SPEC 5).
+        """Quantize the world once: an immutable Snapshot of `columns` for entities `ids`
+        (docs/snapshots.md). Ids and columns of different lengths are a SchemaError.
 
         ``bad`` says what a bad body does (docs/hostile-input.md): ``"raise"`` (the default) a
-        RangeError naming the entity id; ``"drop"`` leaves such entities out; ``"keep"`` gives
+        RangeError naming the entity id, the field and the component (a zero quaternion, a value
+        an exact codec refuses, a NaN or an infinity in a float field; a finite value out of
+        range is clamped and counted); ``"drop"`` leaves such entities out; ``"keep"`` gives
         them their codes in ``previous`` (dropping those it does not hold). The snapshot's
         ``bad``, ``dropped`` and ``kept`` report them."""
         if bad == "raise" and previous is None:

@@ -183,8 +183,10 @@ class Snapshot(SnapshotData):
     snapshot per tick serves every client. Decoded views are Snapshots too, with ``seq`` set.
 
     Bad bodies (docs/hostile-input.md): with ``bad="raise"`` (the default) a row the schema
-    refuses (a zero or non-finite quaternion or unit vector, a value an exact codec refuses, a
-    clamp of a strict schema) raises ``RangeError`` naming the entity id, the field and the row.
+    refuses (a zero or non-finite quaternion or unit vector, a NaN or an infinity in any float
+    field, a value an exact codec refuses, a clamp of a strict schema) raises ``RangeError``
+    naming the entity id, the field (with the component, ``'position'[1]``) and the row. A
+    finite value out of range is not bad: it is clamped and counted (``clamped``) in every mode.
     ``bad="drop"`` builds the tick without such entities, and without those holding a non-finite
     value where the schema would substitute a code for it (NaN or +-inf in a Bounded, Fixed,
     Angle, PowerCurve or Grid component). ``bad="keep"`` gives those entities the codes they
@@ -200,6 +202,12 @@ class Snapshot(SnapshotData):
     quantizing this snapshot; bad rows are not counted), ``bad`` / ``dropped`` / ``kept`` (the
     bad entities). ``records()`` gives ``{id: dict}``. Two snapshots are equal when they have
     the same schema, ids and codes (``seq`` and the bad-entity report are not compared).
+
+    Three read-only integers come from the compiled core: ``n`` (the number of entities, as
+    ``len(snapshot)``), ``ncol`` (the number of slots: the columns of ``matrix``) and ``kw``
+    (how many 64-bit words each row's packed key takes, which the encoders compare instead of
+    the rows; 0 when the snapshot has none, as decoded views). ``kw`` is an implementation
+    detail, not API: it may change between versions.
     """
 
     # the state lives in SnapshotData (_schema, _seq, _clamped, _columns, _codes); _report is the
@@ -215,13 +223,15 @@ class Snapshot(SnapshotData):
                 matrix, counts = plan.quantize_matrix(columns, None, "snapshot")
             except RangeError as e:
                 raise _entity_error(e, given) from None
+            if any(counts) and matrix.shape[0] == given.shape[0]:
+                _refuse_non_finite(schema, plan, given, columns, counts)
             report = None
         else:
             matrix, counts, report = _tolerant(schema, plan, given, columns, bad, previous)
             if report is not None:
                 ids, order = _sort_ids(report.pop("ids"))
         if matrix.shape[0] != ids.shape[0]:
-            raise ValueError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of columns")
+            raise SchemaError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of columns")
         if order is not None:
             matrix = matrix[order]
         # the entities of the schema's previous snapshot (the usual case, tick after tick): share
@@ -263,7 +273,7 @@ class Snapshot(SnapshotData):
         ids, order = _sort_ids(_check_ids(ids))
         matrix = plan.codes_to_matrix(code_columns)
         if matrix.shape[0] != ids.shape[0]:
-            raise ValueError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of codes")
+            raise SchemaError(f"snapshot: {ids.shape[0]} ids but {matrix.shape[0]} rows of codes")
         if order is not None:
             matrix = matrix[order]
         return cls._make(schema, ids, np.ascontiguousarray(matrix))
@@ -423,6 +433,24 @@ def _entity_error(e, given):
     return w
 
 
+def _refuse_non_finite(schema, plan, given, columns, counts):
+    """bad="raise": RangeError naming the entity, the field and the component of the first row
+    (in input order) holding a NaN or an infinity that the schema would have substituted a code
+    for (counted as a clamp); nothing is counted then. Finite values out of range stay clamps."""
+    reasons = {}
+    _scan_rows(schema, columns, given.shape[0], reasons, {f for f, k in enumerate(counts) if k})
+    if not reasons:
+        return
+    plan.uncount_clamps(counts)         # (the snapshot is not made)
+    row = min(reasons)
+    ident = int(given[row])
+    e = RangeError(f"snapshot: entity {ident}: {reasons[row]} (bad='drop' or bad='keep' builds the "
+                   f"tick without it; docs/hostile-input.md)")
+    e.row = row
+    e.id = ident
+    raise e
+
+
 def _bad_parts(codec):
     """Per value component of a field: whether a non-finite value there makes the row bad (the
     codec would substitute a code for it)."""
@@ -505,7 +533,7 @@ def _tolerant(schema, plan, given, columns, bad, previous):
     for name, a in cols.items():
         if a.ndim == 0 or a.shape[0] != n:
             # (quantize_matrix compared the columns with each other, not with the ids)
-            raise ValueError(f"snapshot: {n} ids but {a.shape[0] if a.ndim else 'a scalar'} rows in column {name!r}")
+            raise SchemaError(f"snapshot: {n} ids but {a.shape[0] if a.ndim else 'a scalar'} rows in column {name!r}")
     _scan_rows(schema, cols, n, reasons)
     keep = np.ones(n, dtype=bool)
     keep[list(reasons)] = False
@@ -702,8 +730,9 @@ class SnapshotEncoder:
         return self._state.last[0]
 
     def encode(self, seq, snapshot):
-        """The packet (bytes) that brings a client holding the acknowledged snapshots to
-        ``snapshot``, numbered ``seq`` (taken mod 65536)."""
+        """The datagram (bytes: the packet and its check, docs/wire-format.md section 11) that
+        brings a client holding the acknowledged snapshots to ``snapshot``, numbered ``seq``
+        (taken mod 65536), whatever its size; ``encode_datagrams`` cuts it to ``max_datagram``."""
         return self._state.encode(seq, snapshot)
 
     def ack(self, seq):
@@ -900,7 +929,8 @@ def _bytes_of(data, owner):
     try:
         mv = memoryview(data)
     except TypeError:
-        raise TypeError(f"{owner}: expected a bytes-like datagram, got {type(data).__name__}") from None
+        raise TypeError(f"{owner}: expected one datagram (a bytes-like object: bytes or a contiguous buffer), got "
+                        f"{type(data).__name__}: it takes one datagram at a time") from None
     if not mv.c_contiguous:
         raise ValueError(f"{owner}: expected a contiguous buffer")
     return mv.tobytes()

@@ -61,7 +61,9 @@ def test_errors_name_the_value_and_the_range():
         c.quantize(float("nan"))
     with pytest.raises(TypeError, match="IntRange: expected an integer, got str"):
         c.quantize("3")
-    assert c.quantize(3.0) == 43 and c.quantize(np.int8(-40)) == 0 and c.quantize(True) == 41
+    assert c.quantize(3.0) == 43 and c.quantize(np.int8(-40)) == 0
+    with pytest.raises(TypeError, match="IntRange: expected an integer, got bool"):
+        c.quantize(True)                  # a bool is not an integer (issue 35, item 4)
     with pytest.raises(qc.RangeError, match=re.escape("IntRange.quantize: row 1: value 86 outside -40..85")) as e:
         c.quantize(np.array([0, 86, 99]))
     assert e.value.row == 1
@@ -101,7 +103,7 @@ def test_immutable_hashable_picklable_spec():
     assert c.spec() == {"kind": "IntRange", "lo": -40, "hi": 85}
     assert json.dumps(c.spec()) == '{"kind": "IntRange", "lo": -40, "hi": 85}'
     assert qc.codec_from_spec(c.spec()) == c
-    with pytest.raises(qc.SchemaError, match="IntRange spec is missing 'hi'"):
+    with pytest.raises(qc.SchemaError, match="IntRange spec: missing key 'hi'"):
         qc.codec_from_spec({"kind": "IntRange", "lo": 0})
     assert _framing.KIND_CODES["IntRange"] == 15
 

@@ -87,6 +87,57 @@ def test_encode_decode_equals_roundtrip(codec):
     np.testing.assert_array_equal(out, back.reshape(x.shape))
 
 
+def _common():
+    """numcodecs' own codec checks (numcodecs.tests.common: what numcodecs runs on its codecs)."""
+    return pytest.importorskip("numcodecs.tests.common", reason="this numcodecs ships no tests.common")
+
+
+def _unit_quats(n, seed):
+    q = np.random.default_rng(seed).normal(size=(n, 4))
+    # q and -q are one rotation, one code, decoded with the largest component positive: give
+    # them that sign, so that the values come back close to themselves
+    big = np.take_along_axis(q, np.abs(q).argmax(axis=1)[:, None], axis=1)
+    q *= np.sign(big)
+    return (q / np.linalg.norm(q, axis=1, keepdims=True)).astype(np.float32)
+
+
+# (codec, dtype of the array, the values, decimal places they come back within: the codec's
+# max_error below 1.5 * 10**-decimal, as numpy.testing.assert_array_almost_equal checks; None: exact)
+_COMMON_CASES = [
+    (qc.Bounded(-10, 10, 16), None, np.linspace(-10, 10, 1000, dtype=np.float32), 3),
+    (qc.Bounded(-10, 10, 16), "<f8", np.linspace(-10, 10, 1000), 3),
+    (POSITION, None, np.random.default_rng(5).uniform([-60, 0, -60], [60, 30, 60], (300, 3)).astype(np.float32), 2),
+    (ROTATION, None, _unit_quats(200, 6), 2),
+    (qc.Angle(14), None, np.linspace(0, 6.2, 500, dtype=np.float32), 3),
+    (qc.Int(16), None, np.arange(-500, 500, dtype=np.int32), None),
+    (qc.UInt(12), None, np.arange(0, 4096, 7, dtype=np.uint32), None),
+]
+
+
+@pytest.mark.parametrize("codec, dtype, values, decimal", _COMMON_CASES,
+                         ids=[f"{c.kind}-{d or 'default'}" for c, d, _, _ in _COMMON_CASES])
+def test_numcodecs_check_encode_decode(codec, dtype, values, decimal):
+    # any buffer (bytes, bytearray, array.array, an array) encodes, viewed as the codec's dtype,
+    # and decodes into any buffer, within the codec's precision (issue 35, item 8)
+    c = QuantCodec(codec) if dtype is None else QuantCodec(codec, dtype=dtype)
+    assert values.dtype == c.dtype
+    _common().check_encode_decode(values, c, precision=decimal)
+
+
+@pytest.mark.parametrize("codec", [qc.Bounded(0, 16, 12), qc.PowerCurve(16, 2, 12), qc.UInt(8), qc.Int(8)],
+                         ids=lambda c: c.kind)
+def test_numcodecs_check_err_decode_object_buffer(codec):
+    # decoding into an out= array of Python objects is a TypeError, as every numcodecs codec has it
+    _common().check_err_decode_object_buffer(QuantCodec(codec))
+
+
+def test_a_buffer_that_does_not_hold_whole_values():
+    with pytest.raises(ValueError, match="whole values"):
+        QuantCodec(qc.Bounded(0, 1, 8)).encode(b"\x00" * 7)           # float32: 4 bytes a value
+    with pytest.raises(ValueError, match="whole values of 4 components"):
+        QuantCodec(ROTATION).encode(np.zeros(6, np.float32).tobytes())
+
+
 def test_records_both_layouts():
     rng = np.random.default_rng(2)
     q = rng.normal(size=(9, 4))

@@ -984,7 +984,7 @@ def test_spec_errors(tmp_path):
         qc.Schema.from_json("{nope")
     spec = PS.spec()
     spec["fields"][0]["codec"]["codecs"][1]["bits"] = 99
-    with pytest.raises(qc.SchemaError, match="field 'position': .*bits must be in 1..32, got 99"):
+    with pytest.raises(qc.SchemaError, match=r"field 'position\[1\]': .*bits must be in 1..32, got 99"):
         qc.Schema.from_spec(spec)
     (tmp_path / "bad.toml").write_text("name = ")
     with pytest.raises(qc.SchemaError, match=r"bad.toml: not valid TOML"):

@@ -90,10 +90,13 @@ def run(n_entities=300, seconds=10.0, hz=60, loss=0.05, ack_delay_ms=100.0, seed
     if n_ticks < 1:
         raise UserError(f"--seconds {seconds:g} at --hz {hz} gives no tick; ask for at least {1 / hz:.3g} s")
     schema = scene_schema()
-    bar = tqdm(total=2 * n_ticks, desc="simulating", unit="tick", file=sys.stderr,
+    # one bar of n_ticks ticks a phase (simulating, then streaming the same ticks): it counts
+    # each tick once, never 2 * n_ticks "ticks"
+    bar = tqdm(total=n_ticks, desc="simulating", unit="tick", file=sys.stderr,
                disable=None if progress else True, leave=False, dynamic_ncols=True)
     try:
         ids, pos, rot, vel, rest, driven = _simulate(n_entities, seconds, hz, seed, bar)
+        bar.reset(total=n_ticks)
         bar.set_description("streaming")
         done = [0]
 

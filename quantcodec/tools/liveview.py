@@ -342,6 +342,8 @@ class LiveServer:
         self._thread.start()
         if not self._ready.wait(timeout):
             raise ServeError(f"the live view did not start within {timeout} s")
+        if isinstance(self._error, ServeError):
+            raise ServeError(str(self._error)) from None       # (its own words: port taken, ...)
         if self._error is not None:
             raise ServeError(f"the live view could not start: {self._error}") from self._error
         return self
@@ -379,25 +381,26 @@ class LiveServer:
 
 
 def serve(host="127.0.0.1", port=8765, *, allow_remote=False, open_browser=False, out=print, **options):
-    """Run the live view until Ctrl-C (what ``quantcodec demo --serve`` calls)."""
+    """Run the live view until Ctrl-C (what ``quantcodec demo --serve`` calls).
+
+    The server runs in a background thread and binds its port before anything is printed, so a
+    port in use is a ServeError and no URL; Ctrl-C stops it cleanly (the event loop is closed
+    after the server, never under it) and prints one line."""
     server = LiveServer(host, port, allow_remote=allow_remote, **options)
-    if port == 0:
-        server.start()
-        out(f"quantcodec live view on {server.url} (Ctrl-C to stop)")
-        try:
-            while server._thread.is_alive():
-                server._thread.join(0.5)
-        except KeyboardInterrupt:
-            server.stop()
-        return
+    server.start()                  # ServeError (port taken, ...) before the URL is printed
     out(f"quantcodec live view on {server.url} (Ctrl-C to stop)")
     if open_browser:
         import webbrowser
         threading.Timer(0.5, webbrowser.open, (server.url,)).start()
     try:
-        server.run()
+        while server._thread.is_alive():
+            server._thread.join(0.5)
     except KeyboardInterrupt:
-        pass
+        server.stop()
+        out("quantcodec live view: stopped")
+        return
+    if server._error is not None:   # (the thread ended by itself: an error while serving)
+        raise ServeError(f"the live view stopped: {server._error}")
 
 
 def main(argv=None):

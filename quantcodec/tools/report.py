@@ -98,8 +98,11 @@ def load_trace(path, schema):
         loaded = np.load(path, allow_pickle=False)
     except OSError as e:
         raise UserError(f"cannot read trace file {path}: {e.strerror or e}") from None
-    except (ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise UserError(f"{path}: not a NumPy .npz trace ({e})") from None
+    except (ValueError, zipfile.BadZipFile, EOFError):
+        # (NumPy's own words here are about loading pickled data, which a trace never holds)
+        hint = (": it looks like a schema file; the schema comes first, then the trace"
+                if os.path.splitext(str(path))[1].lower() in (".toml", ".json") else "")
+        raise UserError(f"{path}: not a NumPy .npz trace{hint} (docs/trace-format.md)") from None
     if not isinstance(loaded, np.lib.npyio.NpzFile):
         raise UserError(f"{path}: a .npy file holds one array; a trace is a .npz with one array per "
                         f"field (numpy.savez(path, position=..., rotation=..., ids=...))")
@@ -277,14 +280,17 @@ def _changed_rows(ids_now, codes_now, ids_base, codes_base):
 
 def _stream_bits(schema, trace, frames, lag, history, bar):
     """Bits of the delta packets of each tick, baseline `lag` ticks back (None: full every tick)."""
-    from ..snapshot import SnapshotEncoder
+    from ..snapshot import Snapshot, SnapshotEncoder
     enc = SnapshotEncoder(schema, history=history)
     bits = np.empty(trace.n_ticks, dtype=np.int64)
     for t in range(trace.n_ticks):
         bar.update(1)
         if lag is not None and t - lag >= 0:
             enc.ack((t - lag) % 65536)
-        snap = schema.snapshot(trace.ids[t], frames(t))
+        # the codecs' rule, as step 1 counted it: a NaN in a recorded trace is substituted and
+        # counted as a clamp (the report's 'clamped' column), where schema.snapshot's default
+        # (bad="raise") would refuse the tick
+        snap = Snapshot.from_codes(schema, trace.ids[t], schema.quantize_many(frames(t)))
         enc.encode(t % 65536, snap)
         bits[t] = enc.last_bits            # the packet's bits before padding to a whole byte
     return bits

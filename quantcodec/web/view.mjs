@@ -30,6 +30,10 @@ const refusals = {};
 const windowMs = 1000;
 const history = [];                   // {t, n, raw, quantized, delta} per decoded snapshot
 let worstPos = 0, worstRot = 0;
+// Until the first acks reach the server, every packet goes in full with a hello beside it: the
+// delta row would show delta costing more than full snapshots. It says "warming up" until the
+// first packet with a baseline, and its window starts there.
+let firstDelta = false;
 let view = 24;                        // half-width of the drawn square, metres (fitted to the bodies)
 
 const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
@@ -49,6 +53,10 @@ function onText(msg) {
     buffer = newBuffer();
     sendReply();                                     // the first reply: a hello request (connect me)
   } else if (msg.type === 'tick') {
+    if (!firstDelta && msg.baseline !== null && msg.baseline !== undefined) {
+      firstDelta = true;
+      history.length = 0;                             // the window starts at the first delta
+    }
     worstPos = Math.max(worstPos, msg.pos_err);
     worstRot = Math.max(worstRot, msg.rot_err);
   }
@@ -111,6 +119,11 @@ function showStats(snap) {
   const seconds = history.length / setup.hz;          // the snapshots of the last second, at the tick rate
   for (const [id, bytes] of [['raw', raw], ['quantized', q], ['delta', delta]]) {
     const cells = $(id).children;
+    if (id === 'delta' && !firstDelta) {
+      cells[1].textContent = 'warming up';            // no ack has reached the server yet
+      cells[2].textContent = '-';
+      continue;
+    }
     cells[1].textContent = n ? (bytes / n).toFixed(2) : '-';
     cells[2].textContent = seconds > 0 ? ((bytes * 8) / 1000 / seconds).toFixed(1) : '-';
   }
