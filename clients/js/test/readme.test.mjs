@@ -8,9 +8,9 @@ import * as qc from '../quantcodec.mjs';
 import { KIT, HERE, readBytes } from '../support/helpers.mjs';
 
 const readme = fs.readFileSync(path.join(HERE, '..', 'README.md'), 'utf8');
-const block = readme.split('## In ten lines')[1].split('```js\n')[1].split('```\n')[0];
+const block = readme.split('## A whole client')[1].split('```js\n')[1].split('```\n')[0];
 
-test('README: the ten-line example (receive, reply, interpolate, draw) runs', async () => {
+test('README: the first example (connect, receive, reply, interpolate, draw) runs', async () => {
   const lines = block.trim().split('\n');
   assert.match(lines[0], /^import \{ Schema, StreamClient, Interpolator, DecodeError \} from 'quantcodec';$/);
   const body = lines.slice(1).join('\n');
