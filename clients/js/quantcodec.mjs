@@ -3519,7 +3519,7 @@ export class Interpolator {
   sample(t) {
     t = +t;
     if (!this.views.length) throw new Error('Interpolator.sample: no view pushed yet');
-    this.lastT = this.lastT === null ? t : Math.max(this.lastT, t);
+    this.lastT = this.lastT === null || t > this.lastT ? t : this.lastT;     // (Python's max: a NaN t leaves it)
     const V = this.views;
     let ia = -1;
     for (let i = 0; i < V.length; i++) if (V[i].tick <= t) ia = i;
@@ -3584,6 +3584,6 @@ export class Interpolator {
         }
       }
     });
-    return new InterpolatedSample(this.schema, ids, columns, this.width, A.tick, b, x);
+    return new InterpolatedSample(this.schema, ids.slice(), columns, this.width, A.tick, b, x);
   }
 }

@@ -232,3 +232,15 @@ test('interpolator: options are checked', () => {
   const ip = new qc.Interpolator(schema, { capacity: 4, maxExtrapolation: 0.5 });
   assert.equal(ip.capacity, 4); assert.equal(ip.maxExtrapolation, 0.5);
 });
+
+test('interpolator: a NaN render time is early and does not move the render clock (as Python)', () => {
+  const ip = new qc.Interpolator(schema);
+  ip.push(snap(5, { 1: ent(0) }));
+  ip.sample(6);
+  const s = ip.sample(NaN);
+  assert.equal(s.a, 5); assert.equal(ip.stats.early, 1);
+  ip.push(snap(6, { 1: ent(1) }));                             // at the render time 6: late
+  assert.equal(ip.stats.late, 1);
+  s.ids.push(99);                                              // a sample's ids are its own
+  assert.deepEqual(ip.sample(5).ids, [1]);
+});
