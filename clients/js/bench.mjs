@@ -1,5 +1,5 @@
 // Decode speed of the JavaScript client against the Python library, in one run:
-//   node clients/js/bench.mjs [--rounds 15] [--number 200] [--python /work/venv/bin/python]
+//   node clients/js/bench.mjs [--rounds 15] [--number 200] [--python .venv/bin/python]
 // The bench scene (1000 bodies, bench/bench_snapshot.py's ticks: 280 mostly at rest, 150 a pile
 // settling, 60 everything moving; acks 6 ticks late, full history) is made by Python
 // (support/bench_peer.py); both decoders reach the same state from the same datagrams, then the
@@ -21,13 +21,20 @@ const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : dflt; };
 const ROUNDS = Number(opt('--rounds', 15));
 const NUMBER = Number(opt('--number', 200));
-const PY = opt('--python', fs.existsSync('/work/venv/bin/python') ? '/work/venv/bin/python' : 'python3');
+// the Python with the package installed: --python, else $QC_PYTHON, else the repository's .venv
+// (as the root README installs it), else python3 on the PATH
+const REPO_VENV = path.resolve(HERE, '..', '..', '.venv', 'bin', 'python');
+const PY = opt('--python', process.env.QC_PYTHON || (fs.existsSync(REPO_VENV) ? REPO_VENV : 'python3'));
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qc-js-bench-'));
 const py = spawn(PY, [path.join(HERE, 'support', 'bench_peer.py'), dir], { stdio: ['pipe', 'pipe', 'inherit'] });
 const lines = readline.createInterface({ input: py.stdout });
 const it = lines[Symbol.asyncIterator]();
-const next = async () => { const r = await it.next(); if (r.done) throw new Error('the Python side ended'); return r.value; };
+const next = async () => {
+  const r = await it.next();
+  if (r.done) { console.error(`bench.mjs: the Python side (${PY} support/bench_peer.py) ended: see its message above`); process.exit(2); }
+  return r.value;
+};
 
 const median = (a) => { const s = [...a].sort((x, y) => x - y); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 

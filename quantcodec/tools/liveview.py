@@ -3,16 +3,21 @@
 The server runs the embedded scene (``quantcodec.tools.scene``: bodies dropping, bouncing,
 rolling and going to sleep, two driven bodies pushing through the pile) tick by tick, quantizes
 each tick once with the demo's schema, and streams it to every connected page over a WebSocket
-exactly as a game server streams it over UDP: one :class:`~quantcodec.SnapshotEncoder` per client, the
-client's hello first and beside every packet sent without a baseline, the datagrams of
-``encode_datagrams`` (fragments above ``max_datagram``), and the acks the page sends back
-(``{"type": "ack", "seq": S}``, docs/wire-format.md section 15).
+exactly as a game server streams it over UDP, with the session both ways (SPEC section 8): one
+:class:`~quantcodec.StreamServer` for all pages, each WebSocket a client of it (``connect`` when
+it opens, ``disconnect`` when it closes), ``send`` once a tick for every page (the hello until
+the page has acked, then packets or fragments above ``max_datagram``), and every binary message
+a page sends back, the replies of its ``StreamClient`` (hello requests and acks,
+docs/wire-format.md section 18), given to ``receive`` (after the simulated link's delay; junk
+is refused and changes nothing).
 
 The page (``quantcodec/web/index.html`` and ``view.mjs``) decodes the datagrams with the
-JavaScript client (``quantcodec/web/quantcodec.mjs``, ``clients/js/quantcodec.mjs`` put there by the build
-kept in the package data so that an installed package needs no repository; a test checks the
-copy), draws the bodies on a canvas seen from above, and shows the bytes per entity per update
-and the kbit/s of the raw, quantized and delta streams and the worst error.
+JavaScript client's ``StreamClient`` (``quantcodec/web/quantcodec.mjs``, ``clients/js/quantcodec.mjs``
+put there by the build, kept in the package data so that an installed package needs no
+repository), sends its ``reply()`` back over the WebSocket, and draws the bodies on a canvas seen
+from above with the client's ``Interpolator`` (a playout delay behind the newest view, at the
+screen's frame rate), with the bytes per entity per update, the kbit/s of the raw, quantized and
+delta streams, the worst error and the interpolation buffer's statistics.
 
 Everything is served from the package data by the WebSocket server itself (``/``,
 ``/view.mjs``, ``/quantcodec.mjs``; the stream is ``/ws``; ``/wait?n=N`` answers once the pages
@@ -38,6 +43,8 @@ from http import HTTPStatus
 from importlib import resources
 
 import numpy as np
+
+from ..errors import DecodeError
 
 __all__ = ["LiveServer", "serve", "main", "is_local_host", "require_websockets", "PAGES"]
 
@@ -93,14 +100,13 @@ def _page(name):
 
 
 class _Client:
-    """One connected page: its own encoder (its own stream), its acks, what it reported."""
+    """One connected page (a client of the StreamServer, hashed by identity): its WebSocket and
+    its replies on their way (delayed by the simulated link)."""
 
-    def __init__(self, ws, schema, history, max_datagram):
-        from ..snapshot import SnapshotEncoder
+    def __init__(self, ws):
         self.ws = ws
-        self.encoder = SnapshotEncoder(schema, history=history, max_datagram=max_datagram)
-        self.pending_acks = []        # (due time, seq): acks delayed by the simulated link
-        self.sent_bytes = 0
+        self.pending_replies = []     # (due time, datagram): the page's replies, delayed by the link
+        self.refused_replies = 0
 
 
 class LiveServer:
@@ -137,7 +143,9 @@ class LiveServer:
         self.n_entities, self.hz, self.seconds, self.seed = n_entities, hz, float(seconds), seed
         self.loss, self.ack_delay = float(loss), float(ack_delay_ms) / 1000.0
         self.history, self.max_datagram, self.keep = history, max_datagram, keep
+        from ..session import StreamServer
         self.schema = scene_schema()
+        self.stream = StreamServer(self.schema, history=history, max_datagram=max_datagram)
         self.clients = set()
         self.snapshots = {}             # seq -> server snapshot (the last `keep`)
         self.reports = []               # what pages reported decoding: {"seq", "ids", "codes"}
@@ -206,17 +214,20 @@ class LiveServer:
 
     async def _handler(self, ws):
         _, _, _, ConnectionClosed = require_websockets()
-        client = _Client(ws, self.schema, self.history, self.max_datagram)
+        client = _Client(ws)
         setup = {"type": "setup", "schema": self.schema.to_json(indent=None), "hz": self.hz,
                  "entities": self.n_entities, "raw_floats": RAW_FLOATS, "loss": self.loss,
                  "ack_delay_ms": self.ack_delay * 1000.0, "max_datagram": self.max_datagram,
                  "history": self.history, "world_half_width": 64.0}
         try:
             await ws.send(json.dumps(setup))
-            await ws.send(client.encoder.hello())            # section 15: when a client connects
+            self.stream.connect(client)                      # its stream: the hello goes with the next tick
             self.clients.add(client)
             async for message in ws:
                 if isinstance(message, bytes):
+                    # a reply of the page's StreamClient (an ack, a hello request), over the link
+                    if len(client.pending_replies) < 1024:
+                        client.pending_replies.append((time.monotonic() + self.ack_delay, message))
                     continue
                 try:
                     msg = json.loads(message)
@@ -225,11 +236,7 @@ class LiveServer:
                 if not isinstance(msg, dict):
                     continue
                 kind = msg.get("type")
-                if kind == "ack":
-                    seq = msg.get("seq")
-                    if isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq <= 0xFFFF:
-                        client.pending_acks.append((time.monotonic() + self.ack_delay, seq))
-                elif kind == "report" and len(self.reports) < 10000:
+                if kind == "report" and len(self.reports) < 10000:
                     try:
                         line = json.loads(msg.get("line", ""))
                     except (TypeError, ValueError):
@@ -241,6 +248,8 @@ class LiveServer:
             pass
         finally:
             self.clients.discard(client)
+            if client in self.stream.clients:
+                self.stream.disconnect(client)
 
     async def _ticker(self):
         _, _, _, ConnectionClosed = require_websockets()
@@ -257,21 +266,23 @@ class LiveServer:
             pos_err, rot_err = self._stats(tick, snap) if self.clients else (0.0, 0.0)
             now = time.monotonic()
             for client in list(self.clients):
-                due = [s for t, s in client.pending_acks if t <= now]
-                client.pending_acks = [(t, s) for t, s in client.pending_acks if t > now]
-                for s in due:
-                    client.encoder.ack(s)
-                enc = client.encoder
+                due = [d for t, d in client.pending_replies if t <= now]
+                client.pending_replies = [(t, d) for t, d in client.pending_replies if t > now]
+                for d in due:
+                    try:
+                        self.stream.receive(client, d)
+                    except DecodeError:
+                        client.refused_replies += 1          # junk, stale or of an older stream
+            sent = self.stream.send(seq, snap)               # every page's datagrams of this tick
+            for client in list(self.clients):
+                out = sent.get(client)
+                if out is None:
+                    continue
                 try:
-                    datagrams = enc.encode_datagrams(seq, snap)
-                    out = []
-                    if enc.last_baseline is None:
-                        out.append(enc.hello())        # section 15: beside every packet without a baseline
-                    out.extend(datagrams)
-                    delta = sum(len(d) for d in datagrams)
+                    delta = sum(len(d) for d in out)
                     await client.ws.send(json.dumps({"type": "tick", "seq": seq, "tick": tick.index,
                                                      "entities": int(len(tick.ids)), "delta_bytes": delta,
-                                                     "baseline": enc.last_baseline,
+                                                     "baseline": self.stream.encoder(client).last_baseline,
                                                      "pos_err": pos_err, "rot_err": rot_err}))
                     for d in out:
                         if self.loss and self._rng.random() < self.loss:

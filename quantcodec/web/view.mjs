@@ -1,9 +1,12 @@
-// The live view's page: decodes the server's snapshot stream with the JavaScript client and draws
-// it. Served by quantcodec.tools.liveview (quantcodec demo --serve) with quantcodec.mjs beside it.
+// The live view's page: a session client of the server's StreamServer (the JavaScript client's
+// StreamClient: it decodes the datagrams, and its replies, the hello request and the acks, go
+// back over the WebSocket), drawing with the client's Interpolator a playout delay behind the
+// newest view, at the screen's frame rate. Served by quantcodec.tools.liveview
+// (quantcodec demo --serve) with quantcodec.mjs beside it.
 //
 // ?report=N: send the runner line of each of the first N decoded snapshots back to the server
 // ({"type": "report", "line": ...}), which compares them with what it sent (tests/test_liveview.py).
-import { Schema, SnapshotDecoder, DecodeError } from './quantcodec.mjs';
+import { Schema, StreamClient, Interpolator, DecodeError } from './quantcodec.mjs';
 
 const params = new URLSearchParams(location.search);
 const reportLeft = { n: Math.max(0, Number(params.get('report') || 0)) };
@@ -20,7 +23,7 @@ const canvas = document.getElementById('world');
 const ctx = canvas.getContext('2d');
 const $ = (id) => document.getElementById(id);
 
-let schema = null, decoder = null, setup = null;
+let schema = null, client = null, buffer = null, setup = null, streamId = null;
 let decoded = 0, refused = 0;
 let bytesSinceSnapshot = 0;
 const refusals = {};
@@ -46,7 +49,9 @@ function onText(msg) {
   if (msg.type === 'setup') {
     setup = msg;
     schema = Schema.fromJSON(msg.schema);
-    decoder = new SnapshotDecoder(schema);
+    client = new StreamClient(schema);
+    buffer = newBuffer();
+    sendReply();                                     // the first reply: a hello request (connect me)
   } else if (msg.type === 'tick') {
     if (!firstDelta && msg.baseline !== null && msg.baseline !== undefined) {
       firstDelta = true;
@@ -68,20 +73,30 @@ function recordBits(snap, i) {
   return bits;
 }
 
+// the playout delay, in ticks: 50 ms of jitter at the tick rate, at least 2 ticks
+const delayTicks = () => Math.max(2, Math.ceil(setup.hz * 0.05));
+function newBuffer() { return new Interpolator(schema, { capacity: 64, maxExtrapolation: 2 }); }
+function sendReply() {
+  const reply = client.reply();                      // an ack or a hello request, or null
+  if (reply !== null && ws.readyState === WebSocket.OPEN) ws.send(reply);
+}
+
 function onDatagram(d) {
-  if (!decoder) return;
+  if (!client) return;
   bytesSinceSnapshot += d.length;
-  let snap;
+  let snap = null;
   try {
-    snap = decoder.decode(d);
+    snap = client.receive(d);
   } catch (e) {
     if (!(e instanceof DecodeError)) throw e;
     refused++;
     refusals[e.kind] = (refusals[e.kind] || 0) + 1;
-    return;
   }
-  if (snap === null) return;                         // a hello, a fragment
-  ws.send(JSON.stringify({ type: 'ack', seq: decoder.latest }));   // the ack rule (section 15)
+  sendReply();                                       // what the session says to send back, if anything
+  if (snap === null) return;                         // a hello, a fragment, a refusal
+  const sid = client.hello ? client.hello.streamId : null;
+  if (sid !== streamId) { streamId = sid; buffer = newBuffer(); renderTick = null; }   // a new stream: new ticks
+  buffer.push(snap);
   decoded++;
   const n = snap.count;
   let qbits = 0;
@@ -90,9 +105,9 @@ function onDatagram(d) {
   bytesSinceSnapshot = 0;
   const now = performance.now();
   while (history.length && history[0].t < now - windowMs) history.shift();
-  draw(snap);
   showStats(snap);
   if (reportLeft.n > 0) {                            // (after drawing: the screenshot shows it)
+    frame(performance.now());
     reportLeft.n--;
     ws.send(JSON.stringify({ type: 'report', line: snap.toJSONLine() }));
   }
@@ -118,7 +133,10 @@ function showStats(snap) {
   $('entities').textContent = `${snap.count} / ${moving}`;
   const ref = Object.entries(refusals).map(([k, v]) => `${k} ${v}`).join(', ');
   $('counts').textContent = `${decoded} / ${refused}${ref ? ` (${ref})` : ''}`;
-  $('status').textContent = `stream ${decoder.hello ? decoder.hello.streamId.toString(16).padStart(16, '0') : '?'}, latest ${decoder.latest}, history ${decoder.history}`;
+  const st = buffer.stats;
+  $('interp').textContent = `${st.late} / ${st.extrapolated} / ${st.dropped}`;
+  const dec = client.decoder;
+  $('status').textContent = `stream ${client.hello ? client.hello.streamId.toString(16).padStart(16, '0') : '?'}, latest ${client.latest}, history ${dec.history}, drawn ${delayTicks()} ticks behind`;
 }
 
 let velFlagSlot = -1;
@@ -136,16 +154,28 @@ function heading(q) {
   return [1 - 2 * (y * y + z * z), 2 * (x * z - w * y)];
 }
 
-function draw(snap) {
+// the render time, in ticks: advanced by the frame time at the tick rate, started (and caught up
+// after a stall) a playout delay behind the newest view
+let renderTick = null, lastFrame = null;
+function frame(now) {
+  if (buffer === null || buffer.newest === null) { lastFrame = now; return; }
+  const behind = buffer.newest - delayTicks();
+  if (renderTick === null || renderTick < behind - delayTicks() || renderTick > buffer.newest + 2) renderTick = behind;
+  else if (lastFrame !== null) renderTick += Math.max(0, now - lastFrame) * setup.hz / 1000;
+  lastFrame = now;
+  draw(buffer.sample(renderTick));
+}
+function loop(now) { frame(now); requestAnimationFrame(loop); }
+requestAnimationFrame(loop);
+
+function draw(s) {
   const W = canvas.width, H = canvas.height;
-  const fi = Object.fromEntries(schema.names.map((n, i) => [n, i]));
+  const pos = s.columns.position, rot = s.columns.rotation, vel = s.columns.velocity;
   const bodies = [];
   let far = 0;
-  for (let i = 0; i < snap.count; i++) {
-    const codes = snap.fieldCodes(i);
-    const p = schema.fields[fi.position].codec.dequantize(codes[fi.position]);
-    const q = schema.fields[fi.rotation].codec.dequantize(codes[fi.rotation]);
-    const moving = fi.velocity !== undefined ? Number(codes[fi.velocity][0]) === 1 : true;
+  for (let i = 0; i < s.count; i++) {
+    const p = pos.subarray(3 * i, 3 * i + 3), q = rot.subarray(4 * i, 4 * i + 4);
+    const moving = vel === undefined || vel[3 * i] !== 0 || vel[3 * i + 1] !== 0 || vel[3 * i + 2] !== 0;
     bodies.push([p, q, moving]);
     far = Math.max(far, Math.abs(p[0]), Math.abs(p[2]));
   }

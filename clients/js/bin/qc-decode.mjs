@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 // qc-decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin: the runner
 // contract (conformance/README.md). One snapshot decoder, starting with no hello; one compact
 // JSON line per datagram. --key: keyed checks (wire-format section 17); --max-bytes: the bound of

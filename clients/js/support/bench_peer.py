@@ -12,11 +12,17 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")))
-
-from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
-from quantcodec.tools.scene import simulate  # noqa: E402
-from quantcodec.tools.link import default_schema  # noqa: E402
+# The installed package (pip install . from the repository's root), never the source tree: a
+# clean clone's sources have no compiled extensions, and putting them first on sys.path would
+# shadow the installed package and fail with an ImportError.
+try:
+    from quantcodec import SnapshotDecoder, SnapshotEncoder
+    from quantcodec.tools.scene import simulate
+    from quantcodec.tools.link import default_schema
+except ImportError as e:
+    sys.exit(f"bench_peer.py: {sys.executable} cannot import the quantcodec package ({e}); install it "
+             "(python -m venv .venv && .venv/bin/pip install . from the repository's root) and pass "
+             "--python .venv/bin/python to bench.mjs")
 
 TICKS = (280, 150, 60)      # mostly at rest, a pile settling, everything moving
 LAG = 6

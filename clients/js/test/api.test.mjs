@@ -8,8 +8,8 @@ import * as qc from '../quantcodec.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-test('quantcodec.d.ts declares every export of quantcodec.mjs, and nothing else', () => {
-  const dts = fs.readFileSync(path.join(here, '..', 'quantcodec.d.ts'), 'utf8');
+test('quantcodec.d.mts declares every export of quantcodec.mjs, and nothing else', () => {
+  const dts = fs.readFileSync(path.join(here, '..', 'quantcodec.d.mts'), 'utf8');
   const declared = new Set([...dts.matchAll(/^export (?:abstract )?(?:class|function|const) (\w+)/gm)].map((m) => m[1]));
   const exported = new Set(Object.keys(qc));
   assert.deepEqual([...exported].filter((n) => !declared.has(n)).sort(), []);

@@ -347,3 +347,67 @@ export class StreamClient {
 export function runnerLine(decoder: SnapshotDecoder | StreamClient, datagram: Uint8Array): string;
 /** A DATAGRAMS.bin (u32 LE length + bytes, repeated) split into datagrams. */
 export function splitDatagrams(bytes: Uint8Array): Uint8Array[];
+
+// -- snapshot interpolation (docs/interpolation.md) ----------------------------------------------
+
+export interface InterpolatorOptions {
+  /** The most views held (at least 2; default 32). */
+  capacity?: number;
+  /** The most ticks past the newest view extrapolated (default 2.0). */
+  maxExtrapolation?: number;
+}
+export interface InterpolatorStats {
+  pushed: number;
+  /** Duplicates and views older than every view of a full buffer. */
+  dropped: number;
+  /** Views pushed at or before a render time already sampled. */
+  late: number;
+  /** Samples past the newest view, with a view before it. */
+  extrapolated: number;
+  /** Samples before the oldest view. */
+  early: number;
+}
+/** What Interpolator.sample gives. */
+export class InterpolatedSample {
+  readonly schema: Schema;
+  /** View a's ids, ascending. */
+  readonly ids: Integer[];
+  /** Per field, count * width values, row-major (a plain Array for a field of codes wider than 53 bits). */
+  readonly columns: Record<string, Float64Array | Integer[]>;
+  /** Per field, the values of one entity (3 for a Vector of 3, 4 for a Quat, 1 for a scalar). */
+  readonly width: Record<string, number>;
+  readonly count: number;
+  /** The tick (unwrapped) of the view drawn from. */
+  readonly a: number;
+  /** The tick of the view blended towards, or null (held or extrapolated). */
+  readonly b: number | null;
+  /** The blend between a and b; extrapolating, the multiple of (a - previous view) added; 0 when held. */
+  readonly alpha: number;
+  /** Entity i's values: a number per scalar field, an array per Vector, Quat or UnitVector (Bool 0/1, Enum its index). */
+  values(i: number): Record<string, number | bigint | number[]>;
+  indexOf(id: Integer): number;
+}
+/**
+ * A buffer of decoded views keyed by tick (their 16-bit seq unwrapped against the newest), sampled
+ * at a render time in ticks: linear fields interpolated, angles along the shortest arc, rotations
+ * and unit vectors by nlerp, exact fields held; past the newest view, extrapolated for at most
+ * maxExtrapolation ticks. Bit for bit as the Python reference (quantcodec/interpolation.py).
+ */
+export class Interpolator {
+  constructor(schema: Schema, options?: InterpolatorOptions);
+  readonly schema: Schema;
+  readonly capacity: number;
+  readonly maxExtrapolation: number;
+  readonly stats: InterpolatorStats;
+  /** The newest tick pushed (unwrapped), or null. */
+  readonly newest: number | null;
+  readonly oldest: number | null;
+  /** The views held. */
+  readonly size: number;
+  /** The unwrapped tick of a 16-bit seq. */
+  tick(seq: number): number;
+  /** Adds a view (a Snapshot); false when it is dropped (a duplicate, or too old for a full buffer). */
+  push(view: Snapshot): boolean;
+  /** Every entity's values at render time t (ticks; e.g. interpolator.newest - delay + elapsed). */
+  sample(t: number): InterpolatedSample;
+}

@@ -1,0 +1,71 @@
+// The compiled fast path (makeEntityReader: the changed entities of the common schemas, unrolled
+// per schema) and the interpreted one decode every kit stream alike, line for line: both stay
+// tested whatever the kit's expected lines cover.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import * as qc from '../quantcodec.mjs';
+import { KIT, readJSON, readBytes } from '../support/helpers.mjs';
+
+const present = fs.existsSync(path.join(KIT, 'manifest.json'));
+const manifest = present ? readJSON(path.join(KIT, 'manifest.json')) : { schemas: {}, streams: [] };
+
+test('the pose schema (a game entity) has the compiled reader; a schema of wide codes does not', { skip: present ? false : `no kit at ${KIT}` }, () => {
+  const pose = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, 'schemas', 'pose.json'), 'utf8'));
+  assert.notEqual(new qc.SnapshotDecoder(pose).coder.entityGen, null);
+  const wide = new qc.Schema('W', [['n', new qc.UInt(64)]]);
+  assert.equal(new qc.SnapshotDecoder(wide).coder.entityGen, null);
+});
+
+for (const st of manifest.streams) {
+  const args = st.args || [];
+  if (args.length) continue;            // (keyed and bounded streams: the same packets as others)
+  test(`kit stream ${st.name}: the compiled and the interpreted fast paths decode alike`, () => {
+    const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, manifest.schemas[st.schema]?.file ?? st.schema), 'utf8'));
+    const ds = qc.splitDatagrams(readBytes(path.join(KIT, st.datagrams)));
+    const a = new qc.SnapshotDecoder(schema), b = new qc.SnapshotDecoder(schema);
+    b.coder.entityGen = null;
+    const la = ds.map((d) => qc.runnerLine(a, d)), lb = ds.map((d) => qc.runnerLine(b, d));
+    assert.deepEqual(la, lb);
+  });
+}
+
+// mutated packets sealed with the stream's key reach the packet decoder: both paths must refuse
+// the same ones with the same kind and accept the rest with the same codes
+function rng(seed) {
+  let s = seed >>> 0;
+  const next = () => { s = (s + 0x6d2b79f5) >>> 0; let t = s; t = Math.imul(t ^ (t >>> 15), t | 1); t ^= t + Math.imul(t ^ (t >>> 7), t | 61); return ((t ^ (t >>> 14)) >>> 0) / 4294967296; };
+  return { int: (n) => Math.floor(next() * n) };
+}
+const ROUNDS = Number(process.env.QC_FUZZ_ROUNDS || 300);
+for (const st of manifest.streams.filter((x) => ['pose_clean', 'pose_lossy'].includes(x.name))) {
+  test(`fastpath fuzz: mutated packets of ${st.name} sealed with its key, compiled and interpreted alike`, { timeout: 60000 }, () => {
+    const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, st.schema), 'utf8'));
+    const real = qc.splitDatagrams(readBytes(path.join(KIT, st.datagrams)));
+    const a = new qc.SnapshotDecoder(schema), b = new qc.SnapshotDecoder(schema);
+    b.coder.entityGen = null;
+    const r = rng(0x5eed + st.name.length);
+    const kinds = {};
+    for (const d of real) {
+      assert.equal(qc.runnerLine(a, d), qc.runnerLine(b, d));
+      if (!a.hello) continue;
+      const h = a.hello;
+      const seedP = qc.crc32c(Uint8Array.from([...qc.streamKey(h.fingerprint, h.history, h.predict, h.maxDatagram, h.streamId), 0x50]));
+      for (let j = 0; j < ROUNDS / real.length + 1; j++) {
+        const src = real[r.int(real.length)];
+        if (src.length >= 4 && src[0] === 0x51 && src[1] === 0x43) continue;       // a hello
+        const body = src.slice(0, src.length - 4);
+        for (let f = 0; f <= r.int(4); f++) { const bit = 16 + r.int(Math.max(1, body.length * 8 - 16)); if (bit < body.length * 8) body[bit >> 3] ^= 1 << (bit & 7); }
+        const m = new Uint8Array(body.length + 4);
+        m.set(body);
+        new DataView(m.buffer).setUint32(body.length, qc.crc32c(body, seedP), true);
+        const la = qc.runnerLine(a, m), lb = qc.runnerLine(b, m);
+        assert.equal(la, lb);
+        const k = la.startsWith('{"error"') ? la : 'accepted';
+        kinds[k] = (kinds[k] || 0) + 1;
+      }
+    }
+    assert.ok(Object.keys(kinds).length >= 2, JSON.stringify(kinds));
+  });
+}
