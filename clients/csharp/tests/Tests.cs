@@ -47,6 +47,7 @@ static partial class Tests
             new KeyValuePair<string, Action>("fuzz", Fuzz),
             new KeyValuePair<string, Action>("interpolation kit", InterpKit),
             new KeyValuePair<string, Action>("interpolation cases", InterpUnits),
+            new KeyValuePair<string, Action>("interpolation vs Python", InterpPython),
             new KeyValuePair<string, Action>("package layout", Package),
         };
         string only = args.Length > 1 ? args[1] : null;

@@ -290,3 +290,194 @@ static partial class Tests
             { new KeyValuePair<string, Codec>("x", Codec.Bool()) }), 1))), "a view of another schema refused");
     }
 }
+
+static partial class Tests
+{
+    // A schema with every interpolation rule the kit's pose schema lacks: Fixed, Half and Grid
+    // (linear), angles in degrees and radians, signed and not, a UnitVector, a scalar NearlyZero.
+    const string InterpMixedSchema = @"{""name"":""Mix"",""version"":1,""fields"":[
+{""name"":""p"",""codec"":{""kind"":""Vector"",""codecs"":[{""kind"":""Fixed"",""step"":0.01,""bits"":16,""signed"":true},{""kind"":""Half""},{""kind"":""Grid"",""cell_size"":8.0,""cell_bits"":6,""offset_bits"":10}]}},
+{""name"":""a1"",""codec"":{""kind"":""Angle"",""bits"":12,""signed"":true,""unit"":""deg""}},
+{""name"":""a2"",""codec"":{""kind"":""Angle"",""bits"":10,""signed"":true,""unit"":""rad""}},
+{""name"":""a3"",""codec"":{""kind"":""Angle"",""bits"":9,""signed"":false,""unit"":""deg""}},
+{""name"":""q"",""codec"":{""kind"":""Quat"",""bits"":9}},
+{""name"":""u"",""codec"":{""kind"":""UnitVector"",""bits"":9}},
+{""name"":""nz"",""codec"":{""kind"":""NearlyZero"",""inner"":{""kind"":""Bounded"",""min"":-20,""max"":20,""bits"":12},""threshold"":0.5}},
+{""name"":""n"",""codec"":{""kind"":""UInt"",""bits"":3}},
+{""name"":""e"",""codec"":{""kind"":""Enum"",""labels"":[""x"",""y""]}},
+{""name"":""b"",""codec"":{""kind"":""Bool""}}]}";
+
+    /// <summary>A Python with numpy for tests/interp_reference.py (QC_TEST_PYTHON, else python3), or null.</summary>
+    static string NumpyPython()
+    {
+        foreach (var py in new[] { Environment.GetEnvironmentVariable("QC_TEST_PYTHON"), "python3" })
+        {
+            if (string.IsNullOrEmpty(py)) continue;
+            try
+            {
+                var psi = new System.Diagnostics.ProcessStartInfo(py, "-c \"import numpy\"")
+                { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+                using (var p = System.Diagnostics.Process.Start(psi))
+                {
+                    p.StandardOutput.ReadToEnd(); p.StandardError.ReadToEnd(); p.WaitForExit();
+                    if (p.ExitCode == 0) return py;
+                }
+            }
+            catch (Exception) { }
+        }
+        return null;
+    }
+
+    /// <summary>Random scenarios (views pushed late, reordered, duplicated, missing; entities coming
+    /// and going; render times before, between and past the views) replayed by this Interpolator and
+    /// by Python's quantcodec/interpolation.py: the same kept flags, ticks, alphas, ids, stats and
+    /// value bits.</summary>
+    static void InterpPython()
+    {
+        string py = NumpyPython();
+        if (py == null) { Console.WriteLine("  skipped: interpolation against Python: no Python with numpy (QC_PYTHON names one)"); return; }
+        var specs = new[] { InterpMixedSchema, File.ReadAllText(Path.Combine(root, "conformance/schemas/pose.json")) };
+        var sb = new System.Text.StringBuilder("[");
+        var mine = new List<List<string>>();     // per scenario, per op: this client's answer as JSON
+        int nsc = 0;
+        for (int si = 0; si < specs.Length; si++)
+            for (int seed = 1; seed <= 60; seed++)
+            {
+                var s = Schema.FromJson(specs[si]);
+                var rnd = new Random(seed * 7919 + si);
+                var ip = new Interpolator(s, capacity: 2 + rnd.Next(7), maxExtrapolation: rnd.Next(4) * 0.75);
+                if (nsc++ > 0) sb.Append(',');
+                sb.Append("{\"schema\":").Append(specs[si]).Append(",\"capacity\":").Append(ip.Capacity)
+                  .Append(",\"max_extrapolation\":\"").Append(Hex(Bits(ip.MaxExtrapolation))).Append("\",\"ops\":[");
+                var answers = new List<string>();
+                int seq = rnd.Next(65536);
+                double t = seq - 3;
+                for (int op = 0; op < 150; op++)
+                {
+                    if (op > 0) sb.Append(',');
+                    if (op == 0 || rnd.Next(3) == 0)
+                    {
+                        int sq = (seq + rnd.Next(-4, 3)) & 0xFFFF;
+                        seq = (seq + 1) & 0xFFFF;
+                        var ids = new List<ulong>();
+                        for (ulong id = 1; id < 8; id++) if (rnd.Next(3) > 0) ids.Add(id);
+                        var v = new Snapshot(s, ids.Count) { Seq = sq, Count = ids.Count };
+                        sb.Append("{\"push\":").Append(sq).Append(",\"ids\":[").Append(string.Join(",", ids)).Append("],\"rows\":[");
+                        for (int r = 0; r < ids.Count; r++)
+                        {
+                            var vals = RandomValues(s, rnd);
+                            var codes = s.Quantize(vals);
+                            Array.Copy(codes, 0, v.Codes, r * s.Slots.Length, codes.Length);
+                            v.Ids[r] = ids[r];
+                            var dq = s.Dequantize(codes);
+                            if (r > 0) sb.Append(',');
+                            sb.Append('[');
+                            for (int k = 0; k < dq.Length; k++) { if (k > 0) sb.Append(','); sb.Append('"').Append(Hex(Bits(dq[k]))).Append('"'); }
+                            sb.Append(']');
+                        }
+                        sb.Append("]}");
+                        answers.Add("{\"kept\":" + (ip.Push(v) ? "true" : "false") + "}");
+                        continue;
+                    }
+                    t = ip.Newest.Value - 3 + rnd.NextDouble() * 5.5;
+                    if (rnd.Next(15) == 0) t -= 8;
+                    if (rnd.Next(10) == 0) t = Math.Floor(t);
+                    sb.Append("{\"sample\":\"").Append(Hex(Bits(t))).Append("\"}");
+                    var m = ip.Sample(t);
+                    var a = new System.Text.StringBuilder();
+                    a.Append("{\"a\":").Append(m.A).Append(",\"b\":").Append(m.B == null ? "null" : m.B.ToString())
+                     .Append(",\"alpha\":\"").Append(Hex(Bits(m.Alpha))).Append("\",\"ids\":[").Append(string.Join(",", m.Ids)).Append("],\"values\":[");
+                    for (int f = 0; f < s.Fields.Length; f++)
+                    {
+                        if (f > 0) a.Append(',');
+                        a.Append('[');
+                        for (int k = 0; k < m.Values[f].Length; k++) { if (k > 0) a.Append(','); a.Append('"').Append(Hex(Bits(m.Values[f][k]))).Append('"'); }
+                        a.Append(']');
+                    }
+                    var st = m.Stats;
+                    a.Append("],\"stats\":[").Append(st.Pushed).Append(',').Append(st.Dropped).Append(',').Append(st.Late)
+                     .Append(',').Append(st.Extrapolated).Append(',').Append(st.Early).Append("]}");
+                    answers.Add(a.ToString());
+                }
+                sb.Append("]}");
+                mine.Add(answers);
+            }
+        sb.Append(']');
+        string dir = Path.Combine(here, "build~");
+        string src = Path.Combine(dir, "interp_scenarios.json"), dst = Path.Combine(dir, "interp_reference.json");
+        File.WriteAllText(src, sb.ToString());
+        File.Delete(dst);
+        var psi = new System.Diagnostics.ProcessStartInfo(py, "\"" + Path.Combine(here, "tests", "interp_reference.py") + "\" \"" + root + "\" \"" + src + "\" \"" + dst + "\"")
+        { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        string err;
+        using (var p = System.Diagnostics.Process.Start(psi))
+        {
+            p.StandardOutput.ReadToEnd(); err = p.StandardError.ReadToEnd(); p.WaitForExit();
+            if (p.ExitCode != 0) { Check(false, "interp_reference.py failed: " + err); return; }
+        }
+        var reference = Json.ParseUtf8(File.ReadAllBytes(dst)).Items;
+        Check(reference.Count == mine.Count, "Python answered every scenario");
+        int ops = 0, samples = 0, extrap = 0, between = 0;
+        for (int i = 0; i < mine.Count && i < reference.Count; i++)
+        {
+            var want = reference[i].Items;
+            bool same = want.Count == mine[i].Count;
+            for (int k = 0; same && k < want.Count; k++)
+            {
+                // Python's json writes ", " and ": ": compare the parsed values re-written compactly
+                string w = Compact(want[k]);
+                same = w == mine[i][k];
+                if (!same) Console.WriteLine("  scenario " + i + " op " + k + ": " + mine[i][k] + "\n    Python: " + w);
+                ops++;
+                var b = want[k].Get("b");
+                if (b != null) { samples++; if (b.Type != JsonType.Null) between++; }
+            }
+            Check(same, "scenario " + i + ": every op as Python's reference answers it");
+            for (int k = want.Count - 1; k >= 0; k--) if (want[k].Get("stats") != null) { extrap += int.Parse(want[k].Get("stats").Items[3].Text); break; }
+        }
+        Check(samples > 1000 && between > 300 && extrap > 300, "the scenarios reach blends and extrapolation: " + samples + " samples, " + between + " between, " + extrap + " extrapolated");
+        Console.WriteLine("  " + mine.Count + " scenarios, " + ops + " ops compared with Python's reference");
+    }
+
+    static double[] RandomValues(Schema s, Random rnd)
+    {
+        var vals = new double[s.ValueCount];
+        for (int k = 0; k < vals.Length; k++) vals[k] = rnd.NextDouble() * 40 - 20;
+        foreach (var f in s.Fields)
+        {
+            var c = f.Codec;
+            if (c.Kind == CodecKind.NearlyZero && rnd.Next(2) == 0) for (int k = 0; k < f.ValueCount; k++) vals[f.FirstValue + k] = 0;
+            if (c.Kind == CodecKind.Quat || c.Kind == CodecKind.UnitVector)
+            {
+                double n = 0;
+                for (int k = 0; k < f.ValueCount; k++) n += vals[f.FirstValue + k] * vals[f.FirstValue + k];
+                for (int k = 0; k < f.ValueCount; k++) vals[f.FirstValue + k] /= Math.Sqrt(n);
+            }
+            if (c.Kind == CodecKind.UInt || c.Kind == CodecKind.Bool || c.Kind == CodecKind.Enum) vals[f.FirstValue] = rnd.Next(2);
+        }
+        return vals;
+    }
+
+    static string Compact(JsonValue v)
+    {
+        switch (v.Type)
+        {
+            case JsonType.Null: return "null";
+            case JsonType.Bool: return v.BoolValue ? "true" : "false";
+            case JsonType.Number: return v.Text;
+            case JsonType.String: return "\"" + v.Text + "\"";
+            case JsonType.Array:
+                {
+                    var parts = new List<string>();
+                    foreach (var x in v.Items) parts.Add(Compact(x));
+                    return "[" + string.Join(",", parts) + "]";
+                }
+            default:
+                {
+                    var parts = new List<string>();
+                    foreach (var m in v.Members) parts.Add("\"" + m.Key + "\":" + Compact(m.Value));
+                    return "{" + string.Join(",", parts) + "}";
+                }
+        }
+    }
+}
