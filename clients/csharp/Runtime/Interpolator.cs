@@ -29,18 +29,35 @@ namespace QuantCodec
     /// divided by A - P; 0 when held) and the interpolator's Stats after this sample.</summary>
     public sealed class Sample
     {
-        public readonly Schema Schema;
-        public readonly int Count;
-        public readonly ulong[] Ids;
-        public readonly double[][] Values;
-        public readonly long A;
-        public readonly long? B;
-        public readonly double Alpha;
-        public readonly InterpolationStats Stats;
+        public Schema Schema { get; private set; }
+        public int Count { get; private set; }
+        /// <summary>The entities' ids, ascending (the first Count: a reused sample's array may be longer).</summary>
+        public ulong[] Ids { get; private set; }
+        /// <summary>Per field, Count rows of Width(field) doubles (a reused sample's arrays may be longer).</summary>
+        public double[][] Values { get; private set; }
+        public long A { get; private set; }
+        public long? B { get; private set; }
+        public double Alpha { get; private set; }
+        public InterpolationStats Stats { get; private set; }
 
-        internal Sample(Schema schema, int count, ulong[] ids, double[][] values, long a, long? b, double alpha, InterpolationStats stats)
+        internal Sample(Schema schema)
         {
-            Schema = schema; Count = count; Ids = ids; Values = values; A = a; B = b; Alpha = alpha; Stats = stats;
+            Schema = schema;
+            Ids = new ulong[0];
+            Values = new double[schema.Fields.Length][];
+            for (int f = 0; f < Values.Length; f++) Values[f] = new double[0];
+        }
+
+        /// <summary>Room for n entities (arrays grown, never shrunk), and the header.</summary>
+        internal void Set(int n, long a, long? b, double alpha, InterpolationStats stats)
+        {
+            if (Ids.Length < n) Ids = new ulong[n];
+            for (int f = 0; f < Values.Length; f++)
+            {
+                int need = n * Schema.Fields[f].ValueCount;
+                if (Values[f].Length < need) Values[f] = new double[need];
+            }
+            Count = n; A = a; B = b; Alpha = alpha; Stats = stats;
         }
 
         /// <summary>The values of the field named (Count rows of Width doubles).</summary>
@@ -183,8 +200,15 @@ namespace QuantCodec
 
         /// <summary>Every entity's values at render time t (ticks). InvalidOperationException before
         /// the first view.</summary>
-        public Sample Sample(double t)
+        public Sample Sample(double t) { return Sample(t, null); }
+
+        /// <summary>Sample(t) into a sample this interpolator returned before (its arrays reused, grown
+        /// when too small: no allocation once they fit; read the first Count rows), or a new one when
+        /// reuse is null. The values of reuse are overwritten.</summary>
+        public Sample Sample(double t, Sample reuse)
         {
+            if (reuse != null && !ReferenceEquals(reuse.Schema, schema))
+                throw new ArgumentException("Interpolator.Sample: the sample to reuse is of another interpolator's schema");
             if (views.Count == 0) throw new InvalidOperationException("Interpolator.Sample: no view pushed yet");
             lastT = !sampled ? t : Math.Max(lastT, t);
             sampled = true;
@@ -193,33 +217,33 @@ namespace QuantCodec
             if (ia < 0)
             {
                 stats.Early++;
-                return Make(views[0], null, null, 0.0, Mode.Hold);
+                return Make(views[0], null, null, 0.0, Mode.Hold, reuse);
             }
             var a = views[ia];
             if (ia + 1 < views.Count)
             {
                 var b = views[ia + 1];
                 double alpha = (t - a.Tick) / (double)(b.Tick - a.Tick);
-                return Make(a, b, b.Tick, alpha, Mode.Between);
+                return Make(a, b, b.Tick, alpha, Mode.Between, reuse);
             }
-            if (ia == 0 || t == a.Tick) return Make(a, null, null, 0.0, Mode.Hold);
+            if (ia == 0 || t == a.Tick) return Make(a, null, null, 0.0, Mode.Hold, reuse);
             stats.Extrapolated++;
             var p = views[ia - 1];
             double e = Math.Min(t - a.Tick, maxExtrapolation);
             double x = e / (double)(a.Tick - p.Tick);
-            return Make(a, p, null, x, Mode.Extrapolate);
+            return Make(a, p, null, x, Mode.Extrapolate, reuse);
         }
 
         enum Mode { Hold, Between, Extrapolate }
 
-        Sample Make(View a, View o, long? b, double x, Mode how)
+        Sample Make(View a, View o, long? b, double x, Mode how, Sample into)
         {
             int n = a.Count, nv = schema.ValueCount;
             var fields = schema.Fields;
-            var values = new double[fields.Length][];
-            for (int f = 0; f < fields.Length; f++) values[f] = new double[n * fields[f].ValueCount];
-            var ids = new ulong[n];
-            Array.Copy(a.Ids, ids, n);
+            var smp = into ?? new Sample(schema);
+            smp.Set(n, a.Tick, b, x, stats);
+            var values = smp.Values;
+            Array.Copy(a.Ids, smp.Ids, n);
             int j = 0;      // both id lists ascend: a merge walk finds each entity's row in o
             for (int r = 0; r < n; r++)
             {
@@ -245,7 +269,7 @@ namespace QuantCodec
                     Mix(a.Values, ba + v0, o.Values, ro * nv + v0, v0, w, x, how, dst, d0);
                 }
             }
-            return new Sample(schema, n, ids, values, a.Tick, b, x, stats);
+            return smp;
         }
 
         void Mix(double[] va, int ia, double[] vo, int io, int v0, int w, double x, Mode how, double[] dst, int d0)

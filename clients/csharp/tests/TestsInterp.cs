@@ -13,6 +13,8 @@ static partial class Tests
         var schema = Schema.Load(Path.Combine(root, "conformance", kit.Get("schema").Text));
         int cap = int.Parse(kit.Get("capacity").Text);
         var ip = new Interpolator(schema, capacity: cap, maxExtrapolation: KitFloat(kit.Get("max_extrapolation")));
+        var ipr = new Interpolator(schema, capacity: cap, maxExtrapolation: KitFloat(kit.Get("max_extrapolation")));
+        Sample reused = null;       // the same pushes, sampled into one reused Sample
         int nslots = schema.Slots.Length, op = 0, powExact = 0, powNear = 0;
         foreach (var o in kit.Get("ops").Items)
         {
@@ -34,12 +36,21 @@ static partial class Tests
                 }
                 Check(ok, "interpolation op " + op + ": the push's codes read");
                 bool kept = ip.Push(view);
+                Check(ipr.Push(view) == kept, "interpolation op " + op + ": the same answer twice");
                 Check(kept == o.Get("kept").BoolValue, "interpolation op " + op + ": push seq " + view.Seq + " kept " + kept);
                 continue;
             }
             double t = KitFloat(o.Get("sample"));
             var smp = ip.Sample(t);
             string at = "interpolation op " + op + " (t " + t.ToString("R") + "): ";
+            var prev = reused;
+            reused = ipr.Sample(t, reused);
+            bool sameR = (prev == null || ReferenceEquals(prev, reused)) && reused.A == smp.A && reused.B == smp.B
+                         && Bits(reused.Alpha) == Bits(smp.Alpha) && reused.Count == smp.Count && reused.Stats.Equals(smp.Stats);
+            for (int i = 0; sameR && i < smp.Count; i++) sameR = reused.Ids[i] == smp.Ids[i];
+            for (int f = 0; sameR && f < schema.Fields.Length; f++)
+                for (int k = 0; sameR && k < smp.Count * smp.Width(f); k++) sameR = Bits(reused.Values[f][k]) == Bits(smp.Values[f][k]);
+            Check(sameR, at + "a reused Sample holds what a new one does");
             Check(smp.A == long.Parse(o.Get("a").Text), at + "a " + smp.A);
             var wb = o.Get("b");
             Check(wb.Type == JsonType.Null ? smp.B == null : smp.B == long.Parse(wb.Text), at + "b " + smp.B);
@@ -276,6 +287,16 @@ static partial class Tests
             "a leaving entity held, a staying one blended, an arriving one not yet shown");
         var en2 = ip10.Sample(2.0);
         Check(en2.Count == 2 && en2.Ids[0] == 2 && en2.Ids[1] == 3, "the arriving entity shown once its view is A");
+
+        // a reused Sample: the same object, its arrays kept once they fit
+        var rs = ip10.Sample(1.5, null);
+        var idsArr = rs.Ids; var xArr = rs.Values[0];
+        Check(ReferenceEquals(ip10.Sample(2.0, rs), rs) && ReferenceEquals(rs.Ids, idsArr) && ReferenceEquals(rs.Values[0], xArr)
+              && rs.Count == 2 && rs.Ids[0] == 2 && rs.A == 2, "Sample(t, reuse) fills the sample given, without new arrays");
+        var otherIp = new Interpolator(InterpSchema());
+        otherIp.Push(InterpView(otherIp.Schema, 1, Ent(1, 1.0)));
+        var otherSample = otherIp.Sample(1.0);
+        Check(Throws<ArgumentException>(() => ip10.Sample(1.5, otherSample)), "a sample of another interpolator's schema is not reused");
 
         // the view is copied: the decoder may reuse the Snapshot
         var ip11 = new Interpolator(s);
