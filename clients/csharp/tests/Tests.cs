@@ -45,6 +45,9 @@ static partial class Tests
             new KeyValuePair<string, Action>("runner options", RunnerOptions),
             new KeyValuePair<string, Action>("hostile limits", HostileLimits),
             new KeyValuePair<string, Action>("fuzz", Fuzz),
+            new KeyValuePair<string, Action>("interpolation kit", InterpKit),
+            new KeyValuePair<string, Action>("interpolation cases", InterpUnits),
+            new KeyValuePair<string, Action>("interpolation vs Python", InterpPython),
             new KeyValuePair<string, Action>("package layout", Package),
         };
         string only = args.Length > 1 ? args[1] : null;

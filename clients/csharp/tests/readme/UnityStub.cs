@@ -6,4 +6,5 @@ namespace UnityEngine
     public struct Quaternion { public Quaternion(float x, float y, float z, float w) { } }
     public class Transform { public Vector3 localPosition; public Quaternion localRotation; }
     public static class Debug { public static void LogError(object o) { } }
+    public static class Time { public static float deltaTime; }
 }
