@@ -403,16 +403,12 @@ class StreamClient:
                 raise
             if view is not None:
                 self._due = True
-                latest = dec.latest
-                if self._view is None or view.seq == latest or dec.stream_id != self._view_stream:
+                if view.seq == dec.latest:          # (a late view does not replace a newer one)
                     self._view = view
-                    self._view_stream = dec.stream_id
             elif dec.stream_id != before:
-                self._due = True
+                self._due = True                    # a hello adopted: a new stream
                 self._view = None
             return view
-
-    _view_stream = None
 
     def reply(self):
         """The reply to send the server now (bytes), or None (docs/wire-format.md section 18)."""

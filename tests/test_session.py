@@ -148,6 +148,9 @@ def test_hello_goes_out_until_a_packet_is_acked_then_stops():
     out = server.send(6, world.tick())["a"]
     assert hello not in out                  # acked: no more hellos
     assert len(out) == 1 and client.receive(out[0]).seq == 6
+    assert client.view.seq == 6 and client.latest == 6
+    client.receive(server.send(5, world.tick())["a"][0])   # a late view (5 < 6): not the newest
+    assert client.view.seq == 6
 
 
 def test_first_hellos_lost_needs_no_user_code():
