@@ -158,6 +158,13 @@ class StreamServer:
         """Whether the streams carry keyed tags (a shared key)."""
         return self._mk is not None
 
+    def set_budget(self, client, budget):
+        """Change ``client``'s budget (bytes a tick, or None) from its next tick on, without
+        starting its stream over (``connect`` would)."""
+        with self._lock:
+            peer = self._peer(client, "set_budget")
+            peer.budget = _check_budget(budget, peer.hello_len, "StreamServer.set_budget")
+
     def budget_of(self, client):
         """``client``'s budget in bytes a tick (None: none)."""
         return self._peer(client, "budget_of").budget

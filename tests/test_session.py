@@ -544,3 +544,18 @@ def test_budget_smaller_than_the_hello_is_refused():
     server = qc.StreamServer(SCHEMA)
     with pytest.raises(ValueError, match="smaller than the stream's hello"):
         server.connect("c", budget=10)
+
+
+def test_set_budget_keeps_the_stream():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    sid = server.encoder("c").stream_id
+    server.set_budget("c", 600)
+    assert server.budget_of("c") == 600 and server.encoder("c").stream_id == sid
+    with pytest.raises(ValueError, match="smaller than the stream's hello"):
+        server.set_budget("c", 5)
+    assert server.budget_of("c") == 600
+    server.set_budget("c", None)
+    assert server.budget_of("c") is None
+    with pytest.raises(KeyError, match="not connected"):
+        server.set_budget("nobody", 600)
