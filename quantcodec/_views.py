@@ -1,0 +1,442 @@
+"""Per-client views under a byte budget (SPEC section 8, issue 34): what the session sends each
+client, built here and coded by that client's own :class:`SnapshotEncoder`, unchanged.
+
+A *view* is a whole :class:`Snapshot` of the world's schema: the state the server records for one
+client. The session hands each client's packet a view instead of the world; the encoder codes it
+against the client's newest acknowledged view, as any snapshot (no wire change: every client in
+every language reads it as it reads the world today). docs/views.md says why this design and not
+per-entity baselines, with the figures.
+
+One :class:`ViewBuilder` per client. ``build(seq, world, ids, weights, room)``:
+
+1. the *target*: the world restricted to the client's interest (``restrict``);
+2. the *start* view V0: the previous view sent (what the client may already show; an unacked
+   change must not be taken back), entities that left the interest left out, and for the
+   entities the previous view lacks, the acknowledged baseline's codes (they cost nothing);
+3. the *in-flight* part of V0 (where it differs from the baseline: sent, not yet acked) costs
+   bytes again in this packet, whatever is chosen: it is fitted first. If it alone does not fit,
+   its lowest priorities go back to the baseline's codes (the only case where a view steps back);
+4. the *candidates*: entities where the world differs from V0, highest accumulated priority
+   first; each takes the world's codes. An in-flight one costs about nothing more (its record is
+   in the packet already); one that equals the baseline costs a changed record; one that entered
+   the interest costs a whole record. Sizes are estimated (bits per changed and per new entity,
+   learned from the packets before) and checked with trial encodes by a DeltaEncoder of the
+   builder's own against the very references the client's encoder will use
+   (``EncoderState.refs``): at most ``MAX_TRIALS`` a tick, never a search;
+5. priorities: each tick adds each entity's weight; an entity whose view codes equal the world's
+   (sent now, or unchanged) is reset to 0.
+
+The guarantee: the datagrams of ``encoder.encode_datagrams(seq, view)`` total at most ``room``
+bytes (framing and fragments counted), each at most ``encoder.max_datagram``; when even the
+baseline restricted to the interest does not fit, ``build`` returns None (nothing is sent).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._delta import DeltaEncoder
+from . import _framing
+from .snapshot import Snapshot, _layout_of, _plan_of
+
+__all__ = ["ViewBuilder", "restrict", "datagram_bytes"]
+
+_U64 = np.dtype(np.uint64)
+_NO_IDS = np.zeros(0, dtype=_U64)
+_NO_IDS.setflags(write=False)
+_FRAMING = _framing.FRAGMENT_HEADER + _framing.CHECK       # 12 bytes a fragment
+
+MAX_TRIALS = 3          # trial encodes after the start view's, per tick
+_FILL = 0.97            # the share of the room an estimate may plan for (the trial checks it)
+
+
+def datagram_bytes(packet_len, max_datagram):
+    """The bytes on the wire of a packet of ``packet_len`` bytes (without its 4-byte check): one
+    datagram of packet + 4 when that fits in ``max_datagram``, else ceil(len / (max_datagram -
+    12)) fragments of 12 bytes of framing each; ``math.inf`` beyond 256 fragments."""
+    if packet_len + _framing.CHECK <= max_datagram:
+        return packet_len + _framing.CHECK
+    count = -(-packet_len // (max_datagram - _FRAMING))
+    if count > _framing.MAX_FRAGMENTS:
+        return math.inf
+    return packet_len + _FRAMING * count
+
+
+def _ascending(a):
+    return a.shape[0] < 2 or bool(np.all(a[1:] > a[:-1]))
+
+
+def _select(wids, ids):
+    """(rows of ``wids`` (ascending) holding ``ids``, ascending; the index in ``ids`` of each,
+    or None when that is 0..n-1). Ids not in ``wids`` are left out; a repeated id counts once."""
+    ids = np.asarray(ids)
+    if ids.dtype != _U64:
+        if ids.dtype.kind not in "ui":
+            if ids.size:
+                raise TypeError(f"views: interest ids must be integers, got dtype {ids.dtype}")
+        elif ids.dtype.kind == "i" and ids.size and ids.min() < 0:
+            raise ValueError("views: interest ids must be non-negative")
+        ids = ids.astype(_U64)
+    if ids.ndim != 1:
+        raise ValueError(f"views: interest ids must be one-dimensional, got shape {ids.shape}")
+    n = wids.shape[0]
+    if n == 0 or ids.shape[0] == 0:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
+    src = None
+    if not _ascending(ids):
+        src = np.argsort(ids, kind="stable")
+        ids = ids[src]
+        if ids.shape[0] > 1:
+            first = np.empty(ids.shape[0], dtype=bool)
+            first[0] = True
+            np.not_equal(ids[1:], ids[:-1], out=first[1:])
+            if not first.all():
+                ids, src = ids[first], src[first]
+    pos = np.searchsorted(wids, ids)
+    np.minimum(pos, n - 1, out=pos)
+    hit = wids[pos] == ids
+    if hit.all():
+        return pos, src
+    if src is None:
+        src = np.flatnonzero(hit)
+    else:
+        src = src[hit]
+    return pos[hit], src
+
+
+def restrict(world, ids):
+    """``world`` (a Snapshot) restricted to the entities ``ids`` (any order; ids not in the world
+    are left out), as a Snapshot of the same schema sharing no state with it: the rows are
+    found by ``searchsorted`` on the world's ascending ids, the codes copied, never re-quantized.
+    ``ids`` None: the world itself."""
+    if ids is None:
+        return world
+    rows, _ = _select(world.ids, ids)
+    return Snapshot._make(world.schema, np.ascontiguousarray(world.ids[rows]),
+                          np.ascontiguousarray(world.matrix[rows]))
+
+
+def _weights(weights, n, src):
+    """Weights as float64 aligned with the target's rows (``src``: their index in what the
+    weights were given for, None: the same rows)."""
+    if weights is None:
+        return np.ones(n, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 1:
+        raise ValueError(f"views: weights must be one-dimensional, got shape {w.shape}")
+    if src is not None:
+        w = w[src]
+    elif w.shape[0] != n:
+        raise ValueError(f"views: {w.shape[0]} weights for {n} entities")
+    if not np.all(np.isfinite(w)) or (w.size and w.min() < 0):
+        raise ValueError("views: weights must be finite and non-negative")
+    return w
+
+
+def _align(snap, tid):
+    """(present, rows): for each id of ``tid``, whether ``snap`` holds it and at which row."""
+    n = tid.shape[0]
+    if snap is None or snap.ids.shape[0] == 0 or n == 0:
+        return np.zeros(n, dtype=bool), np.zeros(n, dtype=np.intp)
+    sid = snap.ids
+    if sid is tid:
+        return np.ones(n, dtype=bool), np.arange(n, dtype=np.intp)
+    pos = np.searchsorted(sid, tid)
+    np.minimum(pos, sid.shape[0] - 1, out=pos)
+    return sid[pos] == tid, pos
+
+
+class ViewBuilder:
+    """The views of one client (module docstring): ``ViewBuilder(schema, encoder)``, ``encoder``
+    being that client's ``SnapshotEncoder``, which codes every view this returns (the builder
+    reads its references and what it sent, and never changes it).
+
+    ``build(seq, world, ids, weights, room)`` -> the view (a Snapshot) for packet ``seq``, or
+    None when nothing fits ``room``. Not thread-safe for one client; different clients' builders
+    may run in different threads (the trial encodes release the GIL).
+
+    Counters for measurements: ``trials`` (trial encodes so far), ``last_bytes`` (the wire bytes
+    of the last view built), ``last_sent`` (entities that took the world's codes in it),
+    ``last_inflight`` (entities re-sent because they were not acked yet)."""
+
+    def __init__(self, schema, encoder):
+        _plan_of(schema, "ViewBuilder")
+        self._schema = schema
+        self._encoder = encoder
+        self._coder = DeltaEncoder(_layout_of(schema, _plan_of(schema, "ViewBuilder")))
+        self._acc_ids = _NO_IDS
+        self._acc = np.zeros(0, dtype=np.float64)
+        self._prev = None
+        self._prev_seq = None
+        self._state = None
+        bits = schema.bits
+        self._bits_new = float(bits + 16)            # a whole record and its id, learned after
+        self._bits_chg = float(max(8, bits // 2))    # a changed record, learned after
+        self.trials = 0
+        self.last_bytes = 0
+        self.last_sent = 0
+        self.last_inflight = 0
+
+    @property
+    def schema(self):
+        return self._schema
+
+    @property
+    def encoder(self):
+        return self._encoder
+
+    def priorities(self):
+        """(ids, accumulated priorities) after the last build (for tests and tools)."""
+        return self._acc_ids, self._acc.copy()
+
+    def reset(self):
+        """Forget the priorities and the previous view (the encoder was reset too)."""
+        self._acc_ids = _NO_IDS
+        self._acc = np.zeros(0, dtype=np.float64)
+        self._prev = self._prev_seq = self._state = None
+
+    # -- the view -------------------------------------------------------------------------------
+
+    def _previous(self, state):
+        """The last view the encoder sent: this builder's, when the encoder holds it as sent."""
+        prev = self._prev
+        if prev is not None and state is self._state and state.sent.get(self._prev_seq) is prev:
+            return prev
+        newest = state.state()[0]
+        return None if newest is None else state.sent.get(newest)
+
+    def _carry(self, tid):
+        """The accumulated priorities of ``tid``'s entities (0 for those new to the interest)."""
+        old = self._acc_ids
+        n = tid.shape[0]
+        if old is tid or (old.shape[0] == n and np.array_equal(old, tid)):
+            return self._acc.copy()
+        acc = np.zeros(n, dtype=np.float64)
+        if old.shape[0] and n:
+            pos = np.searchsorted(old, tid)
+            np.minimum(pos, old.shape[0] - 1, out=pos)
+            hit = old[pos] == tid
+            acc[hit] = self._acc[pos[hit]]
+        return acc
+
+    def build(self, seq, world, ids, weights, room):
+        """The view for packet ``seq`` (see the class docstring)."""
+        encoder = self._encoder
+        state = encoder._state
+        seq = int(seq) & 0xFFFF
+        schema = self._schema
+        if ids is None:
+            tid, tmat = world.ids, world.matrix
+            src = None
+        else:
+            rows, src = _select(world.ids, ids)
+            tid, tmat = world.ids[rows], world.matrix[rows]
+        n = tid.shape[0]
+        w = _weights(weights, n, src)
+        acc = self._carry(tid)
+        acc += w
+        prev = self._previous(state)
+        self._state = state
+
+        if room is None:                # no budget: the target itself, every change sent
+            view = world if ids is None else Snapshot._make(
+                schema, np.ascontiguousarray(tid), np.ascontiguousarray(tmat))
+            acc[:] = 0.0
+            return self._keep(seq, view, tid, acc, None, n, 0)
+
+        bdist, base, pdist, pred = _refs(encoder, state, seq)
+        md = encoder.max_datagram
+        coder = self._coder
+
+        def size(view):
+            self.trials += 1
+            return datagram_bytes(len(coder.encode(seq, view, bdist, base, pdist, pred)), md)
+
+        in_b, brow = _align(base, tid)
+        in_p, prow = _align(prev, tid)
+        ns = tmat.shape[1] if tmat.ndim == 2 else 0
+        # the start view V0: the previous view's codes, else the baseline's
+        v0 = np.empty((n, ns), dtype=_U64)
+        has = in_b | in_p
+        if in_b.any():
+            v0[in_b] = base.matrix[brow[in_b]]
+        inflight = np.zeros(n, dtype=bool)
+        if in_p.any():
+            pm = prev.matrix[prow[in_p]]
+            v0[in_p] = pm
+            # in flight: in the previous view, and absent from the baseline or other codes there
+            both = in_p & in_b
+            d = ~in_b[in_p]
+            if both.any():
+                d |= np.any(pm != v0_base_rows(base, brow, in_p, in_b, ns), axis=1)
+            inflight[in_p] = d
+        # candidates: where the world differs from V0 (absent counts as different)
+        diff = ~has
+        if has.any():
+            diff[has] = np.any(tmat[has] != v0[has], axis=1)
+
+        def make(take):
+            """The view: V0 with the rows of ``take`` (bool over the target) from the world."""
+            keep = has | take
+            m = v0.copy()
+            m[take] = tmat[take]
+            if keep.all():
+                return Snapshot._make(schema, np.ascontiguousarray(tid), m)
+            return Snapshot._make(schema, np.ascontiguousarray(tid[keep]), np.ascontiguousarray(m[keep]))
+
+        nothing = np.zeros(n, dtype=bool)
+        view0 = make(nothing)
+        s0 = size(view0)
+        if s0 > room:
+            # the in-flight part alone does not fit: its lowest priorities go back to the baseline
+            view0, s0 = self._shed(inflight, in_b, brow, base, acc, v0, has, make, size, room, s0, ns)
+            if view0 is None:
+                return None
+            nflight = int(inflight.sum())
+        else:
+            nflight = int(inflight.sum())
+        cand = np.flatnonzero(diff)
+        take = nothing
+        view, used = view0, s0
+        if cand.shape[0]:
+            order = cand[np.argsort(-acc[cand], kind="stable")]
+            free = inflight[order] & has[order]            # their record is in the packet already
+            new = ~has[order]
+            cost = np.where(free, 0.0, np.where(new, self._bits_new, self._bits_chg))
+            cum = np.cumsum(cost)
+            avail = (room - s0) * 8.0
+            k = int(np.searchsorted(cum, avail * _FILL, side="right"))
+            lo, hi = 0, None        # k = lo fits (V0), k = hi does not
+            best = None
+            for _ in range(MAX_TRIALS):
+                if k <= lo:
+                    break
+                t = np.zeros(n, dtype=bool)
+                t[order[:k]] = True
+                v = make(t)
+                s = size(v)
+                self._learn(s - s0, int((new[:k]).sum()), int((~free[:k] & ~new[:k]).sum()))
+                if s <= room:
+                    lo, best = k, (t, v, s)
+                    if k >= order.shape[0] or room - s < self._bits_chg / 8.0:
+                        break
+                    # room left: one step further on the learned sizes
+                    cost = np.where(free, 0.0, np.where(new, self._bits_new, self._bits_chg))
+                    cum = np.cumsum(cost)
+                    k2 = int(np.searchsorted(cum, cum[k - 1] + (room - s) * 8.0 * _FILL, side="right"))
+                    if k2 <= k or (hi is not None and k2 >= hi):
+                        break
+                    k = k2
+                else:
+                    hi = k
+                    # shrink in proportion to the overshoot of the part above V0
+                    extra = max(1.0, float(s - s0))
+                    k2 = int(k * (room - s0) / extra * _FILL)
+                    k = min(k2, k - 1)
+            if best is not None:
+                take, view, used = best
+        up = ~diff | take
+        acc[up] = 0.0
+        return self._keep(seq, view, tid, acc, used, int(take.sum()), nflight)
+
+    def _shed(self, inflight, in_b, brow, base, acc, v0, has, make, size, room, s0, ns):
+        """Drop the lowest-priority in-flight entities (back to the baseline's codes, or out
+        when the baseline lacks them) until the start view fits: estimate, then check."""
+        fl = np.flatnonzero(inflight)
+        order = fl[np.argsort(acc[fl], kind="stable")]          # lowest priority first
+        cost = np.where(in_b[order], self._bits_chg, self._bits_new)
+        cum = np.cumsum(cost)
+        need = (s0 - room) * 8.0
+        k = int(np.searchsorted(cum, need / _FILL, side="left")) + 1
+        for attempt in range(MAX_TRIALS + 1):
+            if attempt == MAX_TRIALS or k >= order.shape[0]:
+                k = order.shape[0]                                  # all of it: the baseline
+            drop = order[:k]
+            back = drop[in_b[drop]]
+            if back.shape[0]:
+                v0[back] = base.matrix[brow[back]]
+            out = drop[~in_b[drop]]
+            has[out] = False
+            inflight[drop] = False
+            view = make(np.zeros(inflight.shape[0], dtype=bool))
+            s = size(view)
+            if s <= room:
+                return view, s
+            if k == order.shape[0]:
+                return None, s
+            k = min(order.shape[0], k + max(1, int(k * (s - room) / max(1.0, s0 - s) + 1)))
+        return None, s0
+
+    def _learn(self, extra_bytes, n_new, n_chg):
+        """Bits per changed / new entity from a trial (moving averages)."""
+        bits = extra_bytes * 8.0
+        if n_chg > 0:
+            per = (bits - n_new * self._bits_new) / n_chg
+            if per > 1.0:
+                self._bits_chg = 0.5 * self._bits_chg + 0.5 * per
+        elif n_new > 0:
+            per = bits / n_new
+            if per > 1.0:
+                self._bits_new = 0.5 * self._bits_new + 0.5 * per
+
+    def _keep(self, seq, view, tid, acc, used, nsent, nflight):
+        self._acc_ids = tid
+        self._acc = acc
+        self._prev = view
+        self._prev_seq = seq
+        self.last_bytes = used
+        self.last_sent = nsent
+        self.last_inflight = nflight
+        return view
+
+
+def _pred_target(bdist):
+    if bdist < 4:
+        return bdist
+    d = max(2, bdist // 3)
+    while bdist % d:
+        d -= 1
+    return d
+
+
+def _refs(encoder, state, seq):
+    """``state.refs(seq)`` (quantcodec._history): the snapshots packet ``seq`` would be coded
+    against. Builds without it get the same answer from the encoder's public state, computed as
+    ``_history._refs`` does."""
+    refs = getattr(state, "refs", None)
+    if refs is not None:
+        return refs(seq)
+    newest, held, acked = state.state()
+    hist = encoder.history
+    if newest is not None and not (0 < ((seq - newest) & 0xFFFF) < 0x8000) \
+            and ((newest - seq) & 0xFFFF) >= hist:
+        return 0, None, 0, None
+    dists = sorted(d for d in (((seq - a) & 0xFFFF) for a in acked) if 1 <= d <= hist - 1)
+    if not dists:
+        return 0, None, 0, None
+    bdist = dists[0]
+    sent = state.sent
+    base = sent[(seq - bdist) & 0xFFFF]
+    if not encoder.predict:
+        return bdist, base, 0, None
+    t = _pred_target(bdist)
+    room = hist - bdist
+    back = [d - bdist for d in dists[1:] if d - bdist < room]
+    if not back:
+        return bdist, base, 0, None
+    pdist = min(back, key=lambda d: (abs(d - t), -d))
+    return bdist, base, pdist, sent[(seq - bdist - pdist) & 0xFFFF]
+
+
+def v0_base_rows(base, brow, in_p, in_b, ns):
+    """The baseline's rows for the entities of the previous view (those the baseline lacks:
+    all-ones rows, compared as different through ``in_b`` anyway)."""
+    sel = brow[in_p]
+    rows = base.matrix[sel]
+    miss = ~in_b[in_p]
+    if miss.any():
+        rows = rows.copy()
+        rows[miss] = ~np.uint64(0)
+    return rows
