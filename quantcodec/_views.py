@@ -141,7 +141,7 @@ def _align(snap, tid):
     if snap is None or snap.ids.shape[0] == 0 or n == 0:
         return np.zeros(n, dtype=bool), np.zeros(n, dtype=np.intp)
     sid = snap.ids
-    if sid is tid:
+    if sid is tid or (sid.shape[0] == n and np.array_equal(sid, tid)):
         return np.ones(n, dtype=bool), np.arange(n, dtype=np.intp)
     pos = np.searchsorted(sid, tid)
     np.minimum(pos, sid.shape[0] - 1, out=pos)
@@ -149,6 +149,7 @@ def _align(snap, tid):
 
 
 class ViewBuilder:
+    live = 1.0      # how long a new change stays refreshed while in flight, in round trips
     """The views of one client (module docstring): ``ViewBuilder(schema, encoder)``, ``encoder``
     being that client's ``SnapshotEncoder``, which codes every view this returns (the builder
     reads its references and what it sent, and never changes it).
@@ -168,12 +169,16 @@ class ViewBuilder:
         self._coder = DeltaEncoder(_layout_of(schema, _plan_of(schema, "ViewBuilder")))
         self._acc_ids = _NO_IDS
         self._acc = np.zeros(0, dtype=np.float64)
+        self._live = np.zeros(0, dtype=np.int64)
+        self._tick = 0
+        self._rtt = 4
         self._prev = None
         self._prev_seq = None
         self._state = None
         bits = schema.bits
         self._bits_new = float(bits + 16)            # a whole record and its id, learned after
         self._bits_chg = float(max(8, bits // 2))    # a changed record, learned after
+        self._s0_est = 16.0                           # the start view's bytes, measured after
         self.trials = 0
         self.last_bytes = 0
         self.last_sent = 0
@@ -195,6 +200,7 @@ class ViewBuilder:
         """Forget the priorities and the previous view (the encoder was reset too)."""
         self._acc_ids = _NO_IDS
         self._acc = np.zeros(0, dtype=np.float64)
+        self._live = np.zeros(0, dtype=np.int64)
         self._prev = self._prev_seq = self._state = None
 
     # -- the view -------------------------------------------------------------------------------
@@ -208,18 +214,21 @@ class ViewBuilder:
         return None if newest is None else state.sent.get(newest)
 
     def _carry(self, tid):
-        """The accumulated priorities of ``tid``'s entities (0 for those new to the interest)."""
+        """The accumulated priorities of ``tid``'s entities (0 for those new to the interest) and
+        the ticks until which they are live (-1: not live)."""
         old = self._acc_ids
         n = tid.shape[0]
         if old is tid or (old.shape[0] == n and np.array_equal(old, tid)):
-            return self._acc.copy()
+            return self._acc.copy(), self._live.copy()
         acc = np.zeros(n, dtype=np.float64)
+        live = np.full(n, -1, dtype=np.int64)
         if old.shape[0] and n:
             pos = np.searchsorted(old, tid)
             np.minimum(pos, old.shape[0] - 1, out=pos)
             hit = old[pos] == tid
             acc[hit] = self._acc[pos[hit]]
-        return acc
+            live[hit] = self._live[pos[hit]]
+        return acc, live
 
     def build(self, seq, world, ids, weights, room):
         """The view for packet ``seq`` (see the class docstring)."""
@@ -235,7 +244,7 @@ class ViewBuilder:
             tid, tmat = world.ids[rows], world.matrix[rows]
         n = tid.shape[0]
         w = _weights(weights, n, src)
-        acc = self._carry(tid)
+        acc, live = self._carry(tid)
         acc += w
         prev = self._previous(state)
         self._state = state
@@ -244,7 +253,7 @@ class ViewBuilder:
             view = world if ids is None else Snapshot._make(
                 schema, np.ascontiguousarray(tid), np.ascontiguousarray(tmat))
             acc[:] = 0.0
-            return self._keep(seq, view, tid, acc, None, n, 0)
+            return self._keep(seq, view, tid, acc, live, None, n, 0)
 
         bdist, base, pdist, pred = _refs(encoder, state, seq)
         md = encoder.max_datagram
@@ -256,26 +265,46 @@ class ViewBuilder:
 
         in_b, brow = _align(base, tid)
         in_p, prow = _align(prev, tid)
-        ns = tmat.shape[1] if tmat.ndim == 2 else 0
+        all_b = base is not None and bool(in_b.all())
+        all_p = prev is not None and bool(in_p.all())
         # the start view V0: the previous view's codes, else the baseline's
-        v0 = np.empty((n, ns), dtype=_U64)
-        has = in_b | in_p
-        if in_b.any():
-            v0[in_b] = base.matrix[brow[in_b]]
-        inflight = np.zeros(n, dtype=bool)
-        if in_p.any():
-            pm = prev.matrix[prow[in_p]]
-            v0[in_p] = pm
-            # in flight: in the previous view, and absent from the baseline or other codes there
-            both = in_p & in_b
-            d = ~in_b[in_p]
-            if both.any():
-                d |= np.any(pm != v0_base_rows(base, brow, in_p, in_b, ns), axis=1)
-            inflight[in_p] = d
+        if all_p:
+            v0 = prev.matrix[prow] if prev.matrix.shape[0] != n else prev.matrix.copy()
+            has = in_p
+            if all_b:
+                inflight = _rows_differ(v0, base.matrix[brow])
+            else:
+                inflight = ~in_b
+                both = np.flatnonzero(in_b)
+                if both.shape[0]:
+                    inflight[both] = _rows_differ(v0[both], base.matrix[brow[both]])
+        else:
+            ns = tmat.shape[1]
+            v0 = np.empty((n, ns), dtype=_U64)
+            has = in_b | in_p
+            if all_b:
+                v0[:] = base.matrix[brow]
+            elif in_b.any():
+                v0[in_b] = base.matrix[brow[in_b]]
+            inflight = np.zeros(n, dtype=bool)
+            if in_p.any():
+                pr = np.flatnonzero(in_p)
+                pm = prev.matrix[prow[pr]]
+                v0[pr] = pm
+                # in flight: in the previous view, and absent from the baseline or other codes there
+                d = ~in_b[pr]
+                both = np.flatnonzero(~d)
+                if both.shape[0]:
+                    d[both] = _rows_differ(pm[both], base.matrix[brow[pr[both]]])
+                inflight[pr] = d
         # candidates: where the world differs from V0 (absent counts as different)
-        diff = ~has
-        if has.any():
-            diff[has] = np.any(tmat[has] != v0[has], axis=1)
+        if has.all():
+            diff = _rows_differ(tmat, v0)
+        else:
+            diff = ~has
+            hr = np.flatnonzero(has)
+            diff[hr] = _rows_differ(tmat[hr], v0[hr])
+        ns = tmat.shape[1]
 
         def make(take):
             """The view: V0 with the rows of ``take`` (bool over the target) from the world."""
@@ -287,6 +316,25 @@ class ViewBuilder:
             return Snapshot._make(schema, np.ascontiguousarray(tid[keep]), np.ascontiguousarray(m[keep]))
 
         nothing = np.zeros(n, dtype=bool)
+        cand = np.flatnonzero(diff)
+        nflight = int(inflight.sum())
+        tick = self._tick
+        if bdist:
+            self._rtt = bdist
+        span = max(1, int(round(self.live * self._rtt)))
+        if cand.shape[0]:
+            # the easy tick first: when everything that differs fits on the estimates, one trial
+            new_all = ~has[cand]
+            free_all = inflight[cand] & has[cand]
+            est = self._s0_est + (self._bits_new * float(new_all.sum())
+                                  + self._bits_chg * float((~new_all & ~free_all).sum())) / 8.0
+            if est <= room * _FILL:
+                v = make(diff)
+                s = size(v)
+                if s <= room:
+                    live[diff & ~inflight] = tick + span
+                    acc[:] = 0.0
+                    return self._keep(seq, v, tid, acc, live, s, int(cand.shape[0]), nflight)
         view0 = make(nothing)
         s0 = size(view0)
         if s0 > room:
@@ -295,26 +343,30 @@ class ViewBuilder:
             if view0 is None:
                 return None
             nflight = int(inflight.sum())
-        else:
-            nflight = int(inflight.sum())
-        cand = np.flatnonzero(diff)
+        self._s0_est = float(s0)
         take = nothing
         view, used = view0, s0
         if cand.shape[0]:
-            order = cand[np.argsort(-acc[cand], kind="stable")]
+            # in flight and live (sent fewer than ``span`` ticks ago as a new change): refreshed
+            # with the world's codes, their record being in the packet anyway
+            forced = diff & inflight & has & (live >= tick)
+            rest = cand[~forced[cand]]
+            order = rest[np.argsort(-acc[rest], kind="stable")]
             free = inflight[order] & has[order]            # their record is in the packet already
             new = ~has[order]
             cost = np.where(free, 0.0, np.where(new, self._bits_new, self._bits_chg))
             cum = np.cumsum(cost)
             avail = (room - s0) * 8.0
             k = int(np.searchsorted(cum, avail * _FILL, side="right"))
-            lo, hi = 0, None        # k = lo fits (V0), k = hi does not
+            lo, hi = -1, None        # k = lo fits, k = hi does not
             best = None
             for _ in range(MAX_TRIALS):
                 if k <= lo:
                     break
-                t = np.zeros(n, dtype=bool)
+                t = forced.copy()
                 t[order[:k]] = True
+                if not t.any():
+                    break
                 v = make(t)
                 s = size(v)
                 self._learn(s - s0, int((new[:k]).sum()), int((~free[:k] & ~new[:k]).sum()))
@@ -325,21 +377,38 @@ class ViewBuilder:
                     # room left: one step further on the learned sizes
                     cost = np.where(free, 0.0, np.where(new, self._bits_new, self._bits_chg))
                     cum = np.cumsum(cost)
-                    k2 = int(np.searchsorted(cum, cum[k - 1] + (room - s) * 8.0 * _FILL, side="right"))
+                    k2 = int(np.searchsorted(cum, (cum[k - 1] if k else 0.0) + (room - s) * 8.0 * _FILL,
+                                             side="right"))
                     if k2 <= k or (hi is not None and k2 >= hi):
                         break
                     k = k2
                 else:
                     hi = k
+                    if k == 0:
+                        # the live refreshes alone do not fit: V0 it is
+                        break
                     # shrink in proportion to the overshoot of the part above V0
                     extra = max(1.0, float(s - s0))
                     k2 = int(k * (room - s0) / extra * _FILL)
-                    k = min(k2, k - 1)
+                    k = max(0, min(k2, k - 1))
             if best is not None:
                 take, view, used = best
+        live[take & ~inflight] = tick + span
         up = ~diff | take
         acc[up] = 0.0
-        return self._keep(seq, view, tid, acc, used, int(take.sum()), nflight)
+        return self._keep(seq, view, tid, acc, live, used, int(take.sum()), nflight)
+
+    def _keep(self, seq, view, tid, acc, live, used, nsent, nflight):
+        self._acc_ids = tid
+        self._acc = acc
+        self._live = live
+        self._tick += 1
+        self._prev = view
+        self._prev_seq = seq
+        self.last_bytes = used
+        self.last_sent = nsent
+        self.last_inflight = nflight
+        return view
 
     def _shed(self, inflight, in_b, brow, base, acc, v0, has, make, size, room, s0, ns):
         """Drop the lowest-priority in-flight entities (back to the baseline's codes, or out
@@ -381,16 +450,6 @@ class ViewBuilder:
             if per > 1.0:
                 self._bits_new = 0.5 * self._bits_new + 0.5 * per
 
-    def _keep(self, seq, view, tid, acc, used, nsent, nflight):
-        self._acc_ids = tid
-        self._acc = acc
-        self._prev = view
-        self._prev_seq = seq
-        self.last_bytes = used
-        self.last_sent = nsent
-        self.last_inflight = nflight
-        return view
-
 
 def _pred_target(bdist):
     if bdist < 4:
@@ -430,13 +489,12 @@ def _refs(encoder, state, seq):
     return bdist, base, pdist, sent[(seq - bdist - pdist) & 0xFFFF]
 
 
-def v0_base_rows(base, brow, in_p, in_b, ns):
-    """The baseline's rows for the entities of the previous view (those the baseline lacks:
-    all-ones rows, compared as different through ``in_b`` anyway)."""
-    sel = brow[in_p]
-    rows = base.matrix[sel]
-    miss = ~in_b[in_p]
-    if miss.any():
-        rows = rows.copy()
-        rows[miss] = ~np.uint64(0)
-    return rows
+def _rows_differ(a, b):
+    """Whether each row of ``a`` differs from the same row of ``b`` (2-D uint64, same shape): a
+    column at a time (a reduction along a row of 2 or 3 carriers is slower than that)."""
+    if a.shape[1] == 0:
+        return np.zeros(a.shape[0], dtype=bool)
+    d = a[:, 0] != b[:, 0]
+    for j in range(1, a.shape[1]):
+        d |= a[:, j] != b[:, j]
+    return d
