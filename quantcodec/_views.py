@@ -122,7 +122,7 @@ def _weights(weights, n, src):
     """Weights as float64 aligned with the target's rows (``src``: their index in what the
     weights were given for, None: the same rows)."""
     if weights is None:
-        return np.ones(n, dtype=np.float64)
+        return _const(n)[2]
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1:
         raise ValueError(f"views: weights must be one-dimensional, got shape {w.shape}")
@@ -135,6 +135,22 @@ def _weights(weights, n, src):
     return w
 
 
+_CONST = {}
+
+
+def _const(n):
+    """(all True, 0..n-1, all 1.0) of length n, read-only, made once a length."""
+    c = _CONST.get(n)
+    if c is None:
+        c = (np.ones(n, dtype=bool), np.arange(n, dtype=np.intp), np.ones(n, dtype=np.float64))
+        for a in c:
+            a.setflags(write=False)
+        if len(_CONST) > 4096:
+            _CONST.clear()
+        _CONST[n] = c
+    return c
+
+
 def _align(snap, tid):
     """(present, rows): for each id of ``tid``, whether ``snap`` holds it and at which row."""
     n = tid.shape[0]
@@ -142,7 +158,8 @@ def _align(snap, tid):
         return np.zeros(n, dtype=bool), np.zeros(n, dtype=np.intp)
     sid = snap.ids
     if sid is tid or (sid.shape[0] == n and np.array_equal(sid, tid)):
-        return np.ones(n, dtype=bool), np.arange(n, dtype=np.intp)
+        c = _const(n)
+        return c[0], c[1]
     pos = np.searchsorted(sid, tid)
     np.minimum(pos, sid.shape[0] - 1, out=pos)
     return sid[pos] == tid, pos
@@ -270,7 +287,7 @@ class ViewBuilder:
         # the start view V0: the previous view's codes, else the baseline's
         if all_p:
             v0 = prev.matrix[prow] if prev.matrix.shape[0] != n else prev.matrix.copy()
-            has = in_p
+            has = in_p.copy()
             if all_b:
                 inflight = _rows_differ(v0, base.matrix[brow])
             else:

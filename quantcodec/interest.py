@@ -35,16 +35,17 @@ _U64 = np.dtype(np.uint64)
 
 
 class GridIndex:
-    """A uniform grid over entity positions (module docstring). ``cell``: the cell size (the
-    usual radius of a query is a good choice); ``lo``: the grid's corner (default: the
-    positions' minimum)."""
+    """A uniform 2-D grid over entity positions (module docstring). The grid is over the first
+    two columns (pass the horizontal ones first: ``pos[:, [0, 2]]`` for a y-up world, or just
+    those two); distances use every column. ``cell``: the cell size (a quarter of the usual query
+    radius is a good choice: the candidate rows then hug the circle); ``lo``: the grid's corner
+    (default: the positions' minimum)."""
 
     def __init__(self, positions, ids=None, *, cell, lo=None):
         p = np.asarray(positions)
         if p.ndim != 2 or p.shape[1] not in (2, 3):
             raise ValueError(f"GridIndex: positions must be N x 2 or N x 3, got shape {p.shape}")
-        if p.dtype.kind != "f":
-            p = p.astype(np.float64)
+        p = p.astype(np.float64, copy=False)
         n, d = p.shape
         if ids is None:
             ids = np.arange(n, dtype=_U64)
@@ -56,88 +57,117 @@ class GridIndex:
         cell = float(cell)
         if not cell > 0 or not np.isfinite(cell):
             raise ValueError(f"GridIndex: cell must be positive, got {cell}")
-        self.positions = p
         self.ids = ids.astype(_U64, copy=False)
+        self.n = n
         self.cell = cell
         self.dim = d
-        self.lo = (p.min(axis=0) if n else np.zeros(d)) if lo is None else np.asarray(lo, np.float64)
-        c = self._coords(p)
-        self.shape = tuple(int(x) for x in (c.max(axis=0) + 1 if n else np.ones(d, dtype=np.int64)))
-        ncell = int(np.prod(self.shape))
-        key = np.ravel_multi_index(tuple(c.T), self.shape) if n else np.zeros(0, dtype=np.intp)
+        self.lo = (p[:, :2].min(axis=0) if n else np.zeros(2)) if lo is None else \
+            np.asarray(lo, np.float64)[:2]
+        cx = np.maximum(np.floor((p[:, 0] - self.lo[0]) / cell), 0).astype(np.int64)
+        cy = np.maximum(np.floor((p[:, 1] - self.lo[1]) / cell), 0).astype(np.int64)
+        self.nx = int(cx.max()) + 1 if n else 1
+        self.ny = int(cy.max()) + 1 if n else 1
+        ncell = self.nx * self.ny
+        key = cx * self.ny + cy
         small = np.uint16 if ncell <= 1 << 16 else (np.uint32 if ncell <= 1 << 32 else np.int64)
-        # stable: within a cell the rows stay ascending (so do the ids); 16-bit keys: radix sort
+        # stable: within a cell the rows stay ascending; 16-bit keys: NumPy's radix sort (linear)
         self.order = np.argsort(key.astype(small), kind="stable")
-        counts = np.bincount(key, minlength=ncell)
         self.start = np.zeros(ncell + 1, dtype=np.int64)
-        np.cumsum(counts, out=self.start[1:])
-        self._sorted_pos = p[self.order]
+        np.cumsum(np.bincount(key, minlength=ncell), out=self.start[1:])
+        # the positions in grid order, a column each (gathers from 1-D arrays are the fast ones)
+        self._cols = [np.ascontiguousarray(p[self.order, j]) for j in range(d)]
+        self._rowcols = [np.ascontiguousarray(p[:, j]) for j in range(d)]
 
-    def _coords(self, p):
-        c = np.floor((p - self.lo) / self.cell).astype(np.int64)
-        np.maximum(c, 0, out=c)
-        return c
+    def _ranges(self, q, radius, ring):
+        """Per centre and grid column ix - R..ix + R: the range of sorted rows of the cells of
+        that column that may hold entities within ``radius`` (``ring`` None), or the cells within
+        ``ring`` of the centre's cell. Returns (lo, count) arrays of shape (m, 2R + 1)."""
+        cell = self.cell
+        qx = np.floor((q[:, 0] - self.lo[0]) / cell).astype(np.int64)
+        qy = np.floor((q[:, 1] - self.lo[1]) / cell).astype(np.int64)
+        R = int(np.ceil(radius / cell)) if ring is None else int(ring)
+        j = np.arange(-R, R + 1)
+        ix = qx[:, None] + j[None, :]                           # (m, 2R+1)
+        if ring is None:
+            # the nearest x of each grid column to the centre, and the circle's half chord there
+            x0 = self.lo[0] + ix * cell
+            dx = np.maximum(np.maximum(x0 - q[:, :1], q[:, :1] - (x0 + cell)), 0.0)
+            inside = dx <= radius
+            hw = np.sqrt(np.maximum(radius * radius - dx * dx, 0.0))
+            y0 = np.floor((q[:, 1:2] - hw - self.lo[1]) / cell).astype(np.int64)
+            y1 = np.floor((q[:, 1:2] + hw - self.lo[1]) / cell).astype(np.int64)
+        else:
+            inside = np.ones(ix.shape, dtype=bool)
+            y0 = np.broadcast_to(qy[:, None] - R, ix.shape)
+            y1 = np.broadcast_to(qy[:, None] + R, ix.shape)
+        y0 = np.maximum(y0, 0)
+        y1 = np.minimum(y1, self.ny - 1)
+        ok = inside & (ix >= 0) & (ix < self.nx) & (y0 <= y1)
+        ixc = np.clip(ix, 0, self.nx - 1)
+        lo = self.start[ixc * self.ny + np.minimum(y0, self.ny - 1)]
+        hi = self.start[ixc * self.ny + np.maximum(y1, 0) + 1]
+        cnt = np.where(ok, hi - lo, 0)
+        return lo, cnt
 
-    def _gather(self, centres, ring):
-        """(client of each candidate, row in the sorted order of each candidate, counts a client)."""
+    def _query(self, centres, radius, ring, distances, sort):
         q = np.asarray(centres, dtype=np.float64)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"GridIndex: centres must be M x {self.dim}, got shape {q.shape}")
-        m, d = q.shape
-        qc = np.floor((q - self.lo) / self.cell).astype(np.int64)
-        span = np.arange(-ring, ring + 1)
-        offs = np.stack(np.meshgrid(*([span] * d), indexing="ij"), axis=-1).reshape(-1, d)
-        nb = qc[:, None, :] + offs[None, :, :]                  # (m, k, d)
-        shape = np.asarray(self.shape)
-        ok = np.all((nb >= 0) & (nb < shape), axis=2)
-        nb = np.where(ok[..., None], nb, 0)
-        key = np.ravel_multi_index(tuple(np.moveaxis(nb, 2, 0)), self.shape)
-        lo = self.start[key]
-        hi = self.start[key + 1]
-        cnt = np.where(ok, hi - lo, 0).ravel()
+        m = q.shape[0]
+        lo, cnt = self._ranges(q, radius, ring)
+        cnt = cnt.ravel()
         lo = lo.ravel()
         total = int(cnt.sum())
         ends = np.cumsum(cnt)
         # the concatenation of the ranges lo[j]..lo[j]+cnt[j], with no Python loop
-        idx = np.arange(total, dtype=np.int64) + np.repeat(lo - (ends - cnt), cnt)
-        per_client = cnt.reshape(m, -1).sum(axis=1)
-        owner = np.repeat(np.arange(m), per_client)
-        return q, owner, idx, per_client
+        idx = np.arange(total, dtype=np.int64)
+        idx += np.repeat(lo - (ends - cnt), cnt)
+        per = cnt.reshape(m, -1).sum(axis=1)
+        if ring is None:
+            d2 = None
+            for j, col in enumerate(self._cols):
+                t = col[idx]
+                t -= np.repeat(q[:, j], per)
+                t *= t
+                d2 = t if d2 is None else d2.__iadd__(t)
+            keep = d2 <= radius * radius
+            idx = idx[keep]
+            kept = np.zeros(total + 1, dtype=np.int64)
+            np.cumsum(keep, out=kept[1:])
+            e = np.cumsum(per)
+            per = kept[e] - kept[e - per]
+        rows = self.order[idx]
+        bounds = np.cumsum(per)[:-1]
+        if sort:
+            # one sort of (client, row) keys: ascending ids a client (rows follow ids)
+            key = np.repeat(np.arange(m, dtype=np.int64) * max(1, self.n), per)
+            key += rows
+            key.sort(kind="stable")
+            rows = key - np.repeat(np.arange(m, dtype=np.int64) * max(1, self.n), per)
+        out = np.split(self.ids[rows], bounds)
+        if not distances:
+            return out
+        d2 = None
+        for j in range(self.dim):
+            t = self._rowcols[j][rows] - np.repeat(q[:, j], per)
+            t *= t
+            d2 = t if d2 is None else d2 + t
+        return out, np.split(np.sqrt(d2), bounds)
 
-    def _split(self, owner, rows, m, extra=None):
-        """Per-client ascending id arrays from (owner, world row) pairs."""
-        n = max(1, self.ids.shape[0])
-        key = owner.astype(np.int64) * n + rows
-        order = np.argsort(key, kind="stable")     # runs of cells, nearly sorted: a merge
-        key = key[order]
-        rows = key % n
-        counts = np.bincount(owner, minlength=m)
-        bounds = np.cumsum(counts)[:-1]
-        ids = np.split(self.ids[rows], bounds)
-        if extra is None:
-            return ids
-        return ids, np.split(extra[order], bounds)
-
-    def within(self, centres, radius, *, distances=False):
-        """For each centre (row of ``centres``), the ids of the entities at most ``radius`` away
-        (ascending), and with ``distances=True`` their distances too (aligned)."""
+    def within(self, centres, radius, *, distances=False, sort=True):
+        """For each centre (row of ``centres``), the ids of the entities at most ``radius`` away,
+        ascending, and with ``distances=True`` their distances too (aligned). ``sort=False``
+        leaves each client's ids in grid order (a ViewBuilder takes them in any order, and sorts
+        them in its own thread)."""
         radius = float(radius)
-        ring = max(1, int(np.ceil(radius / self.cell)))
-        q, owner, idx, _ = self._gather(centres, ring)
-        diff = self._sorted_pos[idx] - q[owner]
-        d2 = np.einsum("ij,ij->i", diff, diff)
-        keep = d2 <= radius * radius
-        owner = owner[keep]
-        rows = self.order[idx[keep]]
-        if distances:
-            return self._split(owner, rows, q.shape[0], np.sqrt(d2[keep]))
-        return self._split(owner, rows, q.shape[0])
+        if not radius >= 0:
+            raise ValueError(f"GridIndex.within: radius must be non-negative, got {radius}")
+        return self._query(centres, radius, None, distances, sort)
 
-    def cells(self, centres, ring=1):
-        """For each centre, the ids of the entities in its cell and the ``ring`` cells around it
-        on every side ((2 ring + 1) ** D cells), ascending."""
-        q, owner, idx, _ = self._gather(centres, int(ring))
-        return self._split(owner, self.order[idx], q.shape[0])
+    def cells(self, centres, ring=1, *, sort=True):
+        """For each centre, the ids of the entities in its cell and in the ``ring`` cells around
+        it on every side ((2 ring + 1) ** 2 cells of the grid), ascending."""
+        return self._query(centres, 0.0, int(ring), False, sort)
 
 
 def within(positions, ids, centres, radius, *, distances=False, method="grid"):
