@@ -18,6 +18,7 @@ try:
     from ._bitstream import BitReader, BitWriter, pack, unpack
     from .schema import Schema, check_lockstep
     from .snapshot import PacketCache, Snapshot, SnapshotDecoder, SnapshotEncoder
+    from .session import StreamClient, StreamServer
 except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
     raise ImportError(
         "quantcodec's compiled core is not built: install it with `pip install .` "
@@ -37,4 +38,6 @@ __all__ = [
     "Schema", "check_lockstep",
     # snapshots
     "Snapshot", "SnapshotEncoder", "SnapshotDecoder", "PacketCache",
+    # sessions
+    "StreamServer", "StreamClient",
 ]

@@ -15,7 +15,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.number cimport PyNumber_Index
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
-from quantcodec._crc32c cimport qc_crc32c, qc_crc32c_table_crc
+from quantcodec._crc32c cimport qc_crc32c, qc_crc32c_table_crc, qc_siphash24, qc_load64le
 from quantcodec._bits cimport (
     PY_SSIZE_T_MAX, br_align, br_get, br_get_array, br_get_signed, br_init, br_peek_unchecked,
     br_remaining, br_t, bw_align, bw_flush, bw_free, bw_init, bw_nbytes, bw_put, bw_put_array,
@@ -26,7 +26,7 @@ import numpy as np
 
 from .errors import DecodeError, RangeError
 
-__all__ = ["BitWriter", "BitReader", "pack", "unpack", "crc32c"]
+__all__ = ["BitWriter", "BitReader", "pack", "unpack", "crc32c", "siphash24"]
 
 
 # ------------------------------------------------------------------------- argument checks
@@ -607,3 +607,23 @@ def crc32c(data, seed=0, *, portable=False):
     finally:
         PyBuffer_Release(&view)
     return c
+
+
+def siphash24(key, data):
+    """SipHash-2-4 of ``data`` (any C-contiguous buffer) under the 16-byte ``key``: the 64-bit tag
+    (an int) that checks every datagram of a stream with a shared key (docs/wire-format.md
+    section 17). ``siphash24(bytes(range(16)), bytes(range(15))) == 0xa129ca6149be45e5``."""
+    cdef Py_buffer view
+    cdef uint64_t k0, k1, t
+    if not isinstance(key, (bytes, bytearray)) or len(key) != 16:
+        raise ValueError(f"siphash24: the key must be 16 bytes, got {key!r:.40}")
+    kb = bytes(key)
+    k0 = qc_load64le(<const uint8_t*><char*>kb)
+    k1 = qc_load64le((<const uint8_t*><char*>kb) + 8)
+    _get_bytes(data, &view)
+    try:
+        with nogil:
+            t = qc_siphash24(k0, k1, <const uint8_t*>view.buf, <size_t>view.len)
+    finally:
+        PyBuffer_Release(&view)
+    return t

@@ -217,6 +217,7 @@ cdef class DeltaEncoder(CoderBase):
 @cython.final
 cdef class DeltaDecoder(CoderBase):
     cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
+    cdef public Py_ssize_t max_entities   # a packet's snapshot may have at most this many (limits)
     cdef int err_kind
     cdef Py_ssize_t err_pos
     cdef const char* err_msg

@@ -53,6 +53,7 @@ from quantcodec._kernels cimport (
 )
 from quantcodec._plan cimport Plan, slot_t, K_NZFLAG, slot_valid, int_column
 from quantcodec._entropy cimport *
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from quantcodec._bits cimport (
     bw_t, br_t, bw_init, bw_free, bw_reset, bw_reserve, bw_put, bw_flush, bw_nbytes, br_init,
     br_get, br_remaining, br_peek_unchecked, qc_mask, qc_load_le64,
@@ -1471,7 +1472,12 @@ cdef class DeltaEncoder(CoderBase):
 cdef class DeltaDecoder(CoderBase):
     """One client's decoding workspace over a Layout: the decoder's scratch and the last decode
     error. Not shared between threads (DecoderState serializes its calls). ``decode`` is a thin
-    ``def`` over nogil methods that return a status, which ``_raise`` turns into DecodeError."""
+    ``def`` over nogil methods that return a status, which ``_raise`` turns into DecodeError.
+    ``max_entities`` bounds the entities of a decoded snapshot (no bound by default; the
+    stream's DecoderState sets it before each packet from its ``max_bytes``)."""
+
+    def __cinit__(self):
+        self.max_entities = PY_SSIZE_T_MAX
 
     def __dealloc__(self):
         buf_free(&self.b_removed)
@@ -1629,6 +1635,11 @@ cdef class DeltaDecoder(CoderBase):
             return self._fail(D_STRUCT, b"count of new entities larger than the packet can hold")
         n = <Py_ssize_t>v
         nnew[0] = n
+        # docs/wire-format.md section 19: the client's limit, known now that the snapshot's
+        # entities are, before anything is allocated for them
+        if m - nrem[0] + n > self.max_entities:
+            self.err_code = <uint64_t>(m - nrem[0] + n)
+            return self._fail(D_LIMITS, b"")
         if n == 0:
             return D_OK
         if buf_need(&self.b_newid, sizeof(uint64_t) * n) or \
@@ -2267,6 +2278,10 @@ cdef class DeltaDecoder(CoderBase):
             raise DecodeError(f"snapshot packet: unexpected data after the end of the packet {where}")
         if self.err_kind == D_NOMEM:
             raise MemoryError()
+        if self.err_kind == D_LIMITS:
+            raise DecodeError(f"snapshot packet: its snapshot of {self.err_code} entities would make the "
+                              f"client hold more than its max_bytes ({max(self.max_entities, 0)} entities "
+                              f"fit now; docs/wire-format.md section 19)", kind="limits")
         if self.err_kind == D_CODE:
             s = self.err_slot
             name = self.plan.slot_names[s] if 0 <= s < self.nslots else f"slot {s}"

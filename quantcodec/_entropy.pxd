@@ -27,6 +27,7 @@ cdef enum:
     D_CODE = 3      # a code that is not valid
     D_TRAIL = 4     # bytes or non-zero bits after the end
     D_NOMEM = 5
+    D_LIMITS = 6    # the snapshot would make the client hold more than its max_bytes
 
 cdef extern from "_delta_reads.h":
     # the common reads inline, the position in a register

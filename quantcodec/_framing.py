@@ -13,19 +13,19 @@ import struct
 from collections import OrderedDict
 from typing import NamedTuple
 
-from ._bitstream import crc32c
-from ._history import seq_distance, seq_newer
+from ._bitstream import crc32c, siphash24
+from ._canonical import canonical_json
+from ._history import (CHECK, FRAGMENT_HEADER, HELLO_BODY, MAX_DATAGRAM, MAX_FRAGMENTS, MIN_DATAGRAM, SNAPSHOT_COST,
+                       REPLY_ACK, REPLY_HELLO, TAG, holds, seal, seq_distance, seq_newer)
 from .errors import CodecError, DecodeError
 
 VERSION = 1                      # the format version in the key and the hello
 MAGIC = b"QCHL"
-MIN_DATAGRAM = 64                # the smallest datagram budget: a hello's fixed part and a fragment's header fit
-MAX_DATAGRAM = 65507             # the largest UDP payload over IPv4
-MAX_FRAGMENTS = 256
-FRAGMENT_HEADER = 8              # seq u16, index u8, count-1 u8, pcheck u32
-CHECK = 4
-HELLO_FIXED = 55                 # a hello with an empty name and no field summary
+HELLO_FIXED = HELLO_BODY + CHECK # a keyless hello with an empty name and no field summary
 SEED_H = crc32c(b"quantcodec hello")
+SEED_Q = crc32c(b"quantcodec hello request")
+DEFAULT_MAX_BYTES = 1 << 28      # section 19: what a client may hold, by default (256 MiB)
+MAX_KEY = 255                    # a shared key's length, at most (section 17)
 
 KIND_CODES = {"Bounded": 1, "Fixed": 2, "Angle": 3, "PowerCurve": 4, "Half": 5, "UInt": 6, "Int": 7,
               "Bool": 8, "Enum": 9, "Quat": 10, "UnitVector": 11, "Vector": 12, "Grid": 13,
@@ -46,6 +46,71 @@ def stream_key(fingerprint, history, predict, max_datagram, stream_id):
 def seeds(key):
     """(seed_P, seed_F) of a stream key."""
     return crc32c(key + b"P"), crc32c(key + b"F")
+
+
+# -- the shared key (section 17) ----------------------------------------------------------------
+
+_Z = b"quantcodec mac k"
+
+
+def shared_key(key, owner):
+    """The master key ``mk`` (16 bytes) of a user's shared key, or None without one."""
+    if key is None:
+        return None
+    if isinstance(key, str) or not isinstance(key, (bytes, bytearray, memoryview)):
+        raise TypeError(f"{owner}: key must be bytes (1 to {MAX_KEY} of them) or None, got "
+                        f"{type(key).__name__}")
+    key = bytes(key)
+    if not 1 <= len(key) <= MAX_KEY:
+        raise ValueError(f"{owner}: key must be 1 to {MAX_KEY} bytes, got {len(key)}")
+    return (siphash24(_Z, b"\x01" + key).to_bytes(8, "little")
+            + siphash24(_Z, b"\x02" + key).to_bytes(8, "little"))
+
+
+def subkey(mk, label):
+    """sub(label) of section 17: a 16-byte SipHash key derived from the master key."""
+    return (siphash24(mk, label + b"\x00").to_bytes(8, "little")
+            + siphash24(mk, label + b"\x01").to_bytes(8, "little"))
+
+
+def checks(key, mk):
+    """The checks of a stream (its key ``K``) for packets, fragments and replies: CRC seeds
+    without a shared key (``mk`` None), SipHash keys with one. A check is what ``seal`` and
+    ``holds`` take: an int seed or a 16-byte key."""
+    if mk is None:
+        return crc32c(key + b"P"), crc32c(key + b"F"), crc32c(key + b"R")
+    return subkey(mk, key + b"P"), subkey(mk, key + b"F"), subkey(mk, key + b"R")
+
+
+def hello_check(mk):
+    """The check of hellos (no stream yet): seed_H, or kH with a key."""
+    return SEED_H if mk is None else subkey(mk, b"quantcodec hello")
+
+
+def request_check(mk):
+    """The check of hello requests: seed_Q, or kQ with a key."""
+    return SEED_Q if mk is None else subkey(mk, b"quantcodec hello request")
+
+
+def check_len(check):
+    """The bytes a check takes at the end of a datagram: 4 (CRC-32C) or 8 (SipHash tag)."""
+    return CHECK if isinstance(check, int) else TAG
+
+
+def limit_bytes(max_bytes, owner):
+    """A client's ``max_bytes`` (section 19), checked."""
+    if max_bytes is None:
+        return DEFAULT_MAX_BYTES
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+        raise TypeError(f"{owner}: max_bytes must be an integer, got {type(max_bytes).__name__}")
+    if max_bytes < 1:
+        raise ValueError(f"{owner}: max_bytes must be positive, got {max_bytes}")
+    return max_bytes
+
+
+def hello_cost(history, max_datagram):
+    """Section 19, check 1: what adopting a hello commits a client to hold at least."""
+    return (2 * history - 1) * SNAPSHOT_COST + MAX_FRAGMENTS * max_datagram
 
 
 def check_max_datagram(max_datagram, owner):
@@ -82,8 +147,7 @@ class Hello(NamedTuple):
 
 
 def _field_hash(codec):
-    from .schema import _canonical_json
-    return _U32.unpack(hashlib.sha256(_canonical_json(codec.spec()).encode("ascii")).digest()[:4])[0]
+    return _U32.unpack(hashlib.sha256(canonical_json(codec.spec()).encode("ascii")).digest()[:4])[0]
 
 
 def _utf8_prefix(text, limit):
@@ -98,14 +162,16 @@ def summaries(schema):
                  for name, codec in schema.fields)
 
 
-def make_hello(schema, history, predict, max_datagram, stream_id, started):
-    """The hello datagram of a stream (section 13), at most ``max_datagram`` bytes."""
+def make_hello(schema, history, predict, max_datagram, stream_id, started, check=SEED_H):
+    """The hello datagram of a stream (section 13), at most ``max_datagram`` bytes; ``check``
+    its check (``hello_check``)."""
+    t = check_len(check)
     # the name is cut (at a character) to what the budget leaves: the hello always fits
-    name = _utf8_prefix(schema.name, min(255, max_datagram - _HELLO_HEAD.size - 1 - 4 - CHECK))
+    name = _utf8_prefix(schema.name, min(255, max_datagram - _HELLO_HEAD.size - 1 - 4 - t))
     head = _HELLO_HEAD.pack(MAGIC, VERSION, 1 if predict else 0, history, max_datagram, stream_id,
                             started, schema.fingerprint.encode("ascii"), schema.version & 0xFFFFFFFF)
     parts = [head, bytes([len(name)]), name]
-    room = max_datagram - len(head) - 1 - len(name) - 4 - CHECK
+    room = max_datagram - len(head) - 1 - len(name) - 4 - t
     fields = []
     for f in summaries(schema):
         raw = _utf8_prefix(f.name, 255)
@@ -116,21 +182,19 @@ def make_hello(schema, history, predict, max_datagram, stream_id, started):
         fields.append(item)
     parts.append(struct.pack("<HH", min(len(schema.fields), 0xFFFF), len(fields)))
     parts.extend(fields)
-    body = b"".join(parts)
-    return body + _U32.pack(crc32c(body, SEED_H))
+    return seal(b"".join(parts), check)
 
 
-def is_hello(data):
+def is_hello(data, check=SEED_H):
     """Whether ``data`` (bytes) is a hello: its magic and its check (section 14, rule 3)."""
-    return (len(data) >= HELLO_FIXED and data[:4] == MAGIC
-            and crc32c(data[:-CHECK], SEED_H) == _U32.unpack_from(data, len(data) - CHECK)[0])
+    return len(data) >= HELLO_BODY + check_len(check) and data[:4] == MAGIC and holds(data, check)
 
 
-def parse_hello(data):
+def parse_hello(data, check=SEED_H):
     """The Hello in ``data``; DecodeError (kind ``hello``) when it is not a well-formed hello of
     this format version (a datagram whose check fails: kind ``check``)."""
     data = bytes(data)
-    if not is_hello(data):
+    if not is_hello(data, check):
         raise DecodeError("hello: not a hello (too short, no QCHL magic, or its check fails)", kind="check")
     (_, version, flags, history, max_datagram, stream_id, started, fp,
      schema_version) = _HELLO_HEAD.unpack_from(data, 0)
@@ -147,7 +211,7 @@ def parse_hello(data):
     if any(ch not in b"0123456789abcdef" for ch in fp):
         raise DecodeError(f"hello: the fingerprint {fp!r} is not 16 lowercase hex digits", kind="hello")
     fingerprint = fp.decode("ascii")
-    end = len(data) - CHECK
+    end = len(data) - check_len(check)
     pos = _HELLO_HEAD.size
 
     def take(n, what):
@@ -223,15 +287,18 @@ def differences(schema, hello):
 
 # -- fragments ----------------------------------------------------------------------------------
 
-def fragment(datagram, max_datagram, seed_f):
+def fragment(datagram, max_datagram, check_f, seed_p=None):
     """The datagrams of one sealed packet (packet + check): the datagram itself when it fits,
-    else its fragments (section 12). CodecError when it needs more than 256."""
+    else its fragments (section 12). ``check_f`` the fragments' check (``checks``); with a
+    key, ``seed_p`` (the stream's seed_P) gives their ``pcheck``. CodecError when it needs
+    more than 256."""
     n = len(datagram)
     if n <= max_datagram:
         return [datagram]
-    packet = memoryview(datagram)[:n - CHECK]
-    pcheck = _U32.unpack_from(datagram, n - CHECK)[0]
-    size = max_datagram - FRAGMENT_HEADER - CHECK
+    t = check_len(check_f)
+    packet = memoryview(datagram)[:n - t]
+    pcheck = _U32.unpack_from(datagram, n - t)[0] if t == CHECK else crc32c(packet, seed_p)
+    size = max_datagram - FRAGMENT_HEADER - t
     count = -(-len(packet) // size)
     if count > MAX_FRAGMENTS:
         raise CodecError(f"snapshot packet of {len(packet)} bytes needs {count} fragments of at most "
@@ -240,8 +307,7 @@ def fragment(datagram, max_datagram, seed_f):
     seq = packet[0] | packet[1] << 8
     out = []
     for i in range(count):
-        body = _FRAG.pack(seq, i, count - 1, pcheck) + packet[i * size:(i + 1) * size]
-        out.append(body + _U32.pack(crc32c(body, seed_f)))
+        out.append(seal(_FRAG.pack(seq, i, count - 1, pcheck) + packet[i * size:(i + 1) * size], check_f))
     return out
 
 
@@ -252,8 +318,8 @@ class Reassembly:
     the headers say), and a partial packet given up once its seq is ``history`` or more behind
     ``latest``."""
 
-    def __init__(self, max_datagram, history):
-        self.size = max_datagram - FRAGMENT_HEADER - CHECK
+    def __init__(self, max_datagram, history, check_len=CHECK):
+        self.size = max_datagram - FRAGMENT_HEADER - check_len
         self.limit = MAX_FRAGMENTS * max_datagram
         self.history = history
         self.parts = OrderedDict()       # (seq, count, pcheck) -> {index: chunk}

@@ -9,6 +9,7 @@ this layer builds the objects it is given the type of and imports nothing above 
 
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from libc.string cimport memset, memcmp, memcpy
 
 from cpython.bytes cimport PyBytes_FromStringAndSize, PyBytes_AS_STRING, PyBytes_GET_SIZE
@@ -19,7 +20,7 @@ from .errors import DecodeError, SchemaError
 
 from quantcodec._bits cimport br_t, br_init
 from quantcodec._entropy cimport qc_bitlen64, qc_ctz64
-from quantcodec._crc32c cimport qc_crc32c, qc_get_u32le, qc_put_u32le
+from quantcodec._crc32c cimport qc_crc32c, qc_get_u32le, qc_put_u32le, qc_siphash24, qc_load64le, qc_put_u64le
 from quantcodec._delta cimport DeltaDecoder, DeltaEncoder, SnapshotData, _read_header, _packet
 
 
@@ -28,6 +29,69 @@ cdef type _snapshot_type(cls, str owner):
     if not isinstance(cls, type) or not issubclass(cls, SnapshotData):
         raise TypeError(f"{owner}: snapshot_type must be SnapshotData or a subclass, got {cls!r}")
     return <type>cls
+
+
+# the datagram layer's sizes for Python (quantcodec._framing): declared once, in _history.pxd
+CHECK = W_CHECK
+TAG = W_TAG
+FRAGMENT_HEADER = W_FRAGMENT_HEADER
+HELLO_BODY = W_HELLO_BODY
+MAX_FRAGMENTS = W_MAX_FRAGMENTS
+MIN_DATAGRAM = W_MIN_DATAGRAM
+MAX_DATAGRAM = W_MAX_DATAGRAM
+SNAPSHOT_COST = W_SNAPSHOT_COST
+REPLY_ACK = W_REPLY_ACK
+REPLY_HELLO = W_REPLY_HELLO
+
+
+cdef int _wcheck(wcheck_t* c, check) except -1:
+    """A check from Python's description: an int (a CRC seed) or 16 bytes (a SipHash key)."""
+    cdef const uint8_t* k
+    if isinstance(check, int):
+        c.keyed = False
+        c.seed = <uint32_t>check
+        c.k0 = c.k1 = 0
+        return 0
+    if not isinstance(check, bytes) or len(check) != 16:
+        raise TypeError(f"a stream check is a CRC seed (int) or a 16-byte key, got {check!r:.40}")
+    k = <const uint8_t*>PyBytes_AS_STRING(check)
+    c.keyed = True
+    c.seed = 0
+    c.k0 = qc_load64le(k)
+    c.k1 = qc_load64le(k + 8)
+    return 0
+
+
+cdef inline Py_ssize_t _wlen(const wcheck_t* c) noexcept nogil:
+    return W_TAG if c.keyed else W_CHECK
+
+
+cdef inline bint _wholds(const wcheck_t* c, const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """Whether the datagram of n bytes at p (its check at its end) passes the check c."""
+    cdef Py_ssize_t t = _wlen(c)
+    if n < t:
+        return False
+    if c.keyed:
+        return qc_siphash24(c.k0, c.k1, p, <size_t>(n - t)) == qc_load64le(p + n - t)
+    return qc_crc32c(c.seed, p, <size_t>(n - t)) == qc_get_u32le(p + n - t)
+
+
+def seal(data, check):
+    """``data`` followed by its check: crc32c(data, seed) as 4 bytes for an int ``check``, the
+    SipHash-2-4 tag as 8 bytes for a 16-byte key (docs/wire-format.md sections 11 and 17)."""
+    cdef wcheck_t c
+    _wcheck(&c, check)
+    return _sealed(bytes(data), &c)
+
+
+def holds(data, check):
+    """Whether ``data`` (a datagram, its check at its end) passes ``check`` (as ``seal``)."""
+    cdef wcheck_t c
+    cdef const uint8_t* buf
+    cdef Py_ssize_t n
+    _wcheck(&c, check)
+    owner = _packet(data, &buf, &n)
+    return _wholds(&c, buf, n)
 
 
 def seq_distance(a, b):
@@ -258,14 +322,14 @@ cdef class EncoderState:
     cdef int last_base          # -1: the last packet was sent in full (or none yet)
     cdef int last_pred
     cdef readonly PacketCache cache     # shared with other clients' encoders, or None
-    cdef uint32_t seed                  # the stream's seed_P: every packet leaves sealed with it
+    cdef wcheck_t check                 # the stream's seed_P or key kP: every packet leaves sealed with it
     cdef cython.pymutex lock
 
     def __init__(self, DeltaEncoder coder not None, schema, int history, bint predict,
-                 PacketCache cache=None, uint32_t seed=0, snapshot_type=SnapshotData):
+                 PacketCache cache=None, seed=0, snapshot_type=SnapshotData):
         self.kind = _snapshot_type(snapshot_type, "EncoderState")
         self.coder = coder
-        self.seed = seed
+        _wcheck(&self.check, seed)
         self.schema = schema
         self.history = history
         self.predict = predict
@@ -343,7 +407,23 @@ cdef class EncoderState:
             self.last_base = (s - bdist) & SEQ_MASK if bdist else -1
             self.last_pred = (s - bdist - pdist) & SEQ_MASK if pdist else -1
             # the cache holds bare packets: each client's datagram is sealed with its own stream
-            return _sealed(packet, self.seed)
+            return _sealed(packet, &self.check)
+
+    def refs(self, seq):
+        """(bdist, base, pdist, pred): the snapshots a packet numbered ``seq`` would be coded
+        against now (``bdist`` 0 and ``base`` None: in full), without encoding or recording
+        anything: what a caller needs to try a snapshot's size with a DeltaEncoder of its own
+        (the session's budgets)."""
+        cdef int s = seq_arg(seq, "SnapshotEncoder.refs")
+        cdef int bdist, pdist
+        with self.lock:
+            if self.newest_seq >= 0 and not _newer(s, self.newest_seq) \
+                    and ((self.newest_seq - s) & SEQ_MASK) >= self.history:
+                return 0, None, 0, None
+            _refs(self.acked, s, self.history, self.predict, &bdist, &pdist)
+            base = self.sent[(s - bdist) & SEQ_MASK] if bdist else None
+            pred = self.sent[(s - bdist - pdist) & SEQ_MASK] if pdist else None
+            return bdist, base, pdist, pred
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def ack(self, seq):
@@ -427,15 +507,19 @@ cdef class EncoderState:
         return self.coder.last_bits
 
 
-cdef bytes _sealed(bytes packet, uint32_t seed):
-    """The whole datagram of ``packet``: the packet and its check, crc32c(packet, seed) as a
-    little-endian u32 (docs/wire-format.md section 11)."""
+cdef bytes _sealed(bytes packet, const wcheck_t* c):
+    """The whole datagram of ``packet``: the packet and its check (crc32c(packet, seed) as a
+    little-endian u32, or with a key the SipHash-2-4 tag as a little-endian u64)."""
     cdef Py_ssize_t n = PyBytes_GET_SIZE(packet)
-    cdef bytes out = PyBytes_FromStringAndSize(NULL, n + 4)
+    cdef Py_ssize_t t = _wlen(c)
+    cdef bytes out = PyBytes_FromStringAndSize(NULL, n + t)
     cdef uint8_t* o = <uint8_t*>PyBytes_AS_STRING(out)
     cdef const uint8_t* p = <const uint8_t*>PyBytes_AS_STRING(packet)
     memcpy(o, p, n)
-    qc_put_u32le(o + n, qc_crc32c(seed, p, n))
+    if c.keyed:
+        qc_put_u64le(o + n, qc_siphash24(c.k0, c.k1, p, <size_t>n))
+    else:
+        qc_put_u32le(o + n, qc_crc32c(c.seed, p, <size_t>n))
     return out
 
 
@@ -476,15 +560,18 @@ cdef class DecoderState:
     cdef readonly dict held
     cdef set ambiguous          # numbers decoded with two different snapshots: none held
     cdef int latest_seq         # -1: nothing decoded
-    cdef bint bound             # a stream adopted: seed is its seed_P, seed_f its seed_F
-    cdef uint32_t seed
-    cdef uint32_t seed_f
+    cdef bint bound             # a stream adopted: check is its seed_P / kP, check_f its seed_F / kF
+    cdef wcheck_t check
+    cdef wcheck_t check_f
     cdef uint64_t stream_id
+    cdef readonly Py_ssize_t max_bytes    # section 19: the bound on what is held
+    cdef readonly Py_ssize_t reserve      # reassembly's share of it (256 * max_datagram)
     cdef object other           # datagram -> view or None: fragments, hellos, no stream yet
     cdef cython.pymutex lock
 
     def __init__(self, DeltaDecoder coder not None, schema, int history, other=None, seed=None,
-                 uint32_t seed_f=0, uint64_t stream_id=0, snapshot_type=SnapshotData):
+                 seed_f=0, uint64_t stream_id=0, snapshot_type=SnapshotData,
+                 Py_ssize_t max_bytes=PY_SSIZE_T_MAX, Py_ssize_t reserve=0):
         self.kind = _snapshot_type(snapshot_type, "DecoderState")
         self.coder = coder
         self.schema = schema
@@ -495,36 +582,50 @@ cdef class DecoderState:
         self.latest_seq = -1
         self.other = other
         self.bound = seed is not None
-        self.seed = seed if seed is not None else 0
-        self.seed_f = seed_f
+        _wcheck(&self.check, seed if seed is not None else 0)
+        _wcheck(&self.check_f, seed_f)
         self.stream_id = stream_id
+        self.max_bytes = max_bytes
+        self.reserve = reserve
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def decode(self, datagram):
         """SnapshotDecoder.decode: a whole datagram of the stream (its check holds) is decoded
         here; anything else (a fragment, a hello, a datagram to refuse) goes to ``other``."""
         cdef const uint8_t* buf
-        cdef Py_ssize_t nbytes
-        cdef uint32_t c
+        cdef Py_ssize_t nbytes, t
         owner = _packet(datagram, &buf, &nbytes)
         if self.bound:
             # docs/wire-format.md section 14: a whole packet, a fragment, a hello, or refused.
             # Only the whole packet is common; what is neither it nor a fragment nor a hello is
-            # refused here, without a Python call (junk costs a CRC, not a frame)
-            if nbytes >= 5:
-                c = qc_get_u32le(buf + nbytes - 4)
-                if qc_crc32c(self.seed, buf, <size_t>(nbytes - 4)) == c:
-                    return self._decode(buf, nbytes - 4)
-                if nbytes >= 13 and qc_crc32c(self.seed_f, buf, <size_t>(nbytes - 4)) == c:
-                    return self.other(datagram)
-            if not (nbytes >= 55 and memcmp(buf, b"QCHL", 4) == 0):
+            # refused here, without a Python call (junk costs a check, not a frame)
+            t = _wlen(&self.check)
+            if nbytes >= 1 + t and _wholds(&self.check, buf, nbytes):
+                return self._decode(buf, nbytes - t)
+            if nbytes >= W_FRAGMENT_HEADER + 1 + t and _wholds(&self.check_f, buf, nbytes):
+                return self.other(datagram)
+            if not (nbytes >= W_HELLO_BODY + t and memcmp(buf, b"QCHL", 4) == 0):
                 raise DecodeError(f"snapshot stream: a datagram of {nbytes} bytes fails the check of stream "
-                                  f"{self.stream_id:016x} (damaged, stray, of an earlier stream, or of "
-                                  f"another schema or parameters)", kind="check")
+                                  f"{self.stream_id:016x} (damaged, stray, of an earlier stream, of "
+                                  f"another schema or parameters{', or made without the key' if self.check.keyed else ''})",
+                                  kind="check")
         if self.other is None:
             raise DecodeError("snapshot stream: no hello adopted yet, so no datagram can be checked",
                               kind="no-hello")
         return self.other(datagram)
+
+    cdef Py_ssize_t held_bytes(self):
+        """What the held snapshots cost in section 19's model."""
+        cdef Py_ssize_t total = 0, row = 8 + 8 * self.coder.nslots
+        for v in self.held.values():
+            total += W_SNAPSHOT_COST + (<SnapshotData>v).n * row
+        return total
+
+    @property
+    def holding(self):
+        """What the client holds in section 19's model: the held snapshots and reassembly's share."""
+        with self.lock:
+            return self.held_bytes() + self.reserve
 
     def decode_packet(self, packet):
         """Decode a packet whose check already held (one reassembled from fragments)."""
@@ -538,6 +639,7 @@ cdef class DecoderState:
         DecodeError (nothing changed) when a snapshot it names is not held or it is malformed."""
         cdef br_t r
         cdef int seq, bdist, pdist, bseq
+        cdef Py_ssize_t room
         cdef SnapshotData snap
         with self.lock:
             br_init(&r, buf, nbytes)
@@ -547,6 +649,9 @@ cdef class DecoderState:
                 base = self._held(bseq, seq, True)
                 if pdist:
                     pred = self._held((bseq - pdist) & SEQ_MASK, seq, False)
+            # section 19: the entities a new snapshot may have before the client holds too much
+            room = self.max_bytes - self.reserve - self.held_bytes() - W_SNAPSHOT_COST
+            self.coder.max_entities = room // (8 + 8 * self.coder.nslots) if room >= 0 else -1
             snap = self.coder._decode(buf, nbytes, base, pred, self.kind)
             snap._schema = self.schema
             seq = snap._seq

@@ -239,6 +239,13 @@ def build_parser():
                     "print one JSON line per datagram: {\"seq\":S,\"ids\":[...],\"codes\":[[...]]} "
                     "for a completed snapshot, {\"error\":\"KIND\"} for a refused datagram, "
                     "{\"pending\":true} for one that completes nothing (SPEC section 7).")
+    ds.add_argument("--key", metavar="HEX", help="the shared key, in hex: keyed checks "
+                    "(docs/wire-format.md section 17)")
+    ds.add_argument("--max-bytes", type=int, metavar="N", help="the client's limit on what it holds "
+                    "(section 19; default 268435456)")
+    ds.add_argument("--replies", type=int, metavar="NONCE", help="decode with a StreamClient of this "
+                    "nonce and end each line with the reply it makes after that datagram "
+                    "(\"reply\": hex or null; section 18)")
     ds.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
     ds.add_argument("datagrams", metavar="DATAGRAMS.bin", help="length-prefixed datagrams")
     ds.set_defaults(run=_cmd_decode_stream)
@@ -345,8 +352,16 @@ def _cmd_decode_stream(args):
         raise UserError(f"cannot read {args.datagrams}: {e.strerror or e}") from None
     except ValueError as e:
         raise UserError(str(e)) from None
+    try:
+        key = None if args.key is None else bytes.fromhex(args.key)
+    except ValueError:
+        raise UserError(f"--key: not hex: {args.key!r}") from None
+    if args.replies is not None and not 0 <= args.replies <= 0xFFFFFFFF:
+        raise UserError(f"--replies: a nonce is in 0..4294967295, got {args.replies}")
+    if args.max_bytes is not None and args.max_bytes < 1:
+        raise UserError(f"--max-bytes: must be positive, got {args.max_bytes}")
     out = sys.stdout
-    for line in runner_lines(schema, datagrams):
+    for line in runner_lines(schema, datagrams, key=key, max_bytes=args.max_bytes, replies=args.replies):
         out.write(line + "\n")
     return 0
 

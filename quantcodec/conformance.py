@@ -83,27 +83,41 @@ def view_line(view, signed):
     return _line({"seq": view.seq, "ids": view.ids.tolist(), "codes": rows})
 
 
-def runner_lines(schema, datagrams, decoder=None):
-    """The reference output: one line per datagram, from a decoder that starts with no hello."""
+def runner_lines(schema, datagrams, decoder=None, *, key=None, max_bytes=None, replies=None):
+    """The reference output: one line per datagram, from a decoder that starts with no hello.
+    ``key``: the shared key (keyed checks); ``max_bytes``: the client's limit; ``replies``: a
+    nonce: a StreamClient with it decodes, and each line ends with the reply it makes after
+    that datagram (``"reply"``: hex, or null)."""
     from .errors import DecodeError
+    from .session import StreamClient
     from .snapshot import SnapshotDecoder
-    dec = decoder if decoder is not None else SnapshotDecoder(schema)
+    client = None
+    if replies is not None:
+        client = StreamClient(schema, key=key, max_bytes=max_bytes, nonce=replies)
+        decode = client.receive
+    else:
+        dec = decoder if decoder is not None else SnapshotDecoder(schema, key=key, max_bytes=max_bytes)
+        decode = dec.decode
     signed = signed_slots(schema)
     out = []
     for d in datagrams:
         try:
-            view = dec.decode(d)
+            view = decode(d)
         except DecodeError as e:
-            out.append(_line({"error": e.kind}))
-            continue
-        out.append(_line({"pending": True}) if view is None else view_line(view, signed))
+            line = _line({"error": e.kind})
+        else:
+            line = _line({"pending": True}) if view is None else view_line(view, signed)
+        if client is not None:
+            r = client.reply()
+            line = line[:-1] + ',"reply":' + ("null" if r is None else f'"{r.hex()}"') + "}"
+        out.append(line)
     return out
 
 
-def decode_stream(schema_path, datagrams_path, out):
+def decode_stream(schema_path, datagrams_path, out, **options):
     from .schema import Schema
     schema = Schema.load(schema_path)
-    for line in runner_lines(schema, read_datagrams(datagrams_path)):
+    for line in runner_lines(schema, read_datagrams(datagrams_path), **options):
         out.write(line + "\n")
 
 
@@ -520,7 +534,7 @@ class _World:
 def _seal(enc, body):
     """A packet body sealed with ``enc``'s stream (for the malformed-packet vectors)."""
     from ._bitstream import crc32c
-    return bytes(body) + struct.pack("<I", crc32c(bytes(body), enc._seed_p))
+    return bytes(body) + struct.pack("<I", crc32c(bytes(body), enc._check_p))
 
 
 def _streams(schemas):
@@ -659,15 +673,15 @@ def _streams(schemas):
     bad[5] = 2                                       # an unknown flag
     s.inject(sealed_hello(bad))
     # bad fragments of a packet of this stream
-    frag = _framing.fragment(s.enc.encode(200, w.snapshot()), 96, s.enc._seed_f)
+    frag = _framing.fragment(s.enc.encode(200, w.snapshot()), 96, s.enc._check_f)
     bad_count = bytearray(frag[0][:-4])
     bad_count[3] = 0                                 # a count of 1
-    s.inject(bytes(bad_count) + struct.pack("<I", crc32c(bytes(bad_count), s.enc._seed_f)))
+    s.inject(bytes(bad_count) + struct.pack("<I", crc32c(bytes(bad_count), s.enc._check_f)))
     bad_index = bytearray(frag[0][:-4])
     bad_index[2] = 250                               # an index past the count
-    s.inject(bytes(bad_index) + struct.pack("<I", crc32c(bytes(bad_index), s.enc._seed_f)))
+    s.inject(bytes(bad_index) + struct.pack("<I", crc32c(bytes(bad_index), s.enc._check_f)))
     short = bytes(frag[0][:-5])                      # a chunk of the wrong length
-    s.inject(short + struct.pack("<I", crc32c(short, s.enc._seed_f)))
+    s.inject(short + struct.pack("<I", crc32c(short, s.enc._check_f)))
     out["hostile"] = ("pose", s.out, "before the hello, stray, random, damaged, truncated, extended, "
                       "another stream's and another schema's datagrams, sealed malformed packets, a "
                       "baseline the client never had, bad fragments", ["no-hello", "check", "schema",
@@ -710,6 +724,112 @@ def _streams(schemas):
     s.deliver(True)
     out["one_bit"] = ("one_bit", s.out, "a schema of one Bool: every SET mode of the changed "
                       "entities", ["abs-1bit"])
+
+    # 8. a session with a shared key: a StreamServer and a StreamClient over a lossy link both
+    # ways (the server driven by the client's replies), keyless and wrongly keyed datagrams of
+    # the same stream mixed in, a server restart
+    out["keyed"] = ("pose", _session_stream(schemas["pose"], rng, key=KIT_KEY),
+                    "a keyed session (section 17): tags instead of CRCs, the server driven by the "
+                    "client's replies over 10% loss both ways; keyless and wrongly keyed copies "
+                    "of its datagrams; a server restart", ["keyed", "replies", "restart"],
+                    {"key": KIT_KEY})
+
+    # 9. limits (section 19) at a small max_bytes: a hello whose history cannot fit, then one
+    # that fits, full packets until what is held would pass the bound, a packet that shrinks
+    out["limits"] = ("pose", _limits_stream(schemas["pose"], rng), "max_bytes "
+                     f"{KIT_MAX_BYTES}: a hello refused for its history, packets refused before "
+                     "what is held passes the bound, smaller packets taken again", ["limits"],
+                     {"max_bytes": KIT_MAX_BYTES})
+    return out
+
+
+KIT_KEY = bytes(range(0x40, 0x60))      # the keyed stream's shared key (32 bytes)
+KIT_NONCE = 0x5143AC01                  # the client nonce of every replies run
+KIT_MAX_BYTES = 400_000                 # the limits stream's bound
+
+
+def _session_stream(schema, rng, key=None, ticks=70):
+    """The datagrams a StreamClient receives from a StreamServer that takes its replies, over a
+    seeded lossy link both ways (what the kit's client must reply is then what this client
+    replied), with junk of the same stream mixed in and a server restart at two thirds."""
+    from .session import StreamClient, StreamServer
+    from .errors import DecodeError
+    from .snapshot import SnapshotEncoder
+    server = StreamServer(schema, history=16, max_datagram=300, key=key)
+    server.connect("c")
+    _fix_stream(server, 0xC001, 5_000_000)
+    client = StreamClient(schema, key=key, nonce=KIT_NONCE)
+    w = _World(schema, rng, n=40)
+    down, up, got = [], [], []
+    wrong = SnapshotEncoder(schema, 16, max_datagram=300, key=b"not the key", stream_id=0xBAD)
+    keyless = SnapshotEncoder(schema, 16, max_datagram=300, stream_id=0xC001)
+    for e, started in ((wrong, 5_500_000), (keyless, 5_000_000)):
+        e._started_us = started
+        e._hello = None
+    for t in range(ticks):
+        if t == 2 * ticks // 3:
+            server = StreamServer(schema, history=16, max_datagram=300, key=key)   # a restart
+            server.connect("c")
+            _fix_stream(server, 0xC002, 6_000_000)
+            up = []
+        w.tick(churn=0.03, move=0.5)
+        snap = w.snapshot()
+        for d in server.send(t, snap)["c"]:
+            if rng.random() < 0.1:
+                continue
+            down.append((t + int(rng.integers(0, 3)), len(down), d))
+        if t % 9 == 4:
+            down.append((t, len(down), keyless.encode(t, snap)))     # the stream without the key
+            down.append((t, len(down), wrong.hello()))               # a hello under another key
+            down.append((t, len(down), wrong.encode(t, snap)))
+        due = sorted([x for x in down if x[0] <= t])
+        down = [x for x in down if x[0] > t]
+        for _, _, d in due:
+            got.append(d)
+            try:
+                client.receive(d)
+            except DecodeError:
+                pass
+            r = client.reply()
+            if r is not None and rng.random() >= 0.1:
+                up.append((t + int(rng.integers(1, 3)), r))
+        for _, r in [x for x in up if x[0] <= t]:
+            try:
+                server.receive("c", r)
+            except DecodeError:
+                pass
+        up = [x for x in up if x[0] > t]
+    return got
+
+
+def _fix_stream(server, stream_id, started):
+    """A kit server's stream with a fixed id and start (the kit is deterministic)."""
+    enc = server.encoder("c")
+    enc._start(stream_id)
+    enc._started_us = started
+    enc._hello = None
+    server._peers["c"].hello_len = len(enc.hello())
+
+
+def _limits_stream(schema, rng):
+    from .snapshot import SnapshotEncoder
+    out = []
+    big = SnapshotEncoder(schema, 8000, stream_id=0xD001)       # history 8000: cannot fit
+    big._started_us = 7_000_000
+    big._hello = None
+    out.append(big.hello())
+    enc = SnapshotEncoder(schema, 4, stream_id=0xD002)
+    enc._started_us = 7_500_000
+    enc._hello = None
+    out.append(enc.hello())
+    w = _World(schema, rng, n=150)
+    for t in range(12):
+        w.tick(churn=0.0, move=0.4)
+        if t == 8:                                             # a smaller world: fits again
+            w.ids = w.ids[:20]
+            w.cols = {k: v[:20] for k, v in w.cols.items()}
+            w.moving = w.moving[:20]
+        out.append(enc.encode(t, w.snapshot()))
     return out
 
 
@@ -740,19 +860,34 @@ def make(directory):
         fname = f"records/{sname}.json"
         (root / fname).write_text(json.dumps(_records_file(sname, schema, rng), indent=1) + "\n")
         manifest["records"].append(fname)
-    for name, (sname, datagrams, what, branches) in _streams(schemas).items():
+    for name, entry in _streams(schemas).items():
+        sname, datagrams, what, branches = entry[:4]
+        options = entry[4] if len(entry) > 4 else {}
         bin_path = f"streams/{name}.bin"
-        exp_path = f"streams/{name}.jsonl"
         write_datagrams(root / bin_path, datagrams)
-        lines = runner_lines(schemas[sname], datagrams)
-        (root / exp_path).write_text("".join(line + "\n" for line in lines))
-        counts = {}
-        for line in lines:
-            k = json.loads(line)
-            key = k.get("error") or ("pending" if "pending" in k else "snapshot")
-            counts[key] = counts.get(key, 0) + 1
-        manifest["streams"].append({"name": name, "schema": f"schemas/{sname}.json", "datagrams": bin_path,
-                                    "expected": exp_path, "what": what, "count": len(datagrams),
-                                    "outcomes": dict(sorted(counts.items()))})
+        args = []
+        if "key" in options:
+            args += ["--key", options["key"].hex()]
+        if "max_bytes" in options:
+            args += ["--max-bytes", str(options["max_bytes"])]
+        runs = [(name, f"streams/{name}.jsonl", args, {})] if not options else []
+        runs.append((f"{name}.replies", f"streams/{name}.replies.jsonl", args + ["--replies", str(KIT_NONCE)],
+                     {"replies": KIT_NONCE}))
+        for run_name, exp_path, run_args, extra in runs:
+            lines = runner_lines(schemas[sname], datagrams, **options, **extra)
+            (root / exp_path).write_text("".join(line + "\n" for line in lines))
+            counts = {}
+            for line in lines:
+                k = json.loads(line)
+                key = k.get("error") or ("pending" if "pending" in k else "snapshot")
+                counts[key] = counts.get(key, 0) + 1
+            if extra:
+                counts["reply"] = sum(1 for line in lines if not line.endswith('"reply":null}'))
+            item = {"name": run_name, "schema": f"schemas/{sname}.json", "datagrams": bin_path,
+                    "expected": exp_path, "what": what, "count": len(datagrams),
+                    "outcomes": dict(sorted(counts.items()))}
+            if run_args:
+                item["args"] = run_args
+            manifest["streams"].append(item)
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest

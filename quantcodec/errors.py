@@ -25,10 +25,12 @@ class DecodeError(CodecError):
 
     ``kind`` says which refusal it is, in the words of docs/wire-format.md section 14 (the same
     words every client's runner prints): ``"no-hello"``, ``"check"``, ``"hello"``, ``"schema"``,
-    ``"fragment"``, ``"baseline"`` or ``"malformed"`` (the default: bytes that break the format).
+    ``"fragment"``, ``"baseline"``, ``"malformed"`` (the default: bytes that break the format),
+    ``"limits"`` (what would make a client hold more than its ``max_bytes``, section 19) or
+    ``"stale"`` (a reply to the server that is not newer than one it took, section 18).
     """
 
-    KINDS = ("no-hello", "check", "hello", "schema", "fragment", "baseline", "malformed")
+    KINDS = ("no-hello", "check", "hello", "schema", "fragment", "baseline", "malformed", "limits", "stale")
 
     def __init__(self, *args, kind="malformed"):
         super().__init__(*args)

@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 
 from ._codecs import Codec, codec_from_spec
+from ._canonical import canonical_json as _canonical_json
 from ._plan import Plan
 from .errors import SchemaError
 from .snapshot import Snapshot
@@ -25,22 +26,6 @@ __all__ = ["Schema", "check_lockstep"]
 
 _SPEC_KEYS = ("name", "version", "fields")
 _FINGERPRINT_HEX = 16     # hex digits of the fingerprint: 64 bits of sha256
-
-
-def _canonical(obj):
-    """The spec as a JSON-able tree whose every float is written by `float.hex` (exact, and the
-    same on every machine and Python version)."""
-    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
-        return obj
-    if isinstance(obj, int):
-        return int(obj)
-    if isinstance(obj, float):
-        return obj.hex()
-    if isinstance(obj, Mapping):
-        return {str(k): _canonical(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_canonical(v) for v in obj]
-    raise SchemaError(f"spec value {obj!r} is not JSON-able")
 
 
 def _no_duplicates(pairs):
@@ -52,11 +37,6 @@ def _no_duplicates(pairs):
             raise ValueError(f"duplicate key {k!r}")
         out[k] = v
     return out
-
-
-def _canonical_json(spec):
-    return json.dumps(_canonical(spec), sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False)
 
 
 def _check_name(name):

@@ -592,8 +592,9 @@ class SnapshotEncoder:
     """
 
     def __init__(self, schema, history=64, *, predict=True, cache=None, max_datagram=1200,
-                 stream_id=None):
+                 stream_id=None, key=None):
         self._plan = _plan_of(schema, "SnapshotEncoder")
+        self._mk = _framing.shared_key(key, "SnapshotEncoder")
         self._schema = schema
         self._history = _history(history, "SnapshotEncoder")
         if not isinstance(predict, (bool, np.bool_)):
@@ -612,11 +613,12 @@ class SnapshotEncoder:
         self._started_us = _started()
         key = _framing.stream_key(self._schema.fingerprint, self._history, self._predict,
                                   self._max_datagram, self._stream_id)
-        self._seed_p, self._seed_f = _framing.seeds(key)
+        self._seed_p, self._seed_f = _framing.seeds(key)      # (the CRC seeds, keyed or not)
+        self._check_p, self._check_f, self._check_r = _framing.checks(key, self._mk)
         # the state (snapshots sent, acks as a bit a sequence number, the last references) and
         # the per-packet work live in C; ``_sent`` is its dict (seq -> Snapshot)
         self._state = EncoderState(self._coder, self._schema, self._history, self._predict, self._cache,
-                                   self._seed_p, Snapshot)
+                                   self._check_p, Snapshot)
         self._sent = self._state.sent
         self._hello = None
         if type(self) is SnapshotEncoder:
@@ -678,14 +680,16 @@ class SnapshotEncoder:
         connects and beside every packet sent without a baseline; resending it is harmless."""
         if self._hello is None:
             self._hello = _framing.make_hello(self._schema, self._history, self._predict,
-                                              self._max_datagram, self._stream_id, self._started_us)
+                                              self._max_datagram, self._stream_id, self._started_us,
+                                              _framing.hello_check(self._mk))
         return self._hello
 
     def encode_datagrams(self, seq, snapshot):
         """The packet of ``encode(seq, snapshot)`` as datagrams of at most ``max_datagram``
         bytes: the one datagram ``encode`` gives when it fits, else its fragments (at most 256;
         CodecError beyond). Send them all; the client reassembles them."""
-        return _framing.fragment(self.encode(seq, snapshot), self._max_datagram, self._seed_f)
+        return _framing.fragment(self.encode(seq, snapshot), self._max_datagram, self._check_f,
+                                 self._seed_p)
 
     @property
     def last_bits(self):
@@ -740,65 +744,77 @@ class SnapshotDecoder:
     nothing. A hello of a newer stream (a server restart) is adopted: the client starts over.
     """
 
-    def __init__(self, schema, history=64):
+    def __init__(self, schema, history=64, *, key=None, max_bytes=None):
         self._plan = _plan_of(schema, "SnapshotDecoder")
         self._schema = schema
         self._history = _history(history, "SnapshotDecoder")
+        self._mk = _framing.shared_key(key, "SnapshotDecoder")
+        self._hello_check = _framing.hello_check(self._mk)
+        self._max_bytes = _framing.limit_bytes(max_bytes, "SnapshotDecoder")
         self._coder = DeltaDecoder(_layout_of(schema, self._plan))
         self._hello = None               # the adopted stream's Hello
         self._frag = None
-        self._seed_p = self._seed_f = None
+        self._check_p = self._check_f = None
         self._lock = threading.RLock()   # adopting a stream and reassembly; packets lock in C
         self._set_state(None)
 
     def _set_state(self, seed):
         # the state (held snapshots, latest) and the per-packet work live in C; ``_held`` is its
         # dict (seq -> Snapshot)
+        h = self._hello
         self._state = DecoderState(self._coder, self._schema, self._history, self._other, seed,
-                                   self._seed_f or 0, self._hello.stream_id if self._hello else 0, Snapshot)
+                                   self._check_f if h else 0, h.stream_id if h else 0, Snapshot,
+                                   self._max_bytes, _framing.MAX_FRAGMENTS * h.max_datagram if h else 0)
         self._held = self._state.held
         if type(self) is SnapshotDecoder:
             self.decode = self._state.decode        # no Python frame per packet (as encode)
 
     @classmethod
-    def from_hello(cls, schema, hello):
+    def from_hello(cls, schema, hello, *, key=None, max_bytes=None):
         """A decoder on the stream that ``hello`` (the bytes of ``encoder.hello()``) announces,
         with its parameters. SchemaError saying what differs when the server's schema is not
-        ``schema``; DecodeError when ``hello`` is not a hello this library can read."""
-        h = _framing.parse_hello(_bytes_of(hello, "SnapshotDecoder.from_hello"))
-        _plan_of(schema, "SnapshotDecoder.from_hello")
+        ``schema``; DecodeError when ``hello`` is not a hello this library can read (or, kind
+        ``limits``, one whose parameters do not fit ``max_bytes``)."""
+        self = cls(schema, 64, key=key, max_bytes=max_bytes)
+        h = _framing.parse_hello(_bytes_of(hello, "SnapshotDecoder.from_hello"), self._hello_check)
         diffs = _framing.differences(schema, h)
         if diffs:
             raise SchemaError("SnapshotDecoder.from_hello: the server's schema is not this one: "
                               + "; ".join(diffs))
-        self = cls(schema, h.history)
         self._adopt(h)
         return self
 
     def _adopt(self, h):
+        need = _framing.hello_cost(h.history, h.max_datagram)
+        if need > self._max_bytes:
+            raise DecodeError(f"snapshot stream: the hello of stream {h.stream_id:016x} (history "
+                              f"{h.history}, max_datagram {h.max_datagram}) commits the client to "
+                              f"{need} bytes, more than its max_bytes {self._max_bytes} "
+                              f"(docs/wire-format.md section 19)", kind="limits")
         with self._lock:
             self._history = h.history
             key = _framing.stream_key(h.fingerprint, h.history, h.predict, h.max_datagram, h.stream_id)
-            self._seed_p, self._seed_f = _framing.seeds(key)
+            self._check_p, self._check_f, self._check_r = _framing.checks(key, self._mk)
+            self._seed_p = _framing.seeds(key)[0]
             self._hello = h
-            self._frag = _framing.Reassembly(h.max_datagram, h.history)
-            self._set_state(self._seed_p)
+            self._frag = _framing.Reassembly(h.max_datagram, h.history, _framing.check_len(self._check_p))
+            self._set_state(self._check_p)
 
     def _other(self, datagram):
         """What is not a whole packet of the adopted stream: a fragment, a hello, or refused."""
         data = _bytes_of(datagram, "SnapshotDecoder.decode")
         n = len(data)
         with self._lock:
-            if self._hello is not None and n >= 1 + _framing.CHECK:
-                body = data[:-_framing.CHECK]
-                check = int.from_bytes(data[-_framing.CHECK:], "little")
-                if _crc32c(body, self._seed_p) == check:
+            t = _framing.check_len(self._hello_check)
+            if self._hello is not None and n >= 1 + t:
+                body = data[:-t]
+                if _framing.holds(data, self._check_p):
                     # (a whole packet reaching here through a state replaced since: a
                     # ``decoder.decode`` taken before a hello was adopted)
                     return self._state.decode_packet(body)
-                if n >= _framing.FRAGMENT_HEADER + 1 + _framing.CHECK and _crc32c(body, self._seed_f) == check:
+                if n >= _framing.FRAGMENT_HEADER + 1 + t and _framing.holds(data, self._check_f):
                     return self._fragment(body)
-            if _framing.is_hello(data):
+            if _framing.is_hello(data, self._hello_check):
                 return self._take_hello(data)
             if self._hello is None:
                 raise DecodeError("snapshot stream: no hello adopted yet, so no datagram can be "
@@ -819,7 +835,7 @@ class SnapshotDecoder:
         return self._state.decode_packet(packet)
 
     def _take_hello(self, data):
-        h = _framing.parse_hello(data)
+        h = _framing.parse_hello(data, self._hello_check)
         diffs = _framing.differences(self._schema, h)
         if diffs:
             raise DecodeError("snapshot stream: a hello of another schema: " + "; ".join(diffs),

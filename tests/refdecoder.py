@@ -55,6 +55,7 @@ class ReferenceDecoder:
         self.slots = [tuple(s)[:6] for s in slots]
         self.tops = [tuple(s)[6] if len(s) > 6 else (1 << s[4]) - 1 for s in slots]
         self.held = {}
+        self.limit = None               # section 19: called with a packet's entity count
         self.hits = Counter()           # the branches of the page reached (coverage report)
         comps = []
         for i, (kind, bits, field, span, cb, signed) in enumerate(self.slots):
@@ -134,6 +135,10 @@ class ReferenceDecoder:
             self.hits["packet:wrap"] += 1
         removed = set(self.read_set(r, len(base[0]))) if base and base[0] else set()
         nnew = r.egx_value(0, 32)
+        if self.limit is not None:
+            if nnew > r.n - r.pos:
+                raise ValueError("a count of new entities larger than the packet can hold")
+            self.limit((len(base[0]) - len(removed) if base else 0) + nnew)
         new_ids = []
         if removed:
             self.hits["entities:removed"] += 1
@@ -298,11 +303,74 @@ class Refused(Exception):
         self.kind = kind
 
 
+def siphash24(key, data):
+    """SipHash-2-4 (section 17), written from Aumasson and Bernstein's paper."""
+    mask = (1 << 64) - 1
+
+    def rotl(x, b):
+        return ((x << b) | (x >> (64 - b))) & mask
+
+    k0, k1 = struct.unpack("<QQ", key)
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261,
+         k1 ^ 0x7465646279746573]
+
+    def rnd():
+        v[0] = (v[0] + v[1]) & mask
+        v[1] = rotl(v[1], 13) ^ v[0]
+        v[0] = rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & mask
+        v[3] = rotl(v[3], 16) ^ v[2]
+        v[0] = (v[0] + v[3]) & mask
+        v[3] = rotl(v[3], 21) ^ v[0]
+        v[2] = (v[2] + v[1]) & mask
+        v[1] = rotl(v[1], 17) ^ v[2]
+        v[2] = rotl(v[2], 32)
+
+    n = len(data)
+    whole = n - n % 8
+    for i in range(0, whole, 8):
+        m = struct.unpack_from("<Q", data, i)[0]
+        v[3] ^= m
+        rnd()
+        rnd()
+        v[0] ^= m
+    m = struct.unpack("<Q", data[whole:] + bytes(7 - n % 8) + bytes([n & 0xFF]))[0]
+    v[3] ^= m
+    rnd()
+    rnd()
+    v[0] ^= m
+    v[2] ^= 0xFF
+    for _ in range(4):
+        rnd()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+class Check:
+    """A datagram's check (sections 11 and 17): crc32c with a seed, or a SipHash tag."""
+
+    def __init__(self, seed=None, key=None):
+        self.seed, self.key = seed, key
+        self.t = 4 if key is None else 8
+
+    def holds(self, d):
+        if len(d) < self.t:
+            return False
+        body, c = d[:-self.t], int.from_bytes(d[-self.t:], "little")
+        return (crc32c(body, self.seed) if self.key is None else siphash24(self.key, body)) == c
+
+    def seal(self, body):
+        if self.key is None:
+            return body + struct.pack("<I", crc32c(body, self.seed))
+        return body + struct.pack("<Q", siphash24(self.key, body))
+
+
 class ReferenceStream:
     """One client's datagram rules (section 14) over a ReferenceDecoder. ``decode(d)`` returns
-    (seq, ids, rows), None (pending) or raises Refused(kind). ``hits`` counts the branches."""
+    (seq, ids, rows), None (pending) or raises Refused(kind). ``hits`` counts the branches.
+    ``key``: the shared key (section 17); ``max_bytes``: the limit (section 19), which also
+    makes it keep section 10's window; ``nonce``: make replies (``reply()``, section 18)."""
 
-    def __init__(self, slots, fingerprint):
+    def __init__(self, slots, fingerprint, *, key=None, max_bytes=None, nonce=None):
         self.slots = slots
         self.fingerprint = fingerprint
         self.hello = None
@@ -310,32 +378,93 @@ class ReferenceStream:
         self.hits = Counter()
         self.parts = {}
         self.latest = None
+        self.max_bytes = max_bytes if max_bytes is not None else 268435456
+        self.window = max_bytes is not None or nonce is not None
+        if key is None:
+            self.mk = None
+        else:
+            z = b"quantcodec mac k"
+            self.mk = (struct.pack("<Q", siphash24(z, b"\x01" + key))
+                       + struct.pack("<Q", siphash24(z, b"\x02" + key)))
+        self.hello_check = (Check(crc32c(b"quantcodec hello")) if self.mk is None
+                            else Check(key=self.sub(b"quantcodec hello")))
+        self.request_check = (Check(crc32c(b"quantcodec hello request")) if self.mk is None
+                              else Check(key=self.sub(b"quantcodec hello request")))
+        self.nonce, self.rseq, self.due = nonce, 0, False
+        self.ambiguous = set()
+
+    def sub(self, label):
+        return (struct.pack("<Q", siphash24(self.mk, label + b"\x00"))
+                + struct.pack("<Q", siphash24(self.mk, label + b"\x01")))
 
     def _adopt(self, h):
+        if (2 * h["history"] - 1) * 256 + 256 * h["max_datagram"] > self.max_bytes:
+            raise Refused("limits")
         self.hello = h
         key = (b"quantcodec" + bytes([1]) + h["fingerprint"].encode("ascii")
                + struct.pack("<HBHQ", h["history"], h["predict"], h["max_datagram"], h["stream_id"]))
         self.seed_p = crc32c(key + b"P")
-        self.seed_f = crc32c(key + b"F")
+        if self.mk is None:
+            self.check_p, self.check_f = Check(self.seed_p), Check(crc32c(key + b"F"))
+            self.check_r = Check(crc32c(key + b"R"))
+        else:
+            self.check_p, self.check_f, self.check_r = (Check(key=self.sub(key + x)) for x in (b"P", b"F", b"R"))
         self.dec = ReferenceDecoder(self.slots)
+        if self.window:
+            self.dec.limit = self._limit
         self.parts = {}
         self.latest = None
+        self.ambiguous = set()
+
+    def _limit(self, n):
+        row = 8 + 8 * len(self.slots)
+        held = sum(256 + len(ids) * row for ids, _ in self.dec.held.values())
+        if held + 256 + n * row + 256 * self.hello["max_datagram"] > self.max_bytes:
+            raise Refused("limits")
 
     def decode(self, d):
         d = bytes(d)
-        body, c = d[:-4], (struct.unpack("<I", d[-4:])[0] if len(d) >= 5 else None)
-        if c is not None and self.hello and crc32c(body, self.seed_p) == c:
+        try:
+            out = self._decode(d)
+        except Refused as e:
+            if e.kind in ("no-hello", "baseline"):
+                self.due = True
+            raise
+        return out
+
+    def _decode(self, d):
+        t = self.hello_check.t
+        if self.hello and len(d) >= 1 + t and self.check_p.holds(d):
             self.hits["datagram:whole"] += 1
-            return self._packet(body)
-        if c is not None and self.hello and len(d) >= 13 and crc32c(body, self.seed_f) == c:
+            return self._packet(d[:-t])
+        if self.hello and len(d) >= 9 + t and self.check_f.holds(d):
             self.hits["datagram:fragment"] += 1
-            return self._fragment(body)
-        if c is not None and body[:4] == b"QCHL" and len(d) >= 55 \
-                and crc32c(body, crc32c(b"quantcodec hello")) == c:
+            return self._fragment(d[:-t])
+        if d[:4] == b"QCHL" and len(d) >= 51 + t and self.hello_check.holds(d):
             self.hits["datagram:hello"] += 1
-            return self._hello(body)
+            return self._hello(d[:-t])
         self.hits["refused:no-hello" if self.hello is None else "refused:check"] += 1
         raise Refused("no-hello" if self.hello is None else "check")
+
+    def reply(self):
+        """Section 18: the reply due (bytes), or None."""
+        if not self.due:
+            return None
+        self.due = False
+        rseq, self.rseq = self.rseq, (self.rseq + 1) % 2**32
+        if self.hello is None:
+            body = bytes([0x48, 0]) + struct.pack("<II", self.nonce, rseq) + self.fingerprint.encode("ascii")
+            return self.request_check.seal(body)
+        if self.latest is None:
+            return self.check_r.seal(bytes([0x41, 0]) + struct.pack("<IIHI", self.nonce, rseq, 0, 0))
+        h = self.hello["history"]
+        acks = 0
+        for i in range(32):
+            s = (self.latest - 1 - i) % 65536
+            if s in self.dec.held and (self.latest - s) % 65536 < h:
+                acks |= 1 << i
+        return self.check_r.seal(bytes([0x41, 1]) + struct.pack("<IIHI", self.nonce, rseq,
+                                                                 self.latest, acks))
 
     def _hello(self, body):
         (version, flags, history, max_datagram, stream_id, started, fp,
@@ -380,12 +509,13 @@ class ReferenceStream:
         else:
             self.hits["hello:first"] += 1
         self._adopt(h)
+        self.due = True
         return None
 
     def _fragment(self, body):
         seq, index, count1, pcheck = struct.unpack_from("<HBBI", body, 0)
         count, chunk = count1 + 1, body[8:]
-        size = self.hello["max_datagram"] - 12
+        size = self.hello["max_datagram"] - 8 - self.hello_check.t
         if count1 == 0 or index >= count or \
                 (len(chunk) != size if index < count - 1 else not 1 <= len(chunk) <= size):
             self.hits["fragment:inconsistent"] += 1
@@ -411,8 +541,18 @@ class ReferenceStream:
 
     def _packet(self, packet):
         before = dict(self.dec.held)
+        if self.window:
+            # section 10: baselines less than history back, preds less than 2 * history - 1
+            h = self.hello["history"]
+            ok = {s: v for s, v in before.items() if s not in self.ambiguous}
+            self.dec.held = {s: v for s, v in ok.items()
+                             if self.latest is not None and (self.latest - s) % 65536 < h}
+            preds = ok
         try:
-            out = self.dec.decode(packet, self.hits)
+            if self.window:
+                out = self._decode_windowed(packet, preds)
+            else:
+                out = self.dec.decode(packet, self.hits)
         except KeyError:
             self.dec.held = before
             self.hits["refused:baseline"] += 1
@@ -421,7 +561,42 @@ class ReferenceStream:
             self.dec.held = before
             self.hits["refused:malformed"] += 1
             raise Refused("malformed") from None
+        except Refused:
+            self.dec.held = before
+            raise
         seq = out[0]
+        if self.window:
+            self.dec.held = before
+            self._keep(seq, (out[1], out[2]))
         if self.latest is None or 0 < (seq - self.latest) % 65536 < 32768:
             self.latest = seq
+        self.due = True
         return out
+
+    def _decode_windowed(self, packet, preds):
+        """The decoder reads its baseline from ``held`` and its pred from ``preds``."""
+        baselines = self.dec.held
+        self.dec.held = dict(preds)     # (it looks up both in one dict: the baseline checked first)
+        r = Bits(packet)
+        seq = r.read(16)
+        if r.read(1):
+            bdist = r.egx_value(2, 16) + 1
+            if (seq - bdist) % 65536 not in baselines:
+                raise KeyError("baseline")
+        return self.dec.decode(packet, self.hits)
+
+    def _keep(self, seq, snap):
+        """Section 10's window after a packet decoded to ``snap``."""
+        held = self.dec.held
+        keep = 2 * self.hello["history"] - 1
+        if self.latest is None or 0 < (seq - self.latest) % 65536 < 32768:
+            held[seq] = snap
+            self.ambiguous = {s for s in self.ambiguous if (seq - s) % 65536 < keep}
+            for s in [s for s in held if (seq - s) % 65536 >= keep]:
+                del held[s]
+        elif seq in held:
+            if held[seq] != snap:
+                del held[seq]
+                self.ambiguous.add(seq)
+        elif seq not in self.ambiguous and (self.latest - seq) % 65536 < keep:
+            held[seq] = snap

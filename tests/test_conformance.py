@@ -49,14 +49,41 @@ def test_the_kit_reaches_every_outcome():
     outcomes = set()
     for s in MANIFEST["streams"]:
         outcomes |= set(s["outcomes"])
-    assert outcomes == {"snapshot", "pending", *qc.DecodeError.KINDS}
+    # every refusal a client makes ("stale" is the server's, for replies), and replies made
+    assert outcomes == {"snapshot", "pending", "reply", *qc.DecodeError.KINDS} - {"stale"}
 
 
 @pytest.mark.parametrize("name", STREAMS)
 def test_reference_runner_gives_the_expected_lines(name, capsys):
     s = _stream(name)
-    assert cli.main(["decode-stream", str(KIT / s["schema"]), str(KIT / s["datagrams"])]) == 0
+    assert cli.main(["decode-stream", *s.get("args", []), str(KIT / s["schema"]),
+                     str(KIT / s["datagrams"])]) == 0
     assert capsys.readouterr().out == (KIT / s["expected"]).read_text()
+
+
+def _options(args):
+    """A manifest stream's runner options as keywords (key, max_bytes, nonce)."""
+    out = {}
+    for flag, value in zip(args[::2], args[1::2]):
+        if flag == "--key":
+            out["key"] = bytes.fromhex(value)
+        elif flag == "--max-bytes":
+            out["max_bytes"] = int(value)
+        elif flag == "--replies":
+            out["nonce"] = int(value)
+        else:
+            raise AssertionError(f"unknown runner option {flag}")
+    return out
+
+
+def test_the_kit_pins_replies_keys_and_limits():
+    """Every stream has a replies run; a keyed stream and a limits stream are there."""
+    names = {s["name"] for s in MANIFEST["streams"]}
+    plain = [s["name"] for s in MANIFEST["streams"] if "args" not in s]
+    assert all(f"{n}.replies" in names for n in plain)
+    flags = {a for s in MANIFEST["streams"] for a in s.get("args", [])[::2]}
+    assert flags == {"--key", "--max-bytes", "--replies"}
+    assert any(s["outcomes"].get("limits") for s in MANIFEST["streams"])
 
 
 def _slots(schema):
@@ -78,8 +105,8 @@ def _slots(schema):
     return out
 
 
-def _reference_lines(schema, datagrams, hits):
-    ref = ReferenceStream(_slots(schema), schema.fingerprint)
+def _reference_lines(schema, datagrams, hits, **options):
+    ref = ReferenceStream(_slots(schema), schema.fingerprint, **options)
     ref.hits = hits
     signed = conformance.signed_slots(schema)
     lines = []
@@ -87,14 +114,19 @@ def _reference_lines(schema, datagrams, hits):
         try:
             got = ref.decode(d)
         except Refused as e:
-            lines.append({"error": e.kind})
-            continue
-        if got is None:
-            lines.append({"pending": True})
-            continue
-        seq, ids, rows = got
-        rows = [[v - (1 << 64) if s and v >= 1 << 63 else v for v, s in zip(r, signed)] for r in rows]
-        lines.append({"seq": seq, "ids": ids, "codes": rows})
+            line = {"error": e.kind}
+        else:
+            if got is None:
+                line = {"pending": True}
+            else:
+                seq, ids, rows = got
+                rows = [[v - (1 << 64) if s and v >= 1 << 63 else v for v, s in zip(r, signed)]
+                        for r in rows]
+                line = {"seq": seq, "ids": ids, "codes": rows}
+        if "nonce" in options:
+            r = ref.reply()
+            line["reply"] = None if r is None else r.hex()
+        lines.append(line)
     return lines
 
 
@@ -140,11 +172,13 @@ def test_a_decoder_written_from_the_doc_reads_the_kit_and_every_branch_is_reache
         schema = qc.Schema.load(KIT / s["schema"])
         datagrams = conformance.read_datagrams(KIT / s["datagrams"])
         hits = Counter()
-        got = _reference_lines(schema, datagrams, hits)
+        got = _reference_lines(schema, datagrams, hits, **_options(s.get("args", [])))
         want = [json.loads(line) for line in (KIT / s["expected"]).read_text().splitlines()]
         assert len(got) == len(want)
         for i, (g, w) in enumerate(zip(got, want)):
             if w.get("error") == "malformed" and "error" not in g:
+                if "reply" in w:
+                    break       # (its view would change the replies that follow)
                 continue
             assert g == w, (s["name"], i)
         per_stream[s["name"]] = hits
@@ -183,7 +217,8 @@ def test_client_runner_matches_the_reference(lang, name):
     """clients/<lang>/qc-decode prints, line for line, what the reference runner prints."""
     _toolchain(lang)
     s = _stream(name)
-    proc = subprocess.run([str(_runner(lang)), str(KIT / s["schema"]), str(KIT / s["datagrams"])],
+    proc = subprocess.run([str(_runner(lang)), *s.get("args", []), str(KIT / s["schema"]),
+                           str(KIT / s["datagrams"])],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     got = proc.stdout.splitlines()

@@ -1,0 +1,442 @@
+"""Sessions (SPEC section 8, docs/wire-format.md sections 17-20): what every user of the snapshot
+stream otherwise writes by hand, owned by the library.
+
+``StreamServer`` keeps one stream a connected client (a ``SnapshotEncoder``), sends its hello
+until the client has acknowledged a packet of it, takes the client's replies (acks, hello
+requests), starts the stream over for a client that restarted, and builds each client's view of
+the world: the part it is interested in, most important first, within a byte budget a tick
+(quantcodec._views). ``StreamClient`` keeps one ``SnapshotDecoder`` with its limits and says what
+to send back (``reply()``). Both may share a key (``key=``): then every datagram both ways
+carries a keyed tag instead of the CRC check.
+
+The encoder and decoder beneath stay public for users who run a session of their own.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+
+import numpy as np
+
+from . import _framing
+from ._history import PacketCache, seq_newer
+from .errors import DecodeError, SchemaError
+from .snapshot import Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of
+
+__all__ = ["StreamServer", "StreamClient"]
+
+ACK = 0x41                 # section 18's reply types
+HELLO_REQUEST = 0x48
+_ACK = struct.Struct("<BBIIHI")            # type, flags, nonce, rseq, latest, acks: 16 bytes
+_REQUEST = struct.Struct("<BBII16s")       # type, flags, nonce, rseq, fingerprint: 26 bytes
+_U32 = 0xFFFFFFFF
+
+
+def _rseq_newer(a, b):
+    """Whether reply number ``a`` is newer than ``b`` (32-bit, wraparound-aware)."""
+    return 1 <= ((a - b) & _U32) < 0x80000000
+
+
+def _check_budget(budget, hello_len, owner):
+    if budget is None:
+        return None
+    if isinstance(budget, bool) or not isinstance(budget, int):
+        raise TypeError(f"{owner}: budget must be an integer number of bytes or None, got "
+                        f"{type(budget).__name__}")
+    if budget < hello_len:
+        raise ValueError(f"{owner}: a budget of {budget} bytes a tick is smaller than the stream's "
+                         f"hello ({hello_len} bytes), which must fit in one tick")
+    return budget
+
+
+class _Peer:
+    """What the server keeps of one connected client."""
+
+    __slots__ = ("client", "encoder", "budget", "nonce", "rseq", "req", "acked", "hello_due",
+                 "views", "hello_len")
+
+    def __init__(self, client, encoder, budget):
+        self.client = client
+        self.encoder = encoder
+        self.budget = budget
+        self.nonce = None          # the incarnation the stream takes acks from (section 18)
+        self.rseq = 0              # the last rseq taken from it
+        self.req = None            # (nonce, rseq) of the last hello request taken
+        self.acked = False         # the client has acked a packet of the current stream
+        self.hello_due = False     # a hello request asked for the hello
+        self.views = None          # the client's view builder (interest or budget)
+        self.hello_len = len(encoder.hello())
+
+    def restart(self):
+        """The client restarted: a new stream (id, hello), the next packet in full."""
+        self.encoder.reset()
+        self.nonce = None
+        self.rseq = 0
+        self.acked = False
+        self.views = None
+
+
+class StreamServer:
+    """The server half of a session: one stream per connected client.
+
+    ``StreamServer(schema, *, history=64, max_datagram=1200, budget=None, key=None,
+    predict=True)``; ``connect(client, *, budget=None)`` (``client``: any hashable, an address),
+    ``send(tick, world, *, interest=None, priority=None)`` -> ``{client: [datagram, ...]}``
+    for every connected client, ``receive(client, datagram)`` for what clients send back (a
+    ``DecodeError`` for anything that is not a fresh reply of that client's stream, which then
+    changes nothing), ``disconnect(client)``.
+
+    Every datagram is at most ``max_datagram`` bytes; with a budget, one client's datagrams of
+    one tick (hello included) total at most ``budget`` bytes. The hello goes out with a client's
+    datagrams until it has acked a packet of its stream, and again after a hello request; a
+    client that restarted (its replies carry a new incarnation nonce) gets a new stream.
+    Calls are serialized by a lock: one thread sends and receives, or several do in turn.
+    """
+
+    def __init__(self, schema, *, history=64, max_datagram=1200, budget=None, key=None, predict=True):
+        self._schema = schema
+        self._history = history
+        self._max_datagram = max_datagram
+        self._predict = predict
+        self._key = None if key is None else bytes(key) if isinstance(key, (bytearray, memoryview)) else key
+        self._mk = _framing.shared_key(key, "StreamServer")
+        self._request_check = _framing.request_check(self._mk)
+        self._cache = PacketCache(256)
+        probe = self._encoder()          # checks schema, history, max_datagram, predict, key
+        self._hello_len = len(probe.hello())
+        self._budget = _check_budget(budget, self._hello_len, "StreamServer")
+        self._peers = {}
+        self._lock = threading.RLock()
+
+    def _encoder(self):
+        return SnapshotEncoder(self._schema, self._history, predict=self._predict, cache=self._cache,
+                               max_datagram=self._max_datagram, key=self._key)
+
+    # -- clients ------------------------------------------------------------------------------
+
+    def connect(self, client, *, budget=None):
+        """Start a stream for ``client`` (any hashable: an address). ``budget`` (bytes a tick)
+        overrides the server's for this client. Connecting a client again starts it over."""
+        hash(client)
+        b = self._budget if budget is None else _check_budget(budget, self._hello_len,
+                                                              "StreamServer.connect")
+        with self._lock:
+            self._peers[client] = _Peer(client, self._encoder(), b)
+
+    def disconnect(self, client):
+        """Forget ``client`` (KeyError if it is not connected)."""
+        with self._lock:
+            del self._peers[client]
+
+    @property
+    def clients(self):
+        """The connected clients, in the order they connected."""
+        with self._lock:
+            return list(self._peers)
+
+    @property
+    def schema(self):
+        return self._schema
+
+    @property
+    def history(self):
+        return self._history
+
+    @property
+    def max_datagram(self):
+        return self._max_datagram
+
+    @property
+    def budget(self):
+        """The server's budget in bytes a tick (None: none)."""
+        return self._budget
+
+    @property
+    def keyed(self):
+        """Whether the streams carry keyed tags (a shared key)."""
+        return self._mk is not None
+
+    def budget_of(self, client):
+        """``client``'s budget in bytes a tick (None: none)."""
+        return self._peer(client, "budget_of").budget
+
+    def encoder(self, client):
+        """``client``'s SnapshotEncoder (the layer beneath: its history, acks, stream id)."""
+        return self._peer(client, "encoder").encoder
+
+    def has_stream(self, client):
+        """Whether ``client`` has acked a packet of its current stream (its hello stops)."""
+        return self._peer(client, "has_stream").acked
+
+    def _peer(self, client, what):
+        try:
+            return self._peers[client]
+        except KeyError:
+            raise KeyError(f"StreamServer.{what}: {client!r} is not connected") from None
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def send(self, tick, world, *, interest=None, priority=None):
+        """The datagrams of tick ``tick`` (its sequence number: ``tick`` mod 65536) for every
+        connected client: ``{client: [datagram, ...]}`` (hello first when it is due, then the
+        packet or its fragments; an empty list when a budget left no room this tick).
+
+        ``world``: this tick's Snapshot (quantized once for all clients). ``interest``: None
+        (every entity), ``{client: ids}``, or ``callable(client, world) -> ids``; ``priority``:
+        None (equal), ``{client: weights}`` or ``callable(client, world) -> weights``, floats
+        aligned with that client's interest ids (or the world's rows without interest)."""
+        if not isinstance(world, Snapshot):
+            raise TypeError(f"StreamServer.send: world must be a Snapshot (schema.snapshot(ids, "
+                            f"columns)), got {type(world).__name__}")
+        if world.schema is not self._schema and world.schema != self._schema:
+            raise SchemaError("StreamServer.send: the world's schema is not the server's")
+        if isinstance(tick, bool) or not isinstance(tick, (int, np.integer)):
+            raise TypeError(f"StreamServer.send: tick must be an integer, got {type(tick).__name__}")
+        seq = int(tick) & 0xFFFF
+        out = {}
+        with self._lock:
+            for client, peer in self._peers.items():
+                out[client] = self._send_one(peer, seq, world, interest, priority)
+        return out
+
+    def _send_one(self, peer, seq, world, interest, priority):
+        enc = peer.encoder
+        hello = peer.hello_due or not peer.acked
+        room = None if peer.budget is None else peer.budget - (peer.hello_len if hello else 0)
+        ids = _pick(interest, peer.client, world, "interest")
+        weights = _pick(priority, peer.client, world, "priority")
+        if ids is None and weights is None and room is None:
+            view = world
+        else:
+            from ._views import ViewBuilder, restrict
+            if room is None and weights is None:
+                view = restrict(world, ids)
+            else:
+                if peer.views is None:
+                    peer.views = ViewBuilder(self._schema, enc)
+                view = peer.views.build(seq, world, _ids_array(ids), _weights_array(weights), room)
+        datagrams = [] if view is None else enc.encode_datagrams(seq, view)
+        if hello:
+            peer.hello_due = False
+            datagrams.insert(0, enc.hello())
+        return datagrams
+
+    # -- replies ------------------------------------------------------------------------------
+
+    def receive(self, client, datagram):
+        """Take a datagram ``client`` sent (a reply: an ack or a hello request). DecodeError,
+        with nothing changed, for anything else: junk, a damaged or forged reply, one of another
+        stream or schema, a replayed or stale one (docs/wire-format.md section 18)."""
+        data = _bytes_of(datagram, "StreamServer.receive")
+        with self._lock:
+            peer = self._peers.get(client)
+            if peer is None:
+                raise DecodeError(f"StreamServer.receive: a datagram from {client!r}, which is not "
+                                  f"connected", kind="check")
+            enc = peer.encoder
+            n = len(data)
+            t = _framing.check_len(enc._check_r)
+            if n == _framing.REPLY_ACK + t and data[0] == ACK and _framing.holds(data, enc._check_r):
+                return self._ack(peer, data)
+            if n == _framing.REPLY_HELLO + t and data[0] == HELLO_REQUEST \
+                    and _framing.holds(data, self._request_check):
+                return self._hello_request(peer, data)
+            raise DecodeError(f"StreamServer.receive: a datagram of {n} bytes from {client!r} is no "
+                              f"reply of its stream {enc.stream_id:016x} (damaged, stray, of another "
+                              f"or an earlier stream{', or made without the key' if self._mk else ''})",
+                              kind="check")
+
+    def _ack(self, peer, data):
+        _, flags, nonce, rseq, latest, acks = _ACK.unpack_from(data)
+        who = f"StreamServer.receive: an ack from {peer.client!r}"
+        if flags & ~1:
+            raise DecodeError(f"{who}: unknown flags 0x{flags:02x}")
+        enc = peer.encoder
+        newest = enc._state.state()[0]
+        if not flags & 1:
+            if latest or acks:
+                raise DecodeError(f"{who}: no latest, but latest {latest} and acks 0x{acks:08x}")
+        elif newest is None or seq_newer(latest, newest):
+            raise DecodeError(f"{who}: acks packet {latest}, never sent on stream {enc.stream_id:016x} "
+                              f"(the newest is {newest})")
+        if peer.nonce == nonce and not _rseq_newer(rseq, peer.rseq):
+            raise DecodeError(f"{who}: reply {rseq} is not newer than reply {peer.rseq} (replayed, "
+                              f"duplicated or overtaken)", kind="stale")
+        if peer.nonce is not None and peer.nonce != nonce:
+            # a new incarnation: the client restarted and holds nothing this stream can use
+            peer.restart()
+            return None
+        peer.nonce = nonce
+        peer.rseq = rseq
+        if flags & 1:
+            got = enc.ack(latest)
+            while acks:
+                low = acks & -acks
+                i = low.bit_length() - 1
+                got = enc.ack((latest - 1 - i) & 0xFFFF) or got
+                acks ^= low
+            if got:
+                peer.acked = True
+        return None
+
+    def _hello_request(self, peer, data):
+        _, flags, nonce, rseq, fp = _REQUEST.unpack_from(data)
+        who = f"StreamServer.receive: a hello request from {peer.client!r}"
+        if flags:
+            raise DecodeError(f"{who}: unknown flags 0x{flags:02x}")
+        if fp != self._schema.fingerprint.encode("ascii"):
+            raise DecodeError(f"{who}: of another schema (fingerprint {fp.decode('ascii', 'replace')!r}, "
+                              f"the server's is {self._schema.fingerprint})", kind="schema")
+        if peer.req is not None and peer.req[0] == nonce and not _rseq_newer(rseq, peer.req[1]):
+            raise DecodeError(f"{who}: request {rseq} is not newer than request {peer.req[1]} "
+                              f"(replayed, duplicated or overtaken)", kind="stale")
+        peer.req = (nonce, rseq)
+        peer.hello_due = True
+        return None
+
+    def __repr__(self):
+        return (f"<StreamServer of {getattr(self._schema, 'name', '?')!r}: {len(self._peers)} clients, "
+                f"history {self._history}, max_datagram {self._max_datagram}, budget {self._budget}"
+                f"{', keyed' if self._mk else ''}>")
+
+
+def _pick(arg, client, world, what):
+    if arg is None:
+        return None
+    if callable(arg):
+        return arg(client, world)
+    try:
+        return arg[client]
+    except KeyError:
+        raise KeyError(f"StreamServer.send: {what} has no entry for client {client!r}") from None
+
+
+def _ids_array(ids):
+    if ids is None:
+        return None
+    a = np.asarray(ids)
+    if a.ndim != 1 or (a.size and a.dtype.kind not in "ui"):
+        raise TypeError(f"StreamServer.send: interest ids must be a 1-D array of integers, got "
+                        f"{a.dtype} of shape {a.shape}")
+    if a.size and a.dtype.kind == "i" and a.min() < 0:
+        raise ValueError("StreamServer.send: interest ids must not be negative")
+    return a.astype(np.uint64, copy=False)
+
+
+def _weights_array(w):
+    if w is None:
+        return None
+    a = np.asarray(w, dtype=np.float64)
+    if a.ndim != 1:
+        raise TypeError(f"StreamServer.send: priority weights must be 1-D, got shape {a.shape}")
+    return a
+
+
+class StreamClient:
+    """The client half of a session: ``StreamClient(schema, *, key=None, max_bytes=None)``.
+
+    ``receive(datagram)`` takes any datagram from the server and returns the view it completes
+    (a Snapshot) or None; DecodeError (kind as SnapshotDecoder's, state unchanged) for one it
+    refuses. ``reply()`` is what to send back now (bytes) or None: call it after each datagram,
+    or once a tick. ``max_bytes`` bounds what the client holds (docs/wire-format.md section 19;
+    default 256 MiB). ``nonce`` fixes the client's incarnation id (tests and the conformance
+    kit; by default a random one, which is what tells the server that a client restarted)."""
+
+    def __init__(self, schema, *, key=None, max_bytes=None, nonce=None):
+        self._decoder = SnapshotDecoder(schema, key=key, max_bytes=max_bytes)
+        self._schema = schema
+        self._request_check = _framing.request_check(self._decoder._mk)
+        if nonce is None:
+            nonce = int.from_bytes(os.urandom(4), "little")
+        elif isinstance(nonce, bool) or not isinstance(nonce, int) or not 0 <= nonce <= _U32:
+            raise ValueError(f"StreamClient: nonce must be an integer in 0..2**32-1, got {nonce!r}")
+        self._nonce = nonce
+        self._rseq = 0
+        self._due = False
+        self._view = None
+        self._lock = threading.Lock()
+
+    @property
+    def decoder(self):
+        """The SnapshotDecoder beneath (the adopted stream, what is held)."""
+        return self._decoder
+
+    @property
+    def latest(self):
+        """The newest sequence number decoded on the current stream (None before the first)."""
+        return self._decoder.latest
+
+    @property
+    def view(self):
+        """The newest view received (a Snapshot), or None."""
+        return self._view
+
+    @property
+    def stream_id(self):
+        return self._decoder.stream_id
+
+    @property
+    def nonce(self):
+        return self._nonce
+
+    @property
+    def holding(self):
+        """What the client holds in section 19's model, in bytes (at most ``max_bytes``)."""
+        return self._decoder._state.holding
+
+    @property
+    def max_bytes(self):
+        return self._decoder._max_bytes
+
+    def receive(self, datagram):
+        """Take one datagram from the server: the view it completes, or None."""
+        dec = self._decoder
+        with self._lock:
+            before = dec.stream_id
+            try:
+                view = dec.decode(datagram)
+            except DecodeError as e:
+                if e.kind in ("no-hello", "baseline"):
+                    self._due = True
+                raise
+            if view is not None:
+                self._due = True
+                latest = dec.latest
+                if self._view is None or view.seq == latest or dec.stream_id != self._view_stream:
+                    self._view = view
+                    self._view_stream = dec.stream_id
+            elif dec.stream_id != before:
+                self._due = True
+                self._view = None
+            return view
+
+    _view_stream = None
+
+    def reply(self):
+        """The reply to send the server now (bytes), or None (docs/wire-format.md section 18)."""
+        with self._lock:
+            if not self._due:
+                return None
+            self._due = False
+            dec = self._decoder
+            rseq = self._rseq
+            self._rseq = (rseq + 1) & _U32
+            if dec._hello is None:
+                body = _REQUEST.pack(HELLO_REQUEST, 0, self._nonce, rseq,
+                                     self._schema.fingerprint.encode("ascii"))
+                return _framing.seal(body, self._request_check)
+            latest = dec.latest
+            if latest is None:
+                return _framing.seal(_ACK.pack(ACK, 0, self._nonce, rseq, 0, 0), dec._check_r)
+            held = set(dec.held)
+            acks = 0
+            for i in range(32):
+                if (latest - 1 - i) & 0xFFFF in held:
+                    acks |= 1 << i
+            return _framing.seal(_ACK.pack(ACK, 1, self._nonce, rseq, latest, acks), dec._check_r)
+
+    def __repr__(self):
+        return (f"<StreamClient of {getattr(self._schema, 'name', '?')!r}: nonce {self._nonce:08x}, "
+                f"{self._decoder!r}>")

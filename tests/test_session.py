@@ -1,0 +1,541 @@
+"""Sessions (SPEC section 8; docs/wire-format.md sections 17-20): StreamServer and StreamClient
+over lossy links both ways, hellos lost, restarts, replies refused, keys and limits."""
+
+import os
+import struct
+
+import numpy as np
+import pytest
+
+import quantcodec as qc
+from quantcodec import _framing
+from quantcodec._bitstream import crc32c, siphash24
+
+
+def make_schema():
+    return qc.Schema("Body", [
+        ("position", qc.Vector(*[qc.Bounded(-100, 100, 16)] * 3)),
+        ("rotation", qc.Quat(9)),
+        ("health", qc.UInt(8)),
+    ])
+
+
+SCHEMA = make_schema()
+
+
+class World:
+    def __init__(self, n=200, seed=1, first_id=10):
+        self.rng = np.random.default_rng(seed)
+        self.ids = np.arange(first_id, first_id + n, dtype=np.uint64)
+        self.pos = self.rng.uniform(-90, 90, (n, 3))
+        self.vel = self.rng.normal(0, 0.5, (n, 3)) * (self.rng.random((n, 1)) < 0.3)
+        q = self.rng.normal(size=(n, 4))
+        self.rot = q / np.linalg.norm(q, axis=1, keepdims=True)
+        self.health = self.rng.integers(0, 256, n)
+
+    def tick(self):
+        self.pos = np.clip(self.pos + self.vel, -99, 99)
+        return SCHEMA.snapshot(self.ids, {"position": self.pos, "rotation": self.rot,
+                                          "health": self.health})
+
+
+class Link:
+    """A seeded lossy link in one direction: loss, duplicates, reordering, delay in ticks."""
+
+    def __init__(self, rng, loss=0.0, dup=0.0, delay=(1, 1)):
+        self.rng, self.loss, self.dup, self.delay = rng, loss, dup, delay
+        self.flight = []
+        self.order = 0
+
+    def send(self, tick, datagrams):
+        for d in datagrams:
+            if self.rng.random() < self.loss:
+                continue
+            for _ in range(2 if self.rng.random() < self.dup else 1):
+                lo, hi = self.delay
+                self.flight.append((tick + int(self.rng.integers(lo, hi + 1)), self.order, d))
+                self.order += 1
+
+    def due(self, tick):
+        out = sorted([f for f in self.flight if f[0] <= tick], key=lambda f: (f[0], f[1]))
+        self.flight = [f for f in self.flight if f[0] > tick]
+        return [d for _, _, d in out]
+
+
+def run(server, clients, world, ticks, start=0, *, down=None, up=None, log=None, restart=None):
+    """Ticks of a session: the server sends, datagrams arrive, clients reply. Returns per client
+    the (tick, view) of each view received. ``restart``: {tick: client} replaced by a new
+    StreamClient at that tick."""
+    rng = np.random.default_rng(5)
+    down = down or {c: Link(rng) for c in clients}
+    up = up or {c: Link(rng) for c in clients}
+    views = {c: [] for c in clients}
+    truth = {}
+    for t in range(start, start + ticks):
+        if restart and t in restart:
+            c = restart[t]
+            clients[c] = qc.StreamClient(SCHEMA, key=getattr(clients[c], "_key_for_test", None))
+        snap = world.tick()
+        truth[t & 0xFFFF] = snap
+        out = server.send(t, snap)
+        for c, dgs in out.items():
+            assert all(len(d) <= server.max_datagram for d in dgs)
+            if log is not None:
+                log.setdefault(c, []).append(dgs)
+            down[c].send(t, dgs)
+        for c, cl in clients.items():
+            for d in down[c].due(t):
+                try:
+                    v = cl.receive(d)
+                except qc.DecodeError:
+                    v = None
+                if v is not None:
+                    views[c].append((t, v))
+                r = cl.reply()
+                if r is not None:
+                    up[c].send(t, [r])
+            for r in up[c].due(t):
+                try:
+                    server.receive(c, r)
+                except qc.DecodeError:
+                    pass
+    return views, truth
+
+
+def assert_exact(views, truth):
+    for _, v in views:
+        w = truth[v.seq]
+        assert v == w, f"view {v.seq} differs from the world at that tick"
+
+
+# -- the basic session ------------------------------------------------------------------------
+
+def test_four_clients_over_loss_are_exact_and_datagrams_fit():
+    server = qc.StreamServer(SCHEMA)
+    clients = {}
+    rng = np.random.default_rng(2)
+    down, up = {}, {}
+    for i, loss in enumerate((0.0, 0.1, 0.3, 0.5)):
+        c = ("10.0.0.1", 4000 + i)
+        server.connect(c)
+        clients[c] = qc.StreamClient(SCHEMA)
+        down[c] = Link(rng, loss=loss, dup=0.1, delay=(1, 3))
+        up[c] = Link(rng, loss=loss, dup=0.1, delay=(1, 3))
+    world = World(200)
+    views, truth = run(server, clients, world, 150, down=down, up=up)
+    for c in clients:
+        assert len(views[c]) > 20, c
+        assert_exact(views[c], truth)
+        # after the first packet acked, deltas: the hello is no longer sent
+        assert server.has_stream(c)
+    # the lossless client got a view almost every tick, the others kept up
+    assert len(views[("10.0.0.1", 4000)]) >= 140
+
+
+def test_hello_goes_out_until_a_packet_is_acked_then_stops():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("a")
+    world = World(50)
+    hello = server.encoder("a").hello()
+    client = qc.StreamClient(SCHEMA)
+    for t in range(5):                       # every datagram lost: the hello keeps coming
+        out = server.send(t, world.tick())["a"]
+        assert out[0] == hello
+    out = server.send(5, world.tick())["a"]
+    for d in out:
+        client.receive(d)
+    server.receive("a", client.reply())
+    out = server.send(6, world.tick())["a"]
+    assert hello not in out                  # acked: no more hellos
+    assert len(out) == 1 and client.receive(out[0]).seq == 6
+
+
+def test_first_hellos_lost_needs_no_user_code():
+    """The issue's trap: the first hello lost, no user line that resends it."""
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    world = World(80)
+    got = []
+    for t in range(40):
+        snap = world.tick()
+        dgs = server.send(t, snap)["c"]
+        if t < 3:
+            dgs = [d for d in dgs if d[:4] != b"QCHL"]     # the hellos of the first ticks lost
+        for d in dgs:
+            try:
+                v = client.receive(d)
+            except qc.DecodeError as e:
+                assert e.kind == "no-hello"
+                v = None
+            if v is not None:
+                got.append((t, v, snap))
+            r = client.reply()
+            if r is not None:
+                server.receive("c", r)
+    assert got and got[-1][0] == 39
+    assert all(v == snap for _, v, snap in got)
+    assert got[0][0] == 3
+
+
+def test_a_client_without_a_hello_asks_for_it():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    world = World(20)
+    client = qc.StreamClient(SCHEMA)
+    # the client got packets but no hello: its reply is a hello request
+    dgs = server.send(0, world.tick())["c"]
+    with pytest.raises(qc.DecodeError) as e:
+        client.receive(dgs[1])
+    assert e.value.kind == "no-hello"
+    req = client.reply()
+    assert req[0] == 0x48 and len(req) == 30
+    assert client.reply() is None            # one reply for one datagram
+    server._peers["c"].acked = True          # (as if the stream had been acked long ago)
+    server.receive("c", req)
+    assert server.send(1, world.tick())["c"][0] == server.encoder("c").hello()
+    assert server.send(2, world.tick())["c"][0][:4] != b"QCHL"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_client_restart_is_exact_again_within_history(seed):
+    server = qc.StreamServer(SCHEMA, history=32)
+    clients = {"c": qc.StreamClient(SCHEMA)}
+    server.connect("c")
+    rng = np.random.default_rng(seed)
+    down = {"c": Link(rng, loss=0.1, dup=0.05, delay=(1, 2))}
+    up = {"c": Link(rng, loss=0.1, dup=0.05, delay=(1, 2))}
+    world = World(100, seed=seed)
+    views, truth = run(server, clients, world, 120, down=down, up=up, restart={60: "c"})
+    assert_exact(views["c"], truth)
+    after = [t for t, _ in views["c"] if t >= 60]
+    assert after and after[0] - 60 <= 32, "the restarted client took longer than history ticks"
+    assert after[-1] >= 115
+
+
+def test_server_restart_is_exact_again_within_history():
+    server = qc.StreamServer(SCHEMA, history=32)
+    server.connect("c")
+    client = {"c": qc.StreamClient(SCHEMA)}
+    world = World(60)
+    views, truth = run(server, client, world, 40)
+    server2 = qc.StreamServer(SCHEMA, history=32)        # the server restarted
+    server2.connect("c")
+    views2, truth2 = run(server2, client, world, 40, start=40)
+    assert_exact(views2["c"], truth2)
+    assert views2["c"] and views2["c"][0][0] - 40 <= 5
+
+
+def test_connect_again_and_disconnect():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("a")
+    sid = server.encoder("a").stream_id
+    server.connect("a")
+    assert server.encoder("a").stream_id != sid
+    server.disconnect("a")
+    assert server.clients == []
+    with pytest.raises(KeyError):
+        server.disconnect("a")
+    assert server.send(0, World(5).tick()) == {}
+
+
+def test_send_checks_its_arguments():
+    server = qc.StreamServer(SCHEMA)
+    server.connect(1)
+    with pytest.raises(TypeError, match="world must be a Snapshot"):
+        server.send(0, {"position": []})
+    other = qc.Schema("Other", [("x", qc.UInt(4))])
+    with pytest.raises(qc.SchemaError):
+        server.send(0, other.snapshot([1], {"x": [1]}))
+    with pytest.raises(TypeError, match="tick"):
+        server.send(1.5, World(3).tick())
+
+
+# -- replies -----------------------------------------------------------------------------------
+
+def _session(**kw):
+    server = qc.StreamServer(SCHEMA, **kw)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA, key=kw.get("key"), nonce=0x01020304)
+    world = World(30)
+    replies = []
+    for t in range(6):
+        for d in server.send(t, world.tick())["c"]:
+            client.receive(d)
+            r = client.reply()
+            if r is not None:
+                replies.append(r)
+                server.receive("c", r)
+    return server, client, world, replies
+
+
+def reference_ack(client, rseq, check):
+    """An ack written from docs/wire-format.md section 18 alone."""
+    dec = client.decoder
+    latest = dec.latest
+    held = set(dec.held)
+    acks = sum(1 << i for i in range(32) if (latest - 1 - i) % 65536 in held)
+    body = bytes([0x41, 1]) + struct.pack("<IIHI", client.nonce, rseq, latest, acks)
+    if isinstance(check, int):
+        return body + struct.pack("<I", crc32c(body, check))
+    return body + struct.pack("<Q", siphash24(check, body))
+
+
+def test_ack_layout_is_the_documented_one():
+    server, client, world, replies = _session()
+    enc = server.encoder("c")
+    key = _framing.stream_key(SCHEMA.fingerprint, 64, True, 1200, enc.stream_id)
+    seed_r = crc32c(key + b"R")
+    assert all(len(r) == 20 for r in replies)
+    # the last reply, rebuilt from the doc (rseq counts every reply made)
+    assert replies[-1] == reference_ack(client, len(replies) - 1, seed_r)
+    assert replies[-1][6:10] == struct.pack("<I", len(replies) - 1)
+
+
+def test_replies_refused_change_nothing():
+    server, client, world, replies = _session()
+    enc = server.encoder("c")
+    before = (enc._state.state(), server._peers["c"].rseq, server._peers["c"].nonce)
+
+    def refused(d, kind):
+        with pytest.raises(qc.DecodeError) as e:
+            server.receive("c", d)
+        assert e.value.kind == kind, (e.value.kind, str(e.value))
+        assert (enc._state.state(), server._peers["c"].rseq, server._peers["c"].nonce) == before
+
+    refused(replies[-1], "stale")                         # replayed
+    refused(replies[0], "stale")                          # an old one overtaken
+    refused(b"", "check")
+    refused(os.urandom(20), "check")                      # junk
+    bad = bytearray(replies[-1])
+    bad[11] ^= 1
+    refused(bytes(bad), "check")                          # damaged
+    refused(replies[-1] + b"\x00", "check")               # extended
+    # an ack of another stream (another server's client) with a fresh rseq
+    other_server, other_client, _, _ = _session()
+    refused(other_client.reply() or _ack_from(other_client, other_server), "check")
+    # well-checked but malformed: flags, a latest never sent, no latest with acks
+    seed_r = enc._check_r
+    fresh = len(replies) + 10
+    body = bytes([0x41, 3]) + struct.pack("<IIHI", client.nonce, fresh, 1, 0)
+    refused(_framing.seal(body, seed_r), "malformed")
+    body = bytes([0x41, 1]) + struct.pack("<IIHI", client.nonce, fresh, 999, 0)
+    refused(_framing.seal(body, seed_r), "malformed")
+    body = bytes([0x41, 0]) + struct.pack("<IIHI", client.nonce, fresh, 0, 5)
+    refused(_framing.seal(body, seed_r), "malformed")
+    # a hello request of another schema
+    body = bytes([0x48, 0]) + struct.pack("<II", 9, 0) + b"0123456789abcdef"
+    refused(_framing.seal(body, _framing.SEED_Q), "schema")
+    # from a client that is not connected
+    with pytest.raises(qc.DecodeError, match="not connected"):
+        server.receive("nobody", replies[-1])
+
+
+def _ack_from(client, server):
+    body = bytes([0x41, 0]) + struct.pack("<IIHI", client.nonce, 99, 0, 0)
+    return _framing.seal(body, server.encoder("c")._check_r)
+
+
+def test_a_new_incarnation_restarts_the_stream():
+    server, client, world, replies = _session()
+    sid = server.encoder("c").stream_id
+    assert server.has_stream("c")
+    fresh = qc.StreamClient(SCHEMA, nonce=0x0A0B0C0D)
+    fresh.receive(server.encoder("c").hello())       # (a hello it asked for)
+    server.receive("c", fresh.reply())               # an ack of the same stream, another nonce
+    assert server.encoder("c").stream_id != sid and not server.has_stream("c")
+    out = server.send(10, world.tick())["c"]
+    assert out[0] == server.encoder("c").hello()
+    for d in out:
+        v = fresh.receive(d)
+    assert v is not None and v.seq == 10              # in full, at once
+
+
+def test_reply_due_rules():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA, nonce=7)
+    assert client.reply() is None                    # nothing received
+    with pytest.raises(qc.DecodeError):
+        client.receive(b"\x01\x02\x03")              # junk before a hello: no-hello, a request is due
+    assert client.reply()[0] == 0x48
+    out = server.send(0, World(10).tick())["c"]
+    client.receive(out[0])                           # the hello, adopted: an ack (no latest) is due
+    r = client.reply()
+    assert r[0] == 0x41 and r[1] == 0
+    with pytest.raises(qc.DecodeError) as e:
+        client.receive(os.urandom(30))               # junk with a stream: check, no reply
+    assert e.value.kind == "check"
+    assert client.reply() is None
+    assert client.receive(out[0]) is None            # the same hello again: nothing due
+    assert client.reply() is None
+    assert client.receive(out[1]).seq == 0
+    r = client.reply()
+    assert r[1] == 1 and struct.unpack_from("<H", r, 10)[0] == 0
+    assert struct.unpack_from("<I", r, 6)[0] == 2    # the third reply made
+
+
+# -- keys ----------------------------------------------------------------------------------------
+
+def siphash_reference(key, data):
+    """SipHash-2-4 written from the paper, in Python."""
+    mask = (1 << 64) - 1
+
+    def rotl(x, b):
+        return ((x << b) | (x >> (64 - b))) & mask
+
+    k0, k1 = struct.unpack("<QQ", key)
+    v = [k0 ^ 0x736F6D6570736575, k1 ^ 0x646F72616E646F6D, k0 ^ 0x6C7967656E657261, k1 ^ 0x7465646279746573]
+
+    def rnd():
+        v[0] = (v[0] + v[1]) & mask; v[1] = rotl(v[1], 13); v[1] ^= v[0]; v[0] = rotl(v[0], 32)
+        v[2] = (v[2] + v[3]) & mask; v[3] = rotl(v[3], 16); v[3] ^= v[2]
+        v[0] = (v[0] + v[3]) & mask; v[3] = rotl(v[3], 21); v[3] ^= v[0]
+        v[2] = (v[2] + v[1]) & mask; v[1] = rotl(v[1], 17); v[1] ^= v[2]; v[2] = rotl(v[2], 32)
+
+    n = len(data)
+    tail = data[n - n % 8:] + bytes(7 - n % 8) + bytes([n & 0xFF])
+    for i in range(0, n - n % 8, 8):
+        m = struct.unpack_from("<Q", data, i)[0]
+        v[3] ^= m; rnd(); rnd(); v[0] ^= m
+    m = struct.unpack("<Q", tail)[0]
+    v[3] ^= m; rnd(); rnd(); v[0] ^= m
+    v[2] ^= 0xFF
+    for _ in range(4):
+        rnd()
+    return v[0] ^ v[1] ^ v[2] ^ v[3]
+
+
+def test_siphash_vectors_and_reference():
+    key = bytes(range(16))
+    assert siphash24(key, b"") == 0x726FDB47DD0E0E31
+    assert siphash24(key, bytes(range(15))) == 0xA129CA6149BE45E5
+    rng = np.random.default_rng(3)
+    for n in list(range(0, 70)) + [1199, 1200]:
+        k = rng.bytes(16)
+        d = rng.bytes(n)
+        assert siphash24(k, d) == siphash_reference(k, d), n
+    with pytest.raises(ValueError, match="16 bytes"):
+        siphash24(b"short", b"")
+
+
+def test_keyed_session_works_and_refuses_what_lacks_the_key():
+    key = b"0123456789abcdef-a-login-secret"
+    server, client, world, replies = _session(key=key)
+    assert server.keyed and all(len(r) == 24 for r in replies)
+    out = server.send(20, world.tick())["c"]
+    assert client.receive(out[-1]).seq == 20
+    # the same stream's parameters without the key: refused both ways
+    for wrong in (None, b"another key entirely"):
+        other = qc.StreamClient(SCHEMA, key=wrong)
+        with pytest.raises(qc.DecodeError) as e:
+            other.receive(server.encoder("c").hello())
+        assert e.value.kind == "no-hello"
+    enc = server.encoder("c")
+    body = reference_ack(client, 1000, enc._check_r)[:-8]
+    keyless = body + struct.pack("<I", crc32c(body, crc32c(_framing.stream_key(
+        SCHEMA.fingerprint, 64, True, 1200, enc.stream_id) + b"R")))
+    with pytest.raises(qc.DecodeError) as e:
+        server.receive("c", keyless)
+    assert e.value.kind == "check"
+    # a datagram altered in any byte is refused by the client
+    for i in range(0, len(out[-1]), 7):
+        bad = bytearray(out[-1])
+        bad[i] ^= 0x10
+        with pytest.raises(qc.DecodeError):
+            client.receive(bytes(bad))
+    # the documented derivation: a packet's tag is SipHash(kP, packet)
+    mk = _framing.shared_key(key, "t")
+    k = _framing.stream_key(SCHEMA.fingerprint, 64, True, 1200, enc.stream_id)
+    kp = _framing.subkey(mk, k + b"P")
+    assert struct.unpack("<Q", out[-1][-8:])[0] == siphash_reference(kp, out[-1][:-8])
+
+
+def test_keyed_fragments_and_hello():
+    key = os.urandom(16)
+    server = qc.StreamServer(SCHEMA, key=key, max_datagram=200)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA, key=key)
+    out = server.send(0, World(200).tick())["c"]
+    assert len(out) > 3 and all(len(d) <= 200 for d in out)
+    views = [client.receive(d) for d in out]
+    assert views[-1] is not None and all(v is None for v in views[:-1])
+
+
+def test_key_argument_errors():
+    with pytest.raises(TypeError, match="key must be bytes"):
+        qc.StreamServer(SCHEMA, key="text")
+    with pytest.raises(ValueError, match="1 to 255 bytes"):
+        qc.StreamClient(SCHEMA, key=b"")
+
+
+# -- limits --------------------------------------------------------------------------------------
+
+def test_limits_refuse_a_hello_and_a_packet_leaving_the_state_as_it_was():
+    enc = qc.SnapshotEncoder(SCHEMA, history=8)
+    world = World(100)
+    # a hello that commits more than the bound: refused, no stream adopted
+    small = qc.SnapshotDecoder(SCHEMA, max_bytes=100_000)
+    with pytest.raises(qc.DecodeError) as e:
+        small.decode(enc.hello())
+    assert e.value.kind == "limits" and small.stream_id is None
+    # a bound the hello fits that holds three snapshots of 100 entities (S = 5 slots), not four
+    S = 5
+    per = 256 + 100 * (8 + 8 * S)
+    bound = 256 * 1200 + 4 * per - 1
+    assert _framing.hello_cost(8, 1200) <= bound
+    dec = qc.SnapshotDecoder(SCHEMA, max_bytes=bound)
+    dec.decode(enc.hello())
+    kinds = []
+    for t in range(8):
+        d = enc.encode(t, world.tick())
+        try:
+            v = dec.decode(d)
+            enc.ack(t)
+            kinds.append("view")
+        except qc.DecodeError as err:
+            kinds.append(err.kind)
+            assert err.kind == "limits" and "max_bytes" in str(err)
+    assert kinds[:3] == ["view"] * 3 and set(kinds[3:]) == {"limits"}
+    assert dec.latest == 2 and len(dec.held) == 3
+
+
+def test_hostile_stream_stays_under_the_default_bound():
+    """The issue's stream: history 256, a full packet of 20,000 entities, then unchanged 8-byte
+    deltas (at 5 slots an entity, the bound is reached after about 280 of them)."""
+    enc = qc.SnapshotEncoder(SCHEMA, history=256)
+    n = 20_000
+    ids = np.arange(n, dtype=np.uint64)
+    snap = SCHEMA.snapshot(ids, {"position": np.zeros((n, 3)), "rotation": np.tile([0, 0, 0, 1.0], (n, 1)),
+                                 "health": np.zeros(n)})
+    client = qc.StreamClient(SCHEMA)
+    client.receive(enc.hello())
+    refused = 0
+    for t in range(300):
+        try:
+            client.receive(enc.encode(t, snap))
+        except qc.DecodeError as e:
+            assert e.kind == "limits"
+            refused += 1
+        enc.ack(0)
+        assert client.holding <= client.max_bytes
+    assert refused > 0 and client.holding <= qc.StreamClient(SCHEMA).max_bytes
+
+
+def test_max_bytes_argument():
+    with pytest.raises(ValueError, match="positive"):
+        qc.StreamClient(SCHEMA, max_bytes=0)
+    with pytest.raises(TypeError):
+        qc.SnapshotDecoder(SCHEMA, max_bytes=1.5)
+    assert qc.StreamClient(SCHEMA).max_bytes == 1 << 28
+
+
+# -- budgets (the whole-world case: the views issue builds the rest) ------------------------------
+
+def test_budget_smaller_than_the_hello_is_refused():
+    hello = len(qc.SnapshotEncoder(SCHEMA).hello())
+    with pytest.raises(ValueError, match="smaller than the stream's hello"):
+        qc.StreamServer(SCHEMA, budget=hello - 1)
+    server = qc.StreamServer(SCHEMA)
+    with pytest.raises(ValueError, match="smaller than the stream's hello"):
+        server.connect("c", budget=10)
