@@ -22,7 +22,8 @@ One :class:`ViewBuilder` per client. ``build(seq, world, ids, weights, room)``:
    the interest costs a whole record. Sizes are estimated (bits per changed and per new entity,
    learned from the packets before) and checked with trial encodes by a DeltaEncoder of the
    builder's own against the very references the client's encoder will use
-   (``EncoderState.refs``): at most ``MAX_TRIALS`` a tick, never a search;
+   (``EncoderState.refs``): one on an easy tick, at most ``MAX_TRIALS`` + 1 (+ the shedding's
+   when the in-flight part alone does not fit), never a search;
 5. priorities: each tick adds each entity's weight; an entity whose view codes equal the world's
    (sent now, or unchanged) is reset to 0.
 
@@ -46,22 +47,23 @@ __all__ = ["ViewBuilder", "restrict", "datagram_bytes"]
 _U64 = np.dtype(np.uint64)
 _NO_IDS = np.zeros(0, dtype=_U64)
 _NO_IDS.setflags(write=False)
-_FRAMING = _framing.FRAGMENT_HEADER + _framing.CHECK       # 12 bytes a fragment
 
 MAX_TRIALS = 3          # trial encodes after the start view's, per tick
 _FILL = 0.97            # the share of the room an estimate may plan for (the trial checks it)
 
 
-def datagram_bytes(packet_len, max_datagram):
-    """The bytes on the wire of a packet of ``packet_len`` bytes (without its 4-byte check): one
-    datagram of packet + 4 when that fits in ``max_datagram``, else ceil(len / (max_datagram -
-    12)) fragments of 12 bytes of framing each; ``math.inf`` beyond 256 fragments."""
-    if packet_len + _framing.CHECK <= max_datagram:
-        return packet_len + _framing.CHECK
-    count = -(-packet_len // (max_datagram - _FRAMING))
+def datagram_bytes(packet_len, max_datagram, check=_framing.CHECK):
+    """The bytes on the wire of a packet of ``packet_len`` bytes (without its check of ``check``
+    bytes: 4, or the tag's with a key): one datagram of packet + check when that fits in
+    ``max_datagram``, else ceil(len / (max_datagram - 8 - check)) fragments of 8 + check bytes
+    of framing each (docs/wire-format.md section 12); ``math.inf`` beyond 256 fragments."""
+    if packet_len + check <= max_datagram:
+        return packet_len + check
+    framing = _framing.FRAGMENT_HEADER + check
+    count = -(-packet_len // (max_datagram - framing))
     if count > _framing.MAX_FRAGMENTS:
         return math.inf
-    return packet_len + _FRAMING * count
+    return packet_len + framing * count
 
 
 def _ascending(a):
@@ -272,13 +274,14 @@ class ViewBuilder:
             acc[:] = 0.0
             return self._keep(seq, view, tid, acc, live, None, n, 0)
 
-        bdist, base, pdist, pred = _refs(encoder, state, seq)
+        bdist, base, pdist, pred = state.refs(seq)
         md = encoder.max_datagram
+        check = _framing.check_len(getattr(encoder, "_check_p", 0))
         coder = self._coder
 
         def size(view):
             self.trials += 1
-            return datagram_bytes(len(coder.encode(seq, view, bdist, base, pdist, pred)), md)
+            return datagram_bytes(len(coder.encode(seq, view, bdist, base, pdist, pred)), md, check)
 
         in_b, brow = _align(base, tid)
         in_p, prow = _align(prev, tid)
@@ -466,44 +469,6 @@ class ViewBuilder:
             per = bits / n_new
             if per > 1.0:
                 self._bits_new = 0.5 * self._bits_new + 0.5 * per
-
-
-def _pred_target(bdist):
-    if bdist < 4:
-        return bdist
-    d = max(2, bdist // 3)
-    while bdist % d:
-        d -= 1
-    return d
-
-
-def _refs(encoder, state, seq):
-    """``state.refs(seq)`` (quantcodec._history): the snapshots packet ``seq`` would be coded
-    against. Builds without it get the same answer from the encoder's public state, computed as
-    ``_history._refs`` does."""
-    refs = getattr(state, "refs", None)
-    if refs is not None:
-        return refs(seq)
-    newest, held, acked = state.state()
-    hist = encoder.history
-    if newest is not None and not (0 < ((seq - newest) & 0xFFFF) < 0x8000) \
-            and ((newest - seq) & 0xFFFF) >= hist:
-        return 0, None, 0, None
-    dists = sorted(d for d in (((seq - a) & 0xFFFF) for a in acked) if 1 <= d <= hist - 1)
-    if not dists:
-        return 0, None, 0, None
-    bdist = dists[0]
-    sent = state.sent
-    base = sent[(seq - bdist) & 0xFFFF]
-    if not encoder.predict:
-        return bdist, base, 0, None
-    t = _pred_target(bdist)
-    room = hist - bdist
-    back = [d - bdist for d in dists[1:] if d - bdist < room]
-    if not back:
-        return bdist, base, 0, None
-    pdist = min(back, key=lambda d: (abs(d - t), -d))
-    return bdist, base, pdist, sent[(seq - bdist - pdist) & 0xFFFF]
 
 
 def _rows_differ(a, b):

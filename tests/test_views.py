@@ -363,6 +363,23 @@ def test_grid_within_matches_brute_force(dim):
             assert np.allclose(dd, np.sqrt(((p[rows] - q) ** 2).sum(axis=1)))
 
 
+def test_grid_unsorted_and_kdtree_agree():
+    rng = np.random.default_rng(7)
+    p = rng.uniform(0, 500, size=(3000, 2))
+    ids = np.arange(3000, dtype=np.uint64) * np.uint64(3)
+    centres = rng.uniform(0, 500, size=(25, 2))
+    index = interest.GridIndex(p, ids, cell=20.0)
+    want = index.within(centres, 40.0)
+    got = index.within(centres, 40.0, sort=False)
+    for g, x in zip(got, want):
+        assert np.array_equal(np.sort(g), x)
+    assert all(np.array_equal(g, x) for g, x in zip(interest.within(p, ids, centres, 40.0), want))
+    pytest.importorskip("scipy")
+    got, dist = interest.within(p, ids, centres, 40.0, distances=True, method="kdtree")
+    for g, x in zip(got, want):
+        assert np.array_equal(g, x)
+
+
 def test_grid_cells_neighbourhood():
     rng = np.random.default_rng(1)
     p = rng.uniform(0, 100, size=(2000, 2))
@@ -390,3 +407,103 @@ def test_interest_helper_feeds_views():
             c.tick(t, world, ids=ids, weights=1.0 / (1.0 + d), room=800)
     for c, ids in zip(clients, lists):
         assert set(c.shown.ids.tolist()) <= set(ids.tolist()) | set()
+
+
+# -- through the session: StreamServer / StreamClient ---------------------------------------------
+
+class Wire:
+    """A seeded link of datagrams: loss, and 1..delay ticks of delay (so they reorder)."""
+
+    def __init__(self, rng, loss, delay):
+        self.rng, self.loss, self.delay = rng, loss, delay
+        self.flight = []
+        self.n = 0
+
+    def send(self, t, datagrams):
+        for d in datagrams:
+            if self.rng.random() >= self.loss:
+                self.flight.append((t + int(self.rng.integers(1, self.delay + 1)), self.n, d))
+                self.n += 1
+
+    def due(self, t):
+        out = sorted(f for f in self.flight if f[0] <= t)
+        self.flight = [f for f in self.flight if f[0] > t]
+        return [d for _, _, d in out]
+
+
+@pytest.mark.parametrize("key", [None, b"a shared secret"])
+def test_session_budgets_interest_priority_exact_through_loss(key):
+    """StreamServer.send with interest, priority and per-client budgets: every client's datagrams
+    of a tick (hello included) total at most its budget, each fits max_datagram, every view a
+    client returns is the one the server recorded for it (code for code), and holds only
+    entities of that client's interest at that tick."""
+    schema = pose_schema()
+    budgets = {"a": 200, "b": 500, "c": 1200}
+    server = qc.StreamServer(schema, max_datagram=400, key=key)
+    rng = np.random.default_rng(3)
+    clients, down, up, centre = {}, {}, {}, {}
+    for i, (c, b) in enumerate(budgets.items()):
+        server.connect(c, budget=b)
+        clients[c] = qc.StreamClient(schema, key=key)
+        down[c], up[c] = Wire(rng, 0.2, 3), Wire(rng, 0.2, 3)
+        centre[c] = np.array([-100.0 + 100 * i, 0.0])
+    w = World(2000, 4, churn=3)
+    got = {c: 0 for c in clients}
+    for t in range(200):
+        world = w.step(schema)
+        for c in centre:
+            centre[c] += rng.normal(0, 3, 2)
+        index = interest.GridIndex(w.pos, world.ids, cell=40.0)
+        lists, dists = index.within(np.array([centre[c] for c in clients]), 80.0, distances=True)
+        ids = dict(zip(clients, lists))
+        weights = {c: 1.0 / (1.0 + d / 20.0) for c, d in zip(clients, dists)}
+        out = server.send(t, world, interest=ids, priority=lambda c, wd: weights[c])
+        for c, dgs in out.items():
+            assert sum(len(d) for d in dgs) <= budgets[c], (t, c)
+            assert all(len(d) <= 400 for d in dgs)
+            down[c].send(t, dgs)
+            sent = server.encoder(c)._state.sent.get(t & 0xFFFF)
+            if dgs and sent is not None:
+                assert np.isin(sent.ids, ids[c]).all()
+        for c, cl in clients.items():
+            for d in down[c].due(t):
+                try:
+                    v = cl.receive(d)
+                except qc.DecodeError as e:      # before the hello arrived, a baseline not held
+                    assert e.kind in ("no-hello", "baseline"), e.kind
+                    v = None
+                if v is not None:
+                    rec = server.encoder(c)._state.sent[v.seq]
+                    assert v == rec
+                    got[c] += 1
+                r = cl.reply()
+                if r is not None:
+                    up[c].send(t, [r])
+            for r in up[c].due(t):
+                try:
+                    server.receive(c, r)
+                except qc.DecodeError:          # a reply overtaken by a newer one: refused
+                    pass
+    assert all(n > 40 for n in got.values()), got
+
+
+def test_session_interest_enter_leave_and_the_view_settles_on_the_world():
+    schema = pose_schema()
+    server = qc.StreamServer(schema)
+    server.connect("p", budget=600)
+    client = qc.StreamClient(schema)
+    w = World(600, 5, moving=0.0)
+    world = w.step(schema)
+    last = None
+    for t in range(160):
+        ids = world.ids[:200] if t < 80 else world.ids[100:300]
+        for d in server.send(t, world, interest={"p": ids})["p"]:
+            v = client.receive(d)
+            if v is not None:
+                last = v
+            r = client.reply()
+            if r is not None:
+                server.receive("p", r)
+        if t == 79:
+            assert last == restrict(world, world.ids[:200])
+    assert last == restrict(world, world.ids[100:300])      # 100 left, 100 entered whole
