@@ -179,6 +179,7 @@ class ViewBuilder:
 
     Counters for measurements: ``trials`` (trial encodes so far), ``last_bytes`` (the wire bytes
     of the last view built), ``last_sent`` (entities that took the world's codes in it),
+    ``last_chosen`` (those of them chosen by priority, the in-flight refreshes left out),
     ``last_inflight`` (entities re-sent because they were not acked yet)."""
 
     def __init__(self, schema, encoder):
@@ -201,6 +202,7 @@ class ViewBuilder:
         self.trials = 0
         self.last_bytes = 0
         self.last_sent = 0
+        self.last_chosen = 0
         self.last_inflight = 0
 
     @property
@@ -354,6 +356,7 @@ class ViewBuilder:
                 if s <= room:
                     live[diff & ~inflight] = tick + span
                     acc[:] = 0.0
+                    self.last_chosen = int(cand.shape[0])
                     return self._keep(seq, v, tid, acc, live, s, int(cand.shape[0]), nflight)
         view0 = make(nothing)
         s0 = size(view0)
@@ -366,6 +369,7 @@ class ViewBuilder:
         self._s0_est = float(s0)
         take = nothing
         view, used = view0, s0
+        forced, best = nothing, None
         if cand.shape[0]:
             # in flight and live (sent fewer than ``span`` ticks ago as a new change): refreshed
             # with the world's codes, their record being in the packet anyway
@@ -416,6 +420,7 @@ class ViewBuilder:
         live[take & ~inflight] = tick + span
         up = ~diff | take
         acc[up] = 0.0
+        self.last_chosen = int(take.sum()) - (int(forced.sum()) if best is not None else 0)
         return self._keep(seq, view, tid, acc, live, used, int(take.sum()), nflight)
 
     def _keep(self, seq, view, tid, acc, live, used, nsent, nflight):

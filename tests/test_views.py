@@ -184,12 +184,14 @@ def test_room_too_small_gives_none_and_nothing_breaks():
     assert view is not None and sent <= 40
 
 
-def test_starvation_free_refresh_equal_weights():
+@pytest.mark.parametrize("delay", [1, 3])
+def test_starvation_free_refresh_equal_weights(delay):
     """Every entity of positive weight takes the world's codes within the stated bound:
-    2 (n + W / w) / m ticks, m the mean number of entities sent a tick (docs/views.md)."""
+    2 (n + W / w) / m ticks, m the mean number of entities chosen by priority a tick
+    (docs/views.md)."""
     schema = pose_schema()
     w = World(600, 5, moving=1.0)           # every entity changes every tick
-    c = Client(schema, 6, delay=1)
+    c = Client(schema, 6, delay=delay)
     last = {}
     sent = []
     worst = 0
@@ -199,7 +201,7 @@ def test_starvation_free_refresh_equal_weights():
         ids, acc = c.builder.priorities()
         fresh = ids[acc == 0]
         if t >= 20:
-            sent.append(c.builder.last_sent)
+            sent.append(c.builder.last_chosen)
             for i in ids.tolist():
                 worst = max(worst, t - last.get(i, 20))
         for i in fresh.tolist():
@@ -209,7 +211,7 @@ def test_starvation_free_refresh_equal_weights():
     assert m > 10
     bound = 2 * (n + n) / m
     assert worst <= bound, (worst, bound, m)
-    assert worst < 60
+    assert worst <= 2 * n / m, (worst, n / m)      # measured: 1.1 to 1.2 n / m
 
 
 def test_weights_honoured_heavier_entities_fresher():
