@@ -150,6 +150,7 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
     latest = {}             # client -> newest seq delivered (the client's ack)
     t_int, t_view, t_enc, t_total = [], [], [], []
     sizes = []
+    chosen = 0              # entities given the world's codes (after the warm-up)
     stale, stale_near, errs_p, errs_r = [], [], [], []
     missing = [0, 0]
     dist_bins = np.arange(0, args.radius + 1e-9, 10.0)
@@ -169,7 +170,8 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
             dg = encoders[c].encode_datagrams(t, v) if v is not None else []
             tv += b - a
             te += time.perf_counter() - b
-            res[c] = (v, sum(len(d) for d in dg), encoders[c].last_baseline if v is not None else None)
+            res[c] = (v, sum(len(d) for d in dg), encoders[c].last_baseline if v is not None else None,
+                      builders[c].last_sent if v is not None else 0)
         return tv, te
 
     warm = min(args.ticks // 3, 60)     # the first second: every client joining at once
@@ -218,9 +220,10 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
             t_enc.append(te * share)
         # the link, and the measurements on the tracked clients
         for c in range(M):
-            v, nbytes, base = res[c]
+            v, nbytes, base, nsent = res[c]
             if t >= warm:
                 sizes.append(nbytes)
+                chosen += nsent
             if v is None:
                 continue
             tr = tracked.get(c)
@@ -293,6 +296,9 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
         "missing": missing[0] / max(1, missing[1]),
         "interest_mean": float(np.mean([len(x) for x in lists])),
         "trials": sum(b.trials for b in builders) / (M * args.ticks),
+        "bits_chg": float(np.mean([b._bits_chg for b in builders])),
+        "bits_new": float(np.mean([b._bits_new for b in builders])),
+        "bits_per_update": float(8 * sizes.sum() / max(1, chosen)),
     }
     if plot_data is not None:
         plot_data[weights_kind] = (dist_bins + 5.0,
@@ -312,7 +318,9 @@ def part1(args, out, plot_data):
             rows.append(r)
     r0 = rows[0]
     out(f"  mean interest: {r0['interest_mean']:.0f} entities a client; trial encodes a client a tick: "
-        f"{r0['trials']:.2f}")
+        f"{r0['trials']:.2f}; learned bits a changed entity {r0['bits_chg']:.0f}, an entering one "
+        f"{r0['bits_new']:.0f}; bits on the wire per entity given the world's codes "
+        f"{r0['bits_per_update']:.1f} (equal weights)")
     out(f"  {'weights':9s} {'thr':>3s} {'tick ms':>8s} {'interest':>9s} {'views':>7s} {'encode':>7s}"
           f" {'us/cl view':>10s} {'us/cl enc':>9s} {'B/client':>9s} {'used':>5s}"
           f" {'stale p99':>9s} {'max':>4s} {'<=25m p99':>9s} {'max':>4s}"

@@ -19,11 +19,15 @@ One :class:`ViewBuilder` per client. ``build(seq, world, ids, weights, room)``:
 4. the *candidates*: entities where the world differs from V0, highest accumulated priority
    first; each takes the world's codes. An in-flight one costs about nothing more (its record is
    in the packet already); one that equals the baseline costs a changed record; one that entered
-   the interest costs a whole record. Sizes are estimated (bits per changed and per new entity,
-   learned from the packets before) and checked with trial encodes by a DeltaEncoder of the
-   builder's own against the very references the client's encoder will use
-   (``EncoderState.refs``): one on an easy tick, at most ``MAX_TRIALS`` + 1 (+ the shedding's
-   when the in-flight part alone does not fit), never a search;
+   the interest costs a whole record. An entity chosen as a new change stays *live* for
+   ``live`` round trips: while in flight it is refreshed with the world's codes whatever its
+   priority (free, and fresher); after that it is left to be acknowledged, so the in-flight part
+   drains and the priorities decide again. Sizes are estimated (bits per changed and per new
+   entity, learned from the trials before) and checked with trial encodes by a DeltaEncoder of
+   the builder's own against the very references the client's encoder will use
+   (``EncoderState.refs``): one on a tick where everything fits, at most ``MAX_TRIALS`` + 2
+   otherwise (and ``MAX_TRIALS`` + 1 more to shed an in-flight part that does not fit), never a
+   search;
 5. priorities: each tick adds each entity's weight; an entity whose view codes equal the world's
    (sent now, or unchanged) is reset to 0.
 

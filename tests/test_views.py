@@ -509,3 +509,19 @@ def test_session_interest_enter_leave_and_the_view_settles_on_the_world():
         if t == 79:
             assert last == restrict(world, world.ids[:200])
     assert last == restrict(world, world.ids[100:300])      # 100 left, 100 entered whole
+
+
+def test_bench_views_quick_runs_and_keeps_its_budget():
+    """bench/bench_views.py --quick: a smoke test (no time asserted): the table is printed, every
+    client's bytes stay within the budget, the comparison runs at every budget."""
+    from benchscripts import load
+
+    bv = load("bench_views")
+    lines = []
+    res = bv.main(["--quick", "--ticks", "30", "--budgets", "200", "1200"], out=lines.append)
+    big = res["big"]
+    assert len(big) == 4 and all(r["bytes_max"] <= 1200 for r in big)
+    assert any("p99 position error" in x for x in lines)
+    for r in res["compare"]:
+        for kind in ("equal", "speed", "gaffer"):
+            assert r[kind]["B"] <= r["budget"]
