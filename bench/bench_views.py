@@ -156,6 +156,7 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
     dist_bins = np.arange(0, args.radius + 1e-9, 10.0)
     bin_stale = [[] for _ in dist_bins]
     bin_err = [[] for _ in dist_bins]
+    bin_abs = np.zeros((len(dist_bins), 2))     # per distance bin: interest entities absent, all
     worlds = {}
     truth = {}
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
@@ -264,6 +265,12 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
             inview = (v.ids[p] == ids) if v.ids.shape[0] else np.zeros(ids.shape[0], bool)
             missing[0] += int((~inview).sum())
             missing[1] += ids.shape[0]
+            if plot_data is not None:
+                ca = world_sim.pos[players[c]][[0, 2]]
+                da = np.linalg.norm(pos_now[np.searchsorted(world.ids, ids)][:, [0, 2]] - ca, axis=1)
+                ba = np.minimum((da // 10).astype(int), len(dist_bins) - 1)
+                np.add.at(bin_abs[:, 0], ba, ~inview)
+                np.add.at(bin_abs[:, 1], ba, 1)
             rows = p[inview]
             age = tr.shown - src[rows]
             stale.append(age)
@@ -312,7 +319,8 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
     if plot_data is not None:
         plot_data[weights_kind] = (dist_bins + 5.0,
                                    [float(np.mean(np.concatenate(x))) if x else np.nan for x in bin_stale],
-                                   [float(np.percentile(np.concatenate(x), 99)) if x else np.nan for x in bin_err])
+                                   [float(np.percentile(np.concatenate(x), 99)) if x else np.nan for x in bin_err],
+                                   bin_abs[:, 0] / np.maximum(bin_abs[:, 1], 1))
     return r
 
 
@@ -322,8 +330,8 @@ def part1(args, out, plot_data):
         f"3 ticks of delay each way, 5% loss")
     rows = []
     for wk in ("equal", "distance"):
-        for th in (1, 2):
-            r = run_big(args, wk, th, out, plot_data if th == 1 else None)
+        for th in args.threads:
+            r = run_big(args, wk, th, out, plot_data if th == args.threads[0] else None)
             rows.append(r)
     r0 = rows[0]
     out(f"  mean interest: {r0['interest_mean']:.0f} entities a client; trial encodes a client a tick: "
@@ -487,7 +495,7 @@ def part2(args, out):
     return results
 
 
-def plot(path, data, out):
+def plot(path, data, out, args):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -495,18 +503,22 @@ def plot(path, data, out):
     except ImportError:
         out("(no plot: pip install matplotlib)")
         return
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    for kind, (x, st, er) in data.items():
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(14, 3.8))
+    for kind, (x, st, er, ab) in data.items():
         a1.plot(x, st, marker="o", label=f"{kind} weights")
         a2.plot(x, er, marker="o", label=f"{kind} weights")
+        a3.plot(x, 100 * ab, marker="o", label=f"{kind} weights")
     a1.set_xlabel("distance from the client (m)")
-    a1.set_ylabel("mean staleness (ticks behind the view)")
+    a1.set_ylabel("mean staleness of those shown (ticks)")
     a2.set_xlabel("distance from the client (m)")
     a2.set_ylabel("p99 position error at the client (mm)")
-    for a in (a1, a2):
+    a3.set_xlabel("distance from the client (m)")
+    a3.set_ylabel("% of the interest not shown yet")
+    for a in (a1, a2, a3):
         a.grid(alpha=0.3)
         a.legend()
-    fig.suptitle("1,200 bytes a client a tick, 1,000 clients, 100,000 entities (bench/bench_views.py)")
+    fig.suptitle(f"{args.budget:,} bytes a client a tick, {args.clients:,} clients, {args.entities:,} entities "
+                 f"(bench/bench_views.py)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     out(f"plot: {path}")
@@ -525,6 +537,7 @@ def main(argv=None, out=print):
     ap.add_argument("--bodies", type=int, default=300)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--budgets", type=int, nargs="+", default=[200, 400, 800, 1200])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="part 1's thread counts")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--plot", help="write the staleness / error against distance figure here")
     args = ap.parse_args(argv)
@@ -539,7 +552,7 @@ def main(argv=None, out=print):
     if args.part in (0, 2):
         res["compare"] = part2(args, out)
     if args.plot and plot_data:
-        plot(args.plot, plot_data, out)
+        plot(args.plot, plot_data, out, args)
     out(f"(total {time.perf_counter() - t0:.1f} s)")
     return res
 
