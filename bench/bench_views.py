@@ -320,7 +320,7 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
         plot_data[weights_kind] = (dist_bins + 5.0,
                                    [float(np.mean(np.concatenate(x))) if x else np.nan for x in bin_stale],
                                    [float(np.percentile(np.concatenate(x), 99)) if x else np.nan for x in bin_err],
-                                   bin_abs[:, 0] / np.maximum(bin_abs[:, 1], 1))
+                                   np.where(bin_abs[:, 1] > 0, bin_abs[:, 0] / np.maximum(bin_abs[:, 1], 1), np.nan))
     return r
 
 
