@@ -1,27 +1,26 @@
-"""Stream a moving rigid-body scene over UDP with snapshot delta compression and acks.
+"""Stream a moving rigid-body scene over UDP to several clients with a session.
 
-A server and a client, both asyncio datagram endpoints on the loopback address 127.0.0.1 (and
-never any other address), run in one process:
+A server and ``--clients`` clients, all asyncio datagram endpoints on the loopback address
+127.0.0.1 (and never any other address), run in one process:
 
-- the client says it is there; the server makes it a ``SnapshotEncoder`` and sends its hello
-  (the schema's fingerprint and the stream's parameters), and sends the hello again beside
-  every packet that goes without a baseline;
-- every tick the server quantizes the scene once (``schema.snapshot``), encodes a packet for the
-  client against the newest snapshot the client acknowledged, and sends it as datagrams of at
-  most ``--max-datagram`` bytes (``encode_datagrams``: fragments above it);
-- the client feeds every datagram to its ``SnapshotDecoder`` (the hello, packets, fragments),
-  checks each completed state against the server's quantized state for that sequence number,
-  and acknowledges ``decoder.latest`` (the one ack rule of docs/snapshots.md);
+- the server is a ``qc.StreamServer``: every tick it quantizes the scene once
+  (``schema.snapshot``) and ``server.send(tick, world)`` gives each connected client its
+  datagrams (the hello until the client has acked a packet, then deltas against what that
+  client acknowledged; fragments above ``--max-datagram``); what clients send back goes to
+  ``server.receive(addr, datagram)``, and the first datagram from a new address connects it;
+- each client is a ``qc.StreamClient``: ``client.receive(datagram)`` gives a view or None,
+  and whatever ``client.reply()`` returns goes back to the server (the ack: nothing made by
+  hand). Each view is checked against the server's quantized state for that tick;
 - a switch in between drops, duplicates and reorders datagrams both ways (``--loss``, ``--dup``,
-  ``--reorder``), so acks arrive late or never and packets arrive out of order.
+  ``--reorder``), so replies arrive late or never and packets arrive out of order.
 
 Run it::
 
-    python examples/udp_stream.py --ticks 300 --bodies 200 --loss 0.2 --dup 0.05 --reorder 0.2
+    python examples/udp_stream.py --ticks 300 --bodies 200 --clients 4 --loss 0.2 --dup 0.05 --reorder 0.2
     python examples/udp_stream.py --bodies 400 --max-datagram 300     # full snapshots in fragments
 
-It prints what went through the link and whether the client's state always matched; the exit
-status is 0 when it did and something was decoded, 1 otherwise, 2 for arguments out of range
+It prints what went through the link and whether every client's state always matched; the
+exit status is 0 when they did and something was decoded, 1 otherwise, 2 for arguments out of range
 (the shares are from 0 to 1). The number of ticks is bounded (``--ticks``); nothing listens after
 it returns.
 """
@@ -32,7 +31,6 @@ import argparse
 import asyncio
 import pathlib
 import random
-import struct
 import sys
 import time
 
@@ -44,9 +42,6 @@ except ImportError:         # run from a source checkout that is built in place 
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
     import quantcodec as qc
 HOST = "127.0.0.1"          # loopback only, by design
-
-CONNECT = b"H"              # client -> server: here I am
-ACK = b"A"                  # client -> server: b"A" + uint16 little-endian sequence number
 
 
 def scene_schema():
@@ -129,64 +124,59 @@ class LossySwitch:
 
 
 class Server(asyncio.DatagramProtocol):
-    """One SnapshotEncoder per client address; acks feed the encoders."""
+    """A StreamServer behind a socket: the first datagram from an address connects it, every
+    datagram goes to ``server.receive``, and ``broadcast`` sends each client its datagrams."""
 
     def __init__(self, schema, switch, max_datagram=1200):
-        self.schema = schema
+        self.session = qc.StreamServer(schema, max_datagram=max_datagram)
         self.switch = switch
         self.max_datagram = max_datagram
-        self.encoders = {}
         self.transport = None
-        self.acks = 0
+        self.replies = 0
+        self.refused = {}
         self.datagrams = self.fragments = self.hellos = 0
 
     def connection_made(self, transport):
         self.transport = transport
 
     def datagram_received(self, data, addr):
-        if data == CONNECT:
-            if addr not in self.encoders:
-                self.encoders[addr] = qc.SnapshotEncoder(self.schema, max_datagram=self.max_datagram)
-            self._send(self.encoders[addr].hello(), addr)
-            self.hellos += 1
-        elif len(data) == 3 and data[:1] == ACK and addr in self.encoders:
-            self.acks += 1
-            self.encoders[addr].ack(struct.unpack_from("<H", data, 1)[0])
+        if addr not in self.session.clients:
+            self.session.connect(addr)          # whom you accept is yours to decide
+        try:
+            self.session.receive(addr, data)
+            self.replies += 1
+        except qc.DecodeError as e:             # junk, late or duplicated replies: nothing changed
+            self.refused[e.kind] = self.refused.get(e.kind, 0) + 1
 
-    def _send(self, data, addr):
-        self.switch.send(self.transport, data, addr)
-        return len(data)
-
-    def broadcast(self, seq, snapshot):
-        """Send snapshot `seq` to every client; returns the bytes sent."""
+    def broadcast(self, tick, snapshot):
+        """Send tick ``tick`` to every client; returns the bytes sent."""
         total = 0
-        for addr, enc in self.encoders.items():
-            datagrams = enc.encode_datagrams(seq, snapshot)
-            if enc.last_baseline is None:           # a full packet: its hello goes beside it
-                total += self._send(enc.hello(), addr)
-                self.hellos += 1
-            self.datagrams += len(datagrams)
-            self.fragments += len(datagrams) if len(datagrams) > 1 else 0
+        for addr, datagrams in self.session.send(tick, snapshot).items():
             for d in datagrams:
                 assert len(d) <= self.max_datagram
-                total += self._send(d, addr)
+                if d[:4] == b"QCHL":
+                    self.hellos += 1
+                else:
+                    self.datagrams += 1
+                total += len(d)
+                self.switch.send(self.transport, d, addr)
+            packets = [d for d in datagrams if d[:4] != b"QCHL"]
+            self.fragments += len(packets) if len(packets) > 1 else 0
         return total
 
 
 class Client(asyncio.DatagramProtocol):
-    """Decodes packets, checks each decoded state against the server's, acknowledges."""
+    """A StreamClient behind a socket: views checked against the server's, replies sent back."""
 
     def __init__(self, schema, switch, truth):
-        self.schema = schema
+        self.session = qc.StreamClient(schema)
         self.switch = switch
         self.truth = truth                  # seq -> the server's snapshot (same process)
-        self.decoder = qc.SnapshotDecoder(schema)
         self.transport = None
         self.server_addr = None
         self.received = self.decoded = self.stale = self.mismatches = self.pending = 0
+        self.replies = 0
         self.refused = {}
-        self.worst = 0.0
-        self.first = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport):
         self.transport = transport
@@ -194,41 +184,42 @@ class Client(asyncio.DatagramProtocol):
     def datagram_received(self, data, addr):
         self.received += 1
         try:
-            view = self.decoder.decode(data)
+            view = self.session.receive(data)
         except qc.DecodeError as e:
             # refused, and nothing changed: a late packet whose baseline is gone ("baseline"),
             # a packet before the hello ("no-hello"), a fragment of a packet given up...
             self.refused[e.kind] = self.refused.get(e.kind, 0) + 1
             if e.kind == "baseline":
                 self.stale += 1
-            return
-        if view is None:                    # the hello, or a fragment that completes nothing
-            self.pending += 1
-            return
-        self.decoded += 1
-        want = self.truth.get(view.seq)
-        if want is None or view != want:
-            self.mismatches += 1
+            view = None
+        if view is None:
+            if not self.refused or data[:4] == b"QCHL":
+                self.pending += 1
         else:
-            # the decoded values are exactly what the server's quantized state decodes to
-            got, exp = view.columns, want.columns
-            for name in exp:
-                if not np.array_equal(got[name], exp[name]):
-                    self.mismatches += 1
-                    break
-        if not self.first.done():
-            self.first.set_result(view.seq)
-        # the one ack rule: after each datagram that completed a snapshot, send latest
-        self.switch.send(self.transport, ACK + struct.pack("<H", self.decoder.latest), self.server_addr)
+            self.decoded += 1
+            want = self.truth.get(view.seq)
+            if want is None or view != want:
+                self.mismatches += 1
+        reply = self.session.reply()            # the ack (or a hello request): nothing by hand
+        if reply is not None:
+            self.replies += 1
+            self.switch.send(self.transport, reply, self.server_addr)
+
+    def hello(self):
+        """Say hello: a new client's first reply is a hello request, which makes the server
+        connect its address."""
+        self.replies += 1
+        self.transport.sendto(self.session.reply(), self.server_addr)
 
 
 async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, seed=0,
-              max_delay=None, quiet=True, max_datagram=1200):
-    """Run the server and the client for `ticks` ticks; returns a dict of counts.
+              max_delay=None, quiet=True, max_datagram=1200, clients=1):
+    """Run the server and ``clients`` clients for ``ticks`` ticks; returns a dict of counts
+    (summed over the clients; ``per_client``: each one's).
 
     ``mismatches`` counts decoded states that differ from the server's quantized state (it
-    must be 0); ``behind`` the ticks at which the client's newest state was not the server's
-    latest tick (packets lost or still in flight)."""
+    must be 0); ``behind`` the client-ticks at which a client's newest state was not the
+    server's latest tick (packets lost or still in flight)."""
     if ticks < 1:
         raise ValueError("ticks must be at least 1")
     loop = asyncio.get_running_loop()
@@ -241,14 +232,18 @@ async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, see
     truth = {}
     server_t, server = await loop.create_datagram_endpoint(
         lambda: Server(schema, down, max_datagram), local_addr=(HOST, 0))
-    client_t, client = await loop.create_datagram_endpoint(
-        lambda: Client(schema, up, truth), local_addr=(HOST, 0))
+    ends = []
     bytes_sent = 0
     behind = 0
     try:
-        client.server_addr = server_t.get_extra_info("sockname")
-        client_t.sendto(CONNECT, client.server_addr)
-        while not server.encoders:
+        for _ in range(clients):
+            ends.append(await loop.create_datagram_endpoint(
+                lambda: Client(schema, up, truth), local_addr=(HOST, 0)))
+        addr = server_t.get_extra_info("sockname")
+        for _, c in ends:
+            c.server_addr = addr
+            c.hello()
+        while len(server.session.clients) < clients:
             await asyncio.sleep(0.001)
         start = time.perf_counter()
         for k in range(scene.n_ticks):
@@ -256,27 +251,36 @@ async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, see
             ids, columns = scene.step(k)
             snap = schema.snapshot(ids, columns)
             truth[seq] = snap
-            bytes_sent += server.broadcast(seq, snap)
-            # wait for the next tick; the client works meanwhile
+            bytes_sent += server.broadcast(k, snap)
+            # wait for the next tick; the clients work meanwhile
             delay = start + (k + 1) / hz - time.perf_counter()
             await asyncio.sleep(max(delay, 0.0))
-            if client.decoder.latest != seq:
-                behind += 1
+            behind += sum(c.session.latest != seq for _, c in ends)
             if not quiet and k % hz == 0:
-                print(f"tick {k:5d}: client at {client.decoder.latest}, {client.decoded} decoded, "
-                      f"{client.mismatches} mismatches", file=sys.stderr)
+                print(f"tick {k:5d}: clients at {[c.session.latest for _, c in ends]}, "
+                      f"{sum(c.mismatches for _, c in ends)} mismatches", file=sys.stderr)
         await asyncio.sleep(max_delay + 0.02)     # stragglers
     finally:
-        client_t.close()
+        for t, _ in ends:
+            t.close()
         server_t.close()
+    cs = [c for _, c in ends]
+    refused = {}
+    for c in cs:
+        for k2, n in c.refused.items():
+            refused[k2] = refused.get(k2, 0) + n
     return {
-        "ticks": scene.n_ticks, "bodies": scene.n_bodies, "bytes": bytes_sent,
-        "received": client.received, "decoded": client.decoded, "stale": client.stale,
-        "mismatches": client.mismatches, "behind": behind, "acks": server.acks,
-        "latest": client.decoder.latest, "last_seq": (scene.n_ticks - 1) & 0xFFFF,
+        "ticks": scene.n_ticks, "bodies": scene.n_bodies, "clients": clients, "bytes": bytes_sent,
+        "received": sum(c.received for c in cs), "decoded": sum(c.decoded for c in cs),
+        "stale": sum(c.stale for c in cs), "mismatches": sum(c.mismatches for c in cs),
+        "behind": behind, "acks": server.replies, "replies_sent": sum(c.replies for c in cs),
+        "server_refused": dict(server.refused),
+        "latest": cs[0].session.latest, "last_seq": (scene.n_ticks - 1) & 0xFFFF,
         "dropped": down.dropped, "duplicated": down.duplicated, "delayed": down.delayed,
         "datagrams": server.datagrams, "fragments": server.fragments, "hellos": server.hellos,
-        "pending": client.pending, "refused": dict(client.refused),
+        "pending": sum(c.pending for c in cs), "refused": refused,
+        "per_client": [{"decoded": c.decoded, "latest": c.session.latest, "mismatches": c.mismatches}
+                       for c in cs],
         "kbit_per_s": bytes_sent * 8 * hz / scene.n_ticks / 1000.0,
     }
 
@@ -286,6 +290,7 @@ def main(argv=None):
     ap.add_argument("--ticks", type=int, default=300, help="ticks to stream (bounded run)")
     ap.add_argument("--hz", type=int, default=60)
     ap.add_argument("--bodies", type=int, default=200)
+    ap.add_argument("--clients", type=int, default=3, help="clients, each with its own socket")
     ap.add_argument("--loss", type=float, default=0.2, help="share of datagrams dropped, each way")
     ap.add_argument("--dup", type=float, default=0.05, help="share of datagrams sent twice")
     ap.add_argument("--reorder", type=float, default=0.2, help="share of datagrams delayed")
@@ -295,31 +300,32 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if not 64 <= args.max_datagram <= 65507:
         ap.error(f"--max-datagram must be in 64..65507 bytes, got {args.max_datagram}")
-    for name in ("ticks", "hz", "bodies"):
+    for name in ("ticks", "hz", "bodies", "clients"):
         if getattr(args, name) < 1:
             ap.error(f"--{name} must be at least 1, got {getattr(args, name)}")
     for name in ("loss", "dup", "reorder"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             ap.error(f"--{name} is a share of datagrams, from 0 to 1; got {getattr(args, name)}")
     res = asyncio.run(run(args.ticks, args.hz, args.bodies, args.loss, args.dup, args.reorder,
-                          args.seed, quiet=False, max_datagram=args.max_datagram))
-    print(f"{res['ticks']} ticks, {res['bodies']} bodies on {HOST}: sent {res['bytes']} bytes "
-          f"({res['kbit_per_s']:.1f} kbit/s, {res['bytes'] * 8 / res['ticks'] / res['bodies']:.2f} "
-          f"bits per body per tick)")
+                          args.seed, quiet=False, max_datagram=args.max_datagram, clients=args.clients))
+    n = res["clients"]
+    print(f"{res['ticks']} ticks, {res['bodies']} bodies, {n} clients on {HOST}: sent {res['bytes']} bytes "
+          f"({res['kbit_per_s'] / n:.1f} kbit/s a client, "
+          f"{res['bytes'] * 8 / res['ticks'] / res['bodies'] / n:.2f} bits per body per tick)")
     print(f"link: {res['dropped']} dropped, {res['duplicated']} duplicated, {res['delayed']} delayed; "
           f"{res['datagrams']} datagrams of at most {args.max_datagram} bytes ({res['fragments']} "
           f"fragments), {res['hellos']} hellos")
     refused = ", ".join(f"{n} {k}" for k, n in sorted(res["refused"].items())) or "none"
-    print(f"client: {res['received']} received, {res['decoded']} decoded, {res['stale']} too late, "
-          f"refused: {refused}; {res['acks']} acks arrived")
+    print(f"clients: {res['received']} received, {res['decoded']} decoded, {res['stale']} too late, "
+          f"refused: {refused}; {res['replies_sent']} replies sent, {res['acks']} taken by the server")
     if res["decoded"] == 0:
         verdict = "nothing decoded to compare"
     elif res["mismatches"] == 0:
         verdict = f"always ({res['decoded']} states compared)"
     else:
         verdict = f"NO, {res['mismatches']} mismatches"
-    print(f"client state matched the server's quantized state: {verdict} "
-          f"(latest {res['latest']} of {res['last_seq']})")
+    print(f"every client's state matched the server's quantized state: {verdict} "
+          f"(latest {[c['latest'] for c in res['per_client']]} of {res['last_seq']})")
     return 0 if res["mismatches"] == 0 and res["decoded"] else 1
 
 

@@ -11,7 +11,7 @@ if sys.version_info >= (3, 12):
 else:
     from typing_extensions import Buffer
 
-__all__ = ["BitWriter", "BitReader", "pack", "unpack"]
+__all__ = ["BitWriter", "BitReader", "pack", "unpack", "crc32c", "siphash24"]
 
 _IntLike = int | np.integer[Any]
 _Codes = npt.ArrayLike
@@ -54,3 +54,4 @@ class BitReader:
 def pack(codes: _Codes, bits: int) -> bytes: ...
 def unpack(data: Buffer, count: int, bits: int, *, out: npt.NDArray[np.integer[Any]] | None = None) -> npt.NDArray[np.integer[Any]]: ...
 def crc32c(data: Buffer, seed: int = 0, *, portable: bool = False) -> int: ...
+def siphash24(key: bytes, data: Buffer) -> int: ...

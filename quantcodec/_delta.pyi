@@ -82,6 +82,8 @@ class DeltaEncoder(CoderBase):
 class DeltaDecoder(CoderBase):
     """One client's decoding workspace over a Layout."""
 
+    max_entities: int
+
     def decode(
         self,
         data: _Buffer,

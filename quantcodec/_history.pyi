@@ -9,6 +9,23 @@ from ._delta import DeltaDecoder, DeltaEncoder, SnapshotData
 
 _Buffer = Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]]
 
+_Check = Union[int, bytes]     # a CRC seed, or a 16-byte SipHash key
+
+CHECK: int
+TAG: int
+FRAGMENT_HEADER: int
+HELLO_BODY: int
+MAX_FRAGMENTS: int
+MIN_DATAGRAM: int
+MAX_DATAGRAM: int
+SNAPSHOT_COST: int
+REPLY_ACK: int
+REPLY_HELLO: int
+
+def seal(data: _Buffer, check: _Check) -> bytes:
+    """``data`` followed by its check (4-byte CRC-32C or 8-byte SipHash-2-4 tag)."""
+def holds(data: _Buffer, check: _Check) -> bool:
+    """Whether a datagram's check (at its end) holds."""
 def seq_distance(a: int, b: int) -> int: ...
 def seq_newer(a: int, b: int) -> bool: ...
 def seq_arg(seq: Any, owner: str) -> int: ...
@@ -44,10 +61,12 @@ class EncoderState:
     @property
     def cache(self) -> Optional[PacketCache]: ...
     def __init__(self, coder: DeltaEncoder, schema: Any, history: int, predict: bool,
-                 cache: Optional[PacketCache] = None, seed: int = 0,
+                 cache: Optional[PacketCache] = None, seed: _Check = 0,
                  snapshot_type: Type[SnapshotData] = SnapshotData) -> None: ...
     def encode(self, seq: int, snapshot: SnapshotData, /) -> bytes:
         """The whole datagram: the packet and its check, sealed with ``seed``."""
+    def refs(self, seq: int) -> Tuple[int, Optional[SnapshotData], int, Optional[SnapshotData]]:
+        """(bdist, base, pdist, pred) a packet ``seq`` would be coded against now."""
     def ack(self, seq: Optional[int], /) -> bool: ...
     def reset(self) -> None: ...
     def state(self) -> Tuple[Optional[int], Tuple[int, ...], Tuple[int, ...]]: ...
@@ -64,12 +83,23 @@ class DecoderState:
     def held(self) -> Dict[int, SnapshotData]: ...
     @property
     def latest(self) -> Optional[int]: ...
+    @property
+    def max_bytes(self) -> int: ...
+    @property
+    def reserve(self) -> int: ...
+    @property
+    def holding(self) -> int: ...
+    @property
+    def bound_stream(self) -> Optional[int]: ...
     def __init__(self, coder: DeltaDecoder, schema: Any, history: int,
-                 other: Optional[Callable[[_Buffer], Optional[SnapshotData]]] = None,
-                 seed: Optional[int] = None, seed_f: int = 0, stream_id: int = 0,
-                 snapshot_type: Type[SnapshotData] = SnapshotData) -> None: ...
+                 on_fragment: Optional[Callable[[bytes], Optional[SnapshotData]]] = None,
+                 on_hello: Optional[Callable[[bytes], None]] = None, hello_check: _Check = 0,
+                 snapshot_type: Type[SnapshotData] = SnapshotData, max_bytes: int = ...) -> None: ...
+    def adopt(self, history: int, check: Optional[_Check], check_f: _Check, stream_id: int,
+              reserve: int) -> None: ...
     def decode(self, datagram: _Buffer, /) -> Optional[SnapshotData]:
-        """A whole datagram of the stream decoded here; anything else goes to ``other``."""
+        """The classifier of every datagram: a whole packet decoded here, a fragment or a hello
+        handed on, anything else refused."""
     def decode_packet(self, packet: _Buffer) -> SnapshotData:
         """A packet whose check already held (reassembled from fragments)."""
     def get(self, seq: int) -> Optional[SnapshotData]: ...

@@ -563,56 +563,67 @@ cdef class DecoderState:
     cdef bint bound             # a stream adopted: check is its seed_P / kP, check_f its seed_F / kF
     cdef wcheck_t check
     cdef wcheck_t check_f
+    cdef wcheck_t check_h       # hellos' check (no stream needed): seed_H, or kH with a key
     cdef uint64_t stream_id
     cdef readonly Py_ssize_t max_bytes    # section 19: the bound on what is held
     cdef readonly Py_ssize_t reserve      # reassembly's share of it (256 * max_datagram)
-    cdef object other           # datagram -> view or None: fragments, hellos, no stream yet
+    cdef object on_fragment     # body (bytes, its check held) -> view or None
+    cdef object on_hello        # hello datagram (its check held) -> None
     cdef cython.pymutex lock
 
-    def __init__(self, DeltaDecoder coder not None, schema, int history, other=None, seed=None,
-                 seed_f=0, uint64_t stream_id=0, snapshot_type=SnapshotData,
-                 Py_ssize_t max_bytes=PY_SSIZE_T_MAX, Py_ssize_t reserve=0):
+    def __init__(self, DeltaDecoder coder not None, schema, int history, on_fragment=None,
+                 on_hello=None, hello_check=0, snapshot_type=SnapshotData,
+                 Py_ssize_t max_bytes=PY_SSIZE_T_MAX):
         self.kind = _snapshot_type(snapshot_type, "DecoderState")
         self.coder = coder
         self.schema = schema
-        self.history = history
-        self.keep = _keep(history)
         self.held = {}
         self.ambiguous = set()
         self.latest_seq = -1
-        self.other = other
-        self.bound = seed is not None
-        _wcheck(&self.check, seed if seed is not None else 0)
-        _wcheck(&self.check_f, seed_f)
-        self.stream_id = stream_id
+        self.on_fragment = on_fragment
+        self.on_hello = on_hello
+        _wcheck(&self.check_h, hello_check)
         self.max_bytes = max_bytes
-        self.reserve = reserve
+        self.adopt(history, None, 0, 0, 0)
+
+    def adopt(self, int history, check, check_f, uint64_t stream_id, Py_ssize_t reserve):
+        """Start over on a stream (``check`` None: none adopted yet): nothing held."""
+        with self.lock:
+            self.history = history
+            self.keep = _keep(history)
+            self.bound = check is not None
+            _wcheck(&self.check, check if check is not None else 0)
+            _wcheck(&self.check_f, check_f)
+            self.stream_id = stream_id
+            self.reserve = reserve
+            self.held.clear()
+            self.ambiguous.clear()
+            self.latest_seq = -1
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def decode(self, datagram):
-        """SnapshotDecoder.decode: a whole datagram of the stream (its check holds) is decoded
-        here; anything else (a fragment, a hello, a datagram to refuse) goes to ``other``."""
+        """SnapshotDecoder.decode: the one classifier of docs/wire-format.md section 14. A whole
+        packet is decoded here; a fragment goes to ``on_fragment`` and a hello to ``on_hello``
+        (their checks held); anything else is refused here, without a Python call (junk costs
+        a check, not a frame)."""
         cdef const uint8_t* buf
-        cdef Py_ssize_t nbytes, t
+        cdef Py_ssize_t nbytes
+        cdef Py_ssize_t t = _wlen(&self.check_h)
         owner = _packet(datagram, &buf, &nbytes)
         if self.bound:
-            # docs/wire-format.md section 14: a whole packet, a fragment, a hello, or refused.
-            # Only the whole packet is common; what is neither it nor a fragment nor a hello is
-            # refused here, without a Python call (junk costs a check, not a frame)
-            t = _wlen(&self.check)
             if nbytes >= 1 + t and _wholds(&self.check, buf, nbytes):
                 return self._decode(buf, nbytes - t)
             if nbytes >= W_FRAGMENT_HEADER + 1 + t and _wholds(&self.check_f, buf, nbytes):
-                return self.other(datagram)
-            if not (nbytes >= W_HELLO_BODY + t and memcmp(buf, b"QCHL", 4) == 0):
-                raise DecodeError(f"snapshot stream: a datagram of {nbytes} bytes fails the check of stream "
-                                  f"{self.stream_id:016x} (damaged, stray, of an earlier stream, of "
-                                  f"another schema or parameters{', or made without the key' if self.check.keyed else ''})",
-                                  kind="check")
-        if self.other is None:
-            raise DecodeError("snapshot stream: no hello adopted yet, so no datagram can be checked",
-                              kind="no-hello")
-        return self.other(datagram)
+                return self.on_fragment(PyBytes_FromStringAndSize(<const char*>buf, nbytes - t))
+        if nbytes >= W_HELLO_BODY + t and memcmp(buf, b"QCHL", 4) == 0 and _wholds(&self.check_h, buf, nbytes):
+            return self.on_hello(PyBytes_FromStringAndSize(<const char*>buf, nbytes))
+        if not self.bound:
+            raise DecodeError(f"snapshot stream: no hello adopted yet, so no datagram can be checked "
+                              f"(a datagram of {nbytes} bytes refused)", kind="no-hello")
+        raise DecodeError(f"snapshot stream: a datagram of {nbytes} bytes fails the check of stream "
+                          f"{self.stream_id:016x} (damaged, stray, of an earlier stream, of another "
+                          f"schema or parameters{', or made without the key' if self.check.keyed else ''})",
+                          kind="check")
 
     cdef Py_ssize_t held_bytes(self):
         """What the held snapshots cost in section 19's model."""
@@ -725,3 +736,8 @@ cdef class DecoderState:
             self.held.clear()
             self.ambiguous.clear()
             self.latest_seq = -1
+
+    @property
+    def bound_stream(self):
+        """The adopted stream's id, or None."""
+        return self.stream_id if self.bound else None

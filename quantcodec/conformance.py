@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import pathlib
 import struct
@@ -833,11 +834,84 @@ def _limits_stream(schema, rng):
     return out
 
 
+# -- interpolation vectors (docs/interpolation.md) --------------------------------------------------
+
+def _hexf(x):
+    return struct.pack(">d", float(x)).hex()
+
+
+def _interp_views(schema, rng):
+    """Views of the pose schema for the interpolation vectors: bodies moving, a yaw crossing 0,
+    a rotation whose dropped component changes (its decoded sign flips: q and -q), bodies
+    leaving and arriving."""
+    n = 6
+    ids = list(range(10, 10 + n))
+    pos = rng.uniform([-50, 1, -50], [50, 30, 50], (n, 3))
+    vel = rng.normal(0, 2, (n, 3))
+    yaw = np.array([6.2, 0.1, 3.0, 1.0, 5.0, 2.0])
+    out = []
+    for k in range(14):
+        pos = np.clip(pos + vel * 0.1, [-63, 0.5, -63], [63, 31, 63])
+        yaw = (yaw + np.array([0.04, -0.05, 0.3, 0.0, 1.2, 0.01])) % (2 * np.pi)
+        a = 0.7072 if k % 2 == 0 else 0.7070                # x or w the largest: the sign flips
+        rot = np.tile([a, 0.0, 0.0, -math.sqrt(1 - a * a)], (n, 1))
+        rot[1:] = rng.normal(size=(n - 1, 4))
+        if k == 6:
+            ids2 = ids[1:] + [40]                            # one leaves, one arrives
+        else:
+            ids2 = ids if k < 6 else ids[1:] + [40]
+        m = len(ids2)
+        cols = {"position": pos[:m], "rotation": rot[:m], "velocity": np.where(rng.random((m, 3)) < 0.5, 0.0, vel[:m]),
+                "yaw": yaw[:m], "health": rng.integers(0, 256, m), "state": rng.integers(0, 3, m),
+                "grounded": rng.random(m) < 0.5}
+        snap = schema.snapshot(np.array(ids2, dtype=np.uint64), cols)
+        out.append(snap)
+    return out
+
+
+def _interpolation_file(schema, rng):
+    from .interpolation import Interpolator
+    from .snapshot import Snapshot
+    views = _interp_views(schema, rng)
+    seqs = [(65530 + 2 * k) & 0xFFFF for k in range(len(views))]       # every other tick, wrapping
+    order = [0, 1, 3, 2, 4, 4, 5, 6, 8, 7, 9, 10, 11, 13, 12]            # reordered, one duplicate
+    it = Interpolator(schema, capacity=6, max_extrapolation=2.0)
+    signed = signed_slots(schema)
+    ops = []
+
+    def sample(t):
+        got = it.sample(t)
+        vals = {}
+        for name, _ in schema.fields:
+            col = got.columns[name]
+            vals[name] = [[_hexf(x) for x in np.ravel(r)] for r in col.reshape(len(col), -1)]
+        ops.append({"sample": _hexf(t), "a": got.a, "b": got.b, "alpha": _hexf(got.alpha),
+                    "ids": got.ids.tolist(), "values": vals, "stats": dict(it.stats)})
+
+    for step, k in enumerate(order):
+        view = Snapshot._make(schema, views[k].ids, views[k].matrix, seq=seqs[k])
+        kept = it.push(view)
+        m = view.matrix
+        codes = [[int(np.int64(v)) if sg else int(v) for v, sg in zip(row, signed)] for row in m.tolist()]
+        ops.append({"push": {"seq": seqs[k], "ids": view.ids.tolist(), "codes": codes}, "kept": kept})
+        newest = it.newest
+        if step == 0:
+            sample(newest - 1.0)                                  # before the only view: held (early)
+        if step >= 2:
+            for d in (4.0, 3.5, 2.75, 2.0, 1.0 / 3.0):
+                sample(newest - d)                                 # between views, and on one
+    newest = it.newest
+    for d in (0.5, 1.0, 2.0, 3.0):
+        sample(newest + d)                                         # extrapolated, then capped
+    sample(it.views[0][0] - 1.5)                                   # before the oldest kept
+    return {"schema": "schemas/pose.json", "capacity": 6, "max_extrapolation": _hexf(2.0), "ops": ops}
+
+
 def make(directory):
     """Write the kit into ``directory`` (created if missing). Deterministic: the same package
     writes the same bytes."""
     root = pathlib.Path(directory)
-    for sub in ("schemas", "values", "records", "streams"):
+    for sub in ("schemas", "values", "records", "streams", "interpolation"):
         (root / sub).mkdir(parents=True, exist_ok=True)
     schemas = kit_schemas()
     manifest = {"format": 1, "wire_format": 1, "schemas": {}, "values": [], "records": [], "streams": []}
@@ -889,5 +963,9 @@ def make(directory):
             if run_args:
                 item["args"] = run_args
             manifest["streams"].append(item)
+    rng = np.random.default_rng(20261206)
+    path = "interpolation/pose.json"
+    (root / path).write_text(json.dumps(_interpolation_file(schemas["pose"], rng), indent=1) + "\n")
+    manifest["interpolation"] = [path]
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest

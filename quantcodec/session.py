@@ -354,7 +354,7 @@ class StreamClient:
             raise ValueError(f"StreamClient: nonce must be an integer in 0..2**32-1, got {nonce!r}")
         self._nonce = nonce
         self._rseq = 0
-        self._due = False
+        self._due = True            # a new client's first reply: a hello request (section 18)
         self._view = None
         self._lock = threading.Lock()
 

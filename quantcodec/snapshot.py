@@ -756,15 +756,14 @@ class SnapshotDecoder:
         self._frag = None
         self._check_p = self._check_f = None
         self._lock = threading.RLock()   # adopting a stream and reassembly; packets lock in C
-        self._set_state(None)
+        self._set_state()
 
-    def _set_state(self, seed):
-        # the state (held snapshots, latest) and the per-packet work live in C; ``_held`` is its
-        # dict (seq -> Snapshot)
-        h = self._hello
-        self._state = DecoderState(self._coder, self._schema, self._history, self._other, seed,
-                                   self._check_f if h else 0, h.stream_id if h else 0, Snapshot,
-                                   self._max_bytes, _framing.MAX_FRAGMENTS * h.max_datagram if h else 0)
+    def _set_state(self):
+        # the state (held snapshots, latest), the classifier of every datagram and the per-packet
+        # work live in C; ``_held`` is its dict (seq -> Snapshot). One state for the decoder's
+        # life: adopting a stream re-keys it, so a bound ``decode`` stays valid
+        self._state = DecoderState(self._coder, self._schema, self._history, self._fragment,
+                                   self._take_hello, self._hello_check, Snapshot, self._max_bytes)
         self._held = self._state.held
         if type(self) is SnapshotDecoder:
             self.decode = self._state.decode        # no Python frame per packet (as encode)
@@ -798,32 +797,15 @@ class SnapshotDecoder:
             self._seed_p = _framing.seeds(key)[0]
             self._hello = h
             self._frag = _framing.Reassembly(h.max_datagram, h.history, _framing.check_len(self._check_p))
-            self._set_state(self._check_p)
-
-    def _other(self, datagram):
-        """What is not a whole packet of the adopted stream: a fragment, a hello, or refused."""
-        data = _bytes_of(datagram, "SnapshotDecoder.decode")
-        n = len(data)
-        with self._lock:
-            t = _framing.check_len(self._hello_check)
-            if self._hello is not None and n >= 1 + t:
-                body = data[:-t]
-                if _framing.holds(data, self._check_p):
-                    # (a whole packet reaching here through a state replaced since: a
-                    # ``decoder.decode`` taken before a hello was adopted)
-                    return self._state.decode_packet(body)
-                if n >= _framing.FRAGMENT_HEADER + 1 + t and _framing.holds(data, self._check_f):
-                    return self._fragment(body)
-            if _framing.is_hello(data, self._hello_check):
-                return self._take_hello(data)
-            if self._hello is None:
-                raise DecodeError("snapshot stream: no hello adopted yet, so no datagram can be "
-                                  f"checked (a datagram of {n} bytes refused)", kind="no-hello")
-            raise DecodeError(f"snapshot stream: a datagram of {n} bytes fails the check of stream "
-                              f"{self._hello.stream_id:016x} (damaged, stray, of an earlier stream, or "
-                              f"of another schema or parameters)", kind="check")
+            self._state.adopt(h.history, self._check_p, self._check_f, h.stream_id,
+                              _framing.MAX_FRAGMENTS * h.max_datagram)
 
     def _fragment(self, body):
+        """A fragment of the adopted stream (its check held): the view it completes, or None."""
+        with self._lock:
+            return self._fragment_locked(body)
+
+    def _fragment_locked(self, body):
         latest = self._state.latest
         got = self._frag.add(body, latest)
         if got is None:
@@ -835,6 +817,11 @@ class SnapshotDecoder:
         return self._state.decode_packet(packet)
 
     def _take_hello(self, data):
+        """A hello (its check held): adopted, ignored, or refused (section 13)."""
+        with self._lock:
+            return self._take_hello_locked(data)
+
+    def _take_hello_locked(self, data):
         h = _framing.parse_hello(data, self._hello_check)
         diffs = _framing.differences(self._schema, h)
         if diffs:

@@ -390,7 +390,7 @@ class ReferenceStream:
                             else Check(key=self.sub(b"quantcodec hello")))
         self.request_check = (Check(crc32c(b"quantcodec hello request")) if self.mk is None
                               else Check(key=self.sub(b"quantcodec hello request")))
-        self.nonce, self.rseq, self.due = nonce, 0, False
+        self.nonce, self.rseq, self.due = nonce, 0, True
         self.ambiguous = set()
 
     def sub(self, label):

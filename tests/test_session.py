@@ -355,7 +355,9 @@ def test_reply_due_rules():
     server = qc.StreamServer(SCHEMA)
     server.connect("c")
     client = qc.StreamClient(SCHEMA, nonce=7)
-    assert client.reply() is None                    # nothing received
+    first = client.reply()                           # a new client: a hello request, to be connected
+    assert first[0] == 0x48 and struct.unpack_from("<I", first, 6)[0] == 0
+    assert client.reply() is None                    # nothing received since
     with pytest.raises(qc.DecodeError):
         client.receive(b"\x01\x02\x03")              # junk before a hello: no-hello, a request is due
     assert client.reply()[0] == 0x48
@@ -372,7 +374,7 @@ def test_reply_due_rules():
     assert client.receive(out[1]).seq == 0
     r = client.reply()
     assert r[1] == 1 and struct.unpack_from("<H", r, 10)[0] == 0
-    assert struct.unpack_from("<I", r, 6)[0] == 2    # the third reply made
+    assert struct.unpack_from("<I", r, 6)[0] == 3    # the fourth reply made
 
 
 # -- keys ----------------------------------------------------------------------------------------

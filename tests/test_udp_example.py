@@ -27,9 +27,10 @@ def test_loopback_only_and_public_names_only(udp):
 def test_clean_link_every_tick_matches(udp):
     res = asyncio.run(udp.run(ticks=60, hz=60, bodies=40, loss=0.0, dup=0.0, reorder=0.0, seed=1))
     assert res["mismatches"] == 0
-    # the hello answering the connect, the hello beside the first (full) packet, 60 packets
-    assert res["hellos"] == 2 and res["pending"] == 2
-    assert res["decoded"] == 60 and res["received"] == 62
+    # the hello until a packet is acked: once, beside the first (full) packet; 60 packets
+    assert res["hellos"] == 1 and res["pending"] == 1
+    assert res["decoded"] == 60 and res["received"] == 61
+    assert res["server_refused"] == {}
     assert res["latest"] == res["last_seq"]
     assert res["stale"] == 0 and res["refused"] == {}
     assert res["fragments"] == 0
@@ -57,6 +58,16 @@ def test_lossy_link_states_match(udp):
     assert res["latest"] is not None
 
 
+def test_several_clients_over_a_lossy_link_are_each_exact(udp):
+    res = asyncio.run(udp.run(ticks=90, hz=60, bodies=50, loss=0.2, dup=0.1, reorder=0.3, seed=4,
+                              clients=4))
+    assert res["mismatches"] == 0
+    assert all(c["decoded"] > 0.5 * res["ticks"] and c["mismatches"] == 0 for c in res["per_client"])
+    # replies are made by the session and taken by the server (late duplicates refused as stale)
+    assert res["acks"] > 0.4 * res["ticks"] * 4
+    assert set(res["server_refused"]) <= {"stale", "check"}
+
+
 def test_main_prints_summary(udp, capsys):
     assert udp.main(["--ticks", "30", "--bodies", "20", "--hz", "120"]) == 0
     out = capsys.readouterr().out
@@ -70,6 +81,7 @@ def test_main_prints_summary(udp, capsys):
     (["--ticks", "0"], "--ticks must be at least 1, got 0"),
     (["--hz", "-5"], "--hz must be at least 1"),
     (["--bodies", "0"], "--bodies must be at least 1"),
+    (["--clients", "0"], "--clients must be at least 1"),
     (["--max-datagram", "40"], "--max-datagram must be in 64..65507 bytes, got 40"),
 ])
 def test_main_refuses_arguments_out_of_range(udp, capsys, args, message):

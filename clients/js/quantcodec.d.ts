@@ -10,7 +10,8 @@ export class CodecError extends Error {}
 export class SchemaError extends CodecError {}
 /** A value an exact codec cannot hold; a zero or non-finite quaternion or unit vector. */
 export class ValueRangeError extends CodecError {}
-export type DecodeErrorKind = 'no-hello' | 'check' | 'hello' | 'schema' | 'fragment' | 'baseline' | 'malformed';
+/** `limits`: section 19; `stale`: the server's, for replies only (no client refuses a datagram with it). */
+export type DecodeErrorKind = 'no-hello' | 'check' | 'hello' | 'schema' | 'fragment' | 'baseline' | 'malformed' | 'limits' | 'stale';
 export const DECODE_ERROR_KINDS: readonly DecodeErrorKind[];
 /** A refused datagram, packet or record; `kind` as docs/wire-format.md section 14 names it. */
 export class DecodeError extends CodecError {
@@ -29,6 +30,12 @@ export function sha256(data: Uint8Array): Uint8Array;
 export function toHex(bytes: Uint8Array): string;
 /** CRC-32C (Castagnoli), zlib's continuation convention: crc32c(b, crc32c(a)) == crc32c(a + b). */
 export function crc32c(data: Uint8Array, seed?: number, start?: number, end?: number): number;
+/** SipHash-2-4 of data under a 16-byte key, as an unsigned 64-bit bigint (the tag: its 8 bytes little-endian). */
+export function siphash24(key: Uint8Array, data: Uint8Array): bigint;
+/** The master key mk of a shared key of 1 to 255 bytes (wire-format section 17). */
+export function masterKey(key: Uint8Array): Uint8Array;
+/** The 16-byte tag key sub(label) under a shared key (section 17); a string label is its ASCII bytes. */
+export function macKey(key: Uint8Array, label: Uint8Array | string): Uint8Array;
 /** A float literal of a JSON document read with {tagFloats: true}. */
 export class JsonFloat { constructor(value: number); readonly value: number; valueOf(): number; }
 /** JSON with integers beyond 2**53 kept exact (bigint); float literals as JsonFloat with tagFloats. */
@@ -241,8 +248,20 @@ export interface Hello {
   nfields: number;
   fields: FieldSummary[];
 }
-export function isHello(datagram: Uint8Array): boolean;
-export function parseHello(datagram: Uint8Array): Hello;
+/** Options of the datagram layer: `key`, a shared secret of 1 to 255 bytes (every check is then an 8-byte SipHash-2-4 tag, section 17). */
+export interface KeyOptions { key?: Uint8Array | null }
+/** Whether a datagram is a hello whose magic and check (with a key: its tag under kH) hold. */
+export function isHello(datagram: Uint8Array, options?: KeyOptions): boolean;
+/** The fields of a hello; DecodeError 'check' when its check fails, 'hello' when malformed. */
+export function parseHello(datagram: Uint8Array, options?: KeyOptions): Hello;
+/** The bound on what a client holds when none is given (section 19): 268435456 (256 MiB). */
+export const DEFAULT_MAX_BYTES: number;
+export interface DecoderOptions extends KeyOptions {
+  /** The history until a hello gives the stream's own. */
+  history?: number;
+  /** Section 19's bound on what the decoder holds, in its cost model: a positive integer (default DEFAULT_MAX_BYTES). */
+  maxBytes?: number | bigint | null;
+}
 /** What differs between this end's schema and the one a hello describes ([] when equal). */
 export function helloDifferences(schema: Schema, hello: Hello): string[];
 /** The 40-byte stream key of section 11. */
@@ -254,9 +273,12 @@ export function streamKey(fingerprint: string, history: number, predict: boolean
  * datagram that returned a Snapshot, acknowledge `latest` to the server.
  */
 export class SnapshotDecoder {
-  constructor(schema: Schema, options?: { history?: number });
-  /** A decoder on the stream of a hello; SchemaError saying what differs for another schema. */
-  static fromHello(schema: Schema, hello: Uint8Array): SnapshotDecoder;
+  constructor(schema: Schema, options?: DecoderOptions);
+  /**
+   * A decoder on the stream of a hello; SchemaError saying what differs for another schema,
+   * DecodeError 'limits' for a hello whose history and max_datagram could not fit maxBytes.
+   */
+  static fromHello(schema: Schema, hello: Uint8Array, options?: DecoderOptions): SnapshotDecoder;
   readonly schema: Schema;
   /** The stream's history (the hello's once one is adopted). */
   readonly history: number;
@@ -264,6 +286,13 @@ export class SnapshotDecoder {
   readonly latest: number | null;
   /** The adopted hello, or null. */
   readonly hello: Hello | null;
+  /** The bound of section 19 (bytes, in its cost model). */
+  readonly maxBytes: number;
+  /**
+   * What the decoder holds in section 19's cost model: each snapshot 256 + n * (8 + 8 * slots)
+   * bytes, and 256 * max_datagram for reassembly once a hello is adopted. At most maxBytes.
+   */
+  readonly heldBytes: number;
   decode(datagram: Uint8Array | ArrayBuffer | ArrayLike<number>): Snapshot | null;
   /** The held snapshot seq (a possible baseline), or null. */
   get(seq: number): Snapshot | null;
@@ -274,7 +303,47 @@ export class SnapshotDecoder {
 
 /** Decode a bare packet (no datagram check) against given snapshots by sequence number. */
 export function decodePacket(schema: Schema, packet: Uint8Array, held?: Map<number, Snapshot>): Snapshot;
-/** The runner's line for one datagram: a snapshot, {"error":"KIND"} or {"pending":true}. */
-export function runnerLine(decoder: SnapshotDecoder, datagram: Uint8Array): string;
+export interface StreamClientOptions extends KeyOptions {
+  /** Section 19's bound on what the client holds (default DEFAULT_MAX_BYTES). */
+  maxBytes?: number | bigint | null;
+  /** This client's 32-bit incarnation id (section 18); random when not given. */
+  nonce?: number | null;
+  /** The history until a hello gives the stream's own. */
+  history?: number;
+}
+/**
+ * The client of a session (SPEC section 8, wire-format section 18). receive(datagram): a Snapshot,
+ * or null (a hello, a fragment); DecodeError (`kind`) for a refused datagram, which changes
+ * nothing. reply(): the datagram to send back now (an ack, or a hello request while no stream is
+ * adopted), or null when none is due. A reply is due at the start (the first reply, a hello
+ * request, asks the server to connect this client), then after a view, an adopted hello, or a
+ * refusal of kind no-hello or baseline.
+ */
+export class StreamClient {
+  constructor(schema: Schema, options?: StreamClientOptions);
+  readonly schema: Schema;
+  /** The decoder underneath (its state: held snapshots, heldBytes, latest). */
+  readonly decoder: SnapshotDecoder;
+  readonly nonce: number;
+  /** The number the next reply carries (mod 2**32). */
+  rseq: number;
+  /** Whether a reply is due. */
+  readonly due: boolean;
+  readonly latest: number | null;
+  readonly hello: Hello | null;
+  /** The newest view of the current stream (a late packet's view does not replace it), or null. */
+  readonly view: Snapshot | null;
+  /** What the client holds in section 19's cost model (at most maxBytes). */
+  readonly heldBytes: number;
+  readonly maxBytes: number;
+  receive(datagram: Uint8Array | ArrayBuffer | ArrayLike<number>): Snapshot | null;
+  reply(): Uint8Array | null;
+}
+
+/**
+ * The runner's line for one datagram: a snapshot, {"error":"KIND"} or {"pending":true}; with a
+ * StreamClient, reply() is called after the datagram and the line ends in "reply": hex or null.
+ */
+export function runnerLine(decoder: SnapshotDecoder | StreamClient, datagram: Uint8Array): string;
 /** A DATAGRAMS.bin (u32 LE length + bytes, repeated) split into datagrams. */
 export function splitDatagrams(bytes: Uint8Array): Uint8Array[];

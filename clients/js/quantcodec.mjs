@@ -1,8 +1,9 @@
 // quantcodec.mjs: a dependency-free JavaScript client of the quantcodec wire format
 // (docs/wire-format.md, docs/schema-format.md, docs/codecs.md). One ES module for Node >= 18 and
 // current browsers: schemas and their fingerprint, every codec (dequantize, valid; quantize for the
-// scalar, vector, quaternion and unit-vector codecs), one record, and the snapshot stream decoder
-// with the datagram layer (check, hello, fragments, history window, acks).
+// scalar, vector, quaternion and unit-vector codecs), one record, the snapshot stream decoder
+// with the datagram layer (check, hello, fragments, history window, acks), and the session client
+// (StreamClient: replies, keyed SipHash-2-4 checks, limits; wire-format sections 17-19).
 //
 // Numbers: codes of slots of at most 53 bits and ids below 2**53 are plain numbers; codes of wider
 // slots (UInt/Int/Fixed/Grid/Quat/UnitVector of more than 53 bits) are always BigInt, and ids of
@@ -22,7 +23,8 @@ export class SchemaError extends CodecError {
 export class ValueRangeError extends CodecError {
   constructor(message) { super(message); this.name = 'ValueRangeError'; }
 }
-export const DECODE_ERROR_KINDS = Object.freeze(['no-hello', 'check', 'hello', 'schema', 'fragment', 'baseline', 'malformed']);
+// (`stale` is the server's, for replies only: no client refuses a datagram with it)
+export const DECODE_ERROR_KINDS = Object.freeze(['no-hello', 'check', 'hello', 'schema', 'fragment', 'baseline', 'malformed', 'limits', 'stale']);
 export class DecodeError extends CodecError {
   constructor(message, kind = 'malformed') {
     super(message);
@@ -192,6 +194,134 @@ export function crc32c(data, seed = 0, start = 0, end = data.length) {
   let crc = ~seed;
   for (let i = start; i < end; i++) crc = CRC_TABLE[(crc ^ data[i]) & 0xff] ^ (crc >>> 8);
   return (~crc) >>> 0;
+}
+
+// ------------------------------------------------------------------------------------------------
+// SipHash-2-4 (Aumasson and Bernstein, 2012) and the keys of wire-format section 17. Synchronous
+// and BigInt-free: each 64-bit word is two int32 halves (WebCrypto is asynchronous, and has no
+// SipHash anyway).
+
+let SIP_LO = 0, SIP_HI = 0;          // the result of sipCore: low and high 32 bits (unsigned)
+
+/** A 16-byte SipHash key as its four little-endian u32 words [k0 lo, k0 hi, k1 lo, k1 hi]. */
+function sipWords(key16) {
+  const w = new Int32Array(4);
+  for (let i = 0; i < 4; i++) w[i] = key16[4 * i] | (key16[4 * i + 1] << 8) | (key16[4 * i + 2] << 16) | (key16[4 * i + 3] << 24);
+  return w;
+}
+
+/**
+ * SipHash-2-4 of data[start..end) under the key words k; the result in SIP_LO, SIP_HI. Each
+ * 64-bit word is a pair of int32 halves; one SipRound is
+ *   v0 += v1; v1 = rotl(v1, 13) ^ v0; v0 = rotl(v0, 32); v2 += v3; v3 = rotl(v3, 16) ^ v2;
+ *   v0 += v3; v3 = rotl(v3, 21) ^ v0; v2 += v1; v1 = rotl(v1, 17) ^ v2; v2 = rotl(v2, 32)
+ * (a + b: the low halves' sum, and its carry out of bit 31 into the high halves').
+ */
+function sipCore(k, d, start, end) {
+  let v0l = k[0] ^ 0x70736575, v0h = k[1] ^ 0x736f6d65;
+  let v1l = k[2] ^ 0x6e646f6d, v1h = k[3] ^ 0x646f7261;
+  let v2l = k[0] ^ 0x6e657261, v2h = k[1] ^ 0x6c796765;
+  let v3l = k[2] ^ 0x79746573, v3h = k[3] ^ 0x74656462;
+  const len = end - start, last = start + (len & ~7);
+  let s = 0, t = 0, ml = 0, mh = 0;
+  for (let i = start; i <= last; i += 8) {
+    if (i < last) {
+      ml = d[i] | (d[i + 1] << 8) | (d[i + 2] << 16) | (d[i + 3] << 24);
+      mh = d[i + 4] | (d[i + 5] << 8) | (d[i + 6] << 16) | (d[i + 7] << 24);
+    } else {                             // the last word: the tail bytes and the length's low byte
+      ml = 0; mh = (len & 0xff) << 24;
+      switch (end - i) {
+        case 7: mh |= d[i + 6] << 16;    // falls through
+        case 6: mh |= d[i + 5] << 8;     // falls through
+        case 5: mh |= d[i + 4];          // falls through
+        case 4: ml |= d[i + 3] << 24;    // falls through
+        case 3: ml |= d[i + 2] << 16;    // falls through
+        case 2: ml |= d[i + 1] << 8;     // falls through
+        case 1: ml |= d[i];
+      }
+    }
+    v3l ^= ml; v3h ^= mh;
+    for (let r = 0; r < 2; r++) {
+      s = (v0l + v1l) | 0; v0h = (v0h + v1h + (((v0l & v1l) | ((v0l | v1l) & ~s)) >>> 31)) | 0; v0l = s;
+      t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h;
+      s = (v2l + v3l) | 0; v2h = (v2h + v3h + (((v2l & v3l) | ((v2l | v3l) & ~s)) >>> 31)) | 0; v2l = s;
+      t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h;
+      t = v0l; v0l = v0h; v0h = t;
+      s = (v0l + v3l) | 0; v0h = (v0h + v3h + (((v0l & v3l) | ((v0l | v3l) & ~s)) >>> 31)) | 0; v0l = s;
+      t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h;
+      s = (v2l + v1l) | 0; v2h = (v2h + v1h + (((v2l & v1l) | ((v2l | v1l) & ~s)) >>> 31)) | 0; v2l = s;
+      t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h;
+      t = v2l; v2l = v2h; v2h = t;
+    }
+    v0l ^= ml; v0h ^= mh;
+  }
+  v2l ^= 0xff;
+  for (let r = 0; r < 4; r++) {
+      s = (v0l + v1l) | 0; v0h = (v0h + v1h + (((v0l & v1l) | ((v0l | v1l) & ~s)) >>> 31)) | 0; v0l = s;
+      t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h;
+      s = (v2l + v3l) | 0; v2h = (v2h + v3h + (((v2l & v3l) | ((v2l | v3l) & ~s)) >>> 31)) | 0; v2l = s;
+      t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h;
+      t = v0l; v0l = v0h; v0h = t;
+      s = (v0l + v3l) | 0; v0h = (v0h + v3h + (((v0l & v3l) | ((v0l | v3l) & ~s)) >>> 31)) | 0; v0l = s;
+      t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h;
+      s = (v2l + v1l) | 0; v2h = (v2h + v1h + (((v2l & v1l) | ((v2l | v1l) & ~s)) >>> 31)) | 0; v2l = s;
+      t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h;
+      t = v2l; v2l = v2h; v2h = t;
+  }
+  SIP_LO = (v0l ^ v1l ^ v2l ^ v3l) >>> 0;
+  SIP_HI = (v0h ^ v1h ^ v2h ^ v3h) >>> 0;
+}
+
+function bytesOf(x, what) {
+  if (typeof x === 'string') return asciiBytes(x);
+  if (x instanceof Uint8Array) return x;
+  if (x instanceof ArrayBuffer || ArrayBuffer.isView(x)) return new Uint8Array(x.buffer || x, x.byteOffset || 0, x.byteLength);
+  throw new TypeError(`${what}: expected bytes (a Uint8Array), got ${x === null ? 'null' : typeof x}`);
+}
+
+/** SipHash-2-4 of `data` under a 16-byte key, as an unsigned 64-bit BigInt (the tag is its 8 little-endian bytes). */
+export function siphash24(key, data) {
+  const k = bytesOf(key, 'siphash24 key');
+  if (k.length !== 16) throw new RangeError(`siphash24: the key must be 16 bytes, got ${k.length}`);
+  const d = bytesOf(data, 'siphash24 data');
+  sipCore(sipWords(k), d, 0, d.length);
+  return (BigInt(SIP_HI) << 32n) | BigInt(SIP_LO);
+}
+
+/** Two SipHash results under key words w, of msg || 0 and msg || 1 (or 1 || msg, 2 || msg), as 16 bytes. */
+function sipPair(w, msg, prefix) {
+  const out = new Uint8Array(16), b = new Uint8Array(msg.length + 1);
+  for (let j = 0; j < 2; j++) {
+    if (prefix) { b[0] = j + 1; b.set(msg, 1); } else { b.set(msg); b[msg.length] = j; }
+    sipCore(w, b, 0, b.length);
+    for (let i = 0; i < 4; i++) { out[8 * j + i] = SIP_LO >>> (8 * i); out[8 * j + 4 + i] = SIP_HI >>> (8 * i); }
+  }
+  return out;
+}
+const MAC_Z = sipWords(asciiBytes('quantcodec mac k'));
+
+/** Check a shared key (1 to 255 bytes) and return it as a Uint8Array. */
+function sharedKey(key, who) {
+  if (typeof key === 'string') throw new TypeError(`${who}: the key must be bytes (a Uint8Array), not a string (encode a text key with TextEncoder, a hex one with a hex decoder)`);
+  const k = bytesOf(key, `${who}: key`);
+  if (k.length < 1 || k.length > 255) throw new RangeError(`${who}: the key must be 1 to 255 bytes, got ${k.length}`);
+  return k;
+}
+
+/** The master key mk of a shared key (section 17): u64le(SipHash(Z, 01 || key)) || u64le(SipHash(Z, 02 || key)). */
+export function masterKey(key) {
+  return sipPair(MAC_Z, sharedKey(key, 'masterKey'), true);
+}
+
+/** sub(L) under a master key: u64le(SipHash(mk, L || 00)) || u64le(SipHash(mk, L || 01)) (section 17). */
+function subKey(mk, label) { return sipPair(sipWords(mk), label, false); }
+
+/**
+ * The tag key of a label under a shared key (section 17): macKey(key, K + 'P') is kP,
+ * macKey(key, 'quantcodec hello') is kH. `label`: bytes, or an ASCII string.
+ */
+export function macKey(key, label) {
+  return subKey(masterKey(key), bytesOf(label, 'macKey label'));
 }
 
 function u32le(b, o) { return (b[o] | (b[o + 1] << 8) | (b[o + 2] << 16) | (b[o + 3] << 24)) >>> 0; }
@@ -1671,6 +1801,7 @@ class PacketCoder {
     this.kk = new Int32Array(comps.length);
     this.scratch = {};         // reusable buffers, grown as needed (a coder decodes one packet at a time)
     this.joinWith = null;      // a held snapshot whose equal rows a full packet's rows join (row versions)
+    this.limit = null;         // (N) => void, throws DecodeError('limits'): section 19's check 2
     // Codes of schemas whose slots all have at most 32 bits are held in an Int32Array (the code's
     // low 32 bits: an unsigned code from 2**31 reads back negative, see Snapshot.code), others in a
     // Float64Array (exact up to 53 bits; wider slots in BigInt beside it).
@@ -1808,6 +1939,8 @@ class PacketCoder {
     // new entities
     const nnew = r.eg(0, 32, false);
     if (nnew > r.remaining || nnew > 0xffffffff - (m - nrem)) throw new DecodeError('snapshot packet: count of new entities larger than the packet can hold');
+    // limits (section 19, check 2): here, once N = kept + n is known, before anything is allocated
+    if (this.limit !== null) this.limit(m - nrem + nnew);
     let nids = null, ncodes = null, nbig = null;
     if (nnew) {
       const kid = r.read(6);
@@ -2433,8 +2566,62 @@ function allValid(c) {
 const MAGIC = [0x51, 0x43, 0x48, 0x4c];   // QCHL
 const SEED_H = crc32c(asciiBytes('quantcodec hello'));
 const FORMAT_VERSION = 1;
-const MIN_DATAGRAM = 64, MAX_DATAGRAM = 65507, MAX_FRAGMENTS = 256, FRAGMENT_HEADER = 8, CHECK = 4;
-const HELLO_FIXED = 55;            // the smallest hello: an empty name, no field summary
+const MIN_DATAGRAM = 64, MAX_DATAGRAM = 65507, MAX_FRAGMENTS = 256, FRAGMENT_HEADER = 8;
+const HELLO_BASE = 51;             // the smallest hello without its check: an empty name, no field summary
+/** The bound on what a client holds when none is given (section 19): 256 MiB. */
+export const DEFAULT_MAX_BYTES = 268435456;
+const SNAPSHOT_OVERHEAD = 256;     // section 19's cost model: a snapshot costs 256 + n * (8 + 8 * S)
+
+/**
+ * One kind of check (sections 11, 17): crc32c(bytes, seed) in 4 bytes, or with a shared key the
+ * 8-byte SipHash-2-4 tag under that kind's tag key. `holds(d, n)`: whether the last T bytes of
+ * d[0..n) are the check of the bytes before them; `seal(out, n)` writes the check of out[0..n) at n.
+ */
+class Check {
+  constructor(seed, tagKey = null) {
+    this.seed = seed;
+    this.words = tagKey === null ? null : sipWords(tagKey);
+    this.T = tagKey === null ? 4 : 8;
+  }
+  holds(d, n) {
+    if (this.words === null) return crc32c(d, this.seed, 0, n - 4) === u32le(d, n - 4);
+    sipCore(this.words, d, 0, n - 8);
+    return SIP_LO === u32le(d, n - 8) && SIP_HI === u32le(d, n - 4);
+  }
+  seal(out, n) {
+    let lo, hi = 0;
+    if (this.words === null) lo = crc32c(out, this.seed, 0, n);
+    else { sipCore(this.words, out, 0, n); lo = SIP_LO; hi = SIP_HI; }
+    for (let i = 0; i < 4; i++) out[n + i] = lo >>> (8 * i);
+    if (this.words !== null) for (let i = 0; i < 4; i++) out[n + 4 + i] = hi >>> (8 * i);
+  }
+}
+const SEED_Q = crc32c(asciiBytes('quantcodec hello request'));
+const LABEL_H = asciiBytes('quantcodec hello'), LABEL_Q = asciiBytes('quantcodec hello request');
+
+/** The checks that need no stream: the hello's and the hello request's, for a shared key's mk or none. */
+function streamlessChecks(mk) {
+  return mk === null
+    ? { T: 4, H: new Check(SEED_H), Q: new Check(SEED_Q) }
+    : { T: 8, H: new Check(0, subKey(mk, LABEL_H)), Q: new Check(0, subKey(mk, LABEL_Q)) };
+}
+/** The checks of one stream (stream key K): whole packets, fragments, replies. */
+function streamChecks(mk, K) {
+  const label = (c) => { const b = new Uint8Array(K.length + 1); b.set(K); b[K.length] = c.charCodeAt(0); return b; };
+  if (mk === null) return { P: new Check(seedOf(K, 'P')), F: new Check(seedOf(K, 'F')), R: new Check(seedOf(K, 'R')) };
+  return { P: new Check(0, subKey(mk, label('P'))), F: new Check(0, subKey(mk, label('F'))), R: new Check(0, subKey(mk, label('R'))) };
+}
+const UNKEYED = streamlessChecks(null);
+/** The stream-less checks for a `{key}` option (none: CRC-32C). */
+function checksFor(key) { return key === undefined || key === null ? UNKEYED : streamlessChecks(masterKey(key)); }
+
+/** A `maxBytes` option: a positive integer (number or bigint), DEFAULT_MAX_BYTES when null. */
+function maxBytesOption(v, who) {
+  if (v === undefined || v === null) return DEFAULT_MAX_BYTES;
+  if (typeof v === 'bigint' && v >= 1n) return Number(v);
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 1) return v;
+  throw new RangeError(`${who}: maxBytes must be a positive integer (bytes), got ${typeof v === 'bigint' ? v + 'n' : typeof v === 'string' ? `'${v}'` : v}`);
+}
 
 /** The 40-byte stream key K (section 11). */
 export function streamKey(fingerprint, history, predict, maxDatagram, streamId) {
@@ -2461,9 +2648,15 @@ function seedOf(key, letter) {
  * history, maxDatagram, streamId (BigInt), started (BigInt), fingerprint, schemaVersion,
  * schemaName, nfields, fields: [{name, kind, bits, h}]}; DecodeError('hello') when malformed.
  */
-export function parseHello(d) {
+export function parseHello(d, { key = null } = {}) {
+  const ck = checksFor(key);
+  if (!helloHolds(d, ck)) throw new DecodeError(`hello: not a hello (too short, no QCHL magic, or its ${ck.T === 8 ? 'SipHash tag under this key' : 'check'} fails)`, 'check');
+  return readHello(d, ck.T);
+}
+
+/** The fields of a hello whose magic and check (of T bytes) hold; DecodeError('hello') when malformed. */
+function readHello(d, T) {
   const n = d.length;
-  if (!isHello(d)) throw new DecodeError('hello: not a hello (too short, no QCHL magic, or its check fails)', 'check');
   const bad = (msg) => new DecodeError('hello: ' + msg, 'hello');
   const version = d[4], flags = d[5], history = u16le(d, 6), maxDatagram = u16le(d, 8);
   const streamId = u64le(d, 10), started = u64le(d, 18);
@@ -2475,7 +2668,7 @@ export function parseHello(d) {
   for (const c of fpBytes) if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) throw bad('the fingerprint is not 16 lowercase hex digits');
   const fingerprint = String.fromCharCode(...fpBytes);
   const schemaVersion = u32le(d, 42);
-  const end = n - CHECK;
+  const end = n - T;
   let pos = 46;
   const take = (k, what) => {
     if (pos + k > end) throw bad(`truncated in ${what} at byte ${pos}`);
@@ -2501,9 +2694,10 @@ export function parseHello(d) {
   return { version, predict: !!(flags & 1), history, maxDatagram, streamId, started, fingerprint, schemaVersion, schemaName, nfields: nf, fields, bytes: d.slice() };
 }
 
-export function isHello(d) {
-  const n = d.length;
-  return n >= HELLO_FIXED && d[0] === MAGIC[0] && d[1] === MAGIC[1] && d[2] === MAGIC[2] && d[3] === MAGIC[3] && crc32c(d, SEED_H, 0, n - CHECK) === u32le(d, n - CHECK);
+/** Whether d is a hello whose magic and check hold (with `{key}`: its SipHash tag under kH). */
+export function isHello(d, { key = null } = {}) { return helloHolds(d, checksFor(key)); }
+function helloHolds(d, ck) {
+  return d.length >= HELLO_BASE + ck.T && d[0] === MAGIC[0] && d[1] === MAGIC[1] && d[2] === MAGIC[2] && d[3] === MAGIC[3] && ck.H.holds(d, d.length);
 }
 
 function utf8Prefix(text, limit) {
@@ -2548,8 +2742,8 @@ function sameBytes(a, b) {
 
 /** The partial packets of one stream (section 12). */
 class Reassembly {
-  constructor(maxDatagram, history) {
-    this.size = maxDatagram - FRAGMENT_HEADER - CHECK;
+  constructor(maxDatagram, history, T) {
+    this.size = maxDatagram - FRAGMENT_HEADER - T;      // C (sections 12, 17)
     this.limit = MAX_FRAGMENTS * maxDatagram;
     this.history = history;
     this.parts = new Map();       // key -> {seq, count, pcheck, chunks: Map(index -> bytes)} in insertion order
@@ -2602,33 +2796,47 @@ class Reassembly {
 }
 
 /**
- * A snapshot stream's client (sections 10-15). `decode(datagram)` returns the Snapshot a datagram
+ * A snapshot stream's client (sections 10-19). `decode(datagram)` returns the Snapshot a datagram
  * completes, or null (a fragment, a hello); it throws DecodeError (with `.kind`) for a refused
  * datagram, which changes nothing. After each datagram that returned a Snapshot, acknowledge
- * `decoder.latest` to the server.
+ * `decoder.latest` to the server (StreamClient makes the ack datagram).
+ *
+ * Options: `history` (until a hello gives the stream's own), `key` (a shared secret of 1 to 255
+ * bytes: every check is then an 8-byte SipHash-2-4 tag, section 17), `maxBytes` (the bound of
+ * section 19 on what the decoder holds, in its cost model; DEFAULT_MAX_BYTES when not given).
  */
 export class SnapshotDecoder {
-  /** history: the decoder's history until a hello gives the stream's own (the hello's wins). */
-  constructor(schema, { history = 64 } = {}) {
+  constructor(schema, { history = 64, key = null, maxBytes = null } = {}) {
     if (!(schema instanceof Schema)) throw new TypeError('SnapshotDecoder: expected a Schema');
     if (!Number.isInteger(history) || history < 1 || history > 0x7fff) throw new RangeError(`SnapshotDecoder: history must be in 1..32767, got ${history}`);
     this.schema = schema;
     this.coder = new PacketCoder(schema);
+    this.maxBytes = maxBytesOption(maxBytes, 'SnapshotDecoder');
+    this.mk = key === null || key === undefined ? null : masterKey(sharedKey(key, 'SnapshotDecoder'));
+    this.checks = streamlessChecks(this.mk);     // H, Q; P, F, R once a stream is adopted
+    this.T = this.checks.T;
+    this.rowCost = 8 + 8 * schema.nslots;        // section 19: an id and a 64-bit code a slot
     this.stream = null;         // the adopted hello
     this._setHistory(history);
     this.held = new Map();      // seq -> Snapshot
+    this.heldCost = 0;          // section 19's cost of the snapshots in `held`
     this.ambiguous = new Set();
     this._latest = -1;
     this.reassembly = null;
+    this._limitFn = (N) => this._limit(N);
   }
   _setHistory(h) { this.history = h; this.keep = Math.min(2 * h - 1, 0x8000); }
 
-  /** A decoder that adopted the stream of `hello` (SchemaError, saying what differs, for another schema). */
-  static fromHello(schema, hello) {
-    const dec = new SnapshotDecoder(schema);
-    const h = parseHello(hello);
+  /**
+   * A decoder that adopted the stream of `hello` (SchemaError, saying what differs, for another
+   * schema; DecodeError of kind `limits` for a hello whose parameters could not fit maxBytes).
+   */
+  static fromHello(schema, hello, options = {}) {
+    const dec = new SnapshotDecoder(schema, options);
+    const h = parseHello(hello, { key: options.key });
     const diffs = helloDifferences(schema, h);
     if (diffs.length) throw new SchemaError(`the stream's schema differs from this end's: ${diffs.join('; ')}`);
+    dec._checkHello(h);
     dec._adopt(h);
     return dec;
   }
@@ -2637,17 +2845,43 @@ export class SnapshotDecoder {
   get latest() { return this._latest >= 0 ? this._latest : null; }
   /** The adopted stream's parameters (the parsed hello), or null. */
   get hello() { return this.stream; }
+  /**
+   * What this decoder holds in section 19's cost model: its snapshots (256 + n * (8 + 8 * S)
+   * bytes each) and, once a hello is adopted, reassembly's bound (256 * max_datagram). Never more
+   * than maxBytes.
+   */
+  get heldBytes() { return this.heldCost + (this.stream === null ? 0 : MAX_FRAGMENTS * this.stream.maxDatagram); }
+
+  /** Limits, check 1 (section 19): a window of empty snapshots and full reassembly must fit. */
+  _checkHello(h) {
+    const need = (2 * h.history - 1) * SNAPSHOT_OVERHEAD + MAX_FRAGMENTS * h.maxDatagram;
+    if (need > this.maxBytes) {
+      throw new DecodeError(`hello: history ${h.history} and max_datagram ${h.maxDatagram} need ${need} bytes held ((2 * history - 1) * 256 + 256 * max_datagram), more than maxBytes ${this.maxBytes}`, 'limits');
+    }
+  }
+  /** Limits, check 2 (section 19): called by the packet coder once the new snapshot's N entities are known. */
+  _limit(N) {
+    const snap = SNAPSHOT_OVERHEAD + N * this.rowCost;
+    const need = this.heldCost + snap + MAX_FRAGMENTS * this.stream.maxDatagram;
+    if (need > this.maxBytes) {
+      throw new DecodeError(`snapshot packet: a snapshot of ${N} entities (${snap} bytes) beside the ${this.held.size} held (${this.heldCost} bytes) and reassembly (${MAX_FRAGMENTS * this.stream.maxDatagram}) would hold ${need} bytes, more than maxBytes ${this.maxBytes}`, 'limits');
+    }
+  }
 
   _adopt(h) {
     this.stream = h;
     this._setHistory(h.history);
     const key = streamKey(h.fingerprint, h.history, h.predict, h.maxDatagram, h.streamId);
-    this.seedP = seedOf(key, 'P');
-    this.seedF = seedOf(key, 'F');
+    const sc = streamChecks(this.mk, key);
+    this.seedP = seedOf(key, 'P');       // pcheck (section 12) is this CRC-32C, with a key too (section 17)
+    this.checkP = sc.P;
+    this.checkF = sc.F;
+    this.checkR = sc.R;
     this.held.clear();
+    this.heldCost = 0;
     this.ambiguous.clear();
     this._latest = -1;
-    this.reassembly = new Reassembly(h.maxDatagram, h.history);
+    this.reassembly = new Reassembly(h.maxDatagram, h.history, this.T);
   }
 
   /** The held snapshot `seq` (a possible baseline), or null. */
@@ -2657,29 +2891,30 @@ export class SnapshotDecoder {
   /** Decode one datagram (Uint8Array). */
   decode(d) {
     if (!(d instanceof Uint8Array)) d = new Uint8Array(d);
-    const n = d.length;
+    const n = d.length, T = this.T;
     const bound = this.stream !== null;
-    if (n >= 5) {
-      const c = u32le(d, n - 4);
-      if (bound && crc32c(d, this.seedP, 0, n - 4) === c) return this._packet(d, 0, n - 4);
-      if (bound && n >= 13 && crc32c(d, this.seedF, 0, n - 4) === c) return this._fragment(d.subarray(0, n - 4));
-      if (isHello(d)) return this._hello(d);
-    }
-    if (!bound) throw new DecodeError('snapshot stream: no hello adopted yet, so no datagram can be checked', 'no-hello');
-    throw new DecodeError('snapshot stream: a datagram that is no datagram of this stream (damaged, stray, or of another stream)', 'check');
+    // (section 14, with T the check's length: 4, or 8 with a key, section 17)
+    if (bound && n >= 1 + T && this.checkP.holds(d, n)) return this._packet(d, 0, n - T);
+    if (bound && n >= 9 + T && this.checkF.holds(d, n)) return this._fragment(d.subarray(0, n - T));
+    if (helloHolds(d, this.checks)) return this._hello(d);
+    const keyed = this.mk !== null ? ' (with a key: its SipHash tag under this key does not hold)' : '';
+    if (!bound) throw new DecodeError(`snapshot stream: no hello adopted yet, so no datagram can be checked${keyed}`, 'no-hello');
+    throw new DecodeError(`snapshot stream: a datagram that is no datagram of this stream (damaged, stray, or of another stream)${keyed}`, 'check');
   }
 
   _hello(d) {
-    const h = parseHello(d);
+    const h = readHello(d, this.T);
     const diffs = helloDifferences(this.schema, h);
     if (diffs.length) throw new DecodeError(`hello of another schema: ${diffs.join('; ')}`, 'schema');
     const cur = this.stream;
-    if (cur === null) { this._adopt(h); return null; }
-    if (h.streamId === cur.streamId) {
-      if (!sameBytes(h.bytes, cur.bytes)) throw new DecodeError(`snapshot stream: a hello of stream ${h.streamId.toString(16).padStart(16, '0')} with other parameters than the one adopted`, 'hello');
-      return null;                 // the current stream's hello again
+    if (cur !== null) {
+      if (h.streamId === cur.streamId) {
+        if (!sameBytes(h.bytes, cur.bytes)) throw new DecodeError(`snapshot stream: a hello of stream ${h.streamId.toString(16).padStart(16, '0')} with other parameters than the one adopted`, 'hello');
+        return null;                 // the current stream's hello again
+      }
+      if (h.started <= cur.started) throw new DecodeError(`snapshot stream: a hello of an older stream ${h.streamId.toString(16).padStart(16, '0')} (started ${h.started}, the current one ${cur.started})`, 'hello');
     }
-    if (h.started <= cur.started) throw new DecodeError(`snapshot stream: a hello of an older stream ${h.streamId.toString(16).padStart(16, '0')} (started ${h.started}, the current one ${cur.started})`, 'hello');
+    this._checkHello(h);
     this._adopt(h);
     return null;
   }
@@ -2710,11 +2945,13 @@ export class SnapshotDecoder {
   _packet(bytes, start, end) {
     const seqOf = end - start >= 2 ? u16le(bytes, start) : 0;
     this.coder.joinWith = this._latest >= 0 ? (this.held.get(this._latest) || null) : null;
+    this.coder.limit = this._limitFn;
     let snap;
     try {
       snap = this.coder.decode(bytes, start, end, (s, baseline) => this._lookup(s, seqOf, baseline));
     } finally {
       this.coder.joinWith = null;
+      this.coder.limit = null;
     }
     const seq = snap.seq;
     if (this._latest < 0 || newer(seq, this._latest)) {
@@ -2724,7 +2961,7 @@ export class SnapshotDecoder {
     } else if (this.held.has(seq)) {
       const prev = this.held.get(seq);
       if (prev !== snap && !prev.sameAs(snap)) {
-        this.held.delete(seq);
+        this._drop(seq);
         this.ambiguous.add(seq);
       }
     } else if (!this.ambiguous.has(seq)) {
@@ -2738,12 +2975,25 @@ export class SnapshotDecoder {
     if (this._latest >= 0) {
       const nw = this._latest;
       if (!newer(seq, nw)) {
-        if (((nw - seq) & SEQ_MASK) < hist) held.set(seq, snap);
+        if (((nw - seq) & SEQ_MASK) < hist) this._put(seq, snap);
         return;
       }
-      for (const k of [...held.keys()]) if (((seq - k) & SEQ_MASK) >= hist) held.delete(k);
+      for (const k of [...held.keys()]) if (((seq - k) & SEQ_MASK) >= hist) this._drop(k);
     }
-    held.set(seq, snap);
+    this._put(seq, snap);
+  }
+  _cost(snap) { return SNAPSHOT_OVERHEAD + snap.ids.length * this.rowCost; }
+  _put(seq, snap) {
+    const prev = this.held.get(seq);
+    if (prev !== undefined) this.heldCost -= this._cost(prev);
+    this.held.set(seq, snap);
+    this.heldCost += this._cost(snap);
+  }
+  _drop(seq) {
+    const prev = this.held.get(seq);
+    if (prev === undefined) return;
+    this.heldCost -= this._cost(prev);
+    this.held.delete(seq);
   }
 
   /** (latest, held baselines newest first). */
@@ -2754,8 +3004,122 @@ export class SnapshotDecoder {
   }
 
   /** Forget every decoded snapshot (keep the adopted stream). */
-  reset() { this.held.clear(); this.ambiguous.clear(); this._latest = -1; if (this.reassembly) this.reassembly.clear(); }
+  reset() { this.held.clear(); this.heldCost = 0; this.ambiguous.clear(); this._latest = -1; if (this.reassembly) this.reassembly.clear(); }
 }
+
+// ------------------------------------------------------------------------------------------------
+// The session client (SPEC section 8; wire-format section 18): one decoder, and the replies
+
+const ACK = 0x41, HELLO_REQUEST = 0x48;
+
+function randomU32() {
+  const c = globalThis.crypto;
+  if (c && typeof c.getRandomValues === 'function') return c.getRandomValues(new Uint32Array(1))[0];
+  return Math.floor(Math.random() * 0x100000000) >>> 0;
+}
+
+/**
+ * The client of a session (StreamServer on the other end): `receive(datagram)` decodes what the
+ * server sends (a Snapshot, or null for a hello or a fragment; DecodeError with `.kind` for a
+ * refused datagram, which changes nothing), and `reply()` says what to send back now: an ack, a
+ * hello request, or null. Call `reply()` after every datagram, or once a tick, and send what it
+ * returns; replies need no reliability (each ack repeats the 32 numbers before its latest). A
+ * new client's first reply, due before anything arrives, is a hello request: send it to connect.
+ *
+ * Options: `key` (the shared secret of section 17, 1 to 255 bytes: every check both ways is then
+ * a SipHash-2-4 tag), `maxBytes` (section 19's bound on what the client holds, default
+ * DEFAULT_MAX_BYTES), `nonce` (this client's 32-bit incarnation id; random when not given: a
+ * client that restarts must draw a new one), `history` (until a hello gives the stream's own).
+ */
+export class StreamClient {
+  constructor(schema, { key = null, maxBytes = null, nonce = null, history = 64 } = {}) {
+    this.decoder = new SnapshotDecoder(schema, { key, maxBytes, history });
+    if (nonce === null || nonce === undefined) nonce = randomU32();
+    else if (!(Number.isInteger(nonce) && nonce >= 0 && nonce <= 0xffffffff)) throw new RangeError(`StreamClient: nonce must be an integer in 0..2**32-1, got ${nonce}`);
+    this.nonce = nonce;
+    this.rseq = 0;              // the number of the next reply (mod 2**32)
+    // whether a reply is due (section 18): from the start, whose reply is a hello request (the
+    // word that asks a server to connect this client), then after what the due rule names
+    this.due = true;
+    this._fp = asciiBytes(schema.fingerprint);
+    this._view = null;
+  }
+  get schema() { return this.decoder.schema; }
+  /**
+   * The newest view received on the current stream (what to render), or null: a late packet's
+   * view is returned by receive() but does not replace a newer one; a new stream clears it.
+   */
+  get view() { return this._view; }
+  /** What the client holds in section 19's cost model (at most maxBytes). */
+  get heldBytes() { return this.decoder.heldBytes; }
+  get maxBytes() { return this.decoder.maxBytes; }
+  /** The newest sequence number decoded on the adopted stream, or null. */
+  get latest() { return this.decoder.latest; }
+  /** The adopted stream's hello, or null. */
+  get hello() { return this.decoder.hello; }
+
+  /**
+   * Decode one datagram from the server. A view, an adopted hello (a new stream), or a refusal
+   * of kind `no-hello` or `baseline` make a reply due; nothing else does (junk cannot make a
+   * client send).
+   */
+  receive(datagram) {
+    const dec = this.decoder, stream = dec.stream;
+    let view;
+    try {
+      view = dec.decode(datagram);
+    } catch (e) {
+      if (e instanceof DecodeError && (e.kind === 'no-hello' || e.kind === 'baseline')) this.due = true;
+      throw e;
+    }
+    if (view !== null) {
+      this.due = true;
+      if (this._view === null || view.seq === dec.latest || dec.stream !== stream) this._view = view;
+    } else if (dec.stream !== stream) {
+      this.due = true;
+      this._view = null;
+    }
+    return view;
+  }
+
+  /**
+   * The reply to send now (a Uint8Array), or null when none is due: a hello request when no
+   * stream is adopted, else an ack of `latest` and the 32 numbers before it (section 18).
+   */
+  reply() {
+    if (!this.due) return null;
+    this.due = false;
+    const dec = this.decoder, T = dec.T, h = dec.stream;
+    let out;
+    if (h === null) {
+      out = new Uint8Array(26 + T);
+      out[0] = HELLO_REQUEST;
+      out[1] = 0;
+      putU32(out, 2, this.nonce);
+      putU32(out, 6, this.rseq);
+      out.set(this._fp, 10);
+      dec.checks.Q.seal(out, 26);
+    } else {
+      out = new Uint8Array(16 + T);
+      out[0] = ACK;
+      putU32(out, 2, this.nonce);
+      putU32(out, 6, this.rseq);
+      const latest = dec._latest;
+      if (latest >= 0) {
+        out[1] = 1;
+        out[10] = latest & 0xff; out[11] = latest >> 8;
+        let acks = 0;
+        const n = Math.min(32, dec.history - 1);     // possible baselines: less than history older than latest
+        for (let i = 0; i < n; i++) if (dec.held.has((latest - 1 - i) & SEQ_MASK)) acks |= 1 << i;
+        putU32(out, 12, acks >>> 0);
+      }
+      dec.checkR.seal(out, 16);
+    }
+    this.rseq = (this.rseq + 1) >>> 0;
+    return out;
+  }
+}
+function putU32(b, o, v) { b[o] = v & 0xff; b[o + 1] = (v >>> 8) & 0xff; b[o + 2] = (v >>> 16) & 0xff; b[o + 3] = (v >>> 24) & 0xff; }
 
 /** Decode a bare packet (no datagram check) against explicitly held snapshots: for tests and tools. */
 export function decodePacket(schema, packet, held = new Map()) {
@@ -2768,15 +3132,24 @@ export function decodePacket(schema, packet, held = new Map()) {
   });
 }
 
-/** The runner's output line for one datagram (docs: clients/<lang>/qc-decode). */
+/**
+ * The runner's output line for one datagram (docs: clients/<lang>/qc-decode). With a StreamClient
+ * (`--replies`), the line ends in the key "reply": the hex of what reply() returned after the
+ * datagram, or null.
+ */
 export function runnerLine(decoder, datagram) {
+  const client = decoder instanceof StreamClient;
+  let line;
   try {
-    const snap = decoder.decode(datagram);
-    return snap === null ? '{"pending":true}' : snap.toJSONLine();
+    const snap = client ? decoder.receive(datagram) : decoder.decode(datagram);
+    line = snap === null ? '{"pending":true}' : snap.toJSONLine();
   } catch (e) {
-    if (e instanceof DecodeError) return `{"error":"${e.kind}"}`;
-    throw e;
+    if (!(e instanceof DecodeError)) throw e;
+    line = `{"error":"${e.kind}"}`;
   }
+  if (!client) return line;
+  const r = decoder.reply();
+  return `${line.slice(0, -1)},"reply":${r === null ? 'null' : `"${toHex(r)}"`}}`;
 }
 
 /** Split a DATAGRAMS.bin (each datagram as a u32 LE length and its bytes) into datagrams. */

@@ -22,7 +22,7 @@ namespace QuantCodec
     }
 
     /// <summary>Bytes that cannot be decoded. <see cref="Kind"/> is one of the wire format's refusal
-    /// kinds (no-hello, check, hello, schema, fragment, baseline, malformed), or null for a record.</summary>
+    /// kinds (no-hello, check, hello, schema, fragment, baseline, malformed, limits), or null for a record.</summary>
     public class DecodeException : CodecException
     {
         public readonly string Kind;

@@ -405,7 +405,9 @@ namespace QuantCodec
 
         /// <summary>Decode the packet whose header Header() read (the reader continues after it) against
         /// base / pred, into o. DecodeException (malformed) on anything wrong; o is then garbage.</summary>
-        public void Body(int seq, int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o)
+        /// <summary>room: what the new snapshot's entities may cost in wire-format section 19's model
+        /// (8 + 8 * S bytes each); a packet of more is refused, kind limits (maxBytes for the message).</summary>
+        public void Body(int seq, int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o, long room = long.MaxValue, long maxBytes = 0)
         {
             int m = bdist != 0 ? bs.Count : 0;
             int nrem = 0;
@@ -413,6 +415,10 @@ namespace QuantCodec
             ulong nv = EG(0, 32);
             if ((long)nv > nbits - pos || nv > 0xFFFFFFFFUL - (ulong)(m - nrem)) throw Bad("count of new entities larger than the packet can hold");
             int nnew = (int)nv;
+            long total = (long)(m - nrem) + nnew, per = 8 + 8L * S;
+            if (room < 0 || total > room / per)
+                throw new DecodeException("limits", "snapshot packet " + seq + ": a snapshot of " + total + " entities (" + (m - nrem) + " kept, " + nnew
+                    + " new) would cost " + (256 + total * per) + " bytes (256 + N * (8 + 8 * " + S + ")), and with what is held and the reassembly's bound pass max_bytes " + maxBytes);
             if (nnew > 0)
             {
                 if (newIds.Length < nnew) newIds = new ulong[Math.Max(nnew, newIds.Length * 2)];

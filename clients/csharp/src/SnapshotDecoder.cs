@@ -32,7 +32,11 @@ namespace QuantCodec
     {
         public const int FormatVersion = 1;
         public const int MinDatagram = 64, MaxDatagramLimit = 65507, MaxFragments = 256;
-        const int FragmentHeader = 8, Check = 4, HelloFixed = 55;   // the smallest hello: no name, no summary
+        const int FragmentHeader = 8, HelloFixed = 51;   // the smallest hello without its check: no name, no summary
+        /// <summary>The default bound on what a client holds (wire-format section 19): 256 MiB.</summary>
+        public const long DefaultMaxBytes = 268435456;
+        /// <summary>The cost model's fixed overhead of one held snapshot, and of the reassembly per byte of max_datagram.</summary>
+        public const long SnapshotOverhead = 256, ReassemblyFactor = 256;
         static readonly uint SeedH = Crc32C.Compute(Encoding.ASCII.GetBytes("quantcodec hello"));
         static readonly string[] KindNames = { null, "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "IntRange" };
 
@@ -41,7 +45,13 @@ namespace QuantCodec
         readonly uint[] myHashes;
 
         HelloInfo hello;
-        uint seedP, seedF;
+        uint seedP, seedF, seedR;
+        // keyed checks (section 17): null without a key; T is the check's length (4 or 8)
+        readonly KeySchedule keys;
+        readonly int T;
+        TagKey kP, kF, kR;
+        long maxBytes = DefaultMaxBytes;
+        long heldCost;          // section 19's cost of the snapshots held (the whole window)
         int history = 64, keep = 127;
         int latest = -1;
         readonly Dictionary<int, Snapshot> held = new Dictionary<int, Snapshot>();
@@ -63,9 +73,17 @@ namespace QuantCodec
         public string LastErrorKind { get; private set; }
         public string LastError { get; private set; }
 
-        public SnapshotDecoder(Schema schema)
+        public SnapshotDecoder(Schema schema) : this(schema, null, DefaultMaxBytes) { }
+
+        /// <summary>A decoder with a shared key (every check is then a SipHash-2-4 tag, wire-format
+        /// section 17; null: CRC-32C) and a bound on what it holds (section 19).</summary>
+        public SnapshotDecoder(Schema schema, byte[] key, long maxBytes = DefaultMaxBytes)
         {
+            if (schema == null) throw new ArgumentNullException("schema");
             Schema = schema;
+            keys = key != null ? new KeySchedule(key) : null;
+            T = key != null ? 8 : 4;
+            MaxBytes = maxBytes;
             coder = new PacketDecoder(schema);
             myHashes = new uint[schema.Fields.Length];
             for (int f = 0; f < myHashes.Length; f++)
@@ -76,9 +94,35 @@ namespace QuantCodec
         }
 
         public bool HasStream { get { return hello != null; } }
+        /// <summary>Whether checks are keyed tags (a key was given).</summary>
+        public bool Keyed { get { return keys != null; } }
+        /// <summary>The length of every check: 4 (CRC-32C) or 8 (a SipHash tag, with a key).</summary>
+        public int CheckLength { get { return T; } }
+        /// <summary>The bound on what the client holds, in section 19's cost model (default 256 MiB): a
+        /// hello or packet that would pass it is refused, kind "limits", before anything is allocated.</summary>
+        public long MaxBytes
+        {
+            get { return maxBytes; }
+            set { if (value < 0) throw new ArgumentOutOfRangeException("MaxBytes", "MaxBytes must be at least 0, not " + value); maxBytes = value; }
+        }
+        /// <summary>What the held snapshots cost in section 19's model (256 + n * (8 + 8 * S) each).</summary>
+        public long HeldBytes { get { return heldCost; } }
+        /// <summary>Section 19's cost of a held snapshot of n entities under this schema.</summary>
+        public long SnapshotCost(long n) { return SnapshotOverhead + n * EntityCost; }
+        long EntityCost { get { return 8 + 8L * Schema.Slots.Length; } }
+        /// <summary>Whether the last datagram was a hello that was adopted (a new stream).</summary>
+        public bool LastAdopted { get; private set; }
         /// <summary>The adopted stream's seeds (wire-format section 11): the check is keyed, not secret.</summary>
         public uint PacketSeed { get { return seedP; } }
         public uint FragmentSeed { get { return seedF; } }
+        /// <summary>seed_R = crc32c(K || "R"): the check of the client's acks (section 18).</summary>
+        public uint ReplySeed { get { return seedR; } }
+        /// <summary>With a key, the adopted stream's tag keys kP, kF, kR (section 17); null otherwise.</summary>
+        public TagKey PacketKey { get { return kP; } }
+        public TagKey FragmentKey { get { return kF; } }
+        public TagKey ReplyKey { get { return kR; } }
+        /// <summary>With a key, its derived keys (kH, kQ, sub(L)); null otherwise.</summary>
+        public KeySchedule Keys { get { return keys; } }
         public HelloInfo Stream { get { return hello; } }
         public int History { get { return history; } }
         /// <summary>The newest sequence number decoded (-1 before the first): what the client acknowledges.</summary>
@@ -101,6 +145,7 @@ namespace QuantCodec
             LastSnapshot = null;
             LastErrorKind = null;
             LastError = null;
+            LastAdopted = false;
             try
             {
                 Snapshot s = Take(data, offset, length);
@@ -175,21 +220,32 @@ namespace QuantCodec
         Snapshot Take(byte[] d, int off, int n)
         {
             if (d == null || off < 0 || n < 0 || off + n > d.Length) throw new ArgumentException("datagram slice out of range");
-            if (hello != null && n >= 1 + Check)
+            if (hello != null && n >= 1 + T)
             {
-                uint c = U32(d, off + n - Check);
-                if (Crc32C.Compute(d, off, n - Check, seedP) == c) return Packet(d, off, n - Check);
-                if (n >= FragmentHeader + 1 + Check && Crc32C.Compute(d, off, n - Check, seedF) == c) return Fragment(d, off, n - Check);
+                if (keys == null)
+                {
+                    uint c = U32(d, off + n - 4);
+                    if (Crc32C.Compute(d, off, n - 4, seedP) == c) return Packet(d, off, n - 4);
+                    if (n >= FragmentHeader + 1 + 4 && Crc32C.Compute(d, off, n - 4, seedF) == c) return Fragment(d, off, n - 4);
+                }
+                else
+                {
+                    ulong c = U64(d, off + n - 8);
+                    if (kP.Tag(d, off, n - 8) == c) return Packet(d, off, n - 8);
+                    if (n >= FragmentHeader + 1 + 8 && kF.Tag(d, off, n - 8) == c) return Fragment(d, off, n - 8);
+                }
             }
-            if (IsHello(d, off, n)) { TakeHello(d, off, n); return null; }
+            if (IsHello(d, off, n, keys)) { TakeHello(d, off, n); return null; }
             if (hello == null) throw new DecodeException("no-hello", "snapshot stream: no hello adopted yet, so no datagram can be checked (a datagram of " + n + " bytes refused)");
             throw new DecodeException("check", "snapshot stream: a datagram of " + n + " bytes fails the check of stream " + hello.StreamId.ToString("x16") + " (damaged, stray, of an earlier stream, or of another schema or parameters)");
         }
 
-        static bool IsHello(byte[] d, int off, int n)
+        static bool IsHello(byte[] d, int off, int n, KeySchedule keys)
         {
-            return n >= HelloFixed && d[off] == (byte)'Q' && d[off + 1] == (byte)'C' && d[off + 2] == (byte)'H' && d[off + 3] == (byte)'L'
-                   && Crc32C.Compute(d, off, n - Check, SeedH) == U32(d, off + n - Check);
+            int t = keys == null ? 4 : 8;
+            if (n < HelloFixed + t || d[off] != (byte)'Q' || d[off + 1] != (byte)'C' || d[off + 2] != (byte)'H' || d[off + 3] != (byte)'L') return false;
+            if (keys == null) return Crc32C.Compute(d, off, n - 4, SeedH) == U32(d, off + n - 4);
+            return keys.Hello.Tag(d, off, n - 8) == U64(d, off + n - 8);
         }
 
         // ------------------------------------------------------------------------ the hello
@@ -197,9 +253,12 @@ namespace QuantCodec
         static DecodeException HelloErr(string m) { return new DecodeException("hello", "hello: " + m); }
 
         /// <summary>Parse a hello (its check must hold); DecodeException kind "hello" when malformed.</summary>
-        public static HelloInfo ParseHello(byte[] d, int off, int n)
+        public static HelloInfo ParseHello(byte[] d, int off, int n) { return ParseHello(d, off, n, null); }
+
+        /// <summary>Parse a hello whose check is the tag under keys (null: CRC-32C).</summary>
+        public static HelloInfo ParseHello(byte[] d, int off, int n, KeySchedule keys)
         {
-            if (!IsHello(d, off, n)) throw new DecodeException("check", "hello: not a hello (too short, no QCHL magic, or its check fails)");
+            if (!IsHello(d, off, n, keys)) throw new DecodeException("check", "hello: not a hello (too short, no QCHL magic, or its " + (keys == null ? "check" : "keyed tag") + " fails)");
             var h = new HelloInfo();
             h.Version = d[off + 4];
             int flags = d[off + 5];
@@ -223,7 +282,7 @@ namespace QuantCodec
             h.Fingerprint = fp.ToString();
             if (!LowerHex16(h.Fingerprint)) throw HelloErr("the fingerprint '" + h.Fingerprint + "' is not 16 lowercase hex digits");
             h.SchemaVersion = U32(d, off + 42);
-            int end = off + n - Check;
+            int end = off + n - (keys == null ? 4 : 8);
             int pos = off + 46;
             h.SchemaName = Text(d, ref pos, end, "the schema name");
             if (pos + 4 > end) throw HelloErr("truncated in the field counts at byte " + (pos - off));
@@ -301,7 +360,7 @@ namespace QuantCodec
 
         void TakeHello(byte[] d, int off, int n)
         {
-            HelloInfo h = ParseHello(d, off, n);
+            HelloInfo h = ParseHello(d, off, n, keys);
             var diffs = Differences(h);
             if (diffs.Count > 0) throw new DecodeException("schema", "snapshot stream: a hello of another schema: " + string.Join("; ", diffs));
             if (hello != null)
@@ -314,7 +373,9 @@ namespace QuantCodec
                 if (h.Started <= hello.Started)
                     throw new DecodeException("hello", "snapshot stream: a hello of an older stream " + h.StreamId.ToString("x16") + " (started " + h.Started + ", the current one " + hello.Started + ")");
             }
+            CheckHelloLimits(h);
             Adopt(h);
+            LastAdopted = true;
         }
 
         static bool SameBytes(byte[] a, byte[] b)
@@ -328,10 +389,20 @@ namespace QuantCodec
         /// the schema (SchemaException saying what differs), starts the client over.</summary>
         public void AdoptHello(byte[] d)
         {
-            HelloInfo h = ParseHello(d, 0, d.Length);
+            HelloInfo h = ParseHello(d, 0, d.Length, keys);
             var diffs = Differences(h);
             if (diffs.Count > 0) throw new SchemaException("the server's schema is not this one: " + string.Join("; ", diffs));
+            CheckHelloLimits(h);
             Adopt(h);
+        }
+
+        /// <summary>Section 19, check 1: a window of empty snapshots and full reassembly must fit max_bytes.</summary>
+        void CheckHelloLimits(HelloInfo h)
+        {
+            long need = (2L * h.History - 1) * SnapshotOverhead + ReassemblyFactor * h.MaxDatagram;
+            if (need > maxBytes)
+                throw new DecodeException("limits", "snapshot stream: a hello of history " + h.History + " and max_datagram " + h.MaxDatagram
+                    + " needs " + need + " bytes ((2 * history - 1) * 256 + 256 * max_datagram) before any entity, more than max_bytes " + maxBytes);
         }
 
         void Adopt(HelloInfo h)
@@ -348,6 +419,14 @@ namespace QuantCodec
             seedP = Crc32C.Compute(key, 0, 41, 0);
             key[40] = (byte)'F';
             seedF = Crc32C.Compute(key, 0, 41, 0);
+            key[40] = (byte)'R';
+            seedR = Crc32C.Compute(key, 0, 41, 0);
+            if (keys != null)
+            {
+                key[40] = (byte)'P'; kP = keys.Sub(key);
+                key[40] = (byte)'F'; kF = keys.Sub(key);
+                key[40] = (byte)'R'; kR = keys.Sub(key);
+            }
             hello = h;
             history = h.History;
             keep = 2 * history - 1 <= 0x8000 ? 2 * history - 1 : 0x8000;
@@ -359,6 +438,7 @@ namespace QuantCodec
         {
             foreach (var kv in held) Recycle(kv.Value);
             held.Clear();
+            heldCost = 0;
             ambiguous.Clear();
             latest = -1;
             partials.Clear();
@@ -376,7 +456,7 @@ namespace QuantCodec
             int count = count1 + 1;
             uint pcheck = U32(d, off + 4);
             int clen = n - FragmentHeader;
-            int size = hello.MaxDatagram - FragmentHeader - Check;
+            int size = hello.MaxDatagram - FragmentHeader - T;
             if (count1 == 0) throw new DecodeException("fragment", "fragment of packet " + seq + ": a count of 1 (a packet that fits is sent whole)");
             if (index >= count) throw new DecodeException("fragment", "fragment of packet " + seq + ": index " + index + " of " + count);
             bool last = index == count - 1;
@@ -395,7 +475,7 @@ namespace QuantCodec
             int pi = FindPartial(seq, count, pcheck);
             if (pi >= 0 && partials[pi].Chunks[index] != null) return null;     // a duplicate
             long limit = (long)MaxFragments * hello.MaxDatagram;
-            int csize = hello.MaxDatagram - FragmentHeader - Check;    // every chunk counts as a full one (section 12, rule 4)
+            int csize = size;    // every chunk counts as a full one (section 12, rule 4)
             while (partials.Count > 0 && heldBytes + csize > limit)
             {
                 int first = 0;
@@ -489,8 +569,12 @@ namespace QuantCodec
                 bs = HeldRef(bseq, seq, true);
                 if (pdist != 0) pr = HeldRef((bseq - pdist) & 0xFFFF, seq, false);
             }
+            // section 19, check 2: the room left for the new snapshot once what is held (the whole window)
+            // and the reassembly's bound are counted; the packet decoder refuses a larger one (kind
+            // limits) right after its count of new entities, before it allocates for them
+            long room = maxBytes - heldCost - (hello != null ? ReassemblyFactor * hello.MaxDatagram : 0) - SnapshotOverhead;
             Snapshot snap = NewSnapshot(bs != null ? bs.Count : 16);
-            try { coder.Body(seq, bdist, pdist, bs, pr, snap); }
+            try { coder.Body(seq, bdist, pdist, bs, pr, snap, room, maxBytes); }
             catch (DecodeException) { Recycle(snap); throw; }
             if (latest < 0 || Newer(seq, latest))
             {
@@ -504,7 +588,7 @@ namespace QuantCodec
             {
                 if (!prev.SameAs(snap))
                 {
-                    held.Remove(seq);
+                    Unhold(seq);
                     ambiguous.Add(seq);
                     return snap;        // (prev is not recycled: the application may still read it)
                 }
@@ -529,14 +613,29 @@ namespace QuantCodec
             {
                 if (!newer)
                 {
-                    if (((latest - seq) & 0xFFFF) < keep) held[seq] = snap;
+                    if (((latest - seq) & 0xFFFF) < keep) Hold(seq, snap);
                     return;
                 }
                 scratchKeys.Clear();
                 foreach (var k in held.Keys) if (((seq - k) & 0xFFFF) >= keep) scratchKeys.Add(k);
-                foreach (var k in scratchKeys) { Recycle(held[k]); held.Remove(k); }
+                foreach (var k in scratchKeys) { Recycle(held[k]); Unhold(k); }
             }
+            Hold(seq, snap);
+        }
+
+        void Hold(int seq, Snapshot snap)
+        {
+            Unhold(seq);
             held[seq] = snap;
+            heldCost += SnapshotCost(snap.Count);
+        }
+
+        void Unhold(int seq)
+        {
+            Snapshot s;
+            if (!held.TryGetValue(seq, out s)) return;
+            heldCost -= SnapshotCost(s.Count);
+            held.Remove(seq);
         }
 
         /// <summary>The sequence numbers held as possible baselines, newest first.</summary>

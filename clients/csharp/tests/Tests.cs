@@ -26,6 +26,7 @@ static partial class Tests
     {
         here = args.Length > 0 ? args[0] : ".";
         root = Path.GetFullPath(Path.Combine(here, "..", ".."));
+        if (args.Length > 2 && args[1] == "--kit-command") { Console.WriteLine(KitCommand(args[2])); return 0; }
         var groups = new List<KeyValuePair<string, Action>>
         {
             new KeyValuePair<string, Action>("float bits and JSON", FloatAndJson),
@@ -37,6 +38,12 @@ static partial class Tests
             new KeyValuePair<string, Action>("golden snapshot packets", GoldenPackets),
             new KeyValuePair<string, Action>("generated records", Generated),
             new KeyValuePair<string, Action>("lockstep", Lockstep),
+            new KeyValuePair<string, Action>("siphash and keys", SipHashAndKeys),
+            new KeyValuePair<string, Action>("keyed checks", KeyedChecks),
+            new KeyValuePair<string, Action>("replies", Replies),
+            new KeyValuePair<string, Action>("limits", Limits),
+            new KeyValuePair<string, Action>("runner options", RunnerOptions),
+            new KeyValuePair<string, Action>("hostile limits", HostileLimits),
             new KeyValuePair<string, Action>("fuzz", Fuzz),
         };
         string only = args.Length > 1 ? args[1] : null;

@@ -89,13 +89,26 @@ static partial class Tests
             var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
             var expected = File.ReadAllLines(Path.Combine(root, "conformance", st.Get("expected").Text));
             Check(datagrams.Count == expected.Length && datagrams.Count == int.Parse(st.Get("count").Text), name + ": counts");
-            var dec = new SnapshotDecoder(schema);
+            byte[] key; long maxBytes; uint? nonce; string err;
+            if (!KitArgs(st, out key, out maxBytes, out nonce, out err)) { Check(false, name + ": " + err); continue; }
+            var client = nonce.HasValue ? new StreamClient(schema, key, maxBytes, nonce.Value) : null;
+            var dec = client != null ? client.Decoder : new SnapshotDecoder(schema, key, maxBytes);
             var outcomes = new Dictionary<string, int>();
             int bad = 0;
             for (int i = 0; i < datagrams.Count && i < expected.Length; i++)
             {
-                var r = dec.Receive(datagrams[i]);
-                string line = Line(dec, r);
+                Received r;
+                string line;
+                if (client == null) { r = dec.Receive(datagrams[i]); line = Line(dec, r); }
+                else
+                {
+                    try { r = client.Receive(datagrams[i]) != null ? Received.Snapshot : Received.Pending; }
+                    catch (DecodeException) { r = Received.Refused; }
+                    line = Line(dec, r);
+                    var reply = client.Reply();
+                    line = line.Substring(0, line.Length - 1) + ",\"reply\":" + (reply == null ? "null" : "\"" + ToHex(reply) + "\"") + "}";
+                    if (reply != null) { int nr; outcomes.TryGetValue("reply", out nr); outcomes["reply"] = nr + 1; }     // (the manifest counts the replies made)
+                }
                 if (line != expected[i]) { bad++; if (bad <= 3) Check(false, name + " datagram " + i + ": " + Trunc(line) + " want " + Trunc(expected[i])); }
                 string k = r == Received.Snapshot ? "snapshot" : r == Received.Pending ? "pending" : dec.LastErrorKind;
                 int n;
@@ -113,6 +126,43 @@ static partial class Tests
             Check(same && outcomes.Count == st.Get("outcomes").Members.Count, name + ": outcome counts");
             // the runner itself (the executable the Python suite runs), on one stream
         }
+    }
+
+    /// <summary>A kit stream's "args" (the runner's options before SCHEMA and DATAGRAMS): --key HEX,
+    /// --max-bytes N, --replies NONCE. False (and why) for anything else.</summary>
+    internal static bool KitArgs(JsonValue st, out byte[] key, out long maxBytes, out uint? nonce, out string err)
+    {
+        key = null; maxBytes = SnapshotDecoder.DefaultMaxBytes; nonce = null; err = null;
+        var a = st.Get("args");
+        if (a == null) return true;
+        if (a.Type != JsonType.Array) { err = "\"args\" is not a list"; return false; }
+        for (int i = 0; i < a.Items.Count; i += 2)
+        {
+            string o = a.Items[i].Text, v = i + 1 < a.Items.Count ? a.Items[i + 1].Text : null;
+            if (v == null) { err = "args: " + o + " without a value"; return false; }
+            if (o == "--key") key = FromHex(v);
+            else if (o == "--max-bytes") maxBytes = long.Parse(v, CultureInfo.InvariantCulture);
+            else if (o == "--replies") nonce = uint.Parse(v, CultureInfo.InvariantCulture);
+            else { err = "args: unknown option " + o; return false; }
+        }
+        return true;
+    }
+
+    /// <summary>qc-decode's arguments for the kit stream `name`, one a line: its "args", then the
+    /// schema and datagram paths (run-tests runs the runner with them); nothing for an unknown name.</summary>
+    static string KitCommand(string name)
+    {
+        foreach (var st in Load("conformance/manifest.json").Get("streams").Items)
+        {
+            if (st.Get("name").Text != name) continue;
+            var o = new List<string>();
+            var a = st.Get("args");
+            if (a != null) foreach (var x in a.Items) o.Add(x.Text);
+            o.Add(Path.Combine(root, "conformance", st.Get("schema").Text));
+            o.Add(Path.Combine(root, "conformance", st.Get("datagrams").Text));
+            return string.Join("\n", o);
+        }
+        return "";
     }
 
     static string Trunc(string s) { return s.Length > 160 ? s.Substring(0, 160) + "..." : s; }

@@ -1,4 +1,7 @@
-// qc-decode SCHEMA.json DATAGRAMS.bin: the runner of SPEC section 7 / conformance/README.md.
+// qc-decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin: the runner of
+// SPEC section 7 / conformance/README.md. --key: keyed checks (wire-format section 17); --max-bytes:
+// the client's bound (section 19); --replies: a StreamClient with that nonce, whose Reply() after each
+// datagram ends the line as "reply": its lowercase hex, or null (section 18).
 using System;
 using System.IO;
 using System.Text;
@@ -14,18 +17,64 @@ static class QcDecode
 
     static int Run(string[] args)
     {
-        if (args.Length != 2)
+        const string usage = "usage: qc-decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin";
+        byte[] key = null;
+        long maxBytes = SnapshotDecoder.DefaultMaxBytes;
+        uint? nonce = null;
+        var rest = new System.Collections.Generic.List<string>();
+        for (int i = 0; i < args.Length; i++)
         {
-            Console.Error.WriteLine("usage: qc-decode SCHEMA.json DATAGRAMS.bin");
+            string a = args[i];
+            if (a == "--key" || a == "--max-bytes" || a == "--replies")
+            {
+                if (i + 1 >= args.Length) { Console.Error.WriteLine("qc-decode: " + a + " needs a value\n" + usage); return 2; }
+                string v = args[++i];
+                if (a == "--key")
+                {
+                    key = ParseHex(v);
+                    if (key == null || key.Length < 1 || key.Length > 255)
+                    {
+                        Console.Error.WriteLine("qc-decode: --key " + v + ": a key is 1 to 255 bytes written as an even number of hex digits");
+                        return 2;
+                    }
+                }
+                else if (a == "--max-bytes")
+                {
+                    long m;
+                    if (!long.TryParse(v, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out m))
+                    {
+                        Console.Error.WriteLine("qc-decode: --max-bytes " + v + ": a number of bytes (decimal, 0 or more)");
+                        return 2;
+                    }
+                    maxBytes = m;
+                }
+                else
+                {
+                    uint n;
+                    if (!uint.TryParse(v, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out n))
+                    {
+                        Console.Error.WriteLine("qc-decode: --replies " + v + ": the client's nonce, a decimal 32-bit unsigned integer");
+                        return 2;
+                    }
+                    nonce = n;
+                }
+            }
+            else if (a.StartsWith("--", StringComparison.Ordinal)) { Console.Error.WriteLine("qc-decode: unknown option " + a + "\n" + usage); return 2; }
+            else rest.Add(a);
+        }
+        if (rest.Count != 2)
+        {
+            Console.Error.WriteLine(usage);
             return 2;
         }
         Schema schema;
-        try { schema = Schema.Load(args[0]); }
+        try { schema = Schema.Load(rest[0]); }
         catch (SchemaException e) { Console.Error.WriteLine("qc-decode: " + e.Message); return 2; }
         byte[] data;
-        try { data = File.ReadAllBytes(args[1]); }
-        catch (Exception e) { Console.Error.WriteLine("qc-decode: " + args[1] + ": " + e.Message); return 2; }
-        var dec = new SnapshotDecoder(schema);
+        try { data = File.ReadAllBytes(rest[1]); }
+        catch (Exception e) { Console.Error.WriteLine("qc-decode: " + rest[1] + ": " + e.Message); return 2; }
+        StreamClient client = nonce.HasValue ? new StreamClient(schema, key, maxBytes, nonce.Value) : null;
+        var dec = client != null ? client.Decoder : new SnapshotDecoder(schema, key, maxBytes);
         var stdout = new StreamWriter(Console.OpenStandardOutput(), new UTF8Encoding(false));
         stdout.NewLine = "\n";
         var sb = new StringBuilder(1 << 16);
@@ -35,7 +84,7 @@ static class QcDecode
             if (data.Length - pos < 4)
             {
                 stdout.Flush();
-                Console.Error.WriteLine("qc-decode: " + args[1] + ": " + (data.Length - pos) + " bytes left at byte " + pos + ", too few for a length (datagram " + index + ")");
+                Console.Error.WriteLine("qc-decode: " + rest[1] + ": " + (data.Length - pos) + " bytes left at byte " + pos + ", too few for a length (datagram " + index + ")");
                 return 2;
             }
             long len = (uint)(data[pos] | data[pos + 1] << 8 | data[pos + 2] << 16 | data[pos + 3] << 24);
@@ -43,20 +92,56 @@ static class QcDecode
             if (len > data.Length - pos)
             {
                 stdout.Flush();
-                Console.Error.WriteLine("qc-decode: " + args[1] + ": datagram " + index + " of " + len + " bytes runs past the end of the file");
+                Console.Error.WriteLine("qc-decode: " + rest[1] + ": datagram " + index + " of " + len + " bytes runs past the end of the file");
                 return 2;
             }
-            var r = dec.Receive(data, pos, (int)len);
+            Received r;
+            if (client == null) r = dec.Receive(data, pos, (int)len);
+            else
+            {
+                // the session client: its Receive throws on a refusal (the decoder keeps the kind)
+                try { r = client.Receive(data, pos, (int)len) != null ? Received.Snapshot : Received.Pending; }
+                catch (DecodeException) { r = Received.Refused; }
+            }
             pos += (int)len;
             index++;
             sb.Clear();
             if (r == Received.Pending) sb.Append("{\"pending\":true}");
             else if (r == Received.Refused) sb.Append("{\"error\":\"").Append(dec.LastErrorKind).Append("\"}");
             else Format(sb, dec.LastSnapshot);
+            if (client != null)
+            {
+                byte[] reply = client.Reply();
+                sb.Length--;        // the closing brace: "reply" is the line's last key
+                sb.Append(",\"reply\":");
+                if (reply == null) sb.Append("null");
+                else
+                {
+                    sb.Append('"');
+                    foreach (byte b in reply) sb.Append(HexDigits[b >> 4]).Append(HexDigits[b & 15]);
+                    sb.Append('"');
+                }
+                sb.Append('}');
+            }
             stdout.WriteLine(sb.ToString());
         }
         stdout.Flush();
         return 0;
+    }
+
+    const string HexDigits = "0123456789abcdef";
+
+    static byte[] ParseHex(string h)
+    {
+        if (h.Length % 2 != 0) return null;
+        var b = new byte[h.Length / 2];
+        for (int i = 0; i < h.Length; i++)
+        {
+            int v = HexDigits.IndexOf(char.ToLowerInvariant(h[i]));
+            if (v < 0) return null;
+            b[i / 2] = (byte)(b[i / 2] << 4 | v);
+        }
+        return b;
     }
 
     static void Format(StringBuilder sb, Snapshot s)

@@ -7,7 +7,8 @@ import * as qc from '../quantcodec.mjs';
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(HERE, '..', '..', '..');
 export const GOLDEN = path.join(REPO, 'tests', 'golden');
-export const KIT = path.join(REPO, 'conformance');
+// QC_KIT=DIR runs the kit's tests against another copy of the kit (another branch's, say)
+export const KIT = process.env.QC_KIT ? path.resolve(process.env.QC_KIT) : path.join(REPO, 'conformance');
 
 export function readJSON(p, opts) { return qc.parseJSON(fs.readFileSync(p, 'utf8'), opts); }
 export function readBytes(p) { return new Uint8Array(fs.readFileSync(p)); }

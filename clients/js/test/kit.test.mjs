@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as qc from '../quantcodec.mjs';
-import { KIT, readJSON, readBytes, hexBytes, bitsToDouble, doubleToBits } from '../support/helpers.mjs';
+import { execFileSync } from 'node:child_process';
+import { KIT, HERE, readJSON, readBytes, hexBytes, bitsToDouble, doubleToBits } from '../support/helpers.mjs';
 
 const present = fs.existsSync(path.join(KIT, 'manifest.json'));
 const manifest = present ? readJSON(path.join(KIT, 'manifest.json')) : { schemas: {}, values: [], records: [], streams: [] };
@@ -79,13 +80,54 @@ for (const file of manifest.records) {
   });
 }
 
+/**
+ * The runner's options in a stream's "args" (passed before SCHEMA and DATAGRAMS): --key HEX,
+ * --max-bytes N, --replies NONCE. Returns the decoder or StreamClient the runner would build.
+ */
+function targetOf(schema, args = []) {
+  const o = {};
+  for (let i = 0; i < args.length; i += 2) {
+    const [name, v] = [args[i], args[i + 1]];
+    if (name === '--key') o.key = hexBytes(v);
+    else if (name === '--max-bytes') o.maxBytes = BigInt(v);
+    else if (name === '--replies') o.nonce = Number(v);
+    else throw new Error(`kit stream args: unknown option ${name}`);
+  }
+  if (o.nonce === undefined) return new qc.SnapshotDecoder(schema, o);
+  return new qc.StreamClient(schema, o);
+}
+
 for (const s of manifest.streams) {
-  test(`kit stream ${s.name}: ${s.what}`, () => {
+  const args = s.args || [];
+  test(`kit stream ${s.name}${args.length ? ` [${args.join(' ')}]` : ''}: ${s.what}`, () => {
     const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, s.schema), 'utf8'));
     const want = fs.readFileSync(path.join(KIT, s.expected), 'utf8').split('\n').filter((l) => l.length);
-    const dec = new qc.SnapshotDecoder(schema);
+    const dec = targetOf(schema, args);
     const got = qc.splitDatagrams(readBytes(path.join(KIT, s.datagrams))).map((d) => qc.runnerLine(dec, d));
     assert.equal(got.length, want.length);
     for (let i = 0; i < want.length; i++) assert.equal(got[i], want[i], `datagram ${i}`);
+    // the manifest's count of each outcome (and of the replies made), as the kit counts them
+    if (s.outcomes) {
+      const counts = {};
+      for (const line of got) {
+        const o = JSON.parse(line);
+        const k = o.error || ('pending' in o ? 'pending' : 'snapshot');
+        counts[k] = (counts[k] || 0) + 1;
+      }
+      if (args.includes('--replies')) counts.reply = got.filter((l) => !l.endsWith('"reply":null}')).length;
+      assert.deepEqual(counts, Object.fromEntries(Object.entries(s.outcomes)));
+    }
+  });
+}
+
+// the runner itself, for the streams that pass it options (the others run in-process above)
+const withArgs = manifest.streams.filter((s) => (s.args || []).length);
+if (withArgs.length) {
+  test(`kit: ./qc-decode with each stream's args prints the expected lines (${withArgs.length} streams)`, () => {
+    for (const s of withArgs) {
+      const want = fs.readFileSync(path.join(KIT, s.expected), 'utf8');
+      const got = execFileSync(path.join(HERE, '..', 'qc-decode'), [...s.args, path.join(KIT, s.schema), path.join(KIT, s.datagrams)], { encoding: 'utf8', maxBuffer: 1 << 28 });
+      assert.ok(got === want, `${s.name}: the runner's output differs from ${s.expected}`);
+    }
   });
 }

@@ -1,0 +1,126 @@
+// The session client (SPEC section 8, wire-format sections 18-20): one decoder, its limits, and the
+// replies it owes the server (acks, hello requests). One per connection; not thread-safe.
+using System;
+using System.Security.Cryptography;
+using System.Text;
+
+namespace QuantCodec
+{
+    public sealed class StreamClient
+    {
+        /// <summary>Reply types (wire-format section 18): an ack, a hello request.</summary>
+        public const byte AckType = 0x41, HelloRequestType = 0x48;
+        public const int AckBody = 16, HelloRequestBody = 26;
+        static readonly uint SeedQ = Crc32C.Compute(Encoding.ASCII.GetBytes("quantcodec hello request"));
+
+        readonly SnapshotDecoder decoder;
+        readonly byte[] fingerprint;
+        bool due = true;    // a new client's first reply: a hello request (section 18)
+        uint rseq;
+
+        /// <summary>A client of one stream of `schema`. key: the shared secret (1 to 255 bytes; every
+        /// check both ways is then a SipHash-2-4 tag), or null for CRC-32C checks. maxBytes: the bound on
+        /// what it holds (wire-format section 19). nonce: this incarnation's id in its replies (null:
+        /// drawn at random, as every client that starts must).</summary>
+        public StreamClient(Schema schema, byte[] key = null, long maxBytes = SnapshotDecoder.DefaultMaxBytes, uint? nonce = null)
+        {
+            decoder = new SnapshotDecoder(schema, key, maxBytes);
+            fingerprint = Encoding.ASCII.GetBytes(schema.Fingerprint);
+            if (fingerprint.Length != 16) throw new SchemaException("a schema fingerprint is 16 hex digits, not '" + schema.Fingerprint + "'");
+            if (nonce.HasValue) Nonce = nonce.Value;
+            else
+            {
+                var b = new byte[4];
+                using (var rng = RandomNumberGenerator.Create()) rng.GetBytes(b);
+                Nonce = (uint)(b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24);
+            }
+        }
+
+        /// <summary>The decoder underneath (its stream, Latest, held snapshots, limits).</summary>
+        public SnapshotDecoder Decoder { get { return decoder; } }
+        public Schema Schema { get { return decoder.Schema; } }
+        /// <summary>This incarnation's 32-bit id, in every reply.</summary>
+        public uint Nonce { get; private set; }
+        /// <summary>The number the next reply will carry (0 first, one more per reply made, mod 2**32).</summary>
+        public uint NextRseq { get { return rseq; } }
+        /// <summary>Whether a reply is due (Reply() would return one).</summary>
+        public bool ReplyDue { get { return due; } }
+
+        /// <summary>Take one datagram from the server: the view it completed (a Snapshot), or null for a
+        /// hello or a fragment that completes nothing. A refused datagram throws DecodeException (Kind:
+        /// no-hello, check, hello, schema, fragment, baseline, malformed, limits) and changes nothing
+        /// but, for kinds no-hello and baseline, makes a reply due.</summary>
+        public Snapshot Receive(byte[] datagram) { return Receive(datagram, 0, datagram.Length); }
+
+        public Snapshot Receive(byte[] datagram, int offset, int length)
+        {
+            var r = decoder.Receive(datagram, offset, length);
+            switch (r)
+            {
+                case Received.Snapshot:
+                    due = true;
+                    return decoder.LastSnapshot;
+                case Received.Pending:
+                    if (decoder.LastAdopted) due = true;
+                    return null;
+                default:
+                    string kind = decoder.LastErrorKind;
+                    if (kind == "no-hello" || kind == "baseline") due = true;
+                    throw new DecodeException(kind, decoder.LastError);
+            }
+        }
+
+        /// <summary>The datagram to send the server now, or null when no reply is due (section 18): a
+        /// hello request while no stream is adopted, an ack of the adopted stream otherwise. Call it after
+        /// every datagram or once a tick: at most one reply per datagram that made one due.</summary>
+        public byte[] Reply()
+        {
+            if (!due) return null;
+            due = false;
+            byte[] o = decoder.HasStream ? Ack() : HelloRequest();
+            rseq++;
+            return o;
+        }
+
+        byte[] Ack()
+        {
+            int T = decoder.CheckLength;
+            var o = new byte[AckBody + T];
+            o[0] = AckType;
+            PutU32(o, 2, Nonce);
+            PutU32(o, 6, rseq);
+            if (decoder.HasLatest)
+            {
+                int latest = decoder.Latest;
+                int history = decoder.History;
+                uint acks = 0;
+                for (int i = 0; i < 32 && i + 1 < history; i++)
+                    if (decoder.Get((latest - 1 - i) & 0xFFFF) != null) acks |= 1u << i;
+                o[1] = 1;
+                o[10] = (byte)latest; o[11] = (byte)(latest >> 8);
+                PutU32(o, 12, acks);
+            }
+            if (decoder.Keyed) SipHash.Put64(o, AckBody, decoder.ReplyKey.Tag(o, 0, AckBody));
+            else PutU32(o, AckBody, Crc32C.Compute(o, 0, AckBody, decoder.ReplySeed));
+            return o;
+        }
+
+        byte[] HelloRequest()
+        {
+            int T = decoder.CheckLength;
+            var o = new byte[HelloRequestBody + T];
+            o[0] = HelloRequestType;
+            PutU32(o, 2, Nonce);
+            PutU32(o, 6, rseq);
+            Buffer.BlockCopy(fingerprint, 0, o, 10, 16);
+            if (decoder.Keyed) SipHash.Put64(o, HelloRequestBody, decoder.Keys.HelloRequest.Tag(o, 0, HelloRequestBody));
+            else PutU32(o, HelloRequestBody, Crc32C.Compute(o, 0, HelloRequestBody, SeedQ));
+            return o;
+        }
+
+        static void PutU32(byte[] d, int i, uint v)
+        {
+            d[i] = (byte)v; d[i + 1] = (byte)(v >> 8); d[i + 2] = (byte)(v >> 16); d[i + 3] = (byte)(v >> 24);
+        }
+    }
+}

@@ -1,0 +1,587 @@
+// The session layer's tests: SipHash-2-4 and the key derivation (wire-format section 17), keyed
+// streams, the replies and when they are due (section 18), the limits (section 19), StreamClient.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Text;
+using QuantCodec;
+
+static partial class Tests
+{
+    // SipHash-2-4 of the messages 00, 00 01, ..., 00..3e (lengths 0 to 63) under the key 00..0f: the
+    // 64 vectors of the reference implementation (vectors.h), read as little-endian u64
+    static readonly ulong[] SipVectors =
+    {
+            0x726fdb47dd0e0e31UL, 0x74f839c593dc67fdUL, 0x0d6c8009d9a94f5aUL, 0x85676696d7fb7e2dUL,
+            0xcf2794e0277187b7UL, 0x18765564cd99a68dUL, 0xcbc9466e58fee3ceUL, 0xab0200f58b01d137UL,
+            0x93f5f5799a932462UL, 0x9e0082df0ba9e4b0UL, 0x7a5dbbc594ddb9f3UL, 0xf4b32f46226bada7UL,
+            0x751e8fbc860ee5fbUL, 0x14ea5627c0843d90UL, 0xf723ca908e7af2eeUL, 0xa129ca6149be45e5UL,
+            0x3f2acc7f57c29bdbUL, 0x699ae9f52cbe4794UL, 0x4bc1b3f0968dd39cUL, 0xbb6dc91da77961bdUL,
+            0xbed65cf21aa2ee98UL, 0xd0f2cbb02e3b67c7UL, 0x93536795e3a33e88UL, 0xa80c038ccd5ccec8UL,
+            0xb8ad50c6f649af94UL, 0xbce192de8a85b8eaUL, 0x17d835b85bbb15f3UL, 0x2f2e6163076bcfadUL,
+            0xde4daaaca71dc9a5UL, 0xa6a2506687956571UL, 0xad87a3535c49ef28UL, 0x32d892fad841c342UL,
+            0x7127512f72f27cceUL, 0xa7f32346f95978e3UL, 0x12e0b01abb051238UL, 0x15e034d40fa197aeUL,
+            0x314dffbe0815a3b4UL, 0x027990f029623981UL, 0xcadcd4e59ef40c4dUL, 0x9abfd8766a33735cUL,
+            0x0e3ea96b5304a7d0UL, 0xad0c42d6fc585992UL, 0x187306c89bc215a9UL, 0xd4a60abcf3792b95UL,
+            0xf935451de4f21df2UL, 0xa9538f0419755787UL, 0xdb9acddff56ca510UL, 0xd06c98cd5c0975ebUL,
+            0xe612a3cb9ecba951UL, 0xc766e62cfcadaf96UL, 0xee64435a9752fe72UL, 0xa192d576b245165aUL,
+            0x0a8787bf8ecb74b2UL, 0x81b3e73d20b49b6fUL, 0x7fa8220ba3b2eceaUL, 0x245731c13ca42499UL,
+            0xb78dbfaf3a8d83bdUL, 0xea1ad565322a1a0bUL, 0x60e61c23a3795013UL, 0x6606d7e446282b93UL,
+            0x6ca4ecb15c5f91e1UL, 0x9f626da15c9625f3UL, 0xe51b38608ef25f57UL, 0x958a324ceb064572UL,
+    };
+
+    static byte[] Seq(int n) { var b = new byte[n]; for (int i = 0; i < n; i++) b[i] = (byte)i; return b; }
+
+    static void SipHashAndKeys()
+    {
+        var key = Seq(16);
+        Check(SipHash.Compute(key, new byte[0]) == 0x726fdb47dd0e0e31UL, "SipHash-2-4 of the empty message (section 17)");
+        Check(SipHash.Compute(key, Seq(15)) == 0xa129ca6149be45e5UL, "SipHash-2-4 of 00..0e (section 17)");
+        int bad = 0;
+        for (int n = 0; n < 64; n++)
+            if (SipHash.Compute(key, Seq(n)) != SipVectors[n]) { bad++; Check(false, "SipHash-2-4 vector of length " + n + ": " + Hex(SipHash.Compute(key, Seq(n)))); }
+        Check(bad == 0, "the 64 SipHash-2-4 reference vectors");
+        // an offset slice hashes as the same bytes copied
+        var big = new byte[80];
+        for (int i = 0; i < 40; i++) big[7 + i] = (byte)i;
+        Check(SipHash.Compute(Hex16(key).K0, Hex16(key).K1, big, 7, 40) == SipVectors[40], "SipHash of a slice at an odd offset");
+        // one flipped message bit or key bit changes the tag
+        var m = Seq(33);
+        ulong t0 = SipHash.Compute(key, m);
+        m[20] ^= 4;
+        Check(SipHash.Compute(key, m) != t0, "a flipped message bit changes the tag");
+        var k2 = Seq(16); k2[15] ^= 0x80;
+        Check(SipHash.Compute(k2, Seq(33)) != t0, "a flipped key bit changes the tag");
+        Check(Throws<ArgumentException>(() => SipHash.Compute(new byte[15], m)), "SipHash refuses a key that is not 16 bytes");
+
+        // the derivation (vectors from a separate Python transcription of section 17)
+        var ks = new KeySchedule(key);
+        Check(ToHex(ks.Master.Bytes()) == "13314e21ed015d7b7d9a9980d89475dc", "mk of key 00..0f: " + ToHex(ks.Master.Bytes()));
+        Check(ToHex(ks.Hello.Bytes()) == "3f6cf6f197a49aa0709e58ad2e97abba", "kH = sub(\"quantcodec hello\"): " + ToHex(ks.Hello.Bytes()));
+        Check(ToHex(ks.HelloRequest.Bytes()) == "1d0b63e49683f4265e248f95d1c6ac1f", "kQ = sub(\"quantcodec hello request\"): " + ToHex(ks.HelloRequest.Bytes()));
+        Check(ToHex(new KeySchedule(new byte[] { 7 }).Master.Bytes()) == "8e0c71fbd9b1b022d287348821a1f76a", "mk of a 1-byte key");
+        var K = FromHex("7175616e74636f6465630166353231643134313531633237613336400001b004efcdab8967452301");
+        var want = new[] { "2c7434d5ce764d211eb308971125cd87", "ab664b064b8c74722367b1af963b3d5e", "f3740c91927b2ce1a149ea9079b7a50f" };
+        string labels = "PFR";
+        for (int i = 0; i < 3; i++)
+        {
+            var l = new byte[41];
+            Buffer.BlockCopy(K, 0, l, 0, 40);
+            l[40] = (byte)labels[i];
+            Check(ToHex(ks.Sub(l).Bytes()) == want[i], "k" + labels[i] + " = sub(K || \"" + labels[i] + "\"): " + ToHex(ks.Sub(l).Bytes()));
+        }
+        Check(Throws<ArgumentException>(() => new KeySchedule(new byte[0])), "an empty key is refused");
+        Check(Throws<ArgumentException>(() => new KeySchedule(new byte[256])), "a key of 256 bytes is refused");
+        Check(!Throws<ArgumentException>(() => new KeySchedule(new byte[255])), "a key of 255 bytes is taken");
+    }
+
+    static TagKey Hex16(byte[] k) { return new TagKey(k); }
+
+    // ------------------------------------------------------------------------------- datagrams built here
+
+    static readonly uint SeedHello = Crc32C.Compute(Encoding.ASCII.GetBytes("quantcodec hello"));
+    static readonly uint SeedHelloRequest = Crc32C.Compute(Encoding.ASCII.GetBytes("quantcodec hello request"));
+
+    static void PutLe(List<byte> b, ulong v, int n) { for (int i = 0; i < n; i++) b.Add((byte)(v >> (8 * i))); }
+
+    /// <summary>body || its check: a CRC-32C under seed, or with a tag key the 8-byte SipHash tag.</summary>
+    static byte[] SealT(byte[] body, uint seed, TagKey k)
+    {
+        var b = new List<byte>(body);
+        if (k != null) PutLe(b, k.Tag(body, 0, body.Length), 8);
+        else PutLe(b, Crc32C.Compute(body, 0, body.Length, seed), 4);
+        return b.ToArray();
+    }
+
+    /// <summary>A hello of section 13 with no field summaries (ns = 0), the check under keys (null: CRC).</summary>
+    static byte[] MakeHello(Schema schema, int history, int maxDatagram, ulong streamId, ulong started, KeySchedule keys, bool predict = false)
+    {
+        var b = new List<byte>(Encoding.ASCII.GetBytes("QCHL"));
+        b.Add(1); b.Add((byte)(predict ? 1 : 0));
+        PutLe(b, (ulong)history, 2); PutLe(b, (ulong)maxDatagram, 2); PutLe(b, streamId, 8); PutLe(b, started, 8);
+        b.AddRange(Encoding.ASCII.GetBytes(schema.Fingerprint));
+        PutLe(b, (ulong)schema.Version, 4);
+        b.Add(0);
+        PutLe(b, (ulong)schema.Fields.Length, 2); PutLe(b, 0, 2);
+        return SealT(b.ToArray(), SeedHello, keys != null ? keys.Hello : null);
+    }
+
+    /// <summary>The stream key K of section 11 (40 bytes) and a label after it.</summary>
+    static byte[] StreamKey(Schema schema, int history, bool predict, int maxDatagram, ulong streamId, char label)
+    {
+        var b = new List<byte>(Encoding.ASCII.GetBytes("quantcodec"));
+        b.Add(1);
+        b.AddRange(Encoding.ASCII.GetBytes(schema.Fingerprint));
+        PutLe(b, (ulong)history, 2); b.Add((byte)(predict ? 1 : 0)); PutLe(b, (ulong)maxDatagram, 2); PutLe(b, streamId, 8);
+        b.Add((byte)label);
+        return b.ToArray();
+    }
+
+    static void WriteEG(BitWriter w, ulong u, int k)
+    {
+        ulong v = (u >> k) + 1;
+        int e = 63;
+        while ((v >> e) == 0) e--;
+        w.Write(1UL << e, e + 1);
+        w.Write(v & ((1UL << e) - 1), e);
+        if (k > 0) w.Write(u & ((1UL << k) - 1), k);
+    }
+
+    /// <summary>A full packet (no baseline) of a schema of one 1-bit slot (one_bit): ids first, first+1, ...</summary>
+    static byte[] FullPacket(int seq, int n, ulong first = 1, int bit = 1)
+    {
+        var w = new BitWriter();
+        w.Write((ulong)seq, 16);
+        w.Write(0, 1);
+        WriteEG(w, (ulong)n, 0);
+        if (n > 0)
+        {
+            w.Write(0, 6);
+            WriteEG(w, first, 0);
+            for (int i = 1; i < n; i++) WriteEG(w, 0, 0);
+            for (int i = 0; i < n; i++) w.Write((ulong)bit, 1);
+        }
+        return w.ToArray();
+    }
+
+    /// <summary>A delta where nothing changed, against seq - bdist (whose entities number m).</summary>
+    static byte[] UnchangedDelta(int seq, int bdist, int m)
+    {
+        var w = new BitWriter();
+        w.Write((ulong)seq, 16);
+        w.Write(1, 1);
+        WriteEG(w, (ulong)(bdist - 1), 2);
+        w.Write(0, 1);
+        if (m > 0) w.Write(0, 2);       // nothing removed
+        WriteEG(w, 0, 0);               // nothing new
+        if (m > 0) w.Write(0, 2);       // nothing changed
+        return w.ToArray();
+    }
+
+    /// <summary>A packet as section 12's fragments of chunk size C, each ending in its check.</summary>
+    static List<byte[]> Fragments(byte[] P, int C, uint pcheck, uint seedF, TagKey kF)
+    {
+        var o = new List<byte[]>();
+        int count = (P.Length + C - 1) / C;
+        for (int i = 0; i < count; i++)
+        {
+            var b = new List<byte> { P[0], P[1], (byte)i, (byte)(count - 1) };
+            PutLe(b, pcheck, 4);
+            for (int j = i * C; j < Math.Min(P.Length, (i + 1) * C); j++) b.Add(P[j]);
+            o.Add(SealT(b.ToArray(), seedF, kF));
+        }
+        return o;
+    }
+
+    static byte[] Cat(byte[] a, string s) { var b = new List<byte>(a); b.AddRange(Encoding.ASCII.GetBytes(s)); return b.ToArray(); }
+
+    static string Kind(SnapshotDecoder dec, Received r) { return r == Received.Refused ? dec.LastErrorKind : r.ToString(); }
+
+    // ------------------------------------------------------------------------------- keyed streams
+
+    static void KeyedChecks()
+    {
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/one_bit.json"));
+        var key = Seq(16);
+        var ks = new KeySchedule(key);
+        var dec = new SnapshotDecoder(schema, key);
+        Check(dec.Keyed && dec.CheckLength == 8 && !new SnapshotDecoder(schema).Keyed && new SnapshotDecoder(schema).CheckLength == 4, "keyed: T = 8 with a key, 4 without");
+        const int H = 8, MD = 64;
+        const ulong SID = 0x1122334455667788UL;
+        var hello = MakeHello(schema, H, MD, SID, 1000, ks);
+        Check(hello.Length == 51 + 8, "keyed: the smallest hello is 51 + T bytes");
+        var r = dec.Receive(MakeHello(schema, H, MD, SID, 1000, null));
+        Check(r == Received.Refused && dec.LastErrorKind == "no-hello" && !dec.HasStream, "keyed: a hello with a CRC check is no hello to a keyed client: " + Kind(dec, r));
+        r = dec.Receive(MakeHello(schema, H, MD, SID, 1000, new KeySchedule(Seq(17))));
+        Check(r == Received.Refused && dec.LastErrorKind == "no-hello", "keyed: a hello tagged under another key is refused: " + Kind(dec, r));
+        var trunc = new byte[hello.Length - 1];
+        Buffer.BlockCopy(hello, 0, trunc, 0, trunc.Length);
+        Check(dec.Receive(trunc) == Received.Refused && dec.LastErrorKind == "no-hello", "keyed: a hello cut short is refused");
+        r = dec.Receive(hello);
+        Check(r == Received.Pending && dec.HasStream && dec.LastAdopted, "keyed: the keyed hello is adopted: " + Kind(dec, r) + " " + dec.LastError);
+        var kP = ks.Sub(StreamKey(schema, H, false, MD, SID, 'P'));
+        var kF = ks.Sub(StreamKey(schema, H, false, MD, SID, 'F'));
+        var kR = ks.Sub(StreamKey(schema, H, false, MD, SID, 'R'));
+        uint seedP = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'P'));
+        uint seedF = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'F'));
+        Check(dec.PacketKey.K0 == kP.K0 && dec.PacketKey.K1 == kP.K1 && dec.FragmentKey.K0 == kF.K0 && dec.ReplyKey.K1 == kR.K1, "keyed: kP, kF, kR = sub(K || label)");
+        Check(dec.PacketSeed == seedP, "keyed: seed_P is still crc32c(K || \"P\") (for pcheck)");
+        var P = FullPacket(5, 10);
+        string before = dec.StateDigest();
+        r = dec.Receive(SealT(P, seedP, null));
+        Check(r == Received.Refused && dec.LastErrorKind == "check" && dec.StateDigest() == before, "keyed: a packet with a CRC check is refused, kind check: " + Kind(dec, r));
+        var good = SealT(P, 0, kP);
+        Check(good.Length == P.Length + 8, "keyed: a whole datagram is P and an 8-byte tag");
+        for (int bit = 0; bit < good.Length * 8; bit += 7)
+        {
+            var bad = (byte[])good.Clone();
+            bad[bit / 8] ^= (byte)(1 << (bit % 8));
+            r = dec.Receive(bad);
+            if (!(r == Received.Refused && dec.LastErrorKind == "check" && dec.StateDigest() == before)) { Check(false, "keyed: a datagram with bit " + bit + " flipped is refused: " + Kind(dec, r)); break; }
+        }
+        Check(dec.Receive(SealT(P, 0, kF)) == Received.Refused && dec.LastErrorKind == "check", "keyed: a packet tagged with the fragment key is no packet");
+        r = dec.Receive(good);
+        Check(r == Received.Snapshot && dec.LastSnapshot.Count == 10 && dec.Latest == 5, "keyed: the tagged packet decodes: " + Kind(dec, r) + " " + dec.LastError);
+        // minimal lengths: a tagged 1-byte body reaches the packet decoder (malformed), an 8-byte datagram does not
+        r = dec.Receive(SealT(new byte[] { 5 }, 0, kP));
+        Check(r == Received.Refused && dec.LastErrorKind == "malformed", "keyed: a whole datagram of 1 + T bytes is a packet (malformed here): " + Kind(dec, r));
+        r = dec.Receive(SealT(new byte[0], 0, kP));
+        Check(r == Received.Refused && dec.LastErrorKind == "check", "keyed: a datagram of T bytes is no packet (check): " + Kind(dec, r));
+        // fragments: chunk C = max_datagram - 8 - T = 48; pcheck stays crc32c(P, seed_P)
+        var big = FullPacket(6, 600, 100);
+        uint pcheck = Crc32C.Compute(big, 0, big.Length, seedP);
+        var frags = Fragments(big, MD - 16, pcheck, 0, kF);
+        Check(frags.Count >= 3 && frags[0].Length == MD, "keyed: a fragment of a full chunk is max_datagram bytes (" + frags[0].Length + ")");
+        var d2 = new SnapshotDecoder(schema, key);
+        d2.Receive(hello);
+        d2.Receive(good);
+        for (int i = 0; i < frags.Count; i++)
+        {
+            r = d2.Receive(frags[i]);
+            bool last = i == frags.Count - 1;
+            Check(last ? r == Received.Snapshot && d2.LastSnapshot.Count == 600 && d2.LastSnapshot.Seq == 6 : r == Received.Pending,
+                  "keyed: fragment " + i + " of " + frags.Count + ": " + Kind(d2, r) + " " + d2.LastError);
+        }
+        var d3 = new SnapshotDecoder(schema, key);
+        d3.Receive(hello);
+        var wrongC = Fragments(big, MD - 12, pcheck, 0, kF);
+        r = d3.Receive(wrongC[0]);
+        Check(r == Received.Refused && d3.LastErrorKind == "fragment", "keyed: a chunk of the unkeyed size (max_datagram - 12) is refused, kind fragment: " + Kind(d3, r));
+        var crcFrags = Fragments(big, MD - 12, pcheck, seedF, null);
+        r = d3.Receive(crcFrags[0]);
+        Check(r == Received.Refused && d3.LastErrorKind == "check", "keyed: a fragment with a CRC check is refused, kind check: " + Kind(d3, r));
+        var tagPcheck = Fragments(big, MD - 16, (uint)kP.Tag(big, 0, big.Length), 0, kF);
+        for (int i = 0; i < tagPcheck.Count; i++) r = d3.Receive(tagPcheck[i]);
+        Check(r == Received.Refused && d3.LastErrorKind == "fragment", "keyed: a pcheck that is not crc32c(P, seed_P) fails reassembly: " + Kind(d3, r));
+        // a fragment's minimal length: 9 + T
+        var tiny = new List<byte> { 7, 0, 1, 1 };
+        PutLe(tiny, 0, 4);
+        r = d3.Receive(SealT(tiny.ToArray(), 0, kF));
+        Check(r == Received.Refused && d3.LastErrorKind == "check", "keyed: a fragment without a chunk (8 + T bytes) is no fragment: " + Kind(d3, r));
+        // unkeyed decoders refuse keyed datagrams
+        var plain = new SnapshotDecoder(schema);
+        r = plain.Receive(hello);
+        Check(r == Received.Refused && plain.LastErrorKind == "no-hello", "an unkeyed client refuses a keyed hello: " + Kind(plain, r));
+    }
+
+    // ------------------------------------------------------------------------------- replies
+
+    static uint Le32(byte[] d, int i) { return (uint)(d[i] | d[i + 1] << 8 | d[i + 2] << 16 | d[i + 3] << 24); }
+
+    static void Replies()
+    {
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/one_bit.json"));
+        const int H = 4, MD = 200;
+        const ulong SID = 77;
+        foreach (bool keyed in new[] { false, true })
+        {
+            string tag = keyed ? "keyed: " : "";
+            byte[] key = keyed ? Seq(16) : null;
+            var ks = keyed ? new KeySchedule(key) : null;
+            var c = new StreamClient(schema, key: key, nonce: 0xA1B2C3D4u);
+            Check(c.Nonce == 0xA1B2C3D4u && c.ReplyDue, tag + "a new client is due a reply");
+            var q0 = c.Reply();
+            Check(q0 != null && q0[0] == 0x48 && Le32(q0, 6) == 0 && c.Reply() == null && !c.ReplyDue,
+                  tag + "a new client's first reply is a hello request (rseq 0), and only one");
+            // before a hello: a packet is refused (no-hello), and a hello request is due
+            var P0 = FullPacket(10, 3);
+            uint seedP = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'P'));
+            uint seedR = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'R'));
+            TagKey kP = keyed ? ks.Sub(StreamKey(schema, H, false, MD, SID, 'P')) : null;
+            TagKey kR = keyed ? ks.Sub(StreamKey(schema, H, false, MD, SID, 'R')) : null;
+            Func<byte[], byte[]> seal = p => SealT(p, seedP, kP);
+            string kind = null;
+            try { c.Receive(seal(P0)); } catch (DecodeException e) { kind = e.Kind; }
+            Check(kind == "no-hello" && c.ReplyDue, tag + "a packet before the hello: DecodeException no-hello, a reply due");
+            var q = c.Reply();
+            int T = keyed ? 8 : 4;
+            Check(q != null && q.Length == 26 + T, tag + "a hello request is 26 + T bytes");
+            if (q != null && q.Length == 26 + T)
+            {
+                Check(q[0] == 0x48 && q[1] == 0 && Le32(q, 2) == 0xA1B2C3D4u && Le32(q, 6) == 1, tag + "hello request: type H, flags 0, nonce, rseq 1");
+                Check(Encoding.ASCII.GetString(q, 10, 16) == schema.Fingerprint, tag + "hello request: the schema fingerprint");
+                var body = new byte[26];
+                Buffer.BlockCopy(q, 0, body, 0, 26);
+                Check(ToHex(q) == ToHex(SealT(body, SeedHelloRequest, keyed ? ks.HelloRequest : null)), tag + "hello request: its check (" + (keyed ? "SipHash under kQ" : "crc32c, seed_Q") + ")");
+            }
+            Check(c.Reply() == null, tag + "one reply per datagram that made one due");
+            // junk: nothing due
+            kind = null;
+            try { c.Receive(new byte[] { 1, 2, 3 }); } catch (DecodeException e) { kind = e.Kind; }
+            Check(kind == "no-hello" && c.ReplyDue, tag + "junk before a hello is no-hello, and makes a hello request due");
+            Check(c.Reply()[0] == 0x48 && c.NextRseq == 3, tag + "the third reply is a hello request with rseq 2");
+            // the hello: adopted, an ack due (has_latest 0)
+            var hello = MakeHello(schema, H, MD, SID, 1000, ks);
+            Check(c.Receive(hello) == null && c.ReplyDue, tag + "an adopted hello makes a reply due");
+            var a = c.Reply();
+            Check(a != null && a.Length == 16 + T, tag + "an ack is 16 + T bytes");
+            if (a == null || a.Length != 16 + T) continue;
+            var ab = new byte[16];
+            Buffer.BlockCopy(a, 0, ab, 0, 16);
+            Check(ToHex(ab) == "4100d4c3b2a1" + "03000000" + "0000" + "00000000", tag + "ack without latest: " + ToHex(ab));
+            Check(ToHex(a) == ToHex(SealT(ab, seedR, kR)), tag + "the ack's check (" + (keyed ? "SipHash under kR" : "crc32c, seed_R = crc32c(K || \"R\")") + ")");
+            Check(c.Receive(hello) == null && !c.ReplyDue, tag + "a hello seen before makes no reply due");
+            // views
+            Check(c.Receive(seal(P0)) != null && c.ReplyDue, tag + "a view makes a reply due");
+            a = c.Reply();
+            Check(ToHex(a).Substring(0, 32) == "4101d4c3b2a1" + "04000000" + "0a00" + "00000000", tag + "ack of latest 10, no older baseline: " + ToHex(a));
+            c.Receive(seal(UnchangedDelta(11, 1, 3)));
+            c.Receive(seal(UnchangedDelta(12, 1, 3)));
+            // 13 lost; 14 against 12
+            c.Receive(seal(UnchangedDelta(14, 2, 3)));
+            a = c.Reply();
+            // history 4: possible baselines are less than 4 older than 14: 13 (not held), 12, 11 (10 is 4 older)
+            Check(ToHex(a).Substring(0, 32) == "4101d4c3b2a1" + "05000000" + "0e00" + "06000000", tag + "ack of 14 with 12 and 11 (bits 1, 2): " + ToHex(a));
+            Check(ToHex(a) == ToHex(SealT(Sub(a, 16), seedR, kR)), tag + "the ack's check holds");
+            Check(c.Reply() == null, tag + "three views, one Reply(): one ack, then nothing");
+            // refusals: check / malformed make nothing due; baseline does
+            kind = null;
+            try { c.Receive(new byte[40]); } catch (DecodeException e) { kind = e.Kind; }
+            Check(kind == "check" && !c.ReplyDue, tag + "a refused check makes no reply due");
+            kind = null;
+            try { c.Receive(seal(new byte[] { 1 })); } catch (DecodeException e) { kind = e.Kind; }
+            Check(kind == "malformed" && !c.ReplyDue, tag + "a malformed packet makes no reply due: " + kind);
+            kind = null;
+            try { c.Receive(MakeHello(schema, H, MD, SID + 1, 999, ks)); } catch (DecodeException e) { kind = e.Kind; }
+            Check(kind == "hello" && !c.ReplyDue, tag + "an older stream's hello (hello) makes no reply due: " + kind);
+            kind = null;
+            try { c.Receive(seal(UnchangedDelta(20, 7, 3))); } catch (DecodeException e) { kind = e.Kind; }
+            Check(kind == "baseline" && c.ReplyDue, tag + "a packet whose baseline is not held makes a reply due: " + kind);
+            a = c.Reply();
+            Check(a[0] == 0x41 && Le32(a, 6) == 6 && a[10] == 14, tag + "the ack after a baseline refusal says latest 14 again, rseq 6");
+            // a fragment that completes nothing: not due
+            var frag = Fragments(FullPacket(15, 2000), MD - 8 - T, Crc32C.Compute(FullPacket(15, 2000), 0, FullPacket(15, 2000).Length, seedP), 0, null);
+            if (!keyed) { Check(frag.Count >= 2 && c.Receive(SealT(Sub(frag[0], frag[0].Length - 4), Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'F')), null)) == null && !c.ReplyDue, "a fragment that completes nothing makes no reply due"); }
+            // a newer stream: adopted, an ack without latest
+            Check(c.Receive(MakeHello(schema, H, MD, SID + 2, 2000, ks)) == null && c.ReplyDue, tag + "a newer stream's hello is adopted: a reply due");
+            a = c.Reply();
+            Check(a != null && a.Length == 16 + T && a[1] == 0 && Le32(a, 6) == 7, tag + "the new stream's first ack has no latest, rseq 7");
+            // limits: a refusal of kind limits makes nothing due
+            var small = new StreamClient(schema, key: key, maxBytes: 1000, nonce: 1);
+            small.Reply();      // (its first reply, the hello request of a new client)
+            kind = null;
+            try { small.Receive(hello); } catch (DecodeException e) { kind = e.Kind; }
+            Check(kind == "limits" && !small.ReplyDue && !small.Decoder.HasStream, tag + "a hello past max_bytes: limits, not adopted, nothing due: " + kind);
+        }
+        // a nonce drawn at random (two clients: equal with probability 2**-32)
+        Check(new StreamClient(schema).Nonce != new StreamClient(schema).Nonce || new StreamClient(schema).Nonce != new StreamClient(schema).Nonce, "a random nonce per client");
+    }
+
+    static byte[] Sub(byte[] a, int n) { var b = new byte[n]; Buffer.BlockCopy(a, 0, b, 0, n); return b; }
+
+    // ------------------------------------------------------------------------------- limits
+
+    static void Limits()
+    {
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/one_bit.json"));
+        Check(SnapshotDecoder.DefaultMaxBytes == 268435456 && new SnapshotDecoder(schema).MaxBytes == 268435456, "the default max_bytes is 256 MiB");
+        const int H = 4, MD = 64;
+        long need = (2 * H - 1) * 256 + 256 * MD;
+        var dec = new SnapshotDecoder(schema, null, need - 1);
+        var hello = MakeHello(schema, H, MD, 5, 1, null);
+        var r = dec.Receive(hello);
+        Check(r == Received.Refused && dec.LastErrorKind == "limits" && !dec.HasStream && dec.StateDigest() == new SnapshotDecoder(schema).StateDigest(),
+              "check 1: a hello needing (2h - 1) * 256 + 256 * max_datagram = " + need + " bytes is refused at max_bytes " + (need - 1) + ": " + Kind(dec, r));
+        Check(dec.LastError != null && dec.LastError.Contains("max_bytes"), "a limits refusal says what passed what: " + dec.LastError);
+        dec.MaxBytes = need;
+        Check(dec.Receive(hello) == Received.Pending && dec.HasStream, "check 1: the same hello is adopted at max_bytes " + need);
+        // a newer stream's hello is checked too; the one adopted stays
+        dec.MaxBytes = need - 1;
+        r = dec.Receive(MakeHello(schema, H, MD, 6, 2, null));
+        Check(r == Received.Refused && dec.LastErrorKind == "limits" && dec.Stream.StreamId == 5, "check 1: a newer stream's hello past the bound is refused, the stream kept: " + Kind(dec, r));
+        // check 2: S = 1, an entity costs 16 bytes, a snapshot 256 + 16 n; the reassembly 256 * 64
+        uint seedP = Crc32C.Compute(StreamKey(schema, H, false, MD, 5, 'P'));
+        long reass = 256L * MD;
+        Check(dec.SnapshotCost(10) == 256 + 160, "the cost of a snapshot of 10 one-slot entities: 416");
+        dec.MaxBytes = reass + 256 + 16 * 10 - 1;
+        string before = dec.StateDigest();
+        r = dec.Receive(SealT(FullPacket(1, 10), seedP, null));
+        Check(r == Received.Refused && dec.LastErrorKind == "limits" && dec.StateDigest() == before && dec.Latest == -1,
+              "check 2: a full packet of 10 entities refused one byte short, the state unchanged: " + Kind(dec, r) + " " + dec.LastError);
+        dec.MaxBytes += 1;
+        r = dec.Receive(SealT(FullPacket(1, 10), seedP, null));
+        Check(r == Received.Snapshot && dec.HeldBytes == 416, "check 2: the same packet at the bound decodes; 416 bytes held: " + Kind(dec, r) + " " + dec.HeldBytes);
+        // the next snapshot counts what is held (H = 416)
+        before = dec.StateDigest();
+        r = dec.Receive(SealT(UnchangedDelta(2, 1, 10), seedP, null));
+        Check(r == Received.Refused && dec.LastErrorKind == "limits" && dec.StateDigest() == before, "check 2: a delta of 10 entities with 416 held is refused: " + Kind(dec, r));
+        dec.MaxBytes = reass + 2 * 416;
+        r = dec.Receive(SealT(UnchangedDelta(2, 1, 10), seedP, null));
+        Check(r == Received.Snapshot && dec.HeldBytes == 832, "check 2: with room for two, it decodes: " + Kind(dec, r));
+        // a packet whose count is broken is malformed first, whatever the bound
+        var w = new BitWriter();
+        w.Write(3, 16); w.Write(0, 1); WriteEG(w, 100000, 0);
+        dec.MaxBytes = 0;
+        r = dec.Receive(SealT(w.ToArray(), seedP, null));
+        Check(r == Received.Refused && dec.LastErrorKind == "malformed", "a count larger than the packet can hold is malformed before limits: " + Kind(dec, r));
+        // a broken header is malformed before anything
+        r = dec.Receive(SealT(new byte[] { 1 }, seedP, null));
+        Check(r == Received.Refused && dec.LastErrorKind == "malformed", "a short header is malformed before limits: " + Kind(dec, r));
+        // the window drops old snapshots, and H with them: history 4 keeps 7; a stream of 30 unchanged
+        // deltas holds 7 snapshots' worth at most
+        var d2 = new SnapshotDecoder(schema, null, need + 7 * 416 + 16 * 416);
+        d2.Receive(hello);
+        d2.Receive(SealT(FullPacket(1, 10), seedP, null));
+        long most = 0;
+        for (int s = 2; s < 32; s++)
+        {
+            r = d2.Receive(SealT(UnchangedDelta(s, 1, 10), seedP, null));
+            if (r != Received.Snapshot) { Check(false, "the window of unchanged deltas: " + Kind(d2, r) + " at " + s); break; }
+            most = Math.Max(most, d2.HeldBytes);
+        }
+        Check(most == 7 * 416, "the window: at most 2 * history - 1 = 7 snapshots counted (" + most + " bytes)");
+        // a tight bound that the window fits exactly: every delta decodes
+        var d3 = new SnapshotDecoder(schema, null, reass + 7 * 416 + 416);
+        d3.Receive(hello);
+        int ok = d3.Receive(SealT(FullPacket(1, 10), seedP, null)) == Received.Snapshot ? 1 : 0;
+        for (int s = 2; s < 32; s++) if (d3.Receive(SealT(UnchangedDelta(s, 1, 10), seedP, null)) == Received.Snapshot) ok++;
+        Check(ok == 31, "a bound of the reassembly and 8 snapshots: a window of 7 and the packet decoding fit (" + ok + " of 31 decoded)");
+        var d4 = new SnapshotDecoder(schema, null, reass + 7 * 416 + 416 - 1);
+        d4.Receive(hello);
+        ok = d4.Receive(SealT(FullPacket(1, 10), seedP, null)) == Received.Snapshot ? 1 : 0;
+        int lim = 0;
+        for (int s = 2; s < 32; s++) { r = d4.Receive(SealT(UnchangedDelta(s, 1, 10), seedP, null)); if (r == Received.Snapshot) ok++; else if (d4.LastErrorKind == "limits") lim++; }
+        Check(ok == 7 && lim == 1, "one byte less: 7 snapshots, then limits (the next delta's baseline is then out of reach: baseline): " + ok + " decoded, " + lim + " limits");
+    }
+
+    // ------------------------------------------------------------------------------- the runner's options
+
+    /// <summary>The lines a StreamClient (nonce given) or a plain decoder gives a datagram file, as qc-decode prints them.</summary>
+    static List<string> SessionLines(Schema schema, List<byte[]> datagrams, byte[] key, long maxBytes, uint? nonce)
+    {
+        var o = new List<string>();
+        var client = nonce.HasValue ? new StreamClient(schema, key, maxBytes, nonce.Value) : null;
+        var dec = client != null ? client.Decoder : new SnapshotDecoder(schema, key, maxBytes);
+        foreach (var d in datagrams)
+        {
+            if (client == null) { o.Add(Line(dec, dec.Receive(d))); continue; }
+            Received r;
+            try { r = client.Receive(d) != null ? Received.Snapshot : Received.Pending; }
+            catch (DecodeException) { r = Received.Refused; }
+            string line = Line(dec, r);
+            var reply = client.Reply();
+            o.Add(line.Substring(0, line.Length - 1) + ",\"reply\":" + (reply == null ? "null" : "\"" + ToHex(reply) + "\"") + "}");
+        }
+        return o;
+    }
+
+    static List<string> RunRunner(params string[] args)
+    {
+        var psi = new ProcessStartInfo("mono", "\"" + Path.Combine(here, "build", "qc-decode.exe") + "\" " + string.Join(" ", args))
+        { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        using (var p = Process.Start(psi))
+        {
+            var o = new List<string>();
+            string l;
+            while ((l = p.StandardOutput.ReadLine()) != null) o.Add(l);
+            p.StandardError.ReadToEnd();
+            p.WaitForExit();
+            if (p.ExitCode != 0) o.Add("exit " + p.ExitCode);
+            return o;
+        }
+    }
+
+    static void RunnerOptions()
+    {
+        byte[] key; long mb; uint? nonce; string err;
+        var st = Json.Parse("{\"name\": \"x\", \"args\": [\"--key\", \"00ff10\", \"--replies\", \"7\", \"--max-bytes\", \"100000\"]}");
+        Check(KitArgs(st, out key, out mb, out nonce, out err) && ToHex(key) == "00ff10" && mb == 100000 && nonce == 7, "a kit stream's args: --key, --replies, --max-bytes");
+        Check(KitArgs(Json.Parse("{\"name\": \"x\"}"), out key, out mb, out nonce, out err) && key == null && mb == SnapshotDecoder.DefaultMaxBytes && nonce == null, "no args: no key, the default bound, no replies");
+        Check(!KitArgs(Json.Parse("{\"args\": [\"--bogus\", \"1\"]}"), out key, out mb, out nonce, out err), "an unknown kit option is refused");
+        string schemaPath = Path.Combine(root, "conformance/schemas/pose.json");
+        string bin = Path.Combine(root, "conformance/streams/pose_lossy.bin");
+        var schema = Schema.Load(schemaPath);
+        var dgs = ReadDatagrams(bin);
+        var got = RunRunner("--replies", "1234", "\"" + schemaPath + "\"", "\"" + bin + "\"");
+        var want = SessionLines(schema, dgs, null, SnapshotDecoder.DefaultMaxBytes, 1234);
+        Check(got.Count == want.Count && string.Join("\n", got) == string.Join("\n", want), "qc-decode --replies 1234: the StreamClient's lines with their replies (" + got.Count + " lines)");
+        int replies = 0;
+        foreach (var l in got) if (!l.EndsWith(",\"reply\":null}", StringComparison.Ordinal)) replies++;
+        Check(replies > 5 && got[0].StartsWith("{\"error\":\"no-hello\",\"reply\":\"48", StringComparison.Ordinal), "qc-decode --replies: hello requests and acks appear (" + replies + " replies)");
+        var plain = RunRunner("\"" + schemaPath + "\"", "\"" + bin + "\"");
+        var exp = File.ReadAllLines(Path.Combine(root, "conformance/streams/pose_lossy.jsonl"));
+        Check(string.Join("\n", plain) == string.Join("\n", exp), "qc-decode without options: the kit's lines unchanged");
+        var lim = RunRunner("--max-bytes", "100000", "\"" + schemaPath + "\"", "\"" + bin + "\"");
+        int nlim = 0;
+        foreach (var l in lim) if (l == "{\"error\":\"limits\"}") nlim++;
+        Check(nlim > 0 && string.Join("\n", lim) == string.Join("\n", SessionLines(schema, dgs, null, 100000, null)), "qc-decode --max-bytes 100000: limits refusals (" + nlim + "), as the decoder gives them");
+        var keyed = RunRunner("--key", "000102030405060708090a0b0c0d0e0f", "\"" + schemaPath + "\"", "\"" + bin + "\"");
+        bool allRefused = keyed.Count == dgs.Count;
+        foreach (var l in keyed) allRefused &= l == "{\"error\":\"no-hello\"}";
+        Check(allRefused, "qc-decode --key: an unkeyed stream is refused whole (no-hello)");
+        Check(RunRunner("--key", "0g", "a", "b")[0] == "exit 2" && RunRunner("--replies", "-1", "a", "b")[0] == "exit 2" && RunRunner("--max-bytes", "x", "a", "b")[0] == "exit 2",
+              "qc-decode: a bad --key, --replies or --max-bytes is a usage error");
+    }
+
+    // ------------------------------------------------------------------------------- the hostile stream
+
+    /// <summary>Run tests/make_hostile.py with the Python run-tests found (QC_TEST_PYTHON); false (and
+    /// why) when there is none.</summary>
+    static bool MakeHostile(string outPath, out string why)
+    {
+        why = null;
+        string py = Environment.GetEnvironmentVariable("QC_TEST_PYTHON");
+        if (string.IsNullOrEmpty(py)) { why = "quantcodec is not importable here (run-tests found no Python with it; QC_PYTHON names one)"; return false; }
+        var psi = new ProcessStartInfo(py, "\"" + Path.Combine(here, "tests", "make_hostile.py") + "\" \"" + Path.Combine(root, "conformance/schemas/pose.json") + "\" \"" + outPath + "\"")
+        { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
+        string pp = Environment.GetEnvironmentVariable("QC_TEST_PYTHONPATH");
+        if (!string.IsNullOrEmpty(pp)) psi.EnvironmentVariables["PYTHONPATH"] = pp;
+        using (var p = Process.Start(psi))
+        {
+            p.StandardOutput.ReadToEnd();
+            string err = p.StandardError.ReadToEnd();
+            p.WaitForExit();
+            if (p.ExitCode != 0) { why = "make_hostile.py failed: " + err; return false; }
+        }
+        return true;
+    }
+
+    static void HostileLimits()
+    {
+        string path = Path.Combine(here, "build", "hostile_limits.bin");
+        string why;
+        if (!MakeHostile(path, out why))
+        {
+            if (why.StartsWith("make_hostile.py failed", StringComparison.Ordinal)) Check(false, why);
+            else Console.WriteLine("  skipped: the hostile limits stream: " + why);
+            return;
+        }
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/pose.json"));
+        var dgs = ReadDatagrams(path);
+        var client = new StreamClient(schema, nonce: 33);
+        var dec = client.Decoder;
+        long bound = dec.MaxBytes;
+        int views = 0, limits = 0, baseline = 0, other = 0, over = 0, acks = 0;
+        string firstRefusal = null;
+        long most = 0;
+        foreach (var d in dgs)
+        {
+            string before = dec.StateDigest(false);
+            string kind = null;
+            Snapshot v = null;
+            try { v = client.Receive(d); } catch (DecodeException e) { kind = e.Kind; }
+            if (v != null) views++;
+            else if (kind == "limits") { limits++; if (dec.StateDigest(false) != before) Check(false, "hostile: a limits refusal changed the state"); }
+            else if (kind == "baseline") baseline++;
+            else if (kind != null) other++;
+            if (kind != null && firstRefusal == null) firstRefusal = kind;
+            var rep = client.Reply();
+            if (rep != null) acks++;
+            if (kind == "limits" && rep != null) Check(false, "hostile: a limits refusal made a reply");
+            long held = dec.HeldBytes + 256L * dec.Stream.MaxDatagram;
+            most = Math.Max(most, held);
+            if (held > bound) over++;
+        }
+        // the cost model: the reassembly and as many 20,000-entity snapshots as fit, the new one included
+        long cost = dec.SnapshotCost(20000);
+        long fit = (bound - 256L * 1200) / cost;
+        Check(cost == 256 + 20000L * (8 + 8 * 12), "hostile: a snapshot of 20,000 Pose entities costs " + cost);
+        Check(over == 0 && most <= bound, "hostile: what the client holds never passes the default bound (" + most + " of " + bound + " bytes at most)");
+        Check(views == fit && firstRefusal == "limits", "hostile: " + views + " views (" + fit + " fit), then the first refusal is limits: " + firstRefusal);
+        Check(limits >= 1 && views + limits + baseline == 201 && other == 0,
+              "hostile: the 201 packets: " + views + " views, " + limits + " limits, " + baseline + " baseline (their baseline refused), " + other + " other");
+        Check(acks == views + baseline + 1, "hostile: a reply after each view, each baseline refusal and the hello, none after limits (" + acks + ")");
+        Console.WriteLine("  hostile: " + views + " views of 20,000 entities held, then " + limits + " limits and " + baseline + " baseline refusals; at most " + most + " bytes in the model; GC heap " + (GC.GetTotalMemory(false) >> 20) + " MiB");
+    }
+}

@@ -1,0 +1,272 @@
+// The session client (SPEC section 8, docs/wire-format.md section 18): StreamClient.receive and
+// reply(): the ack's and the hello request's bytes, checked with the framing of support/frame.mjs
+// (written apart from the module's), when a reply is due, rseq and nonce, the acks bitfield.
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import * as qc from '../quantcodec.mjs';
+import { KIT, HERE, readJSON, readBytes, hexBytes, toHex } from '../support/helpers.mjs';
+import { helloFor, framer, fullPacket, unchangedDelta, checker, resealHello, events, frameEvents, u32 } from '../support/frame.mjs';
+
+const present = fs.existsSync(path.join(KIT, 'manifest.json'));
+const manifest = present ? readJSON(path.join(KIT, 'manifest.json')) : { streams: [] };
+const BOOL = qc.Schema.fromJSON('{"name":"B","fields":[{"name":"on","codec":{"kind":"Bool"}}]}');
+const KEY = hexBytes('a0a1a2a3a4a5a6a7a8a9aaabacadaeaf');
+const u16 = (b, o) => b[o] | (b[o + 1] << 8);
+
+/** An ack or hello request taken apart, its check verified with the checks of support/frame.mjs. */
+function parseReply(r, { K = null, key = null } = {}) {
+  const T = key ? 8 : 4;
+  if (r[0] === 0x41) {
+    assert.equal(r.length, 16 + T, 'an ack is 16 + T bytes');
+    assert.ok(checker('R', { K, key }).holds(r), 'the ack check (seed_R / kR)');
+    return { type: 'ack', flags: r[1], nonce: u32(r, 2), rseq: u32(r, 6), latest: u16(r, 10), acks: u32(r, 12) };
+  }
+  assert.equal(r[0], 0x48, `reply type 0x${r[0].toString(16)}`);
+  assert.equal(r.length, 26 + T, 'a hello request is 26 + T bytes');
+  assert.ok(checker('Q', { key }).holds(r), 'the hello request check (seed_Q / kQ)');
+  return { type: 'request', flags: r[1], nonce: u32(r, 2), rseq: u32(r, 6), fingerprint: new TextDecoder().decode(r.subarray(10, 26)) };
+}
+const Kof = (h) => qc.streamKey(h.fingerprint, h.history, h.predict, h.maxDatagram, h.streamId);
+const kindOf = (f) => { try { f(); } catch (e) { assert.ok(e instanceof qc.DecodeError, String(e)); return e.kind; } return null; };
+
+for (const key of [null, KEY]) {
+  const label = key ? 'keyed' : 'unkeyed';
+  test(`replies (${label}): the hello request's bytes, then the ack's, with rseq counting every reply made`, () => {
+    const c = new qc.StreamClient(BOOL, { nonce: 0x01020304, key });
+    // a new client's first reply, before anything arrives: a hello request (it asks to be connected)
+    const first = c.reply();
+    assert.equal(toHex(first.subarray(0, 26)), '4800' + '04030201' + '00000000' + toHex(new TextEncoder().encode(BOOL.fingerprint)));
+    assert.deepEqual(parseReply(first, { key }), { type: 'request', flags: 0, nonce: 0x01020304, rseq: 0, fingerprint: BOOL.fingerprint });
+    assert.equal(c.reply(), null, 'once');
+    const hello = helloFor(BOOL, { history: 4, maxDatagram: 300 }, key);
+    const fr = framer(qc.parseHello(hello, { key }), key);
+    // a packet before the hello: no-hello, a request is due again
+    assert.equal(kindOf(() => c.receive(fr.whole(fullPacket(1, 2, [1])))), 'no-hello');
+    const r0 = c.reply();
+    assert.equal(toHex(r0.subarray(0, 10)), '4800' + '04030201' + '01000000');
+    assert.deepEqual(parseReply(r0, { key }), { type: 'request', flags: 0, nonce: 0x01020304, rseq: 1, fingerprint: BOOL.fingerprint });
+    assert.equal(c.reply(), null, 'one reply per datagram that made one due');
+    // the hello: adopted, an ack without latest
+    assert.equal(c.receive(hello), null);
+    const K = Kof(c.hello);
+    const r1 = c.reply();
+    assert.equal(toHex(r1.subarray(0, 16)), '4100' + '04030201' + '02000000' + '0000' + '00000000');
+    assert.deepEqual(parseReply(r1, { K, key }), { type: 'ack', flags: 0, nonce: 0x01020304, rseq: 2, latest: 0, acks: 0 });
+    // the same hello again: ignored, nothing due
+    assert.equal(c.receive(hello), null);
+    assert.equal(c.reply(), null);
+    // snapshots 1, 2, 3, then 5: latest 5, possible baselines (less than 4 older) 3 and 2 (4 was never sent)
+    for (const s of [1, 2, 3, 5]) assert.equal(c.receive(fr.whole(fullPacket(s, 2, [1]))).seq, s);
+    const r2 = c.reply();
+    assert.deepEqual(parseReply(r2, { K, key }), { type: 'ack', flags: 1, nonce: 0x01020304, rseq: 3, latest: 5, acks: 0b110 });
+    assert.equal(toHex(r2.subarray(0, 16)), '4101' + '04030201' + '03000000' + '0500' + '06000000');
+    // the tag covers bytes 0..15: a reply of another key, or of no key, does not verify
+    assert.ok(!checker('R', { K, key: key ? null : KEY }).holds(r2));
+  });
+}
+
+test('replies: a reply is due at the start, after a view, an adopted hello, a refusal of kind no-hello or baseline; after nothing else', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 7, maxBytes: (2 * 4 - 1) * 256 + 256 * 300 });    // the hello's need, exactly
+  assert.equal(c.due, true);
+  assert.equal(c.reply()[0], 0x48, 'the first reply: a hello request');
+  assert.equal(c.due, false);
+  const hello = helloFor(BOOL, { history: 4, maxDatagram: 300, streamId: 5n, started: 10n });
+  const h = qc.parseHello(hello);
+  const fr = framer(h);
+  const cases = [
+    ['junk before the hello (no-hello)', () => c.receive(Uint8Array.of(1, 2, 3, 4, 5, 6)), 'no-hello', true],
+    ['another schema\'s hello', () => c.receive(helloFor(qc.Schema.fromJSON('{"name":"C","fields":[{"name":"x","codec":{"kind":"UInt","bits":3}}]}'))), 'schema', false],
+    ['a hello that does not fit maxBytes', () => c.receive(helloFor(BOOL, { history: 5, maxDatagram: 300 })), 'limits', false],
+    ['the hello', () => c.receive(hello), null, true],
+    ['the hello again', () => c.receive(hello), null, false],
+    ['an older stream\'s hello', () => c.receive(helloFor(BOOL, { history: 4, maxDatagram: 300, streamId: 6n, started: 9n })), 'hello', false],
+    ['a damaged datagram', () => c.receive(Uint8Array.of(1, 2, 3, 4, 5, 6)), 'check', false],
+    ['a packet against a baseline not held', () => c.receive(fr.whole(unchangedDelta(9, 1, 0))), 'baseline', true],
+    ['a malformed packet', () => c.receive(fr.whole(Uint8Array.of(1))), 'malformed', false],
+    ['a fragment that completes nothing', () => c.receive(fr.fragment(3, 0, 1, 0, new Uint8Array(300 - 12))), null, false],
+    ['an inconsistent fragment', () => c.receive(fr.fragment(3, 5, 1, 0, Uint8Array.of(1))), 'fragment', false],
+    ['a snapshot', () => c.receive(fr.whole(fullPacket(1, 2, [1]))), null, true],
+    ['a packet past maxBytes', () => c.receive(fr.whole(fullPacket(2, 100, [1]))), 'limits', false],
+    ['a duplicate of the snapshot (a view again)', () => c.receive(fr.whole(fullPacket(1, 2, [1]))), null, true],
+  ];
+  let rseq = 1;
+  for (const [what, f, kind, due] of cases) {
+    assert.equal(kindOf(f), kind, what);
+    const r = c.reply();
+    assert.equal(r !== null, due, `${what}: a reply ${due ? 'is' : 'is not'} due`);
+    if (r) {
+      assert.equal(u32(r, 6), rseq++, `${what}: rseq`);
+      assert.equal(r[0], c.hello ? 0x41 : 0x48, `${what}: ${c.hello ? 'an ack' : 'a hello request'}`);
+    }
+    assert.equal(c.reply(), null, `${what}: once`);
+  }
+  assert.equal(c.rseq, rseq);
+});
+
+test('replies: a new client that receives nothing sends one hello request, then nothing', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 11 });
+  const r = parseReply(c.reply());
+  assert.deepEqual([r.type, r.rseq, r.nonce], ['request', 0, 11]);
+  for (let i = 0; i < 3; i++) assert.equal(c.reply(), null);
+});
+
+test('replies: a reply due from several datagrams is one reply; a refusal keeps it due', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 1 });
+  c.reply();                                   // the first: a hello request
+  const hello = helloFor(BOOL);
+  const fr = framer(qc.parseHello(hello));
+  c.receive(hello);
+  c.receive(fr.whole(fullPacket(1, 1, [1])));
+  assert.equal(kindOf(() => c.receive(Uint8Array.of(9, 9, 9, 9, 9))), 'check');
+  c.receive(fr.whole(fullPacket(2, 1, [1])));
+  const r = parseReply(c.reply(), { K: Kof(c.hello) });
+  assert.deepEqual([r.rseq, r.latest, r.acks], [1, 2, 1]);
+  assert.equal(c.reply(), null);
+});
+
+test('replies: rseq wraps mod 2**32; the nonce is random unless given, and checked', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 0xffffffff });
+  c.reply();
+  c.rseq = 0xffffffff;
+  assert.equal(kindOf(() => c.receive(Uint8Array.of(0))), 'no-hello');
+  assert.equal(u32(c.reply(), 6), 0xffffffff);
+  assert.equal(kindOf(() => c.receive(Uint8Array.of(0))), 'no-hello');
+  assert.equal(u32(c.reply(), 6), 0);
+  assert.equal(c.reply(), null);
+  const nonces = new Set(Array.from({ length: 8 }, () => new qc.StreamClient(BOOL).nonce));
+  assert.ok(nonces.size >= 7, 'random nonces');
+  for (const n of nonces) assert.ok(Number.isInteger(n) && n >= 0 && n <= 0xffffffff);
+  for (const bad of [-1, 2 ** 32, 1.5, '7']) assert.throws(() => new qc.StreamClient(BOOL, { nonce: bad }), /nonce must be an integer in 0\.\.2\*\*32-1/);
+});
+
+test('replies: the acks bitfield holds the possible baselines of the 32 numbers before latest, and nothing else', () => {
+  // history 40: 32 bits, all but the ones not held; numbers wrap 65535 -> 0
+  const c = new qc.StreamClient(BOOL, { nonce: 3 });
+  c.reply();
+  const hello = helloFor(BOOL, { history: 40 });
+  const fr = framer(qc.parseHello(hello));
+  c.receive(hello);
+  const sent = [];
+  for (let s = 65500; s < 65536 + 20; s++) if (s % 3 !== 0 && s % 7 !== 0) sent.push(s & 0xffff);
+  for (const s of sent) c.receive(fr.whole(fullPacket(s, 1, [s & 1])));
+  const r = parseReply(c.reply(), { K: Kof(c.hello) });
+  const latest = sent[sent.length - 1];
+  let want = 0;
+  for (let i = 0; i < 32; i++) if (sent.includes((latest - 1 - i) & 0xffff)) want |= 1 << i;
+  assert.equal(r.latest, latest);
+  assert.equal(r.acks, want >>> 0);
+  assert.notEqual(r.acks, 0);
+  // history 3: only 2 numbers before latest can be baselines, however many are held
+  const d = new qc.StreamClient(BOOL, { nonce: 3 });
+  const h3 = helloFor(BOOL, { history: 3 });
+  const f3 = framer(qc.parseHello(h3));
+  d.receive(h3);
+  for (let s = 1; s <= 6; s++) d.receive(f3.whole(fullPacket(s, 1, [1])));
+  assert.equal(d.decoder.held.size, 5, 'held: 2 * history - 1 numbers');
+  assert.equal(parseReply(d.reply(), { K: Kof(d.hello) }).acks, 0b11);
+});
+
+test('replies: a newer stream starts the client over: its ack has no latest, under the new stream\'s check', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 3, key: KEY });
+  c.reply();
+  const a = helloFor(BOOL, { streamId: 1n, started: 1n }, KEY), b = helloFor(BOOL, { streamId: 2n, started: 2n }, KEY);
+  c.receive(a);
+  c.receive(framer(qc.parseHello(a, { key: KEY }), KEY).whole(fullPacket(1, 1, [1])));
+  assert.equal(parseReply(c.reply(), { K: Kof(qc.parseHello(a, { key: KEY })), key: KEY }).latest, 1);
+  c.receive(b);
+  const r = c.reply();
+  assert.deepEqual(parseReply(r, { K: Kof(qc.parseHello(b, { key: KEY })), key: KEY }).flags, 0);
+  assert.ok(!checker('R', { K: Kof(qc.parseHello(a, { key: KEY })), key: KEY }).holds(r), 'not under the old stream');
+});
+
+for (const s of manifest.streams.filter((x) => ['pose_lossy', 'fragments', 'hostile', 'restart', 'all_kinds_nopred'].includes(x.name))) {
+  test(`replies: the runner with --replies on ${s.name}: the lines of the kit plus a reply exactly where one is due`, () => {
+    const schemaPath = path.join(KIT, s.schema), dataPath = path.join(KIT, s.datagrams);
+    const want = fs.readFileSync(path.join(KIT, s.expected), 'utf8').split('\n').filter((l) => l.length);
+    const out = execFileSync(path.join(HERE, '..', 'qc-decode'), ['--replies', '4000000000', schemaPath, dataPath], { encoding: 'utf8', maxBuffer: 1 << 28 }).split('\n').filter((l) => l.length);
+    assert.equal(out.length, want.length);
+    const ds = qc.splitDatagrams(readBytes(dataPath));
+    const dec = new qc.SnapshotDecoder(qc.Schema.fromJSON(fs.readFileSync(schemaPath, 'utf8')));
+    let rseq = 0, replies = 0;
+    for (let i = 0; i < want.length; i++) {
+      const m = /^(.*),"reply":(null|"([0-9a-f]*)")\}$/.exec(out[i]);
+      assert.ok(m, `line ${i}: no "reply" key last`);
+      const base = m[1] + '}';
+      // strip a reply that is "expected" already, when the kit has them
+      assert.equal(base.replace(/,"reply":(null|"[0-9a-f]*")\}$/, '}'), want[i].replace(/,"reply":(null|"[0-9a-f]*")\}$/, '}'), `line ${i}`);
+      const stream = dec.hello;
+      let kind = null, view = null;
+      try { view = dec.decode(ds[i]); } catch (e) { kind = e.kind; }
+      // (the first line's reply also carries the one due from the start)
+      const due = i === 0 || view !== null || dec.hello !== stream || kind === 'no-hello' || kind === 'baseline';
+      assert.equal(m[2] !== 'null', due, `line ${i}: ${out[i].slice(0, 50)}`);
+      if (!due) continue;
+      const r = parseReply(hexBytes(m[3]), { K: dec.hello ? Kof(dec.hello) : null });
+      assert.equal(r.nonce, 4000000000);
+      assert.equal(r.rseq, rseq++);
+      if (dec.hello === null) { assert.equal(r.type, 'request'); continue; }
+      assert.equal(r.type, 'ack');
+      assert.equal(r.latest, dec.latest ?? 0);
+      assert.equal(r.flags, dec.latest === null ? 0 : 1);
+      const [, baselines] = dec.state();
+      let acks = 0;
+      for (const b of baselines) { const i2 = (dec.latest - 1 - b) & 0xffff; if (i2 < 32) acks |= 1 << i2; }
+      assert.equal(r.acks, acks >>> 0);
+      replies++;
+    }
+    assert.ok(replies > 0);
+  });
+}
+
+test('the runner refuses bad options with a message naming them (exit 2), and --opt=value works', () => {
+  const run = (args) => {
+    try { execFileSync(path.join(HERE, '..', 'qc-decode'), args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }); return [0, '']; } catch (e) { return [e.status, String(e.stderr)]; }
+  };
+  for (const [args, msg] of [
+    [['--key', 'abc', 'a', 'b'], /--key must be 1 to 255 bytes in hex/],
+    [['--key', 'zz', 'a', 'b'], /--key must be 1 to 255 bytes in hex/],
+    [['--key', '00'.repeat(256), 'a', 'b'], /--key must be 1 to 255 bytes/],
+    [['--max-bytes', '0', 'a', 'b'], /--max-bytes must be a positive decimal integer, got '0'/],
+    [['--max-bytes', '-5', 'a', 'b'], /--max-bytes must be a positive/],
+    [['--replies', '4294967296', 'a', 'b'], /--replies takes a nonce, a decimal integer in 0\.\.4294967295/],
+    [['--replies'], /--replies needs a value/],
+    [['--frobnicate', 'a', 'b'], /unknown option --frobnicate/],
+    [['a'], /SCHEMA\.json and DATAGRAMS\.bin are required/],
+    [['a', 'b', 'c'], /unexpected argument c/],
+  ]) {
+    const [status, err] = run(args);
+    assert.equal(status, 2, args.join(' '));
+    assert.match(err, msg, args.join(' '));
+  }
+  if (!present) return;
+  const s = manifest.streams.find((x) => x.name === 'pose_clean');
+  const a = execFileSync(path.join(HERE, '..', 'qc-decode'), ['--replies=12', '--max-bytes=400000', path.join(KIT, s.schema), path.join(KIT, s.datagrams)], { encoding: 'utf8' });
+  const b = execFileSync(path.join(HERE, '..', 'qc-decode'), ['--replies', '12', '--max-bytes', '400000', path.join(KIT, s.schema), path.join(KIT, s.datagrams)], { encoding: 'utf8' });
+  assert.equal(a, b);
+  assert.match(a.split('\n')[0], /^\{"pending":true,"reply":"4100/);   // the hello adopted: an ack without latest
+});
+
+test('StreamClient.view: the newest view of the current stream; a late one does not replace it, a new stream clears it', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 5 });
+  const a = helloFor(BOOL, { history: 8, streamId: 1n, started: 1n });
+  const fr = framer(qc.parseHello(a));
+  assert.equal(c.view, null);
+  c.receive(a);
+  assert.equal(c.view, null);
+  assert.equal(c.heldBytes, 256 * 1200);
+  assert.equal(c.maxBytes, qc.DEFAULT_MAX_BYTES);
+  const v3 = c.receive(fr.whole(fullPacket(3, 1, [1])));
+  assert.equal(c.view, v3);
+  const v2 = c.receive(fr.whole(fullPacket(2, 2, [1])));         // late: returned, not the view
+  assert.equal(v2.seq, 2);
+  assert.equal(c.view, v3);
+  const v4 = c.receive(fr.whole(fullPacket(4, 1, [0])));
+  assert.equal(c.view, v4);
+  assert.equal(c.heldBytes, 256 * 1200 + 3 * 256 + (1 + 2 + 1) * 16);
+  c.receive(helloFor(BOOL, { history: 8, streamId: 2n, started: 2n }));   // a newer stream
+  assert.equal(c.view, null);
+  assert.equal(c.latest, null);
+});
