@@ -1,0 +1,561 @@
+"""Per-client views under a byte budget (issue 34): the server's time, the bytes, the staleness
+and the error of every client's view, and a comparison with Gaffer On Games' "State
+Synchronization" at equal budgets.
+
+Part 1, the large world: 100,000 entities in a 4 km square (30% moving at walking pace, turning),
+1,000 clients (players: moving entities), each seeing the entities within 150 m, a budget of
+1,200 bytes a client a tick, 60 Hz, 3 ticks of delay each way and 5% loss on packets and acks.
+Each tick: the interest of every client from one grid index (quantcodec.interest), then per
+client its view (quantcodec._views.ViewBuilder: priority, selection, trial encodes) and its
+packet (SnapshotEncoder.encode_datagrams). Timed apart, on 1 and on 2 threads (a
+ThreadPoolExecutor over halves of the clients; the coders release the GIL). Printed: the
+server's time a tick split into interest / views / encoding (and per client, in microseconds);
+bytes a client a tick and the share of the budget used; staleness of the views (how many ticks
+older than the view an entity's codes are: worst, p99, and for the nearest 25 m); the error of
+what each client shows against the world at that moment (3 ticks of delay included) in mm and
+degrees (p99, worst); for equal weights and for distance weights (1 / (1 + d / 25 m)).
+Staleness and errors are measured on every 10th client (all clients are simulated and timed).
+
+Part 2, the comparison: the bench scene (quantcodec.tools.scene: 300 bodies falling, colliding,
+coming to rest, two kinematic bodies ploughing through), one client, budgets of 200, 400, 800
+and 1,200 bytes a tick, 5% loss and 3 ticks of delay each way. quantcodec views (equal and speed
+weights) against a re-implementation of Gaffer's State Synchronization (full quantized states of
+the same schema, an index of ceil(log2 N) bits each, chosen by a priority accumulator weighted
+by speed, no acks, the client keeps the newest state of each body): p99 and worst error of what
+the client shows, over every body and tick from 1 s on.
+
+    python bench/bench_views.py                 # both parts, the issue's sizes (a few minutes)
+    python bench/bench_views.py --quick         # small sizes, seconds (the test suite runs this)
+    python bench/bench_views.py --part 2        # the comparison only
+    python bench/bench_views.py --plot docs/figures/views-staleness.png   # staleness and error vs distance
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+try:
+    import quantcodec  # noqa: F401
+except ImportError:
+    sys.path.append(ROOT)
+
+import numpy as np  # noqa: E402
+
+import quantcodec as qc  # noqa: E402
+from quantcodec import interest  # noqa: E402
+from quantcodec._views import ViewBuilder  # noqa: E402
+
+
+def quat_angle_deg(a, b):
+    dot = np.abs(np.sum(a * b, axis=-1))
+    return np.degrees(2.0 * np.arccos(np.clip(dot, 0.0, 1.0)))
+
+
+# -- part 1: the large world ---------------------------------------------------------------------
+
+def big_schema():
+    return qc.Schema("Big", [
+        ("position", qc.Vector(qc.Bounded(-2048, 2048, 20), qc.Bounded(-16, 48, 14),
+                               qc.Bounded(-2048, 2048, 20))),      # 3.9 mm steps
+        ("rotation", qc.Quat(9)),
+    ])
+
+
+class BigWorld:
+    """``n`` entities on a ``2 half`` m square: a share walk at 1-2 m/s and turn; the rest stand."""
+
+    def __init__(self, n, half=2000.0, moving=0.3, seed=0):
+        r = np.random.default_rng(seed)
+        self.r = r
+        self.half = half
+        self.ids = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(7)       # sparse ids
+        self.pos = np.column_stack([r.uniform(-half, half, n), r.uniform(0, 2, n), r.uniform(-half, half, n)])
+        self.moving = r.random(n) < moving
+        self.heading = r.uniform(0, 2 * np.pi, n)
+        self.speed = np.where(self.moving, r.uniform(1.0, 2.0, n), 0.0)
+        self.turn = np.where(self.moving, r.normal(0, 0.3, n), 0.0)          # rad/s
+
+    def step(self, dt):
+        m = self.moving
+        self.heading[m] += self.turn[m] * dt
+        self.pos[m, 0] += np.cos(self.heading[m]) * self.speed[m] * dt
+        self.pos[m, 2] += np.sin(self.heading[m]) * self.speed[m] * dt
+        out = np.abs(self.pos[:, [0, 2]]) > self.half
+        if out.any():
+            rows = np.flatnonzero(out.any(axis=1))
+            self.heading[rows] += np.pi
+            self.pos[:, 0] = np.clip(self.pos[:, 0], -self.half, self.half)
+            self.pos[:, 2] = np.clip(self.pos[:, 2], -self.half, self.half)
+
+    def quats(self):
+        h = self.heading / 2
+        z = np.zeros_like(h)
+        return np.column_stack([z, np.sin(h), z, np.cos(h)])
+
+    def snapshot(self, schema):
+        return schema.snapshot(self.ids, {"position": self.pos, "rotation": self.quats()})
+
+
+class Tracked:
+    """The record of one measured client: views sent with the tick each entity's codes are from."""
+
+    def __init__(self):
+        self.src = {}           # seq -> int array aligned with that view's ids
+        self.views = {}         # seq -> view
+        self.shown = None       # seq of the newest view delivered
+
+
+def source_ticks(t, view, world, tr, prev_seq, base_seq):
+    """The world tick each entity of ``view`` has its codes from."""
+    ids = view.ids
+    src = np.full(ids.shape[0], -1, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(world.ids, ids), world.ids.shape[0] - 1)
+    same = (world.ids[pos] == ids) & np.all(world.matrix[pos] == view.matrix, axis=1)
+    src[same] = t
+    for s in (prev_seq, base_seq):
+        if s is None or s not in tr.views or same.all():
+            continue
+        v, vs = tr.views[s], tr.src[s]
+        if v.ids.shape[0] == 0:
+            continue
+        p = np.minimum(np.searchsorted(v.ids, ids), v.ids.shape[0] - 1)
+        hit = ~same & (v.ids[p] == ids) & np.all(v.matrix[p] == view.matrix, axis=1)
+        src[hit] = vs[p[hit]]
+        same |= hit
+    return src
+
+
+def run_big(args, weights_kind, threads, out, plot_data=None):
+    schema = big_schema()
+    # a smaller world (--quick, --entities) keeps the issue's density: 100,000 in a 4 km square
+    world_sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), moving=0.3,
+                         seed=args.seed)
+    dt = 1.0 / args.hz
+    M = args.clients
+    players = np.flatnonzero(world_sim.moving)[:M]
+    encoders = [qc.SnapshotEncoder(schema, 64, max_datagram=1200) for _ in range(M)]
+    builders = [ViewBuilder(schema, e) for e in encoders]
+    rng = np.random.default_rng(args.seed + 1)
+    delay, loss = 3, 0.05
+    arrive = {}             # tick -> [(client, seq)]
+    acks = {}               # tick -> [(client, seq)]
+    tracked = {c: Tracked() for c in range(0, M, 10)}
+    latest = {}             # client -> newest seq delivered (the client's ack)
+    t_int, t_view, t_enc, t_total = [], [], [], []
+    sizes = []
+    chosen = 0              # entities given the world's codes (after the warm-up)
+    stale, stale_near, errs_p, errs_r = [], [], [], []
+    missing = [0, 0]
+    dist_bins = np.arange(0, args.radius + 1e-9, 10.0)
+    bin_stale = [[] for _ in dist_bins]
+    bin_err = [[] for _ in dist_bins]
+    bin_abs = np.zeros((len(dist_bins), 2))     # per distance bin: interest entities absent, all
+    worlds = {}
+    truth = {}
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
+    chunks = np.array_split(np.arange(M), threads)
+
+    def serve(clients, t, world, lists, wts, res):
+        tv = te = 0.0
+        for c in clients:
+            a = time.perf_counter()
+            ca = time.thread_time()
+            v = builders[c].build(t, world, lists[c], None if wts is None else wts[c], args.budget)
+            b = time.perf_counter()
+            cb = time.thread_time()
+            dg = encoders[c].encode_datagrams(t, v) if v is not None else []
+            tv += b - a
+            te += time.perf_counter() - b
+            cpu[0] += cb - ca
+            cpu[1] += time.thread_time() - cb
+            res[c] = (v, sum(len(d) for d in dg), encoders[c].last_baseline if v is not None else None,
+                      builders[c].last_sent if v is not None else 0)
+        return tv, te
+
+    warm = min(args.ticks // 3, 60)     # the first second: every client joining at once
+    cpu = [0.0, 0.0]                    # CPU seconds of the views and the encoding (all threads)
+    for t in range(args.ticks):
+        world_sim.step(dt)
+        world = world_sim.snapshot(schema)
+        worlds[t] = world
+        truth[t] = (world_sim.pos.copy(), world_sim.quats())
+        worlds.pop(t - 80, None)
+        truth.pop(t - 80, None)
+        for c, s in acks.pop(t, ()):
+            encoders[c].ack(s)
+        t0 = time.perf_counter()
+        centres = world_sim.pos[players][:, [0, 2]]
+        index = interest.GridIndex(world_sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2)
+        dist = weights_kind == "distance"
+
+        def query(ch):
+            # unsorted: each client's builder sorts its own ids, in its thread
+            return index.within(centres[ch], args.radius, distances=dist, sort=False)
+        if pool is None:
+            got = [query(slice(None))]
+        else:
+            got = list(pool.map(query, [slice(c[0], c[-1] + 1) for c in chunks]))
+        if dist:
+            lists = [x for g in got for x in g[0]]
+            wts = [1.0 / (1.0 + d / 25.0) for g in got for d in g[1]]
+        else:
+            lists = [x for g in got for x in g]
+            wts = None
+        t1 = time.perf_counter()
+        res = [None] * M
+        if pool is None:
+            tv, te = serve(range(M), t, world, lists, wts, res)
+        else:
+            parts = list(pool.map(lambda ch: serve(ch, t, world, lists, wts, res), chunks))
+            tv = sum(p[0] for p in parts)
+            te = sum(p[1] for p in parts)
+        t2 = time.perf_counter()
+        if t == warm - 1:
+            cpu[0] = cpu[1] = 0.0
+        if t >= warm:
+            t_int.append(t1 - t0)
+            t_total.append(t2 - t0)
+            # per-thread sums: split the wall time of the clients' part in their proportion
+            share = (t2 - t1) / max(tv + te, 1e-12)
+            t_view.append(tv * share)
+            t_enc.append(te * share)
+        # the link, and the measurements on the tracked clients
+        for c in range(M):
+            v, nbytes, base, nsent = res[c]
+            if t >= warm:
+                sizes.append(nbytes)
+                chosen += nsent
+            if v is None:
+                continue
+            tr = tracked.get(c)
+            if tr is not None:
+                prev_seq = max(tr.views) if tr.views else None
+                tr.src[t] = source_ticks(t, v, world, tr, prev_seq, base)
+                tr.views[t] = v
+                for s in [s for s in tr.views if s < t - 70]:
+                    del tr.views[s], tr.src[s]
+            if rng.random() >= loss:
+                arrive.setdefault(t + delay, []).append((c, t))
+        for c, s in arrive.pop(t, ()):
+            if latest.get(c, -1) < s:
+                latest[c] = s
+                tr = tracked.get(c)
+                if tr is not None:
+                    tr.shown = s
+            if rng.random() >= loss:
+                acks.setdefault(t + delay, []).append((c, latest[c]))
+        if t < warm:
+            continue
+        pos_now, quat_now = truth[t]
+        for c, tr in tracked.items():
+            ids = np.sort(lists[c])
+            if tr.shown is None or tr.shown not in tr.views:
+                missing[0] += ids.shape[0]
+                missing[1] += ids.shape[0]
+                continue
+            v, src = tr.views[tr.shown], tr.src[tr.shown]
+            p = np.minimum(np.searchsorted(v.ids, ids), max(0, v.ids.shape[0] - 1))
+            inview = (v.ids[p] == ids) if v.ids.shape[0] else np.zeros(ids.shape[0], bool)
+            missing[0] += int((~inview).sum())
+            missing[1] += ids.shape[0]
+            if plot_data is not None:
+                ca = world_sim.pos[players[c]][[0, 2]]
+                da = np.linalg.norm(pos_now[np.searchsorted(world.ids, ids)][:, [0, 2]] - ca, axis=1)
+                ba = np.minimum((da // 10).astype(int), len(dist_bins) - 1)
+                np.add.at(bin_abs[:, 0], ba, ~inview)
+                np.add.at(bin_abs[:, 1], ba, 1)
+            rows = p[inview]
+            age = tr.shown - src[rows]
+            stale.append(age)
+            wrow = np.searchsorted(world.ids, ids[inview])
+            cols = v.columns
+            perr = np.linalg.norm(cols["position"][rows] - pos_now[wrow], axis=1) * 1000.0
+            rerr = quat_angle_deg(cols["rotation"][rows].astype(np.float64), quat_now[wrow])
+            errs_p.append(perr)
+            errs_r.append(rerr)
+            d = np.linalg.norm(pos_now[wrow][:, [0, 2]] - world_sim.pos[players[c]][[0, 2]], axis=1)
+            stale_near.append(age[d <= 25.0])
+            if plot_data is not None:
+                b = np.minimum((d // 10).astype(int), len(dist_bins) - 1)
+                for k in np.unique(b):
+                    bin_stale[k].append(age[b == k])
+                    bin_err[k].append(perr[b == k])
+    if pool is not None:
+        pool.shutdown()
+    stale = np.concatenate(stale) if stale else np.zeros(1)
+    near = np.concatenate(stale_near) if stale_near else np.zeros(1)
+    ep = np.concatenate(errs_p) if errs_p else np.zeros(1)
+    er = np.concatenate(errs_r) if errs_r else np.zeros(1)
+    sizes = np.asarray(sizes, dtype=np.float64)
+    ms = lambda a: 1000.0 * float(np.mean(a))      # noqa: E731
+    r = {
+        "weights": weights_kind, "threads": threads,
+        "tick_ms": ms(t_total), "interest_ms": ms(t_int), "views_ms": ms(t_view), "encode_ms": ms(t_enc),
+        "views_us_client": ms(t_view) * 1000 / M, "encode_us_client": ms(t_enc) * 1000 / M,
+        "views_cpu_us": cpu[0] * 1e6 / (M * max(1, args.ticks - warm)),
+        "encode_cpu_us": cpu[1] * 1e6 / (M * max(1, args.ticks - warm)),
+        "bytes": float(sizes.mean()), "budget_used": float(sizes.mean() / args.budget),
+        "bytes_max": float(sizes.max()),
+        "stale_p99": float(np.percentile(stale, 99)), "stale_max": float(stale.max()),
+        "stale_mean": float(stale.mean()),
+        "near_p99": float(np.percentile(near, 99)) if near.size else 0.0,
+        "near_max": float(near.max()) if near.size else 0.0,
+        "err_mm_p99": float(np.percentile(ep, 99)), "err_mm_max": float(ep.max()),
+        "err_deg_p99": float(np.percentile(er, 99)), "err_deg_max": float(er.max()),
+        "missing": missing[0] / max(1, missing[1]),
+        "interest_mean": float(np.mean([len(x) for x in lists])),
+        "trials": sum(b.trials for b in builders) / (M * args.ticks),
+        "bits_chg": float(np.mean([b._bits_chg for b in builders])),
+        "bits_new": float(np.mean([b._bits_new for b in builders])),
+        "bits_per_update": float(8 * sizes.sum() / max(1, chosen)),
+    }
+    if plot_data is not None:
+        plot_data[weights_kind] = (dist_bins + 5.0,
+                                   [float(np.mean(np.concatenate(x))) if x else np.nan for x in bin_stale],
+                                   [float(np.percentile(np.concatenate(x), 99)) if x else np.nan for x in bin_err],
+                                   np.where(bin_abs[:, 1] > 0, bin_abs[:, 0] / np.maximum(bin_abs[:, 1], 1), np.nan))
+    return r
+
+
+def part1(args, out, plot_data):
+    out(f"part 1: {args.entities:,} entities in a 4 km square (30% moving), {args.clients:,} clients "
+        f"seeing {args.radius:g} m, budget {args.budget} bytes, {args.hz} Hz, {args.ticks} ticks, "
+        f"3 ticks of delay each way, 5% loss")
+    rows = []
+    for wk in ("equal", "distance"):
+        for th in args.threads:
+            r = run_big(args, wk, th, out, plot_data if th == args.threads[0] else None)
+            rows.append(r)
+    r0 = rows[0]
+    out(f"  mean interest: {r0['interest_mean']:.0f} entities a client; trial encodes a client a tick: "
+        f"{r0['trials']:.2f}; learned bits a changed entity {r0['bits_chg']:.0f}, an entering one "
+        f"{r0['bits_new']:.0f}; bits on the wire per entity given the world's codes "
+        f"{r0['bits_per_update']:.1f} (equal weights)")
+    out(f"  {'weights':9s} {'thr':>3s} {'tick ms':>8s} {'interest':>9s} {'views':>7s} {'encode':>7s}"
+          f" {'us/cl view':>10s} {'us/cl enc':>9s} {'cpu view':>8s} {'cpu enc':>7s} {'B/client':>9s} {'used':>5s}"
+          f" {'stale p99':>9s} {'max':>4s} {'<=25m p99':>9s} {'max':>4s}"
+          f" {'mm p99':>7s} {'max':>7s} {'deg p99':>7s} {'max':>6s} {'absent':>6s}")
+    for r in rows:
+        out(f"  {r['weights']:9s} {r['threads']:3d} {r['tick_ms']:8.1f} {r['interest_ms']:9.1f}"
+            f" {r['views_ms']:7.1f} {r['encode_ms']:7.1f} {r['views_us_client']:10.1f}"
+            f" {r['encode_us_client']:9.1f} {r['views_cpu_us']:8.1f} {r['encode_cpu_us']:7.1f}"
+            f" {r['bytes']:9.0f} {r['budget_used']:5.0%}"
+            f" {r['stale_p99']:9.0f} {r['stale_max']:4.0f} {r['near_p99']:9.0f} {r['near_max']:4.0f}"
+            f" {r['err_mm_p99']:7.0f} {r['err_mm_max']:7.0f} {r['err_deg_p99']:7.2f} {r['err_deg_max']:6.2f}"
+            f" {r['missing']:6.1%}")
+    out("  (ms: a tick's wall time; views = priority, selection and trial encodes; encode = the "
+        "client's packet; us/cl: wall time a client, cpu: CPU time a client (time.thread_time), "
+        "which the machine's other load does not inflate; staleness in ticks behind the view's own tick; errors: what the client "
+        "shows against the world at that moment, 3 ticks of delay included; absent: share of "
+        "interest entities not yet in the client's view)")
+    return rows
+
+
+# -- part 2: against Gaffer's State Synchronization ----------------------------------------------
+
+class StateSync:
+    """Gaffer On Games, "State Synchronization" (2015), re-implemented on the same quantized codes:
+    each tick a packet of at most ``budget`` bytes (the same 4-byte check and 2-byte sequence as a
+    quantcodec datagram, a 1-byte count) holds the full quantized state of the bodies of highest
+    accumulated priority (each tick adds the body's weight, being sent resets it to 0); each
+    state is an index of ceil(log2 N) bits and the schema's whole record. No acks: the client
+    keeps, per body, the state of the newest packet that carried it."""
+
+    def __init__(self, n, record_bits, budget):
+        self.acc = np.zeros(n)
+        self.per = math.ceil(math.log2(max(2, n))) + record_bits
+        self.k = max(0, ((budget - 7) * 8) // self.per)
+
+    def packet(self, weights):
+        self.acc += weights
+        order = np.argsort(-self.acc, kind="stable")[:self.k]
+        self.acc[order] = 0.0
+        return order
+
+
+def part2(args, out):
+    from quantcodec.tools.link import default_schema
+    from quantcodec.tools.scene import simulate
+
+    sc = simulate(args.bodies, args.seconds, 60, args.seed)
+    schema = default_schema(velocity=False, rest=True)
+    T, N = sc.positions.shape[:2]
+    delay, loss = 3, 0.05
+    start = 60
+    speeds = np.linalg.norm(sc.velocities, axis=2)
+    out("")
+    out(f"part 2: the bench scene ({N} bodies, {T} ticks at 60 Hz), one client, 5% loss and "
+        f"3 ticks of delay each way; errors of what the client shows against the world at that "
+        f"moment, every body and tick from 1 s on")
+    worlds = [schema.snapshot(sc.ids[k].astype(np.uint64),
+                              {"position": sc.positions[k], "rotation": sc.orientations[k],
+                               "rest": sc.at_rest[k]}) for k in range(T)]
+    row_of = [np.argsort(sc.ids[k]) for k in range(T)]        # snapshot row -> scene row
+    results = []
+    out(f"  {'budget':>6s} {'scheme':34s} {'B/tick':>6s} {'mm p99':>7s} {'mm max':>7s} "
+        f"{'deg p99':>7s} {'deg max':>7s} {'late p99':>9s}")
+    for budget in args.budgets:
+        row = {"budget": budget}
+        for name, kind in (("quantcodec views, equal weights", "equal"),
+                           ("quantcodec views, speed weights", "speed"),
+                           ("Gaffer state sync, speed weights", "gaffer")):
+            rng = np.random.default_rng(args.seed + budget)
+            shown_pos = np.full((N, 3), np.nan)
+            shown_rot = np.full((N, 4), np.nan)
+            errs_p, errs_r, nbytes, fill = [], [], [], []
+            queue = {}
+            if kind == "gaffer":
+                ss = StateSync(N, schema.bits, budget)
+                newest = np.full(N, -1)
+                recq = [schema.dequantize_many(w.codes) for w in worlds]   # the states it sends
+            else:
+                enc = qc.SnapshotEncoder(schema, 64)
+                b = ViewBuilder(schema, enc)
+                acks = {}
+                shown_seq = -1
+            for t in range(T):
+                w = worlds[t]
+                if kind == "gaffer":
+                    wt = 0.1 + speeds[t][row_of[t]]
+                    sel = ss.packet(wt)
+                    nbytes.append(7 + math.ceil(len(sel) * ss.per / 8))
+                    if rng.random() >= loss:
+                        queue.setdefault(t + delay, []).append((t, sel))
+                    for s, rows in queue.pop(t, ()):
+                        fresh = rows[newest[rows] < s]
+                        newest[fresh] = s
+                        cols = recq[s]
+                        shown_pos[fresh] = cols["position"][fresh]
+                        shown_rot[fresh] = cols["rotation"][fresh]
+                else:
+                    for s in acks.pop(t, ()):
+                        enc.ack(s)
+                    wt = None if kind == "equal" else 0.1 + speeds[t][row_of[t]]
+                    v = b.build(t, w, None, wt, budget)
+                    dg = enc.encode_datagrams(t, v) if v is not None else []
+                    nbytes.append(sum(len(d) for d in dg))
+                    if nbytes[-1] > 0.9 * budget:           # a full packet: what filled it
+                        fill.append((b.last_inflight, b.last_sent))
+                    if v is not None and rng.random() >= loss:
+                        queue.setdefault(t + delay, []).append((t, v))
+                    for s, v in queue.pop(t, ()):
+                        if s > shown_seq:
+                            shown_seq = s
+                            cols = v.columns
+                            rows = np.searchsorted(w.ids, v.ids)
+                            shown_pos[:] = np.nan
+                            shown_pos[rows] = cols["position"]
+                            shown_rot[rows] = cols["rotation"]
+                        if rng.random() >= loss:
+                            acks.setdefault(t + delay, []).append(shown_seq)
+                if t >= start:
+                    pos = sc.positions[t][row_of[t]].astype(np.float64)
+                    rot = sc.orientations[t][row_of[t]].astype(np.float64)
+                    ok = ~np.isnan(shown_pos[:, 0])
+                    pe = np.full(N, np.inf)     # a body not shown yet: an infinite error
+                    re = np.full(N, 180.0)
+                    pe[ok] = np.linalg.norm(shown_pos[ok] - pos[ok], axis=1) * 1000.0
+                    re[ok] = quat_angle_deg(shown_rot[ok], rot[ok])
+                    errs_p.append(pe)
+                    errs_r.append(re)
+            ep, er = np.concatenate(errs_p), np.concatenate(errs_r)
+            half = np.concatenate(errs_p[(T - start) // 2:])
+            # "higher": a p99 that falls on a body not shown yet is inf, not an interpolated nan
+            r = {"B": float(np.mean(nbytes[start:])), "mm_p99": float(np.percentile(ep, 99, method="higher")),
+                 "mm_max": float(ep.max()), "deg_p99": float(np.percentile(er, 99, method="higher")),
+                 "deg_max": float(er.max()), "mm_p99_late": float(np.percentile(half, 99, method="higher"))}
+            if fill:
+                f = np.asarray(fill, dtype=np.float64)
+                r["full_packets"] = len(fill)
+                r["inflight"] = float(f[:, 0].mean())
+                r["fresh"] = float(f[:, 1].mean())
+            elif kind == "gaffer":
+                r["full_packets"] = len(nbytes)
+                r["inflight"] = 0.0
+                r["fresh"] = float(ss.k)
+            row[kind] = r
+            extra = (f"   full packets: {r['full_packets']}, a packet: {r['inflight']:.0f} in flight "
+                     f"(re-sent until acked), {r['fresh']:.0f} given the world's codes") if "fresh" in r else ""
+            out(f"  {budget:6d} {name:34s} {r['B']:6.0f} {r['mm_p99']:7.1f} {r['mm_max']:7.0f} "
+                f"{r['deg_p99']:7.2f} {r['deg_max']:7.1f} {r['mm_p99_late']:9.1f}" + extra)
+        results.append(row)
+    out("  (late p99: position error in mm over the second half of the run, when every body has "
+        "arrived; inf: more than 1% of the body-ticks are of bodies not shown yet)")
+    out("  p99 position error, quantcodec (the better weights) / Gaffer: " + ", ".join(
+        f"{r['budget']} B: {min(r['equal']['mm_p99'], r['speed']['mm_p99']) / r['gaffer']['mm_p99']:.2f}"
+        f" (late {min(r['equal']['mm_p99_late'], r['speed']['mm_p99_late']) / r['gaffer']['mm_p99_late']:.2f})"
+        for r in results))
+    return results
+
+
+def plot(path, data, out, args):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        out("(no plot: pip install matplotlib)")
+        return
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(14, 3.8))
+    for kind, (x, st, er, ab) in data.items():
+        a1.plot(x, st, marker="o", label=f"{kind} weights")
+        a2.plot(x, er, marker="o", label=f"{kind} weights")
+        a3.plot(x, 100 * ab, marker="o", label=f"{kind} weights")
+    a1.set_xlabel("distance from the client (m)")
+    a1.set_ylabel("mean staleness of those shown (ticks)")
+    a2.set_xlabel("distance from the client (m)")
+    a2.set_ylabel("p99 position error at the client (mm)")
+    a3.set_xlabel("distance from the client (m)")
+    a3.set_ylabel("% of the interest not shown yet")
+    for a in (a1, a2, a3):
+        a.grid(alpha=0.3)
+        a.legend()
+    fig.suptitle(f"{args.budget:,} bytes a client a tick, {args.clients:,} clients, {args.entities:,} entities "
+                 f"(bench/bench_views.py)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    out(f"plot: {path}")
+
+
+def main(argv=None, out=print):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes: a few seconds")
+    ap.add_argument("--part", type=int, choices=(0, 1, 2), default=0, help="1 or 2 only (0: both)")
+    ap.add_argument("--entities", type=int, default=100_000)
+    ap.add_argument("--clients", type=int, default=1000)
+    ap.add_argument("--radius", type=float, default=150.0)
+    ap.add_argument("--budget", type=int, default=1200)
+    ap.add_argument("--hz", type=int, default=60)
+    ap.add_argument("--ticks", type=int, default=120)
+    ap.add_argument("--bodies", type=int, default=300)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[200, 400, 800, 1200])
+    ap.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="part 1's thread counts")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--plot", help="write the staleness / error against distance figure here")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.entities, args.clients, args.ticks = 5000, 40, 40
+        args.bodies, args.seconds = 120, 3.0
+    t0 = time.perf_counter()
+    plot_data = {} if args.plot else None
+    res = {}
+    if args.part in (0, 1):
+        res["big"] = part1(args, out, plot_data)
+    if args.part in (0, 2):
+        res["compare"] = part2(args, out)
+    if args.plot and plot_data:
+        plot(args.plot, plot_data, out, args)
+    out(f"(total {time.perf_counter() - t0:.1f} s)")
+    return res
+
+
+if __name__ == "__main__":
+    main()
