@@ -162,3 +162,47 @@ def test_page_decodes_what_the_server_sent(server, tmp_path):
             if max(r, g, b) > 90:                  # the canvas and its grid are darker than any body
                 drawn += 1
     assert drawn > 5000, f"{drawn} body pixels in the canvas of {shot}: a blank canvas?"
+
+
+def test_the_budget_control_caps_a_page_s_bytes(server):
+    """A WebSocket client of the live view: a StreamClient that replies, then sets a budget of
+    300 bytes a tick; from then on every tick's datagrams total at most 300 bytes, and its views
+    are still exact (the server's own check of the page's reports is left to the browser test)."""
+    import asyncio
+    import json
+
+    import quantcodec as qc
+    from websockets.asyncio.client import connect
+
+    async def run():
+        async with connect(server.url.replace("http", "ws") + "ws") as ws:
+            setup = json.loads(await ws.recv())
+            client = qc.StreamClient(qc.Schema.from_json(setup["schema"]))
+            await ws.send(client.reply())                        # the hello request
+            per_tick, views, budget_sent = [], 0, False
+            for _ in range(3000):
+                m = await asyncio.wait_for(ws.recv(), 10)
+                if isinstance(m, str):
+                    if json.loads(m).get("type") == "tick":
+                        per_tick.append([budget_sent, 0])
+                    continue
+                if per_tick:
+                    per_tick[-1][1] += len(m)
+                try:
+                    views += client.receive(m) is not None
+                except qc.DecodeError:
+                    pass
+                r = client.reply()
+                if r is not None:
+                    await ws.send(r)
+                if views >= 20 and not budget_sent:
+                    await ws.send(json.dumps({"type": "budget", "bytes": 300}))
+                    budget_sent = True
+                if budget_sent and views >= 80:
+                    break
+            return per_tick, views
+
+    per_tick, views = asyncio.run(run())
+    capped = [n for sent, n in per_tick[len(per_tick) // 2:] if sent]
+    assert views >= 80 and capped and max(capped) <= 300
+    assert max(n for sent, n in per_tick if not sent) > 300          # the whole world before

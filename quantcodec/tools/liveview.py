@@ -236,6 +236,14 @@ class LiveServer:
                 if not isinstance(msg, dict):
                     continue
                 kind = msg.get("type")
+                if kind == "budget":
+                    # the page's budget control (docs/views.md): bytes a tick, or None for none
+                    b = msg.get("bytes")
+                    try:
+                        self.stream.set_budget(client, None if b is None else int(b))
+                    except (TypeError, ValueError):
+                        pass                                   # (below the hello: refused, unchanged)
+                    continue
                 if kind == "report" and len(self.reports) < 10000:
                     try:
                         line = json.loads(msg.get("line", ""))

@@ -40,6 +40,13 @@ const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${l
 ws.binaryType = 'arraybuffer';
 ws.onopen = () => { $('status').textContent = 'connected, waiting for the hello'; };
 ws.onclose = () => { $('status').textContent = 'disconnected'; };
+// the budget control: 0 is none; the server refuses a budget below its hello, so the least is 150
+$('budget').addEventListener('input', () => {
+  const v = Number($('budget').value);
+  const bytes = v === 0 ? null : Math.max(150, v);
+  $('budget_v').textContent = bytes === null ? 'none' : `${bytes} bytes`;
+  if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'budget', bytes }));
+});
 ws.onmessage = (ev) => {
   if (typeof ev.data === 'string') return onText(JSON.parse(ev.data));
   onDatagram(new Uint8Array(ev.data));
