@@ -18,6 +18,7 @@ import os
 import statistics
 import subprocess
 import timeit
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -28,9 +29,10 @@ from quantcodec.tools.scene import simulate
 from quantcodec.tools.link import default_schema
 
 
-def build():
-    lib = os.path.join(HERE, "build", "libqcbench.so")
-    src = [os.path.join(HERE, "bench.c"), os.path.join(HERE, "quantcodec.h")]
+def build(srcdir=HERE):
+    tag = "" if srcdir == HERE else "-" + "%08x" % zlib.crc32(os.path.abspath(srcdir).encode())
+    lib = os.path.join(HERE, "build", f"libqcbench{tag}.so")
+    src = [os.path.join(srcdir, "bench.c"), os.path.join(srcdir, "quantcodec.h")]
     if not os.path.exists(lib) or any(os.path.getmtime(s) > os.path.getmtime(lib) for s in src):
         os.makedirs(os.path.dirname(lib), exist_ok=True)
         subprocess.check_call([os.environ.get("CC", "cc"), "-std=c99", "-O2", "-ffp-contract=off", "-shared",
@@ -52,8 +54,10 @@ def main():
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--number", type=int, default=200)
     ap.add_argument("--lag", type=int, default=6)
+    ap.add_argument("--src", default=HERE, help="a directory with another bench.c and quantcodec.h "
+                    "(e.g. an older commit's, for a before/after comparison)")
     args = ap.parse_args()
-    so = build()
+    so = build(args.src)
     scene = simulate(args.bodies, 5.0, 60, 0)
     schema = default_schema(velocity=True)
     ticks = scene.ids.shape[0]
