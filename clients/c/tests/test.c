@@ -1803,9 +1803,9 @@ static uint64_t jnum_or_str(const qc_json *v) {
 
 /* conformance/interpolation/pose.json: every push's kept flag, every sample's a, b, alpha, ids,
    stats and values bit for bit (PowerCurve components: relative 1e-12) */
-static void test_interp_kit(void) {
+static void test_interp_kit(const char *file) {     /* NULL: the kit's; else a file of its format */
     size_t len, slen, o;
-    char *text = read_rel("conformance/interpolation/pose.json", &len), *stext, path[512];
+    char *text = file ? read_file(file, &len) : read_rel("conformance/interpolation/pose.json", &len), *stext, path[512];
     void *mem = NULL;
     qc_error err;
     qc_json *root;
@@ -1814,7 +1814,7 @@ static void test_interp_kit(void) {
     qc_interp ip;
     double maxx;
     int bad_values = 0, nvals = 0, nsamples = 0, npush = 0;
-    if (text == NULL) { CHECK(0, "conformance/interpolation/pose.json missing"); return; }
+    if (text == NULL) { CHECK(0, "%s missing", file ? file : "conformance/interpolation/pose.json"); return; }
     root = qc_json_parse(text, len, NULL, &mem, &err);
     CHECK(root != NULL, "interp kit json: %s", err.message);
     if (root == NULL) { free(text); return; }
@@ -2018,6 +2018,11 @@ static void test_interp_units(void) {
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
+    if (argc > 3 && strcmp(argv[2], "--interp") == 0) {   /* tests/interp_diff.py: that file only */
+        test_interp_kit(argv[3]);
+        printf("%d passed, %d failed\n", g_pass, g_fail);
+        return g_fail ? 1 : 0;
+    }
     test_units();
     test_siphash();
     test_slot_validity();
@@ -2034,7 +2039,7 @@ int main(int argc, char **argv) {
     test_replies();
     test_limits();
     test_limits_hostile();
-    test_interp_kit();
+    test_interp_kit(NULL);
     test_interp_units();
     test_fuzz(quick ? 1 : 10);
     test_fuzz_keyed(quick ? 1 : 4);
