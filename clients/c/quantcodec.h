@@ -3173,6 +3173,127 @@ static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top
     return (aj >> (cb - 1)) ? ak : ((top - ak) & M);
 }
 
+/* ---- the changed entities' fast path ----------------------------------------------------------
+   One changed entity decoded as the slot-by-slot loop decodes it, for the common case only:
+   every changed field an ordered one (every slot ORD), a NearlyZero of ordered slots, or one
+   smallest-three Quat; every code read in one 8-byte load and not an escape; every code valid;
+   every changed field changed; the extrapolation ratio whole (den 1). The same helpers (lin,
+   apply, sext, the validity test) make the same codes; what it does not do is the dispatch on
+   each slot's role and the checks for pred rows and ratios. Returns 1 with *ppos advanced, or 0
+   (nothing but orw's slots written): the caller decodes the entity again from *ppos with the
+   slot-by-slot loop, which rewrites those slots and makes the error, if any. */
+enum { QC__FS_NONE = 0, QC__FS_ORD = 1, QC__FS_NZ = 2, QC__FS_QUAT = 3 };
+#define QC__FAST_MAXF 64
+#define QC__FAST_MAXC 256
+
+QC__HOT int qc__fast_eg(const uint8_t *buf, size_t nbytes, size_t *ppos, const qc__cpar *P, int alt, uint64_t *out) {
+    size_t p = *ppos, idx = p >> 3;
+    uint64_t peek, x, one, m;
+    int e, tot;
+    if (idx + 8 > nbytes) return 0;
+    peek = qc__load_le64(buf + idx) >> (p & 7);
+    if (!(peek & P->emask)) {
+        /* the escape: E zero bits, (alt) a 0 bit (a 1: something else follows, not this path's
+           case), then the value raw in b bits (b <= 32 for a component: one load) */
+        p += (size_t)(((P->b - P->k + 1) >> 1) + 1);
+        if (alt) {
+            idx = p >> 3;
+            if (idx + 8 > nbytes || ((qc__load_le64(buf + idx) >> (p & 7)) & 1)) return 0;
+            p++;
+        }
+        idx = p >> 3;
+        if (P->b > 56 || idx + 8 > nbytes) return 0;
+        *out = (qc__load_le64(buf + idx) >> (p & 7)) & P->umax;
+        *ppos = p + (size_t)P->b;
+        return 1;
+    }
+    e = qc__ctz(peek);
+    tot = 2 * e + 1 + P->k;
+    if (tot > 56) return 0;
+    x = peek >> (e + 1);
+    one = ((uint64_t)1) << e;
+    m = (((x & (one - 1)) + (one - 1)) << P->k) | ((x >> e) & P->kmask);
+    if (m > P->umax) return 0;
+    *out = m;
+    *ppos = p + (size_t)tot;
+    return 1;
+}
+
+/* a component's reference with a whole ratio: xb + (xb - xp) * numc in its b bits (numc 0: the
+   baseline's; the low b bits of the product depend on the difference's low b bits only, so this
+   is qc__ref's sign-extended product, masked) */
+QC__HOT uint64_t qc__fast_ref(uint64_t bc, uint64_t pc, const qc_comp *cp, uint64_t numc) {
+    uint64_t xb = qc__lin(bc, cp);
+    return (xb + (xb - qc__lin(pc, cp)) * numc) & cp->mask;
+}
+
+static int qc__fast_entity(const qc_schema *sc, const uint8_t *buf, size_t nbytes, size_t *ppos,
+                           const uint8_t *fr, const uint8_t *fshape, const qc__cpar *cpar,
+                           const uint64_t *numc, const uint64_t *br, const uint64_t *pq, int has_pred, uint64_t *orw) {
+    size_t p = *ppos;
+    int i, F = sc->nfields, any = 0;
+    for (i = 0; i < F; i++) {
+        const qc_field *fd;
+        int s, end;
+        uint64_t dacc = 0, u, v;
+        if (!fr[i]) continue;
+        any = 1;
+        fd = &sc->fields[i];
+        s = fd->first_slot;
+        end = s + fd->nslots;
+        if (fshape[i] == QC__FS_QUAT) {
+            const qc_slot *sl = &sc->slots[s];
+            int cb = sl->codec->cbits, qs = 3 * cb, q;
+            uint64_t code = (br[s] >> qs) << qs, pw = has_pred && (pq[s] >> qs) == (br[s] >> qs) ? pq[s] : br[s];
+            for (q = 0; q < 3; q++) {
+                int c = sl->comp + q;
+                const qc_comp *cp = &sc->comps[c];
+                if (!qc__fast_eg(buf, nbytes, &p, &cpar[c], q == 0, &u)) return 0;
+                code |= qc__apply(qc__fast_ref(br[s], pw, cp, numc[c]), u, cp) << cp->shift;
+            }
+            if (!qc__slot_ok(sl, code)) return 0;
+            orw[s] = code;
+            if (code == br[s]) return 0;
+            continue;
+        }
+        if (fshape[i] == QC__FS_NZ) {
+            if (br[s] == 0) v = 1;
+            else {
+                size_t idx = p >> 3;
+                if (idx + 8 > nbytes) return 0;
+                v = (qc__load_le64(buf + idx) >> (p & 7)) & 1;
+                p++;
+            }
+            orw[s] = v;
+            dacc = v ^ br[s];
+            if (v == 0) {
+                int t;
+                for (t = s + 1; t < end; t++) { orw[t] = 0; dacc |= br[t]; }
+                s = end;
+            } else {
+                s++;
+            }
+        } else if (fshape[i] != QC__FS_ORD) {
+            return 0;
+        }
+        for (; s < end; s++) {
+            const qc_slot *sl = &sc->slots[s];
+            int c = sl->comp;
+            const qc_comp *cp = &sc->comps[c];
+            if (!qc__fast_eg(buf, nbytes, &p, &cpar[c], 0, &u)) return 0;
+            v = qc__apply(qc__fast_ref(br[s], pq[s], cp, numc[c]), u, cp);
+            if (sl->sign) v = qc__sext(v, sl->bits);
+            if (!qc__slot_ok(sl, v)) return 0;
+            orw[s] = v;
+            dacc |= v ^ br[s];
+        }
+        if (dacc == 0) return 0;
+    }
+    if (!any) return 0;
+    *ppos = p;
+    return 1;
+}
+
 static int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
     int s;
     for (s = 0; s < S; s++) if (a[s] != b[s]) return 1;
@@ -3194,6 +3315,9 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     size_t words, need;
     qc_snapshot *snap;
     int64_t num = 1, den = 1;
+    int fast;
+    uint8_t fshape[QC__FAST_MAXF];
+    uint64_t numc[QC__FAST_MAXC];
     qc__br_init(&r, buf, nbytes);
     /* header */
     if (qc__get(&r, 16, &v) < 0) return qc__bad(res, "truncated header", r.pos);
@@ -3472,6 +3596,21 @@ flush:
         num = bdist / a;
         den = pdist / a;
     }
+    /* the fast path's tables: each field's shape, each component's whole ratio (0: its
+       reference is the baseline's); none when the ratio is not whole or the schema is large */
+    fast = den == 1 && F <= QC__FAST_MAXF && C <= QC__FAST_MAXC;
+    for (i = 0; fast && i < F; i++) {
+        const qc_field *fd = &sc->fields[i];
+        int s0 = fd->first_slot, s, c, ord = 1;
+        for (s = s0 + (fd->implied_flag ? 1 : 0); s < s0 + fd->nslots; s++)
+            ord &= sc->slots[s].role == QC_ROLE_ORD;
+        if (fd->nslots == 1 && sc->slots[s0].role == QC_ROLE_QUAT) fshape[i] = QC__FS_QUAT;
+        else if (fd->implied_flag && sc->slots[s0].role == QC_ROLE_FLAG && sc->slots[s0].span == fd->nslots - 1 && ord) fshape[i] = QC__FS_NZ;
+        else if (!fd->implied_flag && ord) fshape[i] = QC__FS_ORD;
+        else fshape[i] = QC__FS_NONE;
+        for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++)
+            numc[c] = pdist && cpar[c].usep ? (uint64_t)num : 0;
+    }
     for (x = 0; x < nchg; x++) {
         size_t ke = chg[x];
         const uint64_t *br = base->rows + kept_base[ke] * (size_t)S;
@@ -3480,6 +3619,9 @@ flush:
         int any = 0;
         const char *msg = NULL;
         if (pdist && kept_pred[ke] != (size_t)-1) pr = pred->rows + kept_pred[ke] * (size_t)S;
+        if (fast && qc__fast_entity(sc, buf, nbytes, &r.pos, fch + x * (size_t)F, fshape, cpar, numc, br,
+                                    pr != NULL ? pr : br, pr != NULL, orw))
+            continue;
         for (i = 0; i < F && msg == NULL; i++) {
             const qc_field *fd = &sc->fields[i];
             int s = fd->first_slot, end = fd->first_slot + fd->nslots;
