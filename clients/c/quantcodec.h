@@ -3186,6 +3186,15 @@ enum { QC__FS_NONE = 0, QC__FS_ORD = 1, QC__FS_NZ = 2, QC__FS_QUAT = 3 };
 #define QC__FAST_MAXF 64
 #define QC__FAST_MAXC 256
 
+/* n <= 56 bits: 1, or 0 past the buffer's last 8-byte load */
+QC__HOT int qc__fast_bits(const uint8_t *buf, size_t nbytes, size_t *ppos, int n, uint64_t *out) {
+    size_t p = *ppos, idx = p >> 3;
+    if (idx + 8 > nbytes || n > 56) return 0;
+    *out = (qc__load_le64(buf + idx) >> (p & 7)) & ((((uint64_t)1) << n) - 1);
+    *ppos = p + (size_t)n;
+    return 1;
+}
+
 QC__HOT int qc__fast_eg(const uint8_t *buf, size_t nbytes, size_t *ppos, const qc__cpar *P, int alt, uint64_t *out) {
     size_t p = *ppos, idx = p >> 3;
     uint64_t peek, x, one, m;
@@ -3198,7 +3207,8 @@ QC__HOT int qc__fast_eg(const uint8_t *buf, size_t nbytes, size_t *ppos, const q
         p += (size_t)(((P->b - P->k + 1) >> 1) + 1);
         if (alt) {
             idx = p >> 3;
-            if (idx + 8 > nbytes || ((qc__load_le64(buf + idx) >> (p & 7)) & 1)) return 0;
+            if (idx + 8 > nbytes) return 0;
+            if ((qc__load_le64(buf + idx) >> (p & 7)) & 1) { *ppos = p + 1; return 2; }   /* something else follows */
             p++;
         }
         idx = p >> 3;
@@ -3246,9 +3256,29 @@ static int qc__fast_entity(const qc_schema *sc, const uint8_t *buf, size_t nbyte
             int cb = sl->codec->cbits, qs = 3 * cb, q;
             uint64_t code = (br[s] >> qs) << qs, pw = has_pred && (pq[s] >> qs) == (br[s] >> qs) ? pq[s] : br[s];
             for (q = 0; q < 3; q++) {
-                int c = sl->comp + q;
+                int c = sl->comp + q, st;
                 const qc_comp *cp = &sc->comps[c];
-                if (!qc__fast_eg(buf, nbytes, &p, &cpar[c], q == 0, &u)) return 0;
+                st = qc__fast_eg(buf, nbytes, &p, &cpar[c], q == 0, &u);
+                if (st == 0) return 0;
+                if (st == 2) {
+                    /* a new largest component: the absolute code, or its index and the
+                       differences from the baseline's values remapped to it */
+                    uint64_t how, jn, M = qc__mask(cb);
+                    int t;
+                    if (!qc__fast_bits(buf, nbytes, &p, 1, &how)) return 0;
+                    if (how == 0) {
+                        if (!qc__fast_bits(buf, nbytes, &p, sl->bits, &code)) return 0;
+                        break;
+                    }
+                    if (!qc__fast_bits(buf, nbytes, &p, 2, &jn) || jn == (br[s] >> qs)) return 0;
+                    code = jn << qs;
+                    for (t = 0; t < 3; t++) {
+                        const qc_comp *ct = &sc->comps[sl->comp + t];
+                        if (!qc__fast_eg(buf, nbytes, &p, &cpar[sl->comp + t], 0, &u)) return 0;
+                        code |= ((qc__remap_ref(br[s], (int)jn, t, cb, M - (sl->codec->mode == 2 ? 1 : 0)) + qc__unzz(u)) & M) << ct->shift;
+                    }
+                    break;
+                }
                 code |= qc__apply(qc__fast_ref(br[s], pw, cp, numc[c]), u, cp) << cp->shift;
             }
             if (!qc__slot_ok(sl, code)) return 0;
