@@ -3182,7 +3182,7 @@ static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top
    each slot's role and the checks for pred rows and ratios. Returns 1 with *ppos advanced, or 0
    (nothing but orw's slots written): the caller decodes the entity again from *ppos with the
    slot-by-slot loop, which rewrites those slots and makes the error, if any. */
-enum { QC__FS_NONE = 0, QC__FS_ORD = 1, QC__FS_NZ = 2, QC__FS_QUAT = 3 };
+enum { QC__FS_NONE = 0, QC__FS_ORD = 1, QC__FS_NZ = 2, QC__FS_QUAT = 3, QC__FS_PLAIN = 4 };
 #define QC__FAST_MAXF 64
 #define QC__FAST_MAXC 256
 
@@ -3302,6 +3302,16 @@ static int qc__fast_entity(const qc_schema *sc, const uint8_t *buf, size_t nbyte
                 s = end;
             } else {
                 s++;
+            }
+        } else if (fshape[i] == QC__FS_PLAIN) {
+            /* unsigned, not sign-magnitude, every code of the width valid (Bounded endpoints,
+               UInt, ...): lin is a mask, apply a masked sum, the code needs no test */
+            for (; s < end; s++) {
+                const qc_comp *cp = &sc->comps[sc->slots[s].comp];
+                if (!qc__fast_eg(buf, nbytes, &p, &cpar[sc->slots[s].comp], 0, &u)) return 0;
+                v = (br[s] + (br[s] - pq[s]) * numc[sc->slots[s].comp] + qc__unzz(u)) & cp->mask;
+                orw[s] = v;
+                dacc |= v ^ br[s];
             }
         } else if (fshape[i] != QC__FS_ORD) {
             return 0;
@@ -3631,11 +3641,16 @@ flush:
     fast = den == 1 && F <= QC__FAST_MAXF && C <= QC__FAST_MAXC;
     for (i = 0; fast && i < F; i++) {
         const qc_field *fd = &sc->fields[i];
-        int s0 = fd->first_slot, s, c, ord = 1;
-        for (s = s0 + (fd->implied_flag ? 1 : 0); s < s0 + fd->nslots; s++)
-            ord &= sc->slots[s].role == QC_ROLE_ORD;
+        int s0 = fd->first_slot, s, c, ord = 1, plain = 1;
+        for (s = s0 + (fd->implied_flag ? 1 : 0); s < s0 + fd->nslots; s++) {
+            const qc_slot *sl = &sc->slots[s];
+            ord &= sl->role == QC_ROLE_ORD;
+            plain &= sl->role == QC_ROLE_ORD && !sl->sign && sl->vclass == 0 && sc->comps[sl->comp].smt == 0 &&
+                     sc->comps[sl->comp].shift == 0 && sc->comps[sl->comp].b == sl->bits;
+        }
         if (fd->nslots == 1 && sc->slots[s0].role == QC_ROLE_QUAT) fshape[i] = QC__FS_QUAT;
         else if (fd->implied_flag && sc->slots[s0].role == QC_ROLE_FLAG && sc->slots[s0].span == fd->nslots - 1 && ord) fshape[i] = QC__FS_NZ;
+        else if (!fd->implied_flag && plain) fshape[i] = QC__FS_PLAIN;
         else if (!fd->implied_flag && ord) fshape[i] = QC__FS_ORD;
         else fshape[i] = QC__FS_NONE;
         for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++)
