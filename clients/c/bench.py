@@ -6,30 +6,33 @@ for each case the datagram of one tick is decoded repeatedly by the C decoder (b
 ctypes) and by quantcodec.SnapshotDecoder.decode, both holding the same stream up to that tick,
 alternating C and Python repeat by repeat; medians of the repeats.
 
-    . /work/venv/bin/activate; python clients/c/bench.py [--repeats 15] [--number 200]
+    pip install .   # (from the repository's root, in a virtualenv) then, from anywhere:
+    python clients/c/bench.py [--repeats 15] [--number 200]
+
+It imports the installed quantcodec (not the source tree, whose extension modules are not built
+in a clean clone).
 """
 import argparse
 import ctypes
 import os
 import statistics
 import subprocess
-import sys
 import timeit
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, ROOT)
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from quantcodec import SnapshotDecoder, SnapshotEncoder  # noqa: E402
-from quantcodec.tools.scene import simulate  # noqa: E402
-from quantcodec.tools.link import default_schema  # noqa: E402
+from quantcodec import SnapshotDecoder, SnapshotEncoder
+from quantcodec.tools.scene import simulate
+from quantcodec.tools.link import default_schema
 
 
-def build():
-    lib = os.path.join(HERE, "build", "libqcbench.so")
-    src = [os.path.join(HERE, "bench.c"), os.path.join(HERE, "quantcodec.h")]
+def build(srcdir=HERE):
+    tag = "" if srcdir == HERE else "-" + "%08x" % zlib.crc32(os.path.abspath(srcdir).encode())
+    lib = os.path.join(HERE, "build", f"libqcbench{tag}.so")
+    src = [os.path.join(srcdir, "bench.c"), os.path.join(srcdir, "quantcodec.h")]
     if not os.path.exists(lib) or any(os.path.getmtime(s) > os.path.getmtime(lib) for s in src):
         os.makedirs(os.path.dirname(lib), exist_ok=True)
         subprocess.check_call([os.environ.get("CC", "cc"), "-std=c99", "-O2", "-ffp-contract=off", "-shared",
@@ -51,8 +54,10 @@ def main():
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--number", type=int, default=200)
     ap.add_argument("--lag", type=int, default=6)
+    ap.add_argument("--src", default=HERE, help="a directory with another bench.c and quantcodec.h "
+                    "(e.g. an older commit's, for a before/after comparison)")
     args = ap.parse_args()
-    so = build()
+    so = build(args.src)
     scene = simulate(args.bodies, 5.0, 60, 0)
     schema = default_schema(velocity=True)
     ticks = scene.ids.shape[0]
@@ -97,6 +102,29 @@ def main():
         c, v, p = statistics.median(tc), statistics.median(tv), statistics.median(tp)
         print(f"{name:44s} {len(dg):6d} {c * 1e6:8.1f} {v * 1e6:12.1f} {p * 1e6:10.1f} {p / c:8.2f}x")
         so.qcb_close(b)
+    # the whole stream (hello and every tick) through a new decoder, as issue 37 measured it: ns
+    # per entity decoded, alternated repeats (each side's per-datagram call from the same Python loop)
+    stream = [hello] + datagrams
+    ents = sum(len(snaps[k].ids) for k in range(ticks))
+
+    def run_c():
+        b = so.qcb_open(js, len(js))
+        for d in stream:
+            so.qcb_feed(b, d, len(d))
+        so.qcb_close(b)
+
+    def run_py():
+        py = SnapshotDecoder(schema)
+        for d in stream:
+            py.decode(d)
+
+    tc, tp = [], []
+    for _ in range(max(3, args.repeats // 3)):
+        tc.append(min(timeit.repeat(run_c, number=1, repeat=1)))
+        tp.append(min(timeit.repeat(run_py, number=1, repeat=1)))
+    c, p = statistics.median(tc), statistics.median(tp)
+    print(f"{'whole stream (' + str(len(stream)) + ' datagrams), ns/entity':44s} {sum(map(len, stream)):6d} "
+          f"{c * 1e9 / ents:8.1f} {'':>12s} {p * 1e9 / ents:10.1f} {p / c:8.2f}x")
 
 
 if __name__ == "__main__":

@@ -322,6 +322,61 @@ uint64_t qc_siphash(const uint8_t key[16], const uint8_t *data, size_t len);
 int qc_mac_master(const uint8_t *key, size_t key_len, uint8_t mk[16]);
 void qc_mac_sub(const uint8_t mk[16], const uint8_t *label, size_t len, uint8_t out[16]);
 
+/* ---- snapshot interpolation (docs/interpolation.md) -----------------------------------------
+   A buffer of at most `capacity` views (their values, dequantized), sorted by tick (the views'
+   seq unwrapped against the newest pushed), sampled at a render time t in ticks: linear fields
+   interpolated, angles along the shortest arc, Quat (q and -q alike) and UnitVector by nlerp,
+   exact data held; past the newest view a bounded extrapolation (max_extrapolation ticks),
+   before the oldest the oldest held. Every operation a correctly rounded +, -, *, /, sqrt or
+   floor in the doc's order: the same bits as Python's quantcodec.interpolation. */
+typedef struct qc_interp_stats {
+    uint64_t pushed, dropped, late, extrapolated, early;
+} qc_interp_stats;
+
+/* What qc_interp_sample gives (valid until the next qc_interp_* call on the buffer). */
+typedef struct qc_interp_frame {
+    size_t n;               /* entities: view a's */
+    const uint64_t *ids;    /* ascending */
+    const double *values;   /* n rows of ip->nvalues doubles; a field's at ip->offset[field] */
+    int64_t a, b;           /* the ticks blended; b valid when has_b */
+    int has_b;              /* 0: held or extrapolated */
+    double alpha;           /* the blend (extrapolating: the x of the doc; 0 when held) */
+} qc_interp_frame;
+
+typedef struct qc_interp_view { int64_t tick; size_t n; uint64_t *ids; double *values; size_t bytes; } qc_interp_view;
+
+typedef struct qc_interp {
+    const qc_schema *schema;
+    qc_allocator al;
+    int capacity;
+    double max_extrapolation;
+    int nvalues;                /* doubles per entity: every field's qc_nvalues */
+    int *offset;                /* per field: its first column */
+    int *frule;                 /* (internal) per field: 0 per column, 1 Quat, 2 UnitVector */
+    int *crule;                 /* (internal) per column: 0 linear, 1 angle, 2 held */
+    double *cfull, *clo;        /* (internal) per column: an angle's turn and low end */
+    int nviews;
+    qc_interp_view *views;      /* ascending by tick */
+    int has_newest, has_last;
+    int64_t newest;             /* the newest tick pushed */
+    double last_t;              /* the latest render time sampled */
+    qc_interp_stats stats;
+    double *out;                /* (internal) the frame's values */
+    size_t out_cap;
+    size_t bytes;               /* what the buffer holds now, from the allocator */
+} qc_interp;
+
+/* capacity >= 2, 0 <= max_extrapolation < inf; al NULL: malloc/free. 0, or -1 with err. */
+int qc_interp_init(qc_interp *ip, const qc_schema *s, int capacity, double max_extrapolation, const qc_allocator *al, qc_error *err);
+void qc_interp_free(qc_interp *ip);
+/* The unwrapped tick of a 16-bit seq, relative to the newest view pushed. */
+int64_t qc_interp_tick(const qc_interp *ip, uint16_t seq);
+/* A decoded view: 1 kept, 0 dropped (a tick held already, or older than every view of a full
+   buffer), -1 when the allocator refused (nothing changed). */
+int qc_interp_push(qc_interp *ip, const qc_snapshot *view);
+/* The frame at render time t: 0, or -1 (nothing pushed yet, or the allocator refused). */
+int qc_interp_sample(qc_interp *ip, double t, qc_interp_frame *out);
+
 /* ---- pieces, exposed for tests and tools ---------------------------------------------------- */
 uint32_t qc_crc32c(const uint8_t *data, size_t len, uint32_t seed);
 void qc_sha256(const uint8_t *data, size_t len, uint8_t out[32]);
@@ -2704,6 +2759,9 @@ QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
         big = c > 0.0 ? c : 0.0;
         big = b > big ? b : big;
         big = a > big ? a : big;
+        /* s <= 1/2 makes sqrt(1 - s) >= sqrt(0.5) (both correctly rounded and monotonic), so a
+           largest component <= that double passes without the sqrt: the same answer, cheaper */
+        if (s <= 0.5 && big <= 0.70710678118654757) return 1;
         return (!(s > 1.0)) & (sqrt(1.0 - s) >= big);
     }
     default: return qc_valid(sl->codec, v);
@@ -3115,6 +3173,167 @@ static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top
     return (aj >> (cb - 1)) ? ak : ((top - ak) & M);
 }
 
+/* ---- the changed entities' fast path ----------------------------------------------------------
+   One changed entity decoded as the slot-by-slot loop decodes it, for the common case only:
+   every changed field an ordered one (every slot ORD), a NearlyZero of ordered slots, or one
+   smallest-three Quat; every code read in one 8-byte load and not an escape; every code valid;
+   every changed field changed; the extrapolation ratio whole (den 1). The same helpers (lin,
+   apply, sext, the validity test) make the same codes; what it does not do is the dispatch on
+   each slot's role and the checks for pred rows and ratios. Returns 1 with *ppos advanced, or 0
+   (nothing but orw's slots written): the caller decodes the entity again from *ppos with the
+   slot-by-slot loop, which rewrites those slots and makes the error, if any. */
+enum { QC__FS_NONE = 0, QC__FS_ORD = 1, QC__FS_NZ = 2, QC__FS_QUAT = 3, QC__FS_PLAIN = 4 };
+#define QC__FAST_MAXF 64
+#define QC__FAST_MAXC 256
+
+/* n <= 56 bits: 1, or 0 past the buffer's last 8-byte load */
+QC__HOT int qc__fast_bits(const uint8_t *buf, size_t nbytes, size_t *ppos, int n, uint64_t *out) {
+    size_t p = *ppos, idx = p >> 3;
+    if (idx + 8 > nbytes || n > 56) return 0;
+    *out = (qc__load_le64(buf + idx) >> (p & 7)) & ((((uint64_t)1) << n) - 1);
+    *ppos = p + (size_t)n;
+    return 1;
+}
+
+QC__HOT int qc__fast_eg(const uint8_t *buf, size_t nbytes, size_t *ppos, const qc__cpar *P, int alt, uint64_t *out) {
+    size_t p = *ppos, idx = p >> 3;
+    uint64_t peek, x, one, m;
+    int e, tot;
+    if (idx + 8 > nbytes) return 0;
+    peek = qc__load_le64(buf + idx) >> (p & 7);
+    if (!(peek & P->emask)) {
+        /* the escape: E zero bits, (alt) a 0 bit (a 1: something else follows, not this path's
+           case), then the value raw in b bits (b <= 32 for a component: one load) */
+        p += (size_t)(((P->b - P->k + 1) >> 1) + 1);
+        if (alt) {
+            idx = p >> 3;
+            if (idx + 8 > nbytes) return 0;
+            if ((qc__load_le64(buf + idx) >> (p & 7)) & 1) { *ppos = p + 1; return 2; }   /* something else follows */
+            p++;
+        }
+        idx = p >> 3;
+        if (P->b > 56 || idx + 8 > nbytes) return 0;
+        *out = (qc__load_le64(buf + idx) >> (p & 7)) & P->umax;
+        *ppos = p + (size_t)P->b;
+        return 1;
+    }
+    e = qc__ctz(peek);
+    tot = 2 * e + 1 + P->k;
+    if (tot > 56) return 0;
+    x = peek >> (e + 1);
+    one = ((uint64_t)1) << e;
+    m = (((x & (one - 1)) + (one - 1)) << P->k) | ((x >> e) & P->kmask);
+    if (m > P->umax) return 0;
+    *out = m;
+    *ppos = p + (size_t)tot;
+    return 1;
+}
+
+/* a component's reference with a whole ratio: xb + (xb - xp) * numc in its b bits (numc 0: the
+   baseline's; the low b bits of the product depend on the difference's low b bits only, so this
+   is qc__ref's sign-extended product, masked) */
+QC__HOT uint64_t qc__fast_ref(uint64_t bc, uint64_t pc, const qc_comp *cp, uint64_t numc) {
+    uint64_t xb = qc__lin(bc, cp);
+    return (xb + (xb - qc__lin(pc, cp)) * numc) & cp->mask;
+}
+
+static int qc__fast_entity(const qc_schema *sc, const uint8_t *buf, size_t nbytes, size_t *ppos,
+                           const uint8_t *fr, const uint8_t *fshape, const qc__cpar *cpar,
+                           const uint64_t *numc, const uint64_t *br, const uint64_t *pq, int has_pred, uint64_t *orw) {
+    size_t p = *ppos;
+    int i, F = sc->nfields, any = 0;
+    for (i = 0; i < F; i++) {
+        const qc_field *fd;
+        int s, end;
+        uint64_t dacc = 0, u, v;
+        if (!fr[i]) continue;
+        any = 1;
+        fd = &sc->fields[i];
+        s = fd->first_slot;
+        end = s + fd->nslots;
+        if (fshape[i] == QC__FS_QUAT) {
+            const qc_slot *sl = &sc->slots[s];
+            int cb = sl->codec->cbits, qs = 3 * cb, q;
+            uint64_t code = (br[s] >> qs) << qs, pw = has_pred && (pq[s] >> qs) == (br[s] >> qs) ? pq[s] : br[s];
+            for (q = 0; q < 3; q++) {
+                int c = sl->comp + q, st;
+                const qc_comp *cp = &sc->comps[c];
+                st = qc__fast_eg(buf, nbytes, &p, &cpar[c], q == 0, &u);
+                if (st == 0) return 0;
+                if (st == 2) {
+                    /* a new largest component: the absolute code, or its index and the
+                       differences from the baseline's values remapped to it */
+                    uint64_t how, jn, M = qc__mask(cb);
+                    int t;
+                    if (!qc__fast_bits(buf, nbytes, &p, 1, &how)) return 0;
+                    if (how == 0) {
+                        if (!qc__fast_bits(buf, nbytes, &p, sl->bits, &code)) return 0;
+                        break;
+                    }
+                    if (!qc__fast_bits(buf, nbytes, &p, 2, &jn) || jn == (br[s] >> qs)) return 0;
+                    code = jn << qs;
+                    for (t = 0; t < 3; t++) {
+                        const qc_comp *ct = &sc->comps[sl->comp + t];
+                        if (!qc__fast_eg(buf, nbytes, &p, &cpar[sl->comp + t], 0, &u)) return 0;
+                        code |= ((qc__remap_ref(br[s], (int)jn, t, cb, M - (sl->codec->mode == 2 ? 1 : 0)) + qc__unzz(u)) & M) << ct->shift;
+                    }
+                    break;
+                }
+                code |= qc__apply(qc__fast_ref(br[s], pw, cp, numc[c]), u, cp) << cp->shift;
+            }
+            if (!qc__slot_ok(sl, code)) return 0;
+            orw[s] = code;
+            if (code == br[s]) return 0;
+            continue;
+        }
+        if (fshape[i] == QC__FS_NZ) {
+            if (br[s] == 0) v = 1;
+            else {
+                size_t idx = p >> 3;
+                if (idx + 8 > nbytes) return 0;
+                v = (qc__load_le64(buf + idx) >> (p & 7)) & 1;
+                p++;
+            }
+            orw[s] = v;
+            dacc = v ^ br[s];
+            if (v == 0) {
+                int t;
+                for (t = s + 1; t < end; t++) { orw[t] = 0; dacc |= br[t]; }
+                s = end;
+            } else {
+                s++;
+            }
+        } else if (fshape[i] == QC__FS_PLAIN) {
+            /* unsigned, not sign-magnitude, every code of the width valid (Bounded endpoints,
+               UInt, ...): lin is a mask, apply a masked sum, the code needs no test */
+            for (; s < end; s++) {
+                const qc_comp *cp = &sc->comps[sc->slots[s].comp];
+                if (!qc__fast_eg(buf, nbytes, &p, &cpar[sc->slots[s].comp], 0, &u)) return 0;
+                v = (br[s] + (br[s] - pq[s]) * numc[sc->slots[s].comp] + qc__unzz(u)) & cp->mask;
+                orw[s] = v;
+                dacc |= v ^ br[s];
+            }
+        } else if (fshape[i] != QC__FS_ORD) {
+            return 0;
+        }
+        for (; s < end; s++) {
+            const qc_slot *sl = &sc->slots[s];
+            int c = sl->comp;
+            const qc_comp *cp = &sc->comps[c];
+            if (!qc__fast_eg(buf, nbytes, &p, &cpar[c], 0, &u)) return 0;
+            v = qc__apply(qc__fast_ref(br[s], pq[s], cp, numc[c]), u, cp);
+            if (sl->sign) v = qc__sext(v, sl->bits);
+            if (!qc__slot_ok(sl, v)) return 0;
+            orw[s] = v;
+            dacc |= v ^ br[s];
+        }
+        if (dacc == 0) return 0;
+    }
+    if (!any) return 0;
+    *ppos = p;
+    return 1;
+}
+
 static int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
     int s;
     for (s = 0; s < S; s++) if (a[s] != b[s]) return 1;
@@ -3136,6 +3355,9 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     size_t words, need;
     qc_snapshot *snap;
     int64_t num = 1, den = 1;
+    int fast;
+    uint8_t fshape[QC__FAST_MAXF];
+    uint64_t numc[QC__FAST_MAXC];
     qc__br_init(&r, buf, nbytes);
     /* header */
     if (qc__get(&r, 16, &v) < 0) return qc__bad(res, "truncated header", r.pos);
@@ -3414,6 +3636,26 @@ flush:
         num = bdist / a;
         den = pdist / a;
     }
+    /* the fast path's tables: each field's shape, each component's whole ratio (0: its
+       reference is the baseline's); none when the ratio is not whole or the schema is large */
+    fast = den == 1 && F <= QC__FAST_MAXF && C <= QC__FAST_MAXC;
+    for (i = 0; fast && i < F; i++) {
+        const qc_field *fd = &sc->fields[i];
+        int s0 = fd->first_slot, s, c, ord = 1, plain = 1;
+        for (s = s0 + (fd->implied_flag ? 1 : 0); s < s0 + fd->nslots; s++) {
+            const qc_slot *sl = &sc->slots[s];
+            ord &= sl->role == QC_ROLE_ORD;
+            plain &= sl->role == QC_ROLE_ORD && !sl->sign && sl->vclass == 0 && sc->comps[sl->comp].smt == 0 &&
+                     sc->comps[sl->comp].shift == 0 && sc->comps[sl->comp].b == sl->bits;
+        }
+        if (fd->nslots == 1 && sc->slots[s0].role == QC_ROLE_QUAT) fshape[i] = QC__FS_QUAT;
+        else if (fd->implied_flag && sc->slots[s0].role == QC_ROLE_FLAG && sc->slots[s0].span == fd->nslots - 1 && ord) fshape[i] = QC__FS_NZ;
+        else if (!fd->implied_flag && plain) fshape[i] = QC__FS_PLAIN;
+        else if (!fd->implied_flag && ord) fshape[i] = QC__FS_ORD;
+        else fshape[i] = QC__FS_NONE;
+        for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++)
+            numc[c] = pdist && cpar[c].usep ? (uint64_t)num : 0;
+    }
     for (x = 0; x < nchg; x++) {
         size_t ke = chg[x];
         const uint64_t *br = base->rows + kept_base[ke] * (size_t)S;
@@ -3422,6 +3664,9 @@ flush:
         int any = 0;
         const char *msg = NULL;
         if (pdist && kept_pred[ke] != (size_t)-1) pr = pred->rows + kept_pred[ke] * (size_t)S;
+        if (fast && qc__fast_entity(sc, buf, nbytes, &r.pos, fch + x * (size_t)F, fshape, cpar, numc, br,
+                                    pr != NULL ? pr : br, pr != NULL, orw))
+            continue;
         for (i = 0; i < F && msg == NULL; i++) {
             const qc_field *fd = &sc->fields[i];
             int s = fd->first_slot, end = fd->first_slot + fd->nslots;
@@ -4237,6 +4482,238 @@ size_t qc_client_reply(qc_client *c, uint8_t *out) {
         else qc__put_le32(out + n, qc_crc32c(out, n, qc_crc32c((const uint8_t *)"quantcodec hello request", 24, 0)));
     }
     return n + (size_t)d->tlen;
+}
+
+/* ---- snapshot interpolation (docs/interpolation.md) ------------------------------------------ */
+
+static void *qc__ip_alloc(qc_interp *ip, size_t n) {
+    void *p = ip->al.alloc(ip->al.ud, n ? n : 1);
+    if (p != NULL) ip->bytes += n ? n : 1;
+    return p;
+}
+static void qc__ip_free(qc_interp *ip, void *p, size_t n) {
+    if (p == NULL) return;
+    ip->al.free(ip->al.ud, p, n ? n : 1);
+    ip->bytes -= n ? n : 1;
+}
+
+/* a scalar codec's column rule: 0 linear, 1 angle, 2 held; -1 none */
+static int qc__ip_rule(const qc_codec *c, double *full, double *lo) {
+    QC__NOFMA
+    *full = 0.0; *lo = 0.0;
+    switch (c->kind) {
+    case QC_BOUNDED: case QC_FIXED: case QC_POWERCURVE: case QC_HALF: case QC_GRID: return 0;
+    case QC_UINT: case QC_INT: case QC_INTRANGE: case QC_ENUM: case QC_BOOL: return 2;
+    case QC_ANGLE:
+        *full = c->deg ? 360.0 : 2.0 * 3.14159265358979323846;
+        *lo = c->mode ? -*full / 2.0 : 0.0;
+        return 1;
+    default: return -1;
+    }
+}
+
+void qc_interp_free(qc_interp *ip) {
+    int i, nf, nv;
+    if (ip->schema == NULL) return;
+    nf = ip->schema->nfields; nv = ip->nvalues;
+    for (i = 0; i < ip->nviews; i++) qc__ip_free(ip, ip->views[i].ids, ip->views[i].bytes);
+    qc__ip_free(ip, ip->views, (size_t)(ip->capacity + 1) * sizeof(qc_interp_view));
+    qc__ip_free(ip, ip->offset, (size_t)(nf + 1) * sizeof(int));
+    qc__ip_free(ip, ip->frule, (size_t)(nf + 1) * sizeof(int));
+    qc__ip_free(ip, ip->crule, (size_t)(nv + 1) * sizeof(int));
+    qc__ip_free(ip, ip->cfull, (size_t)(nv + 1) * sizeof(double));
+    qc__ip_free(ip, ip->clo, (size_t)(nv + 1) * sizeof(double));
+    qc__ip_free(ip, ip->out, ip->out_cap * sizeof(double));
+    memset(ip, 0, sizeof *ip);
+}
+
+int qc_interp_init(qc_interp *ip, const qc_schema *s, int capacity, double max_extrapolation, const qc_allocator *al, qc_error *err) {
+    int f, k, col;
+    memset(ip, 0, sizeof *ip);
+    if (capacity < 2) return qc__fail(err, "qc_interp_init: capacity must be an integer of at least 2, got %d", capacity);
+    if (!(max_extrapolation >= 0.0 && max_extrapolation - max_extrapolation == 0.0))
+        return qc__fail(err, "qc_interp_init: max_extrapolation must be finite and >= 0, got %g", max_extrapolation);
+    ip->al = qc__allocator_of(al);
+    ip->schema = s;
+    ip->capacity = capacity;
+    ip->max_extrapolation = max_extrapolation;
+    for (f = 0; f < s->nfields; f++) ip->nvalues += s->fields[f].nvalues;
+    ip->views = (qc_interp_view *)qc__ip_alloc(ip, (size_t)(capacity + 1) * sizeof(qc_interp_view));
+    ip->offset = (int *)qc__ip_alloc(ip, (size_t)(s->nfields + 1) * sizeof(int));
+    ip->frule = (int *)qc__ip_alloc(ip, (size_t)(s->nfields + 1) * sizeof(int));
+    ip->crule = (int *)qc__ip_alloc(ip, (size_t)(ip->nvalues + 1) * sizeof(int));
+    ip->cfull = (double *)qc__ip_alloc(ip, (size_t)(ip->nvalues + 1) * sizeof(double));
+    ip->clo = (double *)qc__ip_alloc(ip, (size_t)(ip->nvalues + 1) * sizeof(double));
+    if (!ip->views || !ip->offset || !ip->frule || !ip->crule || !ip->cfull || !ip->clo) {
+        qc_interp_free(ip);
+        return qc__fail(err, "qc_interp_init: out of memory");
+    }
+    col = 0;
+    for (f = 0; f < s->nfields; f++) {
+        const qc_codec *c = s->fields[f].codec;
+        ip->offset[f] = col;
+        if (c->kind == QC_NEARLYZERO) c = c->inner;
+        ip->frule[f] = c->kind == QC_QUAT ? 1 : c->kind == QC_UNITVECTOR ? 2 : 0;
+        for (k = 0; k < s->fields[f].nvalues; k++, col++) {
+            const qc_codec *cc = c->kind == QC_VECTOR ? &c->inner[k] : c;
+            if (ip->frule[f]) { ip->crule[col] = 0; ip->cfull[col] = ip->clo[col] = 0.0; continue; }
+            ip->crule[col] = qc__ip_rule(cc, &ip->cfull[col], &ip->clo[col]);
+            if (ip->crule[col] < 0) {
+                const char *name = s->fields[f].name;
+                qc_interp_free(ip);
+                return qc__fail(err, "qc_interp_init: field '%s': no interpolation rule for its codec", name);
+            }
+        }
+    }
+    return 0;
+}
+
+int64_t qc_interp_tick(const qc_interp *ip, uint16_t seq) {
+    int64_t d;
+    if (!ip->has_newest) return seq;
+    d = (int64_t)(((uint64_t)seq - (uint64_t)ip->newest) & 0xFFFFu);
+    return ip->newest + (d >= 0x8000 ? d - 0x10000 : d);
+}
+
+int qc_interp_push(qc_interp *ip, const qc_snapshot *view) {
+    const qc_schema *s = ip->schema;
+    int64_t t = qc_interp_tick(ip, view->seq);
+    int i, at, f;
+    size_t e, bytes;
+    qc_interp_view v;
+    for (i = 0; i < ip->nviews; i++)
+        if (ip->views[i].tick == t) { ip->stats.dropped++; return 0; }
+    if (ip->nviews >= ip->capacity && t < ip->views[0].tick) { ip->stats.dropped++; return 0; }
+    bytes = view->n * 8 + view->n * (size_t)ip->nvalues * sizeof(double);
+    v.tick = t; v.n = view->n; v.bytes = bytes;
+    v.ids = (uint64_t *)qc__ip_alloc(ip, bytes);
+    if (v.ids == NULL) return -1;
+    v.values = (double *)(v.ids + view->n);
+    if (view->n) memcpy(v.ids, view->ids, view->n * 8);
+    for (e = 0; e < view->n; e++)
+        for (f = 0; f < s->nfields; f++)
+            qc_field_values(s, f, view->rows + e * (size_t)s->nslots, v.values + e * (size_t)ip->nvalues + ip->offset[f]);
+    if (ip->has_last && (double)t <= ip->last_t) ip->stats.late++;
+    for (at = 0; at < ip->nviews && ip->views[at].tick < t; at++) {}
+    memmove(ip->views + at + 1, ip->views + at, (size_t)(ip->nviews - at) * sizeof(qc_interp_view));
+    ip->views[at] = v;
+    ip->nviews++;
+    if (ip->nviews > ip->capacity) {
+        qc__ip_free(ip, ip->views[0].ids, ip->views[0].bytes);
+        memmove(ip->views, ip->views + 1, (size_t)(ip->nviews - 1) * sizeof(qc_interp_view));
+        ip->nviews--;
+    }
+    if (!ip->has_newest || t > ip->newest) { ip->newest = t; ip->has_newest = 1; }
+    ip->stats.pushed++;
+    return 1;
+}
+
+/* index of id in ids[0..n) (ascending), or -1 */
+static ptrdiff_t qc__ip_find(const uint64_t *ids, size_t n, uint64_t id) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id) lo = mid + 1; else hi = mid;
+    }
+    return lo < n && ids[lo] == id ? (ptrdiff_t)lo : -1;
+}
+
+static double qc__ip_short(double d, double full) { QC__NOFMA return d - full * floor(d / full + 0.5); }
+static double qc__ip_wrap(double v, double full, double lo) { QC__NOFMA return v - full * floor((v - lo) / full); }
+
+/* nlerp of k components (k 4: hemisphere, q and -q alike) */
+static void qc__ip_nlerp(const double *x0, const double *x1, double a, int k, double *out) {
+    QC__NOFMA
+    double y[4], q[4], n = 0.0, dot = 0.0;
+    int i;
+    for (i = 0; i < k; i++) y[i] = x1[i];
+    if (k == 4) {
+        for (i = 0; i < k; i++) dot = dot + x0[i] * x1[i];
+        if (dot < 0.0) for (i = 0; i < k; i++) y[i] = -y[i];
+    }
+    for (i = 0; i < k; i++) { q[i] = x0[i] + (y[i] - x0[i]) * a; n = n + q[i] * q[i]; }
+    n = sqrt(n);
+    if (n == 0.0) { for (i = 0; i < k; i++) out[i] = x0[i]; return; }
+    for (i = 0; i < k; i++) out[i] = q[i] / n;
+}
+
+/* how: 0 hold, 1 between, 2 extrapolate */
+static int qc__ip_out(qc_interp *ip, const qc_interp_view *A, const qc_interp_view *O, int how, double x, qc_interp_frame *fr) {
+    QC__NOFMA
+    const qc_schema *s = ip->schema;
+    size_t need = A->n * (size_t)ip->nvalues, e;
+    int nv = ip->nvalues;
+    if (need > ip->out_cap) {
+        double *nb = (double *)qc__ip_alloc(ip, need * sizeof(double));
+        if (nb == NULL) return -1;
+        qc__ip_free(ip, ip->out, ip->out_cap * sizeof(double));
+        ip->out = nb;
+        ip->out_cap = need;
+    }
+    if (need) memcpy(ip->out, A->values, need * sizeof(double));
+    if (how != 0) {
+        for (e = 0; e < A->n; e++) {
+            ptrdiff_t j = qc__ip_find(O->ids, O->n, A->ids[e]);
+            const double *ra = A->values + e * (size_t)nv, *ro;
+            double *r = ip->out + e * (size_t)nv;
+            int f;
+            if (j < 0) continue;
+            ro = O->values + (size_t)j * (size_t)nv;
+            for (f = 0; f < s->nfields; f++) {
+                int c0 = ip->offset[f], c;
+                if (ip->frule[f]) {
+                    if (how == 1) qc__ip_nlerp(ra + c0, ro + c0, x, ip->frule[f] == 1 ? 4 : 3, r + c0);
+                    continue;
+                }
+                for (c = c0; c < c0 + s->fields[f].nvalues; c++) {
+                    double xa = ra[c], xo = ro[c], full = ip->cfull[c];
+                    if (ip->crule[c] == 2) continue;
+                    if (how == 1)
+                        r[c] = ip->crule[c] == 0 ? xa + (xo - xa) * x
+                             : qc__ip_wrap(xa + qc__ip_short(xo - xa, full) * x, full, ip->clo[c]);
+                    else
+                        r[c] = ip->crule[c] == 0 ? xa + (xa - xo) * x
+                             : qc__ip_wrap(xa + qc__ip_short(xa - xo, full) * x, full, ip->clo[c]);
+                }
+            }
+        }
+    }
+    fr->n = A->n;
+    fr->ids = A->ids;
+    fr->values = ip->out;
+    fr->a = A->tick;
+    fr->has_b = how == 1;
+    fr->b = how == 1 ? O->tick : 0;
+    fr->alpha = x;
+    return 0;
+}
+
+int qc_interp_sample(qc_interp *ip, double t, qc_interp_frame *out) {
+    QC__NOFMA
+    int ia = -1, i;
+    const qc_interp_view *A;
+    if (ip->nviews == 0) return -1;
+    if (!ip->has_last || t > ip->last_t) ip->last_t = t;
+    ip->has_last = 1;
+    for (i = 0; i < ip->nviews; i++) if ((double)ip->views[i].tick <= t) ia = i;
+    if (ia < 0) {
+        if (qc__ip_out(ip, &ip->views[0], NULL, 0, 0.0, out) < 0) return -1;
+        ip->stats.early++;
+        return 0;
+    }
+    A = &ip->views[ia];
+    if (ia + 1 < ip->nviews) {
+        const qc_interp_view *B = &ip->views[ia + 1];
+        return qc__ip_out(ip, A, B, 1, (t - (double)A->tick) / (double)(B->tick - A->tick), out);
+    }
+    if (ia == 0 || t == (double)A->tick) return qc__ip_out(ip, A, NULL, 0, 0.0, out);
+    {
+        const qc_interp_view *P = &ip->views[ia - 1];
+        double d = t - (double)A->tick, e = ip->max_extrapolation < d ? ip->max_extrapolation : d;
+        if (qc__ip_out(ip, A, P, 2, e / (double)(A->tick - P->tick), out) < 0) return -1;
+        ip->stats.extrapolated++;
+        return 0;
+    }
 }
 
 #ifdef QC__GCC_OPTIONS_PUSHED

@@ -1785,9 +1785,244 @@ static void test_kit_args(void) {
     free(mtext);
 }
 
+/* ---- snapshot interpolation ---- */
+
+/* column k of field f is a PowerCurve component (compared with relative 1e-12: libm's pow) */
+static int interp_pow_col(const qc_schema *s, int f, int k) {
+    const qc_codec *c = s->fields[f].codec;
+    if (c->kind == QC_NEARLYZERO) c = c->inner;
+    if (c->kind == QC_VECTOR) c = &c->inner[k];
+    return c->kind == QC_POWERCURVE;
+}
+
+static uint64_t jnum_or_str(const qc_json *v) {
+    uint64_t u = 0;
+    if (v->type == QC_JSON_STRING) { dec_code(v->text, 0, &u); return u; }
+    return jint(v);
+}
+
+/* conformance/interpolation/pose.json: every push's kept flag, every sample's a, b, alpha, ids,
+   stats and values bit for bit (PowerCurve components: relative 1e-12) */
+static void test_interp_kit(const char *file) {     /* NULL: the kit's; else a file of its format */
+    size_t len, slen, o;
+    char *text = file ? read_file(file, &len) : read_rel("conformance/interpolation/pose.json", &len), *stext, path[512];
+    void *mem = NULL;
+    qc_error err;
+    qc_json *root;
+    const qc_json *ops;
+    qc_schema sc;
+    qc_interp ip;
+    double maxx;
+    int bad_values = 0, nvals = 0, nsamples = 0, npush = 0;
+    if (text == NULL) { CHECK(0, "%s missing", file ? file : "conformance/interpolation/pose.json"); return; }
+    root = qc_json_parse(text, len, NULL, &mem, &err);
+    CHECK(root != NULL, "interp kit json: %s", err.message);
+    if (root == NULL) { free(text); return; }
+    snprintf(path, sizeof path, "conformance/%s", qc_json_get(root, "schema")->text);
+    stext = read_rel(path, &slen);
+    CHECK(stext && qc_schema_parse(&sc, stext, slen, NULL, &err) == 0, "interp schema");
+    maxx = from_bits(bits_hex16(qc_json_get(root, "max_extrapolation")->text));
+    CHECK(qc_interp_init(&ip, &sc, (int)jint(qc_json_get(root, "capacity")), maxx, NULL, &err) == 0, "interp init: %s", err.message);
+    ops = qc_json_get(root, "ops");
+    for (o = 0; o < ops->nkids; o++) {
+        const qc_json *op = &ops->kids[o], *push = qc_json_get(op, "push");
+        if (push != NULL) {
+            const qc_json *ids = qc_json_get(push, "ids"), *codes = qc_json_get(push, "codes");
+            qc_snapshot v;
+            size_t e, k;
+            int kept;
+            v.seq = (uint16_t)jint(qc_json_get(push, "seq"));
+            v.n = ids->nkids;
+            v.ids = (uint64_t *)malloc((v.n + 1) * 8);
+            v.rows = (uint64_t *)malloc((v.n * (size_t)sc.nslots + 1) * 8);
+            for (e = 0; e < v.n; e++) {
+                v.ids[e] = jnum_or_str(&ids->kids[e]);
+                for (k = 0; k < (size_t)sc.nslots; k++) v.rows[e * sc.nslots + k] = jnum_or_str(&codes->kids[e].kids[k]);
+            }
+            kept = qc_interp_push(&ip, &v);
+            CHECK(kept == (qc_json_get(op, "kept")->type == QC_JSON_TRUE), "interp op %zu: push seq %u kept %d", o, v.seq, kept);
+            npush++;
+            free(v.ids); free(v.rows);
+        } else {
+            qc_interp_frame fr;
+            double t = from_bits(bits_hex16(qc_json_get(op, "sample")->text));
+            const qc_json *a = qc_json_get(op, "a"), *b = qc_json_get(op, "b"), *ids = qc_json_get(op, "ids");
+            const qc_json *vals = qc_json_get(op, "values"), *st = qc_json_get(op, "stats");
+            int rc = qc_interp_sample(&ip, t, &fr), f, ok;
+            size_t e;
+            nsamples++;
+            CHECK(rc == 0, "interp op %zu: sample failed", o);
+            if (rc) continue;
+            CHECK(fr.a == (int64_t)jint(a), "interp op %zu: a %lld", o, (long long)fr.a);
+            CHECK(b->type == QC_JSON_NULL ? !fr.has_b : (fr.has_b && fr.b == (int64_t)jint(b)), "interp op %zu: b", o);
+            CHECK(dbits(fr.alpha) == bits_hex16(qc_json_get(op, "alpha")->text), "interp op %zu: alpha %a", o, fr.alpha);
+            ok = fr.n == ids->nkids;
+            for (e = 0; ok && e < fr.n; e++) ok = fr.ids[e] == jnum_or_str(&ids->kids[e]);
+            CHECK(ok, "interp op %zu: ids", o);
+            CHECK(ip.stats.pushed == jint(qc_json_get(st, "pushed")) && ip.stats.dropped == jint(qc_json_get(st, "dropped")) &&
+                  ip.stats.late == jint(qc_json_get(st, "late")) && ip.stats.extrapolated == jint(qc_json_get(st, "extrapolated")) &&
+                  ip.stats.early == jint(qc_json_get(st, "early")),
+                  "interp op %zu: stats %llu %llu %llu %llu %llu", o, (unsigned long long)ip.stats.pushed, (unsigned long long)ip.stats.dropped,
+                  (unsigned long long)ip.stats.late, (unsigned long long)ip.stats.extrapolated, (unsigned long long)ip.stats.early);
+            for (f = 0; f < sc.nfields && fr.n == ids->nkids; f++) {
+                const qc_json *col = qc_json_get(vals, sc.fields[f].name);
+                if (col == NULL || col->nkids != fr.n) { bad_values++; continue; }
+                for (e = 0; e < fr.n; e++) {
+                    int k;
+                    for (k = 0; k < sc.fields[f].nvalues; k++) {
+                        double got = fr.values[e * ip.nvalues + ip.offset[f] + k];
+                        double want = from_bits(bits_hex16(col->kids[e].kids[k].text));
+                        int same = interp_pow_col(&sc, f, k) ? (got == want || fabs(got - want) <= 1e-12 * fabs(want))
+                                                              : dbits(got) == dbits(want);
+                        nvals++;
+                        if (!same) {
+                            if (bad_values++ < 5) printf("  interp op %zu: %s[%zu][%d] %a, expected %a\n", o, sc.fields[f].name, e, k, got, want);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    CHECK(bad_values == 0 && nvals > 0, "interp kit: %d of %d values differ", bad_values, nvals);
+    printf("  interpolation kit: %d pushes, %d samples, %d values\n", npush, nsamples, nvals);
+    qc_interp_free(&ip);
+    qc_schema_free(&sc);
+    qc_json_free(mem, NULL);
+    free(text); free(stext);
+}
+
+/* a small schema for the unit tests: a linear scalar, an angle (signed degrees), a quat, a step */
+static const char *interp_schema_json =
+    "{\"name\":\"I\",\"fields\":["
+    "{\"name\":\"x\",\"codec\":{\"kind\":\"Bounded\",\"min\":-100.0,\"max\":100.0,\"bits\":20,\"mode\":\"endpoints\"}},"
+    "{\"name\":\"yaw\",\"codec\":{\"kind\":\"Angle\",\"bits\":16,\"signed\":true,\"unit\":\"deg\"}},"
+    "{\"name\":\"rot\",\"codec\":{\"kind\":\"Quat\",\"bits\":12,\"mode\":\"endpoints\"}},"
+    "{\"name\":\"hp\",\"codec\":{\"kind\":\"UInt\",\"bits\":8}}]}";
+
+/* a view of ids with x, yaw, rot, hp (quantized) */
+static void interp_view(const qc_schema *sc, qc_snapshot *v, uint16_t seq, size_t n, const uint64_t *ids,
+                        const double *x, const double *yaw, const double (*rot)[4], const uint64_t *hp) {
+    size_t e;
+    v->seq = seq; v->n = n;
+    v->ids = (uint64_t *)malloc((n + 1) * 8);
+    v->rows = (uint64_t *)malloc((n * (size_t)sc->nslots + 1) * 8);
+    for (e = 0; e < n; e++) {
+        uint64_t *row = v->rows + e * sc->nslots;
+        v->ids[e] = ids[e];
+        row[0] = qc_quantize(sc->fields[0].codec, x[e], NULL);
+        row[1] = qc_quantize(sc->fields[1].codec, yaw[e], NULL);
+        qc_quantize_quat(sc->fields[2].codec, rot[e], &row[2]);
+        row[3] = hp[e];
+    }
+}
+static void interp_view_free(qc_snapshot *v) { free(v->ids); free(v->rows); }
+
+static double interp_val(const qc_interp *ip, const qc_interp_frame *fr, size_t e, int field, int k) {
+    return fr->values[e * ip->nvalues + ip->offset[field] + k];
+}
+
+static void test_interp_units(void) {
+    qc_schema sc;
+    qc_error err;
+    qc_interp ip;
+    qc_interp_frame fr;
+    qc_snapshot v;
+    double dq[4];
+    static const double ident[1][4] = {{0, 0, 0, 1}};
+    uint64_t id1[1] = {7}, hp1[1] = {5}, hp2[1] = {9}, ids2[2] = {7, 8}, hp22[2] = {1, 2};
+    int i;
+    if (qc_schema_parse(&sc, interp_schema_json, strlen(interp_schema_json), NULL, &err) != 0) { CHECK(0, "interp schema: %s", err.message); return; }
+    CHECK(qc_interp_init(&ip, &sc, 1, 2.0, NULL, &err) < 0 && strstr(err.message, "capacity") != NULL, "capacity 1 refused");
+    CHECK(qc_interp_init(&ip, &sc, 4, -1.0, NULL, &err) < 0 && strstr(err.message, "max_extrapolation") != NULL, "negative max_extrapolation refused");
+    CHECK(qc_interp_init(&ip, &sc, 4, 1.0, NULL, &err) == 0, "init: %s", err.message);
+    CHECK(qc_interp_sample(&ip, 0.0, &fr) < 0, "sample before any push refused");
+
+    /* reordered: 12 before 10, then 11; duplicate 11 dropped */
+    { double x[1] = {12}, y[1] = {0}; interp_view(&sc, &v, 12, 1, id1, x, y, ident, hp2); CHECK(qc_interp_push(&ip, &v) == 1, "push 12"); interp_view_free(&v); }
+    { double x[1] = {10}, y[1] = {0}; interp_view(&sc, &v, 10, 1, id1, x, y, ident, hp1); CHECK(qc_interp_push(&ip, &v) == 1, "push 10 (reordered)"); interp_view_free(&v); }
+    { double x[1] = {11}, y[1] = {0}; interp_view(&sc, &v, 11, 1, id1, x, y, ident, hp1); CHECK(qc_interp_push(&ip, &v) == 1, "push 11"); CHECK(qc_interp_push(&ip, &v) == 0, "duplicate 11 dropped"); interp_view_free(&v); }
+    CHECK(ip.nviews == 3 && ip.views[0].tick == 10 && ip.views[1].tick == 11 && ip.views[2].tick == 12, "sorted by tick");
+    CHECK(ip.stats.pushed == 3 && ip.stats.dropped == 1, "stats after pushes");
+    /* between */
+    CHECK(qc_interp_sample(&ip, 11.5, &fr) == 0 && fr.a == 11 && fr.has_b && fr.b == 12 && fr.alpha == 0.5, "between 11 and 12");
+    qc_dequantize(sc.fields[0].codec, qc_quantize(sc.fields[0].codec, 11, NULL), &dq[0]);
+    qc_dequantize(sc.fields[0].codec, qc_quantize(sc.fields[0].codec, 12, NULL), &dq[1]);
+    CHECK(interp_val(&ip, &fr, 0, 0, 0) == dq[0] + (dq[1] - dq[0]) * 0.5, "linear blend");
+    CHECK(interp_val(&ip, &fr, 0, 3, 0) == 5.0, "UInt held (a's)");
+    /* early: before the oldest */
+    CHECK(qc_interp_sample(&ip, 9.0, &fr) == 0 && fr.a == 10 && !fr.has_b && fr.alpha == 0.0 && ip.stats.early == 1, "early: the oldest held");
+    /* extrapolation bounded by max_extrapolation (1 tick) */
+    CHECK(qc_interp_sample(&ip, 15.0, &fr) == 0 && fr.a == 12 && !fr.has_b && fr.alpha == 1.0 && ip.stats.extrapolated == 1, "extrapolation capped");
+    CHECK(interp_val(&ip, &fr, 0, 0, 0) == dq[1] + (dq[1] - dq[0]) * 1.0, "extrapolated linear");
+    CHECK(qc_interp_sample(&ip, 12.0, &fr) == 0 && fr.a == 12 && !fr.has_b && fr.alpha == 0.0 && ip.stats.extrapolated == 1, "t == newest: held");
+    /* late: 13 arrives after the render time passed 15 (kept, counted late); missing 14 */
+    { double x[1] = {13}, y[1] = {0}; interp_view(&sc, &v, 13, 1, id1, x, y, ident, hp1); CHECK(qc_interp_push(&ip, &v) == 1 && ip.stats.late == 1, "late view kept and counted"); interp_view_free(&v); }
+    { double x[1] = {15}, y[1] = {0}; interp_view(&sc, &v, 15, 1, id1, x, y, ident, hp1); CHECK(qc_interp_push(&ip, &v) == 1, "push 15"); interp_view_free(&v); }
+    /* 15 <= last_t 15: late too (at or before the latest render time) */
+    CHECK(ip.stats.late == 2, "a view at the render time counts late (%llu)", (unsigned long long)ip.stats.late);
+    /* the buffer is full (capacity 4: 11, 12, 13, 15); an older view is dropped, the oldest evicted by a newer */
+    CHECK(ip.nviews == 4 && ip.views[0].tick == 11, "capacity 4, the oldest evicted");
+    { double x[1] = {10}, y[1] = {0}; interp_view(&sc, &v, 10, 1, id1, x, y, ident, hp1); CHECK(qc_interp_push(&ip, &v) == 0, "older than every view of a full buffer: dropped"); interp_view_free(&v); }
+    /* missing 14: 13 -> 15 spans two ticks */
+    CHECK(qc_interp_sample(&ip, 14.0, &fr) == 0 && fr.a == 13 && fr.b == 15 && fr.alpha == 0.5, "a missing view: blended over two ticks");
+    qc_interp_free(&ip);
+
+    /* angle wrap (signed degrees: [-180, 180)), a quaternion near q / -q, entities appearing and leaving */
+    CHECK(qc_interp_init(&ip, &sc, 8, 2.0, NULL, &err) == 0, "init 2");
+    {
+        double x[2] = {0, 0}, ya[2] = {170, -170}, yb[2] = {-170, 170};
+        /* one rotation near (0, 0, s, -s), the smallest-three form picks z in one view, w in the
+           other and makes the largest positive: the two views' quaternions are near q and -q */
+        double s = 0.70710678118654752440, u = 0.70 / sqrt(0.70 * 0.70 + 0.71 * 0.71), w = 0.71 / sqrt(0.70 * 0.70 + 0.71 * 0.71);
+        double ra[2][4] = {{0, 0, u, -w}, {0, 0, 0, 1}}, rb[2][4] = {{0, 0, w, -u}, {0, 0, 0, 1}};
+        uint64_t one[1] = {7}; double x1[1] = {0}, y1[1] = {170}, r1[1][4] = {{0, 0, s, s}};
+        double a0, b0, want, q0[4], q1[4], d;
+        interp_view(&sc, &v, 20, 2, ids2, x, ya, (const double (*)[4])ra, hp22); CHECK(qc_interp_push(&ip, &v) == 1, "push 20"); interp_view_free(&v);
+        interp_view(&sc, &v, 22, 2, ids2, x, yb, (const double (*)[4])rb, hp22); CHECK(qc_interp_push(&ip, &v) == 1, "push 22"); interp_view_free(&v);
+        CHECK(qc_interp_sample(&ip, 21.0, &fr) == 0 && fr.alpha == 0.5 && fr.n == 2, "sample 21");
+        qc_dequantize(sc.fields[1].codec, qc_quantize(sc.fields[1].codec, 170, NULL), &a0);
+        qc_dequantize(sc.fields[1].codec, qc_quantize(sc.fields[1].codec, -170, NULL), &b0);
+        /* 170 -> -170 goes the short way, through 180 (wrapped to -180), not through 0 */
+        want = (a0 + (b0 - a0 - 360.0 * floor((b0 - a0) / 360.0 + 0.5)) * 0.5);
+        want = want - 360.0 * floor((want + 180.0) / 360.0);
+        CHECK(interp_val(&ip, &fr, 0, 1, 0) == want && fabs(fabs(want) - 180.0) < 0.1, "angle wrap: %.17g (want %.17g)", interp_val(&ip, &fr, 0, 1, 0), want);
+        CHECK(fabs(interp_val(&ip, &fr, 1, 1, 0) - 180.0) > 179.0 || fabs(interp_val(&ip, &fr, 1, 1, 0) + 180.0) < 0.1, "angle wrap the other way");
+        /* q and -q: the blend stays at the rotation (no collapse through zero) */
+        for (i = 0; i < 4; i++) q0[i] = ip.views[0].values[ip.offset[2] + i], q1[i] = ip.views[1].values[ip.offset[2] + i];
+        d = q0[0] * q1[0] + q0[1] * q1[1] + q0[2] * q1[2] + q0[3] * q1[3];
+        CHECK(d < -0.99, "the test's views are q and -q (dot %g)", d);
+        for (d = 0, i = 0; i < 4; i++) d += interp_val(&ip, &fr, 0, 2, i) * q0[i];
+        CHECK(fabs(d) > 0.999, "nlerp across q / -q keeps the rotation (dot %g)", d);
+        for (d = 0, i = 0; i < 4; i++) d += interp_val(&ip, &fr, 0, 2, i) * interp_val(&ip, &fr, 0, 2, i);
+        CHECK(fabs(d - 1.0) < 1e-15, "nlerp gives a unit quaternion (%.17g)", d);
+        /* entity 8 leaves at 24; entity 7 alone: 8 is in A (22) but not B (24): held */
+        interp_view(&sc, &v, 24, 1, one, x1, y1, (const double (*)[4])r1, hp1); CHECK(qc_interp_push(&ip, &v) == 1, "push 24"); interp_view_free(&v);
+        CHECK(qc_interp_sample(&ip, 23.0, &fr) == 0 && fr.n == 2 && fr.ids[1] == 8, "a leaving entity: still in A");
+        CHECK(interp_val(&ip, &fr, 1, 1, 0) == ip.views[1].values[ip.nvalues + ip.offset[1]], "a leaving entity: held at A's values");
+        CHECK(qc_interp_sample(&ip, 24.5, &fr) == 0 && fr.n == 1 && fr.ids[0] == 7, "after it left: gone");
+        /* 16-bit wrap: seq 65535 -> 0 unwraps to consecutive ticks */
+    }
+    qc_interp_free(&ip);
+    CHECK(qc_interp_init(&ip, &sc, 4, 2.0, NULL, &err) == 0, "init 3");
+    {
+        double x[1] = {1}, y[1] = {0};
+        interp_view(&sc, &v, 65535, 1, id1, x, y, ident, hp1); qc_interp_push(&ip, &v); interp_view_free(&v);
+        interp_view(&sc, &v, 0, 1, id1, x, y, ident, hp1); qc_interp_push(&ip, &v); interp_view_free(&v);
+        CHECK(ip.views[1].tick == 65536 && qc_interp_tick(&ip, 65534) == 65534 && qc_interp_tick(&ip, 5) == 65541, "seq unwrapped across 65535 -> 0");
+        CHECK(ip.bytes > 0, "bytes counted");
+    }
+    qc_interp_free(&ip);
+    qc_schema_free(&sc);
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
+    if (argc > 3 && strcmp(argv[2], "--interp") == 0) {   /* tests/interp_diff.py: that file only */
+        test_interp_kit(argv[3]);
+        printf("%d passed, %d failed\n", g_pass, g_fail);
+        return g_fail ? 1 : 0;
+    }
     test_units();
     test_siphash();
     test_slot_validity();
@@ -1804,6 +2039,8 @@ int main(int argc, char **argv) {
     test_replies();
     test_limits();
     test_limits_hostile();
+    test_interp_kit(NULL);
+    test_interp_units();
     test_fuzz(quick ? 1 : 10);
     test_fuzz_keyed(quick ? 1 : 4);
     printf("%d passed, %d failed\n", g_pass, g_fail);
