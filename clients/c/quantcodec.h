@@ -1,5 +1,7 @@
 /* quantcodec.h - a single-header C99 client of the quantcodec wire format (docs/wire-format.md).
 
+   (Assembled from its parts in clients/c/src/ by clients/c/assemble: edit those, then run it.)
+
    Schemas from their JSON, the fingerprint, every codec's dequantize (and quantize for the scalar,
    vector and quaternion codecs), valid(), one-record encode/decode, and the snapshot stream
    decoder with the datagram layer (CRC-32C check keyed with the stream, or SipHash-2-4 tags under
@@ -3050,6 +3052,58 @@ static int qc__set(qc__br *r, size_t *pos, size_t *n, size_t M) {
     return 0;
 }
 
+/* ---- the delta rules (wire-format sections 7-8): each once, for both paths of the packet decoder ---- */
+
+QC__HOT uint64_t qc__lin(uint64_t carrier, const qc_comp *cp) {
+    uint64_t x = (carrier >> cp->shift) & cp->mask;
+    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
+    return x;
+}
+
+static int64_t qc__round_div(int64_t x, int64_t den) {
+    if (x >= 0) return (2 * x + den) / (2 * den);
+    return -((2 * (-x) + den) / (2 * den));
+}
+
+/* A component's reference: its baseline value, or extrapolated through pred. */
+QC__HOT uint64_t qc__ref(uint64_t bc, const uint64_t *pc, const qc_comp *cp, int64_t num, int64_t den) {
+    uint64_t xb = qc__lin(bc, cp), mask = cp->mask, xp, dd;
+    int64_t s, t;
+    if (pc == NULL) return xb;
+    xp = qc__lin(*pc, cp);
+    dd = (xb - xp) & mask;
+    s = (int64_t)qc__sext(dd, cp->b);
+    t = den == 1 ? s * num : qc__round_div(s * num, den);
+    return (xb + (uint64_t)t) & mask;
+}
+
+QC__HOT uint64_t qc__unzz(uint64_t u) { return (u >> 1) ^ (~(u & 1) + 1); }
+QC__HOT uint64_t qc__sign_mask(uint64_t x) { return 0 - (x >> 63); }     /* ~0 when the top bit is set */
+QC__HOT uint64_t qc__asr(uint64_t x, int n) {                            /* x >> n, shifting the top bit in */
+    uint64_t s = qc__sign_mask(x);
+    return s ^ ((s ^ x) >> n);
+}
+
+QC__HOT uint64_t qc__apply(uint64_t ref, uint64_t u, const qc_comp *cp) {
+    uint64_t x = (ref + qc__unzz(u)) & cp->mask;
+    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
+    return x;
+}
+
+/* top: the mode's top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2), the code of a negated value
+   being top - c (docs/wire-format.md 7.3) */
+static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) {
+    uint64_t M = qc__mask(cb), aj, ak;
+    int i = (int)((bcode >> (3 * cb)) & 3);
+    int k = t + (t >= j ? 1 : 0);
+    int pj = j - (j > i ? 1 : 0), pk;
+    aj = (bcode >> ((2 - pj) * cb)) & M;
+    if (k == i) return aj;
+    pk = k - (k > i ? 1 : 0);
+    ak = (bcode >> ((2 - pk) * cb)) & M;
+    return (aj >> (cb - 1)) ? ak : ((top - ak) & M);
+}
+
 /* ---- the decoder's memory ---------------------------------------------------------------------- */
 
 static void *qc__dalloc(qc_decoder *d, size_t n) {
@@ -3164,56 +3218,6 @@ static const qc_snapshot *qc__held_ref(qc_decoder *d, int s, int seq, int baseli
 static int qc__bad(qc_result *res, const char *what, size_t pos) {
     snprintf(res->message, sizeof res->message, "snapshot packet: %s at bit %lu", what, (unsigned long)pos);
     return QC_E_MALFORMED;
-}
-
-QC__HOT uint64_t qc__lin(uint64_t carrier, const qc_comp *cp) {
-    uint64_t x = (carrier >> cp->shift) & cp->mask;
-    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
-    return x;
-}
-
-static int64_t qc__round_div(int64_t x, int64_t den) {
-    if (x >= 0) return (2 * x + den) / (2 * den);
-    return -((2 * (-x) + den) / (2 * den));
-}
-
-/* A component's reference: its baseline value, or extrapolated through pred. */
-QC__HOT uint64_t qc__ref(uint64_t bc, const uint64_t *pc, const qc_comp *cp, int64_t num, int64_t den) {
-    uint64_t xb = qc__lin(bc, cp), mask = cp->mask, xp, dd;
-    int64_t s, t;
-    if (pc == NULL) return xb;
-    xp = qc__lin(*pc, cp);
-    dd = (xb - xp) & mask;
-    s = (int64_t)qc__sext(dd, cp->b);
-    t = den == 1 ? s * num : qc__round_div(s * num, den);
-    return (xb + (uint64_t)t) & mask;
-}
-
-QC__HOT uint64_t qc__unzz(uint64_t u) { return (u >> 1) ^ (~(u & 1) + 1); }
-QC__HOT uint64_t qc__sign_mask(uint64_t x) { return 0 - (x >> 63); }     /* ~0 when the top bit is set */
-QC__HOT uint64_t qc__asr(uint64_t x, int n) {                            /* x >> n, shifting the top bit in */
-    uint64_t s = qc__sign_mask(x);
-    return s ^ ((s ^ x) >> n);
-}
-
-QC__HOT uint64_t qc__apply(uint64_t ref, uint64_t u, const qc_comp *cp) {
-    uint64_t x = (ref + qc__unzz(u)) & cp->mask;
-    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
-    return x;
-}
-
-/* top: the mode's top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2), the code of a negated value
-   being top - c (docs/wire-format.md 7.3) */
-static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) {
-    uint64_t M = qc__mask(cb), aj, ak;
-    int i = (int)((bcode >> (3 * cb)) & 3);
-    int k = t + (t >= j ? 1 : 0);
-    int pj = j - (j > i ? 1 : 0), pk;
-    aj = (bcode >> ((2 - pj) * cb)) & M;
-    if (k == i) return aj;
-    pk = k - (k > i ? 1 : 0);
-    ak = (bcode >> ((2 - pk) * cb)) & M;
-    return (aj >> (cb - 1)) ? ak : ((top - ak) & M);
 }
 
 /* ---- the changed entities' fast path ----------------------------------------------------------
