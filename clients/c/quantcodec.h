@@ -426,6 +426,9 @@ int qc_parse_hex_double(const char *s, double *out);
 #include <math.h>
 #include <stdarg.h>
 #include <time.h>
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2760,6 +2763,17 @@ QC__HOT uint64_t qc__sext(uint64_t w, int bits) {
     return w;
 }
 
+/* Valid only where qc__slot_ok says so, from q, an upper bound of each component code's
+   shrunk value squared in units of 2**-32 (qc_slot.qsq): a sum of squares and the largest
+   square together at most 1 - 2**-24 leave sqrt(1 - s) above the largest kept value by far
+   more than the doubles' rounding; anything closer to the boundary takes the exact test. */
+#define QC__QSQ_LIM ((((uint64_t)1) << 32) - (((uint64_t)1) << 8))
+QC__HOT int qc__quat_surely_valid(const uint32_t *q, uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t x = q[a], y = q[b], z = q[c], big = x > y ? x : y;
+    big = big > z ? big : z;
+    return x + y + z + big <= QC__QSQ_LIM;
+}
+
 /* A code read from the wire (bits wide, sign-extended for signed slots) is valid. */
 QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
     QC__NOFMA
@@ -2770,14 +2784,16 @@ QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
     case 4: {
         int cb = sl->codec->cbits;
         uint64_t m = (((uint64_t)1) << cb) - 1;
-        double a = sl->qtab[(v >> (2 * cb)) & m], b = sl->qtab[(v >> cb) & m], c = sl->qtab[v & m];
-        double s = (a * a + b * b) + c * c, big;
+        double a, b, c, s, big;
+        /* most codes: the integer test on the squares' bounds; the rest, the exact test */
+        if (qc__quat_surely_valid(sl->qsq, (v >> (2 * cb)) & m, (v >> cb) & m, v & m)) return 1;
+        a = sl->qtab[(v >> (2 * cb)) & m];
+        b = sl->qtab[(v >> cb) & m];
+        c = sl->qtab[v & m];
+        s = (a * a + b * b) + c * c;
         big = c > 0.0 ? c : 0.0;
         big = b > big ? b : big;
         big = a > big ? a : big;
-        /* s <= 1/2 makes sqrt(1 - s) >= sqrt(0.5) (both correctly rounded and monotonic), so a
-           largest component <= that double passes without the sqrt: the same answer, cheaper */
-        if (s <= 0.5 && big <= 0.70710678118654757) return 1;
         return (!(s > 1.0)) & (sqrt(1.0 - s) >= big);
     }
     default: return qc_valid(sl->codec, v);
@@ -3259,17 +3275,6 @@ typedef struct qc__dfield { /* one field's shape in the fast path */
     const uint32_t *qsq;    /* QUAT: qc_slot.qsq */
 } qc__dfield;
 
-/* Valid only where qc__slot_ok says so, from q, an upper bound of each component code's
-   shrunk value squared in units of 2**-32 (qc_slot.qsq): a sum of squares and the largest
-   square together at most 1 - 2**-24 leave sqrt(1 - s) above the largest kept value by far
-   more than the doubles' rounding; anything closer to the boundary takes the exact test. */
-#define QC__QSQ_LIM ((((uint64_t)1) << 32) - (((uint64_t)1) << 8))
-QC__HOT int qc__quat_surely_valid(const uint32_t *q, uint64_t a, uint64_t b, uint64_t c) {
-    uint64_t x = q[a], y = q[b], z = q[c], big = x > y ? x : y;
-    big = big > z ? big : z;
-    return x + y + z + big <= QC__QSQ_LIM;
-}
-
 /* n <= 57 bits at bit *pos (bounds-free, as qc__eg_read) */
 QC__HOT uint64_t qc__fast_bits(const uint8_t *buf, size_t *pos, int n) {
     uint64_t v = (qc__load_le64(buf + (*pos >> 3)) >> (*pos & 7)) & ((((uint64_t)1) << n) - 1);
@@ -3460,10 +3465,20 @@ static size_t qc__fast_run(const qc__fastrun *a, size_t e, size_t n, size_t *ppo
     return qc__fast_run_(a, e, n, ppos, 0);
 }
 
-static int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
-    int s;
-    for (s = 0; s < S; s++) if (a[s] != b[s]) return 1;
-    return 0;
+/* whether two rows of S codes differ (0 or 1), without a branch a code: two codes a compare
+   with SSE2 where the compiler has it */
+QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
+    uint64_t x = 0;
+    int s = 0;
+#if defined(__SSE2__) || defined(_M_X64)
+    __m128i acc = _mm_setzero_si128();
+    for (; s + 2 <= S; s += 2)
+        acc = _mm_or_si128(acc, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + s)),
+                                              _mm_loadu_si128((const __m128i *)(const void *)(b + s))));
+    x = (uint64_t)(_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xFFFF);
+#endif
+    for (; s < S; s++) x |= a[s] ^ b[s];
+    return x != 0;
 }
 
 /* the bytes an entity of the fast path may load from its start (QC__FAST_MAXBITS a component
@@ -3606,12 +3621,12 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     }
     if (nnew) {
         uint64_t prev = 0;
-        int kid;
+        qc__cpar idp;
         const char *msg = NULL;
         if (qc__get(&r, 6, &v) < 0) { msg = "truncated id parameter"; goto new_bad; }
-        kid = (int)v;
+        qc__cpar_set(&idp, (int)v, 64);
         for (e = 0; e < nnew; e++) {
-            if (qc__eg(&r, kid, 64, &v) < 0) { msg = "bad id of a new entity"; goto new_bad; }
+            if (qc__eg_p(&r, &idp, &v, NULL) < 0) { msg = "bad id of a new entity"; goto new_bad; }
             if (e) {
                 if (v >= 0xFFFFFFFFFFFFFFFFull - prev) { msg = "new entity id beyond 2**64 - 1"; goto new_bad; }
                 v = prev + 1 + v;
@@ -3698,7 +3713,18 @@ flush:
     /* changed entities */
     if (pdist) {
         size_t n1 = 0, n0 = 0, m1 = 0, m0 = 0, a1 = 0, a0 = 0, pj = 0;
-        for (e = 0; e < kept; e++) {
+        if (nrem == 0 && pred->n == m && (m == 0 || memcmp(pred->ids, base->ids, m * 8) == 0)) {
+            /* the common case: the baseline's entities kept, the same in the extrapolation
+               snapshot, row for row */
+            for (e = 0; e < kept; e++) {
+                int ctx = qc__rows_differ(base->rows + e * (size_t)S, pred->rows + e * (size_t)S, S);
+                kept_pred[e] = e;
+                cls1[n1] = e;
+                cls0[n0] = e;
+                n1 += (size_t)ctx;
+                n0 += (size_t)!ctx;
+            }
+        } else for (e = 0; e < kept; e++) {
             size_t kb = kept_base[e];
             int ctx = 1;
             kept_pred[e] = (size_t)-1;

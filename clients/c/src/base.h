@@ -11,6 +11,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <time.h>
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {

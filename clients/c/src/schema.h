@@ -881,6 +881,17 @@ QC__HOT uint64_t qc__sext(uint64_t w, int bits) {
     return w;
 }
 
+/* Valid only where qc__slot_ok says so, from q, an upper bound of each component code's
+   shrunk value squared in units of 2**-32 (qc_slot.qsq): a sum of squares and the largest
+   square together at most 1 - 2**-24 leave sqrt(1 - s) above the largest kept value by far
+   more than the doubles' rounding; anything closer to the boundary takes the exact test. */
+#define QC__QSQ_LIM ((((uint64_t)1) << 32) - (((uint64_t)1) << 8))
+QC__HOT int qc__quat_surely_valid(const uint32_t *q, uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t x = q[a], y = q[b], z = q[c], big = x > y ? x : y;
+    big = big > z ? big : z;
+    return x + y + z + big <= QC__QSQ_LIM;
+}
+
 /* A code read from the wire (bits wide, sign-extended for signed slots) is valid. */
 QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
     QC__NOFMA
@@ -891,14 +902,16 @@ QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
     case 4: {
         int cb = sl->codec->cbits;
         uint64_t m = (((uint64_t)1) << cb) - 1;
-        double a = sl->qtab[(v >> (2 * cb)) & m], b = sl->qtab[(v >> cb) & m], c = sl->qtab[v & m];
-        double s = (a * a + b * b) + c * c, big;
+        double a, b, c, s, big;
+        /* most codes: the integer test on the squares' bounds; the rest, the exact test */
+        if (qc__quat_surely_valid(sl->qsq, (v >> (2 * cb)) & m, (v >> cb) & m, v & m)) return 1;
+        a = sl->qtab[(v >> (2 * cb)) & m];
+        b = sl->qtab[(v >> cb) & m];
+        c = sl->qtab[v & m];
+        s = (a * a + b * b) + c * c;
         big = c > 0.0 ? c : 0.0;
         big = b > big ? b : big;
         big = a > big ? a : big;
-        /* s <= 1/2 makes sqrt(1 - s) >= sqrt(0.5) (both correctly rounded and monotonic), so a
-           largest component <= that double passes without the sqrt: the same answer, cheaper */
-        if (s <= 0.5 && big <= 0.70710678118654757) return 1;
         return (!(s > 1.0)) & (sqrt(1.0 - s) >= big);
     }
     default: return qc_valid(sl->codec, v);
