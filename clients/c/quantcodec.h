@@ -3481,6 +3481,71 @@ QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
     return x != 0;
 }
 
+/* The fast path's tables for one packet: each component's extrapolation (numc: the ratio's
+   numerator when the packet extrapolates it) and validity, each field's shape. The fields of no
+   fast shape changed in this packet go to gen (their entities take the slot loop): how many. */
+static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist, int64_t num, qc__dcomp *dc,
+                           qc__dfield *dfd, int *gen) {
+    const int F = sc->nfields, C = sc->ncomps;
+    int ngen = 0, c, i;
+    for (c = 0; c < C; c++) {
+        const qc_comp *cp = &sc->comps[c];
+        const qc_slot *sl = &sc->slots[cp->slot];
+        qc__dcomp *dd = &dc[c];
+        dd->numc = pdist && dd->P.usep ? (uint64_t)num : 0;
+        dd->sh = 64 - cp->b;
+        dd->smt = cp->smt << dd->sh;
+        dd->shift = cp->shift;
+        dd->slot = cp->slot;
+        dd->vmask = sl->sign ? ~(uint64_t)0 : cp->mask;
+        dd->vbad = ((uint64_t)1) << 62;
+        if (sl->sign) {
+            dd->vlo = (uint64_t)sl->codec->smin;
+            dd->vspan = (uint64_t)sl->codec->smax - (uint64_t)sl->codec->smin;
+        } else {
+            dd->vlo = 0;
+            dd->vspan = sl->codec->maxcode;
+            if (sl->codec->kind == QC_POWERCURVE) dd->vbad = ((uint64_t)1) << (sl->bits - 1);
+        }
+    }
+    for (i = 0; i < F; i++) {
+        const qc_field *fd = &sc->fields[i];
+        const qc_slot *s0 = &sc->slots[fd->first_slot];
+        qc__dfield *df = &dfd[i];
+        df->c0 = fd->first_comp;
+        df->c1 = fd->first_comp + fd->ncomps;
+        df->shape = QC__FS_NONE;
+        if (fd->nslots == 1 && s0->role == QC_ROLE_QUAT && s0->qsq != NULL) {
+            df->shape = QC__FS_QUAT;
+            df->slot = fd->first_slot;
+            df->cb = s0->codec->cbits;
+            df->bits = s0->bits;
+            df->maxcode = s0->codec->maxcode;
+            df->qtop = qc__mask(df->cb) - (s0->codec->mode == 2 ? 1 : 0);
+            df->qsq = s0->qsq;
+        } else if (fd->ncomps > 0 && (fd->implied_flag ? s0->role == QC_ROLE_FLAG && s0->span == fd->nslots - 1 : 1)) {
+            int s;
+            df->shape = fd->implied_flag ? QC__FS_NZ : QC__FS_ORD;
+            df->slot = fd->first_slot;
+            df->span = fd->implied_flag ? s0->span : 0;
+            df->plain = 1;
+            for (s = fd->first_slot + (fd->implied_flag ? 1 : 0); s < fd->first_slot + fd->nslots; s++) {
+                const qc_slot *sl = &sc->slots[s];
+                const qc_comp *cp;
+                if (sl->role != QC_ROLE_ORD) { df->shape = QC__FS_NONE; break; }
+                cp = &sc->comps[sl->comp];
+                if (cp->b > 32 || cp->shift || (sl->codec->kind == QC_POWERCURVE && sl->codec->maxcode != qc__mask(sl->bits))) {
+                    df->shape = QC__FS_NONE;
+                    break;
+                }
+                if (cp->smt || sl->sign || sl->vclass != 0) df->plain = 0;
+            }
+        }
+        if (fmode[i] && df->shape == QC__FS_NONE) gen[ngen++] = i;
+    }
+    return ngen;
+}
+
 /* the bytes an entity of the fast path may load from its start (QC__FAST_MAXBITS a component
    and a slot, and 16 bytes of loads); the padded copy of a packet's tail takes twice that */
 static size_t qc__fast_tail(const qc_schema *sc) {
@@ -3793,71 +3858,15 @@ flush:
         num = bdist / a;
         den = pdist / a;
     }
-    /* the fast path's tables: each component's extrapolation and validity, each field's shape;
-       fields of no fast shape changed in this packet make their entities take the slot loop */
+    /* the fast path's tables, and what its runs read */
     {
-        int ngen = 0, c;
-        for (c = 0; c < C; c++) {
-            const qc_comp *cp = &sc->comps[c];
-            const qc_slot *sl = &sc->slots[cp->slot];
-            qc__dcomp *dd = &dc[c];
-            dd->numc = pdist && dd->P.usep ? (uint64_t)num : 0;
-            dd->sh = 64 - cp->b;
-            dd->smt = cp->smt << dd->sh;
-            dd->shift = cp->shift;
-            dd->slot = cp->slot;
-            dd->vmask = sl->sign ? ~(uint64_t)0 : cp->mask;
-            dd->vbad = ((uint64_t)1) << 62;
-            if (sl->sign) {
-                dd->vlo = (uint64_t)sl->codec->smin;
-                dd->vspan = (uint64_t)sl->codec->smax - (uint64_t)sl->codec->smin;
-            } else {
-                dd->vlo = 0;
-                dd->vspan = sl->codec->maxcode;
-                if (sl->codec->kind == QC_POWERCURVE) dd->vbad = ((uint64_t)1) << (sl->bits - 1);
-            }
-        }
-        for (i = 0; i < F; i++) {
-            const qc_field *fd = &sc->fields[i];
-            const qc_slot *s0 = &sc->slots[fd->first_slot];
-            qc__dfield *df = &dfd[i];
-            df->c0 = fd->first_comp;
-            df->c1 = fd->first_comp + fd->ncomps;
-            df->shape = QC__FS_NONE;
-            if (fd->nslots == 1 && s0->role == QC_ROLE_QUAT && s0->qsq != NULL) {
-                df->shape = QC__FS_QUAT;
-                df->slot = fd->first_slot;
-                df->cb = s0->codec->cbits;
-                df->bits = s0->bits;
-                df->maxcode = s0->codec->maxcode;
-                df->qtop = qc__mask(df->cb) - (s0->codec->mode == 2 ? 1 : 0);
-                df->qsq = s0->qsq;
-            } else if (fd->ncomps > 0 && (fd->implied_flag ? s0->role == QC_ROLE_FLAG && s0->span == fd->nslots - 1 : 1)) {
-                int s;
-                df->shape = fd->implied_flag ? QC__FS_NZ : QC__FS_ORD;
-                df->slot = fd->first_slot;
-                df->span = fd->implied_flag ? s0->span : 0;
-                df->plain = 1;
-                for (s = fd->first_slot + (fd->implied_flag ? 1 : 0); s < fd->first_slot + fd->nslots; s++) {
-                    const qc_slot *sl = &sc->slots[s];
-                    const qc_comp *cp = &sc->comps[sl->comp];
-                    if (sl->role != QC_ROLE_ORD || cp->b > 32 || cp->shift ||
-                            (sl->codec->kind == QC_POWERCURVE && sl->codec->maxcode != qc__mask(sl->bits))) {
-                        df->shape = QC__FS_NONE;
-                        break;
-                    }
-                    if (cp->smt || sl->sign || sl->vclass != 0) df->plain = 0;
-                }
-            }
-            if (fmode[i] && df->shape == QC__FS_NONE) gen[ngen++] = i;
-        }
+        run.ngen = qc__fast_tables(sc, fmode, pdist, num, dc, dfd, gen);
         run.fch = fch;
         run.F = F;
         run.S = S;
         run.FD = dfd;
         run.D = dc;
         run.gen = gen;
-        run.ngen = ngen;
         run.brow = base->rows;
         run.prow = pdist ? pred->rows : NULL;
         run.orow = snap->rows;
