@@ -1,5 +1,7 @@
 /* quantcodec.h - a single-header C99 client of the quantcodec wire format (docs/wire-format.md).
 
+   (Assembled from its parts in clients/c/src/ by clients/c/assemble: edit those, then run it.)
+
    Schemas from their JSON, the fingerprint, every codec's dequantize (and quantize for the scalar,
    vector and quaternion codecs), valid(), one-record encode/decode, and the snapshot stream
    decoder with the datagram layer (CRC-32C check keyed with the stream, or SipHash-2-4 tags under
@@ -117,6 +119,7 @@ typedef struct qc_slot {
     int comp;               /* first delta component, or -1 */
     int vclass;             /* (internal) how its codes are checked: see qc__slot_ok */
     const double *qtab;     /* (internal) Quat of <= 12 bits: each component code's shrunk value */
+    const uint32_t *qsq;    /* (internal) the same: an upper bound of its square, in units of 2**-32 */
 } qc_slot;
 
 typedef struct qc_comp {    /* a delta component (wire-format section 2) */
@@ -423,6 +426,9 @@ int qc_parse_hex_double(const char *s, double *out);
 #include <math.h>
 #include <stdarg.h>
 #include <time.h>
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -516,8 +522,10 @@ static int qc__fail(qc_error *err, const char *fmt, ...) {
 
 #if defined(__GNUC__) || defined(__clang__)
 #define QC__HOT static inline __attribute__((always_inline))
+#define QC__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define QC__HOT static inline
+#define QC__UNLIKELY(x) (x)
 #endif
 
 static uint64_t qc__mask(int b) { return b >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << b) - 1; }
@@ -2624,6 +2632,7 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
         qc_slot *sl = &s->slots[f];
         const qc_codec *c = sl->codec;
         sl->qtab = NULL;
+        sl->qsq = NULL;
         if (sl->role == QC_ROLE_FLAG) sl->vclass = 6;
         else if (c->kind == QC_POWERCURVE) sl->vclass = 2;
         else if (c->kind == QC_ENUM) sl->vclass = c->count == ((uint64_t)1 << c->bits) ? 0 : 1;
@@ -2634,6 +2643,7 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
             if (c->cbits <= 12) {
                 size_t j, nq = (size_t)1 << c->cbits;
                 double *t = (double *)qc__arena_alloc(&a, nq * sizeof(double));
+                uint32_t *q;
                 double st = c->R / c->L;
                 if (t == NULL) { qc__fail(err, "out of memory"); goto fail; }
                 /* a code above the mode's top (midpoint: 2**cbits - 1) is no level: 2.0 fails the test */
@@ -2641,6 +2651,15 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
                     t[j] = (double)j <= c->L ? qc__quat_shrunk(qc__bounded_dqd((double)j, c->lo, c->hi, c->R, c->L, c->mode), st) : 2.0;
                 sl->qtab = t;
                 sl->vclass = 4;
+                /* t * t rounded is within a unit in the last place of the square, far less
+                   than the 2 units added; the 2.0 of a code above the top gives the largest */
+                q = (uint32_t *)qc__arena_alloc(&a, nq * sizeof(uint32_t));
+                if (q == NULL) { qc__fail(err, "out of memory"); goto fail; }
+                for (j = 0; j < nq; j++) {
+                    double x = t[j] * t[j] * 4294967296.0;
+                    q[j] = x < 4294967000.0 ? (uint32_t)((uint64_t)x + 2) : 0xFFFFFFFFu;
+                }
+                sl->qsq = q;
             }
         } else sl->vclass = 0;
     }
@@ -2744,6 +2763,17 @@ QC__HOT uint64_t qc__sext(uint64_t w, int bits) {
     return w;
 }
 
+/* Valid only where qc__slot_ok says so, from q, an upper bound of each component code's
+   shrunk value squared in units of 2**-32 (qc_slot.qsq): a sum of squares and the largest
+   square together at most 1 - 2**-24 leave sqrt(1 - s) above the largest kept value by far
+   more than the doubles' rounding; anything closer to the boundary takes the exact test. */
+#define QC__QSQ_LIM ((((uint64_t)1) << 32) - (((uint64_t)1) << 8))
+QC__HOT int qc__quat_surely_valid(const uint32_t *q, uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t x = q[a], y = q[b], z = q[c], big = x > y ? x : y;
+    big = big > z ? big : z;
+    return x + y + z + big <= QC__QSQ_LIM;
+}
+
 /* A code read from the wire (bits wide, sign-extended for signed slots) is valid. */
 QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
     QC__NOFMA
@@ -2754,14 +2784,16 @@ QC__HOT int qc__slot_ok(const qc_slot *sl, uint64_t v) {
     case 4: {
         int cb = sl->codec->cbits;
         uint64_t m = (((uint64_t)1) << cb) - 1;
-        double a = sl->qtab[(v >> (2 * cb)) & m], b = sl->qtab[(v >> cb) & m], c = sl->qtab[v & m];
-        double s = (a * a + b * b) + c * c, big;
+        double a, b, c, s, big;
+        /* most codes: the integer test on the squares' bounds; the rest, the exact test */
+        if (qc__quat_surely_valid(sl->qsq, (v >> (2 * cb)) & m, (v >> cb) & m, v & m)) return 1;
+        a = sl->qtab[(v >> (2 * cb)) & m];
+        b = sl->qtab[(v >> cb) & m];
+        c = sl->qtab[v & m];
+        s = (a * a + b * b) + c * c;
         big = c > 0.0 ? c : 0.0;
         big = b > big ? b : big;
         big = a > big ? a : big;
-        /* s <= 1/2 makes sqrt(1 - s) >= sqrt(0.5) (both correctly rounded and monotonic), so a
-           largest component <= that double passes without the sqrt: the same answer, cheaper */
-        if (s <= 0.5 && big <= 0.70710678118654757) return 1;
         return (!(s > 1.0)) & (sqrt(1.0 - s) >= big);
     }
     default: return qc_valid(sl->codec, v);
@@ -2846,35 +2878,58 @@ int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_
 
 /* ---- primitive codes (wire-format section 4) --------------------------------------------------- */
 
-/* EG(k, b); with alt, the escape carries one more bit (*alt = 1: no value). 0 ok, -1 bad. */
-static int qc__eg_slow(qc__br *r, int k, int b, uint64_t *out, int *alt);
+/* A component's Exp-Golomb coding in one packet (or a header code's, made on the spot): its
+   parameter k, the width b, and the masks of the read: emask = 2**E - 1 (E = the escape's
+   length, ((b - k + 1) >> 1) + 1 <= 33), kmask = 2**k - 1, umax = 2**b - 1 (its largest value). */
+typedef struct qc__cpar { uint64_t emask, kmask, umax; int k, b, E, usep; } qc__cpar;
 
-/* the common case inline: the whole code in one 8-byte load, not an escape */
-QC__HOT int qc__eg(qc__br *r, int k, int b, uint64_t *out, int *alt) {
-    size_t p = r->pos, idx = p >> 3;
-    if (idx + 8 <= r->nbytes && k <= 48) {
-        int E = ((b - k + 1) >> 1) + 1, e, tot;
-        uint64_t peek = qc__load_le64(r->buf + idx) >> (p & 7), x, m;
-        if (peek & ((((uint64_t)1) << E) - 1)) {
-            e = qc__ctz(peek);
-            tot = 2 * e + 1 + k;
-            if (tot <= 56) {
-                x = peek >> (e + 1);
-                m = (x & ((((uint64_t)1) << e) - 1)) + ((((uint64_t)1) << e) - 1);
-                m = (m << k) | ((x >> e) & ((((uint64_t)1) << k) - 1));
-                if (b < 64 && (m >> b)) return -1;
-                if (alt != NULL) *alt = 0;
-                *out = m;
-                r->pos = p + (size_t)tot;
-                return 0;
-            }
-        }
-    }
-    return qc__eg_slow(r, k, b, out, alt);
+static void qc__cpar_set(qc__cpar *P, int k, int b) {
+    P->k = k;
+    P->b = b;
+    P->E = ((b - k + 1) >> 1) + 1;
+    P->emask = (((uint64_t)1) << P->E) - 1;
+    P->kmask = qc__mask(k);
+    P->umax = qc__mask(b);
 }
 
-static int qc__eg_slow(qc__br *r, int k, int b, uint64_t *out, int *alt) {
-    int E = ((b - k + 1) >> 1) + 1, n, e;
+/* THE Exp-Golomb read EG(k, b) (every code of the decoder goes through it): at bit *pos of buf,
+   where the caller has made sure that 16 bytes can be loaded (the fast path: a zero-padded
+   packet; the checked reader below: far from the end), and for b <= 32 when it may be an escape.
+   The code's E-bit prefix: its first 1 at e < E, then e bits and k low bits; E zeros: the escape,
+   (alt) one more bit, 1 meaning "something else follows", then the value raw in b bits.
+   0: read (*u set, *pos advanced); 1 (alt only): that bit was 1 (*pos after it); -1: not read
+   here (a code over 57 bits, or a value above umax: qc__eg_slow decides, bit by bit). */
+QC__HOT int qc__eg_read(const uint8_t *buf, size_t *pos, const qc__cpar *P, uint64_t *u, int alt) {
+    size_t p = *pos;
+    uint64_t pk = qc__load_le64(buf + (p >> 3)) >> (p & 7), x, o, m, e, t;
+    if (QC__UNLIKELY(!(pk & P->emask))) {
+        p += (size_t)P->E;
+        if (alt) {
+            t = (qc__load_le64(buf + (p >> 3)) >> (p & 7)) & 1;
+            p++;
+            if (t) { *pos = p; return 1; }
+        }
+        *u = (qc__load_le64(buf + (p >> 3)) >> (p & 7)) & P->umax;
+        *pos = p + (size_t)P->b;
+        return 0;
+    }
+    e = (uint64_t)qc__ctz(pk);
+    t = 2 * e + 1 + (uint64_t)P->k;
+    if (QC__UNLIKELY(t > 57)) return -1;
+    x = pk >> (e + 1);                  /* the e bits after the 1, then the k low bits */
+    o = (((uint64_t)1) << e) - 1;
+    m = (((x & o) + o) << P->k) | ((x >> e) & P->kmask);
+    if (QC__UNLIKELY(m > P->umax)) return -1;
+    *u = m;
+    *pos = p + (size_t)t;
+    return 0;
+}
+
+/* the rest of EG(k, b) from r->pos, bit by bit (wide codes, escapes of wide values, the end of
+   the packet); same results as qc__eg_read where both read. 0 ok (*alt = 1: the escape's
+   "something else follows"), -1 bad */
+static int qc__eg_slow(qc__br *r, const qc__cpar *P, uint64_t *out, int *alt) {
+    int E = P->E, k = P->k, b = P->b, n, e;
     size_t avail = qc__br_left(r);
     uint64_t peek, m, low;
     n = (size_t)E < avail ? E : (int)avail;
@@ -2906,27 +2961,28 @@ static int qc__eg_slow(qc__br *r, int k, int b, uint64_t *out, int *alt) {
     return 0;
 }
 
-/* a component's coding in one packet: its Exp-Golomb parameter and the masks of its fast read */
-typedef struct qc__cpar { uint64_t emask, kmask, umax; int k, b, usep; } qc__cpar;
-
+/* EG(k, b) through a checked reader: qc__eg_read when 16 bytes can be loaded, else (or when it
+   does not read the code) qc__eg_slow. With alt, *alt = 1 for the escape's "something else
+   follows", else 0. 0 ok, -1 bad. */
 QC__HOT int qc__eg_p(qc__br *r, const qc__cpar *P, uint64_t *out, int *alt) {
-    size_t p = r->pos, idx = p >> 3;
-    if (idx + 8 <= r->nbytes) {
-        uint64_t peek = qc__load_le64(r->buf + idx) >> (p & 7);
-        if (peek & P->emask) {
-            int e = qc__ctz(peek), tot = 2 * e + 1 + P->k;
-            if (tot <= 56) {
-                uint64_t x = peek >> (e + 1), one = ((uint64_t)1) << e;
-                uint64_t m = (((x & (one - 1)) + (one - 1)) << P->k) | ((x >> e) & P->kmask);
-                if (m > P->umax) return -1;
-                if (alt != NULL) *alt = 0;
-                *out = m;
-                r->pos = p + (size_t)tot;
-                return 0;
-            }
+    size_t p = r->pos;
+    if ((p >> 3) + 16 <= r->nbytes && (P->b <= 32 || (qc__load_le64(r->buf + (p >> 3)) >> (p & 7)) & P->emask)) {
+        int st = qc__eg_read(r->buf, &p, P, out, alt != NULL);
+        if (st >= 0) {
+            r->pos = p;
+            if (alt != NULL) *alt = st;
+            return 0;
         }
     }
-    return qc__eg_slow(r, P->k, P->b, out, alt);
+    if (alt != NULL) *alt = 0;
+    return qc__eg_slow(r, P, out, alt);
+}
+
+/* EG(k, b) of the packet's head (distances, counts, ids): its masks made here */
+static int qc__eg(qc__br *r, int k, int b, uint64_t *out) {
+    qc__cpar P;
+    qc__cpar_set(&P, k, b);
+    return qc__eg_p(r, &P, out, NULL);
 }
 
 static int qc__rice(qc__br *r, int k, uint64_t limit, uint64_t *out) {
@@ -3010,6 +3066,58 @@ static int qc__set(qc__br *r, size_t *pos, size_t *n, size_t M) {
     if (cnt == 0) return -1;
     *n = cnt;
     return 0;
+}
+
+/* ---- the delta rules (wire-format sections 7-8): each once, for both paths of the packet decoder ---- */
+
+QC__HOT uint64_t qc__lin(uint64_t carrier, const qc_comp *cp) {
+    uint64_t x = (carrier >> cp->shift) & cp->mask;
+    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
+    return x;
+}
+
+static int64_t qc__round_div(int64_t x, int64_t den) {
+    if (x >= 0) return (2 * x + den) / (2 * den);
+    return -((2 * (-x) + den) / (2 * den));
+}
+
+/* A component's reference: its baseline value, or extrapolated through pred. */
+QC__HOT uint64_t qc__ref(uint64_t bc, const uint64_t *pc, const qc_comp *cp, int64_t num, int64_t den) {
+    uint64_t xb = qc__lin(bc, cp), mask = cp->mask, xp, dd;
+    int64_t s, t;
+    if (pc == NULL) return xb;
+    xp = qc__lin(*pc, cp);
+    dd = (xb - xp) & mask;
+    s = (int64_t)qc__sext(dd, cp->b);
+    t = den == 1 ? s * num : qc__round_div(s * num, den);
+    return (xb + (uint64_t)t) & mask;
+}
+
+QC__HOT uint64_t qc__unzz(uint64_t u) { return (u >> 1) ^ (~(u & 1) + 1); }
+QC__HOT uint64_t qc__sign_mask(uint64_t x) { return 0 - (x >> 63); }     /* ~0 when the top bit is set */
+QC__HOT uint64_t qc__asr(uint64_t x, int n) {                            /* x >> n, shifting the top bit in */
+    uint64_t s = qc__sign_mask(x);
+    return s ^ ((s ^ x) >> n);
+}
+
+QC__HOT uint64_t qc__apply(uint64_t ref, uint64_t u, const qc_comp *cp) {
+    uint64_t x = (ref + qc__unzz(u)) & cp->mask;
+    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
+    return x;
+}
+
+/* top: the mode's top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2), the code of a negated value
+   being top - c (docs/wire-format.md 7.3) */
+static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) {
+    uint64_t M = qc__mask(cb), aj, ak;
+    int i = (int)((bcode >> (3 * cb)) & 3);
+    int k = t + (t >= j ? 1 : 0);
+    int pj = j - (j > i ? 1 : 0), pk;
+    aj = (bcode >> ((2 - pj) * cb)) & M;
+    if (k == i) return aj;
+    pk = k - (k > i ? 1 : 0);
+    ak = (bcode >> ((2 - pk) * cb)) & M;
+    return (aj >> (cb - 1)) ? ak : ((top - ak) & M);
 }
 
 /* ---- the decoder's memory ---------------------------------------------------------------------- */
@@ -3128,217 +3236,347 @@ static int qc__bad(qc_result *res, const char *what, size_t pos) {
     return QC_E_MALFORMED;
 }
 
-QC__HOT uint64_t qc__lin(uint64_t carrier, const qc_comp *cp) {
-    uint64_t x = (carrier >> cp->shift) & cp->mask;
-    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
-    return x;
-}
-
-static int64_t qc__round_div(int64_t x, int64_t den) {
-    if (x >= 0) return (2 * x + den) / (2 * den);
-    return -((2 * (-x) + den) / (2 * den));
-}
-
-/* A component's reference: its baseline value, or extrapolated through pred. */
-QC__HOT uint64_t qc__ref(uint64_t bc, const uint64_t *pc, const qc_comp *cp, int64_t num, int64_t den) {
-    uint64_t xb = qc__lin(bc, cp), mask = cp->mask, xp, dd;
-    int64_t s, t;
-    if (pc == NULL) return xb;
-    xp = qc__lin(*pc, cp);
-    dd = (xb - xp) & mask;
-    s = (int64_t)qc__sext(dd, cp->b);
-    t = den == 1 ? s * num : qc__round_div(s * num, den);
-    return (xb + (uint64_t)t) & mask;
-}
-
-QC__HOT uint64_t qc__unzz(uint64_t u) { return (u >> 1) ^ (~(u & 1) + 1); }
-
-QC__HOT uint64_t qc__apply(uint64_t ref, uint64_t u, const qc_comp *cp) {
-    uint64_t x = (ref + qc__unzz(u)) & cp->mask;
-    if ((x >> (cp->b - 1)) & 1) x ^= cp->smt;
-    return x;
-}
-
-/* top: the mode's top component code (2**cb - 1 for endpoints and bins; midpoint 2**cb - 2), the code of a negated value
-   being top - c (docs/wire-format.md 7.3) */
-static uint64_t qc__remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) {
-    uint64_t M = qc__mask(cb), aj, ak;
-    int i = (int)((bcode >> (3 * cb)) & 3);
-    int k = t + (t >= j ? 1 : 0);
-    int pj = j - (j > i ? 1 : 0), pk;
-    aj = (bcode >> ((2 - pj) * cb)) & M;
-    if (k == i) return aj;
-    pk = k - (k > i ? 1 : 0);
-    ak = (bcode >> ((2 - pk) * cb)) & M;
-    return (aj >> (cb - 1)) ? ak : ((top - ak) & M);
-}
-
 /* ---- the changed entities' fast path ----------------------------------------------------------
-   One changed entity decoded as the slot-by-slot loop decodes it, for the common case only:
-   every changed field an ordered one (every slot ORD), a NearlyZero of ordered slots, or one
-   smallest-three Quat; every code read in one 8-byte load and not an escape; every code valid;
-   every changed field changed; the extrapolation ratio whole (den 1). The same helpers (lin,
-   apply, sext, the validity test) make the same codes; what it does not do is the dispatch on
-   each slot's role and the checks for pred rows and ratios. Returns 1 with *ppos advanced, or 0
-   (nothing but orw's slots written): the caller decodes the entity again from *ppos with the
-   slot-by-slot loop, which rewrites those slots and makes the error, if any. */
-enum { QC__FS_NONE = 0, QC__FS_ORD = 1, QC__FS_NZ = 2, QC__FS_QUAT = 3, QC__FS_PLAIN = 4 };
-#define QC__FAST_MAXF 64
-#define QC__FAST_MAXC 256
+   One changed entity decoded as the slot-by-slot loop decodes it, for the common case only,
+   driven by per-packet tables (qc__dcomp a component, qc__dfield a field): fields of the common
+   shapes (ordered slots, a NearlyZero of ordered slots, a smallest-three Quat of at most 12 bits
+   a component), every code of at most 57 bits (or an escape), every code valid, every field
+   marked changed changed. Reads are bounds-free: the caller has made sure that the bytes from
+   the entity's start to its most bits and 16 more can be loaded (the packet itself far from its
+   end, else a zero-padded copy of its tail). An entity that is not that case is decoded again
+   from its start by the slot-by-slot loop, which rewrites the slots written here and makes the
+   error, if any. */
+enum { QC__FS_NONE = 0, QC__FS_ORD = 1, QC__FS_NZ = 2, QC__FS_QUAT = 3 };
+/* the most bits the fast path reads for one component (a code of at most 57 bits, or an escape
+   of at most 33 + 1 + 32) plus one slot (a flag, or a smallest three's how and new index: 3) */
+#define QC__FAST_MAXBITS 72
 
-/* n <= 56 bits: 1, or 0 past the buffer's last 8-byte load */
-QC__HOT int qc__fast_bits(const uint8_t *buf, size_t nbytes, size_t *ppos, int n, uint64_t *out) {
-    size_t p = *ppos, idx = p >> 3;
-    if (idx + 8 > nbytes || n > 56) return 0;
-    *out = (qc__load_le64(buf + idx) >> (p & 7)) & ((((uint64_t)1) << n) - 1);
-    *ppos = p + (size_t)n;
-    return 1;
+typedef struct qc__dcomp {  /* one component's decoding in one packet (both paths) */
+    qc__cpar P;             /* its Exp-Golomb coding (and usep) */
+    uint64_t numc;          /* the extrapolation's numerator, 0 when not extrapolated */
+    uint64_t smt;           /* sign-magnitude: the magnitude bits at the top of the word, else 0 */
+    uint64_t vmask;         /* ordered: ~0 for sign-extended carriers, else umax */
+    uint64_t vlo, vspan;    /* ordered: the valid codes are vlo .. vlo + vspan (mod 2**64) */
+    uint64_t vbad;          /* ordered: one more invalid code inside (PowerCurve's negative
+                               zero), else 2**62 (no code of at most 32 bits) */
+    int shift, sh, slot;    /* its place in its slot's carrier; 64 - b; its slot */
+} qc__dcomp;
+
+typedef struct qc__dfield { /* one field's shape in the fast path */
+    int shape;              /* QC__FS_*; QC__FS_NONE: the slot-by-slot loop */
+    int c0, c1;             /* its components */
+    int slot;               /* NZ: the flag; QUAT: the smallest-three slot */
+    int span;               /* NZ: the slots the flag governs */
+    int cb, bits;           /* QUAT: bits per kept component, the slot's width */
+    int plain;              /* ORD, NZ: every component unsigned, not sign-magnitude, every
+                               code of its width valid (Bounded endpoints, UInt, ...) */
+    uint64_t qtop;          /* QUAT: the mode's top component code */
+    uint64_t maxcode;       /* QUAT: the slot's largest code */
+    const uint32_t *qsq;    /* QUAT: qc_slot.qsq */
+} qc__dfield;
+
+/* n <= 57 bits at bit *pos (bounds-free, as qc__eg_read) */
+QC__HOT uint64_t qc__fast_bits(const uint8_t *buf, size_t *pos, int n) {
+    uint64_t v = (qc__load_le64(buf + (*pos >> 3)) >> (*pos & 7)) & ((((uint64_t)1) << n) - 1);
+    *pos += (size_t)n;
+    return v;
 }
 
-QC__HOT int qc__fast_eg(const uint8_t *buf, size_t nbytes, size_t *ppos, const qc__cpar *P, int alt, uint64_t *out) {
-    size_t p = *ppos, idx = p >> 3;
-    uint64_t peek, x, one, m;
-    int e, tot;
-    if (idx + 8 > nbytes) return 0;
-    peek = qc__load_le64(buf + idx) >> (p & 7);
-    if (!(peek & P->emask)) {
-        /* the escape: E zero bits, (alt) a 0 bit (a 1: something else follows, not this path's
-           case), then the value raw in b bits (b <= 32 for a component: one load) */
-        p += (size_t)(((P->b - P->k + 1) >> 1) + 1);
-        if (alt) {
-            idx = p >> 3;
-            if (idx + 8 > nbytes) return 0;
-            if ((qc__load_le64(buf + idx) >> (p & 7)) & 1) { *ppos = p + 1; return 2; }   /* something else follows */
-            p++;
-        }
-        idx = p >> 3;
-        if (P->b > 56 || idx + 8 > nbytes) return 0;
-        *out = (qc__load_le64(buf + idx) >> (p & 7)) & P->umax;
-        *ppos = p + (size_t)P->b;
-        return 1;
-    }
-    e = qc__ctz(peek);
-    tot = 2 * e + 1 + P->k;
-    if (tot > 56) return 0;
-    x = peek >> (e + 1);
-    one = ((uint64_t)1) << e;
-    m = (((x & (one - 1)) + (one - 1)) << P->k) | ((x >> e) & P->kmask);
-    if (m > P->umax) return 0;
-    *out = m;
-    *ppos = p + (size_t)tot;
-    return 1;
+/* The reference at the top of the word (qc__ref's, for an extrapolated component; numc 0:
+   the baseline's value); den1: the ratio is whole, a constant in each copy of qc__fast_run */
+QC__HOT uint64_t qc__fast_ref(uint64_t xb, uint64_t xp, const qc__dcomp *d, int64_t num, int64_t den, int den1) {
+    if (den1) return xb + (xb - xp) * d->numc;
+    if (!d->numc) return xb;
+    return xb + ((uint64_t)qc__round_div((int64_t)qc__asr(xb - xp, d->sh) * num, den) << d->sh);
 }
 
-/* a component's reference with a whole ratio: xb + (xb - xp) * numc in its b bits (numc 0: the
-   baseline's; the low b bits of the product depend on the difference's low b bits only, so this
-   is qc__ref's sign-extended product, masked) */
-QC__HOT uint64_t qc__fast_ref(uint64_t bc, uint64_t pc, const qc_comp *cp, uint64_t numc) {
-    uint64_t xb = qc__lin(bc, cp);
-    return (xb + (xb - qc__lin(pc, cp)) * numc) & cp->mask;
-}
+#define QC__FAST_EG(d, u) do { if (QC__UNLIKELY(qc__eg_read(buf, &pos, &(d)->P, &(u), 0))) return (size_t)-1; } while (0)
 
-static int qc__fast_entity(const qc_schema *sc, const uint8_t *buf, size_t nbytes, size_t *ppos,
-                           const uint8_t *fr, const uint8_t *fshape, const qc__cpar *cpar,
-                           const uint64_t *numc, const uint64_t *br, const uint64_t *pq, int has_pred, uint64_t *orw) {
-    size_t p = *ppos;
-    int i, F = sc->nfields, any = 0;
-    for (i = 0; i < F; i++) {
-        const qc_field *fd;
-        int s, end;
-        uint64_t dacc = 0, u, v;
-        if (!fr[i]) continue;
+/* One changed entity's fields (fr: its changed-field flags) from bit pos: the new position, or
+   (size_t)-1 when it is not the fast path's case. pr: the extrapolation row, or the baseline
+   row when there is none (a reference extrapolated from the baseline to itself is the
+   baseline's). */
+QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr, int F, const qc__dfield *FD,
+                               const qc__dcomp *D, const uint64_t *br, const uint64_t *pr, uint64_t *orw,
+                               int64_t num, int64_t den, int den1) {
+    const qc__dfield *fd = FD, *fend = FD + F;
+    int any = 0;
+    for (; fd < fend; fd++, fr++) {
+        uint64_t dacc = 0, u, xb, xp, v;
+        const qc__dcomp *d, *dend;
+        if (!*fr) continue;
         any = 1;
-        fd = &sc->fields[i];
-        s = fd->first_slot;
-        end = s + fd->nslots;
-        if (fshape[i] == QC__FS_QUAT) {
-            const qc_slot *sl = &sc->slots[s];
-            int cb = sl->codec->cbits, qs = 3 * cb, q;
-            uint64_t code = (br[s] >> qs) << qs, pw = has_pred && (pq[s] >> qs) == (br[s] >> qs) ? pq[s] : br[s];
-            for (q = 0; q < 3; q++) {
-                int c = sl->comp + q, st;
-                const qc_comp *cp = &sc->comps[c];
-                st = qc__fast_eg(buf, nbytes, &p, &cpar[c], q == 0, &u);
-                if (st == 0) return 0;
-                if (st == 2) {
-                    /* a new largest component: the absolute code, or its index and the
-                       differences from the baseline's values remapped to it */
-                    uint64_t how, jn, M = qc__mask(cb);
-                    int t;
-                    if (!qc__fast_bits(buf, nbytes, &p, 1, &how)) return 0;
-                    if (how == 0) {
-                        if (!qc__fast_bits(buf, nbytes, &p, sl->bits, &code)) return 0;
-                        break;
+        d = D + fd->c0;
+        dend = D + fd->c1;
+        if (fd->shape == QC__FS_QUAT) {
+            int s = fd->slot, qs = 3 * fd->cb, st;
+            uint64_t bw = br[s], pw = pr[s], code, m;
+            pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of
+                                                           the largest component */
+            code = (bw >> qs) << qs;
+            st = qc__eg_read(buf, &pos, &d->P, &u, 1);
+            if (QC__UNLIKELY(st)) {
+                if (st < 0) return (size_t)-1;
+                /* a new largest component: the absolute code, or the new index and the
+                   differences from the baseline's values remapped to it */
+                if (qc__fast_bits(buf, &pos, 1) == 0) {
+                    code = qc__fast_bits(buf, &pos, fd->bits);
+                } else {
+                    int j = (int)qc__fast_bits(buf, &pos, 2), t;
+                    if ((uint64_t)j == (bw >> qs)) return (size_t)-1;
+                    code = (uint64_t)j << qs;
+                    for (t = 0; t < 3; t++, d++) {
+                        QC__FAST_EG(d, u);
+                        code |= ((qc__remap_ref(bw, j, t, fd->cb, fd->qtop) + qc__unzz(u)) & d->P.umax) << d->shift;
                     }
-                    if (!qc__fast_bits(buf, nbytes, &p, 2, &jn) || jn == (br[s] >> qs)) return 0;
-                    code = jn << qs;
-                    for (t = 0; t < 3; t++) {
-                        const qc_comp *ct = &sc->comps[sl->comp + t];
-                        if (!qc__fast_eg(buf, nbytes, &p, &cpar[sl->comp + t], 0, &u)) return 0;
-                        code |= ((qc__remap_ref(br[s], (int)jn, t, cb, M - (sl->codec->mode == 2 ? 1 : 0)) + qc__unzz(u)) & M) << ct->shift;
-                    }
-                    break;
                 }
-                code |= qc__apply(qc__fast_ref(br[s], pw, cp, numc[c]), u, cp) << cp->shift;
+            } else {
+                for (;;) {
+                    if (den1) {
+                        /* (the low b bits of sums and products depend on the operands' low b
+                           bits only: the top-of-word arithmetic, unshifted, then masked) */
+                        xb = bw >> d->shift;
+                        xb += (xb - (pw >> d->shift)) * d->numc + qc__unzz(u);
+                        code |= (xb & d->P.umax) << d->shift;
+                    } else {
+                        xb = qc__fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d, num, den, den1) +
+                             (qc__unzz(u) << d->sh);
+                        code |= (xb >> d->sh) << d->shift;
+                    }
+                    if (++d == dend) break;
+                    QC__FAST_EG(d, u);
+                }
             }
-            if (!qc__slot_ok(sl, code)) return 0;
+            m = (((uint64_t)1) << fd->cb) - 1;
+            if (!((code <= fd->maxcode) &
+                  qc__quat_surely_valid(fd->qsq, (code >> (2 * fd->cb)) & m, (code >> fd->cb) & m, code & m)))
+                return (size_t)-1;
+            if (code == bw) return (size_t)-1;
             orw[s] = code;
-            if (code == br[s]) return 0;
             continue;
         }
-        if (fshape[i] == QC__FS_NZ) {
-            if (br[s] == 0) v = 1;
-            else {
-                size_t idx = p >> 3;
-                if (idx + 8 > nbytes) return 0;
-                v = (qc__load_le64(buf + idx) >> (p & 7)) & 1;
-                p++;
-            }
+        if (fd->shape == QC__FS_NZ) {
+            int s = fd->slot, t;
+            v = 1;
+            if (br[s] != 0) v = qc__fast_bits(buf, &pos, 1);
             orw[s] = v;
             dacc = v ^ br[s];
             if (v == 0) {
-                int t;
-                for (t = s + 1; t < end; t++) { orw[t] = 0; dacc |= br[t]; }
-                s = end;
-            } else {
-                s++;
+                for (t = s + 1; t <= s + fd->span; t++) {
+                    orw[t] = 0;
+                    dacc |= br[t];
+                }
+                d = dend;
             }
-        } else if (fshape[i] == QC__FS_PLAIN) {
-            /* unsigned, not sign-magnitude, every code of the width valid (Bounded endpoints,
-               UInt, ...): lin is a mask, apply a masked sum, the code needs no test */
-            for (; s < end; s++) {
-                const qc_comp *cp = &sc->comps[sc->slots[s].comp];
-                if (!qc__fast_eg(buf, nbytes, &p, &cpar[sc->slots[s].comp], 0, &u)) return 0;
-                v = (br[s] + (br[s] - pq[s]) * numc[sc->slots[s].comp] + qc__unzz(u)) & cp->mask;
+        } else if (fd->shape != QC__FS_ORD) {
+            return (size_t)-1;
+        }
+        if (fd->plain) {
+            /* unsigned, linear, every code of the width valid: a masked sum, no test */
+            for (; d < dend; d++) {
+                int s = d->slot;
+                QC__FAST_EG(d, u);
+                if (den1) v = (br[s] + (br[s] - pr[s]) * d->numc + qc__unzz(u)) & d->P.umax;
+                else v = (qc__fast_ref(br[s] << d->sh, pr[s] << d->sh, d, num, den, den1) + (qc__unzz(u) << d->sh)) >> d->sh;
                 orw[s] = v;
                 dacc |= v ^ br[s];
             }
-        } else if (fshape[i] != QC__FS_ORD) {
-            return 0;
+        } else {
+            for (; d < dend; d++) {
+                int s = d->slot;
+                uint64_t bad;
+                QC__FAST_EG(d, u);
+                xb = br[s] << d->sh;
+                xp = pr[s] << d->sh;
+                if (d->smt) {
+                    xb ^= qc__sign_mask(xb) & d->smt;
+                    xp ^= qc__sign_mask(xp) & d->smt;
+                }
+                xb = qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh);
+                if (d->smt) xb ^= qc__sign_mask(xb) & d->smt;
+                v = (uint64_t)qc__asr(xb, d->sh) & d->vmask;
+                bad = (uint64_t)((v - d->vlo) > d->vspan) | (uint64_t)(v == d->vbad);
+                if (QC__UNLIKELY(bad)) return (size_t)-1;
+                orw[s] = v;
+                dacc |= v ^ br[s];
+            }
         }
-        for (; s < end; s++) {
-            const qc_slot *sl = &sc->slots[s];
-            int c = sl->comp;
-            const qc_comp *cp = &sc->comps[c];
-            if (!qc__fast_eg(buf, nbytes, &p, &cpar[c], 0, &u)) return 0;
-            v = qc__apply(qc__fast_ref(br[s], pq[s], cp, numc[c]), u, cp);
-            if (sl->sign) v = qc__sext(v, sl->bits);
-            if (!qc__slot_ok(sl, v)) return 0;
-            orw[s] = v;
-            dacc |= v ^ br[s];
-        }
-        if (dacc == 0) return 0;
+        if (dacc == 0) return (size_t)-1;
     }
-    if (!any) return 0;
-    *ppos = p;
-    return 1;
+    return any ? pos : (size_t)-1;
 }
 
-static int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
-    int s;
-    for (s = 0; s < S; s++) if (a[s] != b[s]) return 1;
-    return 0;
+typedef struct qc__fastrun {    /* what qc__fast_run reads, for one packet */
+    const uint8_t *buf;         /* the packet, or the zero-padded copy of its tail */
+    size_t lastfast;            /* an entity starting before this byte of buf can be read */
+    size_t nbits;               /* the packet's end in buf's bits: an entity read past it is not taken */
+    const uint8_t *fch;         /* the changed fields, F a changed entity */
+    int F, S;
+    const qc__dfield *FD;
+    const qc__dcomp *D;
+    const int *gen;             /* the fields of no fast shape changed in the packet */
+    int ngen;
+    const uint64_t *brow, *prow;    /* prow NULL: no extrapolation */
+    uint64_t *orow;
+    const size_t *chg, *kept_base, *kept_out, *kept_pred;  /* kept_base, kept_out NULL: the identity */
+    int64_t num, den;
+} qc__fastrun;
+
+QC__HOT size_t qc__fast_run_(const qc__fastrun *a, size_t e, size_t n, size_t *ppos, int den1) {
+    const uint8_t *buf = a->buf;
+    size_t pos = *ppos, S = (size_t)a->S, F = (size_t)a->F, t;
+    int g;
+    for (; e < n; e++) {
+        size_t c = a->chg[e], kb = a->kept_base ? a->kept_base[c] : c;
+        const uint64_t *br = a->brow + kb * S, *pr = br;
+        const uint8_t *fr = a->fch + e * F;
+        if ((pos >> 3) >= a->lastfast) break;
+        if (a->prow != NULL && a->kept_pred[c] != (size_t)-1) pr = a->prow + a->kept_pred[c] * S;
+        for (g = 0; g < a->ngen; g++)
+            if (fr[a->gen[g]]) break;
+        if (g < a->ngen) break;
+        t = qc__fast_entity(buf, pos, fr, a->F, a->FD, a->D, br, pr, a->orow + (a->kept_out ? a->kept_out[c] : c) * S,
+                            a->num, a->den, den1);
+        if (t == (size_t)-1 || t > a->nbits) break;
+        pos = t;
+    }
+    *ppos = pos;
+    return e;
 }
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(QUANTCODEC_NO_BMI2)
+#define QC__FAST_BMI2 1
+/* qc__fast_run with BMI1 / BMI2 (shifts by a register without the cl dance, tzcnt): its reads
+   are mostly variable shifts. Chosen at run time when the CPU has them (the portable copy is
+   the other; -DQUANTCODEC_NO_BMI2 leaves it alone). */
+__attribute__((target("bmi,bmi2"))) static size_t qc__fast_run_bmi2(const qc__fastrun *a, size_t e, size_t n, size_t *ppos) {
+    if (a->den == 1) return qc__fast_run_(a, e, n, ppos, 1);
+    return qc__fast_run_(a, e, n, ppos, 0);
+}
+#endif
+
+/* The changed entities e, e + 1, ... (< n) that qc__fast_entity decodes, one after the other
+   from bit *ppos: returns the first one it does not (n if none), *ppos at its start. */
+static size_t qc__fast_run(const qc__fastrun *a, size_t e, size_t n, size_t *ppos) {
+#ifdef QC__FAST_BMI2
+    if (__builtin_cpu_supports("bmi2")) return qc__fast_run_bmi2(a, e, n, ppos);
+#endif
+    if (a->den == 1) return qc__fast_run_(a, e, n, ppos, 1);
+    return qc__fast_run_(a, e, n, ppos, 0);
+}
+
+/* whether two rows of S codes differ (0 or 1), without a branch a code: two codes a compare
+   with SSE2 where the compiler has it */
+QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
+    uint64_t x = 0;
+    int s = 0;
+#if defined(__SSE2__) || defined(_M_X64)
+    __m128i acc = _mm_setzero_si128();
+    for (; s + 2 <= S; s += 2)
+        acc = _mm_or_si128(acc, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + s)),
+                                              _mm_loadu_si128((const __m128i *)(const void *)(b + s))));
+    x = (uint64_t)(_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xFFFF);
+#endif
+    for (; s < S; s++) x |= a[s] ^ b[s];
+    return x != 0;
+}
+
+/* The fast path's tables for one packet: each component's extrapolation (numc: the ratio's
+   numerator when the packet extrapolates it) and validity, each field's shape. The fields of no
+   fast shape changed in this packet go to gen (their entities take the slot loop): how many. */
+static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist, int64_t num, qc__dcomp *dc,
+                           qc__dfield *dfd, int *gen) {
+    const int F = sc->nfields, C = sc->ncomps;
+    int ngen = 0, c, i;
+    for (c = 0; c < C; c++) {
+        const qc_comp *cp = &sc->comps[c];
+        const qc_slot *sl = &sc->slots[cp->slot];
+        qc__dcomp *dd = &dc[c];
+        dd->numc = pdist && dd->P.usep ? (uint64_t)num : 0;
+        dd->sh = 64 - cp->b;
+        dd->smt = cp->smt << dd->sh;
+        dd->shift = cp->shift;
+        dd->slot = cp->slot;
+        dd->vmask = sl->sign ? ~(uint64_t)0 : cp->mask;
+        dd->vbad = ((uint64_t)1) << 62;
+        if (sl->sign) {
+            dd->vlo = (uint64_t)sl->codec->smin;
+            dd->vspan = (uint64_t)sl->codec->smax - (uint64_t)sl->codec->smin;
+        } else {
+            dd->vlo = 0;
+            dd->vspan = sl->codec->maxcode;
+            if (sl->codec->kind == QC_POWERCURVE) dd->vbad = ((uint64_t)1) << (sl->bits - 1);
+        }
+    }
+    for (i = 0; i < F; i++) {
+        const qc_field *fd = &sc->fields[i];
+        const qc_slot *s0 = &sc->slots[fd->first_slot];
+        qc__dfield *df = &dfd[i];
+        df->c0 = fd->first_comp;
+        df->c1 = fd->first_comp + fd->ncomps;
+        df->shape = QC__FS_NONE;
+        if (fd->nslots == 1 && s0->role == QC_ROLE_QUAT && s0->qsq != NULL) {
+            df->shape = QC__FS_QUAT;
+            df->slot = fd->first_slot;
+            df->cb = s0->codec->cbits;
+            df->bits = s0->bits;
+            df->maxcode = s0->codec->maxcode;
+            df->qtop = qc__mask(df->cb) - (s0->codec->mode == 2 ? 1 : 0);
+            df->qsq = s0->qsq;
+        } else if (fd->ncomps > 0 && (fd->implied_flag ? s0->role == QC_ROLE_FLAG && s0->span == fd->nslots - 1 : 1)) {
+            int s;
+            df->shape = fd->implied_flag ? QC__FS_NZ : QC__FS_ORD;
+            df->slot = fd->first_slot;
+            df->span = fd->implied_flag ? s0->span : 0;
+            df->plain = 1;
+            for (s = fd->first_slot + (fd->implied_flag ? 1 : 0); s < fd->first_slot + fd->nslots; s++) {
+                const qc_slot *sl = &sc->slots[s];
+                const qc_comp *cp;
+                if (sl->role != QC_ROLE_ORD) { df->shape = QC__FS_NONE; break; }
+                cp = &sc->comps[sl->comp];
+                if (cp->b > 32 || cp->shift || (sl->codec->kind == QC_POWERCURVE && sl->codec->maxcode != qc__mask(sl->bits))) {
+                    df->shape = QC__FS_NONE;
+                    break;
+                }
+                if (cp->smt || sl->sign || sl->vclass != 0) df->plain = 0;
+            }
+        }
+        if (fmode[i] && df->shape == QC__FS_NONE) gen[ngen++] = i;
+    }
+    return ngen;
+}
+
+/* the bytes an entity of the fast path may load from its start (QC__FAST_MAXBITS a component
+   and a slot, and 16 bytes of loads); the padded copy of a packet's tail takes twice that */
+static size_t qc__fast_tail(const qc_schema *sc) {
+    return ((size_t)QC__FAST_MAXBITS * (size_t)(sc->ncomps + sc->nslots) + 7) / 8 + 16;
+}
+
+/* the packet decoder's per-packet tables and tail copy in its scratch, in bytes */
+static size_t qc__tables_bytes(const qc_schema *sc) {
+    return ((size_t)sc->ncomps + 1) * sizeof(qc__dcomp) + ((size_t)sc->nfields + 1) * (sizeof(qc__dfield) + sizeof(int)) +
+           (2 * qc__fast_tail(sc) + 7) / 8 * 8;
+}
+
+/* the scratch's parts (qc__decode_packet's locals), made again when it grows */
+#define QC__LAYOUT() do {                                                                      \
+        removed = (size_t *)d->scratch;                                                         \
+        kept_base = removed + (m + 1);                                                          \
+        kept_out = kept_base + (kept + 1);                                                      \
+        kept_pred = kept_out + (kept + 1);                                                      \
+        cls1 = kept_pred + (kept + 1);                                                          \
+        cls0 = cls1 + (kept + 1);                                                               \
+        set1 = cls0 + (kept + 1);                                                               \
+        set0 = set1 + (kept + 1);                                                               \
+        chg = set0 + (kept + 1);                                                                \
+        nid = (uint64_t *)(removed + words);                                                    \
+        nrow = nid + nnew;                                                                      \
+        dc = (qc__dcomp *)(nrow + nnew * (size_t)S);                                            \
+        dfd = (qc__dfield *)(dc + C + 1);                                                       \
+        gen = (int *)(dfd + F + 1);                                                             \
+        tail = (uint8_t *)(gen + F + 1);                                                        \
+        fmode = tail + (2 * tb + 7) / 8 * 8;                                                    \
+    } while (0)
 
 static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, qc_snapshot **out, qc_result *res) {
     const qc_schema *sc = d->schema;
@@ -3350,26 +3588,28 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     size_t m = 0, nrem = 0, nnew = 0, kept, nout, e, nchg = 0, x, o, j;
     size_t *removed, *kept_base, *kept_out, *kept_pred, *cls1, *cls0, *set1, *set0, *chg;
     uint64_t *nid, *nrow;
-    uint8_t *fch, *fmode;
-    qc__cpar *cpar;
-    size_t words, need;
+    uint8_t *fch, *fmode, *tail;
+    qc__dcomp *dc;
+    qc__dfield *dfd;
+    int *gen;
+    size_t words, need, tb = qc__fast_tail(sc);
     qc_snapshot *snap;
     int64_t num = 1, den = 1;
-    int fast;
-    uint8_t fshape[QC__FAST_MAXF];
-    uint64_t numc[QC__FAST_MAXC];
+    qc__fastrun run;
+    size_t st = 0, lastfast = nbytes > tb ? nbytes - tb : 0;
+    int tail_made = 0;
     qc__br_init(&r, buf, nbytes);
     /* header */
     if (qc__get(&r, 16, &v) < 0) return qc__bad(res, "truncated header", r.pos);
     seq = (int)v;
     if (qc__get(&r, 1, &v) < 0) return qc__bad(res, "truncated header", r.pos);
     if (v) {
-        if (qc__eg(&r, 2, 16, &v, NULL) < 0) return qc__bad(res, "bad baseline distance", r.pos);
+        if (qc__eg(&r, 2, 16, &v) < 0) return qc__bad(res, "bad baseline distance", r.pos);
         if (v >= 0x7FFF) return qc__bad(res, "sequence distance outside 1..32767", r.pos);
         bdist = (int)v + 1;
         if (qc__get(&r, 1, &v) < 0) return qc__bad(res, "truncated header", r.pos);
         if (v) {
-            if (qc__eg(&r, 2, 16, &v, NULL) < 0) return qc__bad(res, "bad pred distance", r.pos);
+            if (qc__eg(&r, 2, 16, &v) < 0) return qc__bad(res, "bad pred distance", r.pos);
             if (v + 1 + (uint64_t)bdist > 0x7FFF) return qc__bad(res, "sequence distance outside 1..32767", r.pos);
             pdist = (int)v + 1;
         }
@@ -3393,7 +3633,7 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     }
     kept = m - nrem;
     /* new entities */
-    if (qc__eg(&r, 0, 32, &v, NULL) < 0) return qc__bad(res, "bad count of new entities", r.pos);
+    if (qc__eg(&r, 0, 32, &v) < 0) return qc__bad(res, "bad count of new entities", r.pos);
     if (v > (uint64_t)qc__br_left(&r) || v > 0xFFFFFFFFull - (uint64_t)kept)
         return qc__bad(res, "count of new entities larger than the packet can hold", r.pos);
     nnew = (size_t)v;
@@ -3417,9 +3657,10 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
         return QC_E_MEMORY;
     }
     /* scratch: removed (m+1), kept_base, kept_out, kept_pred, cls1, cls0, set1, set0, chg (kept+1
-       each) as size_t; new ids (nnew) and rows (nnew * S) as uint64; then bytes */
+       each) as size_t; new ids (nnew) and rows (nnew * S) as uint64; the tables (qc__dcomp a
+       component, qc__dfield and an int a field); the tail's padded copy; then bytes */
     words = (m + 1) + 8 * (kept + 1);
-    need = words * sizeof(size_t) + nnew * (1 + (size_t)S) * 8 + ((size_t)C + 1) * sizeof(qc__cpar) + ((size_t)F + 1);
+    need = words * sizeof(size_t) + nnew * (1 + (size_t)S) * 8 + qc__tables_bytes(sc) + ((size_t)F + 1);
     {
         /* keep the removed positions across the growth */
         size_t *old = NULL;
@@ -3434,19 +3675,7 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
             qc__dfree(d, old, nrem * sizeof(size_t));
         }
     }
-    removed = (size_t *)d->scratch;
-    kept_base = removed + (m + 1);
-    kept_out = kept_base + (kept + 1);
-    kept_pred = kept_out + (kept + 1);
-    cls1 = kept_pred + (kept + 1);
-    cls0 = cls1 + (kept + 1);
-    set1 = cls0 + (kept + 1);
-    set0 = set1 + (kept + 1);
-    chg = set0 + (kept + 1);
-    nid = (uint64_t *)(removed + words);
-    nrow = nid + nnew;
-    cpar = (qc__cpar *)(nrow + nnew * (size_t)S);
-    fmode = (uint8_t *)(cpar + C + 1);
+    QC__LAYOUT();
     /* the new snapshot; with no kept entity the new ones are read straight into it */
     snap = qc__snap_new(d, nout);
     if (snap == NULL) goto nomem;
@@ -3457,12 +3686,12 @@ static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, q
     }
     if (nnew) {
         uint64_t prev = 0;
-        int kid;
+        qc__cpar idp;
         const char *msg = NULL;
         if (qc__get(&r, 6, &v) < 0) { msg = "truncated id parameter"; goto new_bad; }
-        kid = (int)v;
+        qc__cpar_set(&idp, (int)v, 64);
         for (e = 0; e < nnew; e++) {
-            if (qc__eg(&r, kid, 64, &v, NULL) < 0) { msg = "bad id of a new entity"; goto new_bad; }
+            if (qc__eg_p(&r, &idp, &v, NULL) < 0) { msg = "bad id of a new entity"; goto new_bad; }
             if (e) {
                 if (v >= 0xFFFFFFFFFFFFFFFFull - prev) { msg = "new entity id beyond 2**64 - 1"; goto new_bad; }
                 v = prev + 1 + v;
@@ -3549,7 +3778,18 @@ flush:
     /* changed entities */
     if (pdist) {
         size_t n1 = 0, n0 = 0, m1 = 0, m0 = 0, a1 = 0, a0 = 0, pj = 0;
-        for (e = 0; e < kept; e++) {
+        if (nrem == 0 && pred->n == m && (m == 0 || memcmp(pred->ids, base->ids, m * 8) == 0)) {
+            /* the common case: the baseline's entities kept, the same in the extrapolation
+               snapshot, row for row */
+            for (e = 0; e < kept; e++) {
+                int ctx = qc__rows_differ(base->rows + e * (size_t)S, pred->rows + e * (size_t)S, S);
+                kept_pred[e] = e;
+                cls1[n1] = e;
+                cls0[n0] = e;
+                n1 += (size_t)ctx;
+                n0 += (size_t)!ctx;
+            }
+        } else for (e = 0; e < kept; e++) {
             size_t kb = kept_base[e];
             int ctx = 1;
             kept_pred[e] = (size_t)-1;
@@ -3573,7 +3813,7 @@ flush:
     /* which fields: a byte per changed entity and field */
     {
         size_t fneed = nchg * (size_t)F;
-        size_t used = (size_t)((uint8_t *)(fmode + F + 1) - (uint8_t *)d->scratch);
+        size_t used = (size_t)((fmode + F + 1) - (uint8_t *)d->scratch);
         if (used + fneed > d->scratch_size) {
             /* grow, keeping what is in use */
             size_t nsz = used + fneed;
@@ -3583,19 +3823,7 @@ flush:
             qc__dfree(d, d->scratch, d->scratch_size);
             d->scratch = ns;
             d->scratch_size = nsz;
-            removed = (size_t *)d->scratch;
-            kept_base = removed + (m + 1);
-            kept_out = kept_base + (kept + 1);
-            kept_pred = kept_out + (kept + 1);
-            cls1 = kept_pred + (kept + 1);
-            cls0 = cls1 + (kept + 1);
-            set1 = cls0 + (kept + 1);
-            set0 = set1 + (kept + 1);
-            chg = set0 + (kept + 1);
-            nid = (uint64_t *)(removed + words);
-            nrow = nid + nnew;
-            cpar = (qc__cpar *)(nrow + nnew * (size_t)S);
-            fmode = (uint8_t *)(cpar + C + 1);
+            QC__LAYOUT();
         }
         fch = fmode + F + 1;
         memset(fch, 0, fneed);
@@ -3610,24 +3838,18 @@ flush:
         int c;
         const qc_field *fd = &sc->fields[i];
         for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++) {
-            memset(&cpar[c], 0, sizeof cpar[c]);
-            cpar[c].b = sc->comps[c].b;
-        }
-        if (!fmode[i]) continue;
-        for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++) {
-            int b = sc->comps[c].b, E;
-            qc__cpar *P = &cpar[c];
+            int b = sc->comps[c].b;
+            qc__cpar *P = &dc[c].P;
+            P->usep = 0;
+            qc__cpar_set(P, 0, b);
+            if (!fmode[i]) continue;
             if (pdist && b <= 32) {
                 if (qc__get(&r, 1, &v) < 0) { qc__snap_free(d, snap); return qc__bad(res, "truncated parameters", r.pos); }
                 P->usep = (int)v;
             }
             if (qc__get(&r, qc__bitlen((uint64_t)b), &v) < 0) { qc__snap_free(d, snap); return qc__bad(res, "truncated parameters", r.pos); }
             if ((int)v > b) { qc__snap_free(d, snap); return qc__bad(res, "Exp-Golomb parameter above the code width", r.pos); }
-            P->k = (int)v;
-            E = ((b - P->k + 1) >> 1) + 1;
-            P->emask = (((uint64_t)1) << E) - 1;
-            P->kmask = qc__mask(P->k);
-            P->umax = qc__mask(b);
+            qc__cpar_set(P, (int)v, b);
         }
     }
     if (pdist) {
@@ -3636,37 +3858,58 @@ flush:
         num = bdist / a;
         den = pdist / a;
     }
-    /* the fast path's tables: each field's shape, each component's whole ratio (0: its
-       reference is the baseline's); none when the ratio is not whole or the schema is large */
-    fast = den == 1 && F <= QC__FAST_MAXF && C <= QC__FAST_MAXC;
-    for (i = 0; fast && i < F; i++) {
-        const qc_field *fd = &sc->fields[i];
-        int s0 = fd->first_slot, s, c, ord = 1, plain = 1;
-        for (s = s0 + (fd->implied_flag ? 1 : 0); s < s0 + fd->nslots; s++) {
-            const qc_slot *sl = &sc->slots[s];
-            ord &= sl->role == QC_ROLE_ORD;
-            plain &= sl->role == QC_ROLE_ORD && !sl->sign && sl->vclass == 0 && sc->comps[sl->comp].smt == 0 &&
-                     sc->comps[sl->comp].shift == 0 && sc->comps[sl->comp].b == sl->bits;
-        }
-        if (fd->nslots == 1 && sc->slots[s0].role == QC_ROLE_QUAT) fshape[i] = QC__FS_QUAT;
-        else if (fd->implied_flag && sc->slots[s0].role == QC_ROLE_FLAG && sc->slots[s0].span == fd->nslots - 1 && ord) fshape[i] = QC__FS_NZ;
-        else if (!fd->implied_flag && plain) fshape[i] = QC__FS_PLAIN;
-        else if (!fd->implied_flag && ord) fshape[i] = QC__FS_ORD;
-        else fshape[i] = QC__FS_NONE;
-        for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++)
-            numc[c] = pdist && cpar[c].usep ? (uint64_t)num : 0;
+    /* the fast path's tables, and what its runs read */
+    {
+        run.ngen = qc__fast_tables(sc, fmode, pdist, num, dc, dfd, gen);
+        run.fch = fch;
+        run.F = F;
+        run.S = S;
+        run.FD = dfd;
+        run.D = dc;
+        run.gen = gen;
+        run.brow = base->rows;
+        run.prow = pdist ? pred->rows : NULL;
+        run.orow = snap->rows;
+        run.chg = chg;
+        run.kept_base = kept_base;
+        run.kept_out = kept_out;
+        run.kept_pred = kept_pred;
+        run.num = num;
+        run.den = den;
     }
     for (x = 0; x < nchg; x++) {
-        size_t ke = chg[x];
-        const uint64_t *br = base->rows + kept_base[ke] * (size_t)S;
-        uint64_t *orw = snap->rows + kept_out[ke] * (size_t)S;
-        const uint64_t *pr = NULL;
+        size_t ke;
+        const uint64_t *br, *pr = NULL;
+        uint64_t *orw;
         int any = 0;
         const char *msg = NULL;
+        /* the entities the fast path takes, from the packet while far from its end, then from
+           a zero-padded copy of its tail; the slot-by-slot loop below takes the next */
+        if ((r.pos >> 3) < lastfast) {
+            run.buf = buf;
+            run.lastfast = lastfast;
+            run.nbits = 8 * nbytes;
+            x = qc__fast_run(&run, x, nchg, &r.pos);
+        }
+        if (x < nchg && (r.pos >> 3) >= lastfast) {
+            if (!tail_made) {
+                tail_made = 1;
+                st = r.pos >> 3;
+                memcpy(tail, buf + st, nbytes - st);
+                memset(tail + (nbytes - st), 0, tb);
+            }
+            run.buf = tail;
+            run.lastfast = nbytes - st;
+            run.nbits = 8 * (nbytes - st);
+            r.pos -= 8 * st;
+            x = qc__fast_run(&run, x, nchg, &r.pos);
+            r.pos += 8 * st;
+        }
+        if (x == nchg) break;
+        ke = chg[x];
+        br = base->rows + kept_base[ke] * (size_t)S;
+        orw = snap->rows + kept_out[ke] * (size_t)S;
         if (pdist && kept_pred[ke] != (size_t)-1) pr = pred->rows + kept_pred[ke] * (size_t)S;
-        if (fast && qc__fast_entity(sc, buf, nbytes, &r.pos, fch + x * (size_t)F, fshape, cpar, numc, br,
-                                    pr != NULL ? pr : br, pr != NULL, orw))
-            continue;
         for (i = 0; i < F && msg == NULL; i++) {
             const qc_field *fd = &sc->fields[i];
             int s = fd->first_slot, end = fd->first_slot + fd->nslots;
@@ -3691,8 +3934,8 @@ flush:
                 if (sl->role == QC_ROLE_ORD) {
                     const qc_comp *cp = &sc->comps[sl->comp];
                     uint64_t ref;
-                    if (qc__eg_p(&r, &cpar[sl->comp], &v, NULL) < 0) { msg = "bad difference"; break; }
-                    ref = qc__ref(br[s], pr != NULL && cpar[sl->comp].usep ? &pr[s] : NULL, cp, num, den);
+                    if (qc__eg_p(&r, &dc[sl->comp].P, &v, NULL) < 0) { msg = "bad difference"; break; }
+                    ref = qc__ref(br[s], pr != NULL && dc[sl->comp].P.usep ? &pr[s] : NULL, cp, num, den);
                     v = qc__apply(ref, v, cp);
                     if (sl->sign) v = qc__sext(v, sl->bits);
                 } else if (sl->role == QC_ROLE_QUAT || sl->role == QC_ROLE_UVEC) {
@@ -3710,9 +3953,9 @@ flush:
                         int c = sl->comp + q;
                         const qc_comp *cp = &sc->comps[c];
                         uint64_t ref;
-                        if (qc__eg_p(&r, &cpar[c], &v, q == 0 && sl->role == QC_ROLE_QUAT ? &alt : NULL) < 0) { msg = "bad difference"; break; }
+                        if (qc__eg_p(&r, &dc[c].P, &v, q == 0 && sl->role == QC_ROLE_QUAT ? &alt : NULL) < 0) { msg = "bad difference"; break; }
                         if (alt) break;
-                        ref = qc__ref(br[s], qpred && cpar[c].usep ? &pr[s] : NULL, cp, num, den);
+                        ref = qc__ref(br[s], qpred && dc[c].P.usep ? &pr[s] : NULL, cp, num, den);
                         code |= qc__apply(ref, v, cp) << cp->shift;
                     }
                     if (msg != NULL) break;
@@ -3729,7 +3972,7 @@ flush:
                             code = jn << (3 * cb);
                             for (t = 0; t < 3; t++) {
                                 const qc_comp *cp = &sc->comps[sl->comp + t];
-                                if (qc__eg_p(&r, &cpar[sl->comp + t], &v, NULL) < 0) { msg = "bad difference"; break; }
+                                if (qc__eg_p(&r, &dc[sl->comp + t].P, &v, NULL) < 0) { msg = "bad difference"; break; }
                                 code |= ((qc__remap_ref(br[s], (int)jn, t, cb, qc__mask(cb) - (sl->codec->mode == 2 ? 1 : 0)) + qc__unzz(v)) & qc__mask(cb)) << cp->shift;
                             }
                             if (msg != NULL) break;
@@ -3874,10 +4117,11 @@ static void qc__forget(qc_decoder *d) {     /* every snapshot, latest, the parti
 }
 
 static size_t qc__scratch_bytes(const qc_schema *s, size_t n) {
-    /* removed + 8 lists of kept (size_t), new ids and rows, the per-component and field bytes,
-       a byte per changed entity and field; with the growth margin of qc__scratch */
+    /* removed + 8 lists of kept (size_t), new ids and rows, the per-packet tables and the
+       tail's padded copy, a byte per field and one per changed entity and field; with the
+       growth margin of qc__scratch */
     size_t b = (9 * (n + 1) + 1) * sizeof(size_t) + n * (1 + (size_t)s->nslots) * 8 +
-               3 * ((size_t)s->ncomps + 1) + ((size_t)s->nfields + 1) + n * (size_t)s->nfields;
+               qc__tables_bytes(s) + ((size_t)s->nfields + 1) + n * (size_t)s->nfields;
     return b + b / 4 + 4096;
 }
 
