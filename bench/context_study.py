@@ -36,21 +36,32 @@ scene schema, which sends a velocity: the position predicted as ``B + v_B * bdis
 
 Coders, for each context (the rest of the packet unchanged, bits counted as today):
 
-- ``eg/cell``: Exp-Golomb with k chosen per packet, component and context cell, each k sent
-  (bitlen(b) bits a non-empty cell, as today a component's);
-- ``rice/adapt``: Rice with k adapted inside the packet per cell (LOCO-I: k from the running sum
-  and count), started from the packet's k of the component (sent as today): no more side info;
-- ``ac``: an adaptive binary arithmetic coder, reset each packet (loss-tolerant): u + 1's bit
-  length in unary, each unary bin and the two top suffix bits with their own adaptive
-  probability per (cell, position), the other suffix bits raw; ideal code length of
-  Krichevsky-Trofimov counts (``-log2 p``), plus the real coder's measured flush cost a packet.
-  One configuration is also coded with the real range coder of ``bench/context_coder.py``, whose
-  size is printed beside the ideal;
-- ``oracle/H``: the empirical entropy of each (packet, cell)'s values, given free: no real coder
-  reaches it; it bounds what the context can carry.
+- ``eg, k per cell sent``: Exp-Golomb with k chosen per packet, component and context cell, each
+  k sent (bitlen(b) bits a non-empty cell, as today a component's);
+- ``eg, k from acked packet``: k per (component, context) not sent but taken from the baseline's
+  own packet (the best k for that cell's values there; the decoder decoded that packet, since the
+  baseline is acked), else the component's k sent as today: today's side information;
+- ``rice, k adapted in packet``: Rice with k adapted per cell inside the packet (LOCO-I),
+  started from the packet's k of the component;
+- ``ac, reset each packet``: an adaptive binary arithmetic coder whose model starts each packet
+  empty: u + 1's bit length in unary, each unary bin and the two top suffix bits with their own
+  adaptive probability per (component, context, position), the other suffix bits raw; ideal
+  code length of Krichevsky-Trofimov counts (closed form), plus the real coder's measured cost
+  a packet (``flush``), plus a quat's "not a new largest index" event;
+- ``ac, warm from acked pkt``: the same, each context's counts started from those the
+  baseline's own packet ended with, times 0.5 (x0.25 and x1 are shown too): a state both ends
+  hold, never from a packet that may be lost;
+- ``oracle/H per component``: the empirical entropy of each (packet, component)'s values, given
+  free: no real coder reaches it (it bounds today's cells, optimistically).
 
-    python bench/context_study.py            # bench scene (lag 6, and 20% loss) + player trace
-    python bench/context_study.py --quick    # smaller scenes, a minute or two
+One configuration (ac, reset, ctx step+fhist) is coded for real with bench/context_coder.py's
+range coder, which round-trips every packet; its size against the ideal is printed, and its
+mean excess a packet is the ``flush`` added to every ac row. ``--cost`` compiles
+bench/context_cost.c and times Exp-Golomb against that range coder in C on the first run's
+residuals.
+
+    python bench/context_study.py --cost     # bench scene (lag 6, and 20% loss) + player trace
+    python bench/context_study.py --quick    # smaller scenes, about three minutes
 """
 
 from __future__ import annotations
@@ -284,8 +295,8 @@ class Run:
                 usebits = sum(1 for f in probe.nonempty for c in np.flatnonzero(self.comp_field == f)
                               if pdist is not None and self.comp_bits[c] <= 32)
                 P.append(dict(k=k, wire=wire, bits=last_bits, res=tags.get("res", 0), params=params,
-                              usebits=usebits, flips=probe.flips, sets=tags.get("set", 0), bdist=bdist, pdist=pdist or 0,
-                              base=base, lo=before, hi=len(probe.recs)))
+                              usebits=usebits, flips=probe.flips, sets=tags.get("set", 0), bdist=bdist,
+                              pdist=pdist or 0, base=base, lo=before, hi=len(probe.recs)))
             else:
                 P.append(dict(k=k, wire=wire, bits=last_bits, res=0, params=0, usebits=0, flips=0, sets=0,
                               bdist=0, pdist=0, base=None, lo=before, hi=before))
@@ -558,6 +569,64 @@ def eg_acked_k_bits(run, u, ctx):
     return np.bincount(run.pk, weights=eg_len(u, k, run.b, run.alt), minlength=len(run.P))
 
 
+def huffman_lengths(q):
+    """Code lengths of a Huffman code for the weights q (all > 0)."""
+    import heapq
+    if len(q) == 1:
+        return [1]
+    heap = [(w, i, [i]) for i, w in enumerate(q)]
+    heapq.heapify(heap)
+    lens = [0] * len(q)
+    n = len(q)
+    while len(heap) > 1:
+        w1, _, a = heapq.heappop(heap)
+        w2, _, b = heapq.heappop(heap)
+        for i in a + b:
+            lens[i] += 1
+        heapq.heappush(heap, (w1 + w2, n, a + b))
+        n += 1
+    return lens
+
+
+def bucket_bits(run, u, ctx, huffman=False, smooth=0.5):
+    """A static code of each value's bucket e = bitlen(u + 1) - 1 (then its e bits raw), with
+    probabilities from the counts of the same (component, context) in the baseline's own packet
+    (+ ``smooth``): ideal (rANS would come within a fraction of a percent) or a Huffman code
+    (a table lookup to decode, as fast as Exp-Golomb). Where that packet had no value in the
+    cell, Exp-Golomb with the packet's k (sent as today, so the side information is today's)."""
+    nctx = int(ctx.max()) + 1 if len(ctx) else 1
+    NC = len(run.comps) * nctx
+    NE = int(run.b.max()) + 2
+    cell = run.c * nctx + ctx
+    x = u + 1
+    e = np.floor(np.log2(x.astype(np.float64))).astype(np.int64)
+    e = np.where((np.int64(1) << (e + 1)) <= x, e + 1, e)
+    e = np.where((np.int64(1) << e) > x, e - 1, e)
+    counts = np.zeros((len(run.P), NC, NE))
+    np.add.at(counts, (run.pk, cell, e), 1)
+    base = np.array([p["base"] if p["base"] is not None else -1 for p in run.P])
+    bp = base[run.pk]
+    q = np.where(bp[:, None] >= 0, counts[np.maximum(bp, 0), cell], 0.0)
+    have = q.sum(axis=1) > 0
+    nsym = (run.b + 1)[:, None]
+    valid = np.arange(NE)[None, :] < nsym
+    q = np.where(valid, q + smooth, 0.0)
+    if huffman:
+        cache = {}
+        lens = np.zeros(len(u))
+        for i in np.flatnonzero(have):
+            key = (int(bp[i]), int(cell[i]))
+            L = cache.get(key)
+            if L is None:
+                L = cache[key] = huffman_lengths(q[i][: int(run.b[i]) + 1].tolist())
+            lens[i] = L[int(e[i])]
+        sym = lens
+    else:
+        sym = -np.log2(q[np.arange(len(u)), e] / q.sum(axis=1))
+    cost = np.where(have, sym + e, eg_len(u, run.k, run.b, run.alt))
+    return np.bincount(run.pk, weights=cost, minlength=len(run.P))
+
+
 def entropy_bits(run, u, ctx):
     """The empirical entropy of each (packet, cell)'s values, given free: a bound, not a coder."""
     cid = cells(run, ctx)
@@ -646,36 +715,47 @@ def summarize(run, alt_res, side):
     return float(tot[whole].mean()) / n, float(tot[settled].mean()) / n, float((alt_res + side)[whole].sum())
 
 
-def evaluate(run, hz, flush, out=print, velocity=False, warm=0.5):
+def evaluate(run, hz, flush, velocity=False, warm=0.5):
     """Rows (label, whole, settled, coded bits) for this run."""
     P = run.P
     zero = np.zeros(len(P))
     kbits = np.array([p["params"] - p["usebits"] for p in P], dtype=np.float64)
     res = np.array([p["res"] for p in P], dtype=np.float64)
-    rows = [("today's stream (real packets)",) + summarize(run, res, kbits)]
+    rows = []
+
+    def add(label, alt, side):
+        rows.append((label,) + summarize(run, alt, side))
+
+    add("today's stream (real packets)", res, kbits)
     ctx = contexts(run)
-    rows.append(("eg, best k per component (side as today)",) + summarize(run, eg_cell_bits(run, run.u, ctx["none"]), zero))
-    rows.append(("oracle/H per component, histogram free",) + summarize(run, entropy_bits(run, run.u, ctx["none"]), zero))
+    u = run.u
+    add("eg, best k per component (side as today)", eg_cell_bits(run, u, ctx["none"]), zero)
+    add("oracle/H per component, histogram free", entropy_bits(run, u, ctx["none"]), zero)
     for name in ("none", "motion", "fhist", "step", "step+fhist", "motion+fhist", "step+motion"):
+        c = ctx[name]
         if name != "none":
-            rows.append((f"eg, k per cell sent     ctx {name}",) + summarize(run, eg_cell_bits(run, run.u, ctx[name]), zero))
-        rows.append((f"eg, k from acked packet ctx {name}",) + summarize(run, eg_acked_k_bits(run, run.u, ctx[name]), kbits))
-        rows.append((f"ac, reset each packet   ctx {name}",) + summarize(run, ac_bits(run, run.u, ctx[name], flush), zero))
-        rows.append((f"ac, warm from acked pkt ctx {name}",) + summarize(run, ac_bits(run, run.u, ctx[name], flush, warm), zero))
-    rows.append(("rice, k adapted in packet ctx step",) + summarize(run, rice_adaptive_bits(run, run.u, ctx["step"]), kbits))
+            add(f"eg, k per cell sent     ctx {name}", eg_cell_bits(run, u, c), zero)
+        add(f"eg, k from acked packet ctx {name}", eg_acked_k_bits(run, u, c), kbits)
+        add(f"ac, reset each packet   ctx {name}", ac_bits(run, u, c, flush), zero)
+        add(f"ac, warm from acked pkt ctx {name}", ac_bits(run, u, c, flush, warm), zero)
+    for name in ("none", "step"):
+        add(f"buckets from acked pkt, ideal ctx {name}", bucket_bits(run, u, ctx[name]), kbits)
+        add(f"buckets from acked pkt, Huffman ctx {name}", bucket_bits(run, u, ctx[name], True), kbits)
+    add("rice, k adapted in packet ctx step", rice_adaptive_bits(run, u, ctx["step"]), kbits)
     for w in (0.25, 1.0):
-        rows.append((f"ac, warm x{w:g} ctx step+fhist",) + summarize(run, ac_bits(run, run.u, ctx["step+fhist"], flush, w), zero))
+        add(f"ac, warm x{w:g} ctx step+fhist", ac_bits(run, u, ctx["step+fhist"], flush, w), zero)
     for floor in (False, True):
         ug = gravity_residuals(run, hz, floor)
         tag = "gravity" + ("+floor" if floor else "")
-        rows.append((f"{tag}: eg, best k per component",) + summarize(run, eg_cell_bits(run, ug, ctx["none"]), zero))
-        rows.append((f"{tag}: ac warm ctx step+fhist",) + summarize(run, ac_bits(run, ug, ctx["step+fhist"], flush, warm), zero))
+        add(f"{tag}: eg, best k per component", eg_cell_bits(run, ug, ctx["none"]), zero)
+        add(f"{tag}: ac warm ctx step+fhist", ac_bits(run, ug, ctx["step+fhist"], flush, warm), zero)
+        add(f"{tag}: buckets Huffman ctx none", bucket_bits(run, ug, ctx["none"], True), kbits)
     if velocity:
         uv = velocity_residuals(run, hz)
-        rows.append(("velocity field: eg, best k per component",) + summarize(run, eg_cell_bits(run, uv, ctx["none"]), zero))
-        both = np.minimum(uv, run.u)
-        rows.append(("velocity or extrapolation, oracle per value",) + summarize(run, eg_cell_bits(run, both, ctx["none"]), zero))
-        rows.append(("velocity field: ac warm ctx step+fhist",) + summarize(run, ac_bits(run, uv, ctx["step+fhist"], flush, warm), zero))
+        add("velocity field: eg, best k per component", eg_cell_bits(run, uv, ctx["none"]), zero)
+        both = np.minimum(uv, u)
+        add("velocity or extrapolation, oracle per value", eg_cell_bits(run, both, ctx["none"]), zero)
+        add("velocity field: ac warm ctx step+fhist", ac_bits(run, uv, ctx["step+fhist"], flush, warm), zero)
     return rows
 
 
@@ -779,12 +859,13 @@ def main(argv=None, out=print):
     gschema = default_schema(velocity=False, rest=True)
     gcodes = bench_bandwidth.gaffer_codes(bench)
     gb = {v: (bench_bandwidth.gaffer_bits(bench, gcodes, lag, v, lag),
-              bench_bandwidth.gaffer_bits(bench, gcodes, lag, v, max(lag, settle))) for v in ("article", "challenge")}
+              bench_bandwidth.gaffer_bits(bench, gcodes, lag, v, max(lag, settle)))
+          for v in ("article", "challenge")}
     name = f"bench scene {bench.n_bodies} bodies x {bench.n_ticks} ticks"
     runs.append(Run(f"{name}, no loss", bench, gschema, columns_of(bench, gschema), lag, 0.0, args.seed,
                     settle, gb, out=out))
-    runs.append(Run(f"{name}, {args.loss:.0%} loss", bench, gschema, columns_of(bench, gschema), lag, args.loss,
-                    args.seed, settle, gb, out=out))
+    runs.append(Run(f"{name}, {args.loss:.0%} loss", bench, gschema, columns_of(bench, gschema), lag,
+                    args.loss, args.seed, settle, gb, out=out))
     # the player trace, Gaffer's payload over bounds fitted to it
     bounds, bits = bench_bandwidth.fitted_bounds(trace.positions)
     pschema, pscene = bench_bandwidth.schemas_for(bounds, bits)
@@ -795,9 +876,10 @@ def main(argv=None, out=print):
     runs.append(Run(f"player trace {trace.n_bodies} players x {trace.n_ticks} ticks, no loss", trace, pschema,
                     columns_of(trace, pschema), lag, 0.0, args.seed, settle, pg, out=out))
     # the velocity field as a predictor: the scene schema (which sends one), no yardstick
-    vruns = [Run(f"bench scene, scene schema (with velocity), no loss", bench, default_schema(velocity=True),
-                 columns_of(bench, default_schema(velocity=True)), lag, 0.0, args.seed, settle, None, out=out),
-             Run(f"player trace, scene schema (with velocity), no loss", trace, pscene,
+    vschema = default_schema(velocity=True)
+    vruns = [Run("bench scene, scene schema (with velocity), no loss", bench, vschema,
+                 columns_of(bench, vschema), lag, 0.0, args.seed, settle, None, out=out),
+             Run("player trace, scene schema (with velocity), no loss", trace, pscene,
                  columns_of(trace, pscene), lag, 0.0, args.seed, settle, None, out=out)]
     # the real range coder on one configuration, for the flush cost and the check
     real, ideal, n, secs = real_coder_check(runs[0], limit=args.real_packets)
@@ -811,7 +893,7 @@ def main(argv=None, out=print):
             + (est.replace("\n", "; ") if est else "no C compiler"))
     results = []
     for run in runs + vruns:
-        rows = evaluate(run, hz, flush, out, velocity=run in vruns)
+        rows = evaluate(run, hz, flush, velocity=run in vruns)
         results.append((run, rows))
         today = rows[0]
         out("")
@@ -830,10 +912,10 @@ def main(argv=None, out=print):
             wire = sum(p["wire"] for p, x in zip(run.P, m) if x)
             coded = sum(p["res"] + p["params"] - p["usebits"] for p, x in zip(run.P, m) if x)
             sets = sum(p["sets"] for p, x in zip(run.P, m) if x)
+            j = 0 if label == "whole" else 1
+            vs = f" ({free[j] / ga[j]:.3f}x article, {free[j] / gc[j]:.3f}x challenge)" if run.gaffer else ""
             out(f"  {label}: residuals and their k {coded / wire:.1%} of the wire, entity and field sets "
-                f"{sets / wire:.1%}; with residuals free: {free[0 if label == 'whole' else 1]:.2f} bits"
-                + (f" ({free[0] / ga[0]:.3f}x article, {free[0] / gc[0]:.3f}x challenge)" if run.gaffer and label == "whole"
-                   else f" ({free[1] / ga[1]:.3f}x article, {free[1] / gc[1]:.3f}x challenge)" if run.gaffer else ""))
+                f"{sets / wire:.1%}; with residuals free: {free[j]:.2f} bits{vs}")
         for label, w, s, coded in rows:
             dc = coded / today[3] - 1
             if run.gaffer:
