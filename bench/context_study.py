@@ -48,9 +48,10 @@ Coders, for each context (the rest of the packet unchanged, bits counted as toda
   adaptive probability per (component, context, position), the other suffix bits raw; ideal
   code length of Krichevsky-Trofimov counts (closed form), plus the real coder's measured cost
   a packet (``flush``), plus a quat's "not a new largest index" event;
-- ``ac, warm from acked pkt``: the same, each context's counts started from those the
-  baseline's own packet ended with, times 0.5 (x0.25 and x1 are shown too): a state both ends
-  hold, never from a packet that may be lost;
+- ``ac, warm from acked pkt``: the same, each context's counts started from the counts of the
+  events coded in the baseline's own packet (not chained further back), times 0.5 (x0.25 and x1
+  are shown too): the decoder holds the baseline only if it decoded that packet, so this is
+  never a packet that may be lost;
 - ``oracle/H per component``: the empirical entropy of each (packet, component)'s values, given
   free: no real coder reaches it (it bounds today's cells, optimistically).
 
