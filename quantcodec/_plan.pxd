@@ -55,7 +55,7 @@ cdef class Plan:
     cdef Py_ssize_t row_invalid(self, const uint64_t* row) noexcept nogil
     # the one-record calls (encode, decode, ...: OP_* below), for Plan's own and Schema's (_schemabase)
     cdef object one(self, object arg, int op)
-    cdef object _one_row(self, object arg, int op, uint64_t* row)
+    cdef inline object _one_row(self, object arg, int op, uint64_t* row)
 
     # The plan's own helpers (_plan.pyx), methods of this final class: called directly, as the
     # module-level functions they were, with no virtual table.

@@ -521,7 +521,7 @@ cdef class Plan:
         finally:
             PyMem_Free(row)
 
-    cdef object _one_row(self, object arg, int op, uint64_t* row):
+    cdef inline object _one_row(self, object arg, int op, uint64_t* row):
         cdef Py_ssize_t bad = -1
         if op == OP_ENCODE:
             self._fill_row(arg, row)
