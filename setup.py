@@ -10,7 +10,7 @@ Environment switches:
                              and UBSAN_OPTIONS=print_stacktrace=1:log_path=/tmp/ubsan: pytest hides the reports;
                              halt_on_error=1 instead makes a report fail the run, as CI does)
   QUANTCODEC_MODULES=a,b     build only these extensions (development: one module at a time);
-                             _codecs brings its loop modules (_loops_baseline, _avx2, _avx512) along
+                             _arrays brings its loop modules (_loops_baseline, _avx2, _avx512) along
   QUANTCODEC_FORCE_CYTHON=0  reuse generated C files that are newer than their .pyx
   QUANTCODEC_DEBUG_INFO=1    keep the compiler's debug info (-g) in a release build; release builds
                              otherwise carry none (-g0, and the linker drops any debug sections),
@@ -88,7 +88,7 @@ def _x86_64_gcc():
 
 # The array loops of Bounded, Quat and UnitVector (quantcodec/_loops.pxd) are compiled once per
 # instruction set, each into its own module: _loops_baseline everywhere, and on x86-64 with gcc
-# or clang _loops_avx2 and _loops_avx512, which quantcodec._codecs loads when the CPU runs them
+# or clang _loops_avx2 and _loops_avx512, which quantcodec._arrays loads when the CPU runs them
 # (quantcodec/_cpu.h, the one CPU dispatch). Feature flags, not -march: they enable exactly what the
 # runtime check tests, and no FMA.
 LOOPS = ["_loops_baseline", "_loops_avx2", "_loops_avx512"]
@@ -103,11 +103,11 @@ modules = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob("qu
 if not _x86_64_gcc():
     modules = [m for m in modules if m not in SIMD]
 if ONLY:
-    if "_codecs" in ONLY:
+    if "_arrays" in ONLY:
         ONLY = ONLY + LOOPS
     modules = [m for m in modules if m in ONLY]
 
-# The loop modules must come from the same _kernels.pxd and _loops.pxd as _codecs, which refuses
+# The loop modules must come from the same _kernels.pxd and _loops.pxd as _arrays, which refuses
 # a loop module of another build (a leftover of an earlier build in the source tree).
 _digest = hashlib.sha1()
 for _src in ("quantcodec/_kernels.pxd", "quantcodec/_loops.pxd"):
@@ -121,7 +121,7 @@ extensions = [
         [f"quantcodec/{m}.pyx"],
         extra_compile_args=cflags + SIMD.get(m, []),
         extra_link_args=ldflags,
-        define_macros=macros + (loops_build if m == "_codecs" or m in LOOPS else []),
+        define_macros=macros + (loops_build if m == "_arrays" or m in LOOPS else []),
     )
     for m in modules
 ]

@@ -50,26 +50,3 @@ cdef enum:
     F_VECTOR = 4       # k components, a code each (k slots, float or exact)
     F_NZ = 5           # NearlyZero over a scalar: flag + the scalar's code (flag slot + 1 slot)
     F_NZVEC = 6        # NearlyZero over a Vector: flag + k codes (flag slot + k slots)
-
-
-# `a` itself when it is C-contiguous, aligned native `dt`, else a converted copy (for the plan's
-# columns too: one rule for what the typed loops may read in place).
-cdef object _contig(object a, object dt)
-
-
-# The array dispatchers (the loop table selected for this CPU at import), for the schema plan:
-# `xt` 0 float32 / 1 float64; `ct` 0 uint32, 1 uint64, 2 int32, 3 int64; strides in elements.
-cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ct,
-                        Py_ssize_t os, Py_ssize_t n) noexcept nogil
-cdef Py_ssize_t multi_q_array(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n,
-                              int* st) noexcept nogil
-cdef Py_ssize_t multi_dq_array(const qdesc* d, const uint64_t* c, double* out, Py_ssize_t n) noexcept nogil
-# A float scalar kind's codes (stride cs) into floats (stride os), every code checked: the first
-# invalid code (then `out` is partly written) or -1. Bounded through the loop table.
-cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
-                         Py_ssize_t os, Py_ssize_t n) noexcept nogil
-# dq_array of codes known to be valid (a code matrix checked before): no validity pass.
-cdef void dq_valid_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
-                         Py_ssize_t os, Py_ssize_t n) noexcept nogil
-# The first code of a scalar kind (stride cs) that is not valid, or -1.
-cdef Py_ssize_t first_invalid(const qdesc* d, const void* c, int ct, Py_ssize_t cs, Py_ssize_t n) noexcept nogil

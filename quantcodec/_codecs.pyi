@@ -4,14 +4,24 @@ from typing import Any, ClassVar, Literal, Mapping, Sequence, SupportsFloat, Sup
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
+
+__all__ = [
+    "Codec", "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum",
+    "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "IntRange", "codec_from_spec", "bits_for",
+]
 
 _Number = Union[SupportsFloat, SupportsIndex]
 _Array = npt.NDArray[Any]
 _ArrayLike = npt.ArrayLike
 _Mode = Literal["endpoints", "bins", "midpoint"]
 
+@disjoint_base
 class Codec:
     """Base class of every codec."""
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    def __copy__(self) -> Codec: ...
+    def __deepcopy__(self, memo: Any) -> Codec: ...
     @property
     def bits(self) -> int: ...
     @property
@@ -29,10 +39,12 @@ class Codec:
     def roundtrip(self, x: Any, out: _Array | None = ...) -> Any: ...
     def valid(self, code: Any) -> bool | npt.NDArray[np.bool_]: ...
     def spec(self) -> dict[str, Any]: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@disjoint_base
 class _FloatScalar(Codec):
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @overload
     def quantize(self, x: _Number, out: None = ...) -> int: ...
     @overload
@@ -50,6 +62,7 @@ class _FloatScalar(Codec):
     @property
     def max_error(self) -> float: ...
 
+@disjoint_base
 class Bounded(_FloatScalar):
     min: float
     max: float
@@ -60,6 +73,7 @@ class Bounded(_FloatScalar):
     @classmethod
     def for_error(cls, min: float, max: float, max_error: float, *, mode: _Mode = ...) -> Bounded: ...
 
+@disjoint_base
 class Fixed(_FloatScalar):
     offset: float
     @property
@@ -74,6 +88,7 @@ class Fixed(_FloatScalar):
     def for_error(cls, min: float, max: float, max_error: float, *, signed: bool | None = ...,
                   offset: float = ...) -> Fixed: ...
 
+@disjoint_base
 class Angle(_FloatScalar):
     unit: Literal["rad", "deg"]
     @property
@@ -84,6 +99,7 @@ class Angle(_FloatScalar):
     @classmethod
     def for_error(cls, max_error: float, *, signed: bool = ..., unit: Literal["rad", "deg"] = ...) -> Angle: ...
 
+@disjoint_base
 class PowerCurve(_FloatScalar):
     max: float
     pow: float
@@ -94,6 +110,7 @@ class PowerCurve(_FloatScalar):
 class Half(_FloatScalar):
     def __init__(self) -> None: ...
 
+@disjoint_base
 class Grid(_FloatScalar):
     cell_size: float
     cell_bits: int
@@ -104,7 +121,9 @@ class Grid(_FloatScalar):
     @classmethod
     def for_error(cls, extent: float, max_error: float, *, cell_size: float) -> Grid: ...
 
+@disjoint_base
 class _ExactScalar(Codec):
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @property
     def step(self) -> int: ...
     @property
@@ -119,13 +138,24 @@ class Int(_ExactScalar):
 class Bool(_ExactScalar):
     def __init__(self) -> None: ...
 
+@disjoint_base
 class Enum(_ExactScalar):
     labels: tuple[str, ...] | None
     n: int
     def __init__(self, labels_or_count: Sequence[str] | int) -> None: ...
     def label(self, index: int) -> str | int: ...
 
+class IntRange(_ExactScalar):
+    """An exact integer in [lo, hi]: (hi - lo).bit_length() bits, code = value - lo."""
+    def __init__(self, lo: int, hi: int) -> None: ...
+    @property
+    def lo(self) -> int: ...
+    @property
+    def hi(self) -> int: ...
+
+@disjoint_base
 class _MultiFloat(Codec):
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @overload
     def quantize(self, x: Sequence[float], out: None = ...) -> int: ...
     @overload
@@ -134,24 +164,31 @@ class _MultiFloat(Codec):
     def dequantize(self, code: SupportsIndex, out: None = ...) -> Tuple[float, ...]: ...
     @overload
     def dequantize(self, code: _ArrayLike, out: _Array | None = ...) -> _Array: ...
-    @property
-    def step(self) -> float: ...
-    @property
-    def max_error(self) -> float: ...
 
+@disjoint_base
 class Quat(_MultiFloat):
     mode: _Mode
     component_bits: int
     def __init__(self, bits: int = ..., *, mode: _Mode = ...) -> None: ...
+    @property
+    def step(self) -> float: ...
+    @property
+    def max_error(self) -> float: ...
     @classmethod
     def for_error(cls, max_error: float, *, mode: _Mode = ...) -> Quat: ...
 
+@disjoint_base
 class UnitVector(_MultiFloat):
     component_bits: int
     def __init__(self, bits: int) -> None: ...
+    @property
+    def step(self) -> float: ...
+    @property
+    def max_error(self) -> float: ...
     @classmethod
     def for_error(cls, max_error: float) -> UnitVector: ...
 
+@disjoint_base
 class Vector(Codec):
     codecs: tuple[Codec, ...]
     def __init__(self, *codecs: Codec) -> None: ...
@@ -161,10 +198,21 @@ class Vector(Codec):
     @property
     def max_error(self) -> tuple[Any, ...]: ...
 
+@disjoint_base
 class NearlyZero(Codec):
     inner: Codec
     threshold: float
     def __init__(self, inner: Codec, threshold: float) -> None: ...
 
 def codec_from_spec(spec: Mapping[str, Any] | Codec) -> Codec: ...
+
+KIND_TABLE: tuple[tuple[str, type[Codec], int, int], ...]
+"""Every codec kind: (name, class, kernel kind K_*, wire kind number)."""
+
+def _kernel_kind(c: Codec) -> int: ...
+
+# the array loops in use (quantcodec._arrays)
+def _simd() -> str: ...
+def _simd_available() -> tuple[str, ...]: ...
+def _simd_select(level: str | None = None) -> str: ...
 def bits_for(range: float, max_error: float, *, mode: _Mode = ...) -> int: ...

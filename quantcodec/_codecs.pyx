@@ -6,27 +6,31 @@ that `codec_from_spec` turns back into an equal codec.
 """
 
 cimport cython
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_ANY_CONTIGUOUS, PyBUF_WRITABLE
 from cpython.float cimport PyFloat_AS_DOUBLE
-from cpython.pycapsule cimport PyCapsule_GetPointer
-from libc.string cimport strcmp
 from libc.stdint cimport uint64_t, int64_t, uint32_t, int32_t
 from libc.math cimport isfinite, atan2, sqrt, pow as c_pow
 
 from quantcodec._kernels cimport *
-from quantcodec._loops cimport LOOPS_ABI, QC_LOOPS_BUILD, code_t, fin_t, fout_t, loop_table
+from quantcodec._arrays cimport (
+    buf_pair, pair_acquire, pair_release, check_out, code_input, float_input, dq_array, multi_dq_array,
+    multi_q_array, multi_rt_array, q_array, rt_array,
+)
 
-import importlib
 import math
 import operator
 
 import numpy as np
 
 from .errors import DecodeError, RangeError, SchemaError
+# The array loops in use (docs/index.md names quantcodec._codecs._simd()): chosen in _arrays
+from ._arrays import _simd, _simd_available, _simd_select
+from ._params import (
+    bits_for, budget, fewest_bits, fixed_cover, float_param, grid_for, int_param, signed_option, unit_text,
+)
 
 __all__ = [
     "Codec", "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum",
-    "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "codec_from_spec", "bits_for",
+    "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "IntRange", "codec_from_spec", "bits_for",
 ]
 
 _U32 = np.dtype(np.uint32)
@@ -38,103 +42,25 @@ _F64 = np.dtype(np.float64)
 _BOOL = np.dtype(np.bool_)
 
 
-# ------------------------------------------------------------------------------------------------
-# Parameter checks (construction): every failure is a SchemaError naming the parameter and value.
-
-cdef object _int_param(str owner, str name, object v, long long lo, long long hi):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        raise SchemaError(f"{owner}: {name} must be an integer, got {v!r}")
-    iv = int(v)
-    if iv < lo or iv > hi:
-        raise SchemaError(f"{owner}: {name} must be in {lo}..{hi}, got {iv}")
-    return iv
-
-
-cdef double _float_param(str owner, str name, object v) except? -1.0:
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-        raise SchemaError(f"{owner}: {name} must be a number, got {v!r}")
-    try:
-        fv = float(v)
-    except OverflowError:
-        raise SchemaError(f"{owner}: {name} must be finite, got {v!r}") from None
-    if not math.isfinite(fv):
-        raise SchemaError(f"{owner}: {name} must be finite, got {fv!r}")
-    return fv + 0.0   # -0.0 -> 0.0: parameters compare and hash by value
-
-
 cdef str _fmt(object v):
     return repr(v)
 
 
 # ------------------------------------------------------------------------------------------------
-# Buffers: raw pointers into contiguous NumPy arrays, released in `finally`.
+# Array calls: the inputs and the dispatch are _arrays.pyx's; here the dtype codes it takes.
 
-cdef inline int _get(object a, Py_buffer* v, bint writable) except -1:
-    PyObject_GetBuffer(a, v, PyBUF_ANY_CONTIGUOUS | (PyBUF_WRITABLE if writable else 0))
-    return 0
-
-
-cdef object _float_input(object x, str owner):
-    """A C-contiguous native float32/float64 array view of `x` (copied only when it must be)."""
-    cdef object a
-    if isinstance(x, np.ndarray):
-        a = x
-    else:
-        try:
-            a = np.asarray(x)
-        except (ValueError, TypeError) as e:
-            raise TypeError(f"{owner}: expected numbers or an array of numbers, got {type(x).__name__}") from None
-    k = a.dtype.kind
-    if k == 'f':
-        if a.dtype.itemsize == 4:
-            return _contig(a, _F32)
-        if a.dtype.itemsize <= 8:
-            return _contig(a, _F64)
-        raise TypeError(f"{owner}: dtype {a.dtype} does not convert safely to float64")
-    if k in 'iub':
-        return _contig(a, _F64)
-    raise TypeError(f"{owner}: expected a float or integer array, got dtype {a.dtype}")
+cdef inline int _ctype(object dt):
+    if dt == _U32:
+        return 0
+    if dt == _U64:
+        return 1
+    if dt == _I32:
+        return 2
+    return 3
 
 
-cdef object _contig(object a, object dt):
-    """`a` itself when it is already C-contiguous, aligned native `dt`, else a converted copy
-    (0-d stays 0-d). (An unaligned view, e.g. a field of a packed record array, is copied: the
-    loops read through typed pointers, and a misaligned load is undefined in C.)"""
-    if a.dtype == dt and a.flags.c_contiguous and a.flags.aligned:
-        return a
-    return np.array(a, dtype=dt, order="C")
-
-
-cdef object _check_out(object out, tuple shape, object dtypes, str owner):
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"{owner}: out must be a NumPy array, got {type(out).__name__}")
-    if out.dtype not in dtypes:
-        raise TypeError(f"{owner}: out must have dtype {' or '.join(str(d) for d in dtypes)}, got {out.dtype}")
-    if out.shape != shape:
-        raise ValueError(f"{owner}: out must have shape {shape}, got {out.shape}")
-    if not out.flags.c_contiguous or not out.flags.writeable or not out.flags.aligned:
-        raise ValueError(f"{owner}: out must be a C-contiguous, writeable, aligned array")
-    return out
-
-
-cdef object _code_input(object code, object dtype, str owner):
-    """Integer codes as a C-contiguous array of the codec's code dtype; out-of-dtype values raise."""
-    cdef object a = code if isinstance(code, np.ndarray) else np.asarray(code)
-    k = a.dtype.kind
-    if k not in 'iub':
-        if a.size == 0 and k in 'fO':
-            return np.zeros(a.shape, dtype=dtype)   # no codes: [] or an empty float array
-        raise TypeError(f"{owner}: codes must be integers, got dtype {a.dtype}")
-    if a.dtype == dtype:
-        return _contig(a, dtype)
-    if a.size:
-        info = np.iinfo(dtype)
-        lo = a.min()
-        hi = a.max()
-        if lo < info.min or hi > info.max:
-            bad = np.flatnonzero((a.ravel() < info.min) | (a.ravel() > info.max))[0]
-            raise DecodeError(f"{owner}: row {bad}: code {a.ravel()[bad]} is not a valid code")
-    return _contig(a, dtype)
+cdef inline int _xt(object a):
+    return 0 if a.dtype.itemsize == 4 else 1
 
 
 cdef inline str _row(tuple shape, Py_ssize_t flat):
@@ -148,292 +74,6 @@ cdef object _at_row(object exc, Py_ssize_t flat):
     the entity of that row)."""
     exc.row = flat
     return exc
-
-
-# ------------------------------------------------------------------------------------------------
-# Array loops. Those of Bounded, Quat and UnitVector (`_loops.pxd`) live in their own modules,
-# compiled once per instruction set: `_loops_baseline` (always), `_loops_avx2` and `_loops_avx512`
-# (x86-64 with gcc or clang). `_LOOPS` is the table in use, chosen at import: the best the CPU
-# runs, capped by the environment variable QUANTCODEC_SIMD=baseline|avx2|avx512. Every table
-# gives the same codes and values bit for bit.
-
-cdef extern from "_cpu.h":
-    # The one CPU dispatch (quantcodec/_cpu.h): what the CPU and the OS support (0 baseline,
-    # 1 AVX2, 2 AVX-512 F/CD/BW/DQ/VL) and the cap QUANTCODEC_SIMD sets.
-    int qc_cpu_level() noexcept nogil
-    int qc_simd_cap() noexcept nogil
-
-_SIMD_LEVELS = ("baseline", "avx2", "avx512")
-
-cdef const loop_table* _LOOPS = NULL
-cdef str _simd_name = ""
-
-
-cdef const loop_table* _load_loops(str level):
-    """The loop table of `quantcodec._loops_<level>`, or NULL if it is not built or not this build's."""
-    cdef const loop_table* t
-    try:
-        cap = importlib.import_module("quantcodec._loops_" + level)._table()
-    except (ImportError, AttributeError):
-        return NULL
-    t = <const loop_table*>PyCapsule_GetPointer(cap, "quantcodec._loops.loop_table")
-    if t.abi != LOOPS_ABI or t.size != sizeof(loop_table) or strcmp(t.build, QC_LOOPS_BUILD) != 0:
-        return NULL
-    return t
-
-
-def _simd_available():
-    """The instruction sets whose array loops this CPU runs and this install holds, worst first."""
-    return tuple(_SIMD_LEVELS[i] for i in range(qc_cpu_level() + 1) if _load_loops(_SIMD_LEVELS[i]) != NULL)
-
-
-def _simd_select(level=None):
-    """Use the array loops of `level` ("baseline", "avx2" or "avx512"; None: the best available,
-    capped by QUANTCODEC_SIMD). Returns the level in use. For tests and benchmarks: not safe while
-    array calls run in other threads."""
-    global _LOOPS, _simd_name
-    cdef const loop_table* t
-    avail = _simd_available()
-    if level is None:
-        top = qc_simd_cap()
-        level = "baseline"
-        for l in avail:             # worst first: the last that fits the cap
-            if _SIMD_LEVELS.index(l) <= top:
-                level = l
-    if level not in avail:
-        if level == "baseline":
-            raise ImportError("quantcodec._loops_baseline is missing or from another build of quantcodec: "
-                              "rebuild it with _codecs (QUANTCODEC_MODULES=_codecs python setup.py build_ext --inplace)")
-        raise ValueError(f"array loops {level!r} are not available here; available: {', '.join(avail)}")
-    t = _load_loops(level)
-    _LOOPS = t
-    _simd_name = level
-    return _simd_name
-
-
-def _simd():
-    """The instruction set of the array loops in use: "baseline", "avx2" or "avx512"."""
-    return _simd_name
-
-
-_simd_select()
-
-
-# The other scalar codecs, one loop per kind (the kind is known outside the loop, and each rule is
-# small enough for gcc to inline into its loop), and the dispatch on the runtime dtypes:
-# `xt`/`ot`: 0 float32, 1 float64; `ct`: 0 uint32, 1 uint64, 2 int32, 3 int64; strides in elements.
-# Bounded goes to the loop table. Each loop works on a local copy of the descriptor, which a store
-# to `out` cannot alias.
-
-cdef Py_ssize_t _q_loop(const qdesc* dp, const fin_t* x, Py_ssize_t xs, code_t* out, Py_ssize_t os,
-                        Py_ssize_t n) noexcept nogil:
-    cdef qdesc D = dp[0]
-    cdef Py_ssize_t i, nc = 0
-    if D.kind == K_FIXED:
-        for i in range(n):
-            out[i * os] = <code_t>fixed_q(&D, x[i * xs], &nc)
-    elif D.kind == K_ANGLE:
-        for i in range(n):
-            out[i * os] = <code_t>angle_q(&D, x[i * xs], &nc)
-    elif D.kind == K_POWER:
-        for i in range(n):
-            out[i * os] = <code_t>power_q(&D, x[i * xs], &nc)
-    elif D.kind == K_HALF:
-        for i in range(n):
-            out[i * os] = <code_t>half_q(x[i * xs])
-    elif D.kind == K_GRID:
-        for i in range(n):
-            out[i * os] = <code_t>grid_q(&D, x[i * xs], &nc)
-    else:
-        for i in range(n):
-            out[i * os] = <code_t>scalar_q(&D, x[i * xs], &nc)
-    return nc
-
-
-cdef void _dq_loop(const qdesc* dp, const code_t* c, Py_ssize_t cs, fout_t* out, Py_ssize_t os,
-                   Py_ssize_t n) noexcept nogil:
-    cdef qdesc D = dp[0]
-    cdef Py_ssize_t i
-    if D.kind == K_FIXED:
-        for i in range(n):
-            out[i * os] = <fout_t>fixed_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
-    elif D.kind == K_ANGLE:
-        for i in range(n):
-            out[i * os] = <fout_t>angle_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
-    elif D.kind == K_POWER:
-        for i in range(n):
-            out[i * os] = <fout_t>power_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
-    elif D.kind == K_HALF:
-        for i in range(n):
-            out[i * os] = <fout_t>half_dq(<uint64_t>(<int64_t>c[i * cs]))
-    elif D.kind == K_GRID:
-        for i in range(n):
-            out[i * os] = <fout_t>grid_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
-    else:
-        for i in range(n):
-            out[i * os] = <fout_t>scalar_dq(&D, <uint64_t>(<int64_t>c[i * cs]))
-
-
-cdef Py_ssize_t _rt_loop(const qdesc* dp, const fin_t* x, Py_ssize_t xs, fout_t* out, Py_ssize_t os,
-                         Py_ssize_t n) noexcept nogil:
-    cdef qdesc D = dp[0]
-    cdef Py_ssize_t i, nc = 0
-    if D.kind == K_FIXED:
-        for i in range(n):
-            out[i * os] = <fout_t>fixed_dq(&D, fixed_q(&D, x[i * xs], &nc))
-    elif D.kind == K_ANGLE:
-        for i in range(n):
-            out[i * os] = <fout_t>angle_dq(&D, angle_q(&D, x[i * xs], &nc))
-    elif D.kind == K_POWER:
-        for i in range(n):
-            out[i * os] = <fout_t>power_dq(&D, power_q(&D, x[i * xs], &nc))
-    elif D.kind == K_HALF:
-        for i in range(n):
-            out[i * os] = <fout_t>half_dq(half_q(x[i * xs]))
-    elif D.kind == K_GRID:
-        for i in range(n):
-            out[i * os] = <fout_t>grid_dq(&D, grid_q(&D, x[i * xs], &nc))
-    else:
-        for i in range(n):
-            out[i * os] = <fout_t>scalar_dq(&D, scalar_q(&D, x[i * xs], &nc))
-    return nc
-
-
-cdef Py_ssize_t _first_invalid(const qdesc* dp, const code_t* c, Py_ssize_t cs, Py_ssize_t n) noexcept nogil:
-    """Index of the first code that is not valid, or -1."""
-    cdef qdesc D = dp[0]
-    cdef Py_ssize_t i
-    cdef uint64_t bad = 0, m = D.maxcode
-    if code_t is uint32_t or code_t is uint64_t:
-        if D.kind == K_BOUNDED or D.kind == K_ANGLE or D.kind == K_HALF or D.kind == K_GRID \
-                or D.kind == K_UINT or D.kind == K_BOOL or D.kind == K_ENUM or D.kind == K_IRANGE:
-            if m >= <uint64_t>(<code_t>-1):
-                return -1           # the dtype holds no code above maxcode
-            for i in range(n):
-                bad |= <uint64_t>(c[i * cs] > m)
-            if not bad:
-                return -1
-    for i in range(n):
-        if not scalar_valid(&D, <uint64_t>(<int64_t>c[i * cs])):
-            return i
-    return -1
-
-
-cdef inline int _ctype(object dt):
-    if dt == _U32:
-        return 0
-    if dt == _U64:
-        return 1
-    if dt == _I32:
-        return 2
-    return 3
-
-
-cdef Py_ssize_t q_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ct,
-                        Py_ssize_t os, Py_ssize_t n) noexcept nogil:
-    """Quantize n floats (stride xs elements) into codes (stride os); returns the clamp count."""
-    if d.kind == K_BOUNDED:
-        return _LOOPS.bounded_q(d, x, xt, xs, out, ct, os, n)
-    if xt == 0:
-        if ct == 0:
-            return _q_loop(d, <const float*>x, xs, <uint32_t*>out, os, n)
-        if ct == 1:
-            return _q_loop(d, <const float*>x, xs, <uint64_t*>out, os, n)
-        if ct == 2:
-            return _q_loop(d, <const float*>x, xs, <int32_t*>out, os, n)
-        return _q_loop(d, <const float*>x, xs, <int64_t*>out, os, n)
-    if ct == 0:
-        return _q_loop(d, <const double*>x, xs, <uint32_t*>out, os, n)
-    if ct == 1:
-        return _q_loop(d, <const double*>x, xs, <uint64_t*>out, os, n)
-    if ct == 2:
-        return _q_loop(d, <const double*>x, xs, <int32_t*>out, os, n)
-    return _q_loop(d, <const double*>x, xs, <int64_t*>out, os, n)
-
-
-cdef Py_ssize_t multi_q_array(const qdesc* d, const void* x, int xt, void* out, int ct, Py_ssize_t n,
-                              int* st) noexcept nogil:
-    """Quat or UnitVector rows (contiguous) into contiguous codes through the selected loop
-    table: the first zero / non-finite row (status in *st), or -1. Used by the schema plan."""
-    if d.kind == K_QUAT:
-        return _LOOPS.quat_q(d, x, xt, out, ct, n, st)
-    return _LOOPS.uvec_q(d, x, xt, out, ct, n, st)
-
-
-cdef Py_ssize_t multi_dq_array(const qdesc* d, const uint64_t* c, double* out, Py_ssize_t n) noexcept nogil:
-    """Contiguous uint64 Quat or UnitVector codes into contiguous float64 rows (4 or 3 a code)
-    through the selected loop table: the first invalid code, or -1. Used by the schema plan."""
-    if d.kind == K_QUAT:
-        return _LOOPS.quat_dq(d, c, 1, out, 1, n)
-    return _LOOPS.uvec_dq(d, c, 1, out, 1, n)
-
-
-cdef Py_ssize_t dq_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
-                         Py_ssize_t os, Py_ssize_t n) noexcept nogil:
-    """Dequantize n codes (stride cs) into floats (stride os): the first invalid code (then
-    `out` is partly written) or -1."""
-    cdef Py_ssize_t bad
-    if d.kind == K_BOUNDED:
-        return _LOOPS.bounded_dq(d, c, ct, cs, out, ot, os, n)
-    bad = first_invalid(d, c, ct, cs, n)
-    if bad >= 0:
-        return bad
-    dq_valid_array(d, c, ct, cs, out, ot, os, n)
-    return -1
-
-
-cdef void dq_valid_array(const qdesc* d, const void* c, int ct, Py_ssize_t cs, void* out, int ot,
-                         Py_ssize_t os, Py_ssize_t n) noexcept nogil:
-    """dq_array of codes known to be valid: no validity pass (Bounded's loop counts codes above
-    maxcode as it goes, and the count is dropped)."""
-    if d.kind == K_BOUNDED:
-        _LOOPS.bounded_dq(d, c, ct, cs, out, ot, os, n)
-        return
-    if ot == 1:
-        if ct == 0:
-            _dq_loop(d, <const uint32_t*>c, cs, <double*>out, os, n)
-        elif ct == 1:
-            _dq_loop(d, <const uint64_t*>c, cs, <double*>out, os, n)
-        elif ct == 2:
-            _dq_loop(d, <const int32_t*>c, cs, <double*>out, os, n)
-        else:
-            _dq_loop(d, <const int64_t*>c, cs, <double*>out, os, n)
-    else:
-        if ct == 0:
-            _dq_loop(d, <const uint32_t*>c, cs, <float*>out, os, n)
-        elif ct == 1:
-            _dq_loop(d, <const uint64_t*>c, cs, <float*>out, os, n)
-        elif ct == 2:
-            _dq_loop(d, <const int32_t*>c, cs, <float*>out, os, n)
-        else:
-            _dq_loop(d, <const int64_t*>c, cs, <float*>out, os, n)
-
-
-cdef Py_ssize_t rt_array(const qdesc* d, const void* x, int xt, Py_ssize_t xs, void* out, int ot,
-                         Py_ssize_t os, Py_ssize_t n) noexcept nogil:
-    if d.kind == K_BOUNDED:
-        return _LOOPS.bounded_rt(d, x, xt, xs, out, ot, os, n)
-    if xt == 0:
-        if ot == 0:
-            return _rt_loop(d, <const float*>x, xs, <float*>out, os, n)
-        return _rt_loop(d, <const float*>x, xs, <double*>out, os, n)
-    if ot == 0:
-        return _rt_loop(d, <const double*>x, xs, <float*>out, os, n)
-    return _rt_loop(d, <const double*>x, xs, <double*>out, os, n)
-
-
-cdef Py_ssize_t first_invalid(const qdesc* d, const void* c, int ct, Py_ssize_t cs, Py_ssize_t n) noexcept nogil:
-    if ct == 0:
-        return _first_invalid(d, <const uint32_t*>c, cs, n)
-    if ct == 1:
-        return _first_invalid(d, <const uint64_t*>c, cs, n)
-    if ct == 2:
-        return _first_invalid(d, <const int32_t*>c, cs, n)
-    return _first_invalid(d, <const int64_t*>c, cs, n)
-
-
-cdef inline int _xt(object a):
-    return 0 if a.dtype.itemsize == 4 else 1
 
 
 # ------------------------------------------------------------------------------------------------
@@ -533,29 +173,25 @@ cdef class _FloatScalar(Codec):
         return self._q_array(x, out)
 
     cdef tuple _q_array(self, x, out):
-        cdef Py_buffer bx, bo
+        cdef buf_pair b
         cdef Py_ssize_t n, nc = 0
         cdef int xt, ct
-        a = _float_input(x, type(self).__name__ + ".quantize")
+        a = float_input(x, type(self).__name__ + ".quantize")
         if out is None:
             out = np.empty(a.shape, dtype=self._code_dtype)
         else:
-            _check_out(out, a.shape, (self._code_dtype,), type(self).__name__ + ".quantize")
+            check_out(out, a.shape, (self._code_dtype,), type(self).__name__ + ".quantize")
         n = a.size
         if n == 0:
             return out, 0
         xt = _xt(a)
         ct = _ctype(self._code_dtype)
-        _get(a, &bx, False)
+        pair_acquire(&b, a, out)
         try:
-            _get(out, &bo, True)
-            try:
-                with nogil:
-                    nc = q_array(&self.d, bx.buf, xt, 1, bo.buf, ct, 1, n)
-            finally:
-                PyBuffer_Release(&bo)
+            with nogil:
+                nc = q_array(&self.d, b.src.buf, xt, 1, b.dst.buf, ct, 1, n)
         finally:
-            PyBuffer_Release(&bx)
+            pair_release(&b)
         return out, nc
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
@@ -579,30 +215,26 @@ cdef class _FloatScalar(Codec):
         return <uint64_t>(ic & 0xFFFFFFFFFFFFFFFF)
 
     cdef object _dq_array(self, code, out):
-        cdef Py_buffer bc, bo
+        cdef buf_pair b
         cdef Py_ssize_t n, bad
         cdef int ct, ot
         owner = type(self).__name__ + ".dequantize"
-        a = _code_input(code, self._code_dtype, owner)
+        a = code_input(code, self._code_dtype, owner)
         if out is None:
             out = np.empty(a.shape, dtype=_F64)
         else:
-            _check_out(out, a.shape, (_F64, _F32), owner)
+            check_out(out, a.shape, (_F64, _F32), owner)
         n = a.size
         if n == 0:
             return out
         ct = _ctype(self._code_dtype)
         ot = 0 if out.dtype == _F32 else 1
-        _get(a, &bc, False)
+        pair_acquire(&b, a, out)
         try:
-            _get(out, &bo, True)
-            try:
-                with nogil:
-                    bad = dq_array(&self.d, bc.buf, ct, 1, bo.buf, ot, 1, n)
-            finally:
-                PyBuffer_Release(&bo)
+            with nogil:
+                bad = dq_array(&self.d, b.src.buf, ct, 1, b.dst.buf, ot, 1, n)
         finally:
-            PyBuffer_Release(&bc)
+            pair_release(&b)
         if bad >= 0:
             raise DecodeError(f"{owner}: {_row(a.shape, bad)}: code {a.ravel()[bad]} is not a valid code of {self!r}")
         return out
@@ -611,7 +243,7 @@ cdef class _FloatScalar(Codec):
     def roundtrip(self, x, out=None):
         """dequantize(quantize(x)): what the receiver will see."""
         cdef Py_ssize_t nc = 0
-        cdef Py_buffer bx, bo
+        cdef buf_pair b
         cdef Py_ssize_t n
         cdef int xt, ot
         if out is None:
@@ -620,26 +252,22 @@ cdef class _FloatScalar(Codec):
             if _is_number(x):
                 return scalar_dq(&self.d, scalar_q(&self.d, _as_double(x), &nc))
         owner = type(self).__name__ + ".roundtrip"
-        a = _float_input(x, owner)
+        a = float_input(x, owner)
         if out is None:
             out = np.empty(a.shape, dtype=_F64)
         else:
-            _check_out(out, a.shape, (_F64, _F32), owner)
+            check_out(out, a.shape, (_F64, _F32), owner)
         n = a.size
         if n == 0:
             return out
         xt = _xt(a)
         ot = 0 if out.dtype == _F32 else 1
-        _get(a, &bx, False)
+        pair_acquire(&b, a, out)
         try:
-            _get(out, &bo, True)
-            try:
-                with nogil:
-                    rt_array(&self.d, bx.buf, xt, 1, bo.buf, ot, 1, n)
-            finally:
-                PyBuffer_Release(&bo)
+            with nogil:
+                rt_array(&self.d, b.src.buf, xt, 1, b.dst.buf, ot, 1, n)
         finally:
-            PyBuffer_Release(&bx)
+            pair_release(&b)
         return out
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
@@ -712,26 +340,22 @@ cdef object _valid(Codec c, object code):
 
 
 cdef int _valid_loop(const qdesc* d, object codes, object out, Py_ssize_t n) except -1:
-    cdef Py_buffer bc, bo
+    cdef buf_pair b
     cdef Py_ssize_t i
     cdef const uint64_t* u
     cdef unsigned char* o
-    _get(codes, &bc, False)
+    pair_acquire(&b, codes, out)
     try:
-        _get(out, &bo, True)
-        try:
-            u = <const uint64_t*>bc.buf
-            o = <unsigned char*>bo.buf
-            with nogil:
-                for i in range(n):
-                    if d.kind == K_QUAT:
-                        o[i] = quat_valid(d, u[i])
-                    else:
-                        o[i] = scalar_valid(d, u[i])
-        finally:
-            PyBuffer_Release(&bo)
+        u = <const uint64_t*>b.src.buf
+        o = <unsigned char*>b.dst.buf
+        with nogil:
+            for i in range(n):
+                if d.kind == K_QUAT:
+                    o[i] = quat_valid(d, u[i])
+                else:
+                    o[i] = scalar_valid(d, u[i])
     finally:
-        PyBuffer_Release(&bc)
+        pair_release(&b)
     return 0
 
 
@@ -763,9 +387,9 @@ cdef class Bounded(_FloatScalar):
 
     @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, min, max, bits, *, mode="endpoints"):
-        lo = _float_param("Bounded", "min", min)
-        hi = _float_param("Bounded", "max", max)
-        b = _int_param("Bounded", "bits", bits, 1, 32)
+        lo = float_param("Bounded", "min", min)
+        hi = float_param("Bounded", "max", max)
+        b = int_param("Bounded", "bits", bits, 1, 32)
         if not lo < hi:
             raise SchemaError(f"Bounded: min must be less than max, got min={lo!r}, max={hi!r}")
         if not math.isfinite(hi - lo):
@@ -804,7 +428,7 @@ cdef class Bounded(_FloatScalar):
     @classmethod
     def for_step(cls, min, max, step, *, mode="endpoints"):
         """The Bounded codec with the fewest bits whose step is at most `step`."""
-        st = _float_param("Bounded.for_step", "step", step)
+        st = float_param("Bounded.for_step", "step", step)
         if st <= 0:
             raise SchemaError(f"Bounded.for_step: step must be positive, got {st!r}")
         return cls._fewest(min, max, st, mode, "step", "Bounded.for_step")
@@ -812,7 +436,7 @@ cdef class Bounded(_FloatScalar):
     @classmethod
     def for_error(cls, min, max, max_error, *, mode="endpoints"):
         """The Bounded codec with the fewest bits whose max_error is at most `max_error`."""
-        e = _float_param("Bounded.for_error", "max_error", max_error)
+        e = float_param("Bounded.for_error", "max_error", max_error)
         if e <= 0:
             raise SchemaError(f"Bounded.for_error: max_error must be positive, got {e!r}")
         return cls._fewest(min, max, e, mode, "max_error", "Bounded.for_error")
@@ -833,134 +457,6 @@ cdef class Bounded(_FloatScalar):
         raise SchemaError(f"{owner}: {attr} {target!r} over [{probe.min!r}, {probe.max!r}] needs more than 32 bits")
 
 
-def bits_for(range, max_error, *, mode="endpoints"):
-    """Bits needed for `range` at `max_error`: ceil(log2(range / (2 * max_error) + 1)) for endpoints,
-    ceil(log2(range / (2 * max_error))) for bins; never below 0 (a codec needs at least 1).
-
-    Computed exactly: the fewest b whose step range / (2**b - 1) (or range / 2**b) is at most
-    2 * max_error, which is what the formula says without its floating-point edge cases.
-    """
-    r = _float_param("bits_for", "range", range)
-    e = _float_param("bits_for", "max_error", max_error)
-    if r <= 0:
-        raise SchemaError(f"bits_for: range must be positive, got {r!r}")
-    if e <= 0:
-        raise SchemaError(f"bits_for: max_error must be positive, got {e!r}")
-    if mode not in ("endpoints", "bins", "midpoint"):
-        raise SchemaError(f"bits_for: mode must be 'endpoints', 'bins' or 'midpoint', got {mode!r}")
-    b = 0
-    while True:
-        if mode == "bins":
-            st = r / 2.0 ** b
-        elif mode == "midpoint":
-            st = r / (2.0 ** b - 2.0) if b > 1 else math.inf
-        else:
-            st = r / (2.0 ** b - 1.0) if b > 0 else math.inf
-        if st / 2.0 <= e:
-            return b
-        b += 1
-
-
-# Error budgets: the fewest-bits constructors (``for_error`` / ``for_step``) of the lossy codecs.
-# Each tries bit counts from the fewest up and keeps the first codec whose own ``max_error``
-# (resp. ``step``) attribute is at most the request, so the guarantee is exactly what the
-# attribute says, with no formula of its own to drift from it.
-
-cdef double _budget(str owner, str name, object v) except? -1.0:
-    """A positive, finite error or step budget (SchemaError naming the parameter)."""
-    e = _float_param(owner, name, v)
-    if e <= 0:
-        raise SchemaError(f"{owner}: {name} must be positive, got {e!r}")
-    return e
-
-
-cdef object _fewest_bits(str owner, str attr, double target, object make, int lo, int hi, str unit):
-    """make(b) for the fewest b in lo..hi whose `attr` is at most `target`; SchemaError naming
-    `attr` (the parameter asked for) when even make(hi) misses it."""
-    cdef int b
-    c = None
-    for b in range(lo, hi + 1):
-        c = make(b)
-        if getattr(c, attr) <= target:
-            return c
-    raise SchemaError(f"{owner}: {attr} {target!r}{unit} is finer than the codec reaches: its most bits, "
-                      f"{c!r}, give {attr} {getattr(c, attr)!r}{unit}")
-
-
-cdef object _signed_option(str owner, dict options, object default):
-    signed = options.pop("signed", default)
-    if options:
-        raise TypeError(f"{owner}() got unexpected keyword arguments {sorted(options)}")
-    return signed
-
-
-cdef str _unit_text(object unit):
-    return f" {unit}" if unit in ("rad", "deg") else ""
-
-
-cdef object _fixed_cover(object cls, str owner, str attr, double target, double st, object min, object max,
-                         object offset, dict options):
-    """Fixed(st, b, signed=..., offset=...) for the fewest b whose end codes decode to values
-    at or beyond min and max (computed as the kernel decodes: offset + code * step in double)."""
-    lo = _float_param(owner, "min", min)
-    hi = _float_param(owner, "max", max)
-    off = _float_param(owner, "offset", offset)
-    signed = options.pop("signed", None)
-    if options:
-        raise TypeError(f"{owner}() got unexpected keyword arguments {sorted(options)}")
-    if not lo < hi:
-        raise SchemaError(f"{owner}: min must be less than max, got min={lo!r}, max={hi!r}")
-    if signed is None:
-        signed = lo < off
-    elif not isinstance(signed, (bool, np.bool_)):
-        raise SchemaError(f"{owner}: signed must be True, False or None (the fewer bits), got {signed!r}")
-    elif not signed and lo < off:
-        raise SchemaError(f"{owner}: min {lo!r} is below offset {off!r}, which unsigned codes cannot reach "
-                          f"(pass signed=True, or an offset at most min)")
-    for b in range(1, 65):
-        cmin, cmax = ((-(1 << (b - 1)), (1 << (b - 1)) - 1) if signed else (0, (1 << b) - 1))
-        if off + float(cmin) * st <= lo and off + float(cmax) * st >= hi:
-            try:
-                c = cls(st, b, offset=off, signed=bool(signed))
-            except SchemaError as e:
-                raise SchemaError(f"{owner}: {attr} {target!r} over [{lo!r}, {hi!r}]: {e}") from None
-            if getattr(c, attr) <= target:
-                return c
-            break
-    raise SchemaError(f"{owner}: {attr} {target!r} over [{lo!r}, {hi!r}] (offset {off!r}, "
-                      f"{'signed' if signed else 'unsigned'}) needs more than 64 bits")
-
-
-cdef object _grid_for(object cls, str owner, str attr, double target, object extent, object cell_size):
-    """Grid(cell_size, cb, ob): the fewest ob meeting the target, the fewest cb covering +-extent."""
-    cdef int ob, cb
-    cs = _float_param(owner, "cell_size", cell_size)
-    if cs <= 0:
-        raise SchemaError(f"{owner}: cell_size must be positive, got {cs!r}")
-    ext = _float_param(owner, "extent", extent)
-    if ext <= 0:
-        raise SchemaError(f"{owner}: extent must be positive, got {ext!r}")
-    for ob in range(1, 64):
-        # (the codec's own attribute: Grid(cs, 1, ob) has the step and error of any cell_bits)
-        if getattr(cls(cs, 1, ob), attr) <= target:
-            break
-    else:
-        raise SchemaError(f"{owner}: {attr} {target!r} is finer than cells of {cs!r} reach: 63 offset bits "
-                          f"give {attr} {getattr(cls(cs, 1, 63), attr)!r}")
-    for cb in range(1, 64):
-        if cs * 2.0 ** (cb - 1) > ext:
-            break
-    else:
-        raise SchemaError(f"{owner}: extent {ext!r} needs more than 63 cell bits of {cs!r}")
-    if cb + ob > 64:
-        raise SchemaError(f"{owner}: {attr} {target!r} over +-{ext!r} in cells of {cs!r} needs {cb} cell bits "
-                          f"+ {ob} offset bits = {cb + ob}, more than 64")
-    try:
-        return cls(cs, cb, ob)
-    except SchemaError as e:
-        raise SchemaError(f"{owner}: extent {ext!r} with cell_size {cs!r}: {e}") from None
-
-
 cdef class Fixed(_FloatScalar):
     """Fixed(step, bits, *, signed=True, offset=0.0)
 
@@ -972,12 +468,12 @@ cdef class Fixed(_FloatScalar):
     @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, step, bits, *, offset=0.0, **options):
         # `signed` is a C keyword to Cython, so it arrives through **options.
-        signed = _signed_option("Fixed", options, True)
-        st = _float_param("Fixed", "step", step)
+        signed = signed_option("Fixed", options, True)
+        st = float_param("Fixed", "step", step)
         if st <= 0:
             raise SchemaError(f"Fixed: step must be positive, got {st!r}")
-        b = _int_param("Fixed", "bits", bits, 1, 64)
-        off = _float_param("Fixed", "offset", offset)
+        b = int_param("Fixed", "bits", bits, 1, 64)
+        off = float_param("Fixed", "offset", offset)
         if not isinstance(signed, (bool, np.bool_)):
             raise SchemaError(f"Fixed: signed must be True or False, got {signed!r}")
         # Every valid code must decode to a finite value: offset + code * step, as the kernel
@@ -1029,17 +525,17 @@ cdef class Fixed(_FloatScalar):
         """The Fixed codec of resolution `step` with the fewest bits whose codes cover [min, max]
         (every value in it lies between the decoded values of the end codes, so none clamps).
         `signed` (keyword) defaults to the fewer bits: unsigned when min >= offset, else signed."""
-        st = _budget("Fixed.for_step", "step", step)
-        return _fixed_cover(cls, "Fixed.for_step", "step", st, st, min, max, offset, options)
+        st = budget("Fixed.for_step", "step", step)
+        return fixed_cover(cls, "Fixed.for_step", "step", st, st, min, max, offset, options)
 
     @classmethod
     def for_error(cls, min, max, max_error, *, offset=0.0, **options):
         """The Fixed codec whose max_error (half its step) is `max_error`, with the fewest bits
         that cover [min, max]; as `for_step(min, max, 2 * max_error)`."""
-        e = _budget("Fixed.for_error", "max_error", max_error)
+        e = budget("Fixed.for_error", "max_error", max_error)
         if not math.isfinite(2.0 * e):
             raise SchemaError(f"Fixed.for_error: max_error must be below half the largest float, got {e!r}")
-        return _fixed_cover(cls, "Fixed.for_error", "max_error", e, 2.0 * e, min, max, offset, options)
+        return fixed_cover(cls, "Fixed.for_error", "max_error", e, 2.0 * e, min, max, offset, options)
 
 
 cdef class Angle(_FloatScalar):
@@ -1060,8 +556,8 @@ cdef class Angle(_FloatScalar):
                             f"Angle({bits!r}, unit={args[0]!r})" if isinstance(args[0], str) else
                             f"Angle() takes one positional argument, bits; unit and signed are keyword-only "
                             f"(got {len(args) + 1} positional arguments)")
-        signed = _signed_option("Angle", options, False)
-        b = _int_param("Angle", "bits", bits, 1, 32)
+        signed = signed_option("Angle", options, False)
+        b = int_param("Angle", "bits", bits, 1, 32)
         if unit not in ("rad", "deg"):
             raise SchemaError(f"Angle: unit must be 'rad' or 'deg', got {unit!r}")
         if not isinstance(signed, (bool, np.bool_)):
@@ -1092,17 +588,17 @@ cdef class Angle(_FloatScalar):
     def for_step(cls, step, *, unit="rad", **options):
         """The Angle with the fewest bits (1..32) whose step, full_turn / 2**bits, is at most
         `step` (in `unit`). `signed` passes through to the constructor."""
-        st = _budget("Angle.for_step", "step", step)
-        return _fewest_bits("Angle.for_step", "step", st, lambda b: cls(b, unit=unit, **options), 1, 32,
-                            _unit_text(unit))
+        st = budget("Angle.for_step", "step", step)
+        return fewest_bits("Angle.for_step", "step", st, lambda b: cls(b, unit=unit, **options), 1, 32,
+                            unit_text(unit))
 
     @classmethod
     def for_error(cls, max_error, *, unit="rad", **options):
         """The Angle with the fewest bits (1..32) whose max_error, half a step around the circle,
         is at most `max_error` (in `unit`). `signed` passes through to the constructor."""
-        e = _budget("Angle.for_error", "max_error", max_error)
-        return _fewest_bits("Angle.for_error", "max_error", e, lambda b: cls(b, unit=unit, **options), 1, 32,
-                            _unit_text(unit))
+        e = budget("Angle.for_error", "max_error", max_error)
+        return fewest_bits("Angle.for_error", "max_error", e, lambda b: cls(b, unit=unit, **options), 1, 32,
+                            unit_text(unit))
 
 
 cdef class PowerCurve(_FloatScalar):
@@ -1111,9 +607,9 @@ cdef class PowerCurve(_FloatScalar):
     cdef readonly double pow
 
     def __init__(self, max, pow, bits):
-        m = _float_param("PowerCurve", "max", max)
-        p = _float_param("PowerCurve", "pow", pow)
-        b = _int_param("PowerCurve", "bits", bits, 2, 32)
+        m = float_param("PowerCurve", "max", max)
+        p = float_param("PowerCurve", "pow", pow)
+        b = int_param("PowerCurve", "bits", bits, 2, 32)
         if m <= 0:
             raise SchemaError(f"PowerCurve: max must be positive, got {m!r}")
         if p < 1:
@@ -1147,8 +643,8 @@ cdef class PowerCurve(_FloatScalar):
         """The PowerCurve over +-`max` with exponent `pow` and the fewest bits (2..32) whose
         max_error (the true worst error, at the top of the range) is at most `max_error`. (No
         for_step: the step is not uniform; `step` is the coarsest one, at the top.)"""
-        e = _budget("PowerCurve.for_error", "max_error", max_error)
-        return _fewest_bits("PowerCurve.for_error", "max_error", e, lambda b: cls(max, pow, b), 2, 32, "")
+        e = budget("PowerCurve.for_error", "max_error", max_error)
+        return fewest_bits("PowerCurve.for_error", "max_error", e, lambda b: cls(max, pow, b), 2, 32, "")
 
 
 cdef class Half(_FloatScalar):
@@ -1174,11 +670,11 @@ cdef class Grid(_FloatScalar):
     cdef readonly int cell_bits, offset_bits
 
     def __init__(self, cell_size, cell_bits, offset_bits):
-        cs = _float_param("Grid", "cell_size", cell_size)
+        cs = float_param("Grid", "cell_size", cell_size)
         if cs <= 0:
             raise SchemaError(f"Grid: cell_size must be positive, got {cs!r}")
-        cb = _int_param("Grid", "cell_bits", cell_bits, 1, 63)
-        ob = _int_param("Grid", "offset_bits", offset_bits, 1, 63)
+        cb = int_param("Grid", "cell_bits", cell_bits, 1, 63)
+        ob = int_param("Grid", "offset_bits", offset_bits, 1, 63)
         if cb + ob > 64:
             raise SchemaError(f"Grid: cell_bits + offset_bits must be at most 64, got {cb} + {ob} = {cb + ob}")
         # Every valid code must decode to a finite value: (cell + (offset + 0.5) / 2**offset_bits)
@@ -1214,14 +710,14 @@ cdef class Grid(_FloatScalar):
         """The Grid of `cell_size` cells with the fewest offset bits whose step is at most `step`
         and the fewest cell bits that cover [-extent, extent] without a clamp
         (cell_size * 2**(cell_bits - 1) > extent)."""
-        st = _budget("Grid.for_step", "step", step)
-        return _grid_for(cls, "Grid.for_step", "step", st, extent, cell_size)
+        st = budget("Grid.for_step", "step", step)
+        return grid_for(cls, "Grid.for_step", "step", st, extent, cell_size)
 
     @classmethod
     def for_error(cls, extent, max_error, *, cell_size):
         """As `for_step`, for a max_error (half the step) of at most `max_error`."""
-        e = _budget("Grid.for_error", "max_error", max_error)
-        return _grid_for(cls, "Grid.for_error", "max_error", e, extent, cell_size)
+        e = budget("Grid.for_error", "max_error", max_error)
+        return grid_for(cls, "Grid.for_error", "max_error", e, extent, cell_size)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1296,7 +792,7 @@ cdef class _ExactScalar(Codec):
         if out is None:
             # (np.ascontiguousarray makes a 0-d array 1-d: reshape keeps the input's shape)
             return np.ascontiguousarray(a, dtype=self._code_dtype).reshape(a.shape)
-        _check_out(out, a.shape, (self._code_dtype,), owner)
+        check_out(out, a.shape, (self._code_dtype,), owner)
         np.copyto(out, a, casting="unsafe")
         return out
 
@@ -1308,7 +804,7 @@ cdef class _ExactScalar(Codec):
                 raise DecodeError(f"{self!r}: code {ic} is not a valid code")
             return self._value(ic)
         owner = type(self).__name__ + ".dequantize"
-        a = _code_input(code, self._code_dtype, owner)
+        a = code_input(code, self._code_dtype, owner)
         ok = _valid(self, a)
         if not np.all(ok):
             i = int(np.flatnonzero(~np.asarray(ok).ravel())[0])
@@ -1316,7 +812,7 @@ cdef class _ExactScalar(Codec):
         vdt = self._value_dtype()
         if out is None:
             return a.astype(vdt)
-        _check_out(out, a.shape, (vdt,), owner)
+        check_out(out, a.shape, (vdt,), owner)
         np.copyto(out, a, casting="unsafe")
         return out
 
@@ -1350,7 +846,7 @@ cdef class UInt(_ExactScalar):
     """An unsigned integer of `bits` bits, 0 .. 2**bits - 1."""
 
     def __init__(self, bits):
-        b = _int_param("UInt", "bits", bits, 1, 64)
+        b = int_param("UInt", "bits", bits, 1, 64)
         _init_desc(self, K_UINT, b)
         self._code_dtype = _udtype(b)
         self.group = F_EXACT
@@ -1365,7 +861,7 @@ cdef class Int(_ExactScalar):
     """A two's complement integer of `bits` bits."""
 
     def __init__(self, bits):
-        b = _int_param("Int", "bits", bits, 1, 64)
+        b = int_param("Int", "bits", bits, 1, 64)
         _init_desc(self, K_INT, b)
         self.d.smin = -(1 << (b - 1))
         self.d.smax = (1 << (b - 1)) - 1
@@ -1409,7 +905,7 @@ cdef class Enum(_ExactScalar):
 
     def __init__(self, labels_or_count):
         if isinstance(labels_or_count, (int, np.integer)) and not isinstance(labels_or_count, bool):
-            n = _int_param("Enum", "count", labels_or_count, 1, 1 << 32)
+            n = int_param("Enum", "count", labels_or_count, 1, 1 << 32)
             labels = None
         elif isinstance(labels_or_count, (list, tuple)):
             labels = tuple(labels_or_count)
@@ -1612,7 +1108,7 @@ cdef class IntRange(_ExactScalar):
         codes = np.asarray(codes).reshape(a.shape)
         if out is None:
             return np.ascontiguousarray(codes, dtype=self._code_dtype).reshape(a.shape)
-        _check_out(out, a.shape, (self._code_dtype,), owner)
+        check_out(out, a.shape, (self._code_dtype,), owner)
         np.copyto(out, codes, casting="unsafe")
         return out
 
@@ -1624,7 +1120,7 @@ cdef class IntRange(_ExactScalar):
                 raise DecodeError(f"{self!r}: code {ic} is not a valid code")
             return self.d.smin + ic
         owner = "IntRange.dequantize"
-        a = _code_input(code, self._code_dtype, owner)
+        a = code_input(code, self._code_dtype, owner)
         ok = _valid(self, a)
         if not np.all(ok):
             i = int(np.flatnonzero(~np.asarray(ok).ravel())[0])
@@ -1634,7 +1130,7 @@ cdef class IntRange(_ExactScalar):
         vals = np.asarray(vals).reshape(a.shape)
         if out is None:
             return vals
-        _check_out(out, a.shape, (_I64,), owner)
+        check_out(out, a.shape, (_I64,), owner)
         np.copyto(out, vals)
         return out
 
@@ -1662,7 +1158,7 @@ cdef class _MultiFloat(Codec):
         return "quaternion" if self.group == F_QUAT else "vector"
 
     cdef object _vec_input(self, x, str owner):
-        a = _float_input(x, owner)
+        a = float_input(x, owner)
         if a.ndim == 0 or a.shape[a.ndim - 1] != self.ncomp:
             raise ValueError(f"{owner}: expected shape (..., {self.ncomp}), got {a.shape}")
         return a
@@ -1698,32 +1194,25 @@ cdef class _MultiFloat(Codec):
         return uvec_q(&self.d, v[0], v[1], v[2], c)
 
     cdef object _q_arr(self, a, out, str owner):
-        cdef Py_buffer bx, bo
+        cdef buf_pair b
         cdef Py_ssize_t n, bad = -1
         cdef int xt, ct, status = 0
         shape = a.shape[:a.ndim - 1]
         if out is None:
             out = np.empty(shape, dtype=self._code_dtype)
         else:
-            _check_out(out, shape, (self._code_dtype,), owner)
+            check_out(out, shape, (self._code_dtype,), owner)
         n = out.size
         if n == 0:
             return out
         xt = _xt(a)
         ct = _ctype(self._code_dtype)
-        _get(a, &bx, False)
+        pair_acquire(&b, a, out)
         try:
-            _get(out, &bo, True)
-            try:
-                with nogil:
-                    if self.group == F_QUAT:
-                        bad = _LOOPS.quat_q(&self.d, bx.buf, xt, bo.buf, ct, n, &status)
-                    else:
-                        bad = _LOOPS.uvec_q(&self.d, bx.buf, xt, bo.buf, ct, n, &status)
-            finally:
-                PyBuffer_Release(&bo)
+            with nogil:
+                bad = multi_q_array(&self.d, b.src.buf, xt, b.dst.buf, ct, n, &status)
         finally:
-            PyBuffer_Release(&bx)
+            pair_release(&b)
         if bad >= 0:
             raise _row_error(owner, shape, bad, status, self._what())
         return out
@@ -1741,43 +1230,36 @@ cdef class _MultiFloat(Codec):
             else:
                 uvec_dq(&self.d, <uint64_t>ic, v)
             return tuple(v[i] for i in range(self.ncomp))
-        a = _code_input(code, self._code_dtype, owner)
+        a = code_input(code, self._code_dtype, owner)
         return self._dq_arr(a, out, owner)      # its loop checks every code (quat_valid for Quat)
 
     cdef object _dq_arr(self, a, out, str owner):
-        cdef Py_buffer bc, bo
+        cdef buf_pair b
         cdef Py_ssize_t n, bad = -1
         cdef int ct, ot
         shape = a.shape + (self.ncomp,)
         if out is None:
             out = np.empty(shape, dtype=_F64)
         else:
-            _check_out(out, shape, (_F64, _F32), owner)
+            check_out(out, shape, (_F64, _F32), owner)
         n = a.size
         if n == 0:
             return out
         ct = _ctype(self._code_dtype)
         ot = 0 if out.dtype == _F32 else 1
-        _get(a, &bc, False)
+        pair_acquire(&b, a, out)
         try:
-            _get(out, &bo, True)
-            try:
-                with nogil:
-                    if self.group == F_QUAT:
-                        bad = _LOOPS.quat_dq(&self.d, bc.buf, ct, bo.buf, ot, n)
-                    else:
-                        bad = _LOOPS.uvec_dq(&self.d, bc.buf, ct, bo.buf, ot, n)
-            finally:
-                PyBuffer_Release(&bo)
+            with nogil:
+                bad = multi_dq_array(&self.d, b.src.buf, ct, b.dst.buf, ot, n)
         finally:
-            PyBuffer_Release(&bc)
+            pair_release(&b)
         if bad >= 0:
             raise DecodeError(f"{owner}: {_row(a.shape, bad)}: code {a.ravel()[bad]} is not a valid code of {self!r}")
         return out
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def roundtrip(self, x, out=None):
-        cdef Py_buffer bx, bo
+        cdef buf_pair b
         cdef Py_ssize_t n, bad = -1
         cdef int xt, ot, status = 0
         owner = type(self).__name__ + ".roundtrip"
@@ -1787,25 +1269,18 @@ cdef class _MultiFloat(Codec):
         if out is None:
             out = np.empty(a.shape, dtype=_F64)
         else:
-            _check_out(out, a.shape, (_F64, _F32), owner)
+            check_out(out, a.shape, (_F64, _F32), owner)
         n = a.size // self.ncomp
         if n == 0:
             return out
         xt = _xt(a)
         ot = 0 if out.dtype == _F32 else 1
-        _get(a, &bx, False)
+        pair_acquire(&b, a, out)
         try:
-            _get(out, &bo, True)
-            try:
-                with nogil:
-                    if self.group == F_QUAT:
-                        bad = _LOOPS.quat_rt(&self.d, bx.buf, xt, bo.buf, ot, n, &status)
-                    else:
-                        bad = _LOOPS.uvec_rt(&self.d, bx.buf, xt, bo.buf, ot, n, &status)
-            finally:
-                PyBuffer_Release(&bo)
+            with nogil:
+                bad = multi_rt_array(&self.d, b.src.buf, xt, b.dst.buf, ot, n, &status)
         finally:
-            PyBuffer_Release(&bx)
+            pair_release(&b)
         if bad >= 0:
             raise _row_error(owner, a.shape[:a.ndim - 1], bad, status, self._what())
         return out
@@ -1824,7 +1299,7 @@ cdef class Quat(_MultiFloat):
 
     @cython.embedsignature(False)       # (the docstring's: Cython's misplaces keyword-only parameters)
     def __init__(self, bits=9, *, mode="endpoints"):
-        b = _int_param("Quat", "bits", bits, 2, 20)
+        b = int_param("Quat", "bits", bits, 2, 20)
         if mode not in ("endpoints", "bins", "midpoint"):
             raise SchemaError(f"Quat: mode must be 'endpoints', 'bins' or 'midpoint', got {mode!r}")
         _init_desc(self, K_QUAT, 2 + 3 * b)
@@ -1860,8 +1335,8 @@ cdef class Quat(_MultiFloat):
         """The Quat with the fewest bits per component (2..20) whose max_error, the worst rotation
         angle in degrees, is at most `max_error` (degrees). (No for_step: the error of a rotation
         is not uniform; `step` is that of the three sent components.)"""
-        e = _budget("Quat.for_error", "max_error", max_error)
-        return _fewest_bits("Quat.for_error", "max_error", e, lambda b: cls(b, mode=mode), 2, 20, " degrees")
+        e = budget("Quat.for_error", "max_error", max_error)
+        return fewest_bits("Quat.for_error", "max_error", e, lambda b: cls(b, mode=mode), 2, 20, " degrees")
 
 
 cdef class UnitVector(_MultiFloat):
@@ -1869,7 +1344,7 @@ cdef class UnitVector(_MultiFloat):
     cdef readonly int component_bits
 
     def __init__(self, bits):
-        b = _int_param("UnitVector", "bits", bits, 2, 32)
+        b = int_param("UnitVector", "bits", bits, 2, 32)
         _init_desc(self, K_UVEC, 2 * b)
         self.d.cbits = b
         self.d.mode = M_ENDPOINTS
@@ -1900,8 +1375,8 @@ cdef class UnitVector(_MultiFloat):
     def for_error(cls, max_error):
         """The UnitVector with the fewest bits per coordinate (2..32) whose max_error, the worst
         angle in degrees, is at most `max_error` (degrees)."""
-        e = _budget("UnitVector.for_error", "max_error", max_error)
-        return _fewest_bits("UnitVector.for_error", "max_error", e, lambda b: cls(b), 2, 32, " degrees")
+        e = budget("UnitVector.for_error", "max_error", max_error)
+        return fewest_bits("UnitVector.for_error", "max_error", e, lambda b: cls(b), 2, 32, " degrees")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1961,13 +1436,13 @@ cdef class Vector(Codec):
         return self._quantize_count(x, out)[0]
 
     def _quantize_count(self, x, out=None):
-        cdef Py_buffer bx, bo
+        cdef buf_pair b
         cdef Py_ssize_t n, nc, total = 0
         cdef int j, k = self.ncomp, xt, ct
         cdef Codec c
         owner = "Vector.quantize"
         if self._float_components():
-            a = _float_input(x, owner)
+            a = float_input(x, owner)
         else:
             a = x if isinstance(x, np.ndarray) else np.asarray(x)
         if a.ndim < 1 or a.shape[a.ndim - 1] != k:
@@ -1975,7 +1450,7 @@ cdef class Vector(Codec):
         if out is None:
             out = np.empty(a.shape, dtype=self._code_dtype)
         else:
-            _check_out(out, a.shape, (self._code_dtype,), owner)
+            check_out(out, a.shape, (self._code_dtype,), owner)
         n = a.size // k
         if n == 0:
             return out, 0
@@ -1985,31 +1460,27 @@ cdef class Vector(Codec):
             return out, 0
         xt = _xt(a)
         ct = _ctype(self._code_dtype)
-        _get(a, &bx, False)
+        pair_acquire(&b, a, out)
         try:
-            _get(out, &bo, True)
-            try:
-                for j in range(k):
-                    c = self.codecs[j]
-                    with nogil:
-                        total += q_array(&c.d, <const char*>bx.buf + j * (4 if xt == 0 else 8), xt, k,
-                                         <char*>bo.buf + j * (4 if ct % 2 == 0 else 8), ct, k, n)
-            finally:
-                PyBuffer_Release(&bo)
+            for j in range(k):
+                c = self.codecs[j]
+                with nogil:
+                    total += q_array(&c.d, <const char*>b.src.buf + j * (4 if xt == 0 else 8), xt, k,
+                                     <char*>b.dst.buf + j * (4 if ct % 2 == 0 else 8), ct, k, n)
         finally:
-            PyBuffer_Release(&bx)
+            pair_release(&b)
         return out, total
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def dequantize(self, code, out=None):
-        cdef Py_buffer bc, bo
+        cdef buf_pair b
         cdef Py_ssize_t n, bad
         cdef int j, k = self.ncomp, ct, ot
         cdef Codec c
         owner = "Vector.dequantize"
         if out is None and _is_seq1(code, self.ncomp) and all(_is_int(v) for v in _items(code)):
             return tuple(c.dequantize(v) for c, v in zip(self.codecs, _items(code)))
-        a = _code_input(code, self._code_dtype, owner)
+        a = code_input(code, self._code_dtype, owner)
         if a.ndim < 1 or a.shape[a.ndim - 1] != k:
             raise ValueError(f"{owner}: expected shape (..., {k}), got {a.shape}")
         if not self._float_components():
@@ -2020,35 +1491,31 @@ cdef class Vector(Codec):
             if out is None:
                 out = np.empty(a.shape, dtype=vdt)
             else:
-                _check_out(out, a.shape, (vdt,) if exact else (_F64, _F32), owner)
+                check_out(out, a.shape, (vdt,) if exact else (_F64, _F32), owner)
             for j in range(k):
                 out[..., j] = cols[j]
             return out
         if out is None:
             out = np.empty(a.shape, dtype=_F64)
         else:
-            _check_out(out, a.shape, (_F64, _F32), owner)
+            check_out(out, a.shape, (_F64, _F32), owner)
         n = a.size // k
         if n == 0:
             return out
         ct = _ctype(self._code_dtype)
         ot = 0 if out.dtype == _F32 else 1
-        _get(a, &bc, False)
+        pair_acquire(&b, a, out)
         try:
-            _get(out, &bo, True)
-            try:
-                for j in range(k):
-                    c = self.codecs[j]
-                    with nogil:
-                        bad = dq_array(&c.d, <const char*>bc.buf + j * (4 if ct % 2 == 0 else 8), ct, k,
-                                       <char*>bo.buf + j * (4 if ot == 0 else 8), ot, k, n)
-                    if bad >= 0:
-                        raise DecodeError(f"{owner}: {_row(a.shape[:a.ndim - 1], bad)}[{j}]: code {a.reshape(-1, k)[bad, j]} "
-                                          f"is not a valid code of {c!r}")
-            finally:
-                PyBuffer_Release(&bo)
+            for j in range(k):
+                c = self.codecs[j]
+                with nogil:
+                    bad = dq_array(&c.d, <const char*>b.src.buf + j * (4 if ct % 2 == 0 else 8), ct, k,
+                                   <char*>b.dst.buf + j * (4 if ot == 0 else 8), ot, k, n)
+                if bad >= 0:
+                    raise DecodeError(f"{owner}: {_row(a.shape[:a.ndim - 1], bad)}[{j}]: code {a.reshape(-1, k)[bad, j]} "
+                                      f"is not a valid code of {c!r}")
         finally:
-            PyBuffer_Release(&bc)
+            pair_release(&b)
         return out
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
@@ -2100,7 +1567,7 @@ cdef object _items(object x):
 cdef object _at_rest_rows(object flat, double thr):
     """Which rows of a 2-D float array (n, k) are at rest, every value (as a double) within the
     threshold of zero (nz_at_rest): a bool array of n."""
-    cdef Py_buffer bx, bo
+    cdef buf_pair b
     cdef Py_ssize_t i, j, n, k
     cdef const double* x
     cdef unsigned char* o
@@ -2114,22 +1581,18 @@ cdef object _at_rest_rows(object flat, double thr):
     if k == 0:
         res[:] = True
         return res
-    _get(a, &bx, False)
+    pair_acquire(&b, a, res)
     try:
-        _get(res, &bo, True)
-        try:
-            x = <const double*>bx.buf
-            o = <unsigned char*>bo.buf
-            with nogil:
-                for i in range(n):
-                    rest = True
-                    for j in range(k):
-                        rest = rest & nz_at_rest(x[i * k + j], thr)
-                    o[i] = rest
-        finally:
-            PyBuffer_Release(&bo)
+        x = <const double*>b.src.buf
+        o = <unsigned char*>b.dst.buf
+        with nogil:
+            for i in range(n):
+                rest = True
+                for j in range(k):
+                    rest = rest & nz_at_rest(x[i * k + j], thr)
+                o[i] = rest
     finally:
-        PyBuffer_Release(&bx)
+        pair_release(&b)
     return res
 
 
@@ -2166,7 +1629,7 @@ cdef class NearlyZero(Codec):
     def __init__(self, inner, threshold):
         if not isinstance(inner, (_FloatScalar, _ExactScalar, Vector)):
             raise SchemaError(f"NearlyZero: inner must be a scalar codec or a Vector, got {inner!r}")
-        t = _float_param("NearlyZero", "threshold", threshold)
+        t = float_param("NearlyZero", "threshold", threshold)
         if t < 0:
             raise SchemaError(f"NearlyZero: threshold must be non-negative, got {t!r}")
         reach = _reach(inner)
@@ -2218,7 +1681,7 @@ cdef class NearlyZero(Codec):
     def _quantize_count(self, x, out=None):
         owner = "NearlyZero.quantize"
         k = self.ncomp
-        a = _float_input(x, owner)
+        a = float_input(x, owner)
         if self._vec():
             if a.ndim < 1 or a.shape[a.ndim - 1] != k:
                 raise ValueError(f"{owner}: expected shape (..., {k}), got {a.shape}")
@@ -2229,7 +1692,7 @@ cdef class NearlyZero(Codec):
         if out is None:
             out = np.empty(shape, dtype=self._code_dtype)
         else:
-            _check_out(out, shape, (self._code_dtype,), owner)
+            check_out(out, shape, (self._code_dtype,), owner)
         flat = a.reshape(-1, k)
         # the flag is decided in double precision whatever the input dtype (SPEC section 0)
         small = _at_rest_rows(flat, self.threshold)
@@ -2258,7 +1721,7 @@ cdef class NearlyZero(Codec):
             if flag == 0:
                 return self._zero_value()
             return self.inner.dequantize(inner)
-        a = _code_input(code, self._code_dtype, owner)
+        a = code_input(code, self._code_dtype, owner)
         if a.ndim < 1 or a.shape[a.ndim - 1] != 1 + k:
             raise ValueError(f"{owner}: expected shape (..., {1 + k}), got {a.shape}")
         a2 = a.reshape(-1, 1 + k)
@@ -2274,7 +1737,7 @@ cdef class NearlyZero(Codec):
         vals = vals.reshape(res_shape)
         if out is None:
             return vals.astype(_F64) if vals.dtype != _BOOL else vals
-        _check_out(out, res_shape, (_F64, _F32), owner)
+        check_out(out, res_shape, (_F64, _F32), owner)
         out[...] = vals
         return out
 
@@ -2331,11 +1794,36 @@ cdef class NearlyZero(Codec):
 
 # ------------------------------------------------------------------------------------------------
 
-_KINDS = {
-    "Bounded": Bounded, "Fixed": Fixed, "Angle": Angle, "PowerCurve": PowerCurve, "Half": Half,
-    "UInt": UInt, "Int": Int, "Bool": Bool, "Enum": Enum, "Quat": Quat, "UnitVector": UnitVector,
-    "Vector": Vector, "Grid": Grid, "NearlyZero": NearlyZero, "IntRange": IntRange,
-}
+# Every codec kind, once: its name (the "kind" of its spec), its class, its kernel kind (K_*,
+# _kernels.pxd: the rule its descriptor selects; 0 for Vector and NearlyZero, which are made of other
+# codecs and have none) and its number on the wire (the hello's field summary, docs/wire-format.md
+# section 13, which every client reads). The two numberings differ, and nothing but this table
+# joins them: _framing takes the wire numbers from here, and tests/test_codecs.py checks the table
+# against every codec's descriptor and against the document.
+KIND_TABLE = (
+    ("Bounded", Bounded, K_BOUNDED, 1),
+    ("Fixed", Fixed, K_FIXED, 2),
+    ("Angle", Angle, K_ANGLE, 3),
+    ("PowerCurve", PowerCurve, K_POWER, 4),
+    ("Half", Half, K_HALF, 5),
+    ("UInt", UInt, K_UINT, 6),
+    ("Int", Int, K_INT, 7),
+    ("Bool", Bool, K_BOOL, 8),
+    ("Enum", Enum, K_ENUM, 9),
+    ("Quat", Quat, K_QUAT, 10),
+    ("UnitVector", UnitVector, K_UVEC, 11),
+    ("Vector", Vector, 0, 12),
+    ("Grid", Grid, K_GRID, 13),
+    ("NearlyZero", NearlyZero, 0, 14),
+    ("IntRange", IntRange, K_IRANGE, 15),
+)
+
+_KINDS = {name: cls for name, cls, _, _ in KIND_TABLE}
+
+
+def _kernel_kind(Codec c):
+    """The kernel kind (K_*) of `c`'s descriptor, for the test of KIND_TABLE."""
+    return c.d.kind
 
 
 # kind -> (the keys a spec must have, the keys it may have), as each codec's spec() writes them

@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ._bitstream import crc32c, siphash24
 from ._canonical import canonical_json
+from ._codecs import KIND_TABLE
 from ._history import (CHECK, FRAGMENT_HEADER, HELLO_BODY, MAX_DATAGRAM, MAX_FRAGMENTS, MIN_DATAGRAM, SNAPSHOT_COST,
                        REPLY_ACK, REPLY_HELLO, TAG, holds, seal, seq_distance, seq_newer)
 from .errors import CodecError, DecodeError
@@ -27,9 +28,7 @@ SEED_Q = crc32c(b"quantcodec hello request")
 DEFAULT_MAX_BYTES = 1 << 28      # section 19: what a client may hold, by default (256 MiB)
 MAX_KEY = 255                    # a shared key's length, at most (section 17)
 
-KIND_CODES = {"Bounded": 1, "Fixed": 2, "Angle": 3, "PowerCurve": 4, "Half": 5, "UInt": 6, "Int": 7,
-              "Bool": 8, "Enum": 9, "Quat": 10, "UnitVector": 11, "Vector": 12, "Grid": 13,
-              "NearlyZero": 14, "IntRange": 15}
+KIND_CODES = {name: wire for name, _, _, wire in KIND_TABLE}   # the one table: _codecs.pyx
 KIND_NAMES = {v: k for k, v in KIND_CODES.items()}
 
 _U32 = struct.Struct("<I")

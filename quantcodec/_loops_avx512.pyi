@@ -1,4 +1,4 @@
-"""Type stub for quantcodec._loops_avx512 (private: the array loops, loaded by quantcodec._codecs)."""
+"""Type stub for quantcodec._loops_avx512 (private: the array loops, loaded by quantcodec._arrays)."""
 
 def _table() -> object:
     """A capsule holding the module's table of loop functions."""

@@ -1,7 +1,7 @@
 """Worst-case angular errors of Quat and UnitVector, in degrees.
 
-GENERATED FILE - do not edit. Written by ``python -m quantcodec.tools.search --write``, which
-runs the seeded worst-case search of ``quantcodec/tools/search.py`` (seed 0) on the reference
+GENERATED FILE - do not edit. Written by ``python tools/search.py --write``, which
+runs the seeded worst-case search of ``tools/search.py`` (seed 0) on the reference
 rules of ``quantcodec/_reference.py``. ``Quat.max_error`` and ``UnitVector.max_error`` read
 these tables.
 

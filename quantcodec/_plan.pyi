@@ -1,6 +1,7 @@
 """Type stubs for quantcodec._plan: a schema compiled into a flat C array of slots.
 
-A ``Plan`` is built by ``Schema`` (``schema._plan``) and used by snapshots. Each field expands to
+A ``Plan`` is built by ``Schema`` (held by its compiled base ``_schemabase.SchemaBase``; other
+modules reach it with ``_schemabase.plan_of(schema)``) and used by snapshots. Each field expands to
 slots in wire order (scalar: 1; ``Vector`` of k: k; ``Quat`` / ``UnitVector``: 1 slot holding the
 whole code; ``NearlyZero``: a 1-bit flag slot, then its inner's slots). A record's codes are one
 row of uint64 carriers, one per slot, signed codes as two's complement; N records make the
@@ -17,6 +18,7 @@ message (naming the record, field and bit position).
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, final
+
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +100,9 @@ class Plan:
     def dequantize_matrix(self, matrix: npt.ArrayLike) -> dict[str, npt.NDArray[Any]]:
         """Code matrix -> value arrays (float64; exact fields in their codec's dtype, enum columns
         as indices, Bool as bool); DecodeError for a code that is not valid."""
+    def matrix_records(self, matrix: npt.ArrayLike, *, codes: bool = False) -> list[Any]:
+        """The records of a code matrix, one per row: value dicts (as dequantize), or with
+        codes=True code tuples (as quantize); DecodeError for a code that is not valid."""
     def dequantize_valid(self, matrix: npt.ArrayLike) -> dict[str, npt.NDArray[Any]]:
         """dequantize_matrix without its validity pass, for a matrix known to be valid (a
         Snapshot's)."""

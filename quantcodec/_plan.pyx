@@ -45,7 +45,9 @@ from quantcodec._bits cimport (
 )
 from quantcodec._codecs cimport (
     Codec, F_EXACT, F_FLOAT, F_NZ, F_NZVEC, F_QUAT, F_UVEC, F_VECTOR, NearlyZero, Vector, _ExactScalar,
-    _contig, dq_array, dq_valid_array, first_invalid, multi_dq_array, multi_q_array, q_array,
+)
+from quantcodec._arrays cimport (
+    contig, dq_array, dq_valid_array, first_invalid, multi_dq_array, multi_q_array, q_array,
 )
 
 import math
@@ -165,12 +167,12 @@ cdef object _float_array(object a, object owner):
     k = dt.kind
     if k == 'f':
         if dt.itemsize == 4:
-            return _contig(a, _F32)
+            return contig(a, _F32)
         if dt.itemsize <= 8:
-            return _contig(a, _F64)
+            return contig(a, _F64)
         raise TypeError(f"{_owner(owner)}: dtype {dt} does not convert safely to float64")
     if k in 'iub':
-        return _contig(a, _F64)
+        return contig(a, _F64)
     raise TypeError(f"{_owner(owner)}: expected a float or integer array, got dtype {dt}")
 
 
@@ -270,13 +272,13 @@ cdef class Plan:
             self.field_first[f] = s
             self.fkind[f] = c.group
             if c.group == F_FLOAT or c.group == F_EXACT or c.group == F_QUAT or c.group == F_UVEC:
-                _set_slot(self, s, c, f, 0)
+                self._set_slot(s, c, f, 0)
                 slot_codecs.append(c)
                 slot_names.append(f"field {nm!r}")
                 s += 1
             elif c.group == F_VECTOR:
                 for j, comp in enumerate((<Vector>c).codecs):
-                    _set_slot(self, s, <Codec>comp, f, j)
+                    self._set_slot(s, <Codec>comp, f, j)
                     slot_codecs.append(comp)
                     slot_names.append(f"field {nm!r}[{j}]")
                     s += 1
@@ -296,12 +298,12 @@ cdef class Plan:
                 s += 1
                 if c.group == F_NZVEC:
                     for j, comp in enumerate((<Vector>inner).codecs):
-                        _set_slot(self, s, <Codec>comp, f, j)
+                        self._set_slot(s, <Codec>comp, f, j)
                         slot_codecs.append(comp)
                         slot_names.append(f"field {nm!r}[{j}]")
                         s += 1
                 else:
-                    _set_slot(self, s, inner, f, 0)
+                    self._set_slot(s, inner, f, 0)
                     slot_codecs.append(inner)
                     slot_names.append(f"field {nm!r}")
                     s += 1
@@ -460,83 +462,90 @@ cdef class Plan:
     def encode(self, record):
         """One record (mapping, object with the field attributes, or tuple in field order) -> bytes,
         bit-packed and padded to a whole byte."""
-        cdef uint64_t local[ROW_LOCAL]
-        if self.nslots > ROW_LOCAL:
-            return _big(self, record, 0)
-        _fill_row(self, record, local)
-        return _row_bytes(self, local)
+        return self.one(record, OP_ENCODE)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     @cython.always_allow_keywords(False)
     def decode(self, data):
         """bytes (any contiguous buffer) of one record -> dict of values. DecodeError if the message
         is short, long, has nonzero padding or carries a code that is not valid."""
-        cdef uint64_t local[ROW_LOCAL]
-        if self.nslots > ROW_LOCAL:
-            return _big(self, data, 1)
-        _read_one(self, data, local)
-        return _row_values(self, local)
+        return self.one(data, OP_DECODE)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     @cython.always_allow_keywords(False)
     def quantize(self, record):
         """One record -> tuple of codes (one per field; tuples for vectors; (flag, inner) for NearlyZero)."""
-        cdef uint64_t local[ROW_LOCAL]
-        if self.nslots > ROW_LOCAL:
-            return _big(self, record, 2)
-        _fill_row(self, record, local)
-        return _row_codes(self, local)
+        return self.one(record, OP_QUANTIZE)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     @cython.always_allow_keywords(False)
     def roundtrip(self, record):
         """One record -> dict of the values the receiver will see."""
-        cdef uint64_t local[ROW_LOCAL]
-        if self.nslots > ROW_LOCAL:
-            return _big(self, record, 3)
-        _fill_row(self, record, local)
-        return _row_values(self, local)
+        return self.one(record, OP_ROUNDTRIP)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     @cython.always_allow_keywords(False)
     def dequantize(self, codes):
         """A codes tuple -> dict of values; DecodeError for a code that is not valid."""
-        cdef uint64_t local[ROW_LOCAL]
-        if self.nslots > ROW_LOCAL:
-            return _big(self, codes, 4)
-        _codes_in(self, codes, local, DecodeError)
-        return _row_values(self, local)
+        return self.one(codes, OP_DEQUANTIZE)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     @cython.always_allow_keywords(False)
     def encode_codes(self, codes):
         """A codes tuple -> bytes; RangeError for a code that is not valid."""
-        cdef uint64_t local[ROW_LOCAL]
-        if self.nslots > ROW_LOCAL:
-            return _big(self, codes, 5)
-        _codes_in(self, codes, local, RangeError)
-        return _row_bytes(self, local)
+        return self.one(codes, OP_ENCODE_CODES)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     @cython.always_allow_keywords(False)
     def decode_codes(self, data):
         """bytes of one record -> tuple of codes (same checks as decode)."""
-        cdef uint64_t local[ROW_LOCAL]
-        if self.nslots > ROW_LOCAL:
-            return _big(self, data, 6)
-        _read_one(self, data, local)
-        return _row_codes(self, local)
+        return self.one(data, OP_DECODE_CODES)
 
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     @cython.always_allow_keywords(False)
     def valid(self, codes):
         """Whether `codes` is a tuple of valid codes, one per field: pure integer work, never raises."""
+        return self.one(codes, OP_VALID)
+
+    cdef object one(self, object arg, int op):
+        """The one-record call `op` (OP_*, _plan.pxd): the row on the stack, or on the heap for
+        plans of more than ROW_LOCAL slots."""
         cdef uint64_t local[ROW_LOCAL]
-        cdef Py_ssize_t bad = -1
-        if self.nslots > ROW_LOCAL:
-            return _big(self, codes, 7)
+        if self.nslots <= ROW_LOCAL:
+            return self._one_row(arg, op, local)
+        cdef uint64_t* row = <uint64_t*>PyMem_Malloc(self.nslots * sizeof(uint64_t))
+        if row == NULL:
+            raise MemoryError()
         try:
-            return _codes_row(self, codes, local, &bad) == C_OK
+            return self._one_row(arg, op, row)
+        finally:
+            PyMem_Free(row)
+
+    cdef inline object _one_row(self, object arg, int op, uint64_t* row):
+        cdef Py_ssize_t bad = -1
+        if op == OP_ENCODE:
+            self._fill_row(arg, row)
+            return self._row_bytes(row)
+        if op == OP_DECODE:
+            self._read_one(arg, row)
+            return self._row_values(row)
+        if op == OP_QUANTIZE:
+            self._fill_row(arg, row)
+            return self._row_codes(row)
+        if op == OP_ROUNDTRIP:
+            self._fill_row(arg, row)
+            return self._row_values(row)
+        if op == OP_DEQUANTIZE:
+            self._codes_in(arg, row, DecodeError)
+            return self._row_values(row)
+        if op == OP_ENCODE_CODES:
+            self._codes_in(arg, row, RangeError)
+            return self._row_bytes(row)
+        if op == OP_DECODE_CODES:
+            self._read_one(arg, row)
+            return self._row_codes(row)
+        try:                            # OP_VALID: pure integer work, never raises
+            return self._codes_row(arg, row, &bad) == C_OK
         except Exception:
             return False
 
@@ -561,12 +570,12 @@ cdef class Plan:
         cdef uint64_t* tp
         cdef void* scratch = NULL       # grow-only, freed on the way out
         cdef size_t scap = 0
-        cols = _columns(self, columns, owner)
-        n = _nrows(self, cols, owner, False)
+        cols = self._columns(columns, owner)
+        n = self._nrows(cols, owner, False)
         if out is None:
             mat = np.empty((n, S), dtype=_U64)
         else:
-            mat = _check_matrix_out(self, out, n, owner)
+            mat = self._check_matrix_out(out, n, owner)
         counts = [0] * self.nfields
         if n == 0 or S == 0:
             return mat, tuple(counts)
@@ -577,33 +586,33 @@ cdef class Plan:
                 k = self.field_first[f + 1] - s
                 fk = self.fkind[f]
                 a = cols[f]
-                if (fk != F_EXACT and (fk != F_VECTOR or _all_float(self, s, s + k))
-                        and _float_view(a, n, _value_k(self, f), &xp, &xt)):
+                if (fk != F_EXACT and (fk != F_VECTOR or self._all_float(s, s + k))
+                        and _float_view(a, n, self._value_k(f), &xp, &xt)):
                     x = a       # the common case: float32 / float64, C-contiguous, the right shape
                 else:
                     if not isinstance(a, np.ndarray):
                         a = np.asarray(a)
-                    _check_shape(self, f, a, _value_shape(self, f, n), owner, False)
+                    self._check_shape(f, a, self._value_shape(f, n), owner, False)
                     if fk == F_EXACT:
-                        if not _exact_fast(self, s, a, m, n):
-                            _exact_column(self, f, s, a, mat)
+                        if not self._exact_fast(s, a, m, n):
+                            self._exact_column(f, s, a, mat)
                         continue
-                    if fk == F_VECTOR and not _all_float(self, s, s + k):
+                    if fk == F_VECTOR and not self._all_float(s, s + k):
                         for j in range(k):
                             if _is_float_kind(self.slots[s + j].d.kind):
-                                counts[f] += _float_column(self, f, s + j, a[:, j], m, n, NULL, 0)
-                            elif not _exact_fast(self, s + j, a[:, j], m, n):
-                                _exact_column(self, f, s + j, a[:, j], mat)
+                                counts[f] += self._float_column(f, s + j, a[:, j], m, n, NULL, 0)
+                            elif not self._exact_fast(s + j, a[:, j], m, n):
+                                self._exact_column(f, s + j, a[:, j], mat)
                         continue
                     x = _float_array(a, (self, f))
                     xp = _buf_ptr(x)
                     xt = 0 if x.dtype.itemsize == 4 else 1
                 if fk == F_FLOAT:
-                    counts[f] += _float_ptr(self, f, s, xp, xt, 1, m, n, NULL, 0)
+                    counts[f] += self._float_ptr(f, s, xp, xt, 1, m, n, NULL, 0)
                 elif fk == F_VECTOR:
                     xsz = 4 if xt == 0 else 8
                     for j in range(k):
-                        counts[f] += _float_ptr(self, f, s + j, xp + j * xsz, xt, k, m, n, NULL, 0)
+                        counts[f] += self._float_ptr(f, s + j, xp + j * xsz, xt, k, m, n, NULL, 0)
                 elif fk == F_QUAT or fk == F_UVEC:
                     tp = <uint64_t*>_scratch(&scratch, &scap, sizeof(uint64_t) * n)
                     with nogil:
@@ -630,12 +639,12 @@ cdef class Plan:
                     for j in range(k):
                         if _is_float_kind(self.slots[s + 1 + j].d.kind):
                             # only the rows whose flag is 1 are quantized (and counted); the rest hold 0
-                            counts[f] += _float_ptr(self, f, s + 1 + j, xp + j * xsz, xt, k, m, n, flags, 1)
+                            counts[f] += self._float_ptr(f, s + 1 + j, xp + j * xsz, xt, k, m, n, flags, 1)
                         else:
                             moving = np.frombuffer(PyBytes_FromStringAndSize(<const char*>flags, n), dtype=np.bool_)
                             col = np.zeros(n, dtype=_U64)
                             try:
-                                col[moving] = _exact_codes(self, f, s + 1 + j, np.asarray(a).reshape(n, k)[moving, j])
+                                col[moving] = self._exact_codes(f, s + 1 + j, np.asarray(a).reshape(n, k)[moving, j])
                             except ValueError as e:
                                 # (the row among the moving ones -> the row of the column)
                                 sub = getattr(e, "row", None)
@@ -657,15 +666,15 @@ cdef class Plan:
 
     def valid_matrix(self, matrix):
         """The first (row, slot) of a code matrix whose code is not valid, or None."""
-        a = _matrix(self, matrix, "valid_matrix")
+        a = self._matrix(matrix, "valid_matrix")
         if a.shape[0] == 0 or self.nslots == 0:
             return None
-        return _invalid_at(self, <const uint64_t*>_buf_ptr(a), a.shape[0])
+        return self._invalid_at(<const uint64_t*>_buf_ptr(a), a.shape[0])
 
     def matrix_to_codes(self, matrix):
         """Code matrix -> dict of per-field code arrays in the codecs' array shapes and dtypes:
         (N,) scalars, Quat and UnitVector; (N, k) Vector; (N, 1 + k) NearlyZero (flag in column 0)."""
-        a = _matrix(self, matrix, "matrix_to_codes")
+        a = self._matrix(matrix, "matrix_to_codes")
         n = a.shape[0]
         out = {}
         for f in range(self.nfields):
@@ -684,12 +693,12 @@ cdef class Plan:
         """Dict of per-field code arrays (as matrix_to_codes gives) -> code matrix; DecodeError for
         a code that is not valid (naming the record and field)."""
         owner = "codes_to_matrix"
-        cols = _columns(self, code_columns, owner)
-        n = _nrows(self, cols, owner, True)
+        cols = self._columns(code_columns, owner)
+        n = self._nrows(cols, owner, True)
         if out is None:
             mat = np.empty((n, self.nslots), dtype=_U64)
         else:
-            mat = _check_matrix_out(self, out, n, owner)
+            mat = self._check_matrix_out(out, n, owner)
         for f in range(self.nfields):
             s = self.field_first[f]
             e = self.field_first[f + 1]
@@ -700,45 +709,66 @@ cdef class Plan:
             if a.dtype.kind not in 'iub':
                 raise TypeError(f"{owner}: field {self.names[f]!r}: codes must be integers, got dtype {a.dtype}")
             shape = (n, e - s) if (fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC) else (n,)
-            _check_shape(self, f, a, shape, owner, True)
+            self._check_shape(f, a, shape, owner, True)
             if a.dtype.kind == 'i':
                 a = a.astype(_I64).view(_U64)
             mat[:, s:e] = a.reshape(n, e - s)
         if n and self.nslots:
-            at = _invalid_at(self, <const uint64_t*>_buf_ptr(mat), n)
+            at = self._invalid_at(<const uint64_t*>_buf_ptr(mat), n)
             if at is not None:
-                raise _matrix_error(self, mat, at, DecodeError)
+                raise self._matrix_error(mat, at, DecodeError)
         return mat
 
     def dequantize_matrix(self, matrix):
         """Code matrix -> dict of value arrays: float64 (N,) / (N, k) / (N, 4) / (N, 3); exact
         fields in their codec's value dtype (enum columns carry indices). DecodeError for a code
         that is not valid."""
-        a = _matrix(self, matrix, "dequantize_matrix")
+        a = self._matrix(matrix, "dequantize_matrix")
         if a.shape[0] and self.nslots:
-            at = _invalid_at(self, <const uint64_t*>_buf_ptr(a), a.shape[0])
+            at = self._invalid_at(<const uint64_t*>_buf_ptr(a), a.shape[0])
             if at is not None:
-                raise _matrix_error(self, a, at, DecodeError)
-        return _dequantize(self, a)
+                raise self._matrix_error(a, at, DecodeError)
+        return self._dequantize(a)
+
+    def matrix_records(self, matrix, *, bint codes=False):
+        """The records of a code matrix, one per row: dicts of values as `dequantize` gives them,
+        or with ``codes=True`` tuples of codes as `quantize` gives them (what `encode_codes`
+        takes). DecodeError for a code that is not valid."""
+        cdef Py_ssize_t i, n, S = self.nslots
+        cdef const uint64_t* m
+        cdef list out
+        a = self._matrix(matrix, "matrix_records")
+        n = a.shape[0]
+        if n == 0:
+            return []
+        m = <const uint64_t*>_buf_ptr(a)
+        if S:
+            at = self._invalid_at(m, n)
+            if at is not None:
+                raise self._matrix_error(a, at, DecodeError)
+        out = [None] * n
+        for i in range(n):
+            out[i] = self._row_codes(m + i * S) if codes else self._row_values(m + i * S)
+        return out
 
     def dequantize_valid(self, matrix):
         """dequantize_matrix without its validity pass, for a matrix
         known to hold valid codes: a Snapshot's, made by quantize_matrix or checked when it was
         decoded, unpickled or built from codes. (Given invalid codes it returns meaningless
         values; it reads nothing out of bounds: dequantizing is arithmetic on the codes.)"""
-        return _dequantize(self, _matrix(self, matrix, "dequantize_valid"))
+        return self._dequantize(self._matrix(matrix, "dequantize_valid"))
 
     # -------------------------------------------------------------------------------- batches: bits
 
     def encode_matrix(self, matrix):
         """Code matrix -> bytes: the N records back to back in one bit stream, padded at the end.
         RangeError for a code that is not valid."""
-        a = _matrix(self, matrix, "encode_matrix")
+        a = self._matrix(matrix, "encode_matrix")
         if a.shape[0] and self.nslots:
-            at = _invalid_at(self, <const uint64_t*>_buf_ptr(a), a.shape[0])
+            at = self._invalid_at(<const uint64_t*>_buf_ptr(a), a.shape[0])
             if at is not None:
-                raise _matrix_error(self, a, at, RangeError)
-        return _encode_rows(self, a)
+                raise self._matrix_error(a, at, RangeError)
+        return self._encode_rows(a)
 
     def decode_matrix(self, data, count, out=None):
         """bytes of `count` records back to back -> code matrix (count, nslots) uint64, every code
@@ -762,7 +792,7 @@ cdef class Plan:
             if out is None:
                 mat = np.empty((n, S), dtype=_U64)
             else:
-                mat = _check_matrix_out(self, out, n, "decode_matrix")
+                mat = self._check_matrix_out(out, n, "decode_matrix")
             if n and S:
                 m = <uint64_t*>_wbuf_ptr(mat)
                 with nogil:
@@ -771,8 +801,8 @@ cdef class Plan:
                         if bad >= 0:
                             break
                 if bad >= 0:
-                    raise _read_error(self, &r, bad, err, i)
-            _check_end(self, &r, f"record {n - 1}" if n else "the message")
+                    raise self._read_error(&r, bad, err, i)
+            self._check_end(&r, f"record {n - 1}" if n else "the message")
         finally:
             PyBuffer_Release(&view)
         return mat
@@ -782,7 +812,7 @@ cdef class Plan:
     def encode_many(self, columns):
         """Value columns -> bytes (quantize_matrix then bit-pack; no second validity pass)."""
         mat, _ = self.quantize_matrix(columns, None, "encode_many")
-        return _encode_rows(self, mat)
+        return self._encode_rows(mat)
 
     def decode_many(self, data, count):
         """bytes of `count` records -> dict of value arrays (decode_matrix then dequantize).
@@ -791,10 +821,972 @@ cdef class Plan:
         are first read the direct way (`_decode_fixed`); any error sends the call the general
         way, which raises it as decode_matrix does."""
         if type(count) is int and self.min_bits == self.max_bits and 0 < count <= ((<Py_ssize_t>1) << 40):
-            out = _decode_fixed(self, data, count)
+            out = self._decode_fixed(data, count)
             if out is not None:
                 return out
-        return _dequantize(self, self.decode_matrix(data, count))
+        return self._dequantize(self.decode_matrix(data, count))
+
+    cdef void _set_slot(self, Py_ssize_t s, Codec c, Py_ssize_t f, Py_ssize_t comp):
+        self.slots[s].d = c.d
+        self.slots[s].field = <int>f
+        self.slots[s].comp = <int>comp
+        self.slots[s].span = 0
+        self.slots[s].nfloat = 4 if c.group == F_QUAT else (3 if c.group == F_UVEC else 1)
+        self.slots[s].threshold = 0.0
+
+    cdef int _on_clamp(self, Py_ssize_t s, double x, Py_ssize_t nc) except -1:
+        if self.strict:
+            raise self._clamp_error(s, x, -1)
+        self.clamps[self.slots[s].field] += nc
+        return 0
+
+    cdef object _clamp_error(self, Py_ssize_t s, double x, Py_ssize_t row):
+        codec = self.slot_codecs[s]
+        where = f"row {row}: " if row >= 0 else ""
+        if codec.kind == "Angle":
+            return RangeError(f"{self.slot_names[s]}: {where}value {x!r} is not finite "
+                              f"(strict mode; {codec!r} would encode it as 0)")
+        return RangeError(f"{self.slot_names[s]}: {where}value {x!r} outside {_range_text(codec)} "
+                          f"of {codec!r} (strict mode)")
+
+    cdef double _num_slow(self, Py_ssize_t s, object v) except? -1.0:
+        if v is None or isinstance(v, (str, bytes, tuple, list, dict)):
+            raise TypeError(f"{self.slot_names[s]}: expected a number, got {type(v).__name__}")
+        try:
+            return PyFloat_AsDouble(v)
+        except OverflowError:
+            return math.inf if v > 0 else -math.inf
+        except TypeError:
+            raise TypeError(f"{self.slot_names[s]}: expected a number, got {type(v).__name__}") from None
+
+    cdef inline double _num(self, Py_ssize_t s, object v) except? -1.0:
+        if type(v) is float:
+            return PyFloat_AS_DOUBLE(v)
+        return self._num_slow(s, v)
+
+    cdef int _exact_slow(self, Py_ssize_t s, object v, uint64_t* out) except -1:
+        """The exact conversion with its checks and messages (labels, NumPy and float values, errors)."""
+        cdef const qdesc* d = &self.slots[s].d
+        cdef str nm = self.slot_names[s]
+        codec = self.slot_codecs[s]
+        if d.kind == K_ENUM:
+            if isinstance(v, str):
+                idx = self.slot_index[s]
+                if idx is not None and v in idx:
+                    out[0] = <uint64_t>idx[v]
+                    return 0
+                raise RangeError(f"{nm}: unknown label {v!r} for {codec!r}")
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{nm}: expected a label or an index, got {type(v).__name__}")
+            iv = int(v)
+            if 0 <= iv < <object>d.maxcode + 1:
+                out[0] = <uint64_t>iv
+                return 0
+            raise RangeError(f"{nm}: index {iv} outside 0..{d.maxcode} of {codec!r}")
+        if isinstance(v, (bool, np.bool_)) and d.kind != K_BOOL:
+            # (True is a Python int, but a health of True is a bug: refused as Enum refuses it)
+            raise TypeError(f"{nm}: expected an integer, got bool ({v!r}) for {codec!r}")
+        if isinstance(v, (bool, np.bool_, int, np.integer)):
+            iv = int(v)
+        elif isinstance(v, (float, np.floating)):
+            fv = float(v)
+            if not (math.isfinite(fv) and fv.is_integer()):
+                raise RangeError(f"{nm}: {fv!r} is not an integer ({codec!r})")
+            iv = int(fv)
+        else:
+            raise TypeError(f"{nm}: expected an integer, got {type(v).__name__}")
+        if qdesc_signed(d):
+            if d.smin <= iv <= d.smax:
+                out[0] = <uint64_t>(<int64_t>iv)
+                return 0
+            raise RangeError(f"{nm}: value {iv} outside {d.smin}..{d.smax} of {codec!r}")
+        if d.kind == K_IRANGE:
+            if d.smin <= iv <= d.smax:
+                out[0] = <uint64_t>(iv - d.smin)
+                return 0
+            raise RangeError(f"{nm}: value {iv} outside {d.smin}..{d.smax} of {codec!r}")
+        if 0 <= iv <= d.maxcode:
+            out[0] = <uint64_t>iv
+            return 0
+        raise RangeError(f"{nm}: value {iv} outside 0..{d.maxcode} of {codec!r}")
+
+    cdef inline int _exact(self, Py_ssize_t s, object v, uint64_t* out) except -1:
+        cdef const qdesc* d = &self.slots[s].d
+        cdef int ovf = 0
+        cdef long long sv
+        cdef PyObject* item
+        if type(v) is int or (type(v) is bool and d.kind == K_BOOL):
+            sv = PyLong_AsLongLongAndOverflow(v, &ovf)
+            if ovf == 0:
+                if d.kind == K_INT:
+                    if sv >= d.smin and sv <= d.smax:
+                        out[0] = <uint64_t>sv
+                        return 0
+                elif d.kind == K_IRANGE:
+                    if sv >= d.smin and sv <= d.smax:
+                        out[0] = <uint64_t>sv - <uint64_t>d.smin     # (mod 2**64: the true difference)
+                        return 0
+                elif sv >= 0 and <uint64_t>sv <= d.maxcode:
+                    out[0] = <uint64_t>sv
+                    return 0
+        elif type(v) is str and d.kind == K_ENUM:
+            idx = self.slot_index[s]
+            if idx is not None:
+                item = PyDict_GetItemWithError(idx, v)
+                if item != NULL:
+                    out[0] = <uint64_t>(<object>item)
+                    return 0
+        return self._exact_slow(s, v, out)
+
+    cdef object _items(self, Py_ssize_t f, object v, Py_ssize_t k, PyObject*** items):
+        """The k components of a vector value: returns the object that owns `items`."""
+        cdef object seq
+        if type(v) is tuple:
+            seq = v
+        elif isinstance(v, list):
+            # a copy: the list's item array would dangle if a component's __float__ / __index__
+            # resized the list while we read it
+            seq = PyList_AsTuple(v)
+        elif isinstance(v, (str, bytes, dict)) or v is None:
+            raise TypeError(f"field {self.names[f]!r}: expected a sequence of {k} numbers, got {type(v).__name__}")
+        else:
+            try:
+                seq = PySequence_Fast(v, b"not a sequence")
+            except TypeError:
+                raise TypeError(f"field {self.names[f]!r}: expected a sequence of {k} numbers, "
+                                f"got {type(v).__name__}") from None
+        if PySequence_Fast_GET_SIZE(seq) != k:
+            raise SchemaError(f"field {self.names[f]!r}: expected {k} values, got {PySequence_Fast_GET_SIZE(seq)}")
+        items[0] = PySequence_Fast_ITEMS(seq)
+        return seq
+
+    cdef inline int _float_in(self, Py_ssize_t s, double x, uint64_t* row) except -1:
+        """A float slot's code from its value, clamps counted (or raised, strict)."""
+        cdef Py_ssize_t nc = 0
+        row[s] = scalar_q(&self.slots[s].d, x, &nc)
+        if nc:
+            self._on_clamp(s, x, nc)
+        return 0
+
+    cdef int _slot_in(self, Py_ssize_t s, object v, uint64_t* row) except -1:
+        """One scalar slot (float or exact) from a Python value."""
+        if _is_float_kind(self.slots[s].d.kind):
+            return self._float_in(s, self._num(s, v), row)
+        return self._exact(s, v, &row[s])
+
+    cdef int _field_in(self, Py_ssize_t f, object v, uint64_t* row) except -1:
+        cdef Py_ssize_t s = self.field_first[f]
+        cdef Py_ssize_t k = self.field_first[f + 1] - s
+        cdef Py_ssize_t j
+        cdef int fk = self.fkind[f]
+        cdef int st
+        cdef double x[4]
+        cdef double a
+        cdef uint64_t c = 0
+        cdef PyObject** items = NULL
+        cdef bint moving
+        cdef object keep
+        if fk == F_FLOAT:
+            self._float_in(s, self._num(s, v), row)
+        elif fk == F_EXACT:
+            self._exact(s, v, &row[s])
+        elif fk == F_QUAT or fk == F_UVEC:
+            k = self.slots[s].nfloat
+            if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
+                items = PySequence_Fast_ITEMS(v)
+            else:
+                keep = self._items(f, v, k, &items)
+            for j in range(k):
+                x[j] = self._num(s, <object>items[j])
+            if fk == F_QUAT:
+                st = quat_q(&self.slots[s].d, x[0], x[1], x[2], x[3], &c)
+            else:
+                st = uvec_q(&self.slots[s].d, x[0], x[1], x[2], &c)
+            if st != ST_OK:
+                what = "quaternion" if fk == F_QUAT else "vector"
+                reason = "zero" if st == ST_ZERO else "non-finite"
+                raise RangeError(f"field {self.names[f]!r}: {reason} {what} {tuple([x[j] for j in range(k)])!r}")
+            row[s] = c
+        elif fk == F_VECTOR:
+            if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
+                items = PySequence_Fast_ITEMS(v)
+            else:
+                keep = self._items(f, v, k, &items)
+            for j in range(k):
+                self._slot_in(s + j, <object>items[j], row)
+        elif fk == F_NZ:
+            a = self._num(s + 1, v)
+            if nz_at_rest(a, self.slots[s].threshold):
+                row[s] = 0
+                row[s + 1] = 0
+            else:
+                row[s] = 1
+                self._slot_in(s + 1, v, row)
+        else:   # F_NZVEC
+            k -= 1
+            if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
+                items = PySequence_Fast_ITEMS(v)
+            else:
+                keep = self._items(f, v, k, &items)
+            moving = False
+            for j in range(k):
+                a = self._num(s + 1 + j, <object>items[j])
+                if j < 4:
+                    x[j] = a                # (each value converted once)
+                if not nz_at_rest(a, self.slots[s].threshold):
+                    moving = True
+            if moving:
+                row[s] = 1
+                for j in range(k):
+                    if j < 4 and _is_float_kind(self.slots[s + 1 + j].d.kind):
+                        self._float_in(s + 1 + j, x[j], row)
+                    else:
+                        self._slot_in(s + 1 + j, <object>items[j], row)
+            else:
+                for j in range(k + 1):
+                    row[s + j] = 0
+        return 0
+
+    cdef int _record_mode(self, object rec) except -1:
+        if isinstance(rec, tuple):
+            if hasattr(rec, "_fields"):
+                return R_ATTR
+            return R_SEQ
+        if isinstance(rec, Mapping):
+            return R_MAP
+        if isinstance(rec, np.void) and rec.dtype.names is not None:
+            return R_MAP          # a row of a structured array: values by field name
+        if isinstance(rec, list):
+            return R_SEQ
+        if isinstance(rec, (str, bytes, int, float)) or rec is None:
+            raise TypeError(f"a record must be a mapping, an object with the field attributes or a "
+                            f"tuple in field order, got {type(rec).__name__}")
+        return R_ATTR
+
+    cdef object _missing(self, Py_ssize_t f):
+        return SchemaError(f"record is missing field {self.names[f]!r}")
+
+    cdef int _fill_row(self, object rec, uint64_t* row) except -1:
+        cdef Py_ssize_t f, f0, pos
+        cdef int mode
+        cdef PyObject* item
+        cdef PyObject* key
+        cdef object v
+        cdef type t = type(rec)
+        if t is tuple:
+            mode = R_TUPLE
+        elif t is dict:
+            mode = R_DICT
+        elif t is list:
+            mode = R_LIST
+        else:
+            mode = self._record_mode(rec)
+        if mode == R_LIST:
+            # read from a copy of its items: a value's __float__ / __index__ may resize the list
+            rec = PyList_AsTuple(rec)
+            mode = R_TUPLE
+        if mode == R_TUPLE or mode == R_LIST or mode == R_SEQ:
+            if len(rec) != self.nfields:
+                raise SchemaError(f"record has {len(rec)} values, the schema has {self.nfields} fields "
+                                  f"({', '.join(self.names)})")
+        f0 = 0
+        if mode == R_DICT and PyDict_GET_SIZE(rec) == self.nfields:
+            # a dict with exactly the fields, built in field order (keys are the interned names):
+            # walk it instead of looking each field up; the first key out of place ends the walk
+            # and the lookups take over from there
+            pos = 0
+            while f0 < self.nfields:
+                if not PyDict_Next(rec, &pos, &key, &item) or key != PyTuple_GET_ITEM(self.names, f0):
+                    break
+                v = <object>item
+                self._field_in(f0, v, row)
+                f0 += 1
+        for f in range(f0, self.nfields):
+            if mode == R_TUPLE:
+                v = <object>PyTuple_GET_ITEM(rec, f)
+            elif mode == R_DICT:
+                item = PyDict_GetItemWithError(rec, <object>PyTuple_GET_ITEM(self.names, f))
+                if item == NULL:
+                    raise self._missing(f)
+                v = <object>item
+            elif mode == R_LIST:
+                v = <object>PyList_GET_ITEM(rec, f)
+            elif mode == R_SEQ:
+                v = rec[f]
+            elif mode == R_MAP:
+                try:
+                    v = rec[self.names[f]]
+                except KeyError:
+                    raise self._missing(f) from None
+            else:
+                try:
+                    v = getattr(rec, self.names[f])
+                except AttributeError:
+                    raise self._missing(f) from None
+            self._field_in(f, v, row)
+        return 0
+
+    cdef inline object _slot_value(self, Py_ssize_t s, uint64_t c):
+        cdef const qdesc* d = &self.slots[s].d
+        cdef int k = d.kind
+        if _is_float_kind(k):
+            return scalar_dq(d, c)
+        if k == K_UINT:
+            return PyLong_FromUnsignedLongLong(c)
+        if k == K_INT:
+            return <int64_t>c
+        if k == K_BOOL:
+            return c != 0
+        if k == K_IRANGE:
+            return <int64_t>(<uint64_t>d.smin + c)
+        labels = self.slot_labels[s]
+        if labels is not None:
+            return <object>PyTuple_GET_ITEM(labels, <Py_ssize_t>c)
+        return PyLong_FromUnsignedLongLong(c)
+
+    cdef inline object _slot_code(self, Py_ssize_t s, uint64_t c):
+        if qdesc_signed(&self.slots[s].d):
+            return <int64_t>c
+        return PyLong_FromUnsignedLongLong(c)
+
+    cdef object _field_value(self, Py_ssize_t f, const uint64_t* row):
+        cdef Py_ssize_t s = self.field_first[f]
+        cdef Py_ssize_t k = self.field_first[f + 1] - s
+        cdef Py_ssize_t j
+        cdef int fk = self.fkind[f]
+        cdef double q[4]
+        cdef tuple t
+        if fk == F_FLOAT:
+            return scalar_dq(&self.slots[s].d, row[s])
+        if fk == F_EXACT:
+            return self._slot_value(s, row[s])
+        if fk == F_QUAT:
+            quat_dq(&self.slots[s].d, row[s], q)
+            return (q[0], q[1], q[2], q[3])
+        if fk == F_UVEC:
+            uvec_dq(&self.slots[s].d, row[s], q)
+            return (q[0], q[1], q[2])
+        if fk == F_NZ:
+            if row[s] == 0:
+                return 0.0
+            return self._slot_value(s + 1, row[s + 1])
+        if fk == F_NZVEC:
+            k -= 1
+            s += 1
+            if row[s - 1] == 0:
+                t = PyTuple_New(k)
+                for j in range(k):
+                    v = 0.0
+                    Py_INCREF(v)
+                    PyTuple_SET_ITEM(t, j, v)
+                return t
+        t = PyTuple_New(k)
+        for j in range(k):
+            v = self._slot_value(s + j, row[s + j])
+            Py_INCREF(v)
+            PyTuple_SET_ITEM(t, j, v)
+        return t
+
+    cdef dict _row_values(self, const uint64_t* row):
+        cdef dict out = _PyDict_NewPresized(self.nfields)
+        cdef Py_ssize_t f
+        for f in range(self.nfields):
+            out[<object>PyTuple_GET_ITEM(self.names, f)] = self._field_value(f, row)
+        return out
+
+    cdef object _field_codes(self, Py_ssize_t f, const uint64_t* row):
+        cdef Py_ssize_t s = self.field_first[f]
+        cdef Py_ssize_t k = self.field_first[f + 1] - s
+        cdef Py_ssize_t j
+        cdef int fk = self.fkind[f]
+        cdef tuple t
+        if fk == F_FLOAT or fk == F_EXACT or fk == F_QUAT or fk == F_UVEC:
+            return self._slot_code(s, row[s])
+        if fk == F_NZ:
+            return (PyLong_FromUnsignedLongLong(row[s]), self._slot_code(s + 1, row[s + 1]))
+        start = s + 1 if fk == F_NZVEC else s
+        k = self.field_first[f + 1] - start
+        t = PyTuple_New(k)
+        for j in range(k):
+            v = self._slot_code(start + j, row[start + j])
+            Py_INCREF(v)
+            PyTuple_SET_ITEM(t, j, v)
+        if fk == F_NZVEC:
+            return (PyLong_FromUnsignedLongLong(row[s]), t)
+        return t
+
+    cdef tuple _row_codes(self, const uint64_t* row):
+        cdef tuple t = PyTuple_New(self.nfields)
+        cdef Py_ssize_t f
+        for f in range(self.nfields):
+            v = self._field_codes(f, row)
+            Py_INCREF(v)
+            PyTuple_SET_ITEM(t, f, v)
+        return t
+
+    cdef int _code_in(self, Py_ssize_t s, object v, uint64_t* out) except -1:
+        """A Python integer code into its carrier: C_OK, C_INVALID or C_TYPE (never raises for ints)."""
+        cdef int ovf = 0
+        cdef long long sv
+        if type(v) is not int and type(v) is not bool:
+            if isinstance(v, (int, np.integer, np.bool_)):
+                v = int(v)
+            else:
+                return C_TYPE
+        sv = PyLong_AsLongLongAndOverflow(v, &ovf)
+        if ovf == 0:
+            if qdesc_signed(&self.slots[s].d) or sv >= 0:
+                out[0] = <uint64_t>sv
+            else:
+                return C_INVALID
+        elif ovf > 0 and not qdesc_signed(&self.slots[s].d) and v <= 0xFFFFFFFFFFFFFFFF:
+            out[0] = PyLong_AsUnsignedLongLong(v)
+        else:
+            return C_INVALID
+        return C_OK if slot_valid(&self.slots[s], out[0]) else C_INVALID
+
+    cdef int _codes_row(self, object codes, uint64_t* row, Py_ssize_t* bad) except -1:
+        """A codes tuple (as quantize returns it) into a row. Returns a C_* status; `bad` is the slot
+        (C_INVALID, C_TYPE) or the field (C_SHAPE, -1: the tuple itself)."""
+        cdef Py_ssize_t f, s, k, j
+        cdef int fk, st
+        cdef PyObject** items = NULL
+        cdef PyObject** pair = NULL
+        cdef object keep, keep2, flag, inner
+        bad[0] = -1
+        if type(codes) is not tuple and type(codes) is not list:
+            if not isinstance(codes, (tuple, list)):
+                return C_SHAPE
+        if len(codes) != self.nfields:
+            return C_SHAPE
+        for f in range(self.nfields):
+            v = codes[f]
+            s = self.field_first[f]
+            k = self.field_first[f + 1] - s
+            fk = self.fkind[f]
+            if fk == F_FLOAT or fk == F_EXACT or fk == F_QUAT or fk == F_UVEC:
+                st = self._code_in(s, v, &row[s])
+                if st != C_OK:
+                    bad[0] = s
+                    return st
+                continue
+            if fk == F_NZ or fk == F_NZVEC:
+                if not isinstance(v, (tuple, list)) or len(v) != 2:
+                    bad[0] = f
+                    return C_SHAPE
+                st = self._code_in(s, v[0], &row[s])
+                if st != C_OK:
+                    bad[0] = s
+                    return st
+                v = v[1]
+                s += 1
+                k -= 1
+                if fk == F_NZ:
+                    st = self._code_in(s, v, &row[s])
+                    if st != C_OK:
+                        bad[0] = s
+                        return st
+                    if row[s - 1] == 0 and row[s] != 0:
+                        bad[0] = s
+                        return C_INVALID
+                    continue
+            if not isinstance(v, (tuple, list, np.ndarray)) or len(v) != k:
+                bad[0] = f
+                return C_SHAPE
+            for j in range(k):
+                st = self._code_in(s + j, v[j], &row[s + j])
+                if st != C_OK:
+                    bad[0] = s + j
+                    return st
+                if fk == F_NZVEC and row[s - 1] == 0 and row[s + j] != 0:
+                    bad[0] = s + j
+                    return C_INVALID
+        return C_OK
+
+    cdef object _codes_error(self, object codes, int st, Py_ssize_t bad, object exc):
+        if st == C_SHAPE:
+            if bad < 0:
+                n = len(codes) if isinstance(codes, (tuple, list)) else None
+                got = f"{n} codes" if n is not None else type(codes).__name__
+                return SchemaError(f"expected a tuple of {self.nfields} codes (one per field), got {got}")
+            return SchemaError(f"field {self.names[bad]!r}: code {codes[bad]!r} does not have the shape "
+                               f"of a {self.codecs[bad]!r} code")
+        f = self.slots[bad].field
+        v = codes[f]
+        fk = self.fkind[f]
+        comp = bad - self.field_first[f]
+        if fk == F_VECTOR:
+            v = v[comp]
+        elif fk == F_NZ or fk == F_NZVEC:
+            v = v[0] if comp == 0 else (v[1] if fk == F_NZ else v[1][comp - 1])
+        if st == C_TYPE:
+            return TypeError(f"{self.slot_names[bad]}: codes must be integers, got {type(v).__name__}")
+        sc = self.slot_codecs[bad]
+        what = f"{sc!r}" if sc is not None else "the flag (0 or 1; the inner codes must be 0 when it is 0)"
+        return exc(f"{self.slot_names[bad]}: code {v!r} is not valid for {what}")
+
+    cdef bytes _row_bytes(self, const uint64_t* row):
+        cdef uint8_t local[BUF_LOCAL]
+        cdef bw_t w
+        cdef Py_ssize_t cap = (self.max_bits + 7) >> 3
+        cdef bytes res
+        if cap <= BUF_LOCAL:
+            bw_wrap(&w, local, BUF_LOCAL)
+            self.put_row(&w, row)
+            bw_flush(&w)
+            return PyBytes_FromStringAndSize(<char*>local, bw_nbytes(&w))
+        res = PyBytes_FromStringAndSize(NULL, cap)
+        bw_wrap(&w, <uint8_t*>PyBytes_AS_STRING(res), cap)
+        self.put_row(&w, row)
+        bw_flush(&w)
+        if bw_nbytes(&w) == cap:
+            return res
+        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(res), bw_nbytes(&w))
+
+    cdef object _read_error(self, const br_t* r, Py_ssize_t s, int err, Py_ssize_t rec):
+        where = f"record {rec}: " if rec >= 0 else ""
+        cdef const slot_t* sl = &self.slots[s]
+        if err == E_SHORT:
+            return DecodeError(
+                f"{where}{self.slot_names[s]}: message too short: the code needs {sl.d.bits} bits at bit "
+                f"{r.pos}, the message has {r.nbits} bits ({r.nbytes} byte{'' if r.nbytes == 1 else 's'})")
+        c = br_peek_unchecked(r, r.pos, sl.d.bits)
+        c = from_wire(&sl.d, c)
+        code = <int64_t>c if qdesc_signed(&sl.d) else c
+        return DecodeError(f"{where}{self.slot_names[s]}: code {code} is not valid for "
+                           f"{self.slot_codecs[s]!r} at bit {r.pos}")
+
+    cdef int _check_end(self, const br_t* r, str what) except -1:
+        """After the last record: only zero padding of under 8 bits may remain."""
+        cdef Py_ssize_t end = r.pos
+        cdef Py_ssize_t need = (end + 7) >> 3
+        if r.nbytes > need:
+            raise DecodeError(f"message too long: {r.nbytes} bytes, but {what} ends at bit {end} "
+                              f"({need} bytes): {r.nbytes - need} extra bytes{self._after_last()}")
+        if end & 7:
+            if br_peek_unchecked(r, end, <int>(8 * need - end)) != 0:
+                raise DecodeError(f"nonzero padding bits at bit {end}{self._after_last()} ({what} ends at bit {end})")
+        return 0
+
+    cdef str _after_last(self):
+        return f" after the last field {self.names[self.nfields - 1]!r}" if self.nfields else ""
+
+    cdef int _read_one(self, object data, uint64_t* row) except -1:
+        """Read one padded record from `data` into `row` (all checks)."""
+        cdef Py_buffer view
+        cdef br_t r
+        cdef int err = 0
+        cdef Py_ssize_t bad
+        if type(data) is bytes:
+            br_init(&r, <const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
+            bad = self.get_row(&r, row, &err)
+            if bad >= 0:
+                raise self._read_error(&r, bad, err, -1)
+            self._check_end(&r, "the record")
+            return 0
+        _get_bytes(data, &view)
+        try:
+            br_init(&r, <const uint8_t*>view.buf, view.len)
+            bad = self.get_row(&r, row, &err)
+            if bad >= 0:
+                raise self._read_error(&r, bad, err, -1)
+            self._check_end(&r, "the record")
+        finally:
+            PyBuffer_Release(&view)
+        return 0
+
+    cdef int _codes_in(self, object codes, uint64_t* row, object exc) except -1:
+        cdef Py_ssize_t bad = -1
+        cdef int st = self._codes_row(codes, row, &bad)
+        if st != C_OK:
+            raise self._codes_error(codes, st, bad, exc)
+        return 0
+
+    cdef object _columns(self, object columns, str owner):
+        """Check a columns mapping: every field present, nothing else. Returns a list in field order."""
+        cdef Py_ssize_t f
+        cdef PyObject* v
+        if type(columns) is dict and PyDict_GET_SIZE(columns) == self.nfields:
+            # the common case: a dict with exactly the fields (as many keys, each one found)
+            out = [None] * self.nfields
+            for f in range(self.nfields):
+                v = PyDict_GetItemWithError(columns, self.names[f])
+                if v == NULL:
+                    break
+                out[f] = <object>v
+            else:
+                return out
+        if type(columns) is not dict and not isinstance(columns, Mapping):
+            raise TypeError(f"{owner}: columns must be a mapping of field name -> array, got {type(columns).__name__}")
+        missing = [nm for nm in self.names if nm not in columns]
+        if missing:
+            raise SchemaError(f"{owner}: missing column{'s' if len(missing) > 1 else ''} for field"
+                              f"{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}")
+        extra = [k for k in columns if k not in self.names]
+        if extra:
+            raise SchemaError(f"{owner}: unknown column{'s' if len(extra) > 1 else ''} "
+                              f"{', '.join(repr(k) for k in extra)} (the schema's fields are {', '.join(self.names)})")
+        return [columns[nm] for nm in self.names]
+
+    cdef Py_ssize_t _value_k(self, Py_ssize_t f):
+        """The second dimension of field f's value column, 0 for a 1-D one (see _value_shape)."""
+        cdef int fk = self.fkind[f]
+        cdef Py_ssize_t k = self.field_first[f + 1] - self.field_first[f]
+        if fk == F_FLOAT or fk == F_EXACT or fk == F_NZ:
+            return 0
+        if fk == F_QUAT:
+            return 4
+        if fk == F_UVEC:
+            return 3
+        if fk == F_NZVEC:
+            return k - 1
+        return k
+
+    cdef tuple _value_shape(self, Py_ssize_t f, Py_ssize_t n):
+        """The shape a value column of field f must have for n records."""
+        cdef Py_ssize_t k = self._value_k(f)
+        if k == 0:
+            return (n,)
+        return (n, k)
+
+    cdef Py_ssize_t _nrows(self, list cols, str owner, bint codes) except -2:
+        """The common row count of the columns; SchemaError naming the field that disagrees."""
+        cdef Py_ssize_t f, n = -1
+        first = None
+        for f in range(self.nfields):
+            a = cols[f]
+            if (a.ndim if isinstance(a, np.ndarray) else np.ndim(a)) == 0:
+                raise SchemaError(f"{owner}: column {self.names[f]!r} must be an array of shape "
+                                  f"{self._shape_text(f, codes)}, got a scalar")
+            m = len(a)
+            if n < 0:
+                n = m
+                first = self.names[f]
+            elif m != n:
+                raise SchemaError(f"{owner}: column {self.names[f]!r} has {m} rows, column {first!r} has {n}")
+        return max(n, 0)
+
+    cdef str _shape_text(self, Py_ssize_t f, bint codes):
+        cdef int fk = self.fkind[f]
+        cdef Py_ssize_t k = self.field_first[f + 1] - self.field_first[f]
+        if codes:
+            if fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC:
+                return f"(N, {k})"
+            return "(N,)"
+        shp = self._value_shape(f, 0)
+        return "(N,)" if len(shp) == 1 else f"(N, {shp[1]})"
+
+    cdef object _check_shape(self, Py_ssize_t f, object a, tuple shape, str owner, bint codes):
+        if a.shape != shape:
+            raise SchemaError(f"{owner}: column {self.names[f]!r} ({self.codecs[f]!r}) must have shape "
+                              f"{self._shape_text(f, codes)} = {shape}, got {a.shape}")
+        return a
+
+    cdef object _wrap(self, Py_ssize_t f, object e):
+        """Re-raise a codec's array error as the same type, prefixed with the field (and keeping the
+        row it concerns, if it says)."""
+        w = type(e)(f"field {self.names[f]!r}: {e}")
+        row = getattr(e, "row", None)
+        if row is not None:
+            w.row = row
+        return w
+
+    cdef bint _all_float(self, Py_ssize_t a, Py_ssize_t b):
+        """Whether slots a..b-1 are all float scalar kinds."""
+        cdef Py_ssize_t j
+        for j in range(a, b):
+            if not _is_float_kind(self.slots[j].d.kind):
+                return False
+        return True
+
+    cdef object _check_matrix_out(self, object out, Py_ssize_t n, str owner):
+        if not isinstance(out, np.ndarray):
+            raise TypeError(f"{owner}: out must be a NumPy array, got {type(out).__name__}")
+        if out.dtype != _U64 or out.shape != (n, self.nslots):
+            raise ValueError(f"{owner}: out must be a uint64 array of shape {(n, self.nslots)}, "
+                             f"got {out.dtype} {out.shape}")
+        if not out.flags.c_contiguous or not out.flags.writeable or not out.flags.aligned:
+            raise ValueError(f"{owner}: out must be C-contiguous, writeable and aligned")
+        return out
+
+    cdef Py_ssize_t _float_column(self, Py_ssize_t f, Py_ssize_t s, object x, uint64_t* m, Py_ssize_t n,
+                                  const uint8_t* flags, Py_ssize_t fs) except -1:
+        x = _float_array(x, (self, f))
+        return self._float_ptr(f, s, _buf_ptr(x), 0 if x.dtype.itemsize == 4 else 1, 1, m, n, flags, fs)
+
+    cdef Py_ssize_t _float_ptr(self, Py_ssize_t f, Py_ssize_t s, const uint8_t* xp, int xt, Py_ssize_t xs,
+                               uint64_t* m, Py_ssize_t n, const uint8_t* flags, Py_ssize_t fs) except -1:
+        """Quantize one float slot's column (stride xs floats) into matrix column s; strict check."""
+        cdef Py_ssize_t nc, bad, S = self.nslots
+        cdef const qdesc* d = &self.slots[s].d
+        with nogil:
+            if flags == NULL:
+                # the codecs' array loops (Bounded: the loop table selected for this CPU), writing
+                # the matrix column
+                nc = q_array(d, xp, xt, xs, m + s, 1, S, n)
+            elif xt == 0:
+                nc = _q_flagged(d, <const float*>xp, xs, m + s, S, n, flags, fs)
+            else:
+                nc = _q_flagged(d, <const double*>xp, xs, m + s, S, n, flags, fs)
+        if nc and self.strict:
+            with nogil:
+                if xt == 0:
+                    bad = _first_clamp(d, <const float*>xp, xs, n, flags, fs)
+                else:
+                    bad = _first_clamp(d, <const double*>xp, xs, n, flags, fs)
+            v = (<const float*>xp)[bad * xs] if xt == 0 else (<const double*>xp)[bad * xs]
+            e = self._clamp_error(s, v, bad)
+            e.row = bad
+            raise e
+        return nc
+
+    cdef bint _exact_fast(self, Py_ssize_t s, object a, uint64_t* m, Py_ssize_t n) except -1:
+        """Exact slot s's column straight into the matrix when it is a 1-D native integer or bool
+        array of n rows whose values are all codes: True. False leaves it to the codec's array path
+        (float or object columns; and a value out of range, which that path reports by row)."""
+        cdef const qdesc* d = &self.slots[s].d
+        cdef bint sc = d.kind == K_INT
+        if d.kind == K_IRANGE:
+            return False        # code = value - lo: the codec's array path converts and checks
+        if d.kind != K_BOOL and isinstance(a, np.ndarray) and a.dtype.kind == 'b':
+            return False        # bools are not integers: the codec's array path refuses them
+        return int_column(a, n, sc, d.smin if sc else 0, <uint64_t>d.smax if sc else d.maxcode,
+                          m + s, self.nslots) == -1
+
+    cdef object _exact_codes(self, Py_ssize_t f, Py_ssize_t s, object a):
+        """An exact slot's value column -> uint64 carriers, through its codec's array path."""
+        try:
+            codes = self.slot_codecs[s].quantize(np.ascontiguousarray(a))
+        except (ValueError, TypeError) as e:
+            raise self._wrap(f, e) from None
+        if codes.dtype.kind == 'i':
+            return codes.astype(_I64).view(_U64)
+        return codes.astype(_U64)
+
+    cdef int _exact_column(self, Py_ssize_t f, Py_ssize_t s, object a, object mat) except -1:
+        mat[:, s] = self._exact_codes(f, s, a)
+        return 0
+
+    cdef object _matrix(self, object matrix, str owner):
+        a = matrix if isinstance(matrix, np.ndarray) else np.asarray(matrix)
+        if a.dtype.kind not in 'iu':
+            raise TypeError(f"{owner}: the code matrix must hold integers, got dtype {a.dtype}")
+        if a.ndim != 2 or a.shape[1] != self.nslots:
+            raise ValueError(f"{owner}: the code matrix must have shape (N, {self.nslots}), got {a.shape}")
+        if a.dtype != _U64:
+            a = a.astype(_I64).view(_U64) if a.dtype.kind == 'i' else a.astype(_U64)
+        return np.ascontiguousarray(a)
+
+    cdef object _invalid_at(self, const uint64_t* m, Py_ssize_t n):
+        cdef Py_ssize_t i, bad = -1
+        with nogil:
+            for i in range(n):
+                bad = self.row_invalid(m + i * self.nslots)
+                if bad >= 0:
+                    break
+        if bad >= 0:
+            return (i, bad)
+        return None
+
+    cdef object _matrix_error(self, object a, object at, object exc):
+        i, s = at
+        c = int(a[i, s])
+        if self.slots[s].d.kind != K_NZFLAG and qdesc_signed(&self.slots[s].d):
+            c = int(a.view(_I64)[i, s])
+        sc = self.slot_codecs[s]
+        what = f"{sc!r}" if sc is not None else "the flag (0 or 1)"
+        if self.slots[s].d.kind != K_NZFLAG and slot_valid(&self.slots[s], <uint64_t>a[i, s]):
+            what += " (its NearlyZero flag is 0, so it must be 0)"
+        return exc(f"record {i}: {self.slot_names[s]}: code {c} is not valid for {what}")
+
+    cdef dict _dequantize(self, object a):
+        """Value arrays of a checked, C-contiguous uint64 matrix."""
+        cdef Py_ssize_t f, s, k, j, n = a.shape[0], S = self.nslots
+        cdef int fk
+        cdef const uint64_t* m
+        cdef double* op
+        cdef uint64_t* col
+        cdef dict out = {}
+        m = <const uint64_t*>_buf_ptr(a) if n and S else NULL
+        codes = None
+        for f in range(self.nfields):
+            s = self.field_first[f]
+            k = self.field_first[f + 1] - s
+            fk = self.fkind[f]
+            nm = self.names[f]
+            if fk == F_FLOAT or fk == F_QUAT or fk == F_UVEC or \
+                    ((fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC) and self._all_float(s + (fk != F_VECTOR), s + k)):
+                res = np.empty(self._value_shape(f, n), dtype=_F64)
+                if n == 0:
+                    out[nm] = res
+                    continue
+                op = <double*>_wbuf_ptr(res)
+                if fk == F_QUAT or fk == F_UVEC:
+                    # the column gathered, then the codecs' loop selected for this CPU (SIMD: the
+                    # divisions and square roots of the rebuild are most of the time)
+                    col = <uint64_t*>PyMem_Malloc(sizeof(uint64_t) * n)
+                    if col == NULL:
+                        raise MemoryError()
+                    with nogil:
+                        for j in range(n):
+                            col[j] = m[j * S + s]
+                        multi_dq_array(&self.slots[s].d, col, 1, op, 1, n)   # (valid codes: -1)
+                    PyMem_Free(col)
+                    out[nm] = res
+                    continue
+                with nogil:
+                    if fk == F_FLOAT:
+                        _dq_column(&self.slots[s].d, m + s, S, op, 1, n, NULL)
+                    elif fk == F_VECTOR:
+                        for j in range(k):
+                            _dq_column(&self.slots[s + j].d, m + s + j, S, op + j, k, n, NULL)
+                    else:
+                        for j in range(k - 1):
+                            _dq_column(&self.slots[s + 1 + j].d, m + s + 1 + j, S, op + j, k - 1, n, m + s)
+                out[nm] = res
+            elif fk == F_EXACT:
+                # valid codes: the value is the code, in the codec's value dtype (signed codes are
+                # carried sign-extended: read as int64)
+                c = <_ExactScalar>self.codecs[f]
+                src = a.view(_I64) if c._code_dtype.kind == 'i' else a
+                if self.slots[s].d.kind == K_IRANGE:
+                    # IntRange: lo + code, exact in int64 (wraparound arithmetic; the sum fits)
+                    out[nm] = np.add(a[:, s].view(_I64), np.int64(self.slots[s].d.smin), dtype=_I64)
+                else:
+                    out[nm] = src[:, s].astype(c._value_dtype())
+            else:
+                if codes is None:
+                    codes = self.matrix_to_codes(a)
+                out[nm] = self.codecs[f].dequantize(codes[nm])
+        return out
+
+    cdef bytes _encode_rows(self, object a):
+        """Bit-pack the rows of a valid, C-contiguous uint64 matrix back to back (one stream, padded
+        at the end)."""
+        cdef Py_ssize_t i, s, n = a.shape[0], S = self.nslots, cap
+        cdef const uint64_t* m
+        cdef bw_t w
+        cdef bytes res
+        cdef int wbits[ROW_LOCAL]
+        cdef uint64_t wmask[ROW_LOCAL]
+        if n > (<Py_ssize_t>1 << 60) // max(self.max_bits, 1):
+            raise OverflowError("too many records for one message")
+        cap = (n * self.max_bits + 7) >> 3
+        res = PyBytes_FromStringAndSize(NULL, cap)
+        if n == 0 or cap == 0:
+            return res
+        m = <const uint64_t*>_buf_ptr(a)
+        bw_wrap(&w, <uint8_t*>PyBytes_AS_STRING(res), cap)
+        if self.min_bits == self.max_bits and S <= ROW_LOCAL:
+            # no NearlyZero flag: every slot is on the wire; the per-slot widths and masks (two's
+            # complement truncation of signed carriers) in local arrays, the writer in registers
+            for s in range(S):
+                wbits[s] = self.slots[s].d.bits
+                wmask[s] = to_wire(&self.slots[s].d, ~(<uint64_t>0))
+            with nogil:
+                for i in range(n):
+                    for s in range(S):
+                        bw_put(&w, m[s] & wmask[s], wbits[s])
+                    m += S
+                bw_flush(&w)
+        else:
+            with nogil:
+                for i in range(n):
+                    self.put_row(&w, m + i * S)
+                bw_flush(&w)
+        if bw_nbytes(&w) == cap:
+            return res
+        return PyBytes_FromStringAndSize(PyBytes_AS_STRING(res), bw_nbytes(&w))
+
+
+    # ------------------------------------------------------------------------------------------------
+    # decode_many of fixed-width records: record i starts at bit i * W and every slot sits at the same
+    # bit offset within each record, so each slot's codes are cut out with one unaligned 64-bit load
+    # and a shift per record (no bit reader), into a column of the scratch array (one row per slot).
+    # The columns are then checked and dequantized by the codecs' array loops (the loop table
+    # selected for this CPU, `_codecs`) straight into the output arrays.
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+
+    cdef object _decode_fixed(self, object data, Py_ssize_t n):
+        """decode_many of n > 0 records of one width (min_bits == max_bits), or None when the message
+        is not exactly n records long (with zero padding), holds an invalid code, or has a field this
+        path does not take (a Vector mixing exact and float components, more than ROW_LOCAL slots):
+        the caller then takes the general path, which raises the right error or decodes."""
+        cdef Py_buffer view
+        cdef Py_ssize_t f, s, k, j, W = self.max_bits, S = self.nslots, bad = -1
+        cdef Py_ssize_t off[ROW_LOCAL]
+        cdef int fk
+        cdef const uint8_t* buf
+        cdef uint64_t* cols
+        cdef double* op
+        cdef br_t r
+        if S == 0 or S > ROW_LOCAL or W == 0:
+            return None
+        for f in range(self.nfields):
+            fk = self.fkind[f]
+            s = self.field_first[f]
+            if fk == F_VECTOR and not self._all_float(s, self.field_first[f + 1]):
+                return None
+        try:
+            PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
+        except Exception:
+            return None
+        try:
+            # exactly n records and the padding after them: anything else is the general path's error
+            if view.len != (n * W + 7) >> 3:
+                return None
+            buf = <const uint8_t*>view.buf
+            br_init(&r, buf, view.len)
+            if (n * W) & 7 and br_peek_unchecked(&r, n * W, <int>(8 * view.len - n * W)) != 0:
+                return None
+            off[0] = 0
+            for s in range(1, S):
+                off[s] = off[s - 1] + self.slots[s - 1].d.bits
+            scratch = np.empty((S, n), dtype=_U64)
+            cols = <uint64_t*>_wbuf_ptr(scratch)
+            with nogil:
+                for s in range(S):
+                    _cut_column(buf, view.len, off[s], W, self.slots[s].d.bits, n, cols + s * n)
+                    if qdesc_signed(&self.slots[s].d):
+                        for j in range(n):
+                            cols[s * n + j] = from_wire(&self.slots[s].d, cols[s * n + j])
+        finally:
+            PyBuffer_Release(&view)
+
+        out = {}
+        for f in range(self.nfields):
+            s = self.field_first[f]
+            k = self.field_first[f + 1] - s
+            fk = self.fkind[f]
+            if fk == F_EXACT:
+                with nogil:
+                    bad = first_invalid(&self.slots[s].d, cols + s * n, 1, 1, n)
+                if bad >= 0:
+                    return None
+                # as _dequantize: the value is the code, in the codec's value dtype
+                c = <_ExactScalar>self.codecs[f]
+                col = scratch[s]
+                if self.slots[s].d.kind == K_IRANGE:
+                    out[self.names[f]] = np.add(col.view(_I64), np.int64(self.slots[s].d.smin), dtype=_I64)
+                else:
+                    out[self.names[f]] = (col.view(_I64) if c._code_dtype.kind == 'i' else col).astype(c._value_dtype())
+                continue
+            res = np.empty(self._value_shape(f, n), dtype=_F64)
+            op = <double*>_wbuf_ptr(res)
+            with nogil:
+                if fk == F_QUAT or fk == F_UVEC:
+                    bad = multi_dq_array(&self.slots[s].d, cols + s * n, 1, op, 1, n)
+                else:       # F_FLOAT, F_VECTOR of float components: one column each, stride k
+                    for j in range(k):
+                        bad = dq_array(&self.slots[s + j].d, cols + (s + j) * n, 1, 1, op + j, 1, k, n)
+                        if bad >= 0:
+                            break
+            if bad >= 0:
+                return None
+            out[self.names[f]] = res
+        return out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -825,675 +1817,7 @@ cdef int _get_bytes(object data, Py_buffer* view) except -1:
 
 
 # ------------------------------------------------------------------------------------------------
-# The plan's private helpers (module-level, so the pxd declares only the C interface).
-
-cdef void _set_slot(Plan self, Py_ssize_t s, Codec c, Py_ssize_t f, Py_ssize_t comp):
-    self.slots[s].d = c.d
-    self.slots[s].field = <int>f
-    self.slots[s].comp = <int>comp
-    self.slots[s].span = 0
-    self.slots[s].nfloat = 4 if c.group == F_QUAT else (3 if c.group == F_UVEC else 1)
-    self.slots[s].threshold = 0.0
-
-
-cdef int _on_clamp(Plan self, Py_ssize_t s, double x, Py_ssize_t nc) except -1:
-    if self.strict:
-        raise _clamp_error(self, s, x, -1)
-    self.clamps[self.slots[s].field] += nc
-    return 0
-
-
-cdef object _clamp_error(Plan self, Py_ssize_t s, double x, Py_ssize_t row):
-    codec = self.slot_codecs[s]
-    where = f"row {row}: " if row >= 0 else ""
-    if codec.kind == "Angle":
-        return RangeError(f"{self.slot_names[s]}: {where}value {x!r} is not finite "
-                          f"(strict mode; {codec!r} would encode it as 0)")
-    return RangeError(f"{self.slot_names[s]}: {where}value {x!r} outside {_range_text(codec)} "
-                      f"of {codec!r} (strict mode)")
-
-
-cdef double _num_slow(Plan self, Py_ssize_t s, object v) except? -1.0:
-    if v is None or isinstance(v, (str, bytes, tuple, list, dict)):
-        raise TypeError(f"{self.slot_names[s]}: expected a number, got {type(v).__name__}")
-    try:
-        return PyFloat_AsDouble(v)
-    except OverflowError:
-        return math.inf if v > 0 else -math.inf
-    except TypeError:
-        raise TypeError(f"{self.slot_names[s]}: expected a number, got {type(v).__name__}") from None
-
-
-cdef inline double _num(Plan self, Py_ssize_t s, object v) except? -1.0:
-    if type(v) is float:
-        return PyFloat_AS_DOUBLE(v)
-    return _num_slow(self, s, v)
-
-
-cdef int _exact_slow(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1:
-    """The exact conversion with its checks and messages (labels, NumPy and float values, errors)."""
-    cdef const qdesc* d = &self.slots[s].d
-    cdef str nm = self.slot_names[s]
-    codec = self.slot_codecs[s]
-    if d.kind == K_ENUM:
-        if isinstance(v, str):
-            idx = self.slot_index[s]
-            if idx is not None and v in idx:
-                out[0] = <uint64_t>idx[v]
-                return 0
-            raise RangeError(f"{nm}: unknown label {v!r} for {codec!r}")
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-            raise TypeError(f"{nm}: expected a label or an index, got {type(v).__name__}")
-        iv = int(v)
-        if 0 <= iv < <object>d.maxcode + 1:
-            out[0] = <uint64_t>iv
-            return 0
-        raise RangeError(f"{nm}: index {iv} outside 0..{d.maxcode} of {codec!r}")
-    if isinstance(v, (bool, np.bool_)) and d.kind != K_BOOL:
-        # (True is a Python int, but a health of True is a bug: refused as Enum refuses it)
-        raise TypeError(f"{nm}: expected an integer, got bool ({v!r}) for {codec!r}")
-    if isinstance(v, (bool, np.bool_, int, np.integer)):
-        iv = int(v)
-    elif isinstance(v, (float, np.floating)):
-        fv = float(v)
-        if not (math.isfinite(fv) and fv.is_integer()):
-            raise RangeError(f"{nm}: {fv!r} is not an integer ({codec!r})")
-        iv = int(fv)
-    else:
-        raise TypeError(f"{nm}: expected an integer, got {type(v).__name__}")
-    if qdesc_signed(d):
-        if d.smin <= iv <= d.smax:
-            out[0] = <uint64_t>(<int64_t>iv)
-            return 0
-        raise RangeError(f"{nm}: value {iv} outside {d.smin}..{d.smax} of {codec!r}")
-    if d.kind == K_IRANGE:
-        if d.smin <= iv <= d.smax:
-            out[0] = <uint64_t>(iv - d.smin)
-            return 0
-        raise RangeError(f"{nm}: value {iv} outside {d.smin}..{d.smax} of {codec!r}")
-    if 0 <= iv <= d.maxcode:
-        out[0] = <uint64_t>iv
-        return 0
-    raise RangeError(f"{nm}: value {iv} outside 0..{d.maxcode} of {codec!r}")
-
-
-cdef inline int _exact(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1:
-    cdef const qdesc* d = &self.slots[s].d
-    cdef int ovf = 0
-    cdef long long sv
-    cdef PyObject* item
-    if type(v) is int or (type(v) is bool and d.kind == K_BOOL):
-        sv = PyLong_AsLongLongAndOverflow(v, &ovf)
-        if ovf == 0:
-            if d.kind == K_INT:
-                if sv >= d.smin and sv <= d.smax:
-                    out[0] = <uint64_t>sv
-                    return 0
-            elif d.kind == K_IRANGE:
-                if sv >= d.smin and sv <= d.smax:
-                    out[0] = <uint64_t>sv - <uint64_t>d.smin     # (mod 2**64: the true difference)
-                    return 0
-            elif sv >= 0 and <uint64_t>sv <= d.maxcode:
-                out[0] = <uint64_t>sv
-                return 0
-    elif type(v) is str and d.kind == K_ENUM:
-        idx = self.slot_index[s]
-        if idx is not None:
-            item = PyDict_GetItemWithError(idx, v)
-            if item != NULL:
-                out[0] = <uint64_t>(<object>item)
-                return 0
-    return _exact_slow(self, s, v, out)
-
-
-cdef object _items(Plan self, Py_ssize_t f, object v, Py_ssize_t k, PyObject*** items):
-    """The k components of a vector value: returns the object that owns `items`."""
-    cdef object seq
-    if type(v) is tuple:
-        seq = v
-    elif isinstance(v, list):
-        # a copy: the list's item array would dangle if a component's __float__ / __index__
-        # resized the list while we read it
-        seq = PyList_AsTuple(v)
-    elif isinstance(v, (str, bytes, dict)) or v is None:
-        raise TypeError(f"field {self.names[f]!r}: expected a sequence of {k} numbers, got {type(v).__name__}")
-    else:
-        try:
-            seq = PySequence_Fast(v, b"not a sequence")
-        except TypeError:
-            raise TypeError(f"field {self.names[f]!r}: expected a sequence of {k} numbers, "
-                            f"got {type(v).__name__}") from None
-    if PySequence_Fast_GET_SIZE(seq) != k:
-        raise SchemaError(f"field {self.names[f]!r}: expected {k} values, got {PySequence_Fast_GET_SIZE(seq)}")
-    items[0] = PySequence_Fast_ITEMS(seq)
-    return seq
-
-
-cdef inline int _float_in(Plan self, Py_ssize_t s, double x, uint64_t* row) except -1:
-    """A float slot's code from its value, clamps counted (or raised, strict)."""
-    cdef Py_ssize_t nc = 0
-    row[s] = scalar_q(&self.slots[s].d, x, &nc)
-    if nc:
-        _on_clamp(self, s, x, nc)
-    return 0
-
-
-cdef int _slot_in(Plan self, Py_ssize_t s, object v, uint64_t* row) except -1:
-    """One scalar slot (float or exact) from a Python value."""
-    if _is_float_kind(self.slots[s].d.kind):
-        return _float_in(self, s, _num(self, s, v), row)
-    return _exact(self, s, v, &row[s])
-
-
-cdef int _field_in(Plan self, Py_ssize_t f, object v, uint64_t* row) except -1:
-    cdef Py_ssize_t s = self.field_first[f]
-    cdef Py_ssize_t k = self.field_first[f + 1] - s
-    cdef Py_ssize_t j
-    cdef int fk = self.fkind[f]
-    cdef int st
-    cdef double x[4]
-    cdef double a
-    cdef uint64_t c = 0
-    cdef PyObject** items = NULL
-    cdef bint moving
-    cdef object keep
-    if fk == F_FLOAT:
-        _float_in(self, s, _num(self, s, v), row)
-    elif fk == F_EXACT:
-        _exact(self, s, v, &row[s])
-    elif fk == F_QUAT or fk == F_UVEC:
-        k = self.slots[s].nfloat
-        if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
-            items = PySequence_Fast_ITEMS(v)
-        else:
-            keep = _items(self, f, v, k, &items)
-        for j in range(k):
-            x[j] = _num(self, s, <object>items[j])
-        if fk == F_QUAT:
-            st = quat_q(&self.slots[s].d, x[0], x[1], x[2], x[3], &c)
-        else:
-            st = uvec_q(&self.slots[s].d, x[0], x[1], x[2], &c)
-        if st != ST_OK:
-            what = "quaternion" if fk == F_QUAT else "vector"
-            reason = "zero" if st == ST_ZERO else "non-finite"
-            raise RangeError(f"field {self.names[f]!r}: {reason} {what} {tuple([x[j] for j in range(k)])!r}")
-        row[s] = c
-    elif fk == F_VECTOR:
-        if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
-            items = PySequence_Fast_ITEMS(v)
-        else:
-            keep = _items(self, f, v, k, &items)
-        for j in range(k):
-            _slot_in(self, s + j, <object>items[j], row)
-    elif fk == F_NZ:
-        a = _num(self, s + 1, v)
-        if nz_at_rest(a, self.slots[s].threshold):
-            row[s] = 0
-            row[s + 1] = 0
-        else:
-            row[s] = 1
-            _slot_in(self, s + 1, v, row)
-    else:   # F_NZVEC
-        k -= 1
-        if type(v) is tuple and PyTuple_GET_SIZE(v) == k:     # (the common case, inline)
-            items = PySequence_Fast_ITEMS(v)
-        else:
-            keep = _items(self, f, v, k, &items)
-        moving = False
-        for j in range(k):
-            a = _num(self, s + 1 + j, <object>items[j])
-            if j < 4:
-                x[j] = a                # (each value converted once)
-            if not nz_at_rest(a, self.slots[s].threshold):
-                moving = True
-        if moving:
-            row[s] = 1
-            for j in range(k):
-                if j < 4 and _is_float_kind(self.slots[s + 1 + j].d.kind):
-                    _float_in(self, s + 1 + j, x[j], row)
-                else:
-                    _slot_in(self, s + 1 + j, <object>items[j], row)
-        else:
-            for j in range(k + 1):
-                row[s + j] = 0
-    return 0
-
-
-cdef int _record_mode(Plan self, object rec) except -1:
-    if isinstance(rec, tuple):
-        if hasattr(rec, "_fields"):
-            return R_ATTR
-        return R_SEQ
-    if isinstance(rec, Mapping):
-        return R_MAP
-    if isinstance(rec, np.void) and rec.dtype.names is not None:
-        return R_MAP          # a row of a structured array: values by field name
-    if isinstance(rec, list):
-        return R_SEQ
-    if isinstance(rec, (str, bytes, int, float)) or rec is None:
-        raise TypeError(f"a record must be a mapping, an object with the field attributes or a "
-                        f"tuple in field order, got {type(rec).__name__}")
-    return R_ATTR
-
-
-cdef object _missing(Plan self, Py_ssize_t f):
-    return SchemaError(f"record is missing field {self.names[f]!r}")
-
-
-cdef int _fill_row(Plan self, object rec, uint64_t* row) except -1:
-    cdef Py_ssize_t f, f0, pos
-    cdef int mode
-    cdef PyObject* item
-    cdef PyObject* key
-    cdef object v
-    cdef type t = type(rec)
-    if t is tuple:
-        mode = R_TUPLE
-    elif t is dict:
-        mode = R_DICT
-    elif t is list:
-        mode = R_LIST
-    else:
-        mode = _record_mode(self, rec)
-    if mode == R_LIST:
-        # read from a copy of its items: a value's __float__ / __index__ may resize the list
-        rec = PyList_AsTuple(rec)
-        mode = R_TUPLE
-    if mode == R_TUPLE or mode == R_LIST or mode == R_SEQ:
-        if len(rec) != self.nfields:
-            raise SchemaError(f"record has {len(rec)} values, the schema has {self.nfields} fields "
-                              f"({', '.join(self.names)})")
-    f0 = 0
-    if mode == R_DICT and PyDict_GET_SIZE(rec) == self.nfields:
-        # a dict with exactly the fields, built in field order (keys are the interned names):
-        # walk it instead of looking each field up; the first key out of place ends the walk
-        # and the lookups take over from there
-        pos = 0
-        while f0 < self.nfields:
-            if not PyDict_Next(rec, &pos, &key, &item) or key != PyTuple_GET_ITEM(self.names, f0):
-                break
-            v = <object>item
-            _field_in(self, f0, v, row)
-            f0 += 1
-    for f in range(f0, self.nfields):
-        if mode == R_TUPLE:
-            v = <object>PyTuple_GET_ITEM(rec, f)
-        elif mode == R_DICT:
-            item = PyDict_GetItemWithError(rec, <object>PyTuple_GET_ITEM(self.names, f))
-            if item == NULL:
-                raise _missing(self, f)
-            v = <object>item
-        elif mode == R_LIST:
-            v = <object>PyList_GET_ITEM(rec, f)
-        elif mode == R_SEQ:
-            v = rec[f]
-        elif mode == R_MAP:
-            try:
-                v = rec[self.names[f]]
-            except KeyError:
-                raise _missing(self, f) from None
-        else:
-            try:
-                v = getattr(rec, self.names[f])
-            except AttributeError:
-                raise _missing(self, f) from None
-        _field_in(self, f, v, row)
-    return 0
-
-
-cdef inline object _slot_value(Plan self, Py_ssize_t s, uint64_t c):
-    cdef const qdesc* d = &self.slots[s].d
-    cdef int k = d.kind
-    if _is_float_kind(k):
-        return scalar_dq(d, c)
-    if k == K_UINT:
-        return PyLong_FromUnsignedLongLong(c)
-    if k == K_INT:
-        return <int64_t>c
-    if k == K_BOOL:
-        return c != 0
-    if k == K_IRANGE:
-        return <int64_t>(<uint64_t>d.smin + c)
-    labels = self.slot_labels[s]
-    if labels is not None:
-        return <object>PyTuple_GET_ITEM(labels, <Py_ssize_t>c)
-    return PyLong_FromUnsignedLongLong(c)
-
-
-cdef inline object _slot_code(Plan self, Py_ssize_t s, uint64_t c):
-    if qdesc_signed(&self.slots[s].d):
-        return <int64_t>c
-    return PyLong_FromUnsignedLongLong(c)
-
-
-cdef object _field_value(Plan self, Py_ssize_t f, const uint64_t* row):
-    cdef Py_ssize_t s = self.field_first[f]
-    cdef Py_ssize_t k = self.field_first[f + 1] - s
-    cdef Py_ssize_t j
-    cdef int fk = self.fkind[f]
-    cdef double q[4]
-    cdef tuple t
-    if fk == F_FLOAT:
-        return scalar_dq(&self.slots[s].d, row[s])
-    if fk == F_EXACT:
-        return _slot_value(self, s, row[s])
-    if fk == F_QUAT:
-        quat_dq(&self.slots[s].d, row[s], q)
-        return (q[0], q[1], q[2], q[3])
-    if fk == F_UVEC:
-        uvec_dq(&self.slots[s].d, row[s], q)
-        return (q[0], q[1], q[2])
-    if fk == F_NZ:
-        if row[s] == 0:
-            return 0.0
-        return _slot_value(self, s + 1, row[s + 1])
-    if fk == F_NZVEC:
-        k -= 1
-        s += 1
-        if row[s - 1] == 0:
-            t = PyTuple_New(k)
-            for j in range(k):
-                v = 0.0
-                Py_INCREF(v)
-                PyTuple_SET_ITEM(t, j, v)
-            return t
-    t = PyTuple_New(k)
-    for j in range(k):
-        v = _slot_value(self, s + j, row[s + j])
-        Py_INCREF(v)
-        PyTuple_SET_ITEM(t, j, v)
-    return t
-
-
-cdef dict _row_values(Plan self, const uint64_t* row):
-    cdef dict out = _PyDict_NewPresized(self.nfields)
-    cdef Py_ssize_t f
-    for f in range(self.nfields):
-        out[<object>PyTuple_GET_ITEM(self.names, f)] = _field_value(self, f, row)
-    return out
-
-
-cdef object _field_codes(Plan self, Py_ssize_t f, const uint64_t* row):
-    cdef Py_ssize_t s = self.field_first[f]
-    cdef Py_ssize_t k = self.field_first[f + 1] - s
-    cdef Py_ssize_t j
-    cdef int fk = self.fkind[f]
-    cdef tuple t
-    if fk == F_FLOAT or fk == F_EXACT or fk == F_QUAT or fk == F_UVEC:
-        return _slot_code(self, s, row[s])
-    if fk == F_NZ:
-        return (PyLong_FromUnsignedLongLong(row[s]), _slot_code(self, s + 1, row[s + 1]))
-    start = s + 1 if fk == F_NZVEC else s
-    k = self.field_first[f + 1] - start
-    t = PyTuple_New(k)
-    for j in range(k):
-        v = _slot_code(self, start + j, row[start + j])
-        Py_INCREF(v)
-        PyTuple_SET_ITEM(t, j, v)
-    if fk == F_NZVEC:
-        return (PyLong_FromUnsignedLongLong(row[s]), t)
-    return t
-
-
-cdef tuple _row_codes(Plan self, const uint64_t* row):
-    cdef tuple t = PyTuple_New(self.nfields)
-    cdef Py_ssize_t f
-    for f in range(self.nfields):
-        v = _field_codes(self, f, row)
-        Py_INCREF(v)
-        PyTuple_SET_ITEM(t, f, v)
-    return t
-
-
-cdef int _code_in(Plan self, Py_ssize_t s, object v, uint64_t* out) except -1:
-    """A Python integer code into its carrier: C_OK, C_INVALID or C_TYPE (never raises for ints)."""
-    cdef int ovf = 0
-    cdef long long sv
-    if type(v) is not int and type(v) is not bool:
-        if isinstance(v, (int, np.integer, np.bool_)):
-            v = int(v)
-        else:
-            return C_TYPE
-    sv = PyLong_AsLongLongAndOverflow(v, &ovf)
-    if ovf == 0:
-        if qdesc_signed(&self.slots[s].d) or sv >= 0:
-            out[0] = <uint64_t>sv
-        else:
-            return C_INVALID
-    elif ovf > 0 and not qdesc_signed(&self.slots[s].d) and v <= 0xFFFFFFFFFFFFFFFF:
-        out[0] = PyLong_AsUnsignedLongLong(v)
-    else:
-        return C_INVALID
-    return C_OK if slot_valid(&self.slots[s], out[0]) else C_INVALID
-
-
-cdef int _codes_row(Plan self, object codes, uint64_t* row, Py_ssize_t* bad) except -1:
-    """A codes tuple (as quantize returns it) into a row. Returns a C_* status; `bad` is the slot
-    (C_INVALID, C_TYPE) or the field (C_SHAPE, -1: the tuple itself)."""
-    cdef Py_ssize_t f, s, k, j
-    cdef int fk, st
-    cdef PyObject** items = NULL
-    cdef PyObject** pair = NULL
-    cdef object keep, keep2, flag, inner
-    bad[0] = -1
-    if type(codes) is not tuple and type(codes) is not list:
-        if not isinstance(codes, (tuple, list)):
-            return C_SHAPE
-    if len(codes) != self.nfields:
-        return C_SHAPE
-    for f in range(self.nfields):
-        v = codes[f]
-        s = self.field_first[f]
-        k = self.field_first[f + 1] - s
-        fk = self.fkind[f]
-        if fk == F_FLOAT or fk == F_EXACT or fk == F_QUAT or fk == F_UVEC:
-            st = _code_in(self, s, v, &row[s])
-            if st != C_OK:
-                bad[0] = s
-                return st
-            continue
-        if fk == F_NZ or fk == F_NZVEC:
-            if not isinstance(v, (tuple, list)) or len(v) != 2:
-                bad[0] = f
-                return C_SHAPE
-            st = _code_in(self, s, v[0], &row[s])
-            if st != C_OK:
-                bad[0] = s
-                return st
-            v = v[1]
-            s += 1
-            k -= 1
-            if fk == F_NZ:
-                st = _code_in(self, s, v, &row[s])
-                if st != C_OK:
-                    bad[0] = s
-                    return st
-                if row[s - 1] == 0 and row[s] != 0:
-                    bad[0] = s
-                    return C_INVALID
-                continue
-        if not isinstance(v, (tuple, list, np.ndarray)) or len(v) != k:
-            bad[0] = f
-            return C_SHAPE
-        for j in range(k):
-            st = _code_in(self, s + j, v[j], &row[s + j])
-            if st != C_OK:
-                bad[0] = s + j
-                return st
-            if fk == F_NZVEC and row[s - 1] == 0 and row[s + j] != 0:
-                bad[0] = s + j
-                return C_INVALID
-    return C_OK
-
-
-cdef object _codes_error(Plan self, object codes, int st, Py_ssize_t bad, object exc):
-    if st == C_SHAPE:
-        if bad < 0:
-            n = len(codes) if isinstance(codes, (tuple, list)) else None
-            got = f"{n} codes" if n is not None else type(codes).__name__
-            return SchemaError(f"expected a tuple of {self.nfields} codes (one per field), got {got}")
-        return SchemaError(f"field {self.names[bad]!r}: code {codes[bad]!r} does not have the shape "
-                           f"of a {self.codecs[bad]!r} code")
-    f = self.slots[bad].field
-    v = codes[f]
-    fk = self.fkind[f]
-    comp = bad - self.field_first[f]
-    if fk == F_VECTOR:
-        v = v[comp]
-    elif fk == F_NZ or fk == F_NZVEC:
-        v = v[0] if comp == 0 else (v[1] if fk == F_NZ else v[1][comp - 1])
-    if st == C_TYPE:
-        return TypeError(f"{self.slot_names[bad]}: codes must be integers, got {type(v).__name__}")
-    sc = self.slot_codecs[bad]
-    what = f"{sc!r}" if sc is not None else "the flag (0 or 1; the inner codes must be 0 when it is 0)"
-    return exc(f"{self.slot_names[bad]}: code {v!r} is not valid for {what}")
-
-
-cdef bytes _row_bytes(Plan self, const uint64_t* row):
-    cdef uint8_t local[BUF_LOCAL]
-    cdef bw_t w
-    cdef Py_ssize_t cap = (self.max_bits + 7) >> 3
-    cdef bytes res
-    if cap <= BUF_LOCAL:
-        bw_wrap(&w, local, BUF_LOCAL)
-        self.put_row(&w, row)
-        bw_flush(&w)
-        return PyBytes_FromStringAndSize(<char*>local, bw_nbytes(&w))
-    res = PyBytes_FromStringAndSize(NULL, cap)
-    bw_wrap(&w, <uint8_t*>PyBytes_AS_STRING(res), cap)
-    self.put_row(&w, row)
-    bw_flush(&w)
-    if bw_nbytes(&w) == cap:
-        return res
-    return PyBytes_FromStringAndSize(PyBytes_AS_STRING(res), bw_nbytes(&w))
-
-
-cdef object _read_error(Plan self, const br_t* r, Py_ssize_t s, int err, Py_ssize_t rec):
-    where = f"record {rec}: " if rec >= 0 else ""
-    cdef const slot_t* sl = &self.slots[s]
-    if err == E_SHORT:
-        return DecodeError(
-            f"{where}{self.slot_names[s]}: message too short: the code needs {sl.d.bits} bits at bit "
-            f"{r.pos}, the message has {r.nbits} bits ({r.nbytes} byte{'' if r.nbytes == 1 else 's'})")
-    c = br_peek_unchecked(r, r.pos, sl.d.bits)
-    c = from_wire(&sl.d, c)
-    code = <int64_t>c if qdesc_signed(&sl.d) else c
-    return DecodeError(f"{where}{self.slot_names[s]}: code {code} is not valid for "
-                       f"{self.slot_codecs[s]!r} at bit {r.pos}")
-
-
-cdef int _check_end(Plan self, const br_t* r, str what) except -1:
-    """After the last record: only zero padding of under 8 bits may remain."""
-    cdef Py_ssize_t end = r.pos
-    cdef Py_ssize_t need = (end + 7) >> 3
-    if r.nbytes > need:
-        raise DecodeError(f"message too long: {r.nbytes} bytes, but {what} ends at bit {end} "
-                          f"({need} bytes): {r.nbytes - need} extra bytes{_after_last(self)}")
-    if end & 7:
-        if br_peek_unchecked(r, end, <int>(8 * need - end)) != 0:
-            raise DecodeError(f"nonzero padding bits at bit {end}{_after_last(self)} ({what} ends at bit {end})")
-    return 0
-
-
-cdef str _after_last(Plan self):
-    return f" after the last field {self.names[self.nfields - 1]!r}" if self.nfields else ""
-
-
-cdef int _read_one(Plan self, object data, uint64_t* row) except -1:
-    """Read one padded record from `data` into `row` (all checks)."""
-    cdef Py_buffer view
-    cdef br_t r
-    cdef int err = 0
-    cdef Py_ssize_t bad
-    if type(data) is bytes:
-        br_init(&r, <const uint8_t*>PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data))
-        bad = self.get_row(&r, row, &err)
-        if bad >= 0:
-            raise _read_error(self, &r, bad, err, -1)
-        _check_end(self, &r, "the record")
-        return 0
-    _get_bytes(data, &view)
-    try:
-        br_init(&r, <const uint8_t*>view.buf, view.len)
-        bad = self.get_row(&r, row, &err)
-        if bad >= 0:
-            raise _read_error(self, &r, bad, err, -1)
-        _check_end(self, &r, "the record")
-    finally:
-        PyBuffer_Release(&view)
-    return 0
-
-
-cdef int _codes_in(Plan self, object codes, uint64_t* row, object exc) except -1:
-    cdef Py_ssize_t bad = -1
-    cdef int st = _codes_row(self, codes, row, &bad)
-    if st != C_OK:
-        raise _codes_error(self, codes, st, bad, exc)
-    return 0
-
-
-cdef object _big(Plan self, object arg, int op):
-    """The one-record calls for plans of more than ROW_LOCAL slots (row on the heap)."""
-    cdef uint64_t* row = <uint64_t*>PyMem_Malloc(self.nslots * sizeof(uint64_t))
-    cdef Py_ssize_t bad = -1
-    if row == NULL:
-        raise MemoryError()
-    try:
-        if op == 0:
-            _fill_row(self, arg, row)
-            return _row_bytes(self, row)
-        if op == 1:
-            _read_one(self, arg, row)
-            return _row_values(self, row)
-        if op == 2:
-            _fill_row(self, arg, row)
-            return _row_codes(self, row)
-        if op == 3:
-            _fill_row(self, arg, row)
-            return _row_values(self, row)
-        if op == 4:
-            _codes_in(self, arg, row, DecodeError)
-            return _row_values(self, row)
-        if op == 5:
-            _codes_in(self, arg, row, RangeError)
-            return _row_bytes(self, row)
-        if op == 6:
-            _read_one(self, arg, row)
-            return _row_codes(self, row)
-        try:
-            return _codes_row(self, arg, row, &bad) == C_OK
-        except Exception:
-            return False
-    finally:
-        PyMem_Free(row)
-
-
-cdef object _columns(Plan self, object columns, str owner):
-    """Check a columns mapping: every field present, nothing else. Returns a list in field order."""
-    cdef Py_ssize_t f
-    cdef PyObject* v
-    if type(columns) is dict and PyDict_GET_SIZE(columns) == self.nfields:
-        # the common case: a dict with exactly the fields (as many keys, each one found)
-        out = [None] * self.nfields
-        for f in range(self.nfields):
-            v = PyDict_GetItemWithError(columns, self.names[f])
-            if v == NULL:
-                break
-            out[f] = <object>v
-        else:
-            return out
-    if type(columns) is not dict and not isinstance(columns, Mapping):
-        raise TypeError(f"{owner}: columns must be a mapping of field name -> array, got {type(columns).__name__}")
-    missing = [nm for nm in self.names if nm not in columns]
-    if missing:
-        raise SchemaError(f"{owner}: missing column{'s' if len(missing) > 1 else ''} for field"
-                          f"{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)}")
-    extra = [k for k in columns if k not in self.names]
-    if extra:
-        raise SchemaError(f"{owner}: unknown column{'s' if len(extra) > 1 else ''} "
-                          f"{', '.join(repr(k) for k in extra)} (the schema's fields are {', '.join(self.names)})")
-    return [columns[nm] for nm in self.names]
-
+# Module-level helpers of the plan's methods (no Plan of their own).
 
 cdef void* _scratch(void** p, size_t* cap, size_t nbytes) except NULL:
     """A grow-only scratch buffer of at least nbytes (PyMem; the caller frees *p)."""
@@ -1525,128 +1849,6 @@ cdef bint _float_view(object a, Py_ssize_t n, Py_ssize_t kd, const uint8_t** xp,
     xt[0] = 0 if v.itemsize == 4 else 1
     PyBuffer_Release(&v)
     return ok
-
-
-cdef Py_ssize_t _value_k(Plan self, Py_ssize_t f):
-    """The second dimension of field f's value column, 0 for a 1-D one (see _value_shape)."""
-    cdef int fk = self.fkind[f]
-    cdef Py_ssize_t k = self.field_first[f + 1] - self.field_first[f]
-    if fk == F_FLOAT or fk == F_EXACT or fk == F_NZ:
-        return 0
-    if fk == F_QUAT:
-        return 4
-    if fk == F_UVEC:
-        return 3
-    if fk == F_NZVEC:
-        return k - 1
-    return k
-
-
-cdef tuple _value_shape(Plan self, Py_ssize_t f, Py_ssize_t n):
-    """The shape a value column of field f must have for n records."""
-    cdef Py_ssize_t k = _value_k(self, f)
-    if k == 0:
-        return (n,)
-    return (n, k)
-
-
-cdef Py_ssize_t _nrows(Plan self, list cols, str owner, bint codes) except -2:
-    """The common row count of the columns; SchemaError naming the field that disagrees."""
-    cdef Py_ssize_t f, n = -1
-    first = None
-    for f in range(self.nfields):
-        a = cols[f]
-        if (a.ndim if isinstance(a, np.ndarray) else np.ndim(a)) == 0:
-            raise SchemaError(f"{owner}: column {self.names[f]!r} must be an array of shape "
-                              f"{_shape_text(self, f, codes)}, got a scalar")
-        m = len(a)
-        if n < 0:
-            n = m
-            first = self.names[f]
-        elif m != n:
-            raise SchemaError(f"{owner}: column {self.names[f]!r} has {m} rows, column {first!r} has {n}")
-    return max(n, 0)
-
-
-cdef str _shape_text(Plan self, Py_ssize_t f, bint codes):
-    cdef int fk = self.fkind[f]
-    cdef Py_ssize_t k = self.field_first[f + 1] - self.field_first[f]
-    if codes:
-        if fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC:
-            return f"(N, {k})"
-        return "(N,)"
-    shp = _value_shape(self, f, 0)
-    return "(N,)" if len(shp) == 1 else f"(N, {shp[1]})"
-
-
-cdef object _check_shape(Plan self, Py_ssize_t f, object a, tuple shape, str owner, bint codes):
-    if a.shape != shape:
-        raise SchemaError(f"{owner}: column {self.names[f]!r} ({self.codecs[f]!r}) must have shape "
-                          f"{_shape_text(self, f, codes)} = {shape}, got {a.shape}")
-    return a
-
-
-cdef object _wrap(Plan self, Py_ssize_t f, object e):
-    """Re-raise a codec's array error as the same type, prefixed with the field (and keeping the
-    row it concerns, if it says)."""
-    w = type(e)(f"field {self.names[f]!r}: {e}")
-    row = getattr(e, "row", None)
-    if row is not None:
-        w.row = row
-    return w
-
-
-cdef bint _all_float(Plan self, Py_ssize_t a, Py_ssize_t b):
-    """Whether slots a..b-1 are all float scalar kinds."""
-    cdef Py_ssize_t j
-    for j in range(a, b):
-        if not _is_float_kind(self.slots[j].d.kind):
-            return False
-    return True
-
-
-cdef object _check_matrix_out(Plan self, object out, Py_ssize_t n, str owner):
-    if not isinstance(out, np.ndarray):
-        raise TypeError(f"{owner}: out must be a NumPy array, got {type(out).__name__}")
-    if out.dtype != _U64 or out.shape != (n, self.nslots):
-        raise ValueError(f"{owner}: out must be a uint64 array of shape {(n, self.nslots)}, "
-                         f"got {out.dtype} {out.shape}")
-    if not out.flags.c_contiguous or not out.flags.writeable or not out.flags.aligned:
-        raise ValueError(f"{owner}: out must be C-contiguous, writeable and aligned")
-    return out
-
-
-cdef Py_ssize_t _float_column(Plan self, Py_ssize_t f, Py_ssize_t s, object x, uint64_t* m, Py_ssize_t n,
-                              const uint8_t* flags, Py_ssize_t fs) except -1:
-    x = _float_array(x, (self, f))
-    return _float_ptr(self, f, s, _buf_ptr(x), 0 if x.dtype.itemsize == 4 else 1, 1, m, n, flags, fs)
-
-
-cdef Py_ssize_t _float_ptr(Plan self, Py_ssize_t f, Py_ssize_t s, const uint8_t* xp, int xt, Py_ssize_t xs,
-                           uint64_t* m, Py_ssize_t n, const uint8_t* flags, Py_ssize_t fs) except -1:
-    """Quantize one float slot's column (stride xs floats) into matrix column s; strict check."""
-    cdef Py_ssize_t nc, bad, S = self.nslots
-    cdef const qdesc* d = &self.slots[s].d
-    with nogil:
-        if flags == NULL:
-            # the codecs' array loops (Bounded: the loop table selected for this CPU), writing
-            # the matrix column
-            nc = q_array(d, xp, xt, xs, m + s, 1, S, n)
-        elif xt == 0:
-            nc = _q_flagged(d, <const float*>xp, xs, m + s, S, n, flags, fs)
-        else:
-            nc = _q_flagged(d, <const double*>xp, xs, m + s, S, n, flags, fs)
-    if nc and self.strict:
-        with nogil:
-            if xt == 0:
-                bad = _first_clamp(d, <const float*>xp, xs, n, flags, fs)
-            else:
-                bad = _first_clamp(d, <const double*>xp, xs, n, flags, fs)
-        v = (<const float*>xp)[bad * xs] if xt == 0 else (<const double*>xp)[bad * xs]
-        e = _clamp_error(self, s, v, bad)
-        e.row = bad
-        raise e
-    return nc
 
 
 ctypedef fused _uint_in:
@@ -1719,181 +1921,6 @@ cdef Py_ssize_t int_column(object a, Py_ssize_t n, bint signed_codes, int64_t lo
         PyBuffer_Release(&v)
 
 
-cdef bint _exact_fast(Plan self, Py_ssize_t s, object a, uint64_t* m, Py_ssize_t n) except -1:
-    """Exact slot s's column straight into the matrix when it is a 1-D native integer or bool
-    array of n rows whose values are all codes: True. False leaves it to the codec's array path
-    (float or object columns; and a value out of range, which that path reports by row)."""
-    cdef const qdesc* d = &self.slots[s].d
-    cdef bint sc = d.kind == K_INT
-    if d.kind == K_IRANGE:
-        return False        # code = value - lo: the codec's array path converts and checks
-    if d.kind != K_BOOL and isinstance(a, np.ndarray) and a.dtype.kind == 'b':
-        return False        # bools are not integers: the codec's array path refuses them
-    return int_column(a, n, sc, d.smin if sc else 0, <uint64_t>d.smax if sc else d.maxcode,
-                      m + s, self.nslots) == -1
-
-
-cdef object _exact_codes(Plan self, Py_ssize_t f, Py_ssize_t s, object a):
-    """An exact slot's value column -> uint64 carriers, through its codec's array path."""
-    try:
-        codes = self.slot_codecs[s].quantize(np.ascontiguousarray(a))
-    except (ValueError, TypeError) as e:
-        raise _wrap(self, f, e) from None
-    if codes.dtype.kind == 'i':
-        return codes.astype(_I64).view(_U64)
-    return codes.astype(_U64)
-
-
-cdef int _exact_column(Plan self, Py_ssize_t f, Py_ssize_t s, object a, object mat) except -1:
-    mat[:, s] = _exact_codes(self, f, s, a)
-    return 0
-
-
-cdef object _matrix(Plan self, object matrix, str owner):
-    a = matrix if isinstance(matrix, np.ndarray) else np.asarray(matrix)
-    if a.dtype.kind not in 'iu':
-        raise TypeError(f"{owner}: the code matrix must hold integers, got dtype {a.dtype}")
-    if a.ndim != 2 or a.shape[1] != self.nslots:
-        raise ValueError(f"{owner}: the code matrix must have shape (N, {self.nslots}), got {a.shape}")
-    if a.dtype != _U64:
-        a = a.astype(_I64).view(_U64) if a.dtype.kind == 'i' else a.astype(_U64)
-    return np.ascontiguousarray(a)
-
-
-cdef object _invalid_at(Plan self, const uint64_t* m, Py_ssize_t n):
-    cdef Py_ssize_t i, bad = -1
-    with nogil:
-        for i in range(n):
-            bad = self.row_invalid(m + i * self.nslots)
-            if bad >= 0:
-                break
-    if bad >= 0:
-        return (i, bad)
-    return None
-
-
-cdef object _matrix_error(Plan self, object a, object at, object exc):
-    i, s = at
-    c = int(a[i, s])
-    if self.slots[s].d.kind != K_NZFLAG and qdesc_signed(&self.slots[s].d):
-        c = int(a.view(_I64)[i, s])
-    sc = self.slot_codecs[s]
-    what = f"{sc!r}" if sc is not None else "the flag (0 or 1)"
-    if self.slots[s].d.kind != K_NZFLAG and slot_valid(&self.slots[s], <uint64_t>a[i, s]):
-        what += " (its NearlyZero flag is 0, so it must be 0)"
-    return exc(f"record {i}: {self.slot_names[s]}: code {c} is not valid for {what}")
-
-
-cdef dict _dequantize(Plan self, object a):
-    """Value arrays of a checked, C-contiguous uint64 matrix."""
-    cdef Py_ssize_t f, s, k, j, n = a.shape[0], S = self.nslots
-    cdef int fk
-    cdef const uint64_t* m
-    cdef double* op
-    cdef uint64_t* col
-    cdef dict out = {}
-    m = <const uint64_t*>_buf_ptr(a) if n and S else NULL
-    codes = None
-    for f in range(self.nfields):
-        s = self.field_first[f]
-        k = self.field_first[f + 1] - s
-        fk = self.fkind[f]
-        nm = self.names[f]
-        if fk == F_FLOAT or fk == F_QUAT or fk == F_UVEC or \
-                ((fk == F_VECTOR or fk == F_NZ or fk == F_NZVEC) and _all_float(self, s + (fk != F_VECTOR), s + k)):
-            res = np.empty(_value_shape(self, f, n), dtype=_F64)
-            if n == 0:
-                out[nm] = res
-                continue
-            op = <double*>_wbuf_ptr(res)
-            if fk == F_QUAT or fk == F_UVEC:
-                # the column gathered, then the codecs' loop selected for this CPU (SIMD: the
-                # divisions and square roots of the rebuild are most of the time)
-                col = <uint64_t*>PyMem_Malloc(sizeof(uint64_t) * n)
-                if col == NULL:
-                    raise MemoryError()
-                with nogil:
-                    for j in range(n):
-                        col[j] = m[j * S + s]
-                    multi_dq_array(&self.slots[s].d, col, op, n)   # (valid codes: -1)
-                PyMem_Free(col)
-                out[nm] = res
-                continue
-            with nogil:
-                if fk == F_FLOAT:
-                    _dq_column(&self.slots[s].d, m + s, S, op, 1, n, NULL)
-                elif fk == F_VECTOR:
-                    for j in range(k):
-                        _dq_column(&self.slots[s + j].d, m + s + j, S, op + j, k, n, NULL)
-                else:
-                    for j in range(k - 1):
-                        _dq_column(&self.slots[s + 1 + j].d, m + s + 1 + j, S, op + j, k - 1, n, m + s)
-            out[nm] = res
-        elif fk == F_EXACT:
-            # valid codes: the value is the code, in the codec's value dtype (signed codes are
-            # carried sign-extended: read as int64)
-            c = <_ExactScalar>self.codecs[f]
-            src = a.view(_I64) if c._code_dtype.kind == 'i' else a
-            if self.slots[s].d.kind == K_IRANGE:
-                # IntRange: lo + code, exact in int64 (wraparound arithmetic; the sum fits)
-                out[nm] = np.add(a[:, s].view(_I64), np.int64(self.slots[s].d.smin), dtype=_I64)
-            else:
-                out[nm] = src[:, s].astype(c._value_dtype())
-        else:
-            if codes is None:
-                codes = self.matrix_to_codes(a)
-            out[nm] = self.codecs[f].dequantize(codes[nm])
-    return out
-
-
-cdef bytes _encode_rows(Plan self, object a):
-    """Bit-pack the rows of a valid, C-contiguous uint64 matrix back to back (one stream, padded
-    at the end)."""
-    cdef Py_ssize_t i, s, n = a.shape[0], S = self.nslots, cap
-    cdef const uint64_t* m
-    cdef bw_t w
-    cdef bytes res
-    cdef int wbits[ROW_LOCAL]
-    cdef uint64_t wmask[ROW_LOCAL]
-    if n > (<Py_ssize_t>1 << 60) // max(self.max_bits, 1):
-        raise OverflowError("too many records for one message")
-    cap = (n * self.max_bits + 7) >> 3
-    res = PyBytes_FromStringAndSize(NULL, cap)
-    if n == 0 or cap == 0:
-        return res
-    m = <const uint64_t*>_buf_ptr(a)
-    bw_wrap(&w, <uint8_t*>PyBytes_AS_STRING(res), cap)
-    if self.min_bits == self.max_bits and S <= ROW_LOCAL:
-        # no NearlyZero flag: every slot is on the wire; the per-slot widths and masks (two's
-        # complement truncation of signed carriers) in local arrays, the writer in registers
-        for s in range(S):
-            wbits[s] = self.slots[s].d.bits
-            wmask[s] = to_wire(&self.slots[s].d, ~(<uint64_t>0))
-        with nogil:
-            for i in range(n):
-                for s in range(S):
-                    bw_put(&w, m[s] & wmask[s], wbits[s])
-                m += S
-            bw_flush(&w)
-    else:
-        with nogil:
-            for i in range(n):
-                self.put_row(&w, m + i * S)
-            bw_flush(&w)
-    if bw_nbytes(&w) == cap:
-        return res
-    return PyBytes_FromStringAndSize(PyBytes_AS_STRING(res), bw_nbytes(&w))
-
-
-# ------------------------------------------------------------------------------------------------
-# decode_many of fixed-width records: record i starts at bit i * W and every slot sits at the same
-# bit offset within each record, so each slot's codes are cut out with one unaligned 64-bit load
-# and a shift per record (no bit reader), into a column of the scratch array (one row per slot).
-# The columns are then checked and dequantized by the codecs' array loops (the loop table
-# selected for this CPU, `_codecs`) straight into the output arrays.
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
 cdef void _cut_column(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t off, Py_ssize_t W, int bits,
                       Py_ssize_t n, uint64_t* col) noexcept nogil:
     """The `bits`-bit codes at bits off, off + W, off + 2W, ... of buf (n of them, all inside it)."""
@@ -1918,82 +1945,3 @@ cdef void _cut_column(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t off, Py_
         col[i] = br_peek_unchecked(&r, off + i * W, bits)
         i += 1
 
-
-cdef object _decode_fixed(Plan self, object data, Py_ssize_t n):
-    """decode_many of n > 0 records of one width (min_bits == max_bits), or None when the message
-    is not exactly n records long (with zero padding), holds an invalid code, or has a field this
-    path does not take (a Vector mixing exact and float components, more than ROW_LOCAL slots):
-    the caller then takes the general path, which raises the right error or decodes."""
-    cdef Py_buffer view
-    cdef Py_ssize_t f, s, k, j, W = self.max_bits, S = self.nslots, bad = -1
-    cdef Py_ssize_t off[ROW_LOCAL]
-    cdef int fk
-    cdef const uint8_t* buf
-    cdef uint64_t* cols
-    cdef double* op
-    cdef br_t r
-    if S == 0 or S > ROW_LOCAL or W == 0:
-        return None
-    for f in range(self.nfields):
-        fk = self.fkind[f]
-        s = self.field_first[f]
-        if fk == F_VECTOR and not _all_float(self, s, self.field_first[f + 1]):
-            return None
-    try:
-        PyObject_GetBuffer(data, &view, PyBUF_SIMPLE)
-    except Exception:
-        return None
-    try:
-        # exactly n records and the padding after them: anything else is the general path's error
-        if view.len != (n * W + 7) >> 3:
-            return None
-        buf = <const uint8_t*>view.buf
-        br_init(&r, buf, view.len)
-        if (n * W) & 7 and br_peek_unchecked(&r, n * W, <int>(8 * view.len - n * W)) != 0:
-            return None
-        off[0] = 0
-        for s in range(1, S):
-            off[s] = off[s - 1] + self.slots[s - 1].d.bits
-        scratch = np.empty((S, n), dtype=_U64)
-        cols = <uint64_t*>_wbuf_ptr(scratch)
-        with nogil:
-            for s in range(S):
-                _cut_column(buf, view.len, off[s], W, self.slots[s].d.bits, n, cols + s * n)
-                if qdesc_signed(&self.slots[s].d):
-                    for j in range(n):
-                        cols[s * n + j] = from_wire(&self.slots[s].d, cols[s * n + j])
-    finally:
-        PyBuffer_Release(&view)
-
-    out = {}
-    for f in range(self.nfields):
-        s = self.field_first[f]
-        k = self.field_first[f + 1] - s
-        fk = self.fkind[f]
-        if fk == F_EXACT:
-            with nogil:
-                bad = first_invalid(&self.slots[s].d, cols + s * n, 1, 1, n)
-            if bad >= 0:
-                return None
-            # as _dequantize: the value is the code, in the codec's value dtype
-            c = <_ExactScalar>self.codecs[f]
-            col = scratch[s]
-            if self.slots[s].d.kind == K_IRANGE:
-                out[self.names[f]] = np.add(col.view(_I64), np.int64(self.slots[s].d.smin), dtype=_I64)
-            else:
-                out[self.names[f]] = (col.view(_I64) if c._code_dtype.kind == 'i' else col).astype(c._value_dtype())
-            continue
-        res = np.empty(_value_shape(self, f, n), dtype=_F64)
-        op = <double*>_wbuf_ptr(res)
-        with nogil:
-            if fk == F_QUAT or fk == F_UVEC:
-                bad = multi_dq_array(&self.slots[s].d, cols + s * n, op, n)
-            else:       # F_FLOAT, F_VECTOR of float components: one column each, stride k
-                for j in range(k):
-                    bad = dq_array(&self.slots[s + j].d, cols + (s + j) * n, 1, 1, op + j, 1, k, n)
-                    if bad >= 0:
-                        break
-        if bad >= 0:
-            return None
-        out[self.names[f]] = res
-    return out

@@ -3,7 +3,8 @@
 This module is the executable form of SPEC.md sections 0-2. It is deliberately simple, vectorized
 NumPy written operation by operation in IEEE double precision, so that the compiled core can be
 compared against it code for code, with exact equality. It is never imported by the package
-itself and is never a silent fallback: tests and the worst-case search import it directly.
+itself and is never a silent fallback: tests and the worst-case search (tools/search.py, outside
+the package) import it directly.
 
 Conventions
 -----------

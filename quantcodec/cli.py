@@ -327,6 +327,7 @@ def _cmd_serve(args):
     if args.json or args.plot:
         raise UserError("--serve streams to a web page: --json and --plot go with the plain demo")
     try:
+        liveview.check_host(args.host, args.allow_remote)     # (the user's words before the dependency)
         liveview.require_websockets()
         liveview.serve(args.host, args.port, allow_remote=args.allow_remote, open_browser=args.open,
                        n_entities=args.entities, hz=args.hz, loss=args.loss,

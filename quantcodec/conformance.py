@@ -22,6 +22,8 @@ import struct
 
 import numpy as np
 
+from ._schemabase import plan_of
+
 __all__ = ["read_datagrams", "write_datagrams", "runner_lines", "decode_stream", "make"]
 
 _LEN = struct.Struct("<I")
@@ -55,7 +57,7 @@ def read_datagrams(path):
 def signed_slots(schema):
     """Per slot: whether its code is signed (Int, Fixed with signed=True)."""
     out = []
-    for entry in schema._plan.slot_table():
+    for entry in plan_of(schema).slot_table():
         spec = schema.codecs[entry["field"]].spec() if hasattr(schema, "codecs") else \
             dict(schema.fields)[entry["field"]].spec()
         if entry["kind"] == "flag":
@@ -342,9 +344,7 @@ def _records_file(sname, schema, rng):
     for i in range(24):
         codes = [int(c) - (1 << 64) if s and int(c) >= 1 << 63 else int(c)
                  for c, s in zip(snap.matrix[i].tolist(), signed)]
-        rec_codes = schema._plan.matrix_to_codes(snap.matrix[i:i + 1])
-        one = tuple(_code_of(shape, np.asarray(rec_codes[name])[0].tolist())
-                    for shape, name in zip(_record_shapes(schema), schema._plan.names))
+        (one,) = plan_of(schema).matrix_records(snap.matrix[i:i + 1], codes=True)
         data = schema.encode_codes(one)
         valid.append({"hex": data.hex(), "codes": [_code(c) for c in codes]})
     invalid = []
@@ -370,9 +370,6 @@ def _records_file(sname, schema, rng):
             if len(invalid) >= 40:
                 break
     return {"schema": f"schemas/{sname}.json", "valid": valid, "invalid": invalid}
-
-
-from .snapshot import _code_of, _record_shapes  # noqa: E402  (one record's code shapes)
 
 
 # -- streams -------------------------------------------------------------------------------------

@@ -15,10 +15,12 @@ import math
 import numbers
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from ._codecs import Codec, codec_from_spec
 from ._canonical import canonical_json as _canonical_json
 from ._plan import Plan
+from ._schemabase import SchemaBase, record_methods
 from .errors import SchemaError
 from .snapshot import Snapshot
 
@@ -89,7 +91,7 @@ def _field_pairs(fields):
     return tuple(pairs)
 
 
-class Schema:
+class Schema(SchemaBase):
     """A named, versioned list of fields, each with its codec; the unit both ends agree on.
 
     ``Schema(name, fields, *, version=1, strict=False)``. ``fields`` is a list of
@@ -104,7 +106,8 @@ class Schema:
 
     The one-record methods (``encode``, ``decode``, ``quantize``, ``dequantize``, ``roundtrip``,
     ``encode_codes``, ``decode_codes``, ``valid``) take their argument positionally, like
-    ``struct.pack``: they are the compiled plan's C methods, called without a keyword layer.
+    ``struct.pack``: they are C methods of the compiled base class (``quantcodec._plan.SchemaBase``),
+    one C call per record into the schema's plan, without a keyword layer.
     """
 
     def __init__(self, name, fields, *, version=1, strict=False):
@@ -122,22 +125,14 @@ class Schema:
             "fields": [{"name": n, "codec": c.spec()} for n, c in pairs],
         }
         canon = _canonical_json(spec)
-        d = self.__dict__
-        d["name"] = name
-        d["version"] = int(version)
-        d["strict"] = strict
-        d["fields"] = pairs
-        d["_codecs"] = dict(pairs)
-        d["_plan"] = plan
-        d["_canon"] = canon
-        d["fingerprint"] = hashlib.sha256(canon.encode("ascii")).hexdigest()[:_FINGERPRINT_HEX]
-        if type(self) is Schema:
-            # The per-record calls go straight to the compiled plan: binding its methods on the
-            # instance saves a Python frame per call (these shadow the documented methods below,
-            # which do the same). Subclasses keep their own overrides.
-            for meth in ("encode", "decode", "quantize", "dequantize", "roundtrip", "encode_codes",
-                         "decode_codes", "valid"):
-                d[meth] = getattr(plan, meth)
+        SchemaBase.__init__(self, plan)     # the plan, in the compiled base's C field
+        # Set once, past the immutable __setattr__; never through self.__dict__, which would turn
+        # the instance's inline attribute values into a dict and slow every method lookup (and so
+        # every one-record call) on it
+        for attr, value in (("name", name), ("version", int(version)), ("strict", strict), ("fields", pairs),
+                            ("_codecs", dict(pairs)), ("_canon", canon),
+                            ("fingerprint", hashlib.sha256(canon.encode("ascii")).hexdigest()[:_FINGERPRINT_HEX])):
+            object.__setattr__(self, attr, value)
 
     # ------------------------------------------------------------------ immutability, identity
 
@@ -200,41 +195,19 @@ class Schema:
         return self._plan.codecs
 
     # ------------------------------------------------------------------ one record
+    # encode, decode, quantize, dequantize, roundtrip, encode_codes, decode_codes, valid: C method
+    # descriptors of Schema itself, given by _plan.record_methods below (their documentation is
+    # there); each is one C call into the compiled plan per record
 
-    def encode(self, record, /):
-        """One record -> bytes: bit-packed fields in order, padded with zero bits to a whole byte."""
-        return self._plan.encode(record)
-
-    def decode(self, data, /):
-        """bytes (or any contiguous buffer) of one record -> dict of values. Raises DecodeError
-        naming the field and bit position for a short, long or corrupt message."""
-        return self._plan.decode(data)
-
-    def quantize(self, record, /):
-        """One record -> tuple of codes: one per field, a tuple for vector fields, (flag, inner)
-        for NearlyZero."""
-        return self._plan.quantize(record)
-
-    def dequantize(self, codes, /):
-        """A tuple of codes -> dict of values (DecodeError for a code that is not valid)."""
-        return self._plan.dequantize(codes)
-
-    def roundtrip(self, record, /):
-        """dequantize(quantize(record)): the values the receiver will see."""
-        return self._plan.roundtrip(record)
-
-    def encode_codes(self, codes, /):
-        """A tuple of codes -> bytes (RangeError for a code that is not valid)."""
-        return self._plan.encode_codes(codes)
-
-    def decode_codes(self, data, /):
-        """bytes of one record -> tuple of codes (the same checks as decode)."""
-        return self._plan.decode_codes(data)
-
-    def valid(self, codes, /):
-        """Whether every code is within its field's legal set: the inbound range check, pure
-        integer work; False (never an exception) for anything malformed."""
-        return self._plan.valid(codes)
+    if TYPE_CHECKING:
+        def encode(self, record: object, /) -> bytes: ...
+        def decode(self, data: object, /) -> dict: ...
+        def quantize(self, record: object, /) -> tuple: ...
+        def dequantize(self, codes: object, /) -> dict: ...
+        def roundtrip(self, record: object, /) -> dict: ...
+        def encode_codes(self, codes: object, /) -> bytes: ...
+        def decode_codes(self, data: object, /) -> tuple: ...
+        def valid(self, codes: object, /) -> bool: ...
 
     # ------------------------------------------------------------------ batches
 
@@ -447,6 +420,9 @@ class Schema:
         if not isinstance(fp, str) or fp.strip().lower() != self.fingerprint:
             raise SchemaError(f"schema fingerprint mismatch: this end has {self.name!r} version {self.version} "
                               f"with fingerprint {self.fingerprint}, the peer sent {fingerprint!r}")
+
+
+record_methods(Schema)      # encode, decode, ...: C methods of Schema (quantcodec/_plan.pyx)
 
 
 # ---------------------------------------------------------------------------------------- TOML writer

@@ -28,7 +28,7 @@ import numpy as np
 
 from ._delta import DeltaDecoder, DeltaEncoder, Layout, SnapshotData, ascending_ids, ids_u64, same_ids
 from ._history import DecoderState, EncoderState, PacketCache, seq_arg, seq_distance, seq_newer
-from ._plan import Plan
+from ._schemabase import plan_of
 from . import _framing
 from .errors import DecodeError, RangeError, SchemaError
 from ._bitstream import crc32c as _crc32c
@@ -81,10 +81,10 @@ def _history(history, owner):
 
 
 def _plan_of(schema, owner):
-    """The schema's compiled plan: the one place this layer reads it (the rest goes through the
-    schema's public names)."""
-    plan = getattr(schema, "_plan", None)
-    if not isinstance(plan, Plan):
+    """The schema's compiled plan (_plan.plan_of): the one place this layer reads it (the rest goes
+    through the schema's public names)."""
+    plan = plan_of(schema)
+    if plan is None:
         raise TypeError(f"{owner}: expected a quantcodec Schema, got {type(schema).__name__}")
     return plan
 
@@ -93,6 +93,10 @@ def _plan_of(schema, owner):
 # decoder of the schema (equal schemas share one), in any thread. Each coder keeps only its own
 # scratch. Weak keys: a schema no longer used takes its layout with it (once its coders are gone).
 _LAYOUTS = weakref.WeakKeyDictionary()
+
+# The id array of each schema's newest snapshot (weak keys, as _LAYOUTS), which the next snapshot
+# with the same entities shares: kept here, not in the immutable Schema.
+_LAST_IDS = weakref.WeakKeyDictionary()
 
 
 def _layout_of(schema, plan):
@@ -237,13 +241,11 @@ class Snapshot(SnapshotData):
         # the entities of the schema's previous snapshot (the usual case, tick after tick): share
         # its id array. It is immutable, and an encoder that finds a baseline with the same array
         # skips comparing the ids, which are cold by then (the baseline is some ticks old)
-        own = getattr(schema, "__dict__", None)     # (a Schema's; any other owner: no sharing)
-        if own is not None:
-            prev = own.get("_last_ids")
-            if prev is not None and same_ids(prev, ids):
-                ids = prev
-            else:
-                own["_last_ids"] = ids
+        prev = _LAST_IDS.get(schema)
+        if prev is not None and same_ids(prev, ids):
+            ids = prev
+        else:
+            _LAST_IDS[schema] = ids
         self._schema = schema
         self._bind(_frozen(ids), _frozen(np.ascontiguousarray(matrix)), plan)
         self._seq = None
@@ -356,16 +358,7 @@ class Snapshot(SnapshotData):
         """``{id: {field: value}}`` with the values of ``schema.roundtrip`` (tuples for vectors,
         labels for enums)."""
         plan = _plan_of(self._schema, "Snapshot")
-        if len(self._ids) == 0:
-            return {}
-        shapes = _record_shapes(self._schema)
-        codes = plan.matrix_to_codes(self._matrix)
-        cols = [codes[name].tolist() for name in plan.names]
-        out = {}
-        for i, ident in enumerate(self._ids.tolist()):
-            row = tuple(_code_of(shape, col[i]) for shape, col in zip(shapes, cols))
-            out[ident] = plan.dequantize(row)
-        return out
+        return dict(zip(self._ids.tolist(), plan.matrix_records(self._matrix)))
 
     def __len__(self):
         return int(self._ids.shape[0])
@@ -565,31 +558,6 @@ def _tolerant(schema, plan, given, columns, bad, previous):
             bad_ids = bad_ids[~found]
     report["dropped"] = _frozen(bad_ids)
     return matrix, counts, report
-
-
-def _record_shapes(schema):
-    """Per field: how one record's code is shaped ('s' scalar, 'v' tuple, 'z' NearlyZero over a
-    scalar, 'zv' NearlyZero over a Vector)."""
-    out = []
-    for codec in schema.codecs:
-        kind = codec.spec()["kind"]
-        if kind == "Vector":
-            out.append("v")
-        elif kind == "NearlyZero":
-            out.append("zv" if codec.inner.spec()["kind"] == "Vector" else "z")
-        else:
-            out.append("s")
-    return out
-
-
-def _code_of(shape, v):
-    if shape == "s":
-        return v
-    if shape == "v":
-        return tuple(v)
-    if shape == "z":
-        return (v[0], v[1])
-    return (v[0], tuple(v[1:]))
 
 
 class SnapshotEncoder:

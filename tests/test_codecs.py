@@ -1046,3 +1046,39 @@ def test_budget_constructors_return_plain_codecs():
                     (qc.PowerCurve.for_error(50, 2, 0.1), qc.PowerCurve(50, 2, 10)),
                     (qc.Grid.for_step(1000, 1 / 1024, cell_size=64), qc.Grid(64, 5, 16))):
         assert c == same and qc.codec_from_spec(c.spec()) == same
+
+
+# --------------------------------------------------------------------------------------------
+# The kinds' two numberings (issue 36): the kernel's K_* and the wire's, tied by one table.
+
+def _one_of_each_kind():
+    return {
+        "Bounded": qc.Bounded(-1, 1, 8), "Fixed": qc.Fixed(0.5, 8), "Angle": qc.Angle(10),
+        "PowerCurve": qc.PowerCurve(10, 2, 8), "Half": qc.Half(), "UInt": qc.UInt(5), "Int": qc.Int(5),
+        "Bool": qc.Bool(), "Enum": qc.Enum(["a", "b"]), "Quat": qc.Quat(9), "UnitVector": qc.UnitVector(12),
+        "Vector": qc.Vector(qc.UInt(3), qc.Int(4)), "Grid": qc.Grid(16.0, 8, 8),
+        "NearlyZero": qc.NearlyZero(qc.Bounded(-1, 1, 8), 0.1), "IntRange": qc.IntRange(3, 9),
+    }
+
+
+def test_kind_table_ties_the_kernel_and_wire_numberings():
+    import pathlib
+    import re
+    from quantcodec import _codecs, _framing
+    table = _codecs.KIND_TABLE
+    samples = _one_of_each_kind()
+    assert [row[0] for row in table] == list(samples)          # every kind, once, in wire order
+    assert sorted(c.__name__ for _, c, _, _ in table) == sorted(set(_codecs.__all__) - {
+        "Codec", "codec_from_spec", "bits_for"})                # every codec class of the module
+    for name, cls, kernel, wire in table:
+        codec = samples[name]
+        assert type(codec) is cls and codec.kind == name
+        # the descriptor's kind is the table's (Vector and NearlyZero have none: 0)
+        assert _codecs._kernel_kind(codec) == kernel, name
+    kernels = [k for _, _, k, _ in table if k]
+    assert len(set(kernels)) == len(kernels)
+    # the hello's numbers come from the table, and the table says what docs/wire-format.md says
+    assert _framing.KIND_CODES == {name: wire for name, _, _, wire in table}
+    doc = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "wire-format.md").read_text(encoding="utf-8")
+    listed = doc[doc.index("Kinds: 1 `Bounded`"):].split(".\n")[0]
+    assert dict((n, int(w)) for w, n in re.findall(r"(\d+) `(\w+)`", listed)) == _framing.KIND_CODES

@@ -358,7 +358,7 @@ def test_docstrings_say_datagram_and_document_the_core_attributes():
 
 
 def test_demo_progress_bar_counts_each_tick_once(monkeypatch):
-    import tqdm
+    tqdm = pytest.importorskip("tqdm", reason="tqdm is the optional extra quantcodec[tools]")
     from quantcodec.tools import demo
     bars = []
 
@@ -386,6 +386,31 @@ def test_demo_progress_bar_counts_each_tick_once(monkeypatch):
     (bar,) = bars
     assert bar.peak and all(n <= total == 10 for n, total in bar.peak), bar.peak[-3:]
     assert bar.peak[-1] == (10, 10)
+
+
+def test_demo_without_tqdm_prints_plain_progress(monkeypatch):
+    # tqdm is optional (quantcodec[tools]): without it the same bar is plain lines on a terminal
+    import io
+    from quantcodec.tools import demo
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setitem(sys.modules, "tqdm", None)          # `from tqdm import tqdm` fails
+    for progress in (True, False):
+        err = Terminal()
+        monkeypatch.setattr(sys, "stderr", err)
+        demo.run(n_entities=6, seconds=0.5, hz=20, progress=progress)
+        lines = err.getvalue().splitlines()
+        if not progress:
+            assert lines == []
+            continue
+        sim = [ln for ln in lines if ln.startswith("simulating: ")]
+        streaming = [ln for ln in lines if ln.startswith("streaming: ")]
+        assert sim + streaming == lines, lines
+        assert sim[-1] == "simulating: 100% (10/10 ticks)" and streaming[-1] == "streaming: 100% (10/10 ticks)"
+        assert sim[0] == "simulating: 10% (1/10 ticks)"
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 import quantcodec as qc
 from quantcodec import _maxerr, _reference as ref
 from quantcodec.conformance import _seal
-from test_snapshot import remap_packet, stream
+from helpers import remap_packet, stream
 
 IDENTITY = (0.0, 0.0, 0.0, 1.0)
 
@@ -90,7 +90,7 @@ def test_quat_midpoint_valid_refuses_the_top_code(bits):
 
 
 def test_quat_midpoint_max_error_table():
-    # computed by quantcodec.tools.search (seed 0) like the other modes, for every bit count
+    # computed by tools/search.py (seed 0) like the other modes, for every bit count
     assert all(("midpoint", b) in _maxerr.QUAT_MAX_ERROR for b in range(2, 21))
     for b in (9, 10, 12):
         m, e = qc.Quat(b, mode="midpoint").max_error, qc.Quat(b).max_error

@@ -11,7 +11,10 @@ from hypothesis import strategies as st
 
 from quantcodec import _reference as ref
 from quantcodec._maxerr import QUAT_MAX_ERROR, UNITVEC_MAX_ERROR
-from quantcodec.tools.search import quat_angle_deg, unitvec_angle_deg
+from helpers import repo_tool
+
+_search = repo_tool("search")          # tools/search.py (the oracle's angle measures)
+quat_angle_deg, unitvec_angle_deg = _search.quat_angle_deg, _search.unitvec_angle_deg
 from quantcodec.errors import DecodeError, RangeError, SchemaError
 
 MODES = ("endpoints", "bins")

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import quantcodec as qc
 from quantcodec.tools.examples import PLAYER_STATE_LABELS, player_state
+from helpers import all_kinds
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "schema")
 LABELS = list(PLAYER_STATE_LABELS)
@@ -34,39 +35,6 @@ REC = {
     "grounded": True,
 }
 REC_T = tuple(REC[n] for n in PS.names)
-
-
-def all_kinds():
-    """One field of every codec kind and option (incl. 64-bit, signed, 0-bit and mixed vectors)."""
-    return qc.Schema("AllKinds", [
-        ("b_end", qc.Bounded(-10, 10, 12)),
-        ("b_bins", qc.Bounded(0, 1, 5, mode="bins")),
-        ("b_one", qc.Bounded(0, 1, 1)),
-        ("fx", qc.Fixed(0.5, 8, offset=10.0)),
-        ("fx_u", qc.Fixed(0.01, 12, signed=False)),
-        ("fx64", qc.Fixed(1e-7, 64)),
-        ("ang", qc.Angle(12)),
-        ("ang_sd", qc.Angle(10, signed=True, unit="deg")),
-        ("pc", qc.PowerCurve(50, 2, 10)),
-        ("half", qc.Half()),
-        ("u64", qc.UInt(64)),
-        ("i64", qc.Int(64)),
-        ("i7", qc.Int(7)),
-        ("flag", qc.Bool()),
-        ("enum", qc.Enum(["a", "b", "c"])),
-        ("enum_n", qc.Enum(5)),
-        ("enum_1", qc.Enum(["only"])),
-        ("quat", qc.Quat(9)),
-        ("quat_bins", qc.Quat(11, mode="bins")),
-        ("uvec", qc.UnitVector(12)),
-        ("vec", qc.Vector(qc.Bounded(-1, 1, 8), qc.UInt(4), qc.Int(5), qc.Angle(8))),
-        ("grid", qc.Grid(16.0, 40, 24)),
-        ("nz", qc.NearlyZero(qc.Bounded(-5, 5, 9), 0.25)),
-        ("nzv", qc.NearlyZero(qc.Vector(qc.PowerCurve(10, 1.5, 8), qc.Fixed(0.1, 9)), 0.05)),
-        ("hp", qc.IntRange(0, 100)),
-        ("wide", qc.IntRange(-2 ** 40, 2 ** 40)),
-        ("nzir", qc.NearlyZero(qc.IntRange(-5, 5), 0)),
-    ], version=7)
 
 
 AK = all_kinds()
@@ -1055,8 +1023,8 @@ def test_fingerprint_stable_across_processes():
     # the tests folder, so `-c`'s current-directory entry cannot shadow it with a source checkout
     pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(qc.__file__)))
     here = os.path.dirname(os.path.abspath(__file__))
-    code = ("import sys; sys.path[:0] = [%r, %r]; import test_schema as t; print(t.PS.fingerprint, t.AK.fingerprint)"
-            % (pkg_parent, here))
+    code = ("import sys; sys.path[:0] = [%r, %r]; import helpers; from quantcodec.tools.examples import player_state; "
+            "print(player_state().fingerprint, helpers.all_kinds().fingerprint)" % (pkg_parent, here))
     for seed in ("0", "12345"):
         env = dict(os.environ, PYTHONHASHSEED=seed)
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,

@@ -13,18 +13,13 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import quantcodec as qc
+from helpers import remap_packet, stream
 from refdecoder import Bits, ReferenceDecoder, ReferenceStream
 from quantcodec.conformance import _seal
 from quantcodec.snapshot import seq_distance, seq_newer
 
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "snapshot"
 CHECK = 4           # the bytes a datagram adds to its packet: crc32c(packet, seed_P)
-
-
-def stream(schema, history=64, **kw):
-    """An encoder and a decoder that adopted its hello (docs/wire-format.md 13)."""
-    enc = qc.SnapshotEncoder(schema, history, **kw)
-    return enc, qc.SnapshotDecoder.from_hello(schema, enc.hello())
 
 
 def pose_schema():
@@ -1336,36 +1331,6 @@ def test_the_states_take_their_snapshot_class_from_the_caller(schema):
     assert type(view) is qc.Snapshot
     import quantcodec._delta as delta
     assert not hasattr(delta, "_set_snapshot_type") and not hasattr(delta, "_snapshot_type")
-
-
-def remap_packet(j, d=(0, 0, 0)):
-    """A packet (seq 1 against seq 0) for a one-entity Quat(9) schema whose code changes to
-    dropped index j, as the remap form of docs/wire-format.md 7.3 with differences d, k = 0."""
-    def eg0(w, u):                              # EG(0, 9) for u < 2**5 - 1
-        e = (u + 1).bit_length() - 1
-        w.write(0, e)
-        w.write(1, 1)
-        w.write((u + 1) ^ (1 << e), e)
-    w = qc.BitWriter()
-    w.write(1, 16)                              # seq
-    w.write(1, 1)                               # has_base
-    w.write(0b001, 3)                           # EG(2, 16) of bdist - 1 = 0
-    w.write(0, 1)                               # no pred
-    w.write(0, 2)                               # removed: SET(1) empty
-    w.write(1, 1)                               # no new entities: EG(0, 32) of 0
-    w.write(3, 2)                               # changed: SET(1) as a mask
-    w.write(1, 1)
-    w.write(3, 2)                               # field 'rotation' changed: SET(1) as a mask
-    w.write(1, 1)
-    for _ in range(3):
-        w.write(0, 4)                           # k = 0 for a, b_, c
-    w.write(0, 6)                               # EG(0, 9)'s escape: E = 6 zeros
-    w.write(1, 1)                               # extra bit 1: a new largest component
-    w.write(1, 1)                               # the remap form
-    w.write(j, 2)
-    for di in d:
-        eg0(w, 2 * di if di >= 0 else -2 * di - 1)
-    return w.getvalue()
 
 
 def test_quat_remap_wire_form():

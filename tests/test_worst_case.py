@@ -13,8 +13,13 @@ import quantcodec
 from quantcodec import _maxerr
 from quantcodec import _reference as ref
 from quantcodec._maxerr import QUAT_MAX_ERROR, UNITVEC_MAX_ERROR
-from quantcodec.tools.search import (quat_angle_deg, quat_reference_codec, quat_worst_angle, unitvec_angle_deg,
-                                unitvec_reference_codec, unitvec_worst_angle)
+from helpers import repo_tool
+
+_search = repo_tool("search")          # tools/search.py: the search behind the tables
+quat_angle_deg, quat_reference_codec, quat_worst_angle = (
+    _search.quat_angle_deg, _search.quat_reference_codec, _search.quat_worst_angle)
+unitvec_angle_deg, unitvec_reference_codec, unitvec_worst_angle = (
+    _search.unitvec_angle_deg, _search.unitvec_reference_codec, _search.unitvec_worst_angle)
 
 
 # Implementations the search runs on. The compiled codecs join automatically once the package

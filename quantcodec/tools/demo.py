@@ -7,7 +7,6 @@ delayed acks is ``quantcodec.tools.link`` (shared with the bandwidth bench); thi
 with a progress bar and presents the result as text, JSON or a figure.
 """
 
-import sys
 import textwrap
 import time
 
@@ -64,13 +63,13 @@ def _simulate(n_entities, seconds, hz, seed, bar):
 def _changed_since_previous(ids, values):
     """Per tick, the share of entities whose `values` rows differ from the previous tick's
     (matched by id; tick 0 and new entities count as changed). values: (T, N, ...)."""
-    from .report import _changed_rows
+    from .report import changed_rows
     T, N = ids.shape
     shares = np.empty(T)
     shares[0] = 1.0
     flat = values.reshape(T, N, -1)
     for k in range(1, T):
-        shares[k] = _changed_rows(ids[k], flat[k], ids[k - 1], flat[k - 1]).mean()
+        shares[k] = changed_rows(ids[k], flat[k], ids[k - 1], flat[k - 1]).mean()
     return shares
 
 
@@ -81,7 +80,7 @@ def run(n_entities=300, seconds=10.0, hz=60, loss=0.05, ack_delay_ms=100.0, seed
     Returns the result as a dict (the JSON document of ``--json``); with ``series=True`` it also
     holds ``_series``: per-tick bits and every decoded error, for :func:`plot`.
     """
-    from tqdm import tqdm
+    from .progress import progress_bar
     from .report import quat_angle_deg
     from .link import run_stream
 
@@ -92,8 +91,7 @@ def run(n_entities=300, seconds=10.0, hz=60, loss=0.05, ack_delay_ms=100.0, seed
     schema = scene_schema()
     # one bar of n_ticks ticks a phase (simulating, then streaming the same ticks): it counts
     # each tick once, never 2 * n_ticks "ticks"
-    bar = tqdm(total=n_ticks, desc="simulating", unit="tick", file=sys.stderr,
-               disable=None if progress else True, leave=False, dynamic_ncols=True)
+    bar = progress_bar(n_ticks, "simulating", enabled=progress)
     try:
         ids, pos, rot, vel, rest, driven = _simulate(n_entities, seconds, hz, seed, bar)
         bar.reset(total=n_ticks)

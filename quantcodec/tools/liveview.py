@@ -46,7 +46,7 @@ import numpy as np
 
 from ..errors import DecodeError
 
-__all__ = ["LiveServer", "serve", "main", "is_local_host", "require_websockets", "PAGES"]
+__all__ = ["LiveServer", "serve", "main", "check_host", "is_local_host", "require_websockets", "PAGES"]
 
 # path -> (package data file, content type)
 PAGES = {
@@ -75,6 +75,17 @@ def require_websockets():
         raise ServeError("the live view needs the websockets package (13 or later): "
                          "pip install 'quantcodec[serve]'") from None
     return ws_serve, Headers, Response, ConnectionClosed
+
+
+def check_host(host, allow_remote=False):
+    """ServeError unless the live view may serve on `host`: a loopback address, or any host with
+    `allow_remote`. Needs no websockets: the command checks it before the dependency."""
+    if not isinstance(host, str) or not host:
+        raise ServeError(f"host must be a non-empty string, got {host!r}")
+    if not is_local_host(host) and not allow_remote:
+        raise ServeError(f"refusing to serve on {host!r}, which is not a loopback address: the "
+                         f"live view is for this machine; pass allow_remote=True (--allow-remote) "
+                         f"to serve other machines on purpose")
 
 
 def is_local_host(host):
@@ -123,12 +134,7 @@ class LiveServer:
     def __init__(self, host="127.0.0.1", port=8765, *, allow_remote=False, n_entities=300, hz=60,
                  seconds=30.0, seed=0, loss=0.0, ack_delay_ms=100.0, history=64, max_datagram=1200,
                  keep=256):
-        if not isinstance(host, str) or not host:
-            raise ServeError(f"host must be a non-empty string, got {host!r}")
-        if not is_local_host(host) and not allow_remote:
-            raise ServeError(f"refusing to serve on {host!r}, which is not a loopback address: the "
-                             f"live view is for this machine; pass allow_remote=True (--allow-remote) "
-                             f"to serve other machines on purpose")
+        check_host(host, allow_remote)
         if not (isinstance(port, int) and 0 <= port <= 65535):
             raise ServeError(f"port must be in 0..65535, got {port!r}")
         if not (isinstance(n_entities, int) and n_entities >= 1):

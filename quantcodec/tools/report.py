@@ -18,7 +18,6 @@ The trace format is documented in docs/trace-format.md; the method in docs/trace
 
 import math
 import os
-import sys
 import zipfile
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -27,7 +26,8 @@ import numpy as np
 
 from ..errors import UserError
 
-__all__ = ["load_schema", "load_trace", "Trace", "run", "format_text", "field_errors", "quat_angle_deg"]
+__all__ = ["load_schema", "load_trace", "Trace", "run", "format_text", "field_errors", "quat_angle_deg",
+           "changed_rows"]
 
 
 _MAX_LAG = 32766             # the encoder's history holds at most 32767 sequence numbers
@@ -257,7 +257,7 @@ def _full_bits(codec, codes):
 # the accounting
 
 
-def _changed_rows(ids_now, codes_now, ids_base, codes_base):
+def changed_rows(ids_now, codes_now, ids_base, codes_base):
     """Boolean (N,) per entity of `ids_now`: its codes differ from the baseline's, or it is new."""
     if ids_base is None:
         return np.ones(ids_now.shape[0], dtype=bool)
@@ -299,9 +299,8 @@ def _stream_bits(schema, trace, frames, lag, history, bar):
 def run(schema, trace, *, hz, ack_delay_ms, progress=False):
     """Account for every field of `schema` over `trace`; returns a plain, JSON-able dict.
     `progress`: a progress bar on stderr (when it is a terminal)."""
-    from tqdm import tqdm
-    bar = tqdm(total=trace.n_ticks * (len(schema.names) + 3), desc="report", unit="tick", file=sys.stderr,
-               disable=None if progress else True, leave=False, dynamic_ncols=True)
+    from .progress import progress_bar
+    bar = progress_bar(trace.n_ticks * (len(schema.names) + 3), "report", enabled=progress)
     try:
         return _run(schema, trace, hz, ack_delay_ms, bar)
     finally:
@@ -354,7 +353,7 @@ def _run(schema, trace, hz, ack_delay_ms, bar):
         bound_max = max(bound) if isinstance(bound, tuple) else bound
         changed = np.zeros(n_t, dtype=np.int64)
         for t in range(lag, n_t):
-            changed[t] = _changed_rows(trace.ids[t], codes[name][t], trace.ids[t - lag], codes[name][t - lag]).sum()
+            changed[t] = changed_rows(trace.ids[t], codes[name][t], trace.ids[t - lag], codes[name][t - lag]).sum()
         fields.append({
             "name": name,
             "codec": repr(codec),

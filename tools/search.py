@@ -4,7 +4,7 @@
 (resp. the worst angle between unit vectors) between an input and what the receiver decodes,
 over all inputs. There is no closed form that holds at every bit count (the first-order estimate
 ``2*sqrt(6) / 2**bits`` rad for smallest three fails below 4 bits), so the figures are found by a
-deterministic search, run once by ``python -m quantcodec.tools.search --write`` and stored as
+deterministic search, run once by ``python tools/search.py --write`` and stored as
 literal tables in ``quantcodec/_maxerr.py``, which the codecs read.
 
 The search, for one bit count (and mode):
@@ -34,10 +34,14 @@ for unit vectors), so the same search runs on the reference rules or on a compil
 """
 
 import math
+import os
+import sys
 
 import numpy as np
 
-from .. import _reference as ref
+if not __package__:         # run as a script (python tools/search.py): the checkout beside it
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from quantcodec import _reference as ref  # noqa: E402  (the oracle: this script is not the package)
 
 __all__ = [
     "quat_angle_deg", "unitvec_angle_deg",
@@ -341,7 +345,7 @@ def unitvec_worst_angle(bits, encode, decode, seed=0, *, n_random=None, keep=24,
 
 
 # ----------------------------------------------------------------------------------------------
-# table generation: python -m quantcodec.tools.search --write
+# table generation: python tools/search.py --write
 # ----------------------------------------------------------------------------------------------
 
 QUAT_BITS = range(2, 21)
@@ -389,8 +393,8 @@ def generate_tables(jobs=1, progress=None):
 
 _HEADER = '''"""Worst-case angular errors of Quat and UnitVector, in degrees.
 
-GENERATED FILE - do not edit. Written by ``python -m quantcodec.tools.search --write``, which
-runs the seeded worst-case search of ``quantcodec/tools/search.py`` (seed 0) on the reference
+GENERATED FILE - do not edit. Written by ``python tools/search.py --write``, which
+runs the seeded worst-case search of ``tools/search.py`` (seed 0) on the reference
 rules of ``quantcodec/_reference.py``. ``Quat.max_error`` and ``UnitVector.max_error`` read
 these tables.
 
@@ -415,11 +419,9 @@ def format_tables(quat, unit):
 
 def main(argv=None):
     import argparse
-    import os
-    import sys
     import time
 
-    ap = argparse.ArgumentParser(prog="python -m quantcodec.tools.search",
+    ap = argparse.ArgumentParser(prog="python tools/search.py",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="regenerate quantcodec/_maxerr.py")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; the figures do not depend on it)")
@@ -444,8 +446,8 @@ def main(argv=None):
             print(f"{key[0]:8s} {key[1] or '':9s} {key[2]:2d} bits: {val:.9g} deg", file=sys.stderr)
 
         quat, unit = generate_tables(args.jobs, progress)
-        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # quantcodec/
-        path = os.path.join(package, "_maxerr.py")
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = os.path.join(repo, "quantcodec", "_maxerr.py")
         with open(path, "w", encoding="utf-8") as f:
             f.write(format_tables(quat, unit))
         print(f"wrote {path} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)

@@ -1,0 +1,87 @@
+"""Helpers shared by several test modules (a test module never imports another: pytest would
+collect its tests twice, and one module's edits would break another's import)."""
+
+import importlib.util
+import pathlib
+
+import quantcodec as qc
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def repo_tool(name):
+    """A script of the repository's tools/ folder (outside the package) as a module, e.g. the
+    worst-case search tools/search.py."""
+    spec = importlib.util.spec_from_file_location(f"qc_tools_{name}", ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def stream(schema, history=64, **kw):
+    """An encoder and a decoder that adopted its hello (docs/wire-format.md 13)."""
+    enc = qc.SnapshotEncoder(schema, history, **kw)
+    return enc, qc.SnapshotDecoder.from_hello(schema, enc.hello())
+
+
+def all_kinds():
+    """One field of every codec kind and option (incl. 64-bit, signed, 0-bit and mixed vectors)."""
+    return qc.Schema("AllKinds", [
+        ("b_end", qc.Bounded(-10, 10, 12)),
+        ("b_bins", qc.Bounded(0, 1, 5, mode="bins")),
+        ("b_one", qc.Bounded(0, 1, 1)),
+        ("fx", qc.Fixed(0.5, 8, offset=10.0)),
+        ("fx_u", qc.Fixed(0.01, 12, signed=False)),
+        ("fx64", qc.Fixed(1e-7, 64)),
+        ("ang", qc.Angle(12)),
+        ("ang_sd", qc.Angle(10, signed=True, unit="deg")),
+        ("pc", qc.PowerCurve(50, 2, 10)),
+        ("half", qc.Half()),
+        ("u64", qc.UInt(64)),
+        ("i64", qc.Int(64)),
+        ("i7", qc.Int(7)),
+        ("flag", qc.Bool()),
+        ("enum", qc.Enum(["a", "b", "c"])),
+        ("enum_n", qc.Enum(5)),
+        ("enum_1", qc.Enum(["only"])),
+        ("quat", qc.Quat(9)),
+        ("quat_bins", qc.Quat(11, mode="bins")),
+        ("uvec", qc.UnitVector(12)),
+        ("vec", qc.Vector(qc.Bounded(-1, 1, 8), qc.UInt(4), qc.Int(5), qc.Angle(8))),
+        ("grid", qc.Grid(16.0, 40, 24)),
+        ("nz", qc.NearlyZero(qc.Bounded(-5, 5, 9), 0.25)),
+        ("nzv", qc.NearlyZero(qc.Vector(qc.PowerCurve(10, 1.5, 8), qc.Fixed(0.1, 9)), 0.05)),
+        ("hp", qc.IntRange(0, 100)),
+        ("wide", qc.IntRange(-2 ** 40, 2 ** 40)),
+        ("nzir", qc.NearlyZero(qc.IntRange(-5, 5), 0)),
+    ], version=7)
+
+
+def remap_packet(j, d=(0, 0, 0)):
+    """A packet (seq 1 against seq 0) for a one-entity Quat(9) schema whose code changes to
+    dropped index j, as the remap form of docs/wire-format.md 7.3 with differences d, k = 0."""
+    def eg0(w, u):                              # EG(0, 9) for u < 2**5 - 1
+        e = (u + 1).bit_length() - 1
+        w.write(0, e)
+        w.write(1, 1)
+        w.write((u + 1) ^ (1 << e), e)
+    w = qc.BitWriter()
+    w.write(1, 16)                              # seq
+    w.write(1, 1)                               # has_base
+    w.write(0b001, 3)                           # EG(2, 16) of bdist - 1 = 0
+    w.write(0, 1)                               # no pred
+    w.write(0, 2)                               # removed: SET(1) empty
+    w.write(1, 1)                               # no new entities: EG(0, 32) of 0
+    w.write(3, 2)                               # changed: SET(1) as a mask
+    w.write(1, 1)
+    w.write(3, 2)                               # field 'rotation' changed: SET(1) as a mask
+    w.write(1, 1)
+    for _ in range(3):
+        w.write(0, 4)                           # k = 0 for a, b_, c
+    w.write(0, 6)                               # EG(0, 9)'s escape: E = 6 zeros
+    w.write(1, 1)                               # extra bit 1: a new largest component
+    w.write(1, 1)                               # the remap form
+    w.write(j, 2)
+    for di in d:
+        eg0(w, 2 * di if di >= 0 else -2 * di - 1)
+    return w.getvalue()
