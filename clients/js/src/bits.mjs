@@ -2,18 +2,53 @@ import { B2, BMASK, DecodeError, LITTLE, P2, ctz32, norm } from './util.mjs';
 
 // Bits: LSB-first reading and writing
 
+/**
+ * EG(k, b) (section 4) at r's position, the client's one Exp-Golomb reader: e zeros, a one, e
+ * bits m and k low bits are u = (2**e + m - 1) * 2**k + low; E = (b - k + 1) // 2 + 1 zeros are
+ * the escape, then (with `alt`, one more bit: 1 is "no value", -1) u in b bits. A u of b bits or
+ * more is malformed. A number, a BigInt from 2**53 (b > 53 only). Its common case here (the whole
+ * code within the 32 bits at the position, fewer than 32 bits in all), the others in egLong.
+ * The compiled fast path splices this body as written (fastpath.mjs): keep it plain.
+ */
+export function readEG(r, k, b, alt) {
+  const p = r.pos, W = r.w;
+  const i = p >>> 5, o = p & 31;
+  const x = W === null ? 0 : o === 0 ? W[i] : ((W[i] >>> o) | (W[i + 1] << (32 - o))) >>> 0;
+  const e = 31 - Math.clz32(x & -x), n = 2 * e + 1 + k;
+  if (x !== 0 && e <= ((b - k + 1) >> 1) && n < 32 && p + n <= r.nbits) {
+    const u = ((((1 << e) | ((x >>> (e + 1)) & ((1 << e) - 1))) - 1) << k) | ((x >>> (2 * e + 1)) & ((1 << k) - 1));
+    if (b < 31 && u >= (1 << b)) r.tooWide(b, p);      // (n < 32: u < 2**31, only b < 31 can be exceeded)
+    r.pos = p + n;
+    return u;
+  }
+  return r.egLong(k, b, alt);
+}
+
 /** Reads an LSB-first bit stream. Reads past the end throw DecodeError('malformed'). */
 export class BitReader {
-  constructor(bytes, start = 0, end = bytes.length, scratch = null) {
+  constructor(bytes, start = 0, end = bytes.length) {
+    this.u = null;
+    this.w = null;
+    this.nbits = 0;
+    this.pos = 0;
+    this.reset(bytes, start, end);
+  }
+  /** Read bytes[start..end) from its start: a reader reused for packet after packet keeps its
+   * buffer while they fit. */
+  reset(bytes, start = 0, end = bytes.length) {
     const n = end - start;
     // padded with at least 8 zero bytes so that peeks never leave the array, and a whole number
-    // of 32-bit words, read as little-endian words (a scratch buffer may be lent)
+    // of 32-bit words, read as little-endian words
     const room = ((n + 11) >> 2) << 2;
-    if (scratch !== null && scratch.length >= room) { this.u = scratch; scratch.fill(0, n, room); } else this.u = new Uint8Array(room);
+    if (this.u === null || this.u.length < room) {
+      this.u = new Uint8Array(Math.max(room, 64));
+      this.w = LITTLE ? new Uint32Array(this.u.buffer) : null;
+    }
     this.u.set(bytes.subarray(start, end));
-    this.w = LITTLE ? new Uint32Array(this.u.buffer, this.u.byteOffset, room >> 2) : null;
+    this.u.fill(0, n, room);
     this.nbits = n * 8;
     this.pos = 0;
+    return this;
   }
   get remaining() { return this.nbits - this.pos; }
   /** The 32 bits at bit p (zeros past the end), unsigned. */
@@ -56,98 +91,36 @@ export class BitReader {
     const lo = this.read(32);
     return BigInt(lo) | (BigInt(this.read(n - 32)) << 32n);
   }
-  /** EG(k, b) for b <= 32 (section 4): the value, or -1 when `alt` and the escape's extra bit is 1. */
-  eg(k, b, alt) {
-    const E = ((b - k + 1) >> 1) + 1;
-    const p = this.pos;
-    const w = this.peek32(p);
-    if (w !== 0) {
-      const e = ctz32(w);
-      if (e < E) {
-        if (p + e + 1 + e + k > this.nbits) { this.pos = p; this.short('an Exp-Golomb code'); }
-        this.pos = p + e + 1;
-        const m = this.read(e);
-        const low = this.read(k);
-        const u = (P2[e] + m - 1) * P2[k] + low;
-        if (u >= P2[b]) throw new DecodeError(`snapshot packet: an Exp-Golomb value wider than ${b} bits at bit ${p}`);
-        return u;
-      }
-    }
-    // escape: E zeros, (the extra bit), then u in b bits
-    if (p + E > this.nbits) this.short('an Exp-Golomb code');
-    this.pos = p + E;
-    if (alt && this.read1()) return -1;
-    return this.read(b);
-  }
-  /** EG(k, b) for b <= 32 with E = (b - k + 1) // 2 + 1 given: the common, inlined case. */
-  egE(k, b, E) {
-    const p = this.pos;
-    const w = this.peek32(p);
-    if (w !== 0) {
-      const e = 31 - Math.clz32(w & -w);
-      const n = 2 * e + 1 + k;
-      if (e < E && n <= 32 && p + n <= this.nbits) {
-        // the whole code is in w: e zeros, a one, e bits of x - 2**e, k low bits
-        this.pos = p + n;
-        // n <= 32: x = 2**e + m has e + 1 <= 16 bits, so (x - 1) << k fits 31 bits but when n = 32
-        const x = (1 << e) | ((w >>> (e + 1)) & ((1 << e) - 1));
-        const low = (w >>> (2 * e + 1)) & ((1 << k) - 1);
-        const u = n < 32 ? (((x - 1) << k) | low) : (x - 1) * P2[k] + (low >>> 0);
-        if (b < 31 ? u >= (1 << b) : u >= P2[b]) throw new DecodeError(`snapshot packet: an Exp-Golomb value wider than ${b} bits at bit ${p}`);
-        return u;
-      }
-    }
-    return this.eg(k, b, false);
-  }
-  /** EG(k, b) for b <= 32 whose escape carries one more bit: -1 for "no value". */
-  egAlt(k, b, E) {
-    const p = this.pos;
-    const w = this.peek32(p);
-    if (w !== 0) {
-      const e = 31 - Math.clz32(w & -w);
-      const n = 2 * e + 1 + k;
-      if (e < E && n < 32 && p + n <= this.nbits) {
-        this.pos = p + n;
-        const x = (1 << e) | ((w >>> (e + 1)) & ((1 << e) - 1));
-        const u = ((x - 1) << k) | ((w >>> (2 * e + 1)) & ((1 << k) - 1));
-        if (b < 31 ? u >= (1 << b) : u >= P2[b]) throw new DecodeError(`snapshot packet: an Exp-Golomb value wider than ${b} bits at bit ${p}`);
-        return u;
-      }
-    }
-    return this.eg(k, b, true);
-  }
-  /** EG(k, b) for any b <= 64: a number when below 2**53, else a BigInt. */
-  egWide(k, b) {
-    if (b <= 32) return this.eg(k, b, false);
-    const E = ((b - k + 1) >> 1) + 1;
-    const p = this.pos;
-    let zeros = 0;
-    for (;;) {
-      if (zeros >= E) break;
-      const w = this.peek32(p + zeros);
-      if (w === 0) { zeros += 32; continue; }
-      zeros += ctz32(w);
+  /** EG(k, b) (section 4): readEG at this reader's position. */
+  eg(k, b, alt = false) { return readEG(this, k, b, alt); }
+  /** eg's other cases: a code of 32 bits or more, the escape, a big-endian host. */
+  egLong(k, b, alt) {
+    const E = ((b - k + 1) >> 1) + 1, p = this.pos;
+    let e = 0;
+    while (e < E) {
+      const w = this.peek32(p + e);
+      if (w === 0) { e += 32; continue; }
+      e += ctz32(w);
       break;
     }
-    if (zeros >= E) {
+    if (e >= E) {                      // the escape
       if (p + E > this.nbits) this.short('an Exp-Golomb code');
       this.pos = p + E;
-      return norm(this.readBig(b));
+      if (alt && this.read1()) return -1;
+      return b <= 32 ? this.read(b) : norm(this.readBig(b));
     }
-    const e = zeros;
-    if (p + e + 1 > this.nbits) this.short('an Exp-Golomb code');
+    if (p + e + 1 + e + k > this.nbits) this.short('an Exp-Golomb code');
     this.pos = p + e + 1;
     if (e + k <= 52) {
-      const m = this.read(e);
-      const low = this.readNum(k);
-      return (P2[e] + m - 1) * P2[k] + low;
+      const u = (P2[e] + this.read(e) - 1) * P2[k] + this.readNum(k);
+      if (u >= P2[b]) this.tooWide(b, p);
+      return u;
     }
-    const m = BigInt(this.read(e));
-    const low = this.readBig(k);
-    const u = ((B2[e] + m - 1n) << BigInt(k)) | low;
-    if (u >= B2[b]) throw new DecodeError(`snapshot packet: an Exp-Golomb value wider than ${b} bits at bit ${p}`);
+    const u = ((B2[e] + BigInt(this.read(e)) - 1n) << BigInt(k)) | this.readBig(k);
+    if (u >= B2[b]) this.tooWide(b, p);
     return norm(u);
   }
+  tooWide(b, p) { throw new DecodeError(`snapshot packet: an Exp-Golomb value wider than ${b} bits at bit ${p}`); }
   /** Rice(k) of a value that must be < limit. */
   rice(k, limit) {
     const qmax = Math.floor(limit / P2[k]);

@@ -1,168 +1,15 @@
-import { BMASK, DecodeError, LITTLE, MAX_SAFE, P2, ctz32, norm, toBig } from './util.mjs';
+import { BMASK, DecodeError, MAX_SAFE, P2, ctz32, norm, toBig } from './util.mjs';
 import { NearlyZero } from './codecs.mjs';
 import { BitReader } from './bits.mjs';
+import { C_FLAG, C_ORD, C_SMAG, C_QUAT, C_UVEC, C_ABS, CLS, extrapolate, addZz } from './rules.mjs';
+import { makeEntityReader } from './fastpath.mjs';
 import { SEQ_MASK, Snapshot } from './snapshot.mjs';
-
-const C_FLAG = 0, C_ORD = 1, C_SMAG = 2, C_QUAT = 3, C_UVEC = 4, C_ABS = 5;
-const CLS = { flag: C_FLAG, ord: C_ORD, smag: C_SMAG, quat: C_QUAT, uvec: C_UVEC, abs: C_ABS };
-
-/** The extrapolated reference of a component of width b <= 32 (section 7.3): B + t mod 2**b. */
-function extrapolate(B, P, b, num, den) {
-  let s = B - P;
-  s = b === 32 ? (s | 0) : ((s << (32 - b)) >> (32 - b));
-  let t;
-  if (den === 1) t = s * num;
-  else if (s >= 0) t = Math.floor((2 * s * num + den) / (2 * den));
-  else t = -Math.floor((2 * -s * num + den) / (2 * den));
-  // (B + t is an integer below 2**53 in magnitude: ToInt32 takes it mod 2**32 exactly)
-  return b === 32 ? ((B + t) >>> 0) : (((B + t) & (P2[b] - 1)) >>> 0);
-}
-
-/** (ref + unzigzag(u)) mod 2**b, for b <= 32. */
-function addZz(ref, u, b) {
-  if (b < 32) return (ref + ((u >>> 1) ^ -(u & 1))) & ((1 << b) - 1) & 0x7fffffff;   // u < 2**31
-  const d = (u & 1) ? -((u - 1) / 2) - 1 : u / 2;
-  return (ref + d) >>> 0;
-}
 
 // Row versions: every row a packet decodes (a new entity, a changed one) gets a new number; a
 // row copied unchanged from the baseline keeps the baseline's. Equal versions therefore mean
 // equal rows, which spares comparing them (the contexts of 7.3, duplicates).
-/**
- * The fast path of the common schemas, compiled once per schema: readEntityFast with the slot
- * table's classes, widths, masks and validity tests as constants, unrolled (no dispatch per slot,
- * no table loads), for schemas whose slots are flags, scalar components under 32 bits, exact
- * codes and quaternions of at most 10 bits a component (the pose of a game entity). Null for any
- * other schema (readEntityFast serves it), or where compiling code is not allowed (a page whose
- * Content-Security-Policy forbids it): the same results either way.
- */
-function makeEntityReader(coder) {
-  const { fields, slots, cls, cb, slotComp0: c0, signedS, vkind, vlim, sbits, cbitsS, F } = coder;
-  if (!coder.allFast) return null;
-  for (let s = 0; s < slots.length; s++) {
-    const k = cls[s];
-    if (k === C_UVEC) return null;
-    if ((k === C_ORD || k === C_SMAG) && cb[c0[s]] >= 32) return null;
-    if (k === C_QUAT && cbitsS[s] > 10) return null;
-  }
-  if (!LITTLE) return null;
-  const L = [];
-  // EG(k, b) of component c into u, its common case inline (the whole code within the 32 bits at
-  // the reader's position: e zeros, a one, e bits, k bits, fewer than 32 in all), else the reader's
-  const eg = (c, b, alt) => `p = pos; wi = p >>> 5; wo = p & 31; x = wo === 0 ? Wd[wi] : ((Wd[wi] >>> wo) | (Wd[wi + 1] << (32 - wo))) >>> 0;
-k = kk[${c}]; ez = 31 - Math.clz32(x & -x); n = 2 * ez + 1 + k;
-if (x !== 0 && ez < E[${c}] && n < 32 && p + n <= nbits) {
-  u = (((((1 << ez) | ((x >>> (ez + 1)) & ((1 << ez) - 1))) - 1) << k) | ((x >>> (2 * ez + 1)) & ((1 << k) - 1)));
-  if (u >= ${2 ** b}) { r.pos = p; r.egE(k, ${b}, E[${c}]); }
-  pos = p + n;
-} else { r.pos = pos; u = r.${alt ? 'egAlt' : 'egE'}(k, ${b}, E[${c}]); pos = r.pos; }`;
-  const bit = 'if (pos >= nbits) { r.pos = pos; r.short(); } v = (U8[pos >>> 3] >>> (pos & 7)) & 1; pos++;';
-  const slotSrc = (s, fd) => {
-    const k = cls[s];
-    if (k === C_ORD || k === C_SMAG) {
-      const c = c0[s], b = cb[c], mask = 2 ** b - 1, half = 2 ** (b - 1), sm = k === C_SMAG;
-      L.push(eg(c, b, false), `B = bcodes[bo + ${s}] & ${mask};`);
-      if (sm) L.push(`if (B >= ${half}) B ^= ${half - 1};`);
-      L.push(`ref = B; if (pp[${c}] !== 0 && po >= 0) { P = pcodes[po + ${s}] & ${mask};`);
-      if (sm) L.push(`if (P >= ${half}) P ^= ${half - 1};`);
-      L.push(`ref = den === 1 ? ((B + Math.imul(((B - P) << ${32 - b}) >> ${32 - b}, num)) & ${mask}) : extrapolate(B, P, ${b}, num, den); }`);
-      L.push(`w = (ref + ((u >>> 1) ^ -(u & 1))) & ${mask};`);
-      if (sm) L.push(`if (w >= ${half}) w ^= ${half - 1};`);
-      L.push(signedS[s] ? `v = w >= ${half} ? w - ${mask + 1} : w;` : 'v = w;');
-    } else if (k === C_ABS) {
-      L.push(fd.flip ? `v = bcodes[bo + ${s}] ^ 1;` : `r.pos = pos; v = r.read(${sbits[s]}); pos = r.pos;`);
-    } else {     // C_QUAT, at most 10 bits a component: the whole code in 32 bits
-      const b = cbitsS[s], c = c0[s], mask = 2 ** b - 1, sh = 32 - b;
-      const ext = (x, y, cc) => `(pp[${cc}] !== 0 ? (den === 1 ? ((${x} + Math.imul(((${x} - ${y}) << ${sh}) >> ${sh}, num)) & ${mask}) : extrapolate(${x}, ${y}, ${b}, num, den)) : ${x})`;
-      L.push(`B = bcodes[bo + ${s}]; qc = B & ${mask}; qb = (B >>> ${b}) & ${mask}; qa = (B >>> ${2 * b}) & ${mask}; qi = B >>> ${3 * b};`);
-      L.push(eg(c, b, true));
-      L.push('if (u >= 0) {');
-      L.push(`P = po >= 0 ? pcodes[po + ${s}] : 0; same = po >= 0 && (P >>> ${3 * b}) === qi;`);
-      L.push(`if (same) { pa = (P >>> ${2 * b}) & ${mask}; pb = (P >>> ${b}) & ${mask}; pc = P & ${mask}; }`);
-      L.push(`qa = ((same ? ${ext('qa', 'pa', c)} : qa) + ((u >>> 1) ^ -(u & 1))) & ${mask};`);
-      L.push(eg(c + 1, b, false));
-      L.push(`qb = ((same ? ${ext('qb', 'pb', c + 1)} : qb) + ((u >>> 1) ^ -(u & 1))) & ${mask};`);
-      L.push(eg(c + 2, b, false));
-      L.push(`qc = ((same ? ${ext('qc', 'pc', c + 2)} : qc) + ((u >>> 1) ^ -(u & 1))) & ${mask};`);
-      L.push(`v = ((((qi << ${b}) | qa) << ${b} | qb) << ${b} | qc) >>> 0;`);
-      if (vkind[s] === 3 && coder.qshrunk[s] !== null) {
-        // the integer test of a smallest-three code (quatValidNum) on the components at hand
-        L.push(`{ const T = Q[${s}], x = T[qa], y = T[qb], z = T[qc], sum = (x * x + y * y) + z * z;`);
-        L.push('let big = z > 0.0 ? z : 0.0; big = y > big ? y : big; big = x > big ? x : big;');
-        L.push(`if (sum > 1.0 || !(Math.sqrt(1.0 - sum) >= big)) self.invalidCode(${s}, v); }`);
-        L.push(`} else { r.pos = pos; v = self.quatEscape(r, ${s}, qi, qa, qb, qc); pos = r.pos; if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v); }`);
-      } else {
-        L.push(`} else { r.pos = pos; v = self.quatEscape(r, ${s}, qi, qa, qb, qc); pos = r.pos; }`);
-        const vk = vkind[s];
-        if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
-      }
-      L.push(`codes[oo + ${s}] = v; if (codes[oo + ${s}] !== bcodes[bo + ${s}]) diff = true;`);
-      return;
-    }
-    const vk = vkind[s];
-    if (vk === 1) L.push(`if (v === ${vlim[s]}) self.invalidCode(${s}, v);`);
-    else if (vk === 2) L.push(`if (v > ${vlim[s]}) self.invalidCode(${s}, v);`);
-    else if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
-    L.push(`codes[oo + ${s}] = v; if (codes[oo + ${s}] !== bcodes[bo + ${s}]) diff = true;`);
-  };
-  fields.forEach((fd, f) => {
-    L.push(`if (fch[e * ${F} + ${f}] !== 0) { anyField = true; diff = false;`);
-    let s = fd.s0;
-    let close = 0;
-    while (s < fd.s1) {
-      if (cls[s] === C_FLAG) {
-        const span = slots[s].span;
-        L.push(fd.implied ? `if (bcodes[bo + ${s}] === 0) v = 1; else { ${bit} }` : bit);
-        L.push(`codes[oo + ${s}] = v; if (v !== bcodes[bo + ${s}]) diff = true;`);
-        L.push('if (v === 0) {');
-        for (let t = s + 1; t <= s + span; t++) L.push(`if (bcodes[bo + ${t}] !== 0) diff = true; codes[oo + ${t}] = 0;`);
-        L.push('} else {');
-        close++;
-        s++;
-        continue;     // the governed slots follow, inside the else
-      }
-      slotSrc(s, fd);
-      s++;
-    }
-    L.push('}'.repeat(close));
-    L.push("if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged'); }");
-  });
-  const S = slots.length;
-  // every changed entity of the packet: e-th changed is kept rank chg[e], base row keptIdx (or
-  // the rank), output row outOfKept (or the rank), pred row predRow (or none); a changed row equal
-  // to its pred row takes pred's version (PacketCoder.joinLineage)
-  const body = `return function readChangedGen(self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids) {
-const kk = self.kk, pp = self.pp, E = self.E;
-let anyField = false, diff = false, v = 0, u = 0, B = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false;
-const Q = self.qshrunk, Wd = r.w;
-const U8 = r.u, nbits = r.nbits;
-let pos = r.pos, p = 0, wi = 0, wo = 0, x = 0, k = 0, ez = 0, n = 0;
-for (let e = 0; e < C; e++) {
-const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
-const pr = predRow !== null ? predRow[a] : -1;
-const bo = bi * ${S}, oo = oi * ${S}, po = pr >= 0 ? pr * ${S} : -1;
-anyField = false;
-${L.join('\n')}
-if (!anyField) { r.pos = pos; throw new DecodeError('snapshot packet: entity ' + bids[bi] + ': an entity marked changed has no changed field'); }
-if (po >= 0) {
-  let eq = true;
-  for (let t = 0; t < ${S}; t++) if (codes[oo + t] !== pcodes[po + t]) { eq = false; break; }
-  if (eq) ver[oi] = pver[pr];
-}
-}
-r.pos = pos;
-return true; };`;
-  // one compiled function per slot table (decoders of one schema share it and its optimization)
-  let fn = ENTITY_READERS.get(body);
-  if (fn === undefined) {
-    try { fn = new Function('DecodeError', 'extrapolate', body)(DecodeError, extrapolate); } catch (e) { fn = null; }
-    ENTITY_READERS.set(body, fn);
-  }
-  return fn;
-}
-const ENTITY_READERS = new Map();
-
 let ROW_VERSION = 0;
+const SLAB_BYTES = 256 * 1024;
 
 export class PacketCoder {
   constructor(schema) {
@@ -194,6 +41,9 @@ export class PacketCoder {
     });
     this.F = this.fields.length;
     this.kk = new Int32Array(comps.length);
+    this.reader = new BitReader(new Uint8Array(0));   // reused: a coder decodes one packet at a time
+    this.slab = null;          // the ArrayBuffer that new snapshots' arrays are cut from (alloc)
+    this.slabUsed = 0;
     this.scratch = {};         // reusable buffers, grown as needed (a coder decodes one packet at a time)
     this.joinWith = null;      // a held snapshot whose equal rows a full packet's rows join (row versions)
     this.limit = null;         // (N) => void, throws DecodeError('limits'): section 19's check 2
@@ -211,6 +61,7 @@ export class PacketCoder {
     this.cbitsS = new Int32Array(S);
     this.qtopS = new Float64Array(S);       // Quat: the mode's top component code (the remap's mirror)
     this.qshrunk = new Array(S).fill(null); // Quat: each component code's value shrunk by a step
+    this.qsq = new Array(S).fill(null);     // Quat: its square's upper bound (quatSurelyValid)
     schema.slots.forEach((sl, i) => {
       this.signedS[i] = sl.signed ? 1 : 0;
       this.cbitsS[i] = sl.cbits;
@@ -227,11 +78,12 @@ export class PacketCoder {
           // a code above the mode's top (midpoint: 2**b - 1) is no level: 2.0 fails every test
           for (let k = 0; k < t.length; k++) { const x = Math.abs(c.kept(k)) - c.st; t[k] = k > c.top ? 2.0 : x < 0.0 ? 0.0 : x; }
           this.qshrunk[i] = t;
+          // and an upper bound of its square in units of 2**-32 (quatSurelyValid); 2**32 fails
+          this.qsq[i] = Uint32Array.from(t, (x) => Math.min(4294967296 - 1, Math.ceil(x * x * 4294967296) + 1));
         }
       }
     });
     this.cb = Int32Array.from(comps.map((c) => c.b));
-    this.E = new Int32Array(comps.length);
     this.fields.forEach((fd) => {
       fd.fast = true;
       for (let t = fd.s0; t < fd.s1; t++) if (schema.slots[t].wide) fd.fast = false;
@@ -239,6 +91,24 @@ export class PacketCoder {
     });
     this.allFast = this.fields.every((fd) => fd.fast);
     this.entityGen = makeEntityReader(this);
+  }
+
+  /**
+   * A new typed array of n zeros for a snapshot (its codes, its row versions): a view into a slab,
+   * an ArrayBuffer of at least SLAB_BYTES that this coder's snapshots share, never reused (a slab
+   * lives as long as a view of it). A new ArrayBuffer for every array would cost its allocation
+   * and its collection for each snapshot: the bulk of a packet that changes little.
+   */
+  alloc(Type, n) {
+    const bytes = n * Type.BYTES_PER_ELEMENT;
+    if (bytes <= 64) return new Type(n);                 // (V8 keeps these on its heap)
+    let off = this.slabUsed;
+    if (this.slab === null || off + bytes > this.slab.byteLength) {
+      this.slab = new ArrayBuffer(Math.max(SLAB_BYTES, 4 * bytes));
+      off = 0;
+    }
+    this.slabUsed = off + ((bytes + 7) & ~7);            // (8-aligned: Float64Array views)
+    return new Type(this.slab, off, n);
   }
 
   /** A reusable typed array of at least n elements (contents undefined). */
@@ -309,7 +179,7 @@ export class PacketCoder {
    * Snapshot or throws DecodeError('baseline'). Returns the new Snapshot; throws DecodeError.
    */
   decode(bytes, start, end, lookup) {
-    const r = new BitReader(bytes, start, end, this.buf('reader', end - start + 12, Uint8Array));
+    const r = this.reader.reset(bytes, start, end);
     const schema = this.schema, S = this.S, W = this.W;
     const seq = r.read(16);
     let bdist = 0, pdist = 0, base = null, pred = null;
@@ -343,7 +213,7 @@ export class PacketCoder {
       nids = new Array(nnew);
       let prev = 0;
       for (let i = 0; i < nnew; i++) {
-        let g = r.egWide(kid, 64);
+        let g = r.eg(kid, 64);
         if (i) {
           if (typeof prev === 'number' && typeof g === 'number' && prev + 1 + g <= MAX_SAFE) g = prev + 1 + g;
           else {
@@ -374,14 +244,16 @@ export class PacketCoder {
     let outOfKept = null;        // output row of each kept entity (by kept rank)
     if (base && nrem === 0 && nnew === 0) {
       ids = base.ids;
-      codes = base.codes.slice();
+      codes = this.alloc(this.Codes, base.codes.length);
+      codes.set(base.codes);
       big = base.big ? base.big.slice() : null;
-      ver = base.ver.slice();
+      ver = this.alloc(Float64Array, base.ver.length);
+      ver.set(base.ver);
     } else {
       ids = new Array(nout);
-      codes = new this.Codes(nout * S);
+      codes = this.alloc(this.Codes, nout * S);
       big = W ? new Array(nout * W) : null;
-      ver = new Float64Array(nout);
+      ver = this.alloc(Float64Array, nout);
       outOfKept = this.buf('outOfKept', kept, Int32Array);
       let a = 0, b = 0, o = 0;
       const bids = base ? base.ids : null;
@@ -426,11 +298,13 @@ export class PacketCoder {
       predRow = this.buf('predRow', kept, Int32Array);
       const bver = base.ver, pver = pred.ver;
       const pids = pred.ids, pn = pids.length;
-      const ctx = this.buf('ctx', kept, Uint8Array);
-      let j = 0, k1 = 0;
-      const sameIds = pids === bids;
+      // the context of each kept entity (section 7.3): 1 when its rows in base and pred differ
+      // (or it is not in pred), its kept rank listed in cls1, else in cls0
+      const cls1 = this.buf('cls1', kept, Int32Array), cls0 = this.buf('cls0', kept, Int32Array);
+      let j = 0, k1 = 0, k0 = 0;
+      const sameIds = pids === bids, pc = pred.codes;
       for (let a = 0; a < kept; a++) {
-        const bi = keptIdx ? keptIdx[a] : a;
+        const bi = keptIdx !== null ? keptIdx[a] : a;
         let pr = -1;
         if (sameIds) pr = bi;
         else {
@@ -443,16 +317,12 @@ export class PacketCoder {
         if (pr >= 0 && bver[bi] === pver[pr]) c = 0;        // one lineage: equal rows
         else if (pr >= 0) {
           c = 0;
-          const bo = bi * S, po = pr * S, pc = pred.codes;
+          const bo = bi * S, po = pr * S;
           for (let s = 0; s < S; s++) if (bcodes[bo + s] !== pc[po + s]) { c = 1; break; }
           if (!c && W) for (let t = 0; t < W; t++) if (bbig[bi * W + t] !== pred.big[pr * W + t]) { c = 1; break; }
         }
-        ctx[a] = c;
-        k1 += c;
+        if (c) cls1[k1++] = a; else cls0[k0++] = a;
       }
-      const k0 = kept - k1;
-      const cls1 = this.buf('cls1', k1, Int32Array), cls0 = this.buf('cls0', k0, Int32Array);
-      for (let a = 0, i1 = 0, i0 = 0; a < kept; a++) { if (ctx[a]) cls1[i1++] = a; else cls0[i0++] = a; }
       const set1 = this.buf('set1', k1, Int32Array), set0 = this.buf('set0', k0, Int32Array);
       const m1 = k1 ? this.readSet(r, k1, set1) : 0;
       const m0 = k0 ? this.readSet(r, k0, set0) : 0;
@@ -465,7 +335,7 @@ export class PacketCoder {
       C = this.readSet(r, kept, chg);
     }
     if (C === 0) return;
-    // which fields
+    // which fields: fch[f * C + e], whether the e-th changed entity changed field f
     const fch = this.buf('fch', C * F, Uint8Array);
     fch.fill(0, 0, C * F);
     const any = this.buf('any', F, Uint8Array);
@@ -474,7 +344,8 @@ export class PacketCoder {
     for (let f = 0; f < F; f++) {
       const n = this.readSet(r, C, tmp);
       if (n) any[f] = 1;
-      for (let i = 0; i < n; i++) fch[tmp[i] * F + f] = 1;
+      if (n === C) fch.fill(1, f * C, f * C + C);        // (every member: a set of C members of 0..C-1)
+      else for (let i = 0; i < n; i++) fch[f * C + tmp[i]] = 1;
     }
     // parameters
     const kk = this.kk, pp = this.pp, comps = this.comps;
@@ -487,16 +358,14 @@ export class PacketCoder {
         const k = r.read(32 - Math.clz32(cp.b));
         if (k > cp.b) throw new DecodeError('snapshot packet: Exp-Golomb parameter above the code width');
         kk[c] = k;
-        this.E[c] = ((cp.b - k + 1) >> 1) + 1;
       }
     }
     // the extrapolation ratio in lowest terms
     let num = bdist, den = pdist || 1;
-    if (pdist) { let a = bdist, b = pdist; while (b) { const t = a % b; a = b; b = t; } num = bdist / a; den = pdist / a; }
+    if (pdist) { let a = bdist, b = pdist; while (b) { const t = a % b; a = b; b = t; } num = (bdist / a) | 0; den = (pdist / a) | 0; }
     const ctx = { r, num, den, pcodes: pred ? pred.codes : null, pbig: pred ? pred.big : null };
     if (this.entityGen !== null) {
-      for (let e = 0; e < C; e++) ver[outOfKept ? outOfKept[chg[e]] : chg[e]] = ++ROW_VERSION;
-      this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids);
+      ROW_VERSION = this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids, ROW_VERSION);
       return;
     }
     for (let e = 0; e < C; e++) {
@@ -505,16 +374,9 @@ export class PacketCoder {
       const oi = outOfKept ? outOfKept[a] : a;
       ver[oi] = ++ROW_VERSION;
       const pr = predRow ? predRow[a] : -1;
-      if (this.allFast) {
-        if (!this.readEntityFast(r, fch, e, F, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)) {
-          throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
-        }
-        if (pr >= 0) this.joinLineage(codes, big, oi, pred, pr, ver);
-        continue;
-      }
       let anyField = false;
       for (let f = 0; f < F; f++) {
-        if (!fch[e * F + f]) continue;
+        if (!fch[f * C + e]) continue;
         anyField = true;
         const fd = this.fields[f];
         if (!(fd.fast ? this.readFieldFast(r, fd, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)
@@ -560,7 +422,7 @@ export class PacketCoder {
    * at most 32 bits: integer arithmetic only. bo/oo/po: row offsets (po -1: not in pred).
    */
   readFieldFast(r, fd, bcodes, bo, codes, oo, pcodes, po, num, den) {
-    const cls = this.cls, kk = this.kk, pp = this.pp, E = this.E, cbA = this.cb, c0A = this.slotComp0;
+    const cls = this.cls, kk = this.kk, pp = this.pp, cbA = this.cb, c0A = this.slotComp0;
     let diff = false;
     let s = fd.s0;
     const end = fd.s1;
@@ -581,7 +443,7 @@ export class PacketCoder {
       }
       if (k === C_ORD || k === C_SMAG) {
         const c = c0A[s], b = cbA[c];
-        const u = r.egE(kk[c], b, E[c]);
+        const u = r.eg(kk[c], b);
         let B = bcode < 0 ? bcode + P2[b] : bcode;
         const half = P2[b - 1];
         if (k === C_SMAG && B >= half) B = B ^ (half - 1);
@@ -601,7 +463,7 @@ export class PacketCoder {
         v = this.readQuatFast(r, s, bcode, po >= 0, po >= 0 ? pcodes[po + s] : 0, num, den);
       } else {   // C_UVEC
         const c = c0A[s], cb = this.cbitsS[s];
-        const up = r.egE(kk[c], cb, E[c]), uq = r.egE(kk[c + 1], cb, E[c + 1]);
+        const up = r.eg(kk[c], cb), uq = r.eg(kk[c + 1], cb);
         const bu = bcode < 0 ? bcode + 4294967296 : bcode, Bp = Math.floor(bu / P2[cb]), Bq = bu - Bp * P2[cb];
         let rp = Bp, rq = Bq;
         if (po >= 0) {
@@ -625,100 +487,6 @@ export class PacketCoder {
       s++;
     }
     return diff;
-  }
-
-  /** The changed fields of one entity (every field fast): whether it had one; DecodeError when a
-   * field marked changed is unchanged. */
-  readEntityFast(r, fch, e, F, bcodes, bo, codes, oo, pcodes, po, num, den) {
-    const cls = this.cls, kk = this.kk, pp = this.pp, E = this.E, cbA = this.cb, c0A = this.slotComp0, fields = this.fields;
-    let anyField = false;
-    for (let f = 0; f < F; f++) {
-      if (fch[e * F + f] === 0) continue;
-      anyField = true;
-      const fd = fields[f];
-      let diff = false;
-      let s = fd.s0;
-      const end = fd.s1;
-      while (s < end) {
-        const k = cls[s];
-        const bcode = bcodes[bo + s];
-        let v;
-        if (k === C_FLAG) {
-          v = (fd.implied && bcode === 0) ? 1 : r.read1();
-          codes[oo + s] = v;
-          if (v !== bcode) diff = true;
-          if (v === 0) {
-            const span = this.slots[s].span;
-            for (let t = s + 1; t <= s + span; t++) { if (bcodes[bo + t] !== 0) diff = true; codes[oo + t] = 0; }
-            s += span + 1;
-          } else s += 1;
-          continue;
-        }
-        if ((k === C_ORD || k === C_SMAG) && cbA[c0A[s]] < 32) {
-          // a component under 32 bits: int32 arithmetic throughout
-          const c = c0A[s], b = cbA[c], mask = (1 << b) - 1, half = 1 << (b - 1);
-          const u = r.egE(kk[c], b, E[c]);
-          let B = bcode & mask;                       // (a signed code: its b-bit two's complement)
-          if (k === C_SMAG && B >= half) B ^= half - 1;
-          let ref = B;
-          if (pp[c] && po >= 0) {
-            let P = pcodes[po + s] & mask;
-            if (k === C_SMAG && P >= half) P ^= half - 1;
-            const sh = 32 - b;
-            const st = ((B - P) << sh) >> sh;
-            ref = den === 1 ? ((B + Math.imul(st, num)) & mask) : extrapolate(B, P, b, num, den);
-          }
-          let w = (ref + ((u >>> 1) ^ -(u & 1))) & mask;
-          if (k === C_SMAG && w >= half) w ^= half - 1;
-          v = (this.signedS[s] && w >= half) ? w - (mask + 1) : w;
-        } else if (k === C_ORD || k === C_SMAG) {
-          const c = c0A[s], b = cbA[c];
-          const u = r.egE(kk[c], b, E[c]);
-          let B = bcode < 0 ? bcode + P2[b] : bcode;
-          const half = P2[b - 1];
-          if (k === C_SMAG && B >= half) B = B ^ (half - 1);
-          let ref = B;
-          if (pp[c] && po >= 0) {
-            let P = pcodes[po + s];
-            if (P < 0) P += P2[b];
-            if (k === C_SMAG && P >= half) P = P ^ (half - 1);
-            ref = extrapolate(B, P, b, num, den);
-          }
-          let w = addZz(ref, u, b);
-          if (k === C_SMAG && w >= half) w = (w ^ (half - 1)) >>> 0;
-          v = (this.signedS[s] && w >= half) ? w - P2[b] : w;
-        } else if (k === C_ABS) {
-          v = this.fields[this.slots[s].field].flip ? (bcode ^ 1) : r.read(this.sbits[s]);
-        } else if (k === C_QUAT) {
-          v = this.readQuatFast(r, s, bcode, po >= 0, po >= 0 ? pcodes[po + s] : 0, num, den);
-        } else {   // C_UVEC
-          const c = c0A[s], cb = this.cbitsS[s];
-          const up = r.egE(kk[c], cb, E[c]), uq = r.egE(kk[c + 1], cb, E[c + 1]);
-          const bu = bcode < 0 ? bcode + 4294967296 : bcode, Bp = Math.floor(bu / P2[cb]), Bq = bu - Bp * P2[cb];
-          let rp = Bp, rq = Bq;
-          if (po >= 0) {
-            const pcode = pcodes[po + s];
-            const pu = pcode < 0 ? pcode + 4294967296 : pcode, Pp = Math.floor(pu / P2[cb]), Pq = pu - Pp * P2[cb];
-            if (pp[c]) rp = extrapolate(Bp, Pp, cb, num, den);
-            if (pp[c + 1]) rq = extrapolate(Bq, Pq, cb, num, den);
-          }
-          v = addZz(rp, up, cb) * P2[cb] + addZz(rq, uq, cb);
-        }
-        const vk = this.vkind[s];
-        if (vk !== 0) {
-          let ok;
-          if (vk === 1) ok = v !== this.vlim[s];
-          else if (vk === 2) ok = v <= this.vlim[s];
-          else ok = this.quatValidNum(s, v);
-          if (!ok) throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`);
-        }
-        codes[oo + s] = v;
-        if (codes[oo + s] !== bcode) diff = true;      // (as stored: an Int32Array wraps)
-        s++;
-      }
-      if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged');
-    }
-    return anyField;
   }
 
   invalidCode(s, v) { throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`); }
@@ -747,9 +515,9 @@ export class PacketCoder {
     return !(sum > 1.0) && Math.sqrt(1.0 - sum) >= big;
   }
 
+  /** A quaternion slot of at most 53 bits (cbits <= 17): its number code's parts, then readQuatParts. */
   readQuatFast(r, s, bcode, hasP, pcode, num, den) {
     const cb = this.cbitsS[s], M = P2[cb];
-    const c0 = this.slotComp0[s], kk = this.kk, pp = this.pp, E = this.E;
     let ba, bb, bc, bidx, same = false, pa = 0, pb = 0, pc = 0;
     if (cb <= 10) {                 // codes of at most 32 bits: integer shifts
       const mask = M - 1;
@@ -775,37 +543,47 @@ export class PacketCoder {
         same = pidx === bidx;
       }
     }
-    const u0 = r.egAlt(kk[c0], cb, E[c0]);
-    if (u0 >= 0) {
-      const a = addZz(same && pp[c0] ? extrapolate(ba, pa, cb, num, den) : ba, u0, cb);
-      const u1 = r.egE(kk[c0 + 1], cb, E[c0 + 1]);
-      const b = addZz(same && pp[c0 + 1] ? extrapolate(bb, pb, cb, num, den) : bb, u1, cb);
-      const u2 = r.egE(kk[c0 + 2], cb, E[c0 + 2]);
-      const c = addZz(same && pp[c0 + 2] ? extrapolate(bc, pc, cb, num, den) : bc, u2, cb);
-      return cb <= 10 ? ((((bidx << cb | a) << cb | b) << cb | c) >>> 0) : ((bidx * M + a) * M + b) * M + c;
-    }
-    return this.quatEscape(r, s, bidx, ba, bb, bc);
+    return this.readQuatParts(r, s, bidx, ba, bb, bc, same, pa, pb, pc, num, den);
   }
 
-  /** A quaternion whose first difference is the escape: sent whole, or remapped to another index. */
+  /**
+   * A changed quaternion (section 7.4): the baseline's smallest-three parts (index bidx, kept
+   * component codes ba, bb, bc) and, when `same` (pred has the same index), pred's for
+   * extrapolation; three differences of the kept components, or the escape. The slot's code.
+   */
+  readQuatParts(r, s, bidx, ba, bb, bc, same, pa, pb, pc, num, den) {
+    const cb = this.cbitsS[s], c0 = this.slotComp0[s], kk = this.kk, pp = this.pp;
+    const u0 = r.eg(kk[c0], cb, true);
+    if (u0 < 0) return this.quatEscape(r, s, bidx, ba, bb, bc);
+    const a = addZz(same && pp[c0] ? extrapolate(ba, pa, cb, num, den) : ba, u0, cb);
+    const b = addZz(same && pp[c0 + 1] ? extrapolate(bb, pb, cb, num, den) : bb, r.eg(kk[c0 + 1], cb), cb);
+    const c = addZz(same && pp[c0 + 2] ? extrapolate(bc, pc, cb, num, den) : bc, r.eg(kk[c0 + 2], cb), cb);
+    return this.slots[s].codec.pack(bidx, a, b, c);
+  }
+
+  /**
+   * A quaternion whose first difference is the escape: sent whole, or remapped to another index
+   * j (the client's one statement of the smallest-three remap): the kept components at the old
+   * index's positions, the old largest (implied) at j's, each the reference of a difference,
+   * negated (L - c, L the mode's top code) unless the new largest's code is in the upper half.
+   */
   quatEscape(r, s, bidx, ba, bb, bc) {
-    const cb = this.cbitsS[s], M = P2[cb];
-    const c0 = this.slotComp0[s], kk = this.kk, E = this.E;
-    if (r.read1() === 0) return r.readNum(this.sbits[s]);
+    const sl = this.slots[s], cb = sl.cbits, c0 = this.slotComp0[s], kk = this.kk;
+    if (r.read1() === 0) return sl.wide ? r.readBig(sl.bits) : r.readNum(sl.bits);
     const j = r.read(2);
     if (j === bidx) throw new DecodeError('snapshot packet: a quaternion remapped to its own index');
     const A0 = bidx === 0 ? 0 : ba, A1 = bidx === 0 ? ba : bidx === 1 ? 0 : bb;
     const A2 = bidx <= 1 ? bb : bidx === 2 ? 0 : bc, A3 = bidx <= 2 ? bc : 0;
     const A = [A0, A1, A2, A3];
     const aj = A[j], top = aj >= P2[cb - 1], L = this.qtopS[s];
-    let code = j, t = 0;
-    for (let x = 0; x < 4; x++) {
+    const out = [0, 0, 0];
+    for (let x = 0, t = 0; x < 4; x++) {
       if (x === j) continue;
       const ref = x === bidx ? aj : (top ? A[x] : L - A[x]);
-      code = code * M + addZz(ref, r.egE(kk[c0 + t], cb, E[c0 + t]), cb);
+      out[t] = addZz(ref, r.eg(kk[c0 + t], cb), cb);
       t++;
     }
-    return code;
+    return sl.codec.pack(j, out[0], out[1], out[2]);
   }
 
   /** A component's linear value (order map applied) of a slot code (number or BigInt). */
@@ -823,22 +601,8 @@ export class PacketCoder {
 
   /** The new linear value of a component of width <= 32: its reference and a zigzagged difference. */
   applyComp(ctx, cp, B, P, usep, u) {
-    const b = cp.b;
-    let ref = B;
-    if (usep) {
-      let s = B - P;
-      s = b === 32 ? (s | 0) : ((s << (32 - b)) >> (32 - b));
-      let t;
-      if (ctx.den === 1) t = s * ctx.num;
-      else if (s >= 0) t = Math.floor((2 * s * ctx.num + ctx.den) / (2 * ctx.den));
-      else t = -Math.floor((2 * -s * ctx.num + ctx.den) / (2 * ctx.den));
-      ref = B + t;
-      ref = ((ref % P2[b]) + P2[b]) % P2[b];
-    }
-    const d = (u % 2) ? -((u - 1) / 2) - 1 : u / 2;
-    let v = ref + d;
-    v = b === 32 ? (v >>> 0) : ((v & (P2[b] - 1)) >>> 0);
-    if (cp.smag && v >= P2[b - 1]) v = (v ^ (P2[b - 1] - 1)) >>> 0;
+    let v = addZz(usep ? extrapolate(B, P, cp.b, ctx.num, ctx.den) : B, u, cp.b);
+    if (cp.smag && v >= P2[cp.b - 1]) v = (v ^ (P2[cp.b - 1] - 1)) >>> 0;
     return v;
   }
 
@@ -871,7 +635,7 @@ export class PacketCoder {
       if (cls === C_ABS) {
         v = fd.flip ? (bcode ^ 1) : r.read(sl.bits);
       } else if (cls === C_QUAT) {
-        v = this.readQuat(ctx, sl, bcode, pr, bi);
+        v = this.readQuat(ctx, sl, bcode, pr);
       } else {
         // ord, smag, uvec: each component a difference from its reference
         const c0 = this.slotComp0[s];
@@ -880,7 +644,7 @@ export class PacketCoder {
         if (nc === 1 && cp0.b > 32) {
           // a wide ordered slot: BigInt arithmetic, no extrapolation (only components <= 32 bits have it)
           const b = cp0.b;
-          const u = toBig(r.egWide(kk[c0], b));
+          const u = toBig(r.eg(kk[c0], b));
           const d = (u & 1n) ? -(u >> 1n) - 1n : (u >> 1n);
           let w = BigInt.asUintN(b, BigInt.asUintN(b, toBig(bcode)) + d);
           if (sl.signed) w = BigInt.asIntN(b, w);
@@ -922,41 +686,12 @@ export class PacketCoder {
     return q.validParts(a, b, c);
   }
 
-  readQuat(ctx, sl, bcode, pr, bi) {
-    const r = ctx.r, q = sl.codec, cb = sl.cbits, comps = this.comps, kk = this.kk, pp = this.pp;
-    const c0 = this.slotComp0[sl.index];
+  readQuat(ctx, sl, bcode, pr) {
+    const q = sl.codec;
     const [bidx, ba, bb, bc] = q.unpack(bcode);
     let pidx = -1, pa = 0, pb = 0, pc = 0;
-    if (pr >= 0) {
-      const pcode = sl.wide ? ctx.pbig[pr * this.W + sl.bigIndex] : ctx.pcodes[pr * this.S + sl.index];
-      [pidx, pa, pb, pc] = q.unpack(pcode);
-    }
-    const same = pr >= 0 && pidx === bidx;
-    const u0 = r.eg(kk[c0], cb, true);
-    if (u0 >= 0) {
-      const a = this.applyComp(ctx, comps[c0], ba, pa, same && pp[c0], u0);
-      const b = this.applyComp(ctx, comps[c0 + 1], bb, pb, same && pp[c0 + 1], r.eg(kk[c0 + 1], cb, false));
-      const c = this.applyComp(ctx, comps[c0 + 2], bc, pc, same && pp[c0 + 2], r.eg(kk[c0 + 2], cb, false));
-      return q.pack(bidx, a, b, c);
-    }
-    if (r.read1() === 0) return sl.wide ? r.readBig(sl.bits) : r.readNum(sl.bits);
-    const j = r.read(2);
-    if (j === bidx) throw new DecodeError('snapshot packet: a quaternion remapped to its own index');
-    const L = q.top;                // the mode's top component code: a negated value's code is L - c
-    const A = [0, 0, 0, 0];
-    { const kept3 = [ba, bb, bc]; let t = 0; for (let x = 0; x < 4; x++) if (x !== bidx) A[x] = kept3[t++]; }
-    const aj = A[j];
-    const out = [];
-    let t = 0;
-    for (let x = 0; x < 4; x++) {
-      if (x === j) continue;
-      const ref = x === bidx ? aj : (aj >= P2[cb - 1] ? A[x] : L - A[x]);
-      const u = r.eg(kk[c0 + t], cb, false);
-      const d = (u % 2) ? -((u - 1) / 2) - 1 : u / 2;
-      out.push((((ref + d) % P2[cb]) + P2[cb]) % P2[cb]);
-      t++;
-    }
-    return q.pack(j, out[0], out[1], out[2]);
+    if (pr >= 0) [pidx, pa, pb, pc] = q.unpack(sl.wide ? ctx.pbig[pr * this.W + sl.bigIndex] : ctx.pcodes[pr * this.S + sl.index]);
+    return this.readQuatParts(ctx.r, sl.index, bidx, ba, bb, bc, pr >= 0 && pidx === bidx, pa, pb, pc, ctx.num, ctx.den);
   }
 }
 
