@@ -130,11 +130,13 @@ export function sipCore(k, d, start, end) {
   let v3l = k[2] ^ 0x79746573, v3h = k[3] ^ 0x74656462;
   const len = end - start, last = start + (len & ~7);
   let s = 0, t = 0, ml = 0, mh = 0;
-  for (let i = start; i <= last; i += 8) {
+  // each 8-byte word m (the last one: the tail bytes and the length's low byte): v3 ^= m, two
+  // rounds, v0 ^= m; then the finalization: v2 ^= 0xff, four rounds (one statement of the round)
+  for (let i = start, rounds = 2; rounds === 2; i += 8) {
     if (i < last) {
       ml = d[i] | (d[i + 1] << 8) | (d[i + 2] << 16) | (d[i + 3] << 24);
       mh = d[i + 4] | (d[i + 5] << 8) | (d[i + 6] << 16) | (d[i + 7] << 24);
-    } else {                             // the last word: the tail bytes and the length's low byte
+    } else if (i === last) {
       ml = 0; mh = (len & 0xff) << 24;
       switch (end - i) {
         case 7: mh |= d[i + 6] << 16;    // falls through
@@ -145,9 +147,11 @@ export function sipCore(k, d, start, end) {
         case 2: ml |= d[i + 1] << 8;     // falls through
         case 1: ml |= d[i];
       }
+    } else {
+      ml = 0; mh = 0; v2l ^= 0xff; rounds = 4;
     }
     v3l ^= ml; v3h ^= mh;
-    for (let r = 0; r < 2; r++) {
+    for (let r = 0; r < rounds; r++) {
       s = (v0l + v1l) | 0; v0h = (v0h + v1h + (((v0l & v1l) | ((v0l | v1l) & ~s)) >>> 31)) | 0; v0l = s;
       t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h;
       s = (v2l + v3l) | 0; v2h = (v2h + v3h + (((v2l & v3l) | ((v2l | v3l) & ~s)) >>> 31)) | 0; v2l = s;
@@ -160,19 +164,6 @@ export function sipCore(k, d, start, end) {
       t = v2l; v2l = v2h; v2h = t;
     }
     v0l ^= ml; v0h ^= mh;
-  }
-  v2l ^= 0xff;
-  for (let r = 0; r < 4; r++) {
-      s = (v0l + v1l) | 0; v0h = (v0h + v1h + (((v0l & v1l) | ((v0l | v1l) & ~s)) >>> 31)) | 0; v0l = s;
-      t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h;
-      s = (v2l + v3l) | 0; v2h = (v2h + v3h + (((v2l & v3l) | ((v2l | v3l) & ~s)) >>> 31)) | 0; v2l = s;
-      t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h;
-      t = v0l; v0l = v0h; v0h = t;
-      s = (v0l + v3l) | 0; v0h = (v0h + v3h + (((v0l & v3l) | ((v0l | v3l) & ~s)) >>> 31)) | 0; v0l = s;
-      t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h;
-      s = (v2l + v1l) | 0; v2h = (v2h + v1h + (((v2l & v1l) | ((v2l | v1l) & ~s)) >>> 31)) | 0; v2l = s;
-      t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h;
-      t = v2l; v2l = v2h; v2h = t;
   }
   SIP_LO = (v0l ^ v1l ^ v2l ^ v3l) >>> 0;
   SIP_HI = (v0h ^ v1h ^ v2h ^ v3h) >>> 0;
