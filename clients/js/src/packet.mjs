@@ -277,7 +277,12 @@ export class PacketCoder {
         }
       }
     }
-    if (base) this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver);
+    if (base) {
+      const rv0 = ROW_VERSION;
+      this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver);
+      const j = this.joinWith;
+      if (j !== null && j.ids === ids && j.ver !== null && ROW_VERSION > rv0) this.joinLatest(codes, big, ver, j, rv0);
+    }
     else if (this.joinWith !== null && this.joinWith.ver !== null) ids = this.joinFull(ids, codes, big, ver, this.joinWith);
     // the end: fewer than 8 bits left, all zero
     const left = r.remaining;
@@ -406,6 +411,21 @@ export class PacketCoder {
       if (eq) ver[i] = other.ver[j];
     }
     return sameIds ? oids : ids;       // (the same ids: share the array, as deltas do)
+  }
+
+  /** The changed rows (versions above rv0) equal to their row in `other` (the decoder's latest,
+   * with the same ids) take its version: the snapshots of a stream are decoded against different
+   * baselines, so an entity that comes to rest changes in each of them, and only this meeting
+   * spares the next packets comparing its rows (the contexts) and the duplicates theirs (sameAs). */
+  joinLatest(codes, big, ver, other, rv0) {
+    const S = this.S, W = this.W, oc = other.codes, ov = other.ver, n = ver.length;
+    for (let i = 0; i < n; i++) {
+      if (ver[i] <= rv0) continue;
+      let eq = true;
+      for (let o = i * S, end = o + S; o < end; o++) if (codes[o] !== oc[o]) { eq = false; break; }
+      if (eq && W) for (let t = i * W; t < (i + 1) * W; t++) if (big[t] !== other.big[t]) { eq = false; break; }
+      if (eq) ver[i] = ov[i];
+    }
   }
 
   /** A changed row equal to its row in pred takes pred's version: the lineages of the snapshots
