@@ -1,3 +1,5 @@
+// src/bits.mjs: the bit layer (wire-format section 4): LSB-first reading and writing, the one
+// Exp-Golomb reader (readEG) and Rice codes.
 import { B2, BMASK, DecodeError, LITTLE, P2, ctz32, norm } from './util.mjs';
 
 // Bits: LSB-first reading and writing

@@ -1,3 +1,5 @@
+// src/client.mjs: the session client (StreamClient: replies, acks, hello requests; SPEC section 8,
+// wire-format section 18) and the runner's helpers (decodePacket, runnerLine, splitDatagrams).
 import { DecodeError } from './util.mjs';
 import { asciiBytes, toHex, u32le } from './hash.mjs';
 import { SEQ_MASK } from './snapshot.mjs';

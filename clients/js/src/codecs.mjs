@@ -1,3 +1,5 @@
+// src/codecs.mjs: every codec (docs/codecs.md): quantize, dequantize, valid; their parameters and
+// the double-double pow of PowerCurve.
 import { B2, BMASK, DecodeError, P2, SQRT1_2, SchemaError, ValueRangeError, dblWords, isInteger, norm, roundHalfAway, toBig, wordsDbl } from './util.mjs';
 import { HexFloat, JsonFloat } from './json.mjs';
 

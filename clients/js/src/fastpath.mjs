@@ -1,4 +1,4 @@
-// The compiled fast path of the delta decoder: per schema, the changed entities' fields unrolled
+// src/fastpath.mjs: the compiled fast path of the delta decoder: per schema, the changed entities' fields unrolled
 // with the slot table's classes, widths, masks and validity tests as constants. It writes no rule
 // of its own: it splices the bodies of the one Exp-Golomb reader (bits.mjs, readEG) and of the
 // delta rules (rules.mjs) as they are written there, with their parameters bound to the slot's
@@ -50,11 +50,13 @@ export function makeEntityReader(coder) {
   const eg = (c, b, alt) => sp(readEG, ['r', `k${c}`, b, alt], 'u');
   const ext = (x, y, b, out) => sp(extrapolate, [x, y, b, 'num', 'den'], out);
   const zz = (x, b, out) => sp(addZz, [x, 'u', b], out);
+  // the new code stored, and compared with the base's as stored (an Int32Array wraps: v | 0)
+  const store = (s, base) => `codes[oo + ${s}] = v; if (${coder.narrow ? '(v | 0)' : 'v'} !== ${base}) diff = true;`;
   const slotSrc = (s, fd) => {
     const k = cls[s];
     if (k === C_ORD || k === C_SMAG) {
       const c = c0[s], b = cb[c], mask = 2 ** b - 1, half = 2 ** (b - 1), sm = k === C_SMAG;
-      L.push(eg(c, b, false), `B = bcodes[bo + ${s}] & ${mask};`);
+      L.push(eg(c, b, false), `Bs = bcodes[bo + ${s}]; B = Bs & ${mask};`);
       if (sm) L.push(`if (B >= ${half}) B ^= ${half - 1};`);
       L.push(`ref = B; if (p${c} && po >= 0) { P = pcodes[po + ${s}] & ${mask};`);
       if (sm) L.push(`if (P >= ${half}) P ^= ${half - 1};`);
@@ -83,14 +85,14 @@ export function makeEntityReader(coder) {
         L.push(`} else v = self.quatEscape(r, ${s}, qi, qa, qb, qc);`);
         if (vkind[s] === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
       }
-      L.push(`codes[oo + ${s}] = v; if (codes[oo + ${s}] !== bcodes[bo + ${s}]) diff = true;`);
+      L.push(store(s, 'B'));
       return;
     }
     const vk = vkind[s];
     if (vk === 1) L.push(`if (v === ${vlim[s]}) self.invalidCode(${s}, v);`);
     else if (vk === 2) L.push(`if (v > ${vlim[s]}) self.invalidCode(${s}, v);`);
     else if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
-    L.push(`codes[oo + ${s}] = v; if (codes[oo + ${s}] !== bcodes[bo + ${s}]) diff = true;`);
+    L.push(store(s, k === C_ABS ? `bcodes[bo + ${s}]` : 'Bs'));
   };
   fields.forEach((fd, f) => {
     L.push(`if (fch[${f} * C + e] !== 0) { anyField = true; diff = false;`);
@@ -126,7 +128,7 @@ export function makeEntityReader(coder) {
   const body = `return function readChangedGen(self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv) {
 const ${params.join(', ')};
 ${quats.length ? `const ${quats.join(', ')};` : ''}
-let anyField = false, diff = false, v = 0, u = 0, B = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
+let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
 for (let e = 0; e < C; e++) {
 const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
 const pr = predRow !== null ? predRow[a] : -1;

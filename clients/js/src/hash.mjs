@@ -1,3 +1,5 @@
+// src/hash.mjs: SHA-256 (schema fingerprints), CRC-32C (datagram checks) and SipHash-2-4 with the
+// key derivation of wire-format section 17; little-endian byte helpers.
 
 // SHA-256 (FIPS 180-4), synchronous, on bytes
 

@@ -1,3 +1,5 @@
+// src/interpolation.mjs: snapshot interpolation (docs/interpolation.md): Interpolator, a buffer of
+// views keyed by tick, sampled at a render time.
 import { SchemaError } from './util.mjs';
 import { NearlyZero, Quat, UnitVector, Vector, show } from './codecs.mjs';
 import { Schema } from './schema.mjs';

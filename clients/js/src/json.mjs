@@ -1,3 +1,5 @@
+// src/json.mjs: JSON as Python reads and writes it (exact big integers, float literals, canonical
+// text for fingerprints).
 import { floatHex } from './util.mjs';
 
 // JSON: a parser that keeps integers beyond 2**53 exact (as BigInt) and tells integer literals

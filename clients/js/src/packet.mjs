@@ -1,3 +1,6 @@
+// src/packet.mjs: one snapshot packet (wire-format sections 5-9): PacketCoder reads the header,
+// the sets, new records and the changed entities' fields into a Snapshot (the interpreted path;
+// fastpath.mjs compiles the common schemas).
 import { BMASK, DecodeError, MAX_SAFE, P2, ctz32, norm, toBig } from './util.mjs';
 import { NearlyZero } from './codecs.mjs';
 import { BitReader } from './bits.mjs';
@@ -42,6 +45,7 @@ export class PacketCoder {
     this.F = this.fields.length;
     this.kk = new Int32Array(comps.length);
     this.reader = new BitReader(new Uint8Array(0));   // reused: a coder decodes one packet at a time
+    this.ident = null;         // identity(): 0, 1, 2, ...
     this.slab = null;          // the ArrayBuffer that new snapshots' arrays are cut from (alloc)
     this.slabUsed = 0;
     this.scratch = {};         // reusable buffers, grown as needed (a coder decodes one packet at a time)
@@ -109,6 +113,15 @@ export class PacketCoder {
     }
     this.slabUsed = off + ((bytes + 7) & ~7);            // (8-aligned: Float64Array views)
     return new Type(this.slab, off, n);
+  }
+
+  /** 0, 1, ..., n - 1 (and beyond): a shared table, not to be written. */
+  identity(n) {
+    if (this.ident === null || this.ident.length < n) {
+      this.ident = new Int32Array(Math.max(n, 2 * (this.ident ? this.ident.length : 32)));
+      for (let i = 0; i < this.ident.length; i++) this.ident[i] = i;
+    }
+    return this.ident;
   }
 
   /** A reusable typed array of at least n elements (contents undefined). */
@@ -278,10 +291,8 @@ export class PacketCoder {
       }
     }
     if (base) {
-      const rv0 = ROW_VERSION;
-      this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver);
       const j = this.joinWith;
-      if (j !== null && j.ids === ids && j.ver !== null && ROW_VERSION > rv0) this.joinLatest(codes, big, ver, j, rv0);
+      this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver, j !== null && j.ids === ids && j.ver !== null ? j : null);
     }
     else if (this.joinWith !== null && this.joinWith.ver !== null) ids = this.joinFull(ids, codes, big, ver, this.joinWith);
     // the end: fewer than 8 bits left, all zero
@@ -291,7 +302,7 @@ export class PacketCoder {
     return new Snapshot(schema, seq, ids, codes, big, ver);
   }
 
-  decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver) {
+  decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver, join) {
     if (kept === 0) return;
     const S = this.S, W = this.W, F = this.F;
     const bcodes = base.codes, bbig = base.big, bids = base.ids;
@@ -300,7 +311,6 @@ export class PacketCoder {
     let C = 0;
     let predRow = null;          // pred row of each kept entity (by kept rank), -1 when not in pred
     if (pred) {
-      predRow = this.buf('predRow', kept, Int32Array);
       const bver = base.ver, pver = pred.ver;
       const pids = pred.ids, pn = pids.length;
       // the context of each kept entity (section 7.3): 1 when its rows in base and pred differ
@@ -308,23 +318,31 @@ export class PacketCoder {
       const cls1 = this.buf('cls1', kept, Int32Array), cls0 = this.buf('cls0', kept, Int32Array);
       let j = 0, k1 = 0, k0 = 0;
       const sameIds = pids === bids, pc = pred.codes;
-      for (let a = 0; a < kept; a++) {
-        const bi = keptIdx !== null ? keptIdx[a] : a;
-        let pr = -1;
-        if (sameIds) pr = bi;
-        else {
-          const id = bids[bi];
-          while (j < pn && pids[j] < id) j++;
-          if (j < pn && pids[j] === id) pr = j;
+      if (sameIds && keptIdx === null) predRow = this.identity(kept);    // (the common case: the rank)
+      else {
+        predRow = this.buf('predRow', kept, Int32Array);
+        for (let a = 0; a < kept; a++) {
+          const bi = keptIdx !== null ? keptIdx[a] : a;
+          let pr = -1;
+          if (sameIds) pr = bi;
+          else {
+            const id = bids[bi];
+            while (j < pn && pids[j] < id) j++;
+            if (j < pn && pids[j] === id) pr = j;
+          }
+          predRow[a] = pr;
         }
-        predRow[a] = pr;
+      }
+      for (let a = 0; a < kept; a++) {
+        const bi = keptIdx !== null ? keptIdx[a] : a, pr = predRow[a];
         let c = 1;
-        if (pr >= 0 && bver[bi] === pver[pr]) c = 0;        // one lineage: equal rows
-        else if (pr >= 0) {
+        if (pr >= 0) {
           c = 0;
-          const bo = bi * S, po = pr * S;
-          for (let s = 0; s < S; s++) if (bcodes[bo + s] !== pc[po + s]) { c = 1; break; }
-          if (!c && W) for (let t = 0; t < W; t++) if (bbig[bi * W + t] !== pred.big[pr * W + t]) { c = 1; break; }
+          if (bver[bi] !== pver[pr]) {                   // (equal versions: one lineage, equal rows)
+            const bo = bi * S, po = pr * S;
+            for (let s = 0; s < S; s++) if (bcodes[bo + s] !== pc[po + s]) { c = 1; break; }
+            if (!c && W) for (let t = 0; t < W; t++) if (bbig[bi * W + t] !== pred.big[pr * W + t]) { c = 1; break; }
+          }
         }
         if (c) cls1[k1++] = a; else cls0[k0++] = a;
       }
@@ -369,10 +387,17 @@ export class PacketCoder {
     let num = bdist, den = pdist || 1;
     if (pdist) { let a = bdist, b = pdist; while (b) { const t = a % b; a = b; b = t; } num = (bdist / a) | 0; den = (pdist / a) | 0; }
     const ctx = { r, num, den, pcodes: pred ? pred.codes : null, pbig: pred ? pred.big : null };
+    const rv0 = ROW_VERSION;
     if (this.entityGen !== null) {
       ROW_VERSION = this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids, ROW_VERSION);
-      return;
-    }
+    } else this.readChanged(ctx, C, chg, keptIdx, outOfKept, predRow, fch, base, pred, codes, big, ver);
+    if (join !== null) this.joinLatest(C, chg, outOfKept, codes, big, ver, join, rv0);
+  }
+
+  /** The interpreted path of the changed entities' fields (entityGen's, when there is none). */
+  readChanged(ctx, C, chg, keptIdx, outOfKept, predRow, fch, base, pred, codes, big, ver) {
+    const S = this.S, F = this.F, r = ctx.r, num = ctx.num, den = ctx.den;
+    const bcodes = base.codes, bbig = base.big, bids = base.ids;
     for (let e = 0; e < C; e++) {
       const a = chg[e];
       const bi = keptIdx ? keptIdx[a] : a;
@@ -417,10 +442,11 @@ export class PacketCoder {
    * with the same ids) take its version: the snapshots of a stream are decoded against different
    * baselines, so an entity that comes to rest changes in each of them, and only this meeting
    * spares the next packets comparing its rows (the contexts) and the duplicates theirs (sameAs). */
-  joinLatest(codes, big, ver, other, rv0) {
-    const S = this.S, W = this.W, oc = other.codes, ov = other.ver, n = ver.length;
-    for (let i = 0; i < n; i++) {
-      if (ver[i] <= rv0) continue;
+  joinLatest(C, chg, outOfKept, codes, big, ver, other, rv0) {
+    const S = this.S, W = this.W, oc = other.codes, ov = other.ver;
+    for (let e = 0; e < C; e++) {
+      const i = outOfKept !== null ? outOfKept[chg[e]] : chg[e];
+      if (ver[i] <= rv0) continue;                       // (joined to pred's)
       let eq = true;
       for (let o = i * S, end = o + S; o < end; o++) if (codes[o] !== oc[o]) { eq = false; break; }
       if (eq && W) for (let t = i * W; t < (i + 1) * W; t++) if (big[t] !== other.big[t]) { eq = false; break; }

@@ -1,4 +1,4 @@
-// The delta layer's small rules (wire-format sections 7.3-7.4), each written once: the slot
+// src/rules.mjs: the delta layer's small rules (wire-format sections 7.3-7.4), each written once: the slot
 // classes, the extrapolated reference, the zigzagged difference, the integer smallest-three test.
 // The interpreted decoder (packet.mjs) calls them; the compiled fast path (fastpath.mjs) splices
 // their bodies as written, so keep them plain: parameters, statements, `return X;` each on its own.

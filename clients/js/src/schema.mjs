@@ -1,3 +1,5 @@
+// src/schema.mjs: Schema: fields, the slot table (wire-format section 2), one record (section 3),
+// the fingerprint.
 import { DecodeError, P2, SchemaError, ValueRangeError, isInteger, norm, toBig } from './util.mjs';
 import { asciiBytes, sha256, toHex, u32le } from './hash.mjs';
 import { JsonFloat, canonJson, parseJSON } from './json.mjs';

@@ -1,3 +1,4 @@
+// src/snapshot.mjs: Snapshot, a decoded view (ids, slot codes, row versions), and sequence order.
 
 // Snapshots
 

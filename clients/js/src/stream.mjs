@@ -1,3 +1,5 @@
+// src/stream.mjs: the datagram layer (wire-format sections 10-15, 17, 19): checks, the hello,
+// fragments, the history window, limits; SnapshotDecoder.
 import { DecodeError, SchemaError, toBig } from './util.mjs';
 import { SIP_HI, SIP_LO, asciiBytes, crc32c, masterKey, sharedKey, sipCore, sipWords, subKey, u16le, u32le, u64le, utf8 } from './hash.mjs';
 import { KIND_NAMES } from './codecs.mjs';

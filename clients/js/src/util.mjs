@@ -1,3 +1,4 @@
+// src/util.mjs: errors and small numeric helpers (powers of two, float hex, rounding).
 
 // Errors
 
