@@ -73,20 +73,18 @@ fs.rmSync(dir, { recursive: true, force: true });
 
 console.log(`1000 bodies, bench scene schema; decode of one delta datagram (acks 6 ticks late); medians of ${ROUNDS} alternated rounds of ${NUMBER} calls; node ${process.version}`);
 console.log('wall: elapsed time; cpu: the process\'s user CPU time (steadier on a loaded machine)');
-console.log('tick  changed  bytes | python wall    js wall  js/python | python cpu     js cpu  js/python');
-for (const c of cases) {
-  const pw = median(c.py.map((x) => x[0])), jw = median(c.js.map((x) => x[0]));
-  const pc = median(c.py.map((x) => x[1])), jc = median(c.js.map((x) => x[1]));
-  const f = (x) => x.toFixed(1).padStart(10);
-  console.log(`${String(c.tick).padStart(4)} ${(c.changed * 100).toFixed(1).padStart(7)}% ${String(c.bytes).padStart(6)} | ${f(pw)} ${f(jw)} ${(jw / pw).toFixed(2).padStart(9)}x | ${f(pc)} ${f(jc)} ${(jc / pc).toFixed(2).padStart(9)}x`);
-}
-if (other) {
-  console.log(`--also ${ALSO}, in the same rounds:`);
-  console.log('tick  changed  bytes | python wall  also wall  also/pyth | python cpu   also cpu  also/pyth');
+// one table: Python's times against one JavaScript client's (key: its rounds' times in each case)
+function table(name, key) {
+  console.log(`tick  changed  bytes | python wall ${(name + ' wall').padStart(10)} ${(name + '/py').padStart(9)}  | python cpu ${(name + ' cpu').padStart(10)} ${(name + '/py').padStart(9)}`);
   for (const c of cases) {
-    const pw = median(c.py.map((x) => x[0])), jw = median(c.js2.map((x) => x[0]));
-    const pc = median(c.py.map((x) => x[1])), jc = median(c.js2.map((x) => x[1]));
+    const pw = median(c.py.map((x) => x[0])), jw = median(c[key].map((x) => x[0]));
+    const pc = median(c.py.map((x) => x[1])), jc = median(c[key].map((x) => x[1]));
     const f = (x) => x.toFixed(1).padStart(10);
     console.log(`${String(c.tick).padStart(4)} ${(c.changed * 100).toFixed(1).padStart(7)}% ${String(c.bytes).padStart(6)} | ${f(pw)} ${f(jw)} ${(jw / pw).toFixed(2).padStart(9)}x | ${f(pc)} ${f(jc)} ${(jc / pc).toFixed(2).padStart(9)}x`);
   }
+}
+table('js', 'js');
+if (other) {
+  console.log(`--also ${ALSO}, in the same rounds:`);
+  table('also', 'js2');
 }
