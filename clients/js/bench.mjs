@@ -1,5 +1,5 @@
 // Decode speed of the JavaScript client against the Python library, in one run:
-//   node clients/js/bench.mjs [--rounds 15] [--number 200] [--python .venv/bin/python] [--also DIR/quantcodec.mjs]
+//   node clients/js/bench.mjs [--rounds 15] [--number 1000] [--python .venv/bin/python] [--also DIR/quantcodec.mjs]
 // The bench scene (1000 bodies, bench/bench_snapshot.py's ticks: 280 mostly at rest, 150 a pile
 // settling, 60 everything moving; acks 6 ticks late, full history) is made by Python
 // (support/bench_peer.py); both decoders reach the same state from the same datagrams, then the
@@ -22,7 +22,7 @@ const args = process.argv.slice(2);
 const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : dflt; };
 const ROUNDS = Number(opt('--rounds', 15));
 const ALSO = opt('--also', null);
-const NUMBER = Number(opt('--number', 200));
+const NUMBER = Number(opt('--number', 1000));   // (user CPU time is counted in steps: enough calls a round)
 // the Python with the package installed: --python, else $QC_PYTHON, else the repository's .venv
 // (as the root README installs it), else python3 on the PATH
 const REPO_VENV = path.resolve(HERE, '..', '..', '.venv', 'bin', 'python');

@@ -48,6 +48,8 @@ export class PacketCoder {
     this.ident = null;         // identity(): 0, 1, 2, ...
     this.slab = null;          // the ArrayBuffer that new snapshots' arrays are cut from (alloc)
     this.slabUsed = 0;
+    this.markSlab = null;      // the slab and its use before the last decode (releaseLast)
+    this.markUsed = 0;
     this.scratch = {};         // reusable buffers, grown as needed (a coder decodes one packet at a time)
     this.joinWith = null;      // a held snapshot whose equal rows a full packet's rows join (row versions)
     this.limit = null;         // (N) => void, throws DecodeError('limits'): section 19's check 2
@@ -98,10 +100,12 @@ export class PacketCoder {
   }
 
   /**
-   * A new typed array of n zeros for a snapshot (its codes, its row versions): a view into a slab,
-   * an ArrayBuffer of at least SLAB_BYTES that this coder's snapshots share, never reused (a slab
-   * lives as long as a view of it). A new ArrayBuffer for every array would cost its allocation
-   * and its collection for each snapshot: the bulk of a packet that changes little.
+   * A new typed array of n elements for a snapshot (its codes, its row versions; contents
+   * undefined: the caller writes every element): a view into a slab, an ArrayBuffer of at least
+   * SLAB_BYTES that this coder's snapshots share (a slab lives as long as a view of it). A new
+   * ArrayBuffer for every array would cost its allocation, fresh pages and its collection for
+   * each snapshot: the bulk of a packet that changes little. Only the last packet's arrays are
+   * ever given back (releaseLast), when nothing else can hold them.
    */
   alloc(Type, n) {
     const bytes = n * Type.BYTES_PER_ELEMENT;
@@ -113,6 +117,12 @@ export class PacketCoder {
     }
     this.slabUsed = off + ((bytes + 7) & ~7);            // (8-aligned: Float64Array views)
     return new Type(this.slab, off, n);
+  }
+
+  /** Give back the slab space of the snapshot the last decode made, which the caller dropped
+   * (a duplicate equal to the snapshot held under its number): the next packet's arrays reuse it. */
+  releaseLast() {
+    if (this.slab === this.markSlab) this.slabUsed = this.markUsed;
   }
 
   /** 0, 1, ..., n - 1 (and beyond): a shared table, not to be written. */
@@ -192,6 +202,8 @@ export class PacketCoder {
    * Snapshot or throws DecodeError('baseline'). Returns the new Snapshot; throws DecodeError.
    */
   decode(bytes, start, end, lookup) {
+    this.markSlab = this.slab;              // (releaseLast: what this packet's snapshot takes)
+    this.markUsed = this.slabUsed;
     const r = this.reader.reset(bytes, start, end);
     const schema = this.schema, S = this.S, W = this.W;
     const seq = r.read(16);

@@ -409,6 +409,11 @@ export class SnapshotDecoder {
       if (prev !== snap && !prev.sameAs(snap)) {
         this._drop(seq);
         this.ambiguous.add(seq);
+      } else if (prev !== snap) {
+        // a duplicate: the held snapshot is the view (equal, and already shared), and the new
+        // one, which nothing else holds, gives its arrays back for the next packet
+        this.coder.releaseLast();
+        snap = prev;
       }
     } else if (!this.ambiguous.has(seq)) {
       this._store(seq, snap);
