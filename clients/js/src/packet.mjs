@@ -46,6 +46,8 @@ export class PacketCoder {
     this.kk = new Int32Array(comps.length);
     this.reader = new BitReader(new Uint8Array(0));   // reused: a coder decodes one packet at a time
     this.ident = null;         // identity(): 0, 1, 2, ...
+    this.quatA = new Float64Array(4);     // quatEscape's scratch: the four component codes
+    this.quatOut = new Float64Array(3);   // and the three new ones
     this.slab = null;          // the ArrayBuffer that new snapshots' arrays are cut from (alloc)
     this.slabUsed = 0;
     this.markSlab = null;      // the slab and its use before the last decode (releaseLast)
@@ -150,11 +152,16 @@ export class PacketCoder {
       const cnt = r.read(cb) + (mode === 1 ? 1 : 0);
       if (cnt > M || (mode === 2 && cnt === M)) throw new DecodeError('snapshot packet: a set count above its range');
       if (mode === 1) { this.readList(r, out, 0, cnt, M); return cnt; }
-      if (cnt === 0) { for (let i = 0; i < M; i++) out[i] = i; return M; }
+      if (cnt === 0) { out.set(this.identity(M).subarray(0, M)); return M; }
       const tmp = this.buf('setTmp', cnt, Int32Array);
       this.readList(r, tmp, 0, cnt, M);
-      let j = 0, n = 0;
-      for (let i = 0; i < M; i++) { if (j < cnt && tmp[j] === i) { j++; continue; } out[n++] = i; }
+      let n = 0, from = 0;                 // every member but the listed ones: the runs between them
+      for (let j = 0; j < cnt; j++) {
+        const x = tmp[j];
+        for (let i = from; i < x; i++) out[n++] = i;
+        from = x + 1;
+      }
+      for (let i = from; i < M; i++) out[n++] = i;
       return n;
     }
     let n = 0;
@@ -362,6 +369,8 @@ export class PacketCoder {
       const m1 = k1 ? this.readSet(r, k1, set1) : 0;
       const m0 = k0 ? this.readSet(r, k0, set0) : 0;
       let a1 = 0, a0 = 0;
+      if (m0 === 0) for (; a1 < m1; a1++) chg[C++] = cls1[set1[a1]];         // (one side: no merging)
+      else if (m1 === 0) for (; a0 < m0; a0++) chg[C++] = cls0[set0[a0]];
       while (a1 < m1 || a0 < m0) {
         if (a0 >= m0 || (a1 < m1 && cls1[set1[a1]] < cls0[set0[a0]])) chg[C++] = cls1[set1[a1++]];
         else chg[C++] = cls0[set0[a0++]];
@@ -630,11 +639,10 @@ export class PacketCoder {
     if (r.read1() === 0) return sl.wide ? r.readBig(sl.bits) : r.readNum(sl.bits);
     const j = r.read(2);
     if (j === bidx) throw new DecodeError('snapshot packet: a quaternion remapped to its own index');
-    const A0 = bidx === 0 ? 0 : ba, A1 = bidx === 0 ? ba : bidx === 1 ? 0 : bb;
-    const A2 = bidx <= 1 ? bb : bidx === 2 ? 0 : bc, A3 = bidx <= 2 ? bc : 0;
-    const A = [A0, A1, A2, A3];
+    const A = this.quatA, out = this.quatOut;        // (scratch: no allocation a quaternion)
+    A[0] = bidx === 0 ? 0 : ba; A[1] = bidx === 0 ? ba : bidx === 1 ? 0 : bb;
+    A[2] = bidx <= 1 ? bb : bidx === 2 ? 0 : bc; A[3] = bidx <= 2 ? bc : 0;
     const aj = A[j], top = aj >= P2[cb - 1], L = this.qtopS[s];
-    const out = [0, 0, 0];
     for (let x = 0, t = 0; x < 4; x++) {
       if (x === j) continue;
       const ref = x === bidx ? aj : (top ? A[x] : L - A[x]);
