@@ -19,7 +19,7 @@ export function splice(fn, args, out, id) {
   if (params.length !== args.length || params.some((x) => !/^[\w$]+$/.test(x))) return null;
   const label = `L${id}$`;
   const res = `R${id}$`;        // (the body may declare a name `out` is: the result leaves by res, of out's type)
-  const body = m[2].replace(/\/\/[^\n]*/g, '').replace(/\breturn\s+([^;]+);/g, (_, x) => `{ ${res} = ${x}; break ${label}; }`);
+  const body = m[2].replace(/\/\/[^\n]*/g, '').replace(/\breturn\s+([^;]+);/g, (_, x) => `{ ${res} = (${x}); break ${label}; }`);
   if (/\breturn\b|\bfunction\b|=>/.test(body)) return null;
   const tmp = args.map((a, i) => `A${id}$${i} = ${a}`).join(', ');
   const bind = params.map((p, i) => `${p} = A${id}$${i}`).join(', ');
