@@ -127,17 +127,21 @@ extensions = [
 ]
 
 class build_py_with_client(build_py):
-    """The live view's page decodes with the JavaScript client: clients/js/quantcodec.mjs goes
-    into the package as quantcodec/web/quantcodec.mjs when it is built (one copy in the
+    """The live view's page decodes with the JavaScript client: clients/js/quantcodec.mjs and the
+    modules it imports (clients/js/src/*.mjs) go into the package as quantcodec/web/quantcodec.mjs
+    and quantcodec/web/src/ when it is built (one copy in the
     repository; a source checkout's live view reads clients/js directly)."""
 
     def run(self):
         super().run()
-        src = os.path.join("clients", "js", "quantcodec.mjs")
-        if os.path.isfile(src):
-            dst = os.path.join(self.build_lib, "quantcodec", "web", "quantcodec.mjs")
-            self.mkpath(os.path.dirname(dst))
-            self.copy_file(src, dst)
+        client = os.path.join("clients", "js")
+        if os.path.isfile(os.path.join(client, "quantcodec.mjs")):
+            web = os.path.join(self.build_lib, "quantcodec", "web")
+            parts = sorted(f for f in os.listdir(os.path.join(client, "src")) if f.endswith(".mjs"))
+            self.mkpath(os.path.join(web, "src"))
+            self.copy_file(os.path.join(client, "quantcodec.mjs"), os.path.join(web, "quantcodec.mjs"))
+            for f in parts:       # the modules the entry imports (./src/*.mjs)
+                self.copy_file(os.path.join(client, "src", f), os.path.join(web, "src", f))
 
 
 setup(

@@ -109,6 +109,8 @@ def test_serves_the_page_and_modules_only(server):
     status, ctype, body = get("/view.mjs")
     assert ctype.startswith("text/javascript") and b"./quantcodec.mjs" in body
     status, ctype, body = get("/quantcodec.mjs")
+    assert ctype.startswith("text/javascript") and b"SnapshotDecoder" in body and b"./src/stream.mjs" in body
+    status, ctype, body = get("/src/stream.mjs")
     assert ctype.startswith("text/javascript") and b"export class SnapshotDecoder" in body
     for path in ("/../quantcodec/tools/liveview.py", "/web/index.html", "/tools/liveview.py", "/liveview.py", "/etc/passwd"):
         with pytest.raises(urllib.error.HTTPError) as e:
@@ -125,6 +127,10 @@ def test_the_served_client_is_clients_js():
     if not repo.is_file():
         pytest.skip("no clients/js beside this installation")
     assert liveview._page("quantcodec.mjs") == repo.read_bytes()
+    parts = sorted(p.name for p in (repo.parent / "src").glob("*.mjs"))
+    assert parts and liveview._client_parts() == ["src/" + n for n in parts]
+    for n in parts:
+        assert liveview._page("src/" + n) == (repo.parent / "src" / n).read_bytes()
 
 
 def test_page_decodes_what_the_server_sent(server, tmp_path):

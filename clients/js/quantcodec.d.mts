@@ -269,7 +269,8 @@ export function streamKey(fingerprint: string, history: number, predict: boolean
 
 /**
  * A client of a snapshot stream. decode(datagram): the Snapshot a datagram completes, or null (a
- * hello, a fragment); a refused datagram throws DecodeError and changes nothing. After each
+ * hello, a fragment; a duplicate of a held snapshot returns the held one); a refused datagram
+ * throws DecodeError and changes nothing. After each
  * datagram that returned a Snapshot, acknowledge `latest` to the server.
  */
 export class SnapshotDecoder {

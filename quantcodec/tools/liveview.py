@@ -20,7 +20,7 @@ screen's frame rate), with the bytes per entity per update, the kbit/s of the ra
 delta streams, the worst error and the interpolation buffer's statistics.
 
 Everything is served from the package data by the WebSocket server itself (``/``,
-``/view.mjs``, ``/quantcodec.mjs``; the stream is ``/ws``; ``/wait?n=N`` answers once the pages
+``/view.mjs``, ``/quantcodec.mjs`` and the client's modules ``/src/*.mjs``; the stream is ``/ws``; ``/wait?n=N`` answers once the pages
 have reported N decoded snapshots, for the test): no other file is reachable and nothing is
 fetched from the network. The server binds 127.0.0.1 by default and refuses to bind a
 host that is not a loopback address unless ``allow_remote=True``.
@@ -98,16 +98,41 @@ def is_local_host(host):
         return False
 
 
+_REPO_CLIENT = pathlib.Path(__file__).resolve().parents[2] / "clients" / "js"   # quantcodec/tools/..
+
+
+def _client_parts():
+    """The JavaScript client's modules beside its entry quantcodec.mjs (``src/*.mjs``, which the
+    entry imports): from the package data, else from clients/js in a source checkout."""
+    web = resources.files("quantcodec").joinpath("web", "src")
+    if web.is_dir():
+        names = [f.name for f in web.iterdir() if f.name.endswith(".mjs")]
+    elif (_REPO_CLIENT / "src").is_dir():
+        names = [f.name for f in (_REPO_CLIENT / "src").iterdir() if f.name.endswith(".mjs")]
+    else:
+        names = []
+    return sorted("src/" + n for n in names)
+
+
 def _page(name):
-    """A file of the page: package data; the JavaScript client is put there when the package
-    is built (setup.py), and read from clients/js in a source checkout built in place."""
-    res = resources.files("quantcodec").joinpath("web", name)
+    """A file of the page: package data; the JavaScript client (quantcodec.mjs and its src/
+    modules) is put there when the package is built (setup.py), and read from clients/js in a
+    source checkout built in place."""
+    res = resources.files("quantcodec").joinpath("web", *name.split("/"))
     if res.is_file():
         return res.read_bytes()
-    repo = pathlib.Path(__file__).resolve().parents[2] / "clients" / "js" / name   # quantcodec/tools/..
-    if name == "quantcodec.mjs" and repo.is_file():
+    repo = _REPO_CLIENT.joinpath(*name.split("/"))
+    if (name == "quantcodec.mjs" or name in _client_parts()) and repo.is_file():
         return repo.read_bytes()
     raise ServeError(f"the live view's {name} is missing from this installation (quantcodec/web/)")
+
+
+def _pages():
+    """PAGES and the client's modules: path -> (package data file, content type)."""
+    pages = dict(PAGES)
+    for name in _client_parts():
+        pages["/" + name] = (name, "text/javascript; charset=utf-8")
+    return pages
 
 
 class _Client:
@@ -157,7 +182,7 @@ class LiveServer:
         self.reports = []               # what pages reported decoding: {"seq", "ids", "codes"}
         self.ticks = 0
         self._rng = random.Random(seed)
-        self._pages = {path: (_page(name), ctype) for path, (name, ctype) in PAGES.items()}
+        self._pages = {path: (_page(name), ctype) for path, (name, ctype) in _pages().items()}
         self._loop = None
         self._thread = None
         self._stop = None

@@ -36,7 +36,9 @@ test('npm pack, then npm install of the tarball into a fresh project (offline)',
   const tgz = path.join(work, out);
   assert.ok(fs.existsSync(tgz), `npm pack made ${out}`);
   const listing = run('tar', ['tzf', tgz], work).split('\n').filter(Boolean).sort();
-  assert.deepEqual(listing, ['package/LICENSE', 'package/README.md', 'package/bin/qc-decode.mjs', 'package/package.json', 'package/quantcodec.d.mts', 'package/quantcodec.mjs']);
+  const parts = fs.readdirSync(path.join(PKG, 'src')).filter((f) => f.endsWith('.mjs')).map((f) => `package/src/${f}`);
+  assert.ok(parts.length > 0, 'the entry\'s modules under src/');
+  assert.deepEqual(listing, ['package/LICENSE', 'package/README.md', 'package/bin/qc-decode.mjs', 'package/package.json', 'package/quantcodec.d.mts', 'package/quantcodec.mjs', ...parts].sort());
   project = path.join(work, 'app');
   fs.mkdirSync(project);
   fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true, type: 'module' }));
@@ -101,6 +103,7 @@ test("tsc --strict resolves the README's relative import './quantcodec.mjs' (qua
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qc-js-rel-'));
   try {
     for (const f of ['quantcodec.mjs', 'quantcodec.d.mts']) fs.copyFileSync(path.join(PKG, f), path.join(dir, f));
+    fs.cpSync(path.join(PKG, 'src'), path.join(dir, 'src'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'app.mts'), TS_APP.replace('FROM', './quantcodec.mjs'));
     run('tsc', ['--strict', '--noEmit', '--module', 'node16', '--moduleResolution', 'node16', 'app.mts'], dir);
   } finally { fs.rmSync(dir, { recursive: true, force: true }); }

@@ -1,0 +1,156 @@
+// src/fastpath.mjs: the compiled fast path of the delta decoder: per schema, the changed entities' fields unrolled
+// with the slot table's classes, widths, masks and validity tests as constants. It writes no rule
+// of its own: it splices the bodies of the one Exp-Golomb reader (bits.mjs, readEG) and of the
+// delta rules (rules.mjs) as they are written there, with their parameters bound to the slot's
+// constants, so that the JIT sees one flat loop (calls to them would exhaust its inlining budget).
+import { DecodeError, P2 } from './util.mjs';
+import { readEG } from './bits.mjs';
+import { C_FLAG, C_ORD, C_SMAG, C_QUAT, C_UVEC, C_ABS, extrapolate, addZz, quatSurelyValid } from './rules.mjs';
+
+/**
+ * The body of `fn` as a block (labels and names numbered by `id`): its parameters bound to `args` (source expressions, each evaluated
+ * once, first), each `return X;` an assignment of X to `out` that leaves the block. Null when
+ * fn's source is not plain (a minifier's rewrite, a nested function): no compiled path then.
+ */
+export function splice(fn, args, out, id) {
+  const m = /^function\s*[\w$]*\s*\(([^)]*)\)\s*\{([\s\S]*)\}$/.exec(fn.toString());
+  if (m === null) return null;
+  const params = m[1].split(',').map((x) => x.trim());
+  if (params.length !== args.length || params.some((x) => !/^[\w$]+$/.test(x))) return null;
+  const label = `L${id}$`;
+  const res = `R${id}$`;        // (the body may declare a name `out` is: the result leaves by res, of out's type)
+  const body = m[2].replace(/\/\/[^\n]*/g, '').replace(/\breturn\s+([^;]+);/g, (_, x) => `{ ${res} = (${x}); break ${label}; }`);
+  if (/\breturn\b|\bfunction\b|=>/.test(body)) return null;
+  const tmp = args.map((a, i) => `A${id}$${i} = ${a}`).join(', ');
+  const bind = params.map((p, i) => `${p} = A${id}$${i}`).join(', ');
+  return `{ const ${tmp}; let ${res} = ${out}; ${label}: { const ${bind};${body}} ${out} = ${res}; }`;
+}
+
+/**
+ * The fast path of the common schemas, compiled once per schema: readFieldFast with the slot
+ * table's classes, widths, masks and validity tests as constants, unrolled (no dispatch per slot,
+ * no table loads), for schemas whose slots are flags, scalar components under 32 bits, exact
+ * codes and quaternions of at most 10 bits a component (the pose of a game entity). Null for any
+ * other schema (readFieldFast serves it), or where compiling code is not allowed (a page whose
+ * Content-Security-Policy forbids it): the same results either way.
+ */
+export function makeEntityReader(coder) {
+  const { fields, slots, cls, cb, slotComp0: c0, signedS, vkind, vlim, sbits, cbitsS, F } = coder;
+  if (!coder.allFast) return null;
+  for (let s = 0; s < slots.length; s++) {
+    const k = cls[s];
+    if (k === C_UVEC) return null;
+    if ((k === C_ORD || k === C_SMAG) && cb[c0[s]] >= 32) return null;
+    if (k === C_QUAT && cbitsS[s] > 10) return null;
+  }
+  const L = [];
+  let plain = true, nsp = 0;
+  const sp = (fn, args, out) => { const t = splice(fn, args, out, nsp++); if (t === null) plain = false; return t; };
+  // the spliced rules: EG(k, b) of component c into u; the reference, the difference, the test
+  const eg = (c, b, alt) => sp(readEG, ['r', `k${c}`, b, alt], 'u');
+  const ext = (x, y, b, out) => sp(extrapolate, [x, y, b, 'num', 'den'], out);
+  const zz = (x, b, out) => sp(addZz, [x, 'u', b], out);
+  // the new code stored, and compared with the base's as stored (an Int32Array wraps: v | 0)
+  const store = (s, base) => `codes[oo + ${s}] = v; if (${coder.narrow ? '(v | 0)' : 'v'} !== ${base}) diff = true;`;
+  const slotSrc = (s, fd) => {
+    const k = cls[s];
+    if (k === C_ORD || k === C_SMAG) {
+      const c = c0[s], b = cb[c], mask = 2 ** b - 1, half = 2 ** (b - 1), sm = k === C_SMAG;
+      L.push(eg(c, b, false), `Bs = bcodes[bo + ${s}]; B = Bs & ${mask};`);
+      if (sm) L.push(`if (B >= ${half}) B ^= ${half - 1};`);
+      L.push(`ref = B; if (p${c} && po >= 0) { P = pcodes[po + ${s}] & ${mask};`);
+      if (sm) L.push(`if (P >= ${half}) P ^= ${half - 1};`);
+      L.push(ext('B', 'P', b, 'ref'), '}', zz('ref', b, 'w'));
+      if (sm) L.push(`if (w >= ${half}) w ^= ${half - 1};`);
+      L.push(signedS[s] ? `v = w >= ${half} ? w - ${mask + 1} : w;` : 'v = w;');
+    } else if (k === C_ABS) {
+      L.push(fd.flip ? `v = bcodes[bo + ${s}] ^ 1;` : `v = r.read(${sbits[s]});`);
+    } else {     // C_QUAT, at most 10 bits a component: the whole code in 32 bits
+      const b = cbitsS[s], c = c0[s], mask = 2 ** b - 1;
+      // component t of the three: its reference (extrapolated when pred has the same index), then u
+      const comp = (q, pq, t) => [`ref = ${q}; if (same && p${c + t}) {`, ext(q, pq, b, 'ref'), '}', zz('ref', b, q)];
+      L.push(`B = bcodes[bo + ${s}]; qc = B & ${mask}; qb = (B >>> ${b}) & ${mask}; qa = (B >>> ${2 * b}) & ${mask}; qi = B >>> ${3 * b};`);
+      L.push(eg(c, b, true));
+      L.push('if (u >= 0) {');
+      L.push(`P = po >= 0 ? pcodes[po + ${s}] : 0; same = po >= 0 && (P >>> ${3 * b}) === qi;`);
+      L.push(`if (same) { pa = (P >>> ${2 * b}) & ${mask}; pb = (P >>> ${b}) & ${mask}; pc = P & ${mask}; }`);
+      L.push(...comp('qa', 'pa', 0), eg(c + 1, b, false), ...comp('qb', 'pb', 1), eg(c + 2, b, false), ...comp('qc', 'pc', 2));
+      L.push(`v = ((((qi << ${b}) | qa) << ${b} | qb) << ${b} | qc) >>> 0;`);
+      if (vkind[s] === 3 && coder.qsq[s] !== null) {
+        // the integer test (quatSurelyValid) first, the exact one (quatValidNum) near the boundary
+        L.push(sp(quatSurelyValid, [`Q${s}`, 'qa', 'qb', 'qc'], 'sure'));
+        L.push(`if (!sure && !self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
+        L.push(`} else { v = self.quatEscape(r, ${s}, qi, qa, qb, qc); if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v); }`);
+      } else {
+        L.push(`} else v = self.quatEscape(r, ${s}, qi, qa, qb, qc);`);
+        if (vkind[s] === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
+      }
+      L.push(store(s, 'B'));
+      return;
+    }
+    const vk = vkind[s];
+    if (vk === 1) L.push(`if (v === ${vlim[s]}) self.invalidCode(${s}, v);`);
+    else if (vk === 2) L.push(`if (v > ${vlim[s]}) self.invalidCode(${s}, v);`);
+    else if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
+    L.push(store(s, k === C_ABS ? `bcodes[bo + ${s}]` : 'Bs'));
+  };
+  fields.forEach((fd, f) => {
+    L.push(`if (fch[${f} * C + e] !== 0) { anyField = true; diff = false;`);
+    let s = fd.s0;
+    let close = 0;
+    while (s < fd.s1) {
+      if (cls[s] === C_FLAG) {
+        const span = slots[s].span;
+        L.push(fd.implied ? `v = bcodes[bo + ${s}] === 0 ? 1 : r.read1();` : 'v = r.read1();');
+        L.push(`codes[oo + ${s}] = v; if (v !== bcodes[bo + ${s}]) diff = true;`);
+        L.push('if (v === 0) {');
+        for (let t = s + 1; t <= s + span; t++) L.push(`if (bcodes[bo + ${t}] !== 0) diff = true; codes[oo + ${t}] = 0;`);
+        L.push('} else {');
+        close++;
+        s++;
+        continue;     // the governed slots follow, inside the else
+      }
+      slotSrc(s, fd);
+      s++;
+    }
+    L.push('}'.repeat(close));
+    L.push("if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged'); }");
+  });
+  const S = slots.length, nc = coder.comps.length;
+  // the packet's parameters as constants of the loop: k (kk) and predicted (pp) of each component
+  const params = [];
+  for (let c = 0; c < nc; c++) params.push(`k${c} = self.kk[${c}], p${c} = self.pp[${c}] !== 0`);
+  const quats = [];
+  for (let s = 0; s < S; s++) if (cls[s] === C_QUAT && coder.qsq[s] !== null) quats.push(`Q${s} = self.qsq[${s}]`);
+  // every changed entity of the packet: e-th changed is kept rank chg[e], base row keptIdx (or
+  // the rank), output row outOfKept (or the rank), pred row predRow (or none); each gets a new
+  // row version (from rv), but a changed row equal to its pred row takes pred's (joinLineage)
+  const body = `return function readChangedGen(self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv) {
+const ${params.join(', ')};
+${quats.length ? `const ${quats.join(', ')};` : ''}
+let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
+for (let e = 0; e < C; e++) {
+const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
+const pr = predRow !== null ? predRow[a] : -1;
+const bo = bi * ${S}, oo = oi * ${S}, po = pr >= 0 ? pr * ${S} : -1;
+anyField = false;
+ver[oi] = ++rv;
+${L.join('\n')}
+if (!anyField) throw new DecodeError('snapshot packet: entity ' + bids[bi] + ': an entity marked changed has no changed field');
+if (po >= 0) {
+  let eq = true;
+  for (let t = 0; t < ${S}; t++) if (codes[oo + t] !== pcodes[po + t]) { eq = false; break; }
+  if (eq) ver[oi] = pver[pr];
+}
+}
+return rv; };`;
+  if (!plain) return null;
+  // one compiled function per slot table (decoders of one schema share it and its optimization)
+  let fn = ENTITY_READERS.get(body);
+  if (fn === undefined) {
+    try { fn = new Function('DecodeError', 'P2', body)(DecodeError, P2); } catch (e) { fn = null; }
+    ENTITY_READERS.set(body, fn);
+  }
+  return fn;
+}
+const ENTITY_READERS = new Map();

@@ -1,0 +1,100 @@
+// src/util.mjs: errors and small numeric helpers (powers of two, float hex, rounding).
+
+// Errors
+
+export class CodecError extends Error {
+  constructor(message) { super(message); this.name = 'CodecError'; }
+}
+export class SchemaError extends CodecError {
+  constructor(message) { super(message); this.name = 'SchemaError'; }
+}
+/** A value an exact codec cannot hold, a zero or non-finite quaternion/unit vector. */
+export class ValueRangeError extends CodecError {
+  constructor(message) { super(message); this.name = 'ValueRangeError'; }
+}
+// (`stale` is the server's, for replies only: no client refuses a datagram with it)
+export const DECODE_ERROR_KINDS = Object.freeze(['no-hello', 'check', 'hello', 'schema', 'fragment', 'baseline', 'malformed', 'limits', 'stale']);
+export class DecodeError extends CodecError {
+  constructor(message, kind = 'malformed') {
+    super(message);
+    if (!DECODE_ERROR_KINDS.includes(kind)) throw new Error(`DecodeError: unknown kind ${kind}`);
+    this.name = 'DecodeError';
+    this.kind = kind;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Small numeric helpers
+
+export const P2 = new Float64Array(65); for (let i = 0; i <= 64; i++) P2[i] = 2 ** i;
+export const B2 = []; for (let i = 0; i <= 64; i++) B2.push(1n << BigInt(i));
+export const BMASK = B2.map((v) => v - 1n);
+export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+export const SQRT1_2 = Math.SQRT1_2;          // 0.70710678118654752440 as a double, as the C core's QC_SQRT1_2
+
+/** An integer (number or BigInt) as the canonical id/code representation: a number when safe. */
+export function norm(v) {
+  if (typeof v === 'bigint') return (v <= 9007199254740991n && v >= -9007199254740991n) ? Number(v) : v;
+  return v;
+}
+export function toBig(v) { return typeof v === 'bigint' ? v : BigInt(v); }
+export function isInteger(v) { return typeof v === 'bigint' || (typeof v === 'number' && Number.isInteger(v)); }
+export function ctz32(w) { return 31 - Math.clz32(w & -w); }     // w != 0
+
+/** C's round(): half away from zero, exact. */
+export function roundHalfAway(v) {
+  const t = Math.trunc(v);
+  const f = v - t;                          // exact
+  if (f >= 0.5) return t + 1;
+  if (f <= -0.5) return t - 1;
+  return t;
+}
+
+const F64 = new Float64Array(1);
+const U32OF = new Uint32Array(F64.buffer);   // little-endian hosts: [lo, hi]
+export const LITTLE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+export function dblWords(x) { F64[0] = x; return LITTLE ? [U32OF[1], U32OF[0]] : [U32OF[0], U32OF[1]]; }
+export function wordsDbl(hi, lo) {
+  if (LITTLE) { U32OF[1] = hi; U32OF[0] = lo; } else { U32OF[0] = hi; U32OF[1] = lo; }
+  return F64[0];
+}
+
+/** Python's float.hex() of a double, exactly. */
+export function floatHex(x) {
+  if (Number.isNaN(x)) return 'nan';
+  if (x === Infinity) return 'inf';
+  if (x === -Infinity) return '-inf';
+  const [hi, lo] = dblWords(x);
+  const sign = hi >>> 31 ? '-' : '';
+  let exp = (hi >>> 20) & 0x7ff;
+  const mhi = hi & 0xfffff;
+  if (exp === 0 && mhi === 0 && lo === 0) return sign + '0x0.0p+0';
+  let lead = 1;
+  if (exp === 0) { lead = 0; exp = -1022; } else exp -= 1023;
+  const mant = mhi.toString(16).padStart(5, '0') + (lo >>> 0).toString(16).padStart(8, '0');
+  return `${sign}0x${lead}.${mant}p${exp >= 0 ? '+' : '-'}${Math.abs(exp)}`;
+}
+
+/** The double written by Python's float.hex() (also 'inf', '-inf', 'nan'). */
+export function parseFloatHex(s) {
+  if (s === 'nan' || s === '-nan') return NaN;
+  if (s === 'inf') return Infinity;
+  if (s === '-inf') return -Infinity;
+  const m = /^(-)?0x([0-9a-f]+)(?:\.([0-9a-f]*))?p([+-]?\d+)$/i.exec(s);
+  if (!m) throw new SyntaxError(`not a float.hex() string: ${s}`);
+  const digits = m[2] + (m[3] || '');
+  let mant = BigInt('0x' + digits);
+  let exp = parseInt(m[4], 10) - 4 * (m[3] || '').length;
+  // exact: scale the integer mantissa by 2**exp with one rounding (Number(bigint) rounds to nearest)
+  let v;
+  if (exp >= 0) v = Number(mant << BigInt(exp));
+  else {
+    // keep the result exact down to subnormals: divide only by what the double can hold
+    const sh = -exp;
+    if (sh <= 1074 - 0) {
+      v = Number(mant) * 2 ** -Math.min(sh, 1000);
+      if (sh > 1000) v *= 2 ** -(sh - 1000);
+    } else v = 0;
+  }
+  return m[1] ? -v : v;
+}
