@@ -872,7 +872,7 @@ static int qc__pk_read_entity(qc__pk *k, size_t x) {
     const qc_schema *sc = k->sc;
     const size_t ke = k->chg[x], S = (size_t)k->S;
     const uint64_t *br = k->base->rows + k->kept_base[ke] * S, *pr = NULL;
-    uint64_t *orw = k->snap->rows + k->kept_out[ke] * S, v;
+    uint64_t *orw = k->snap->rows + k->kept_out[ke] * S, v = 0;
     const char *msg = NULL;
     int any = 0, i, t;
     if (k->pdist && k->kept_pred[ke] != (size_t)-1) pr = k->pred->rows + k->kept_pred[ke] * S;
