@@ -3264,7 +3264,7 @@ typedef struct qc__dcomp {  /* one component's decoding in one packet (both path
 
 typedef struct qc__dfield { /* one field's shape in the fast path */
     int shape;              /* QC__FS_*; QC__FS_NONE: the slot-by-slot loop */
-    int c0, c1;             /* its components */
+    const qc__dcomp *d0, *d1;   /* its components (in the packet's qc__dcomp table) */
     int slot;               /* NZ: the flag; QUAT: the smallest-three slot */
     int span;               /* NZ: the slots the flag governs */
     int cb, bits;           /* QUAT: bits per kept component, the slot's width */
@@ -3297,7 +3297,7 @@ QC__HOT uint64_t qc__fast_ref(uint64_t xb, uint64_t xp, const qc__dcomp *d, int6
    row when there is none (a reference extrapolated from the baseline to itself is the
    baseline's). */
 QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr, int F, const qc__dfield *FD,
-                               const qc__dcomp *D, const uint64_t *br, const uint64_t *pr, uint64_t *orw,
+                               const uint64_t *br, const uint64_t *pr, uint64_t *orw,
                                int64_t num, int64_t den, int den1) {
     const qc__dfield *fd = FD, *fend = FD + F;
     int any = 0;
@@ -3306,8 +3306,8 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
         const qc__dcomp *d, *dend;
         if (!*fr) continue;
         any = 1;
-        d = D + fd->c0;
-        dend = D + fd->c1;
+        d = fd->d0;
+        dend = fd->d1;
         if (fd->shape == QC__FS_QUAT) {
             int s = fd->slot, qs = 3 * fd->cb, st;
             uint64_t bw = br[s], pw = pr[s], code, m;
@@ -3388,12 +3388,10 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
                 QC__FAST_EG(d, u);
                 xb = br[s] << d->sh;
                 xp = pr[s] << d->sh;
-                if (d->smt) {
-                    xb ^= qc__sign_mask(xb) & d->smt;
-                    xp ^= qc__sign_mask(xp) & d->smt;
-                }
+                xb ^= qc__sign_mask(xb) & d->smt;   /* sign-magnitude to ordered (smt 0: no change) */
+                xp ^= qc__sign_mask(xp) & d->smt;
                 xb = qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh);
-                if (d->smt) xb ^= qc__sign_mask(xb) & d->smt;
+                xb ^= qc__sign_mask(xb) & d->smt;
                 v = (uint64_t)qc__asr(xb, d->sh) & d->vmask;
                 bad = (uint64_t)((v - d->vlo) > d->vspan) | (uint64_t)(v == d->vbad);
                 if (QC__UNLIKELY(bad)) return (size_t)-1;
@@ -3413,7 +3411,6 @@ typedef struct qc__fastrun {    /* what qc__fast_run reads, for one packet */
     const uint8_t *fch;         /* the changed fields, F a changed entity */
     int F, S;
     const qc__dfield *FD;
-    const qc__dcomp *D;
     const int *gen;             /* the fields of no fast shape changed in the packet */
     int ngen;
     const uint64_t *brow, *prow;    /* prow NULL: no extrapolation */
@@ -3435,7 +3432,7 @@ QC__HOT size_t qc__fast_run_(const qc__fastrun *a, size_t e, size_t n, size_t *p
         for (g = 0; g < a->ngen; g++)
             if (fr[a->gen[g]]) break;
         if (g < a->ngen) break;
-        t = qc__fast_entity(buf, pos, fr, a->F, a->FD, a->D, br, pr, a->orow + (a->kept_out ? a->kept_out[c] : c) * S,
+        t = qc__fast_entity(buf, pos, fr, a->F, a->FD, br, pr, a->orow + (a->kept_out ? a->kept_out[c] : c) * S,
                             a->num, a->den, den1);
         if (t == (size_t)-1 || t > a->nbits) break;
         pos = t;
@@ -3512,8 +3509,8 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
         const qc_field *fd = &sc->fields[i];
         const qc_slot *s0 = &sc->slots[fd->first_slot];
         qc__dfield *df = &dfd[i];
-        df->c0 = fd->first_comp;
-        df->c1 = fd->first_comp + fd->ncomps;
+        df->d0 = dc + fd->first_comp;
+        df->d1 = dc + fd->first_comp + fd->ncomps;
         df->shape = QC__FS_NONE;
         if (fd->nslots == 1 && s0->role == QC_ROLE_QUAT && s0->qsq != NULL) {
             df->shape = QC__FS_QUAT;
@@ -4044,7 +4041,6 @@ static int qc__pk_read_entities(qc__pk *k) {
     run.F = k->F;
     run.S = k->S;
     run.FD = k->dfd;
-    run.D = k->dc;
     run.gen = k->gen;
     run.brow = k->base->rows;
     run.prow = k->pdist ? k->pred->rows : NULL;
