@@ -3463,18 +3463,24 @@ static size_t qc__fast_run(const qc__fastrun *a, size_t e, size_t n, size_t *ppo
 }
 
 /* whether two rows of S codes differ (0 or 1), without a branch a code: two codes a compare
-   with SSE2 where the compiler has it */
-QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
+   with SSE2 where the compiler has it; copy not NULL: row a copied there on the way (the one
+   pass over the baseline's rows that the new snapshot's rows need) */
+QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S, uint64_t *copy) {
     uint64_t x = 0;
     int s = 0;
 #if defined(__SSE2__) || defined(_M_X64)
     __m128i acc = _mm_setzero_si128();
-    for (; s + 2 <= S; s += 2)
-        acc = _mm_or_si128(acc, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + s)),
-                                              _mm_loadu_si128((const __m128i *)(const void *)(b + s))));
+    for (; s + 2 <= S; s += 2) {
+        __m128i va = _mm_loadu_si128((const __m128i *)(const void *)(a + s));
+        if (copy != NULL) _mm_storeu_si128((__m128i *)(void *)(copy + s), va);
+        acc = _mm_or_si128(acc, _mm_xor_si128(va, _mm_loadu_si128((const __m128i *)(const void *)(b + s))));
+    }
     x = (uint64_t)(_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xFFFF);
 #endif
-    for (; s < S; s++) x |= a[s] ^ b[s];
+    for (; s < S; s++) {
+        if (copy != NULL) copy[s] = a[s];
+        x |= a[s] ^ b[s];
+    }
     return x != 0;
 }
 
@@ -3583,6 +3589,9 @@ typedef struct qc__pk {         /* one packet being decoded: what its steps shar
     qc__dfield *dfd;
     int *gen;
     int64_t num, den;           /* the extrapolation's ratio bdist / pdist, reduced */
+    int same;                   /* the baseline's entities, all kept, nothing new, and pred holds
+                                   the same: row e of each is row e of the new snapshot, whose rows
+                                   qc__pk_read_changed copies as it compares base and pred */
     qc_snapshot *snap;          /* the new snapshot */
 } qc__pk;
 
@@ -3782,10 +3791,11 @@ static int qc__pk_merge(qc__pk *k) {
     size_t *kept_base = k->kept_base, *kept_out = k->kept_out;
     size_t bi = 0, xi = 0, ni = 0, o = 0, e = 0, run_b = 0, run_o = 0, run_n = 0;
     if (kept == m && nnew == 0) {
-        /* the baseline's entities, row for row */
+        /* the baseline's entities, row for row (the rows later when the same in pred) */
+        k->same = k->pdist && k->pred->n == m && (m == 0 || memcmp(k->pred->ids, base->ids, m * 8) == 0);
         if (m) {
             memcpy(snap->ids, base->ids, m * 8);
-            if (S) memcpy(snap->rows, base->rows, m * S * 8);
+            if (S && !k->same) memcpy(snap->rows, base->rows, m * S * 8);
         }
         for (e = 0; e < m; e++) { kept_base[e] = e; kept_out[e] = e; }
         return 0;
@@ -3832,11 +3842,12 @@ static int qc__pk_read_changed(qc__pk *k) {
         if (kept && qc__set(&k->r, chg, &k->nchg, kept) < 0) return qc__pk_bad(k, "bad set of changed entities");
         return 0;
     }
-    if (k->nrem == 0 && pred->n == m && (m == 0 || memcmp(pred->ids, base->ids, m * 8) == 0)) {
+    if (k->same || (k->nrem == 0 && pred->n == m && (m == 0 || memcmp(pred->ids, base->ids, m * 8) == 0))) {
         /* the common case: the baseline's entities kept, the same in the extrapolation
-           snapshot, row for row */
+           snapshot, row for row (and, k->same, in the new snapshot: copied here) */
+        uint64_t *copy = k->same ? k->snap->rows : NULL;
         for (e = 0; e < kept; e++) {
-            int ctx = qc__rows_differ(base->rows + e * S, pred->rows + e * S, (int)S);
+            int ctx = qc__rows_differ(base->rows + e * S, pred->rows + e * S, (int)S, copy != NULL ? copy + e * S : NULL);
             kept_pred[e] = e;
             cls1[n1] = e;
             cls0[n0] = e;
@@ -3850,7 +3861,7 @@ static int qc__pk_read_changed(qc__pk *k) {
         while (pj < pred->n && pred->ids[pj] < base->ids[kb]) pj++;
         if (pj < pred->n && pred->ids[pj] == base->ids[kb]) {
             kept_pred[e] = pj;
-            ctx = qc__rows_differ(base->rows + kb * S, pred->rows + pj * S, (int)S);
+            ctx = qc__rows_differ(base->rows + kb * S, pred->rows + pj * S, (int)S, NULL);
         }
         if (ctx) cls1[n1++] = e; else cls0[n0++] = e;
     }
