@@ -2835,19 +2835,17 @@ int qc_record_encode(const qc_schema *s, const uint64_t *row, uint8_t *out, size
     return 0;
 }
 
-int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_t *row, qc_error *err) {
-    qc__br r;
-    int i;
+/* One record's codes (wire-format 3) from r into row, a flag of 0 zeroing the slots it governs,
+   signed codes sign-extended: 0; -1 a short read (*slot: at which slot); 1 a code that is not
+   valid (*slot, *code, read at r->pos minus the slot's bits) */
+static int qc__record_read(qc__br *r, const qc_schema *s, uint64_t *row, int *slot, uint64_t *code) {
+    int i, t;
     uint64_t v;
-    char nm[160];
-    qc__br_init(&r, buf, len);
     for (i = 0; i < s->nslots; i++) {
         const qc_slot *sl = &s->slots[i];
-        if (qc__get(&r, sl->bits, &v) < 0)
-            return qc__fail(err, "%s: message too short: the code needs %d bits at bit %lu, the message has %lu bits (%lu bytes)",
-                            qc__slot_name(s, i, nm, sizeof nm), sl->bits, (unsigned long)r.pos, (unsigned long)r.nbits, (unsigned long)len);
+        *slot = i;
+        if (qc__get(r, sl->bits, &v) < 0) return -1;
         if (sl->role == QC_ROLE_FLAG) {
-            int t;
             row[i] = v;
             if (v == 0) {
                 for (t = i + 1; t <= i + sl->span; t++) row[t] = 0;
@@ -2857,13 +2855,28 @@ int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_
         }
         if (sl->sign) v = qc__sext(v, sl->bits);
         row[i] = v;
-        if (!qc_valid(sl->codec, v)) {
-            char num[32];
-            if (sl->sign) snprintf(num, sizeof num, "%lld", (long long)(int64_t)v);
-            else snprintf(num, sizeof num, "%llu", (unsigned long long)v);
-            return qc__fail(err, "%s: code %s is not valid at bit %lu", qc__slot_name(s, i, nm, sizeof nm), num,
-                            (unsigned long)(r.pos - (size_t)sl->bits));
-        }
+        if (!qc__slot_ok(sl, v)) { *code = v; return 1; }
+    }
+    return 0;
+}
+
+int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_t *row, qc_error *err) {
+    qc__br r;
+    int i = 0, st;
+    uint64_t v = 0;
+    char nm[160];
+    qc__br_init(&r, buf, len);
+    st = qc__record_read(&r, s, row, &i, &v);
+    if (st < 0)
+        return qc__fail(err, "%s: message too short: the code needs %d bits at bit %lu, the message has %lu bits (%lu bytes)",
+                        qc__slot_name(s, i, nm, sizeof nm), s->slots[i].bits, (unsigned long)r.pos, (unsigned long)r.nbits,
+                        (unsigned long)len);
+    if (st > 0) {
+        char num[32];
+        if (s->slots[i].sign) snprintf(num, sizeof num, "%lld", (long long)(int64_t)v);
+        else snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+        return qc__fail(err, "%s: code %s is not valid at bit %lu", qc__slot_name(s, i, nm, sizeof nm), num,
+                        (unsigned long)(r.pos - (size_t)s->slots[i].bits));
     }
     if ((r.pos + 7) / 8 != len) {
         if ((r.pos + 7) / 8 > len)
@@ -3755,27 +3768,13 @@ static int qc__pk_read_new_ids(qc__pk *k) {
 
 /* section 7.2: the new entities' records (section 3), every code valid */
 static int qc__pk_read_records(qc__pk *k) {
-    const qc_schema *sc = k->sc;
-    const int S = k->S;
     size_t e;
+    int s = 0, st;
+    uint64_t v = 0;
     for (e = 0; e < k->nnew; e++) {
-        uint64_t *row = k->nrow + e * (size_t)S, v;
-        int s, t;
-        for (s = 0; s < S; s++) {
-            const qc_slot *sl = &sc->slots[s];
-            if (qc__get(&k->r, sl->bits, &v) < 0) return qc__pk_bad(k, "truncated record of a new entity");
-            if (sl->role == QC_ROLE_FLAG) {
-                row[s] = v;
-                if (v == 0) {
-                    for (t = s + 1; t <= s + sl->span; t++) row[t] = 0;
-                    s += sl->span;
-                }
-                continue;
-            }
-            if (sl->sign) v = qc__sext(v, sl->bits);
-            row[s] = v;
-            if (!qc__slot_ok(sl, v)) return qc__pk_invalid(k, k->nid[e], s, v, k->r.pos - (size_t)sl->bits);
-        }
+        st = qc__record_read(&k->r, k->sc, k->nrow + e * (size_t)k->S, &s, &v);
+        if (st < 0) return qc__pk_bad(k, "truncated record of a new entity");
+        if (st > 0) return qc__pk_invalid(k, k->nid[e], s, v, k->r.pos - (size_t)k->sc->slots[s].bits);
     }
     return 0;
 }

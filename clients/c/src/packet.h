@@ -633,27 +633,13 @@ static int qc__pk_read_new_ids(qc__pk *k) {
 
 /* section 7.2: the new entities' records (section 3), every code valid */
 static int qc__pk_read_records(qc__pk *k) {
-    const qc_schema *sc = k->sc;
-    const int S = k->S;
     size_t e;
+    int s = 0, st;
+    uint64_t v = 0;
     for (e = 0; e < k->nnew; e++) {
-        uint64_t *row = k->nrow + e * (size_t)S, v;
-        int s, t;
-        for (s = 0; s < S; s++) {
-            const qc_slot *sl = &sc->slots[s];
-            if (qc__get(&k->r, sl->bits, &v) < 0) return qc__pk_bad(k, "truncated record of a new entity");
-            if (sl->role == QC_ROLE_FLAG) {
-                row[s] = v;
-                if (v == 0) {
-                    for (t = s + 1; t <= s + sl->span; t++) row[t] = 0;
-                    s += sl->span;
-                }
-                continue;
-            }
-            if (sl->sign) v = qc__sext(v, sl->bits);
-            row[s] = v;
-            if (!qc__slot_ok(sl, v)) return qc__pk_invalid(k, k->nid[e], s, v, k->r.pos - (size_t)sl->bits);
-        }
+        st = qc__record_read(&k->r, k->sc, k->nrow + e * (size_t)k->S, &s, &v);
+        if (st < 0) return qc__pk_bad(k, "truncated record of a new entity");
+        if (st > 0) return qc__pk_invalid(k, k->nid[e], s, v, k->r.pos - (size_t)k->sc->slots[s].bits);
     }
     return 0;
 }
