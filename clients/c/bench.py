@@ -54,10 +54,12 @@ def main():
     ap.add_argument("--repeats", type=int, default=15)
     ap.add_argument("--number", type=int, default=200)
     ap.add_argument("--lag", type=int, default=6)
+    ap.add_argument("--dump", metavar="DIR", help="write the bench stream (DIR/schema.json, DIR/stream.bin: "
+                    "each datagram as a 4-byte little-endian length, then its bytes) for bench_stream.c, and stop")
     ap.add_argument("--src", default=HERE, help="a directory with another bench.c and quantcodec.h "
                     "(e.g. an older commit's, for a before/after comparison)")
     args = ap.parse_args()
-    so = build(args.src)
+    so = None if args.dump else build(args.src)
     scene = simulate(args.bodies, 5.0, 60, 0)
     schema = default_schema(velocity=True)
     ticks = scene.ids.shape[0]
@@ -72,6 +74,15 @@ def main():
         if k >= args.lag:
             b = snaps[k - args.lag]
             changed[k] = float(np.mean(np.any(snaps[k].matrix != b.matrix, axis=1))) if len(b.ids) == len(snaps[k].ids) else 1.0
+    if args.dump:
+        os.makedirs(args.dump, exist_ok=True)
+        with open(os.path.join(args.dump, "schema.json"), "w") as f:
+            f.write(schema.to_json())
+        with open(os.path.join(args.dump, "stream.bin"), "wb") as f:
+            for d in [hello] + datagrams:
+                f.write(len(d).to_bytes(4, "little") + d)
+        print(f"{args.dump}: schema.json, stream.bin ({1 + len(datagrams)} datagrams)")
+        return
     # the cases: tick 0 (full), tick 60 (everything moving), a tick near 30% changed, the tick most at rest
     late = [k for k in changed if k > 60]
     near30 = min(late, key=lambda k: abs(changed[k] - 0.30))

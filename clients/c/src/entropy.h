@@ -167,12 +167,17 @@ static int qc__set(qc__br *r, size_t *pos, size_t *n, size_t M) {
             return 0;
         }
         if (cnt && qc__list(r, pos + (M - cnt), cnt, M) < 0) return -1;
+        /* the members: the runs between the absent ones, written from the front (behind the
+           absent ones' list, at the back: each is read before a member reaches its place) */
         j = M - cnt;
+        i = 0;
         cnt = 0;
-        for (i = 0; i < M; i++) {
-            if (j < M && pos[j] == i) { j++; continue; }
-            pos[cnt++] = i;
+        for (; j < M; j++) {
+            size_t x = pos[j];
+            while (i < x) pos[cnt++] = i++;
+            i++;
         }
+        while (i < M) pos[cnt++] = i++;
         *n = cnt;
         return 0;
     }

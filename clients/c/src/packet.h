@@ -142,7 +142,7 @@ typedef struct qc__dcomp {  /* one component's decoding in one packet (both path
 
 typedef struct qc__dfield { /* one field's shape in the fast path */
     int shape;              /* QC__FS_*; QC__FS_NONE: the slot-by-slot loop */
-    int c0, c1;             /* its components */
+    const qc__dcomp *d0, *d1;   /* its components (in the packet's qc__dcomp table) */
     int slot;               /* NZ: the flag; QUAT: the smallest-three slot */
     int span;               /* NZ: the slots the flag governs */
     int cb, bits;           /* QUAT: bits per kept component, the slot's width */
@@ -175,7 +175,7 @@ QC__HOT uint64_t qc__fast_ref(uint64_t xb, uint64_t xp, const qc__dcomp *d, int6
    row when there is none (a reference extrapolated from the baseline to itself is the
    baseline's). */
 QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr, int F, const qc__dfield *FD,
-                               const qc__dcomp *D, const uint64_t *br, const uint64_t *pr, uint64_t *orw,
+                               const uint64_t *br, const uint64_t *pr, uint64_t *orw,
                                int64_t num, int64_t den, int den1) {
     const qc__dfield *fd = FD, *fend = FD + F;
     int any = 0;
@@ -184,8 +184,8 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
         const qc__dcomp *d, *dend;
         if (!*fr) continue;
         any = 1;
-        d = D + fd->c0;
-        dend = D + fd->c1;
+        d = fd->d0;
+        dend = fd->d1;
         if (fd->shape == QC__FS_QUAT) {
             int s = fd->slot, qs = 3 * fd->cb, st;
             uint64_t bw = br[s], pw = pr[s], code, m;
@@ -266,12 +266,10 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
                 QC__FAST_EG(d, u);
                 xb = br[s] << d->sh;
                 xp = pr[s] << d->sh;
-                if (d->smt) {
-                    xb ^= qc__sign_mask(xb) & d->smt;
-                    xp ^= qc__sign_mask(xp) & d->smt;
-                }
+                xb ^= qc__sign_mask(xb) & d->smt;   /* sign-magnitude to ordered (smt 0: no change) */
+                xp ^= qc__sign_mask(xp) & d->smt;
                 xb = qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh);
-                if (d->smt) xb ^= qc__sign_mask(xb) & d->smt;
+                xb ^= qc__sign_mask(xb) & d->smt;
                 v = (uint64_t)qc__asr(xb, d->sh) & d->vmask;
                 bad = (uint64_t)((v - d->vlo) > d->vspan) | (uint64_t)(v == d->vbad);
                 if (QC__UNLIKELY(bad)) return (size_t)-1;
@@ -291,7 +289,6 @@ typedef struct qc__fastrun {    /* what qc__fast_run reads, for one packet */
     const uint8_t *fch;         /* the changed fields, F a changed entity */
     int F, S;
     const qc__dfield *FD;
-    const qc__dcomp *D;
     const int *gen;             /* the fields of no fast shape changed in the packet */
     int ngen;
     const uint64_t *brow, *prow;    /* prow NULL: no extrapolation */
@@ -313,7 +310,7 @@ QC__HOT size_t qc__fast_run_(const qc__fastrun *a, size_t e, size_t n, size_t *p
         for (g = 0; g < a->ngen; g++)
             if (fr[a->gen[g]]) break;
         if (g < a->ngen) break;
-        t = qc__fast_entity(buf, pos, fr, a->F, a->FD, a->D, br, pr, a->orow + (a->kept_out ? a->kept_out[c] : c) * S,
+        t = qc__fast_entity(buf, pos, fr, a->F, a->FD, br, pr, a->orow + (a->kept_out ? a->kept_out[c] : c) * S,
                             a->num, a->den, den1);
         if (t == (size_t)-1 || t > a->nbits) break;
         pos = t;
@@ -344,18 +341,24 @@ static size_t qc__fast_run(const qc__fastrun *a, size_t e, size_t n, size_t *ppo
 }
 
 /* whether two rows of S codes differ (0 or 1), without a branch a code: two codes a compare
-   with SSE2 where the compiler has it */
-QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S) {
+   with SSE2 where the compiler has it; copy not NULL: row a copied there on the way (the one
+   pass over the baseline's rows that the new snapshot's rows need) */
+QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S, uint64_t *copy) {
     uint64_t x = 0;
     int s = 0;
 #if defined(__SSE2__) || defined(_M_X64)
     __m128i acc = _mm_setzero_si128();
-    for (; s + 2 <= S; s += 2)
-        acc = _mm_or_si128(acc, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + s)),
-                                              _mm_loadu_si128((const __m128i *)(const void *)(b + s))));
+    for (; s + 2 <= S; s += 2) {
+        __m128i va = _mm_loadu_si128((const __m128i *)(const void *)(a + s));
+        if (copy != NULL) _mm_storeu_si128((__m128i *)(void *)(copy + s), va);
+        acc = _mm_or_si128(acc, _mm_xor_si128(va, _mm_loadu_si128((const __m128i *)(const void *)(b + s))));
+    }
     x = (uint64_t)(_mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) != 0xFFFF);
 #endif
-    for (; s < S; s++) x |= a[s] ^ b[s];
+    for (; s < S; s++) {
+        if (copy != NULL) copy[s] = a[s];
+        x |= a[s] ^ b[s];
+    }
     return x != 0;
 }
 
@@ -390,8 +393,8 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
         const qc_field *fd = &sc->fields[i];
         const qc_slot *s0 = &sc->slots[fd->first_slot];
         qc__dfield *df = &dfd[i];
-        df->c0 = fd->first_comp;
-        df->c1 = fd->first_comp + fd->ncomps;
+        df->d0 = dc + fd->first_comp;
+        df->d1 = dc + fd->first_comp + fd->ncomps;
         df->shape = QC__FS_NONE;
         if (fd->nslots == 1 && s0->role == QC_ROLE_QUAT && s0->qsq != NULL) {
             df->shape = QC__FS_QUAT;
@@ -436,466 +439,565 @@ static size_t qc__tables_bytes(const qc_schema *sc) {
            (2 * qc__fast_tail(sc) + 7) / 8 * 8;
 }
 
-/* the scratch's parts (qc__decode_packet's locals), made again when it grows */
-#define QC__LAYOUT() do {                                                                      \
-        removed = (size_t *)d->scratch;                                                         \
-        kept_base = removed + (m + 1);                                                          \
-        kept_out = kept_base + (kept + 1);                                                      \
-        kept_pred = kept_out + (kept + 1);                                                      \
-        cls1 = kept_pred + (kept + 1);                                                          \
-        cls0 = cls1 + (kept + 1);                                                               \
-        set1 = cls0 + (kept + 1);                                                               \
-        set0 = set1 + (kept + 1);                                                               \
-        chg = set0 + (kept + 1);                                                                \
-        nid = (uint64_t *)(removed + words);                                                    \
-        nrow = nid + nnew;                                                                      \
-        dc = (qc__dcomp *)(nrow + nnew * (size_t)S);                                            \
-        dfd = (qc__dfield *)(dc + C + 1);                                                       \
-        gen = (int *)(dfd + F + 1);                                                             \
-        tail = (uint8_t *)(gen + F + 1);                                                        \
-        fmode = tail + (2 * tb + 7) / 8 * 8;                                                    \
-    } while (0)
+/* ---- one packet as a pipeline of its steps (wire-format sections 6-7) -------------------------
+   qc__decode_packet runs the steps in the order the packet is written, each over the packet's
+   context (qc__pk): the head, the removed entities, the count of new ones (and the limits), the
+   memory, the new entities' ids and records, the merge by id, which entities changed, which of
+   their fields, the fields' parameters, the changed entities (the fast path's runs, the
+   slot-by-slot loop for the others) and the end. A step returns 0, or the status of the refusal
+   with res's message made; the new snapshot, once made, is freed by qc__decode_packet. */
 
-static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, qc_snapshot **out, qc_result *res) {
-    const qc_schema *sc = d->schema;
-    const int S = sc->nslots, F = sc->nfields, C = sc->ncomps;
-    qc__br r;
-    uint64_t v;
-    int seq, bdist = 0, pdist = 0, i;
-    const qc_snapshot *base = NULL, *pred = NULL;
-    size_t m = 0, nrem = 0, nnew = 0, kept, nout, e, nchg = 0, x, o, j;
+typedef struct qc__pk {         /* one packet being decoded: what its steps share */
+    qc_decoder *d;
+    const qc_schema *sc;
+    qc_result *res;
+    const uint8_t *buf;         /* the packet, nbytes long */
+    size_t nbytes;
+    qc__br r;                   /* its bits */
+    int S, F, C;                /* the schema's slots, fields, components */
+    int seq, bdist, pdist;      /* the head (section 6); bdist, pdist 0 when absent */
+    const qc_snapshot *base, *pred;
+    size_t m, nrem, nnew, kept, nout, nchg;  /* the baseline's entities, removed, new, kept, out, changed */
+    size_t words, tb;           /* the scratch's size_t's (the entity lists); the fast path's tail bytes */
+    /* the scratch's parts (qc__pk_layout) */
     size_t *removed, *kept_base, *kept_out, *kept_pred, *cls1, *cls0, *set1, *set0, *chg;
-    uint64_t *nid, *nrow;
-    uint8_t *fch, *fmode, *tail;
+    uint64_t *nid, *nrow;       /* the new entities' ids and rows (in the snapshot itself when none is kept) */
+    uint8_t *fch, *fmode, *tail;    /* the changed fields (F a changed entity), each field's use, the tail copy */
     qc__dcomp *dc;
     qc__dfield *dfd;
     int *gen;
-    size_t words, need, tb = qc__fast_tail(sc);
-    qc_snapshot *snap;
-    int64_t num = 1, den = 1;
-    qc__fastrun run;
-    size_t st = 0, lastfast = nbytes > tb ? nbytes - tb : 0;
-    int tail_made = 0;
-    qc__br_init(&r, buf, nbytes);
-    /* header */
-    if (qc__get(&r, 16, &v) < 0) return qc__bad(res, "truncated header", r.pos);
-    seq = (int)v;
-    if (qc__get(&r, 1, &v) < 0) return qc__bad(res, "truncated header", r.pos);
+    int64_t num, den;           /* the extrapolation's ratio bdist / pdist, reduced */
+    int same;                   /* the baseline's entities, all kept, nothing new, and pred holds
+                                   the same: row e of each is row e of the new snapshot, whose rows
+                                   qc__pk_read_changed copies as it compares base and pred */
+    qc_snapshot *snap;          /* the new snapshot */
+} qc__pk;
+
+static int qc__pk_bad(qc__pk *k, const char *what) { return qc__bad(k->res, what, k->r.pos); }
+
+static int qc__pk_nomem(qc__pk *k) {
+    snprintf(k->res->message, sizeof k->res->message, "snapshot packet %d: out of memory (allocator or alloc_limit %lu)",
+             k->seq, (unsigned long)k->d->alloc_limit);
+    return QC_E_MEMORY;
+}
+
+/* a code that is not valid for its slot: the message naming the entity and the slot */
+static int qc__pk_invalid(qc__pk *k, uint64_t id, int s, uint64_t v, size_t pos) {
+    char nm[160];
+    snprintf(k->res->message, sizeof k->res->message, "snapshot packet: entity %llu: %s: code %llu is not valid (at bit %lu)",
+             (unsigned long long)id, qc__slot_name(k->sc, s, nm, sizeof nm), (unsigned long long)v, (unsigned long)pos);
+    return QC_E_MALFORMED;
+}
+
+/* the scratch's parts: removed (m+1), kept_base, kept_out, kept_pred, cls1, cls0, set1, set0,
+   chg (kept+1 each) as size_t; new ids (nnew) and rows (nnew * S) as uint64; the tables
+   (qc__dcomp a component, qc__dfield and an int a field); the tail's padded copy; then bytes
+   (fmode, F + 1, then fch). Made again when the scratch grows. */
+static void qc__pk_layout(qc__pk *k) {
+    const size_t m = k->m, kept = k->kept, nnew = k->nnew;
+    k->removed = (size_t *)k->d->scratch;
+    k->kept_base = k->removed + (m + 1);
+    k->kept_out = k->kept_base + (kept + 1);
+    k->kept_pred = k->kept_out + (kept + 1);
+    k->cls1 = k->kept_pred + (kept + 1);
+    k->cls0 = k->cls1 + (kept + 1);
+    k->set1 = k->cls0 + (kept + 1);
+    k->set0 = k->set1 + (kept + 1);
+    k->chg = k->set0 + (kept + 1);
+    k->nid = (uint64_t *)(k->removed + k->words);
+    k->nrow = k->nid + nnew;
+    k->dc = (qc__dcomp *)(k->nrow + nnew * (size_t)k->S);
+    k->dfd = (qc__dfield *)(k->dc + k->C + 1);
+    k->gen = (int *)(k->dfd + k->F + 1);
+    k->tail = (uint8_t *)(k->gen + k->F + 1);
+    k->fmode = k->tail + (2 * k->tb + 7) / 8 * 8;
+}
+
+/* section 6: seq, the distances, then the baseline and pred looked up */
+static int qc__pk_read_head(qc__pk *k) {
+    uint64_t v;
+    if (qc__get(&k->r, 16, &v) < 0) return qc__pk_bad(k, "truncated header");
+    k->seq = (int)v;
+    if (qc__get(&k->r, 1, &v) < 0) return qc__pk_bad(k, "truncated header");
     if (v) {
-        if (qc__eg(&r, 2, 16, &v) < 0) return qc__bad(res, "bad baseline distance", r.pos);
-        if (v >= 0x7FFF) return qc__bad(res, "sequence distance outside 1..32767", r.pos);
-        bdist = (int)v + 1;
-        if (qc__get(&r, 1, &v) < 0) return qc__bad(res, "truncated header", r.pos);
+        if (qc__eg(&k->r, 2, 16, &v) < 0) return qc__pk_bad(k, "bad baseline distance");
+        if (v >= 0x7FFF) return qc__pk_bad(k, "sequence distance outside 1..32767");
+        k->bdist = (int)v + 1;
+        if (qc__get(&k->r, 1, &v) < 0) return qc__pk_bad(k, "truncated header");
         if (v) {
-            if (qc__eg(&r, 2, 16, &v) < 0) return qc__bad(res, "bad pred distance", r.pos);
-            if (v + 1 + (uint64_t)bdist > 0x7FFF) return qc__bad(res, "sequence distance outside 1..32767", r.pos);
-            pdist = (int)v + 1;
+            if (qc__eg(&k->r, 2, 16, &v) < 0) return qc__pk_bad(k, "bad pred distance");
+            if (v + 1 + (uint64_t)k->bdist > 0x7FFF) return qc__pk_bad(k, "sequence distance outside 1..32767");
+            k->pdist = (int)v + 1;
         }
     }
-    if (bdist) {
-        int bseq = (seq - bdist) & QC__M;
-        base = qc__held_ref(d, bseq, seq, 1, res);
-        if (base == NULL) return QC_E_BASELINE;
-        m = base->n;
-        if (pdist) {
-            pred = qc__held_ref(d, (bseq - pdist) & QC__M, seq, 0, res);
-            if (pred == NULL) return QC_E_BASELINE;
+    if (k->bdist) {
+        int bseq = (k->seq - k->bdist) & QC__M;
+        k->base = qc__held_ref(k->d, bseq, k->seq, 1, k->res);
+        if (k->base == NULL) return QC_E_BASELINE;
+        k->m = k->base->n;
+        if (k->pdist) {
+            k->pred = qc__held_ref(k->d, (bseq - k->pdist) & QC__M, k->seq, 0, k->res);
+            if (k->pred == NULL) return QC_E_BASELINE;
         }
     }
-    /* removed entities */
-    words = m + 1;
-    if (qc__scratch(d, words * sizeof(size_t)) == NULL) goto nomem;
-    removed = (size_t *)d->scratch;
-    if (bdist && m) {
-        if (qc__set(&r, removed, &nrem, m) < 0) return qc__bad(res, "bad set of removed entities", r.pos);
+    return 0;
+}
+
+/* section 7.1: the set of removed entities, into the scratch */
+static int qc__pk_read_removed(qc__pk *k) {
+    k->words = k->m + 1;
+    if (qc__scratch(k->d, k->words * sizeof(size_t)) == NULL) return qc__pk_nomem(k);
+    k->removed = (size_t *)k->d->scratch;
+    if (k->bdist && k->m && qc__set(&k->r, k->removed, &k->nrem, k->m) < 0)
+        return qc__pk_bad(k, "bad set of removed entities");
+    k->kept = k->m - k->nrem;
+    return 0;
+}
+
+/* section 7.2: the count of new entities, and the limits it is checked against (section 19) */
+static int qc__pk_read_count(qc__pk *k) {
+    const qc_decoder *d = k->d;
+    uint64_t v, per = 8 + 8 * (uint64_t)k->S, fixed = 256 + 256 * (uint64_t)d->max_datagram;
+    if (qc__eg(&k->r, 0, 32, &v) < 0) return qc__pk_bad(k, "bad count of new entities");
+    if (v > (uint64_t)qc__br_left(&k->r) || v > 0xFFFFFFFFull - (uint64_t)k->kept)
+        return qc__pk_bad(k, "count of new entities larger than the packet can hold");
+    k->nnew = (size_t)v;
+    k->nout = k->kept + k->nnew;
+    /* wire-format 19, check 2: what is held, the new snapshot and reassembly's bound */
+    if (d->held_cost > d->max_bytes || fixed > d->max_bytes - d->held_cost ||
+            (uint64_t)k->nout > (d->max_bytes - d->held_cost - fixed) / per) {
+        snprintf(k->res->message, sizeof k->res->message, "snapshot packet %d: a snapshot of %lu entities would make the client "
+                 "hold %llu bytes (held %llu, this one %llu, reassembly %llu), above max_bytes %llu", k->seq, (unsigned long)k->nout,
+                 (unsigned long long)(d->held_cost + fixed + (uint64_t)k->nout * per), (unsigned long long)d->held_cost,
+                 (unsigned long long)(256 + (uint64_t)k->nout * per), (unsigned long long)(256 * (uint64_t)d->max_datagram),
+                 (unsigned long long)d->max_bytes);
+        return QC_E_LIMITS;
     }
-    kept = m - nrem;
-    /* new entities */
-    if (qc__eg(&r, 0, 32, &v) < 0) return qc__bad(res, "bad count of new entities", r.pos);
-    if (v > (uint64_t)qc__br_left(&r) || v > 0xFFFFFFFFull - (uint64_t)kept)
-        return qc__bad(res, "count of new entities larger than the packet can hold", r.pos);
-    nnew = (size_t)v;
-    nout = kept + nnew;
-    {
-        /* wire-format 19, check 2: what is held, the new snapshot and reassembly's bound */
-        uint64_t per = 8 + 8 * (uint64_t)S, fixed = 256 + 256 * (uint64_t)d->max_datagram;
-        if (d->held_cost > d->max_bytes || fixed > d->max_bytes - d->held_cost ||
-                (uint64_t)nout > (d->max_bytes - d->held_cost - fixed) / per) {
-            snprintf(res->message, sizeof res->message, "snapshot packet %d: a snapshot of %lu entities would make the client "
-                     "hold %llu bytes (held %llu, this one %llu, reassembly %llu), above max_bytes %llu", seq, (unsigned long)nout,
-                     (unsigned long long)(d->held_cost + fixed + (uint64_t)nout * per), (unsigned long long)d->held_cost,
-                     (unsigned long long)(256 + (uint64_t)nout * per), (unsigned long long)(256 * (uint64_t)d->max_datagram),
-                     (unsigned long long)d->max_bytes);
-            return QC_E_LIMITS;
-        }
-    }
-    if (nout > d->max_entities) {
-        snprintf(res->message, sizeof res->message, "snapshot packet %d: %lu entities, above the configured max_entities %lu",
-                 seq, (unsigned long)nout, (unsigned long)d->max_entities);
+    if (k->nout > d->max_entities) {
+        snprintf(k->res->message, sizeof k->res->message, "snapshot packet %d: %lu entities, above the configured max_entities %lu",
+                 k->seq, (unsigned long)k->nout, (unsigned long)d->max_entities);
         return QC_E_MEMORY;
     }
-    /* scratch: removed (m+1), kept_base, kept_out, kept_pred, cls1, cls0, set1, set0, chg (kept+1
-       each) as size_t; new ids (nnew) and rows (nnew * S) as uint64; the tables (qc__dcomp a
-       component, qc__dfield and an int a field); the tail's padded copy; then bytes */
-    words = (m + 1) + 8 * (kept + 1);
-    need = words * sizeof(size_t) + nnew * (1 + (size_t)S) * 8 + qc__tables_bytes(sc) + ((size_t)F + 1);
-    {
-        /* keep the removed positions across the growth */
-        size_t *old = NULL;
-        if (need > d->scratch_size && nrem) {
-            old = (size_t *)qc__dalloc(d, nrem * sizeof(size_t));
-            if (old == NULL) goto nomem;
-            memcpy(old, d->scratch, nrem * sizeof(size_t));
-        }
-        if (qc__scratch(d, need) == NULL) { if (old) qc__dfree(d, old, nrem * sizeof(size_t)); goto nomem; }
-        if (old != NULL) {
-            memcpy(d->scratch, old, nrem * sizeof(size_t));
-            qc__dfree(d, old, nrem * sizeof(size_t));
-        }
+    return 0;
+}
+
+/* the scratch at its size for this packet (keeping the removed positions), laid out, and the
+   new snapshot; with no kept entity the new ones are read straight into it */
+static int qc__pk_memory(qc__pk *k) {
+    qc_decoder *d = k->d;
+    size_t need, nrem = k->nrem, *old = NULL;
+    k->words = (k->m + 1) + 8 * (k->kept + 1);
+    need = k->words * sizeof(size_t) + k->nnew * (1 + (size_t)k->S) * 8 + qc__tables_bytes(k->sc) + ((size_t)k->F + 1);
+    if (need > d->scratch_size && nrem) {
+        old = (size_t *)qc__dalloc(d, nrem * sizeof(size_t));
+        if (old == NULL) return qc__pk_nomem(k);
+        memcpy(old, d->scratch, nrem * sizeof(size_t));
     }
-    QC__LAYOUT();
-    /* the new snapshot; with no kept entity the new ones are read straight into it */
-    snap = qc__snap_new(d, nout);
-    if (snap == NULL) goto nomem;
-    snap->seq = (uint16_t)seq;
-    if (kept == 0) {
-        nid = snap->ids;
-        nrow = snap->rows;
+    if (qc__scratch(d, need) == NULL) {
+        if (old) qc__dfree(d, old, nrem * sizeof(size_t));
+        return qc__pk_nomem(k);
     }
-    if (nnew) {
-        uint64_t prev = 0;
-        qc__cpar idp;
-        const char *msg = NULL;
-        if (qc__get(&r, 6, &v) < 0) { msg = "truncated id parameter"; goto new_bad; }
-        qc__cpar_set(&idp, (int)v, 64);
-        for (e = 0; e < nnew; e++) {
-            if (qc__eg_p(&r, &idp, &v, NULL) < 0) { msg = "bad id of a new entity"; goto new_bad; }
-            if (e) {
-                if (v >= 0xFFFFFFFFFFFFFFFFull - prev) { msg = "new entity id beyond 2**64 - 1"; goto new_bad; }
-                v = prev + 1 + v;
-            }
-            nid[e] = v;
-            prev = v;
-        }
-        for (e = 0; e < nnew; e++) {
-            uint64_t *row = nrow + e * (size_t)S;
-            int s;
-            for (s = 0; s < S; s++) {
-                const qc_slot *sl = &sc->slots[s];
-                if (qc__get(&r, sl->bits, &v) < 0) { msg = "truncated record of a new entity"; goto new_bad; }
-                if (sl->role == QC_ROLE_FLAG) {
-                    int t;
-                    row[s] = v;
-                    if (v == 0) {
-                        for (t = s + 1; t <= s + sl->span; t++) row[t] = 0;
-                        s += sl->span;
-                    }
-                    continue;
-                }
-                if (sl->sign) v = qc__sext(v, sl->bits);
-                row[s] = v;
-                if (!qc__slot_ok(sl, v)) {
-                    char nm[160];
-                    snprintf(res->message, sizeof res->message, "snapshot packet: entity %llu: %s: code %llu is not valid (at bit %lu)",
-                             (unsigned long long)nid[e], qc__slot_name(sc, s, nm, sizeof nm), (unsigned long long)v,
-                             (unsigned long)(r.pos - (size_t)sl->bits));
-                    qc__snap_free(d, snap);
-                    return QC_E_MALFORMED;
-                }
-            }
-        }
-        if (0) {
-new_bad:
-            qc__snap_free(d, snap);
-            return qc__bad(res, msg, r.pos);
-        }
+    if (old != NULL) {
+        memcpy(d->scratch, old, nrem * sizeof(size_t));
+        qc__dfree(d, old, nrem * sizeof(size_t));
     }
-    /* merged by id: the kept baseline rows (runs of them copied at once) and the new rows */
-    i = 0;
+    qc__pk_layout(k);
+    k->snap = qc__snap_new(d, k->nout);
+    if (k->snap == NULL) return qc__pk_nomem(k);
+    k->snap->seq = (uint16_t)k->seq;
+    if (k->kept == 0) {
+        k->nid = k->snap->ids;
+        k->nrow = k->snap->rows;
+    }
+    return 0;
+}
+
+/* section 7.2: the new entities' ids (the id parameter, the first id, then the gaps) */
+static int qc__pk_read_new_ids(qc__pk *k) {
+    uint64_t prev = 0, v, *nid = k->nid;
+    qc__cpar idp;
+    size_t e;
+    if (qc__get(&k->r, 6, &v) < 0) return qc__pk_bad(k, "truncated id parameter");
+    qc__cpar_set(&idp, (int)v, 64);
+    for (e = 0; e < k->nnew; e++) {
+        if (qc__eg_p(&k->r, &idp, &v, NULL) < 0) return qc__pk_bad(k, "bad id of a new entity");
+        if (e) {
+            if (v >= 0xFFFFFFFFFFFFFFFFull - prev) return qc__pk_bad(k, "new entity id beyond 2**64 - 1");
+            v = prev + 1 + v;
+        }
+        nid[e] = v;
+        prev = v;
+    }
+    return 0;
+}
+
+/* section 7.2: the new entities' records (section 3), every code valid */
+static int qc__pk_read_records(qc__pk *k) {
+    size_t e;
+    int s = 0, st;
+    uint64_t v = 0;
+    for (e = 0; e < k->nnew; e++) {
+        st = qc__record_read(&k->r, k->sc, k->nrow + e * (size_t)k->S, &s, &v);
+        if (st < 0) return qc__pk_bad(k, "truncated record of a new entity");
+        if (st > 0) return qc__pk_invalid(k, k->nid[e], s, v, k->r.pos - (size_t)k->sc->slots[s].bits);
+    }
+    return 0;
+}
+
+/* the new snapshot's ids and rows: the kept baseline rows (runs of them copied at once) and the
+   new rows merged by id; kept_base, kept_out: each kept entity's row in the baseline and in it */
+static int qc__pk_merge(qc__pk *k) {
+    const qc_snapshot *base = k->base;
+    qc_snapshot *snap = k->snap;
+    const size_t m = k->m, nrem = k->nrem, nnew = k->nnew, kept = k->kept, S = (size_t)k->S;
+    const size_t *removed = k->removed;
+    const uint64_t *nid = k->nid, *nrow = k->nrow;
+    size_t *kept_base = k->kept_base, *kept_out = k->kept_out;
+    size_t bi = 0, xi = 0, ni = 0, o = 0, e = 0, run_b = 0, run_o = 0, run_n = 0;
     if (kept == m && nnew == 0) {
-        /* the baseline's entities, row for row */
+        /* the baseline's entities, row for row (the rows later when the same in pred) */
+        k->same = k->pdist && k->pred->n == m && (m == 0 || memcmp(k->pred->ids, base->ids, m * 8) == 0);
         if (m) {
             memcpy(snap->ids, base->ids, m * 8);
-            if (S) memcpy(snap->rows, base->rows, m * (size_t)S * 8);
+            if (S && !k->same) memcpy(snap->rows, base->rows, m * S * 8);
         }
         for (e = 0; e < m; e++) { kept_base[e] = e; kept_out[e] = e; }
-    } else if (kept) {
-        size_t bi = 0, xi = 0, ni = 0, run_b = 0, run_o = 0, run_n = 0;
-        o = 0; e = 0;
-        while (bi < m || ni < nnew) {
-            if (bi < m && xi < nrem && removed[xi] == bi) { xi++; bi++; goto flush; }
-            if (bi < m && (ni >= nnew || base->ids[bi] < nid[ni])) {
-                if (run_n == 0) { run_b = bi; run_o = o; }
-                run_n++;
-                kept_base[e] = bi;
-                kept_out[e] = o;
-                e++;
-                bi++; o++;
-                continue;
-            }
-            if (bi < m && base->ids[bi] == nid[ni]) {
-                qc__snap_free(d, snap);
-                return qc__bad(res, "a new entity has the id of a kept one", r.pos);
-            }
-            snap->ids[o] = nid[ni];
-            if (S) memcpy(snap->rows + o * (size_t)S, nrow + ni * (size_t)S, (size_t)S * 8);
-            ni++; o++;
-flush:
-            if (run_n) {
-                memcpy(snap->ids + run_o, base->ids + run_b, run_n * 8);
-                if (S) memcpy(snap->rows + run_o * (size_t)S, base->rows + run_b * (size_t)S, run_n * (size_t)S * 8);
-                run_n = 0;
-            }
+        return 0;
+    }
+    if (!kept) return 0;
+    while (bi < m || ni < nnew) {
+        if (bi < m && xi < nrem && removed[xi] == bi) { xi++; bi++; goto flush; }
+        if (bi < m && (ni >= nnew || base->ids[bi] < nid[ni])) {
+            if (run_n == 0) { run_b = bi; run_o = o; }
+            run_n++;
+            kept_base[e] = bi;
+            kept_out[e] = o;
+            e++;
+            bi++; o++;
+            continue;
         }
+        if (bi < m && base->ids[bi] == nid[ni]) return qc__pk_bad(k, "a new entity has the id of a kept one");
+        snap->ids[o] = nid[ni];
+        if (S) memcpy(snap->rows + o * S, nrow + ni * S, S * 8);
+        ni++; o++;
+flush:
         if (run_n) {
             memcpy(snap->ids + run_o, base->ids + run_b, run_n * 8);
-            if (S) memcpy(snap->rows + run_o * (size_t)S, base->rows + run_b * (size_t)S, run_n * (size_t)S * 8);
+            if (S) memcpy(snap->rows + run_o * S, base->rows + run_b * S, run_n * S * 8);
+            run_n = 0;
         }
     }
-    if (!bdist) goto finish;
-    /* changed entities */
-    if (pdist) {
-        size_t n1 = 0, n0 = 0, m1 = 0, m0 = 0, a1 = 0, a0 = 0, pj = 0;
-        if (nrem == 0 && pred->n == m && (m == 0 || memcmp(pred->ids, base->ids, m * 8) == 0)) {
-            /* the common case: the baseline's entities kept, the same in the extrapolation
-               snapshot, row for row */
-            for (e = 0; e < kept; e++) {
-                int ctx = qc__rows_differ(base->rows + e * (size_t)S, pred->rows + e * (size_t)S, S);
-                kept_pred[e] = e;
-                cls1[n1] = e;
-                cls0[n0] = e;
-                n1 += (size_t)ctx;
-                n0 += (size_t)!ctx;
-            }
-        } else for (e = 0; e < kept; e++) {
-            size_t kb = kept_base[e];
-            int ctx = 1;
-            kept_pred[e] = (size_t)-1;
-            while (pj < pred->n && pred->ids[pj] < base->ids[kb]) pj++;
-            if (pj < pred->n && pred->ids[pj] == base->ids[kb]) {
-                kept_pred[e] = pj;
-                ctx = qc__rows_differ(base->rows + kb * (size_t)S, pred->rows + pj * (size_t)S, S);
-            }
-            if (ctx) cls1[n1++] = e; else cls0[n0++] = e;
-        }
-        if (n1 && qc__set(&r, set1, &m1, n1) < 0) { qc__snap_free(d, snap); return qc__bad(res, "bad set of changed entities", r.pos); }
-        if (n0 && qc__set(&r, set0, &m0, n0) < 0) { qc__snap_free(d, snap); return qc__bad(res, "bad set of changed entities", r.pos); }
-        while (a1 < m1 || a0 < m0) {
-            if (a0 >= m0 || (a1 < m1 && cls1[set1[a1]] < cls0[set0[a0]])) chg[nchg++] = cls1[set1[a1++]];
-            else chg[nchg++] = cls0[set0[a0++]];
-        }
-    } else if (kept) {
-        if (qc__set(&r, chg, &nchg, kept) < 0) { qc__snap_free(d, snap); return qc__bad(res, "bad set of changed entities", r.pos); }
+    if (run_n) {
+        memcpy(snap->ids + run_o, base->ids + run_b, run_n * 8);
+        if (S) memcpy(snap->rows + run_o * S, base->rows + run_b * S, run_n * S * 8);
     }
-    if (nchg == 0) goto finish;
-    /* which fields: a byte per changed entity and field */
-    {
-        size_t fneed = nchg * (size_t)F;
-        size_t used = (size_t)((fmode + F + 1) - (uint8_t *)d->scratch);
-        if (used + fneed > d->scratch_size) {
-            /* grow, keeping what is in use */
-            size_t nsz = used + fneed;
-            void *ns = qc__dalloc(d, nsz);
-            if (ns == NULL) { qc__snap_free(d, snap); goto nomem; }
-            memcpy(ns, d->scratch, used);
-            qc__dfree(d, d->scratch, d->scratch_size);
-            d->scratch = ns;
-            d->scratch_size = nsz;
-            QC__LAYOUT();
-        }
-        fch = fmode + F + 1;
-        memset(fch, 0, fneed);
+    return 0;
+}
+
+/* section 7.3, which: the changed entities (chg, nchg), by context with pred (kept_pred: each
+   kept entity's row in pred, or -1) */
+static int qc__pk_read_changed(qc__pk *k) {
+    const qc_snapshot *base = k->base, *pred = k->pred;
+    const size_t m = k->m, kept = k->kept, S = (size_t)k->S;
+    const size_t *kept_base = k->kept_base;
+    size_t *kept_pred = k->kept_pred, *cls1 = k->cls1, *cls0 = k->cls0, *set1 = k->set1, *set0 = k->set0, *chg = k->chg;
+    size_t n1 = 0, n0 = 0, m1 = 0, m0 = 0, a1 = 0, a0 = 0, pj = 0, e, nchg = 0;
+    if (!k->pdist) {
+        if (kept && qc__set(&k->r, chg, &k->nchg, kept) < 0) return qc__pk_bad(k, "bad set of changed entities");
+        return 0;
     }
+    if (k->same || (k->nrem == 0 && pred->n == m && (m == 0 || memcmp(pred->ids, base->ids, m * 8) == 0))) {
+        /* the common case: the baseline's entities kept, the same in the extrapolation
+           snapshot, row for row (and, k->same, in the new snapshot: copied here) */
+        uint64_t *copy = k->same ? k->snap->rows : NULL;
+        for (e = 0; e < kept; e++) {
+            int ctx = qc__rows_differ(base->rows + e * S, pred->rows + e * S, (int)S, copy != NULL ? copy + e * S : NULL);
+            kept_pred[e] = e;
+            cls1[n1] = e;
+            cls0[n0] = e;
+            n1 += (size_t)ctx;
+            n0 += (size_t)!ctx;
+        }
+    } else for (e = 0; e < kept; e++) {
+        size_t kb = kept_base[e];
+        int ctx = 1;
+        kept_pred[e] = (size_t)-1;
+        while (pj < pred->n && pred->ids[pj] < base->ids[kb]) pj++;
+        if (pj < pred->n && pred->ids[pj] == base->ids[kb]) {
+            kept_pred[e] = pj;
+            ctx = qc__rows_differ(base->rows + kb * S, pred->rows + pj * S, (int)S, NULL);
+        }
+        if (ctx) cls1[n1++] = e; else cls0[n0++] = e;
+    }
+    if (n1 && qc__set(&k->r, set1, &m1, n1) < 0) return qc__pk_bad(k, "bad set of changed entities");
+    if (n0 && qc__set(&k->r, set0, &m0, n0) < 0) return qc__pk_bad(k, "bad set of changed entities");
+    while (a1 < m1 || a0 < m0) {
+        if (a0 >= m0 || (a1 < m1 && cls1[set1[a1]] < cls0[set0[a0]])) chg[nchg++] = cls1[set1[a1++]];
+        else chg[nchg++] = cls0[set0[a0++]];
+    }
+    k->nchg = nchg;
+    return 0;
+}
+
+/* section 7.3, which fields: a byte per changed entity and field (fch, the scratch grown to
+   hold it), and whether any entity changed each field (fmode) */
+static int qc__pk_read_fields(qc__pk *k) {
+    qc_decoder *d = k->d;
+    const size_t nchg = k->nchg, F = (size_t)k->F, fneed = nchg * F;
+    size_t used = (size_t)((k->fmode + F + 1) - (uint8_t *)d->scratch), i, x, mm;
+    uint8_t *fch;
+    if (used + fneed > d->scratch_size) {
+        /* grow, keeping what is in use */
+        size_t nsz = used + fneed;
+        void *ns = qc__dalloc(d, nsz);
+        if (ns == NULL) return qc__pk_nomem(k);
+        memcpy(ns, d->scratch, used);
+        qc__dfree(d, d->scratch, d->scratch_size);
+        d->scratch = ns;
+        d->scratch_size = nsz;
+        qc__pk_layout(k);
+    }
+    fch = k->fch = k->fmode + F + 1;
+    memset(fch, 0, fneed);
     for (i = 0; i < F; i++) {
-        size_t mm;
-        if (qc__set(&r, set1, &mm, nchg) < 0) { qc__snap_free(d, snap); return qc__bad(res, "bad set of changed fields", r.pos); }
-        fmode[i] = mm > 0;
-        for (x = 0; x < mm; x++) fch[set1[x] * (size_t)F + (size_t)i] = 1;
+        if (qc__set(&k->r, k->set1, &mm, nchg) < 0) return qc__pk_bad(k, "bad set of changed fields");
+        k->fmode[i] = mm > 0;
+        for (x = 0; x < mm; x++) fch[k->set1[x] * F + i] = 1;
     }
-    for (i = 0; i < F; i++) {
-        int c;
+    return 0;
+}
+
+/* section 7.3, parameters: each component's use_pred and Exp-Golomb parameter (dc's P), and
+   the extrapolation's ratio */
+static int qc__pk_read_params(qc__pk *k) {
+    const qc_schema *sc = k->sc;
+    int i, c;
+    uint64_t v;
+    for (i = 0; i < k->F; i++) {
         const qc_field *fd = &sc->fields[i];
         for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++) {
             int b = sc->comps[c].b;
-            qc__cpar *P = &dc[c].P;
+            qc__cpar *P = &k->dc[c].P;
             P->usep = 0;
             qc__cpar_set(P, 0, b);
-            if (!fmode[i]) continue;
-            if (pdist && b <= 32) {
-                if (qc__get(&r, 1, &v) < 0) { qc__snap_free(d, snap); return qc__bad(res, "truncated parameters", r.pos); }
+            if (!k->fmode[i]) continue;
+            if (k->pdist && b <= 32) {
+                if (qc__get(&k->r, 1, &v) < 0) return qc__pk_bad(k, "truncated parameters");
                 P->usep = (int)v;
             }
-            if (qc__get(&r, qc__bitlen((uint64_t)b), &v) < 0) { qc__snap_free(d, snap); return qc__bad(res, "truncated parameters", r.pos); }
-            if ((int)v > b) { qc__snap_free(d, snap); return qc__bad(res, "Exp-Golomb parameter above the code width", r.pos); }
+            if (qc__get(&k->r, qc__bitlen((uint64_t)b), &v) < 0) return qc__pk_bad(k, "truncated parameters");
+            if ((int)v > b) return qc__pk_bad(k, "Exp-Golomb parameter above the code width");
             qc__cpar_set(P, (int)v, b);
         }
     }
-    if (pdist) {
-        int64_t a = bdist, b2 = pdist, t;
+    if (k->pdist) {
+        int64_t a = k->bdist, b2 = k->pdist, t;
         while (b2) { t = a % b2; a = b2; b2 = t; }
-        num = bdist / a;
-        den = pdist / a;
+        k->num = k->bdist / a;
+        k->den = k->pdist / a;
     }
-    /* the fast path's tables, and what its runs read */
-    {
-        run.ngen = qc__fast_tables(sc, fmode, pdist, num, dc, dfd, gen);
-        run.fch = fch;
-        run.F = F;
-        run.S = S;
-        run.FD = dfd;
-        run.D = dc;
-        run.gen = gen;
-        run.brow = base->rows;
-        run.prow = pdist ? pred->rows : NULL;
-        run.orow = snap->rows;
-        run.chg = chg;
-        run.kept_base = kept_base;
-        run.kept_out = kept_out;
-        run.kept_pred = kept_pred;
-        run.num = num;
-        run.den = den;
+    return 0;
+}
+
+/* section 7.3, a quat or uvec slot of a changed entity (the slot-by-slot loop): its new code,
+   or NULL and what is wrong */
+static const char *qc__pk_read_rotation(qc__pk *k, const qc_slot *sl, int s, const uint64_t *br, const uint64_t *pr,
+                                        uint64_t *out) {
+    const qc_schema *sc = k->sc;
+    int nco = sl->role == QC_ROLE_QUAT ? 3 : 2, alt = 0, qpred, q, t, cb = sl->codec->cbits;
+    uint64_t code, v, how, jn;
+    if (sl->role == QC_ROLE_QUAT) {
+        qpred = pr != NULL && (pr[s] >> (3 * cb)) == (br[s] >> (3 * cb));
+        code = (br[s] >> (3 * cb)) << (3 * cb);
+    } else {
+        qpred = pr != NULL;
+        code = 0;
     }
-    for (x = 0; x < nchg; x++) {
-        size_t ke;
-        const uint64_t *br, *pr = NULL;
-        uint64_t *orw;
-        int any = 0;
-        const char *msg = NULL;
-        /* the entities the fast path takes, from the packet while far from its end, then from
-           a zero-padded copy of its tail; the slot-by-slot loop below takes the next */
-        if ((r.pos >> 3) < lastfast) {
-            run.buf = buf;
-            run.lastfast = lastfast;
-            run.nbits = 8 * nbytes;
-            x = qc__fast_run(&run, x, nchg, &r.pos);
-        }
-        if (x < nchg && (r.pos >> 3) >= lastfast) {
-            if (!tail_made) {
-                tail_made = 1;
-                st = r.pos >> 3;
-                memcpy(tail, buf + st, nbytes - st);
-                memset(tail + (nbytes - st), 0, tb);
+    for (q = 0; q < nco; q++) {
+        int c = sl->comp + q;
+        const qc_comp *cp = &sc->comps[c];
+        if (qc__eg_p(&k->r, &k->dc[c].P, &v, q == 0 && sl->role == QC_ROLE_QUAT ? &alt : NULL) < 0) return "bad difference";
+        if (alt) break;
+        code |= qc__apply(qc__ref(br[s], qpred && k->dc[c].P.usep ? &pr[s] : NULL, cp, k->num, k->den), v, cp) << cp->shift;
+    }
+    if (alt) {
+        /* a new largest component: the absolute code, or the new index and the remapped differences */
+        if (qc__get(&k->r, 1, &how) < 0) return "truncated smallest-three code";
+        if (how == 0) {
+            if (qc__get(&k->r, sl->bits, &code) < 0) return "truncated smallest-three code";
+        } else {
+            if (qc__get(&k->r, 2, &jn) < 0) return "truncated smallest-three code";
+            if (jn == (br[s] >> (3 * cb))) return "a smallest-three remap to the baseline's own index";
+            code = jn << (3 * cb);
+            for (t = 0; t < 3; t++) {
+                const qc_comp *cp = &sc->comps[sl->comp + t];
+                if (qc__eg_p(&k->r, &k->dc[sl->comp + t].P, &v, NULL) < 0) return "bad difference";
+                code |= ((qc__remap_ref(br[s], (int)jn, t, cb, qc__mask(cb) - (sl->codec->mode == 2 ? 1 : 0)) + qc__unzz(v)) &
+                         qc__mask(cb)) << cp->shift;
             }
-            run.buf = tail;
-            run.lastfast = nbytes - st;
-            run.nbits = 8 * (nbytes - st);
-            r.pos -= 8 * st;
-            x = qc__fast_run(&run, x, nchg, &r.pos);
-            r.pos += 8 * st;
         }
-        if (x == nchg) break;
-        ke = chg[x];
-        br = base->rows + kept_base[ke] * (size_t)S;
-        orw = snap->rows + kept_out[ke] * (size_t)S;
-        if (pdist && kept_pred[ke] != (size_t)-1) pr = pred->rows + kept_pred[ke] * (size_t)S;
-        for (i = 0; i < F && msg == NULL; i++) {
-            const qc_field *fd = &sc->fields[i];
-            int s = fd->first_slot, end = fd->first_slot + fd->nslots;
-            uint64_t dacc = 0;
-            if (!fch[x * (size_t)F + (size_t)i]) continue;
-            any = 1;
-            while (s < end && msg == NULL) {
-                const qc_slot *sl = &sc->slots[s];
-                if (sl->role == QC_ROLE_FLAG) {
-                    int t;
-                    if (fd->implied_flag && br[s] == 0) v = 1;
-                    else if (qc__get(&r, 1, &v) < 0) { msg = "truncated flag"; break; }
-                    orw[s] = v;
-                    dacc |= v ^ br[s];
-                    if (v == 0) {
-                        for (t = s + 1; t <= s + sl->span; t++) { orw[t] = 0; dacc |= br[t]; }
-                        s += sl->span;
-                    }
-                    s++;
-                    continue;
-                }
-                if (sl->role == QC_ROLE_ORD) {
-                    const qc_comp *cp = &sc->comps[sl->comp];
-                    uint64_t ref;
-                    if (qc__eg_p(&r, &dc[sl->comp].P, &v, NULL) < 0) { msg = "bad difference"; break; }
-                    ref = qc__ref(br[s], pr != NULL && dc[sl->comp].P.usep ? &pr[s] : NULL, cp, num, den);
-                    v = qc__apply(ref, v, cp);
-                    if (sl->sign) v = qc__sext(v, sl->bits);
-                } else if (sl->role == QC_ROLE_QUAT || sl->role == QC_ROLE_UVEC) {
-                    int nco = sl->role == QC_ROLE_QUAT ? 3 : 2, alt = 0, qpred, q, cb = sl->codec->cbits;
-                    uint64_t code;
-                    if (sl->role == QC_ROLE_QUAT) {
-                        int qs = 3 * cb;
-                        qpred = pr != NULL && (pr[s] >> qs) == (br[s] >> qs);
-                        code = (br[s] >> qs) << qs;
-                    } else {
-                        qpred = pr != NULL;
-                        code = 0;
-                    }
-                    for (q = 0; q < nco; q++) {
-                        int c = sl->comp + q;
-                        const qc_comp *cp = &sc->comps[c];
-                        uint64_t ref;
-                        if (qc__eg_p(&r, &dc[c].P, &v, q == 0 && sl->role == QC_ROLE_QUAT ? &alt : NULL) < 0) { msg = "bad difference"; break; }
-                        if (alt) break;
-                        ref = qc__ref(br[s], qpred && dc[c].P.usep ? &pr[s] : NULL, cp, num, den);
-                        code |= qc__apply(ref, v, cp) << cp->shift;
-                    }
-                    if (msg != NULL) break;
-                    if (alt) {
-                        uint64_t how;
-                        if (qc__get(&r, 1, &how) < 0) { msg = "truncated smallest-three code"; break; }
-                        if (how == 0) {
-                            if (qc__get(&r, sl->bits, &code) < 0) { msg = "truncated smallest-three code"; break; }
-                        } else {
-                            uint64_t jn;
-                            int t;
-                            if (qc__get(&r, 2, &jn) < 0) { msg = "truncated smallest-three code"; break; }
-                            if (jn == (br[s] >> (3 * cb))) { msg = "a smallest-three remap to the baseline's own index"; break; }
-                            code = jn << (3 * cb);
-                            for (t = 0; t < 3; t++) {
-                                const qc_comp *cp = &sc->comps[sl->comp + t];
-                                if (qc__eg_p(&r, &dc[sl->comp + t].P, &v, NULL) < 0) { msg = "bad difference"; break; }
-                                code |= ((qc__remap_ref(br[s], (int)jn, t, cb, qc__mask(cb) - (sl->codec->mode == 2 ? 1 : 0)) + qc__unzz(v)) & qc__mask(cb)) << cp->shift;
-                            }
-                            if (msg != NULL) break;
-                        }
-                    }
-                    v = code;
-                } else {        /* abs */
-                    if (fd->implied_flip) v = br[s] ^ 1;
-                    else if (qc__get(&r, sl->bits, &v) < 0) { msg = "truncated code"; break; }
-                }
-                if (!qc__slot_ok(sl, v)) {
-                    char nm[160];
-                    snprintf(res->message, sizeof res->message, "snapshot packet: entity %llu: %s: code %llu is not valid (at bit %lu)",
-                             (unsigned long long)base->ids[kept_base[ke]], qc__slot_name(sc, s, nm, sizeof nm),
-                             (unsigned long long)v, (unsigned long)r.pos);
-                    qc__snap_free(d, snap);
-                    return QC_E_MALFORMED;
-                }
+    }
+    *out = code;
+    return NULL;
+}
+
+/* section 7.3, one slot other than a flag of a changed entity: its new code, or NULL and what
+   is wrong */
+static const char *qc__pk_read_slot(qc__pk *k, const qc_field *fd, const qc_slot *sl, int s, const uint64_t *br,
+                                    const uint64_t *pr, uint64_t *out) {
+    if (sl->role == QC_ROLE_ORD) {
+        const qc_comp *cp = &k->sc->comps[sl->comp];
+        const qc__cpar *P = &k->dc[sl->comp].P;
+        uint64_t v;
+        if (qc__eg_p(&k->r, P, &v, NULL) < 0) return "bad difference";
+        v = qc__apply(qc__ref(br[s], pr != NULL && P->usep ? &pr[s] : NULL, cp, k->num, k->den), v, cp);
+        *out = sl->sign ? qc__sext(v, sl->bits) : v;
+        return NULL;
+    }
+    if (sl->role == QC_ROLE_QUAT || sl->role == QC_ROLE_UVEC) return qc__pk_read_rotation(k, sl, s, br, pr, out);
+    /* abs */
+    if (fd->implied_flip) *out = br[s] ^ 1;
+    else if (qc__get(&k->r, sl->bits, out) < 0) return "truncated code";
+    return NULL;
+}
+
+/* section 7.3, entities: changed entity x by the slot-by-slot loop (any case, every check) */
+static int qc__pk_read_entity(qc__pk *k, size_t x) {
+    const qc_schema *sc = k->sc;
+    const size_t ke = k->chg[x], S = (size_t)k->S;
+    const uint64_t *br = k->base->rows + k->kept_base[ke] * S, *pr = NULL;
+    uint64_t *orw = k->snap->rows + k->kept_out[ke] * S, v = 0;
+    const char *msg = NULL;
+    int any = 0, i, t;
+    if (k->pdist && k->kept_pred[ke] != (size_t)-1) pr = k->pred->rows + k->kept_pred[ke] * S;
+    for (i = 0; i < k->F && msg == NULL; i++) {
+        const qc_field *fd = &sc->fields[i];
+        int s = fd->first_slot, end = fd->first_slot + fd->nslots;
+        uint64_t dacc = 0;
+        if (!k->fch[x * (size_t)k->F + (size_t)i]) continue;
+        any = 1;
+        while (s < end) {
+            const qc_slot *sl = &sc->slots[s];
+            if (sl->role == QC_ROLE_FLAG) {
+                if (fd->implied_flag && br[s] == 0) v = 1;
+                else if (qc__get(&k->r, 1, &v) < 0) { msg = "truncated flag"; break; }
                 orw[s] = v;
                 dacc |= v ^ br[s];
+                if (v == 0) {
+                    for (t = s + 1; t <= s + sl->span; t++) { orw[t] = 0; dacc |= br[t]; }
+                    s += sl->span;
+                }
                 s++;
+                continue;
             }
-            if (msg == NULL && dacc == 0) msg = "a field marked changed is unchanged";
+            msg = qc__pk_read_slot(k, fd, sl, s, br, pr, &v);
+            if (msg != NULL) break;
+            if (!qc__slot_ok(sl, v)) return qc__pk_invalid(k, k->base->ids[k->kept_base[ke]], s, v, k->r.pos);
+            orw[s] = v;
+            dacc |= v ^ br[s];
+            s++;
         }
-        if (msg == NULL && !any) msg = "an entity marked changed has no changed field";
-        if (msg != NULL) {
-            qc__snap_free(d, snap);
-            return qc__bad(res, msg, r.pos);
-        }
+        if (msg == NULL && dacc == 0) msg = "a field marked changed is unchanged";
     }
-finish:
-    {
-        size_t left = qc__br_left(&r);
-        if (left >= 8 || (qc__get(&r, (int)left, &v) == 0 && v != 0)) {
-            qc__snap_free(d, snap);
-            return qc__bad(res, "unexpected data after the end of the packet", r.pos);
+    if (msg == NULL && !any) msg = "an entity marked changed has no changed field";
+    return msg != NULL ? qc__pk_bad(k, msg) : 0;
+}
+
+/* section 7.3, entities: every changed entity, the fast path's runs taking those it can (from
+   the packet while far from its end, then from a zero-padded copy of its tail), the
+   slot-by-slot loop the next one each time */
+static int qc__pk_read_entities(qc__pk *k) {
+    const size_t nbytes = k->nbytes, tb = k->tb, lastfast = nbytes > tb ? nbytes - tb : 0, nchg = k->nchg;
+    size_t st = 0, x;
+    int tail_made = 0, status;
+    qc__fastrun run;
+    run.ngen = qc__fast_tables(k->sc, k->fmode, k->pdist, k->num, k->dc, k->dfd, k->gen);
+    run.fch = k->fch;
+    run.F = k->F;
+    run.S = k->S;
+    run.FD = k->dfd;
+    run.gen = k->gen;
+    run.brow = k->base->rows;
+    run.prow = k->pdist ? k->pred->rows : NULL;
+    run.orow = k->snap->rows;
+    run.chg = k->chg;
+    run.kept_base = k->kept_base;
+    run.kept_out = k->kept_out;
+    run.kept_pred = k->kept_pred;
+    run.num = k->num;
+    run.den = k->den;
+    for (x = 0; x < nchg; x++) {
+        if ((k->r.pos >> 3) < lastfast) {
+            run.buf = k->buf;
+            run.lastfast = lastfast;
+            run.nbits = 8 * nbytes;
+            x = qc__fast_run(&run, x, nchg, &k->r.pos);
         }
+        if (x < nchg && (k->r.pos >> 3) >= lastfast) {
+            if (!tail_made) {
+                tail_made = 1;
+                st = k->r.pos >> 3;
+                memcpy(k->tail, k->buf + st, nbytes - st);
+                memset(k->tail + (nbytes - st), 0, tb);
+            }
+            run.buf = k->tail;
+            run.lastfast = nbytes - st;
+            run.nbits = 8 * (nbytes - st);
+            k->r.pos -= 8 * st;
+            x = qc__fast_run(&run, x, nchg, &k->r.pos);
+            k->r.pos += 8 * st;
+        }
+        if (x == nchg) break;
+        status = qc__pk_read_entity(k, x);
+        if (status) return status;
     }
-    (void)j;
-    *out = snap;
+    return 0;
+}
+
+/* section 1: the padding, fewer than 8 bits, all zero */
+static int qc__pk_read_end(qc__pk *k) {
+    size_t left = qc__br_left(&k->r);
+    uint64_t v;
+    if (left >= 8 || (qc__get(&k->r, (int)left, &v) == 0 && v != 0))
+        return qc__pk_bad(k, "unexpected data after the end of the packet");
+    return 0;
+}
+
+/* One packet: the new snapshot in *out (QC_SNAPSHOT), or the refusal's status with res's
+   message, the decoder unchanged */
+static int qc__decode_packet(qc_decoder *d, const uint8_t *buf, size_t nbytes, qc_snapshot **out, qc_result *res) {
+    qc__pk k;
+    int st;
+    memset(&k, 0, sizeof k);
+    k.d = d;
+    k.sc = d->schema;
+    k.res = res;
+    k.buf = buf;
+    k.nbytes = nbytes;
+    k.S = k.sc->nslots;
+    k.F = k.sc->nfields;
+    k.C = k.sc->ncomps;
+    k.tb = qc__fast_tail(k.sc);
+    k.num = 1;
+    k.den = 1;
+    qc__br_init(&k.r, buf, nbytes);
+    if ((st = qc__pk_read_head(&k)) != 0 || (st = qc__pk_read_removed(&k)) != 0 || (st = qc__pk_read_count(&k)) != 0 ||
+            (st = qc__pk_memory(&k)) != 0)
+        goto refused;
+    if (k.nnew && ((st = qc__pk_read_new_ids(&k)) != 0 || (st = qc__pk_read_records(&k)) != 0)) goto refused;
+    if ((st = qc__pk_merge(&k)) != 0) goto refused;
+    if (k.bdist) {
+        if ((st = qc__pk_read_changed(&k)) != 0) goto refused;
+        if (k.nchg && ((st = qc__pk_read_fields(&k)) != 0 || (st = qc__pk_read_params(&k)) != 0 ||
+                       (st = qc__pk_read_entities(&k)) != 0))
+            goto refused;
+    }
+    if ((st = qc__pk_read_end(&k)) != 0) goto refused;
+    *out = k.snap;
     return QC_SNAPSHOT;
-nomem:
-    snprintf(res->message, sizeof res->message, "snapshot packet %d: out of memory (allocator or alloc_limit %lu)",
-             seq, (unsigned long)d->alloc_limit);
-    return QC_E_MEMORY;
+refused:
+    qc__snap_free(d, k.snap);
+    return st;
 }
 
 /* Keep a decoded snapshot as section 10 says; returns it (held, or loose until the next call). */

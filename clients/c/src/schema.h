@@ -953,19 +953,17 @@ int qc_record_encode(const qc_schema *s, const uint64_t *row, uint8_t *out, size
     return 0;
 }
 
-int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_t *row, qc_error *err) {
-    qc__br r;
-    int i;
+/* One record's codes (wire-format 3) from r into row, a flag of 0 zeroing the slots it governs,
+   signed codes sign-extended: 0; -1 a short read (*slot: at which slot); 1 a code that is not
+   valid (*slot, *code, read at r->pos minus the slot's bits) */
+static int qc__record_read(qc__br *r, const qc_schema *s, uint64_t *row, int *slot, uint64_t *code) {
+    int i, t;
     uint64_t v;
-    char nm[160];
-    qc__br_init(&r, buf, len);
     for (i = 0; i < s->nslots; i++) {
         const qc_slot *sl = &s->slots[i];
-        if (qc__get(&r, sl->bits, &v) < 0)
-            return qc__fail(err, "%s: message too short: the code needs %d bits at bit %lu, the message has %lu bits (%lu bytes)",
-                            qc__slot_name(s, i, nm, sizeof nm), sl->bits, (unsigned long)r.pos, (unsigned long)r.nbits, (unsigned long)len);
+        *slot = i;
+        if (qc__get(r, sl->bits, &v) < 0) return -1;
         if (sl->role == QC_ROLE_FLAG) {
-            int t;
             row[i] = v;
             if (v == 0) {
                 for (t = i + 1; t <= i + sl->span; t++) row[t] = 0;
@@ -975,13 +973,28 @@ int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_
         }
         if (sl->sign) v = qc__sext(v, sl->bits);
         row[i] = v;
-        if (!qc_valid(sl->codec, v)) {
-            char num[32];
-            if (sl->sign) snprintf(num, sizeof num, "%lld", (long long)(int64_t)v);
-            else snprintf(num, sizeof num, "%llu", (unsigned long long)v);
-            return qc__fail(err, "%s: code %s is not valid at bit %lu", qc__slot_name(s, i, nm, sizeof nm), num,
-                            (unsigned long)(r.pos - (size_t)sl->bits));
-        }
+        if (!qc__slot_ok(sl, v)) { *code = v; return 1; }
+    }
+    return 0;
+}
+
+int qc_record_decode(const qc_schema *s, const uint8_t *buf, size_t len, uint64_t *row, qc_error *err) {
+    qc__br r;
+    int i = 0, st;
+    uint64_t v = 0;
+    char nm[160];
+    qc__br_init(&r, buf, len);
+    st = qc__record_read(&r, s, row, &i, &v);
+    if (st < 0)
+        return qc__fail(err, "%s: message too short: the code needs %d bits at bit %lu, the message has %lu bits (%lu bytes)",
+                        qc__slot_name(s, i, nm, sizeof nm), s->slots[i].bits, (unsigned long)r.pos, (unsigned long)r.nbits,
+                        (unsigned long)len);
+    if (st > 0) {
+        char num[32];
+        if (s->slots[i].sign) snprintf(num, sizeof num, "%lld", (long long)(int64_t)v);
+        else snprintf(num, sizeof num, "%llu", (unsigned long long)v);
+        return qc__fail(err, "%s: code %s is not valid at bit %lu", qc__slot_name(s, i, nm, sizeof nm), num,
+                        (unsigned long)(r.pos - (size_t)s->slots[i].bits));
     }
     if ((r.pos + 7) / 8 != len) {
         if ((r.pos + 7) / 8 > len)
