@@ -38,13 +38,7 @@ namespace QuantCodec
                 {
                     // and the steady state: kept entity e is row e everywhere (the extrapolation rows
                     // are the identity table), most classes known
-                    if (identN < m)
-                    {
-                        if (ident.Length < m + 1) Array.Resize(ref ident, Math.Max(m + 1, ident.Length * 2));
-                        for (int e = identN; e < ident.Length; e++) ident[e] = e;
-                        identN = ident.Length;
-                    }
-                    kPred = ident;
+                    kPred = Ident(m);
                     for (int e = 0; e < m; e++)
                     {
                         int d;

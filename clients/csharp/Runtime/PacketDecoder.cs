@@ -37,20 +37,37 @@ namespace QuantCodec
         }
 
         /// <summary>Decode the packet whose header Header() read (the reader continues after it) against
-        /// base / pred, into o. DecodeException (malformed) on anything wrong; o is then garbage.</summary>
-        /// <summary>room: what the new snapshot's entities may cost in wire-format section 19's model
-        /// (8 + 8 * S bytes each); a packet of more is refused, kind limits (maxBytes for the message).</summary>
+        /// base / pred, into o: the steps of wire-format section 7 in order. DecodeException
+        /// (malformed) on anything wrong; o is then garbage. room: what the new snapshot's entities
+        /// may cost in section 19's model (8 + 8 * S bytes each); a packet of more is refused, kind
+        /// limits (maxBytes for the message).</summary>
         public void Body(int seq, int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o, long room = long.MaxValue, long maxBytes = 0)
         {
             int m = bdist != 0 ? bs.Count : 0;
             int nrem = 0;
             if (bdist != 0 && m > 0) nrem = ReadSet(ref removed, m);
+            int nnew = NewEntities(seq, m - nrem, room, maxBytes);
+            int[] kOut = Merge(seq, bdist, bs, o, m, nrem, nnew);
+            if (bdist == 0) { Finish(); return; }
+            int kept = m - nrem;
+            int nchg = ChangedSet(pdist, bs, pr, o, m, kept, nrem == 0);
+            if (nchg == 0) { Finish(); Remember(bs, o, m, nrem, nnew, 0); return; }
+            FieldSets(nchg, bdist, pdist);
+            ChangedEntities(bdist, pdist, bs, pr, o, kOut, nchg);
+            Finish();
+            Remember(bs, o, m, nrem, nnew, nchg);
+        }
+
+        /// <summary>The new entities (section 7.1): their count, checked against the room, ids and
+        /// records, into newIds and newRows; returns the count.</summary>
+        int NewEntities(int seq, int kept, long room, long maxBytes)
+        {
             ulong nv = ReadEG(egCount);
-            if ((long)nv > nbits - pos || nv > 0xFFFFFFFFUL - (ulong)(m - nrem)) throw Bad("count of new entities larger than the packet can hold");
+            if ((long)nv > nbits - pos || nv > 0xFFFFFFFFUL - (ulong)kept) throw Bad("count of new entities larger than the packet can hold");
             int nnew = (int)nv;
-            long total = (long)(m - nrem) + nnew, per = 8 + 8L * S;
+            long total = (long)kept + nnew, per = 8 + 8L * S;
             if (room < 0 || total > room / per)
-                throw new DecodeException("limits", "snapshot packet " + seq + ": a snapshot of " + total + " entities (" + (m - nrem) + " kept, " + nnew
+                throw new DecodeException("limits", "snapshot packet " + seq + ": a snapshot of " + total + " entities (" + kept + " kept, " + nnew
                     + " new) would cost " + (256 + total * per) + " bytes (256 + N * (8 + 8 * " + S + ")), and with what is held and the reassembly's bound pass max_bytes " + maxBytes);
             if (nnew > 0)
             {
@@ -71,6 +88,13 @@ namespace QuantCodec
                 }
                 for (int i = 0; i < nnew; i++) ReadRecord(newRows, i * S, newIds[i]);
             }
+            return nnew;
+        }
+
+        /// <summary>The new snapshot's entities: the baseline's kept rows and the new rows in id order;
+        /// returns kept entity -> output row (kBase: kept entity -> baseline row).</summary>
+        int[] Merge(int seq, int bdist, Snapshot bs, Snapshot o, int m, int nrem, int nnew)
+        {
             int kept = m - nrem;
             int nout = kept + nnew;
             o.Reserve(nout);
@@ -88,14 +112,8 @@ namespace QuantCodec
                 Buffer.BlockCopy(bs.Ids, 0, o.Ids, 0, m << 3);
                 Buffer.BlockCopy(bs.Codes, 0, o.Codes, 0, (m * S) << 3);
                 // (kept entity e is baseline row e and output row e: an identity table, filled once)
-                if (identN < m)
-                {
-                    if (ident.Length < m + 1) Array.Resize(ref ident, Math.Max(m + 1, ident.Length * 2));
-                    for (int e = identN; e < ident.Length; e++) ident[e] = e;
-                    identN = ident.Length;
-                }
-                kBase = ident;
-                kOut = ident;
+                kBase = Ident(m);
+                kOut = kBase;
             }
             else
             {
@@ -121,7 +139,13 @@ namespace QuantCodec
                     }
                 }
             }
-            if (bdist == 0) { Finish(); return; }
+            return kOut;
+        }
+
+        /// <summary>The changed kept entities into chg, ascending (section 7.2): one set, or with an
+        /// extrapolation snapshot a set in each class; returns their number.</summary>
+        int ChangedSet(int pdist, Snapshot bs, Snapshot pr, Snapshot o, int m, int kept, bool keptIdent)
+        {
             int nchg = 0;
             Grow(ref chg, kept + 1);
             Grow(ref keptPred, kept + 1);
@@ -131,7 +155,7 @@ namespace QuantCodec
                 if (ctx.Length < kept + 1) ctx = new byte[Math.Max(kept + 1, ctx.Length * 2)];
                 int n1, n0;
                 Grow(ref cls1, kept + 1); Grow(ref cls0, kept + 1);
-                Classes(bs, pr, o, m, kept, nrem == 0, out n1, out n0);
+                Classes(bs, pr, o, m, kept, keptIdent, out n1, out n0);
                 int m1 = n1 > 0 ? ReadSet(ref set1, n1) : 0;
                 int m0 = n0 > 0 ? ReadSet(ref set0, n0) : 0;
                 int a1 = 0, a0 = 0;
@@ -142,7 +166,13 @@ namespace QuantCodec
                 }
             }
             else if (kept > 0) nchg = ReadSet(ref chg, kept);
-            if (nchg == 0) { Finish(); Remember(bs, o, m, nrem, nnew, 0); return; }
+            return nchg;
+        }
+
+        /// <summary>The changed fields of each changed entity into fch (a set a field), then each
+        /// component's EG parameter k and extrapolation bit (section 7.3), into its descriptor.</summary>
+        void FieldSets(int nchg, int bdist, int pdist)
+        {
             if (fch.Length < nchg * F + 1) fch = new byte[Math.Max(nchg * F + 1, fch.Length * 2)];
             Array.Clear(fch, 0, nchg * F);
             bool[] fany = FieldAny();
@@ -173,9 +203,18 @@ namespace QuantCodec
                 d.Pred = pdist != 0 && pp[c] != 0;
                 d.Mode = !d.Plain ? FM_GENERAL : !d.Pred ? FM_PLAIN : den == 1 ? FM_PLAIN_PRED : FM_GENERAL;
             }
-            ChangedEntities(bdist, pdist, bs, pr, o, kOut, nchg);
-            Finish();
-            Remember(bs, o, m, nrem, nnew, nchg);
+        }
+
+        /// <summary>ident[e] == e for e &lt; m, filled once.</summary>
+        int[] Ident(int m)
+        {
+            if (identN < m)
+            {
+                if (ident.Length < m + 1) Array.Resize(ref ident, Math.Max(m + 1, ident.Length * 2));
+                for (int e = identN; e < ident.Length; e++) ident[e] = e;
+                identN = ident.Length;
+            }
+            return ident;
         }
 
         int[] kOutBuf = new int[16];
