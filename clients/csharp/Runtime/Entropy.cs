@@ -3,7 +3,7 @@
 // fast path. They read a packet held as little-endian 64-bit words followed by zero words
 // (PacketDecoder.Header lays it out so), and never check a bound themselves: a reader that ran past
 // the packet's end only read zeros, and the caller compares the position with the packet's length
-// once a step (a code, or a whole entity) is done.
+// after each code (EG leaves a position past any packet for a value beyond its bits, too).
 using System.Runtime.CompilerServices;
 
 namespace QuantCodec
