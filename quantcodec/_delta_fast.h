@@ -96,6 +96,66 @@ QC_FORCE_INLINE uint64_t qc_fast_ref(uint64_t xb, uint64_t xp, const qc_dcomp* d
 #define QC_UNZZ(u) qc_unzz(u)
 #define QC_UNZZ_TOP(u, sh) (qc_unzz(u) << (sh))     /* (zig-zag decoded at the top of the word) */
 
+/* qc_fast_entity's smallest-three field (fd, its components from d): the code rebuilt from the
+   differences (or the new index and the remapped differences, or the absolute code) into
+   orw; the new bit position, or -1 when not the fast path's case. */
+QC_FORCE_INLINE Py_ssize_t qc_fast_quat(const uint8_t* buf, Py_ssize_t pos, const qc_dfield* fd,
+                                        const qc_dcomp* d, const uint64_t* br, const uint64_t* pr,
+                                        uint64_t* orw, int64_t num, int64_t den, int den1) {
+    const qc_dcomp* dend = d + (fd->c1 - fd->c0);
+    int s = fd->slot, qs = 3 * fd->cb, st;
+    uint64_t bw = br[s], pw = pr[s], code, m, u, xb;
+    pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of the
+                                                   largest component */
+    code = (bw >> qs) << qs;
+    st = qc_fast_egx(buf, &pos, d, &u, 1);
+    if (QC_UNLIKELY(st)) {
+        if (st < 0)
+            return -1;
+        /* a new largest component: the absolute code, or the new index and the differences
+           from the baseline remapped to it */
+        if (qc_fast_bits(buf, &pos, 1) == 0) {
+            code = qc_fast_bits(buf, &pos, fd->bits);
+        } else {
+            int j = (int)qc_fast_bits(buf, &pos, 2), t;
+            if ((uint64_t)j == (bw >> qs))
+                return -1;
+            code = (uint64_t)j << qs;
+            for (t = 0; t < 3; t++, d++) {
+                QC_FAST_EGX(d, u);
+                code |= ((qc_quat_remap_ref(bw, j, t, fd->cb, fd->qtop)
+                          + qc_unzz(u)) & d->umax) << d->shift;
+            }
+        }
+    } else {
+        for (;;) {
+            if (den1) {
+                /* (the low b bits of sums and products depend on the operands' low b bits
+                   only: the top-of-word arithmetic, unshifted, then masked) */
+                xb = bw >> d->shift;
+                xb += (xb - (pw >> d->shift)) * d->numc + QC_UNZZ(u);
+                code |= (xb & d->umax) << d->shift;
+            } else {
+                xb = qc_fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d,
+                                 num, den, den1) + QC_UNZZ_TOP(u, d->sh);
+                code |= (xb >> d->sh) << d->shift;
+            }
+            if (++d == dend)
+                break;
+            QC_FAST_EGX(d, u);
+        }
+    }
+    m = (((uint64_t)1) << fd->cb) - 1;
+    if (!((code <= fd->maxcode)
+          & qc_quat_surely_valid(fd->qsq, (code >> (2 * fd->cb)) & m, (code >> fd->cb) & m,
+                                 code & m)))
+        return -1;
+    if (code == bw)
+        return -1;
+    orw[s] = code;
+    return pos;
+}
+
 /* One changed entity's fields (fr: its changed-field flags) decoded exactly as the slot-by-slot
    loop decodes them, when they are the common case: fields of the common shapes, every code
    of at most 57 bits (or an escape), every code valid, every field marked changed changed.
@@ -123,56 +183,9 @@ QC_FORCE_INLINE Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, co
         d = D + fd->c0;
         dend = D + fd->c1;
         if (fd->shape == QC_F_QUAT) {
-            int s = fd->slot, qs = 3 * fd->cb, st;
-            uint64_t bw = br[s], pw = pr[s], code, m;
-            pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of
-                                                           the largest component */
-            code = (bw >> qs) << qs;
-            st = qc_fast_egx(buf, &pos, d, &u, 1);
-            if (QC_UNLIKELY(st)) {
-                if (st < 0)
-                    return -1;
-                /* a new largest component: the absolute code, or the new index and the
-                   differences from the baseline remapped to it */
-                if (qc_fast_bits(buf, &pos, 1) == 0) {
-                    code = qc_fast_bits(buf, &pos, fd->bits);
-                } else {
-                    int j = (int)qc_fast_bits(buf, &pos, 2), t;
-                    if ((uint64_t)j == (bw >> qs))
-                        return -1;
-                    code = (uint64_t)j << qs;
-                    for (t = 0; t < 3; t++, d++) {
-                        QC_FAST_EGX(d, u);
-                        code |= ((qc_quat_remap_ref(bw, j, t, fd->cb, fd->qtop)
-                                  + qc_unzz(u)) & d->umax) << d->shift;
-                    }
-                }
-            } else {
-                for (;;) {
-                    if (den1) {
-                        /* (the low b bits of sums and products depend on the operands' low b
-                           bits only: the top-of-word arithmetic, unshifted, then masked) */
-                        xb = bw >> d->shift;
-                        xb += (xb - (pw >> d->shift)) * d->numc + QC_UNZZ(u);
-                        code |= (xb & d->umax) << d->shift;
-                    } else {
-                        xb = qc_fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d,
-                                         num, den, den1) + QC_UNZZ_TOP(u, d->sh);
-                        code |= (xb >> d->sh) << d->shift;
-                    }
-                    if (++d == dend)
-                        break;
-                    QC_FAST_EGX(d, u);
-                }
-            }
-            m = (((uint64_t)1) << fd->cb) - 1;
-            if (!((code <= fd->maxcode)
-                  & qc_quat_surely_valid(fd->qsq, (code >> (2 * fd->cb)) & m,
-                                         (code >> fd->cb) & m, code & m)))
+            pos = qc_fast_quat(buf, pos, fd, d, br, pr, orw, num, den, den1);
+            if (pos < 0)
                 return -1;
-            if (code == bw)
-                return -1;
-            orw[s] = code;
             continue;
         }
         if (fd->shape == QC_F_NZORD) {
