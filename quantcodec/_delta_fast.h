@@ -47,8 +47,7 @@ static inline int qc_quat_surely_valid(const uint32_t* q, uint64_t a, uint64_t b
 QC_FORCE_INLINE int qc_fast_egx(const uint8_t* buf, Py_ssize_t* pos, const qc_dcomp* d,
                                 uint64_t* u, int alt) {
     Py_ssize_t p = *pos;
-    uint64_t pk = qc_load_le64(buf + (p >> 3)) >> (p & 7), t;
-    Py_ssize_t len;
+    uint64_t pk = qc_load_le64(buf + (p >> 3)) >> (p & 7), e, t, m;
     if (QC_UNLIKELY(!(pk & d->emask))) {
         /* the escape: E zero bits, (alt) one bit, then the value raw in b bits */
         p += d->E;
@@ -64,9 +63,15 @@ QC_FORCE_INLINE int qc_fast_egx(const uint8_t* buf, Py_ssize_t* pos, const qc_dc
         *pos = p + d->b;
         return 0;
     }
-    if (QC_UNLIKELY(qc_egx_peek(pk, d->k, d->kmask, d->umax, u, &len) <= 0))
+    e = (uint64_t)qc_ctz64(pk);
+    t = qc_egx_len(e, d->k);
+    if (QC_UNLIKELY(t > 57))
         return -1;
-    *pos = p + len;
+    m = qc_egx_value(pk, e, d->k, d->kmask);
+    if (QC_UNLIKELY(m > d->umax))
+        return -1;
+    *u = m;
+    *pos = p + (Py_ssize_t)t;
     return 0;
 }
 #define QC_FAST_EGX(d, u) do {                                                              \

@@ -93,24 +93,19 @@ typedef struct {            /* the decoder's table: one a component, filled once
 
 /* ---- the Exp-Golomb read -------------------------------------------------------------------- */
 
-/* The common case of every Exp-Golomb read of the decoder (get_egx, _entropy.pxd): pk holds
-   the code's bits from its first one (at least 57 loaded), the code is not an escape (pk &
-   emask != 0) and fits them. 1: read (*u and *len, the code's length, set); 0: a code over 57
-   bits (the caller takes the slow read); -1: a value wider than the component (umax). (A
-   status apart from the length: inlined, each caller's tests of it fold away.) */
-QC_FORCE_INLINE int qc_egx_peek(uint64_t pk, int k, uint64_t kmask, uint64_t umax, uint64_t* u,
-                                Py_ssize_t* len) {
-    uint64_t e = (uint64_t)qc_ctz64(pk), tot = 2 * e + 1 + (uint64_t)k, x, o, m;
-    if (QC_UNLIKELY(tot > 57))
-        return 0;
-    x = pk >> (e + 1);                  /* the e bits after the one, then the k low bits */
-    o = (((uint64_t)1) << e) - 1;
-    m = (((x & o) + o) << k) | ((x >> e) & kmask);
-    if (QC_UNLIKELY(m > umax))
-        return -1;
-    *u = m;
-    *len = (Py_ssize_t)tot;
-    return 1;
+/* The Exp-Golomb code (put_egx, _entropy.pxd) read off its bits pk, from its first bit on, when it
+   is not an escape (pk & (2**E - 1) != 0): e = qc_ctz64(pk) zeros, a one, the e low bits of
+   x = (u >> k) + 1, the k low bits of u. Its length, and its value; every Exp-Golomb read of the
+   decoder (get_egx's common case, qc_egx_fast_m; the fast path's qc_fast_egx) is these two and
+   its own tests of the length (the bits it loaded) and of the value (the width). (Two pure
+   functions rather than one with a status: inlined, each caller's branches stay its own.) */
+QC_FORCE_INLINE uint64_t qc_egx_len(uint64_t e, int k) {
+    return 2 * e + 1 + (uint64_t)k;
+}
+QC_FORCE_INLINE uint64_t qc_egx_value(uint64_t pk, uint64_t e, int k, uint64_t kmask) {
+    uint64_t x = pk >> (e + 1);         /* the e bits after the one, then the k low bits */
+    uint64_t o = (((uint64_t)1) << e) - 1;
+    return (((x & o) + o) << k) | ((x >> e) & kmask);
 }
 
 /* get_egx's common case on a reader in locals: the whole code within one 8-byte load and not an
@@ -121,18 +116,22 @@ QC_FORCE_INLINE int qc_egx_fast_m(const uint8_t* buf, Py_ssize_t nbytes, Py_ssiz
                                   int k, uint64_t emask, uint64_t kmask, uint64_t umax,
                                   uint64_t* out) {
     Py_ssize_t p = *pos, idx = p >> 3;
-    uint64_t peek;
-    Py_ssize_t len;
-    int st;
+    uint64_t peek, e, tot, m;
     if (idx + 8 > nbytes)
         return 0;
     peek = qc_load_le64(buf + idx) >> (p & 7);
     if (!(peek & emask))
         return 0;
-    st = qc_egx_peek(peek, k, kmask, umax, out, &len);
-    if (st > 0)
-        *pos = p + len;
-    return st;
+    e = (uint64_t)qc_ctz64(peek);
+    tot = qc_egx_len(e, k);
+    if (tot > 57)
+        return 0;
+    m = qc_egx_value(peek, e, k, kmask);
+    if (m > umax)
+        return -1;
+    *out = m;
+    *pos = p + (Py_ssize_t)tot;
+    return 1;
 }
 
 /* qc_egx_fast_m, the masks made here (the reads outside the changed entities' loop). */

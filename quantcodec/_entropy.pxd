@@ -38,7 +38,8 @@ cdef extern from "_delta_rules.h":
     ctypedef struct qc_dcomp:       # a component's coding in one packet (the decoder's table)
         uint64_t emask, kmask, umax, numc, smt, vmask, vlo, vspan, vbad
         int k, sh, shift, slot, E, b, p
-    # the Exp-Golomb read's common case (qc_egx_peek under both), inline, the position in a register
+    # the Exp-Golomb code's length and value (qc_egx_len, qc_egx_value), and the common-case reads
+    # over them, inline, the position in a register
     int qc_egx_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos, int k, int b, int E,
                     uint64_t* out) noexcept nogil
     int qc_bits_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos, int n,
