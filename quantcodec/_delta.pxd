@@ -1,12 +1,14 @@
-# The delta layer's shared declarations (quantcodec/_delta.pyx): the per-schema Layout, the
-# encoder's and decoder's workspaces, the snapshot data, and the C structs they hold. Cimported by _history (the
-# stream's bookkeeping), which drives the coder.
+# The delta layer's shared declarations (quantcodec/_delta.pyx, with its parts _encoder.pxi and
+# _decoder.pxi): the per-schema Layout, the encoder's and decoder's workspaces and per-packet
+# contexts (enc_t, dec_t: what each step of the two pipelines reads and writes), the snapshot
+# data, and the C structs they hold. Cimported by _history (the stream's bookkeeping), which
+# drives the coder.
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 
-from quantcodec._plan cimport Plan
+from quantcodec._plan cimport Plan, slot_t
 from quantcodec._bits cimport bw_t, br_t
-from quantcodec._entropy cimport buf_t
+from quantcodec._entropy cimport buf_t, cpar_t, qc_dcomp
 
 
 cdef extern from "_delta_avx512.h":
@@ -35,6 +37,41 @@ cdef extern from "_delta_avx512.h":
                             const qc_vfield* FV, Py_ssize_t F, uint8_t* fch, Py_ssize_t* fcount,
                             uint64_t* U, Py_ssize_t C2, uint32_t* hist, int sample, int64_t r,
                             uint32_t* posts) noexcept nogil
+
+cdef extern from "_delta_fast.h":
+    enum:
+        QC_F_NONE
+        QC_F_ORD
+        QC_F_NZORD
+        QC_F_QUAT
+    enum:
+        QC_FAST_MAXBITS
+    ctypedef struct qc_dfield:
+        int shape, c0, c1, slot, span, cb, bits, plain
+        uint64_t maxcode, qtop
+        const uint32_t* qsq
+    ctypedef struct qc_fastrun:
+        const uint8_t* buf
+        Py_ssize_t lastfast
+        Py_ssize_t nbits
+        const uint8_t* fch
+        Py_ssize_t F, S
+        const qc_dfield* FD
+        const qc_dcomp* D
+        const int* gf
+        Py_ssize_t gen
+        const uint64_t* brow
+        const uint64_t* prow
+        uint64_t* orow
+        const Py_ssize_t* chg
+        const Py_ssize_t* kept_base
+        const Py_ssize_t* kept_out
+        const Py_ssize_t* kept_pred
+        int64_t num, den
+    bint qc_quat_surely_valid(const uint32_t* q, uint64_t a, uint64_t b, uint64_t c) noexcept nogil
+    Py_ssize_t qc_fast_run(const qc_fastrun* a, Py_ssize_t e, Py_ssize_t n,
+                           Py_ssize_t* ppos) noexcept nogil
+
 
 # slot roles
 cdef enum:
@@ -174,11 +211,121 @@ cdef class Layout:
     cdef finfo_t* fi
     cdef Py_ssize_t rec_bits        # most bits of one full record
     cdef Py_ssize_t chg_bits        # most bits of one changed entity
-    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff_run)
+    cdef int vec                    # the encoder's differences with AVX-512 (qc_vdiff_run)
     cdef qc_vplan vp                # its lanes (the per-packet entries are the coder's copy's)
     cdef void _set_comp(self, Py_ssize_t c, Py_ssize_t s, int shift, int b, int smag)
     cdef void _set_vec(self, bint general)
     cdef void _set_shape(self, Py_ssize_t f, bint general)
+
+
+ctypedef struct enc_buf_t:     # the encoder's grow-only scratch (freed as an array of buf_t)
+    buf_t removed, new, ccur, cbase, ckpos, cpred, fch, hist
+    buf_t k, pred, fmode, fcount, lists, cctx, u, E
+    buf_t par, vm
+
+
+ctypedef struct enc_t:         # one packet's encoding: what each step of _encoder.pxi reads, writes
+    enc_in_t* a                 # the packet's inputs (and its outputs same, nchg)
+    const sinfo_t* SI           # the layout
+    const comp_t* CI
+    const finfo_t* FI
+    Py_ssize_t S, F, C
+    Py_ssize_t rec_bits, chg_bits
+    int vec                     # step 2 with AVX-512
+    qc_vplan* vp                # its lanes, the coder's copy
+    int has_base, has_pred
+    Py_ssize_t lim              # min(n, m): the most kept entities
+    int64_t num, den            # the extrapolation's ratio in lowest terms (ext_ratio)
+    # step 1: the entities
+    Py_ssize_t nrem, nnew, nchg
+    Py_ssize_t kctx[2]          # kept entities in each context class
+    Py_ssize_t nlist[2]         # changed entities in each (their positions in lists)
+    Py_ssize_t* removed         # baseline rows removed
+    Py_ssize_t* newr            # current rows new
+    Py_ssize_t* ccur            # changed entity e: its current, baseline, extrapolation row
+    Py_ssize_t* cbase
+    Py_ssize_t* cpred           # (-1: none)
+    Py_ssize_t* ckpos           # its position within its context class
+    uint8_t* cctx               # its context class
+    Py_ssize_t* lists           # per class, the changed entities' positions (2 x (lim + 1))
+    # step 2: the differences
+    uint8_t* fch                # changed entity e, field f: fch[e * F + f] = whether it changed
+    Py_ssize_t* fcount          # per field, the changed entities whose field changed
+    uint64_t* U                 # entity e, component c: U[e * 2C + 2c + p] (p = 1: extrapolated)
+    uint32_t* hist              # per component, the two bit-length histograms (HIST counts each)
+    uint32_t* vm                # scratch of qc_vdiff_run
+    # step 3: the parameters
+    uint8_t* fmode              # per field, some changed entity changed it
+    uint8_t* kk                 # per component: Exp-Golomb parameter, extrapolated, escape length
+    uint8_t* pp
+    uint8_t* EE
+    cpar_t* par                 # the same three as one record
+
+
+ctypedef struct derr_t:        # the decoder's last error (DeltaDecoder._raise: the DecodeError)
+    int kind
+    Py_ssize_t pos
+    const char* msg
+    int slot
+    uint64_t id
+    uint64_t code
+
+
+ctypedef struct dec_buf_t:     # the decoder's grow-only scratch (freed as an array of buf_t)
+    buf_t removed, fch, kept, newrow, k, pred, fmode, newid
+    buf_t cctx, dcomp, pad
+
+
+ctypedef struct dec_t:         # one packet's decoding: what each step of _decoder.pxi reads, writes
+    br_t r                      # the reader
+    const sinfo_t* SI           # the layout
+    const comp_t* CI
+    const finfo_t* FI
+    const slot_t* slots         # the plan's slots (validity, sign extension)
+    Py_ssize_t S, F, C
+    int general                 # no fast path (Layout.general)
+    Py_ssize_t max_entities
+    dec_buf_t* b
+    derr_t* err
+    # the packet's inputs: the references (m, p rows), the output rows
+    const uint64_t* bid
+    const uint64_t* brow
+    Py_ssize_t m
+    const uint64_t* pid
+    const uint64_t* prow        # NULL: no extrapolation snapshot
+    Py_ssize_t p
+    int bdist, pdist
+    const uint8_t* ctxmap       # the baseline's rows that differ from the extrapolation's, if known
+    uint64_t* oid
+    uint64_t* orow
+    # head, new entities
+    Py_ssize_t nrem, nnew, kept
+    int kid
+    Py_ssize_t* removed
+    uint64_t* nid
+    uint64_t* nrow
+    # the kept and changed entities
+    int ident                   # kept index -> baseline / output row is the identity (maps unused)
+    int pred_ident              # kept index -> extrapolation row is the identity
+    Py_ssize_t* kept_base       # kept index -> baseline, output, extrapolation row (-1: none)
+    Py_ssize_t* kept_out
+    Py_ssize_t* kept_pred
+    Py_ssize_t* cls1            # the kept indices of the two context classes
+    Py_ssize_t* cls0
+    Py_ssize_t n1, n0
+    Py_ssize_t* set1            # the sets read (positions within the classes)
+    Py_ssize_t* set0
+    const uint8_t* ctxv         # per kept index, its context class (pred_ident)
+    Py_ssize_t* chg             # the changed kept indices
+    Py_ssize_t nchg
+    # the changed fields
+    uint8_t* fch
+    uint8_t* fmode
+    uint8_t* kk
+    uint8_t* pp
+    qc_dcomp* dc                # per component, its coding in this packet
+    qc_dfield* dfd              # per field, its shape in the fast path
+    int64_t num, den
 
 
 cdef class CoderBase:
@@ -198,17 +345,10 @@ cdef class CoderBase:
 @cython.final
 cdef class DeltaEncoder(CoderBase):
     cdef readonly Py_ssize_t last_bits   # bits of the last packet encoded (before the padding)
-    cdef int vec                    # step 3 of the encoder with AVX-512 (qc_vdiff_run)
+    cdef int vec                    # the differences with AVX-512 (qc_vdiff_run)
     cdef qc_vplan vp
     cdef bw_t w
-    # scratch
-    cdef buf_t b_removed, b_new, b_ccur, b_cbase, b_ckpos, b_cpred, b_fch, b_hist
-    cdef buf_t b_k, b_pred, b_fmode, b_fcount, b_lists, b_cctx, b_u, b_E
-    cdef buf_t b_par, b_vm
-    cdef void _diff_vec(self, Py_ssize_t nchg, const uint64_t* crow, const uint64_t* brow,
-                        const uint64_t* prow, const Py_ssize_t* ccur, const Py_ssize_t* cbase,
-                        const Py_ssize_t* cpred, uint8_t* fch, uint64_t* U, uint32_t* hist,
-                        Py_ssize_t* fcount, int64_t num, int64_t den, uint32_t* vm) noexcept nogil
+    cdef enc_buf_t b                # scratch
     cdef int _encode(self, enc_in_t* a) noexcept nogil
     cdef bytes _encode_call(self, int seq, SnapshotData cur, int bdist, SnapshotData base,
                             int pdist, SnapshotData pred)
@@ -218,35 +358,12 @@ cdef class DeltaEncoder(CoderBase):
 cdef class DeltaDecoder(CoderBase):
     cdef Py_ssize_t d_nchg          # changed entities of the last packet decoded
     cdef public Py_ssize_t max_entities   # a packet's snapshot may have at most this many (limits)
-    cdef int err_kind
-    cdef Py_ssize_t err_pos
-    cdef const char* err_msg
-    cdef int err_slot
-    cdef uint64_t err_id
-    cdef uint64_t err_code
-    # scratch
-    cdef buf_t b_removed, b_fch, b_kept, b_newrow, b_k, b_pred, b_fmode, b_newid
-    cdef buf_t b_cctx, b_E, b_par, b_dpar, b_pad
+    cdef derr_t err
+    cdef dec_buf_t b                # scratch
     cdef SnapshotData _decode(self, const uint8_t* data, Py_ssize_t nbytes, SnapshotData base,
                               SnapshotData pred, type kind)
-    cdef int _decode_head(self, br_t* r, int bdist, Py_ssize_t m, Py_ssize_t* nrem,
-                          Py_ssize_t* nnew, int* kid) noexcept nogil
-    cdef int _get_rows(self, br_t* r, uint64_t* rows, const uint64_t* ids,
-                       Py_ssize_t n) noexcept nogil
-    cdef int _decode_body(self, br_t* r, const uint64_t* bid, const uint64_t* brow, Py_ssize_t m,
-                          const uint64_t* pid, const uint64_t* prow, Py_ssize_t p, int bdist,
-                          int pdist, Py_ssize_t nrem, Py_ssize_t nnew, uint64_t* oid,
-                          uint64_t* orow, const uint8_t* ctxmap) noexcept nogil
-    cdef int _get_changed(self, br_t* r, const uint64_t* bid, const uint64_t* brow,
-                          const uint64_t* prow, uint64_t* orow, const Py_ssize_t* chg,
-                          Py_ssize_t nchg, const Py_ssize_t* kept_base, const Py_ssize_t* kept_out,
-                          const Py_ssize_t* kept_pred, const uint8_t* fch, const uint8_t* kk,
-                          const uint8_t* pp, int64_t num, int64_t den) noexcept nogil
-    cdef int _finish(self, br_t* r) noexcept nogil
-    cdef int _fail(self, int kind, const char* msg) noexcept nogil
     cdef int _raise_at(self, Py_ssize_t pos) except -1
     cdef int _raise(self) except -1
-
 
 
 cdef int _read_header(br_t* r, int* seq, int* bdist, int* pdist) noexcept nogil

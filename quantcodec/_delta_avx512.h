@@ -85,7 +85,8 @@ static inline void qc_vdiff_half(const qc_vhalf* H, int h, __m512i c0, __m512i c
     }
 }
 
-/* _encode's step 3 for the changed entities e = 0 .. n - 1 in one call, the plan's vectors
+/* The encoder's differences (_encoder.pxi, enc_diff) for the changed entities e = 0 .. n - 1
+   in one call, the plan's vectors
    loaded once: entity e's rows are crow + ccur[e] * S, brow + cbase[e] * S and, if cpred[e]
    >= 0, prow + cpred[e] * S. For each: which of its F fields changed (fch + e * F, counted
    into fcount), the lanes of its changed fields of the common shapes (a NearlyZero field
@@ -108,7 +109,7 @@ static inline Py_ssize_t qc_vdiff_run(const qc_vplan* vp, Py_ssize_t n, const ui
     __mmask8 m0 = (__mmask8)(S >= 8 ? 0xFF : (1u << S) - 1);
     __mmask8 m1 = (__mmask8)(S >= 16 ? 0xFF : S > 8 ? (1u << (S - 8)) - 1 : 0);
     Py_ssize_t o8 = S > 8 ? 8 : 0, e, f, np = 0;
-    Py_ssize_t cnt[16];         /* (F <= 16: _diff_vec) */
+    Py_ssize_t cnt[16];         /* (F <= 16: enc_diff_vec) */
     uint64_t L[32] __attribute__((aligned(64)));
     for (h = 0; h < 2; h++) {
         int g = h < nhalf ? h : 0;

@@ -1,32 +1,18 @@
-/* The snapshot decoder's fast path for one changed entity (quantcodec/_delta.pyx,
-   DeltaDecoder._get_changed): the common case only, driven by per-packet tables the coder fills
-   (qc_dcomp a component, qc_dfield a field). Included after _bits.pxd's C (qc_load_le64);
-   Py_ssize_t comes from Python.h, included first by Cython. */
+/* The snapshot decoder's fast path for one changed entity (quantcodec/_decoder.pxi,
+   dec_read_changed): the common case only, driven by per-packet tables the coder fills
+   (qc_dcomp a component, _delta_rules.h; qc_dfield a field). Its rules (the Exp-Golomb read,
+   zig-zag, the reference, the smallest-three remap) are _delta_rules.h's, the slot-by-slot
+   loop's too. Py_ssize_t comes from Python.h, included first by Cython. */
 #ifndef QC_DELTA_FAST_H
 #define QC_DELTA_FAST_H
 #include <stdint.h>
 #include "_delta_bits.h"
-#include "_delta_reads.h"
+#include "_delta_rules.h"
 
 enum { QC_F_NONE = 0, QC_F_ORD = 1, QC_F_NZORD = 2, QC_F_QUAT = 3 };
 /* the most bits qc_fast_entity reads for one component (a code of at most 57 bits, or an
    escape of at most 33 + 1 + 32) plus one slot (a flag, or a smallest three's new index: 4) */
 enum { QC_FAST_MAXBITS = 72 };
-
-typedef struct {            /* one component's decoding in one packet */
-    uint64_t emask;         /* 2**E - 1 (E = egx_E(k, b)) */
-    uint64_t kmask;         /* 2**k - 1 */
-    uint64_t umax;          /* 2**b - 1 */
-    uint64_t numc;          /* the extrapolation's numerator, 0 when not extrapolated */
-    uint64_t smt;           /* sign-magnitude: the magnitude bits at the top, else 0 */
-    uint64_t vmask;         /* ordered: ~0 for sign-extended carriers, else umax */
-    uint64_t vlo, vspan;    /* ordered: the valid codes are vlo .. vlo + vspan (mod 2**64) */
-    uint64_t vbad;          /* ordered: one more invalid code inside (PowerCurve's negative
-                               zero), else 2**62 (no code of at most 32 bits, sign-extended
-                               or not) */
-    int k, sh, shift, slot;
-    int E, b;               /* the escape's length, egx_E(k, b); the width */
-} qc_dcomp;
 
 typedef struct {            /* one field's shape in the fast path */
     int shape;              /* QC_F_*: QC_F_NONE: the slot-by-slot loop */
@@ -41,12 +27,6 @@ typedef struct {            /* one field's shape in the fast path */
     uint64_t maxcode;       /* QC_F_QUAT: the slot's largest code */
     const uint32_t* qsq;    /* QC_F_QUAT: sinfo_t.qsq */
 } qc_dfield;
-
-#if defined(__GNUC__) || defined(__clang__)
-#define QC_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#else
-#define QC_UNLIKELY(x) (x)
-#endif
 
 /* True only where quat_valid_tab (_delta.pyx) is True, from q, an upper bound of each component
    code's shrunk value squared in units of 2**-32 (sinfo_t.qsq): a sum of squares and the
@@ -67,8 +47,7 @@ static inline int qc_quat_surely_valid(const uint32_t* q, uint64_t a, uint64_t b
 QC_FORCE_INLINE int qc_fast_egx(const uint8_t* buf, Py_ssize_t* pos, const qc_dcomp* d,
                                 uint64_t* u, int alt) {
     Py_ssize_t p = *pos;
-    uint64_t pk = qc_load_le64(buf + (p >> 3)) >> (p & 7), x, m, o;
-    uint64_t e, t;
+    uint64_t pk = qc_load_le64(buf + (p >> 3)) >> (p & 7), e, t, m;
     if (QC_UNLIKELY(!(pk & d->emask))) {
         /* the escape: E zero bits, (alt) one bit, then the value raw in b bits */
         p += d->E;
@@ -85,12 +64,10 @@ QC_FORCE_INLINE int qc_fast_egx(const uint8_t* buf, Py_ssize_t* pos, const qc_dc
         return 0;
     }
     e = (uint64_t)qc_ctz64(pk);
-    t = 2 * e + 1 + (uint64_t)d->k;
+    t = qc_egx_len(e, d->k);
     if (QC_UNLIKELY(t > 57))
         return -1;
-    x = pk >> (e + 1);
-    o = (((uint64_t)1) << e) - 1;
-    m = (((x & o) + o) << d->k) | ((x >> e) & d->kmask);
+    m = qc_egx_value(pk, e, d->k, d->kmask);
     if (QC_UNLIKELY(m > d->umax))
         return -1;
     *u = m;
@@ -109,29 +86,8 @@ QC_FORCE_INLINE uint64_t qc_fast_bits(const uint8_t* buf, Py_ssize_t* pos, int n
     return v;
 }
 
-/* _delta.pyx's quat_remap_ref: the reference of kept position t of a smallest-three code whose
-   dropped index is j, from the baseline's code bcode, which dropped another */
-QC_FORCE_INLINE uint64_t qc_quat_remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) {
-    uint64_t M = (((uint64_t)1) << cb) - 1, aj, ak;
-    int i = (int)((bcode >> (3 * cb)) & 3);
-    int k = t + (t >= j ? 1 : 0);
-    int pj = j - (j > i ? 1 : 0), pk;
-    aj = (bcode >> ((2 - pj) * cb)) & M;
-    if (k == i)
-        return aj;
-    pk = k - (k > i ? 1 : 0);
-    ak = (bcode >> ((2 - pk) * cb)) & M;
-    return (aj >> (cb - 1)) ? ak : (top - ak) & M;
-}
-
-static inline int64_t qc_round_div(int64_t x, int64_t den) {   /* _delta.pyx's round_div */
-    if (x >= 0)
-        return (2 * x + den) / (2 * den);
-    return -((2 * (-x) + den) / (2 * den));
-}
-
-/* The reference at the top of the word (_delta.pyx's top_ref, for an extrapolated component;
-   numc == 0: the baseline's value); den1: the ratio is whole (den == 1), a constant in each of
+/* The reference at the top of the word (qc_top_ref for an extrapolated component; numc == 0:
+   the baseline's value); den1: the ratio is whole (den == 1), a constant in each of
    qc_fast_run's two copies */
 QC_FORCE_INLINE uint64_t qc_fast_ref(uint64_t xb, uint64_t xp, const qc_dcomp* d, int64_t num,
                                      int64_t den, int den1) {
@@ -139,12 +95,71 @@ QC_FORCE_INLINE uint64_t qc_fast_ref(uint64_t xb, uint64_t xp, const qc_dcomp* d
         return xb + (xb - xp) * d->numc;
     if (!d->numc)
         return xb;
-    return xb + ((uint64_t)qc_round_div(((int64_t)(xb - xp) >> d->sh) * num, den) << d->sh);
+    return qc_top_ref(xb, xp, d->sh, num, den);
 }
 
-/* zigzag decoding (two's complement in 64 bits), and at the top of the word */
-#define QC_UNZZ(u) ((uint64_t)(((u) >> 1) ^ (0 - ((u) & 1))))
-#define QC_UNZZ_TOP(u, sh) (QC_UNZZ(u) << (sh))
+#define QC_UNZZ(u) qc_unzz(u)
+#define QC_UNZZ_TOP(u, sh) (qc_unzz(u) << (sh))     /* (zig-zag decoded at the top of the word) */
+
+/* qc_fast_entity's smallest-three field (fd, its components from d): the code rebuilt from the
+   differences (or the new index and the remapped differences, or the absolute code) into
+   orw; the new bit position, or -1 when not the fast path's case. */
+QC_FORCE_INLINE Py_ssize_t qc_fast_quat(const uint8_t* buf, Py_ssize_t pos, const qc_dfield* fd,
+                                        const qc_dcomp* d, const uint64_t* br, const uint64_t* pr,
+                                        uint64_t* orw, int64_t num, int64_t den, int den1) {
+    const qc_dcomp* dend = d + (fd->c1 - fd->c0);
+    int s = fd->slot, qs = 3 * fd->cb, st;
+    uint64_t bw = br[s], pw = pr[s], code, m, u, xb;
+    pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of the
+                                                   largest component */
+    code = (bw >> qs) << qs;
+    st = qc_fast_egx(buf, &pos, d, &u, 1);
+    if (QC_UNLIKELY(st)) {
+        if (st < 0)
+            return -1;
+        /* a new largest component: the absolute code, or the new index and the differences
+           from the baseline remapped to it */
+        if (qc_fast_bits(buf, &pos, 1) == 0) {
+            code = qc_fast_bits(buf, &pos, fd->bits);
+        } else {
+            int j = (int)qc_fast_bits(buf, &pos, 2), t;
+            if ((uint64_t)j == (bw >> qs))
+                return -1;
+            code = (uint64_t)j << qs;
+            for (t = 0; t < 3; t++, d++) {
+                QC_FAST_EGX(d, u);
+                code |= ((qc_quat_remap_ref(bw, j, t, fd->cb, fd->qtop)
+                          + qc_unzz(u)) & d->umax) << d->shift;
+            }
+        }
+    } else {
+        for (;;) {
+            if (den1) {
+                /* (the low b bits of sums and products depend on the operands' low b bits
+                   only: the top-of-word arithmetic, unshifted, then masked) */
+                xb = bw >> d->shift;
+                xb += (xb - (pw >> d->shift)) * d->numc + QC_UNZZ(u);
+                code |= (xb & d->umax) << d->shift;
+            } else {
+                xb = qc_fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d,
+                                 num, den, den1) + QC_UNZZ_TOP(u, d->sh);
+                code |= (xb >> d->sh) << d->shift;
+            }
+            if (++d == dend)
+                break;
+            QC_FAST_EGX(d, u);
+        }
+    }
+    m = (((uint64_t)1) << fd->cb) - 1;
+    if (!((code <= fd->maxcode)
+          & qc_quat_surely_valid(fd->qsq, (code >> (2 * fd->cb)) & m, (code >> fd->cb) & m,
+                                 code & m)))
+        return -1;
+    if (code == bw)
+        return -1;
+    orw[s] = code;
+    return pos;
+}
 
 /* One changed entity's fields (fr: its changed-field flags) decoded exactly as the slot-by-slot
    loop decodes them, when they are the common case: fields of the common shapes, every code
@@ -173,56 +188,9 @@ QC_FORCE_INLINE Py_ssize_t qc_fast_entity(const uint8_t* buf, Py_ssize_t pos, co
         d = D + fd->c0;
         dend = D + fd->c1;
         if (fd->shape == QC_F_QUAT) {
-            int s = fd->slot, qs = 3 * fd->cb, st;
-            uint64_t bw = br[s], pw = pr[s], code, m;
-            pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of
-                                                           the largest component */
-            code = (bw >> qs) << qs;
-            st = qc_fast_egx(buf, &pos, d, &u, 1);
-            if (QC_UNLIKELY(st)) {
-                if (st < 0)
-                    return -1;
-                /* a new largest component: the absolute code, or the new index and the
-                   differences from the baseline remapped to it */
-                if (qc_fast_bits(buf, &pos, 1) == 0) {
-                    code = qc_fast_bits(buf, &pos, fd->bits);
-                } else {
-                    int j = (int)qc_fast_bits(buf, &pos, 2), t;
-                    if ((uint64_t)j == (bw >> qs))
-                        return -1;
-                    code = (uint64_t)j << qs;
-                    for (t = 0; t < 3; t++, d++) {
-                        QC_FAST_EGX(d, u);
-                        code |= ((qc_quat_remap_ref(bw, j, t, fd->cb, fd->qtop)
-                                  + (uint64_t)((u >> 1) ^ (0 - (u & 1)))) & d->umax) << d->shift;
-                    }
-                }
-            } else {
-                for (;;) {
-                    if (den1) {
-                        /* (the low b bits of sums and products depend on the operands' low b
-                           bits only: the top-of-word arithmetic, unshifted, then masked) */
-                        xb = bw >> d->shift;
-                        xb += (xb - (pw >> d->shift)) * d->numc + QC_UNZZ(u);
-                        code |= (xb & d->umax) << d->shift;
-                    } else {
-                        xb = qc_fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d,
-                                         num, den, den1) + QC_UNZZ_TOP(u, d->sh);
-                        code |= (xb >> d->sh) << d->shift;
-                    }
-                    if (++d == dend)
-                        break;
-                    QC_FAST_EGX(d, u);
-                }
-            }
-            m = (((uint64_t)1) << fd->cb) - 1;
-            if (!((code <= fd->maxcode)
-                  & qc_quat_surely_valid(fd->qsq, (code >> (2 * fd->cb)) & m,
-                                         (code >> fd->cb) & m, code & m)))
+            pos = qc_fast_quat(buf, pos, fd, d, br, pr, orw, num, den, den1);
+            if (pos < 0)
                 return -1;
-            if (code == bw)
-                return -1;
-            orw[s] = code;
             continue;
         }
         if (fd->shape == QC_F_NZORD) {

@@ -29,8 +29,17 @@ cdef enum:
     D_NOMEM = 5
     D_LIMITS = 6    # the snapshot would make the client hold more than its max_bytes
 
-cdef extern from "_delta_reads.h":
-    # the common reads inline, the position in a register
+cdef extern from "_delta_rules.h":
+    # the delta layer's small rules, each once (the fast path of _delta_fast.h calls them too)
+    uint64_t qc_unzz(uint64_t u) noexcept nogil
+    int64_t qc_round_div(int64_t x, int64_t den) noexcept nogil
+    uint64_t qc_top_ref(uint64_t xb, uint64_t xp, int sh, int64_t num, int64_t den) noexcept nogil
+    uint64_t qc_quat_remap_ref(uint64_t bcode, int j, int t, int cb, uint64_t top) noexcept nogil
+    ctypedef struct qc_dcomp:       # a component's coding in one packet (the decoder's table)
+        uint64_t emask, kmask, umax, numc, smt, vmask, vlo, vspan, vbad
+        int k, sh, shift, slot, E, b, p
+    # the Exp-Golomb code's length and value (qc_egx_len, qc_egx_value), and the common-case reads
+    # over them, inline, the position in a register
     int qc_egx_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos, int k, int b, int E,
                     uint64_t* out) noexcept nogil
     int qc_bits_fast(const uint8_t* buf, Py_ssize_t nbytes, Py_ssize_t* pos, int n,
@@ -46,10 +55,6 @@ cdef enum:
     HDR_K = 2               # Exp-Golomb parameter of the header's sequence distances
     HIST_SAMPLE_FROM = 256  # from this many changed entities, every 4th is counted
     KCOST_FRAC = 8          # best_k's costs in 2**-8 bits
-
-
-cdef inline int64_t unzz(uint64_t u) noexcept nogil:
-    return <int64_t>((u >> 1) ^ (0 - (u & 1)))
 
 
 cdef inline int egx_E(int k, int b) noexcept nogil:
@@ -95,15 +100,6 @@ cdef inline void put_egx_E(bw_t* w, uint64_t u, int k, int b, int E) noexcept no
     bw_put(w, lo, nlo)
     if nhi:
         bw_put(w, hi, nhi)
-
-
-ctypedef struct dpar_t:     # a component's coding in one packet (the decoder's reads)
-    uint64_t emask    # 2**E - 1
-    uint64_t kmask    # 2**k - 1
-    uint64_t umax     # 2**b - 1
-    int k
-    int b
-    int p             # 1: the difference from the extrapolation
 
 
 ctypedef struct cpar_t:     # a component's coding in one packet (the encoder's write loop)
