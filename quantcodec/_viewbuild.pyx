@@ -36,6 +36,19 @@ from .snapshot import Snapshot, _layout_of, _plan_of
 
 __all__ = ["ViewBuilder", "ViewShare"]
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define QC_PREFETCH(p) __builtin_prefetch((const void*)(p))
+    #else
+    #define QC_PREFETCH(p) ((void)0)
+    #endif
+    """
+    void QC_PREFETCH(const void* p) noexcept nogil
+
+cdef enum:
+    PF = 8                       # rows ahead a loop over world rows asks the cache for
+
 cdef int MAX_TRIALS = 3          # trial encodes after the start view's, per tick
 cdef double FILL = 0.97          # the share of the room an estimate may plan for
 
@@ -294,6 +307,10 @@ cdef class ViewBuilder:
     cdef object _acc_ids            # uint64 (ascending): the entities of the priorities below
     cdef object _acc                # float64
     cdef object _live               # int64: the tick until which each is live (-1: not)
+    cdef object _rows               # intp: the world row of each of _acc_ids in _wids
+    cdef object _wids               # the world's id array those rows are of (held: its identity
+                                    # tells the next tick's world shares it)
+    cdef object _plan
     cdef public int64_t _tick
     cdef public int64_t _rtt
     cdef object _prev
@@ -318,6 +335,9 @@ cdef class ViewBuilder:
         self._encoder = encoder
         self._share_obj = share
         self._coder = DeltaEncoder(_layout_of(schema, plan))
+        self._plan = plan
+        self._rows = None
+        self._wids = None
         self._acc_ids = _NO_IDS
         self._acc = np.zeros(0, dtype=np.float64)
         self._live = np.zeros(0, dtype=np.int64)
@@ -358,6 +378,7 @@ cdef class ViewBuilder:
         self._acc_ids = _NO_IDS
         self._acc = np.zeros(0, dtype=np.float64)
         self._live = np.zeros(0, dtype=np.int64)
+        self._rows = self._wids = None
         self._prev = self._prev_seq = self._state = None
 
     cdef object _previous(self, state):
@@ -428,10 +449,19 @@ cdef class ViewBuilder:
             got = (<ViewShare>self._share_obj).find(seq, h, cnt, S, ip, mp)
             if got is not None:
                 return got
-        view = Snapshot._make(self._schema, ids, mat)
+        view = self._make(ids, mat)
         if hashing:
             (<ViewShare>self._share_obj).add(seq, h, cnt, view)
         return view
+
+    cdef object _make(self, ids, mat):
+        """Snapshot._make(schema, ids, mat), without its Python frame."""
+        cdef SnapshotData snap = <SnapshotData>_new_snapshot(Snapshot)
+        ids.setflags(False)
+        mat.setflags(False)
+        snap._schema = self._schema
+        snap._bind(ids, mat, self._plan)
+        return snap
 
     cdef double _size(self, int seq, object view, int bdist, object base, int pdist, object pred) except -2:
         cdef ViewShare sh
@@ -463,8 +493,10 @@ cdef class ViewBuilder:
                 self._bits_new = 0.5 * self._bits_new + 0.5 * per
 
     cdef object _keep(self, object seq, object view, object tid, object acc, object live, object used,
-                      Py_ssize_t nsent, Py_ssize_t nflight):
+                      Py_ssize_t nsent, Py_ssize_t nflight, object rows, object wids):
         self._acc_ids = tid
+        self._rows = rows
+        self._wids = wids
         self._acc = acc
         self._live = live
         self._tick += 1
@@ -526,11 +558,15 @@ cdef class ViewBuilder:
         cdef int bdist, pdist, attempt
         cdef double best_s = 0.0
         cdef bint wt_ok = True
+        cdef const Py_ssize_t* orow
+        cdef Py_ssize_t* rp
 
         # 1. the target: the world restricted to the interest
+        wids = W._ids
         if a is None:
             n = nw
-            tid = W._ids
+            tid = wids
+            rows_a = None
             with nogil:
                 for i in range(n):
                     sc.rows[i] = i
@@ -538,6 +574,17 @@ cdef class ViewBuilder:
         else:
             m = a.shape[0]
             ap = <const uint64_t*>_ptr(a)
+            # last tick's rows, when this world has the same id array (Snapshot shares it from
+            # tick to tick while the entities stay): most of the interest was in it
+            if self._rows is not None and self._wids is wids:
+                old = self._acc_ids
+                no = old.shape[0]
+                oid = <const uint64_t*>_ptr(old) if no else NULL
+                orow = <const Py_ssize_t*>_ptr(self._rows) if no else NULL
+            else:
+                no = 0
+                oid = NULL
+                orow = NULL
             with nogil:
                 for i in range(1, m):
                     if ap[i] <= ap[i - 1]:
@@ -551,9 +598,18 @@ cdef class ViewBuilder:
                 # found among the world's ids, left to right (a repeated id counts once)
                 n = 0
                 lo = 0
+                k = 0
                 for j in range(m):
                     i = sc.order[j]
                     if j and ap[i] == ap[sc.order[j - 1]]:
+                        continue
+                    while k < no and oid[k] < ap[i]:
+                        k += 1
+                    if k < no and oid[k] == ap[i]:
+                        lo = orow[k]
+                        sc.rows[n] = lo
+                        sc.src[n] = i
+                        n += 1
                         continue
                     hi = nw
                     while lo < hi:
@@ -567,10 +623,13 @@ cdef class ViewBuilder:
                         sc.src[n] = i
                         n += 1
             tid = np.empty(n, dtype=_U64)
+            rows_a = np.empty(n, dtype=np.intp)
             tp = <uint64_t*>_ptr(tid)
+            rp = <Py_ssize_t*>_ptr(rows_a)
             with nogil:
                 for i in range(n):
-                    tp[i] = wid[sc.rows[i]]
+                    tp[i] = ap[sc.src[i]]           # (the id given: no read of the world's)
+                    rp[i] = sc.rows[i]
         tid_p = <const uint64_t*>_ptr(tid)
 
         # weights (checked on the target's entities, as the reference does)
@@ -628,9 +687,9 @@ cdef class ViewBuilder:
                     for i in range(n):
                         if S:
                             memcpy(tp + i * S, wrow + sc.rows[i] * S, sizeof(uint64_t) * S)
-                view = Snapshot._make(self._schema, tid, mat)
+                view = self._make(tid, mat)
             acc[:] = 0.0
-            return self._keep(seq, view, tid, acc, live, None, n, 0)
+            return self._keep(seq, view, tid, acc, live, None, n, 0, rows_a, wids)
 
         roomd = <double>room
         bdist, base, pdist, pred = state.refs(seq)
@@ -654,6 +713,8 @@ cdef class ViewBuilder:
             j = 0
             k = 0
             for i in range(n):
+                if i + PF < n:
+                    QC_PREFETCH(wrow + sc.rows[i + PF] * S)
                 while j < bn and bid[j] < tid_p[i]:
                     j += 1
                 while k < pn and pid[k] < tid_p[i]:
@@ -704,7 +765,7 @@ cdef class ViewBuilder:
                                 livep[i] = tick + span
                             accp[i] = 0.0
                     self.last_chosen = ncand
-                    return self._keep(seq, v, tid, acc, live, int(s), ncand, nflight)
+                    return self._keep(seq, v, tid, acc, live, int(s), ncand, nflight, rows_a, wids)
         view0 = self._snap(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows)
         s0 = self._size(seq, view0, bdist, base, pdist, pred)
         if s0 > roomd:
@@ -806,7 +867,7 @@ cdef class ViewBuilder:
                 if (not sc.diff[i]) or sc.take[i]:
                     accp[i] = 0.0
         self.last_chosen = ntake - (nforced if have_best else 0)
-        return self._keep(seq, view, tid, acc, live, int(used), ntake, nflight)
+        return self._keep(seq, view, tid, acc, live, int(used), ntake, nflight, rows_a, wids)
 
     cdef tuple _shed(self, int seq, scratch_t* sc, Py_ssize_t n, Py_ssize_t S, object tid,
                      const uint64_t* tid_p, const uint64_t* wrow, const double* accp, double roomd,
@@ -898,6 +959,10 @@ cdef void* _alloc(scratch_t* sc, Py_ssize_t n, Py_ssize_t m) noexcept:
     sc.isnew = <uint8_t*>q; q += N
     sc.isfree = <uint8_t*>q; q += N
     return p
+
+
+cdef object _new_snapshot(type cls):
+    return cls.__new__(cls)
 
 
 cdef inline void* _ptr(object array) except? NULL:
