@@ -24,9 +24,13 @@ the same schema, an index of ceil(log2 N) bits each, chosen by a priority accumu
 by speed, no acks, the client keeps the newest state of each body): p99 and worst error of what
 the client shows, over every body and tick from 1 s on.
 
+Part 3 (on its own): a crowd of clients seeing the same spot, their views and packets made
+each alone, then shared (ViewShare, PacketCache): CPU a client a tick.
+
     python bench/bench_views.py                 # both parts, the issue's sizes (a few minutes)
     python bench/bench_views.py --quick         # small sizes, seconds (the test suite runs this)
     python bench/bench_views.py --part 2        # the comparison only
+    python bench/bench_views.py --part 3        # sharing across clients: 200 clients seeing one spot
     python bench/bench_views.py --plot docs/figures/views-staleness.png   # staleness and error vs distance
 """
 
@@ -521,6 +525,52 @@ def part2(args, out):
     return results
 
 
+# -- part 3: sharing across clients ------------------------------------------------------------
+
+def part3(args, out):
+    """A crowd: ``args.clients`` clients seeing the same 150 m of the large world (one spot),
+    acks 7 ticks late for all: each client's view and packet on its own, then with a ViewShare
+    for the builders and a PacketCache for the encoders (StreamServer's setting): CPU time a
+    client a tick (view + packet, process time), alternated, ``args.repeats`` times each."""
+    schema = big_schema()
+    M = args.clients
+    out("")
+    out(f"part 3: sharing across clients: {M:,} clients seeing the same {args.radius:g} m of "
+        f"{args.entities:,} entities, budget {args.budget}, acks 7 ticks late")
+    res = {False: [], True: []}
+    for rep in range(args.repeats):
+        for shared in (False, True):
+            sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), seed=args.seed)
+            vshare = ViewShare() if shared else None
+            cache = qc.PacketCache(256) if shared else None
+            encs = [qc.SnapshotEncoder(schema, 64, cache=cache) for _ in range(M)]
+            bs = [ViewBuilder(schema, e, vshare) for e in encs]
+            cpu, n = 0.0, 0
+            for t in range(40):
+                sim.step(1.0 / args.hz)
+                world = sim.snapshot(schema)
+                ids = world.ids[np.hypot(sim.pos[:, 0], sim.pos[:, 2]) < args.radius]
+                if t >= 7:
+                    for e in encs:
+                        e.ack(t - 7)
+                a = time.process_time()
+                for c in range(M):
+                    v = bs[c].build(t, world, ids, None, args.budget)
+                    if v is not None:
+                        encs[c].encode_datagrams(t, v)
+                if t >= 10:
+                    cpu += time.process_time() - a
+                    n += 1
+            res[shared].append(1e6 * cpu / (n * M))
+            if shared and rep == 0:
+                extra = (f"views shared {vshare.hits}, trial sizes reused {vshare.trial_hits}, packets "
+                         f"from the cache {cache.hits}")
+    med = {k: float(np.median(v)) for k, v in res.items()}
+    out(f"  CPU a client a tick (view + packet), median of {args.repeats}: alone {med[False]:.1f} us, "
+        f"shared {med[True]:.1f} us ({extra}; {len(ids)} entities)")
+    return med
+
+
 def plot(path, data, out, args):
     try:
         import matplotlib
@@ -553,7 +603,9 @@ def plot(path, data, out, args):
 def main(argv=None, out=print):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a few seconds")
-    ap.add_argument("--part", type=int, choices=(0, 1, 2), default=0, help="1 or 2 only (0: both)")
+    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3), default=0,
+                    help="1, 2 or 3 only (0: 1 and 2); 3: sharing across clients (a crowd)")
+    ap.add_argument("--repeats", type=int, default=3, help="part 3's alternated repeats")
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--clients", type=int, default=1000)
     ap.add_argument("--radius", type=float, default=150.0)
@@ -583,6 +635,10 @@ def main(argv=None, out=print):
         res["big"] = part1(args, out, plot_data)
     if args.part in (0, 2):
         res["compare"] = part2(args, out)
+    if args.part == 3:
+        if args.clients == 1000 and not args.quick:
+            args.clients = 200
+        res["crowd"] = part3(args, out)
     if args.plot and plot_data:
         plot(args.plot, plot_data, out, args)
     out(f"(total {time.perf_counter() - t0:.1f} s)")
