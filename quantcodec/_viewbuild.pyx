@@ -531,7 +531,7 @@ cdef class ViewBuilder:
 
     cdef object _build(self, int seq, SnapshotData W, object a, object weights, object room, object state,
                        object encoder, scratch_t* sc):
-        cdef Py_ssize_t nw = W.n, S = W.ncol, n, m, i, j, k, lo, hi, mid
+        cdef Py_ssize_t nw = W.n, S = W.ncol, n, m = 0, i, j, k, lo, hi, mid
         cdef const uint64_t* wid = W.idp
         cdef const uint64_t* wrow = W.rowp
         cdef const uint64_t* ap = NULL
