@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._viewbuild import _grid_within
+
 __all__ = ["GridIndex", "within"]
 
 _U64 = np.dtype(np.uint64)
@@ -112,12 +114,23 @@ class GridIndex:
         cnt = np.where(ok, hi - lo, 0)
         return lo, cnt
 
-    def _query(self, centres, radius, ring, distances, sort):
+    def _query(self, centres, radius, ring, distances, sort, numpy=False):
         q = np.asarray(centres, dtype=np.float64)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"GridIndex: centres must be M x {self.dim}, got shape {q.shape}")
         m = q.shape[0]
         lo, cnt = self._ranges(q, radius, ring)
+        if ring is None and not numpy:
+            # the candidates of each client's ranges, their distance test and (unless sort=False)
+            # their sort, in C a client at a time (quantcodec._viewbuild): the same sums of
+            # squares as below, without the large temporaries of all clients' candidates at once
+            out, dist = _grid_within(np.ascontiguousarray(lo, dtype=np.int64),
+                                     np.ascontiguousarray(cnt, dtype=np.int64), self._cols,
+                                     np.ascontiguousarray(q), radius * radius,
+                                     np.ascontiguousarray(self.order, dtype=np.intp),
+                                     np.ascontiguousarray(self.ids), distances, sort)
+            return (out, dist) if distances else out
+        # (all clients at once in NumPy: the cells' queries, and the reference of the tests)
         cnt = cnt.ravel()
         lo = lo.ravel()
         total = int(cnt.sum())

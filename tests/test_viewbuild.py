@@ -170,3 +170,26 @@ def test_session_shares_packets_between_clients_alike():
                 server.receive(c, r)
     assert server.encoder("a")._state.sent[39] is server.encoder("b")._state.sent[39]
     assert server.encoder("a").cache.hits >= 30
+
+
+@pytest.mark.parametrize("dim,sort,dist", [(2, True, False), (2, False, True), (3, True, True), (3, False, False)])
+def test_grid_within_compiled_equals_numpy(dim, sort, dist):
+    """GridIndex.within's compiled per-client path gives the NumPy path's ids, in the same order,
+    and bit-identical distances (the same sums of squares in the same order)."""
+    from quantcodec import interest
+
+    rng = np.random.default_rng(dim)
+    p = rng.uniform(-300, 700, size=(20000, dim))
+    ids = np.sort(rng.choice(10**12, size=20000, replace=False)).astype(np.uint64)
+    index = interest.GridIndex(p, ids, cell=37.5)
+    centres = np.concatenate([rng.uniform(-350, 750, size=(200, dim)), p[:5]])   # some on entities
+    for r in (0.0, 20.0, 75.0, 150.0):
+        got = index._query(centres, r, None, dist, sort)
+        want = index._query(centres, r, None, dist, sort, numpy=True)
+        if dist:
+            (got, gd), (want, wd) = got, want
+            for a, b in zip(gd, wd):
+                assert np.array_equal(a, b)
+        assert len(got) == len(want) == len(centres)
+        for a, b in zip(got, want):
+            assert a.dtype == np.uint64 and np.array_equal(a, b)
