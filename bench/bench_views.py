@@ -146,7 +146,7 @@ def run_big(args, weights_kind, threads, out, plot_data=None, builder="c"):
     players = np.flatnonzero(world_sim.moving)[:M]
     # as a StreamServer does: one PacketCache for every client's encoder, one ViewShare for their
     # builders (equal views are one Snapshot, coded once); builder "py": the reference builder
-    # in Python (main's before the compiled one), which shares nothing
+    # in Python and the interest query in NumPy (main's before the compiled ones), sharing nothing
     vshare = ViewShare() if builder == "c" and not args.no_share else None
     cache = qc.PacketCache(256) if vshare is not None else None
     encoders = [qc.SnapshotEncoder(schema, 64, max_datagram=1200, cache=cache) for _ in range(M)]
@@ -209,7 +209,10 @@ def run_big(args, weights_kind, threads, out, plot_data=None, builder="c"):
         dist = weights_kind == "distance"
 
         def query(ch):
-            # unsorted: each client's builder sorts its own ids, in its thread
+            # unsorted: each client's builder sorts its own ids, in its thread; builder "py": the
+            # query as main ran it too (NumPy over all clients at once), the whole "before"
+            if builder == "py":
+                return index._query(centres[ch], args.radius, None, dist, False, numpy=True)
             return index.within(centres[ch], args.radius, distances=dist, sort=False)
         if pool is None:
             got = [query(slice(None))]
