@@ -24,9 +24,13 @@ the same schema, an index of ceil(log2 N) bits each, chosen by a priority accumu
 by speed, no acks, the client keeps the newest state of each body): p99 and worst error of what
 the client shows, over every body and tick from 1 s on.
 
+Part 3 (on its own): a crowd of clients seeing the same spot, their views and packets made
+each alone, then shared (ViewShare, PacketCache): CPU a client a tick.
+
     python bench/bench_views.py                 # both parts, the issue's sizes (a few minutes)
     python bench/bench_views.py --quick         # small sizes, seconds (the test suite runs this)
     python bench/bench_views.py --part 2        # the comparison only
+    python bench/bench_views.py --part 3        # sharing across clients: 200 clients seeing one spot
     python bench/bench_views.py --plot docs/figures/views-staleness.png   # staleness and error vs distance
 """
 
@@ -50,7 +54,7 @@ import numpy as np  # noqa: E402
 
 import quantcodec as qc  # noqa: E402
 from quantcodec import interest  # noqa: E402
-from quantcodec._views import ViewBuilder  # noqa: E402
+from quantcodec._views import ViewBuilder, ViewBuilderPy, ViewShare  # noqa: E402
 
 
 def quat_angle_deg(a, b):
@@ -132,7 +136,7 @@ def source_ticks(t, view, world, tr, prev_seq, base_seq):
     return src
 
 
-def run_big(args, weights_kind, threads, out, plot_data=None):
+def run_big(args, weights_kind, threads, out, plot_data=None, builder="c"):
     schema = big_schema()
     # a smaller world (--quick, --entities) keeps the issue's density: 100,000 in a 4 km square
     world_sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), moving=0.3,
@@ -140,15 +144,23 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
     dt = 1.0 / args.hz
     M = args.clients
     players = np.flatnonzero(world_sim.moving)[:M]
-    encoders = [qc.SnapshotEncoder(schema, 64, max_datagram=1200) for _ in range(M)]
-    builders = [ViewBuilder(schema, e) for e in encoders]
+    # as a StreamServer does: one PacketCache for every client's encoder, one ViewShare for their
+    # builders (equal views are one Snapshot, coded once); builder "py": the reference builder
+    # in Python and the interest query in NumPy (main's before the compiled ones), sharing nothing
+    vshare = ViewShare() if builder == "c" and not args.no_share else None
+    cache = qc.PacketCache(256) if vshare is not None else None
+    encoders = [qc.SnapshotEncoder(schema, 64, max_datagram=1200, cache=cache) for _ in range(M)]
+    if builder == "py":
+        builders = [ViewBuilderPy(schema, e) for e in encoders]
+    else:
+        builders = [ViewBuilder(schema, e, vshare) for e in encoders]
     rng = np.random.default_rng(args.seed + 1)
     delay, loss = 3, 0.05
     arrive = {}             # tick -> [(client, seq)]
     acks = {}               # tick -> [(client, seq)]
     tracked = {c: Tracked() for c in range(0, M, 10)}
     latest = {}             # client -> newest seq delivered (the client's ack)
-    t_int, t_view, t_enc, t_total = [], [], [], []
+    t_int, t_view, t_enc, t_total, t_cpu = [], [], [], [], []
     sizes = []
     chosen = 0              # entities given the world's codes (after the warm-up)
     stale, stale_near, errs_p, errs_r = [], [], [], []
@@ -163,7 +175,7 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
     chunks = np.array_split(np.arange(M), threads)
 
     def serve(clients, t, world, lists, wts, res):
-        tv = te = 0.0
+        tv = te = cv = ce = 0.0
         for c in clients:
             a = time.perf_counter()
             ca = time.thread_time()
@@ -173,11 +185,11 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
             dg = encoders[c].encode_datagrams(t, v) if v is not None else []
             tv += b - a
             te += time.perf_counter() - b
-            cpu[0] += cb - ca
-            cpu[1] += time.thread_time() - cb
+            cv += cb - ca
+            ce += time.thread_time() - cb
             res[c] = (v, sum(len(d) for d in dg), encoders[c].last_baseline if v is not None else None,
                       builders[c].last_sent if v is not None else 0)
-        return tv, te
+        return tv, te, cv, ce
 
     warm = min(args.ticks // 3, 60)     # the first second: every client joining at once
     cpu = [0.0, 0.0]                    # CPU seconds of the views and the encoding (all threads)
@@ -191,12 +203,16 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
         for c, s in acks.pop(t, ()):
             encoders[c].ack(s)
         t0 = time.perf_counter()
+        p0 = time.process_time()
         centres = world_sim.pos[players][:, [0, 2]]
         index = interest.GridIndex(world_sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2)
         dist = weights_kind == "distance"
 
         def query(ch):
-            # unsorted: each client's builder sorts its own ids, in its thread
+            # unsorted: each client's builder sorts its own ids, in its thread; builder "py": the
+            # query as main ran it too (NumPy over all clients at once), the whole "before"
+            if builder == "py":
+                return index._query(centres[ch], args.radius, None, dist, False, numpy=True)
             return index.within(centres[ch], args.radius, distances=dist, sort=False)
         if pool is None:
             got = [query(slice(None))]
@@ -211,17 +227,21 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
         t1 = time.perf_counter()
         res = [None] * M
         if pool is None:
-            tv, te = serve(range(M), t, world, lists, wts, res)
+            parts = [serve(range(M), t, world, lists, wts, res)]
         else:
             parts = list(pool.map(lambda ch: serve(ch, t, world, lists, wts, res), chunks))
-            tv = sum(p[0] for p in parts)
-            te = sum(p[1] for p in parts)
+        tv = sum(p[0] for p in parts)
+        te = sum(p[1] for p in parts)
+        cpu[0] += sum(p[2] for p in parts)
+        cpu[1] += sum(p[3] for p in parts)
         t2 = time.perf_counter()
+        p2 = time.process_time()
         if t == warm - 1:
             cpu[0] = cpu[1] = 0.0
         if t >= warm:
             t_int.append(t1 - t0)
             t_total.append(t2 - t0)
+            t_cpu.append(p2 - p0)
             # per-thread sums: split the wall time of the clients' part in their proportion
             share = (t2 - t1) / max(tv + te, 1e-12)
             t_view.append(tv * share)
@@ -296,8 +316,12 @@ def run_big(args, weights_kind, threads, out, plot_data=None):
     sizes = np.asarray(sizes, dtype=np.float64)
     ms = lambda a: 1000.0 * float(np.mean(a))      # noqa: E731
     r = {
-        "weights": weights_kind, "threads": threads,
-        "tick_ms": ms(t_total), "interest_ms": ms(t_int), "views_ms": ms(t_view), "encode_ms": ms(t_enc),
+        "weights": weights_kind, "threads": threads, "builder": builder, "clients": M,
+        "tick_ms": ms(t_total), "tick_ms_median": 1000.0 * float(np.median(t_total)),
+        "cpu_ms": ms(t_cpu), "cpu_ms_median": 1000.0 * float(np.median(t_cpu)),
+        "shared_views": vshare.hits if vshare is not None else 0,
+        "shared_trials": vshare.trial_hits if vshare is not None else 0,
+        "cache_hits": cache.hits if cache is not None else 0, "interest_ms": ms(t_int), "views_ms": ms(t_view), "encode_ms": ms(t_enc),
         "views_us_client": ms(t_view) * 1000 / M, "encode_us_client": ms(t_enc) * 1000 / M,
         "views_cpu_us": cpu[0] * 1e6 / (M * max(1, args.ticks - warm)),
         "encode_cpu_us": cpu[1] * 1e6 / (M * max(1, args.ticks - warm)),
@@ -329,28 +353,37 @@ def part1(args, out, plot_data):
         f"seeing {args.radius:g} m, budget {args.budget} bytes, {args.hz} Hz, {args.ticks} ticks, "
         f"3 ticks of delay each way, 5% loss")
     rows = []
-    for wk in ("equal", "distance"):
+    for wk in args.weights:
         for th in args.threads:
-            r = run_big(args, wk, th, out, plot_data if th == args.threads[0] else None)
-            rows.append(r)
+            for bk in args.builders:            # alternated: before and after in one run
+                r = run_big(args, wk, th, out,
+                            plot_data if th == args.threads[0] and bk == args.builders[-1] else None, bk)
+                rows.append(r)
     r0 = rows[0]
     out(f"  mean interest: {r0['interest_mean']:.0f} entities a client; trial encodes a client a tick: "
         f"{r0['trials']:.2f}; learned bits a changed entity {r0['bits_chg']:.0f}, an entering one "
         f"{r0['bits_new']:.0f}; bits on the wire per entity given the world's codes "
         f"{r0['bits_per_update']:.1f} (equal weights)")
-    out(f"  {'weights':9s} {'thr':>3s} {'tick ms':>8s} {'interest':>9s} {'views':>7s} {'encode':>7s}"
+    out(f"  {'builder':7s} {'weights':9s} {'thr':>3s} {'tick ms':>8s} {'cpu ms':>7s} {'interest':>9s} {'views':>7s} {'encode':>7s}"
           f" {'us/cl view':>10s} {'us/cl enc':>9s} {'cpu view':>8s} {'cpu enc':>7s} {'B/client':>9s} {'used':>5s}"
           f" {'stale p99':>9s} {'max':>4s} {'<=25m p99':>9s} {'max':>4s}"
           f" {'mm p99':>7s} {'max':>7s} {'deg p99':>7s} {'max':>6s} {'absent':>6s}")
     for r in rows:
-        out(f"  {r['weights']:9s} {r['threads']:3d} {r['tick_ms']:8.1f} {r['interest_ms']:9.1f}"
+        out(f"  {r['builder']:7s} {r['weights']:9s} {r['threads']:3d} {r['tick_ms']:8.1f} {r['cpu_ms']:7.1f} {r['interest_ms']:9.1f}"
             f" {r['views_ms']:7.1f} {r['encode_ms']:7.1f} {r['views_us_client']:10.1f}"
             f" {r['encode_us_client']:9.1f} {r['views_cpu_us']:8.1f} {r['encode_cpu_us']:7.1f}"
             f" {r['bytes']:9.0f} {r['budget_used']:5.0%}"
             f" {r['stale_p99']:9.0f} {r['stale_max']:4.0f} {r['near_p99']:9.0f} {r['near_max']:4.0f}"
             f" {r['err_mm_p99']:7.0f} {r['err_mm_max']:7.0f} {r['err_deg_p99']:7.2f} {r['err_deg_max']:6.2f}"
             f" {r['missing']:6.1%}")
-    out("  (ms: a tick's wall time; views = priority, selection and trial encodes; encode = the "
+    shared = [r for r in rows if r["builder"] == "c"]
+    if shared:
+        out(f"  shared across clients (ViewShare / PacketCache): views {shared[0]['shared_views']}, trial sizes "
+            f"{shared[0]['shared_trials']}, packets {shared[0]['cache_hits']} (first compiled row)")
+    out(f"  load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min)")
+    out("  (builder: c the compiled ViewBuilder, py the Python reference; cpu ms: the process's CPU "
+        "time a tick, all threads (time.process_time), which other processes' load does not inflate; "
+        "ms: a tick's wall time; views = priority, selection and trial encodes; encode = the "
         "client's packet; us/cl: wall time a client, cpu: CPU time a client (time.thread_time), "
         "which the machine's other load does not inflate; staleness in ticks behind the view's own tick; errors: what the client "
         "shows against the world at that moment, 3 ticks of delay included; absent: share of "
@@ -495,6 +528,52 @@ def part2(args, out):
     return results
 
 
+# -- part 3: sharing across clients ------------------------------------------------------------
+
+def part3(args, out):
+    """A crowd: ``args.clients`` clients seeing the same 150 m of the large world (one spot),
+    acks 7 ticks late for all: each client's view and packet on its own, then with a ViewShare
+    for the builders and a PacketCache for the encoders (StreamServer's setting): CPU time a
+    client a tick (view + packet, process time), alternated, ``args.repeats`` times each."""
+    schema = big_schema()
+    M = args.clients
+    out("")
+    out(f"part 3: sharing across clients: {M:,} clients seeing the same {args.radius:g} m of "
+        f"{args.entities:,} entities, budget {args.budget}, acks 7 ticks late")
+    res = {False: [], True: []}
+    for rep in range(args.repeats):
+        for shared in (False, True):
+            sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), seed=args.seed)
+            vshare = ViewShare() if shared else None
+            cache = qc.PacketCache(256) if shared else None
+            encs = [qc.SnapshotEncoder(schema, 64, cache=cache) for _ in range(M)]
+            bs = [ViewBuilder(schema, e, vshare) for e in encs]
+            cpu, n = 0.0, 0
+            for t in range(40):
+                sim.step(1.0 / args.hz)
+                world = sim.snapshot(schema)
+                ids = world.ids[np.hypot(sim.pos[:, 0], sim.pos[:, 2]) < args.radius]
+                if t >= 7:
+                    for e in encs:
+                        e.ack(t - 7)
+                a = time.process_time()
+                for c in range(M):
+                    v = bs[c].build(t, world, ids, None, args.budget)
+                    if v is not None:
+                        encs[c].encode_datagrams(t, v)
+                if t >= 10:
+                    cpu += time.process_time() - a
+                    n += 1
+            res[shared].append(1e6 * cpu / (n * M))
+            if shared and rep == 0:
+                extra = (f"views shared {vshare.hits}, trial sizes reused {vshare.trial_hits}, packets "
+                         f"from the cache {cache.hits}")
+    med = {k: float(np.median(v)) for k, v in res.items()}
+    out(f"  CPU a client a tick (view + packet), median of {args.repeats}: alone {med[False]:.1f} us, "
+        f"shared {med[True]:.1f} us ({extra}; {len(ids)} entities)")
+    return med
+
+
 def plot(path, data, out, args):
     try:
         import matplotlib
@@ -527,7 +606,9 @@ def plot(path, data, out, args):
 def main(argv=None, out=print):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a few seconds")
-    ap.add_argument("--part", type=int, choices=(0, 1, 2), default=0, help="1 or 2 only (0: both)")
+    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3), default=0,
+                    help="1, 2 or 3 only (0: 1 and 2); 3: sharing across clients (a crowd)")
+    ap.add_argument("--repeats", type=int, default=3, help="part 3's alternated repeats")
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--clients", type=int, default=1000)
     ap.add_argument("--radius", type=float, default=150.0)
@@ -538,6 +619,12 @@ def main(argv=None, out=print):
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--budgets", type=int, nargs="+", default=[200, 400, 800, 1200])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="part 1's thread counts")
+    ap.add_argument("--builders", nargs="+", choices=("c", "py"), default=["c"],
+                    help="part 1's view builders: c (compiled), py (the Python reference); several alternate")
+    ap.add_argument("--weights", nargs="+", choices=("equal", "distance"), default=["equal", "distance"],
+                    help="part 1's weights")
+    ap.add_argument("--no-share", action="store_true",
+                    help="part 1: no ViewShare / PacketCache across clients")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--plot", help="write the staleness / error against distance figure here")
     args = ap.parse_args(argv)
@@ -551,6 +638,10 @@ def main(argv=None, out=print):
         res["big"] = part1(args, out, plot_data)
     if args.part in (0, 2):
         res["compare"] = part2(args, out)
+    if args.part == 3:
+        if args.clients == 1000 and not args.quick:
+            args.clients = 200
+        res["crowd"] = part3(args, out)
     if args.plot and plot_data:
         plot(args.plot, plot_data, out, args)
     out(f"(total {time.perf_counter() - t0:.1f} s)")

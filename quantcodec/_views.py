@@ -46,7 +46,7 @@ from ._delta import DeltaEncoder
 from . import _framing
 from .snapshot import Snapshot, _layout_of, _plan_of
 
-__all__ = ["ViewBuilder", "restrict", "datagram_bytes"]
+__all__ = ["ViewBuilder", "ViewBuilderPy", "ViewShare", "restrict", "datagram_bytes"]
 
 _U64 = np.dtype(np.uint64)
 _NO_IDS = np.zeros(0, dtype=_U64)
@@ -171,9 +171,13 @@ def _align(snap, tid):
     return sid[pos] == tid, pos
 
 
-class ViewBuilder:
+class ViewBuilderPy:
     live = 1.0      # how long a new change stays refreshed while in flight, in round trips
-    """The views of one client (module docstring): ``ViewBuilder(schema, encoder)``, ``encoder``
+    """The reference builder, in Python over NumPy: ``ViewBuilder`` (quantcodec._viewbuild) is
+    this, compiled, with the same decisions (tests/test_views.py compares them view for view);
+    this one stays as the readable statement of the steps.
+
+    The views of one client (module docstring): ``ViewBuilder(schema, encoder)``, ``encoder``
     being that client's ``SnapshotEncoder``, which codes every view this returns (the builder
     reads its references and what it sent, and never changes it).
 
@@ -489,3 +493,6 @@ def _rows_differ(a, b):
     for j in range(1, a.shape[1]):
         d |= a[:, j] != b[:, j]
     return d
+
+
+from ._viewbuild import ViewBuilder, ViewShare  # noqa: E402  (the compiled builder)

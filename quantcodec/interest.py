@@ -19,9 +19,11 @@ them.
 Why a uniform grid in NumPy and not a KD-tree: the entities move every tick, so the index is
 rebuilt every tick, and the queries are all of one radius. The grid is built with one integer
 key per entity and a stable sort of keys that fit 16 bits (NumPy's radix sort: linear) - about
-6 ms for 100,000 entities here - and answers all clients at once with array operations (one
-range of rows per grid column cut to the circle's chord, one distance test, and unless
-``sort=False`` one sort of nearly sorted runs): 10-17 ms for 1,000 clients of 150 m.
+3-6 ms for 100,000 entities here - and the ranges of all clients' cells come from array
+operations (one range of rows per grid column, cut to the circle's chord); the rows of those
+ranges, their distance test and (unless ``sort=False``) their sort are done in C a client at a
+time (quantcodec._viewbuild): 6-7 ms of CPU for 1,000 clients of 150 m, against 14-26 ms for
+the same steps in NumPy over all clients at once (which ``cells()`` still uses).
 ``scipy.spatial.cKDTree`` needs no cell size and wins for very uneven densities, but its build
 alone (29 ms) is longer than the grid's whole tick here (docs/views.md has the figures), and
 scipy is not a dependency of quantcodec; ``within(..., method="kdtree")`` uses it when it is
@@ -31,6 +33,8 @@ installed.
 from __future__ import annotations
 
 import numpy as np
+
+from ._viewbuild import _grid_within
 
 __all__ = ["GridIndex", "within"]
 
@@ -112,12 +116,23 @@ class GridIndex:
         cnt = np.where(ok, hi - lo, 0)
         return lo, cnt
 
-    def _query(self, centres, radius, ring, distances, sort):
+    def _query(self, centres, radius, ring, distances, sort, numpy=False):
         q = np.asarray(centres, dtype=np.float64)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"GridIndex: centres must be M x {self.dim}, got shape {q.shape}")
         m = q.shape[0]
         lo, cnt = self._ranges(q, radius, ring)
+        if ring is None and not numpy:
+            # the candidates of each client's ranges, their distance test and (unless sort=False)
+            # their sort, in C a client at a time (quantcodec._viewbuild): the same sums of
+            # squares as below, without the large temporaries of all clients' candidates at once
+            out, dist = _grid_within(np.ascontiguousarray(lo, dtype=np.int64),
+                                     np.ascontiguousarray(cnt, dtype=np.int64), self._cols,
+                                     np.ascontiguousarray(q), radius * radius,
+                                     np.ascontiguousarray(self.order, dtype=np.intp),
+                                     np.ascontiguousarray(self.ids), distances, sort)
+            return (out, dist) if distances else out
+        # (all clients at once in NumPy: the cells' queries, and the reference of the tests)
         cnt = cnt.ravel()
         lo = lo.ravel()
         total = int(cnt.sum())

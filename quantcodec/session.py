@@ -109,6 +109,7 @@ class StreamServer:
         self._budget = _check_budget(budget, self._hello_len, "StreamServer")
         self._peers = {}
         self._lock = threading.RLock()
+        self._share = None         # the views' ViewShare (made with the first builder)
 
     def _encoder(self):
         return SnapshotEncoder(self._schema, self._history, predict=self._predict, cache=self._cache,
@@ -222,7 +223,12 @@ class StreamServer:
                 view = restrict(world, ids)
             else:
                 if peer.views is None:
-                    peer.views = ViewBuilder(self._schema, enc)
+                    if self._share is None:
+                        from ._views import ViewShare
+                        # equal views of one tick are one Snapshot: the encoders' shared
+                        # PacketCache then codes the packet once for the clients alike
+                        self._share = ViewShare()
+                    peer.views = ViewBuilder(self._schema, enc, self._share)
                 view = peer.views.build(seq, world, _ids_array(ids), _weights_array(weights), room)
         datagrams = [] if view is None else enc.encode_datagrams(seq, view)
         if hello:

@@ -1,0 +1,37 @@
+"""Type stubs for quantcodec._viewbuild: the compiled per-client view builder (quantcodec._views
+documents the steps; ``ViewBuilderPy`` there is the Python reference it reproduces exactly)."""
+
+from typing import Any, final
+
+import numpy as np
+import numpy.typing as npt
+
+from .snapshot import Snapshot, SnapshotEncoder
+
+@final
+class ViewShare:
+    """What the builders of one server's clients share within a tick: interned views (an equal
+    view is one Snapshot, so a shared PacketCache codes its packet once) and trial sizes."""
+    hits: int
+    trial_hits: int
+    def __init__(self) -> None: ...
+
+@final
+class ViewBuilder:
+    live: float
+    trials: int
+    last_bytes: int | None
+    last_sent: int
+    last_chosen: int
+    last_inflight: int
+    def __init__(self, schema: Any, encoder: SnapshotEncoder, share: ViewShare | None = ...) -> None: ...
+    @property
+    def schema(self) -> Any: ...
+    @property
+    def encoder(self) -> SnapshotEncoder: ...
+    @property
+    def share(self) -> ViewShare | None: ...
+    def priorities(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
+    def reset(self) -> None: ...
+    def build(self, seq: int, world: Snapshot, ids: npt.ArrayLike | None, weights: npt.ArrayLike | None,
+              room: int | None) -> Snapshot | None: ...

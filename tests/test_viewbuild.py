@@ -1,0 +1,195 @@
+"""The compiled view builder (quantcodec._viewbuild.ViewBuilder) against the Python reference
+(quantcodec._views.ViewBuilderPy): on random scenes, through loss, delay and reordering, with
+interest lists in any order (repeats and unknown ids included), weights, churn and budgets from
+one that sheds the in-flight part to one that never binds, both make the same view every tick,
+code for code, with the same priorities, the same trial encodes and the same learned sizes. And
+the sharing of work across clients (ViewShare): equal views are one Snapshot, coded once."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import quantcodec as qc
+from quantcodec._views import ViewBuilder, ViewBuilderPy, ViewShare
+
+from test_views import World, pose_schema
+
+
+def _same(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    return np.array_equal(a.ids, b.ids) and np.array_equal(a.matrix, b.matrix)
+
+
+def _interest(rng, w, centre, radius, mode):
+    d = np.hypot(*(w.pos - centre).T)
+    near = np.flatnonzero(d < radius)
+    ids = w.ids[near]
+    dist = d[near]
+    if mode == "shuffled":
+        p = rng.permutation(len(ids))
+        ids, dist = ids[p], dist[p]
+    elif mode == "repeats":
+        extra = rng.integers(0, max(1, len(ids)), size=min(5, len(ids)))
+        unknown = np.array([10**12 + 1, 10**12 + 5], dtype=np.uint64)
+        ids = np.concatenate([ids, ids[extra], unknown])
+        dist = np.concatenate([dist, dist[extra], [1.0, 2.0]])
+        p = rng.permutation(len(ids))
+        ids, dist = ids[p], dist[p]
+    elif mode == "signed":
+        ids = ids.astype(np.int64)
+    return ids, dist
+
+
+@pytest.mark.parametrize("seed,budget,loss,delay,mode", [
+    (0, 1200, 0.05, 3, "sorted"), (1, 300, 0.2, 3, "shuffled"), (2, 150, 0.3, 2, "repeats"),
+    (3, 600, 0.1, 4, "signed"), (4, 90, 0.0, 1, "world"), (5, 2500, 0.25, 5, "shuffled"),
+    (6, 60, 0.1, 2, "sorted"),
+])
+def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
+    schema = pose_schema()
+    w = World(900, seed, moving=0.5, churn=3)
+    rng = np.random.default_rng(seed)
+    r = random.Random(seed)
+    enc_c = qc.SnapshotEncoder(schema, 32, max_datagram=300, stream_id=7)
+    enc_p = qc.SnapshotEncoder(schema, 32, max_datagram=300, stream_id=7)
+    bc, bp = ViewBuilder(schema, enc_c), ViewBuilderPy(schema, enc_p)
+    acks = {}
+    centre = np.zeros(2)
+    nonempty = 0
+    for t in range(160):
+        world = w.step(schema)
+        for s in acks.pop(t, ()):
+            assert enc_c.ack(s) == enc_p.ack(s)
+        centre += rng.normal(0, 5, 2)
+        if mode == "world":
+            ids, weights = None, (rng.random(len(world.ids)) if t % 3 else None)
+        else:
+            ids, dist = _interest(rng, w, centre, 140.0, mode)
+            weights = 1.0 / (1.0 + dist / 30.0) if t % 4 else None
+        room = budget if t % 17 else None         # now and then a tick without a budget
+        vc = bc.build(t, world, ids, weights, room)
+        vp = bp.build(t, world, ids, weights, room)
+        assert _same(vc, vp), t
+        pc, pp = bc.priorities(), bp.priorities()
+        assert np.array_equal(pc[0], pp[0]) and np.array_equal(pc[1], pp[1]), t
+        assert (bc.trials, bc.last_bytes, bc.last_sent, bc.last_chosen, bc.last_inflight) == \
+            (bp.trials, bp.last_bytes, bp.last_sent, bp.last_chosen, bp.last_inflight), t
+        assert (bc._bits_chg, bc._bits_new, bc._s0_est) == (bp._bits_chg, bp._bits_new, bp._s0_est), t
+        if vc is None:
+            continue
+        nonempty += 1
+        dc = enc_c.encode_datagrams(t, vc)
+        dp = enc_p.encode_datagrams(t, vp)
+        assert dc == dp
+        if room is not None:
+            assert sum(len(d) for d in dc) <= room
+        if r.random() >= loss:
+            acks.setdefault(t + 1 + r.randrange(2 * delay), []).append(t)
+    assert nonempty > 100
+
+
+def test_compiled_builder_checks_like_the_reference():
+    schema = pose_schema()
+    world = World(50, 1).step(schema)
+    for B in (ViewBuilder, ViewBuilderPy):
+        b = B(schema, qc.SnapshotEncoder(schema))
+        with pytest.raises(TypeError):
+            b.build(0, world, np.array([1.5, 2.0]), None, 500)
+        with pytest.raises(ValueError):
+            b.build(0, world, np.array([-1, 2]), None, 500)
+        with pytest.raises(ValueError):
+            b.build(0, world, np.array([[1, 2]]), None, 500)
+        with pytest.raises(ValueError):
+            b.build(0, world, world.ids[:5], np.array([1.0, -1.0, 1.0, 1.0, 1.0]), 500)
+        with pytest.raises(ValueError):
+            b.build(0, world, world.ids[:5], np.array([1.0, np.nan, 1.0, 1.0, 1.0]), 500)
+        with pytest.raises(ValueError):
+            b.build(0, world, None, np.ones(3), 500)
+        assert len(b.build(0, world, [], None, 500).ids) == 0
+
+
+def test_shared_views_are_one_snapshot_coded_once():
+    """Clients whose views and acks coincide: with a ViewShare their builders return the same
+    Snapshot, so their encoders (sharing a PacketCache) code the packet once; the views equal
+    those of unshared builders, and each client decodes exactly what was recorded for it."""
+    schema = pose_schema()
+    w = World(1500, 2, moving=0.3)
+    share = ViewShare()
+    cache = qc.PacketCache(64)
+    encs = [qc.SnapshotEncoder(schema, 32, cache=cache) for _ in range(4)]
+    builders = [ViewBuilder(schema, e, share) for e in encs]
+    lone_enc = qc.SnapshotEncoder(schema, 32)
+    lone = ViewBuilder(schema, lone_enc)
+    decs = [qc.SnapshotDecoder.from_hello(schema, e.hello()) for e in encs]
+    for t in range(60):
+        world = w.step(schema)
+        ids = world.ids[(world.ids % 3 == 0)]
+        views = [b.build(t, world, ids, None, 700) for b in builders]
+        ref = lone.build(t, world, ids, None, 700)
+        assert all(v is views[0] for v in views)          # one Snapshot for the four clients
+        assert _same(views[0], ref)
+        for k, (e, d) in enumerate(zip(encs, decs)):
+            for dg in e.encode_datagrams(t, views[k]):
+                got = d.decode(dg)
+                if got is not None:
+                    assert got == views[k]
+            e.ack(t)
+        lone_enc.encode(t, ref)
+        lone_enc.ack(t)
+    assert share.hits >= 3 * 59
+    assert share.trial_hits > 0
+    assert cache.hits >= 3 * 59
+    # trial encodes: the first client's only
+    assert sum(b.trials for b in builders[1:]) <= 3
+
+
+def test_session_shares_packets_between_clients_alike():
+    """StreamServer: two clients with the same interest and the same acks get packets coded once
+    (the PacketCache hits), and views equal to what each decodes."""
+    schema = pose_schema()
+    server = qc.StreamServer(schema, budget=900)
+    clients = {c: qc.StreamClient(schema) for c in ("a", "b")}
+    for c in clients:
+        server.connect(c)
+    w = World(800, 3)
+    for t in range(40):
+        world = w.step(schema)
+        ids = world.ids[:300]
+        out = server.send(t, world, interest={"a": ids, "b": ids})
+        for c, dgs in out.items():
+            for d in dgs:
+                v = clients[c].receive(d)
+                if v is not None:
+                    assert v == server.encoder(c)._state.sent[v.seq]
+            r = clients[c].reply()
+            if r is not None:
+                server.receive(c, r)
+    assert server.encoder("a")._state.sent[39] is server.encoder("b")._state.sent[39]
+    assert server.encoder("a").cache.hits >= 30
+
+
+@pytest.mark.parametrize("dim,sort,dist", [(2, True, False), (2, False, True), (3, True, True), (3, False, False)])
+def test_grid_within_compiled_equals_numpy(dim, sort, dist):
+    """GridIndex.within's compiled per-client path gives the NumPy path's ids, in the same order,
+    and bit-identical distances (the same sums of squares in the same order)."""
+    from quantcodec import interest
+
+    rng = np.random.default_rng(dim)
+    p = rng.uniform(-300, 700, size=(20000, dim))
+    ids = np.sort(rng.choice(10**12, size=20000, replace=False)).astype(np.uint64)
+    index = interest.GridIndex(p, ids, cell=37.5)
+    centres = np.concatenate([rng.uniform(-350, 750, size=(200, dim)), p[:5]])   # some on entities
+    for r in (0.0, 20.0, 75.0, 150.0):
+        got = index._query(centres, r, None, dist, sort)
+        want = index._query(centres, r, None, dist, sort, numpy=True)
+        if dist:
+            (got, gd), (want, wd) = got, want
+            for a, b in zip(gd, wd):
+                assert np.array_equal(a, b)
+        assert len(got) == len(want) == len(centres)
+        for a, b in zip(got, want):
+            assert a.dtype == np.uint64 and np.array_equal(a, b)
