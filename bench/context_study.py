@@ -89,8 +89,8 @@ import numpy as np  # noqa: E402
 import bench_bandwidth  # noqa: E402
 import context_coder  # noqa: E402
 import refdecoder  # noqa: E402  (tests/refdecoder.py: the decoder written from the docs)
+from helpers import ref_slots  # noqa: E402  (tests/helpers.py: the slot table in refdecoder's form)
 from player_scene import simulate as players  # noqa: E402
-from quantcodec import conformance  # noqa: E402
 from quantcodec.errors import DecodeError  # noqa: E402
 from quantcodec.snapshot import SnapshotDecoder, SnapshotEncoder  # noqa: E402
 from quantcodec.tools.link import _Link, default_schema  # noqa: E402
@@ -99,25 +99,6 @@ CHECK_BITS = 32
 
 
 # -- the real stream ---------------------------------------------------------------------------
-
-def ref_slots(schema):
-    """The slot table in tests/refdecoder.py's form (as tests/test_conformance.py builds it)."""
-    kinds = {"Quat": "quat", "UnitVector": "uvec", "Bool": "abs", "Enum": "abs",
-             "PowerCurve": "smag", "Half": "smag"}
-    signed = conformance.signed_slots(schema)
-    out = []
-    for entry, sg in zip(schema._plan.slot_table(), signed):
-        spec = schema.codecs[entry["field"]].spec()
-        if spec["kind"] == "Vector":
-            spec = spec["codecs"][entry["comp"]]
-        elif spec["kind"] == "NearlyZero":
-            inner = spec["inner"]
-            spec = inner["codecs"][entry["comp"]] if inner["kind"] == "Vector" else inner
-        kind = "flag" if entry["kind"] == "flag" else kinds.get(spec["kind"], "ord")
-        cbits = spec.get("bits", 0) if kind in ("quat", "uvec") else 0
-        top = ((1 << cbits) - (2 if spec.get("mode") == "midpoint" else 1)) if kind == "quat" else 0
-        out.append((kind, entry["bits"], entry["field"], entry["span"], cbits, sg, top))
-    return out
 
 
 def stream(rec, schema, columns, lag, loss, seed, history=64):

@@ -4,6 +4,8 @@ collect its tests twice, and one module's edits would break another's import).""
 import importlib.util
 import pathlib
 
+import numpy as np
+
 import quantcodec as qc
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -16,6 +18,30 @@ def repo_tool(name):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def ref_slots(schema):
+    """A schema's slot table in the form of tests/refdecoder.py (the decoder written from the
+    docs): (kind, bits, field, span, component bits, signed, Quat top code) per slot. Used by the
+    conformance tests and by bench/context_study.py."""
+    from quantcodec import conformance
+    from quantcodec._schemabase import plan_of
+    kinds = {"Quat": "quat", "UnitVector": "uvec", "Bool": "abs", "Enum": "abs",
+             "PowerCurve": "smag", "Half": "smag"}
+    signed = conformance.signed_slots(schema)
+    out = []
+    for entry, sg in zip(plan_of(schema).slot_table(), signed):
+        spec = schema.codecs[entry["field"]].spec()
+        if spec["kind"] == "Vector":
+            spec = spec["codecs"][entry["comp"]]
+        elif spec["kind"] == "NearlyZero":
+            inner = spec["inner"]
+            spec = inner["codecs"][entry["comp"]] if inner["kind"] == "Vector" else inner
+        kind = "flag" if entry["kind"] == "flag" else kinds.get(spec["kind"], "ord")
+        cbits = spec.get("bits", 0) if kind in ("quat", "uvec") else 0
+        top = ((1 << cbits) - (2 if spec.get("mode") == "midpoint" else 1)) if kind == "quat" else 0
+        out.append((kind, entry["bits"], entry["field"], entry["span"], cbits, sg, top))
+    return out
 
 
 def stream(schema, history=64, **kw):
@@ -85,3 +111,39 @@ def remap_packet(j, d=(0, 0, 0)):
     for di in d:
         eg0(w, 2 * di if di >= 0 else -2 * di - 1)
     return w.getvalue()
+
+
+def pose_schema():
+    """The views tests' schema: a 2-D position on a 512 m square, a yaw, a health."""
+    return qc.Schema("Pose", [
+        ("position", qc.Vector(qc.Bounded(-256, 256, 18), qc.Bounded(-256, 256, 18))),
+        ("yaw", qc.Angle(10)),
+        ("hp", qc.UInt(7)),
+    ])
+
+
+class World:
+    """The views tests' world: entities on a 512 m square: a share of them move every tick, a few appear and leave."""
+
+    def __init__(self, n, seed, moving=0.3, churn=0):
+        self.rng = np.random.default_rng(seed)
+        self.ids = np.arange(1, n + 1, dtype=np.uint64)
+        self.pos = self.rng.uniform(-250, 250, size=(n, 2))
+        self.vel = self.rng.normal(0, 3.0, size=(n, 2)) * (self.rng.random(n) < moving)[:, None]
+        self.yaw = self.rng.uniform(0, 6.28, size=n)
+        self.hp = self.rng.integers(0, 100, size=n)
+        self.churn = churn
+        self.next_id = n + 1
+
+    def step(self, schema):
+        self.pos = np.clip(self.pos + self.vel / 60.0, -255, 255)
+        self.yaw = (self.yaw + 0.01 * (self.vel[:, 0] != 0)) % 6.28
+        for _ in range(self.churn):
+            i = int(self.rng.integers(0, len(self.ids)))
+            self.ids[i] = self.next_id
+            self.next_id += 1
+            self.pos[i] = self.rng.uniform(-250, 250, size=2)
+        order = np.argsort(self.ids)
+        self.ids, self.pos, self.vel = self.ids[order], self.pos[order], self.vel[order]
+        self.yaw, self.hp = self.yaw[order], self.hp[order]
+        return schema.snapshot(self.ids, {"position": self.pos, "yaw": self.yaw, "hp": self.hp})

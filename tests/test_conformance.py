@@ -15,6 +15,7 @@ import pytest
 
 import quantcodec as qc
 from quantcodec import cli, conformance
+from helpers import ref_slots
 from refdecoder import ReferenceStream, Refused
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -86,27 +87,9 @@ def test_the_kit_pins_replies_keys_and_limits():
     assert any(s["outcomes"].get("limits") for s in MANIFEST["streams"])
 
 
-def _slots(schema):
-    kinds = {"Quat": "quat", "UnitVector": "uvec", "Bool": "abs", "Enum": "abs",
-             "PowerCurve": "smag", "Half": "smag"}
-    signed = conformance.signed_slots(schema)
-    out = []
-    for entry, sg in zip(schema._plan.slot_table(), signed):
-        spec = schema.codecs[entry["field"]].spec()
-        if spec["kind"] == "Vector":
-            spec = spec["codecs"][entry["comp"]]
-        elif spec["kind"] == "NearlyZero":
-            inner = spec["inner"]
-            spec = inner["codecs"][entry["comp"]] if inner["kind"] == "Vector" else inner
-        kind = "flag" if entry["kind"] == "flag" else kinds.get(spec["kind"], "ord")
-        cbits = spec.get("bits", 0) if kind in ("quat", "uvec") else 0
-        top = ((1 << cbits) - (2 if spec.get("mode") == "midpoint" else 1)) if kind == "quat" else 0
-        out.append((kind, entry["bits"], entry["field"], entry["span"], cbits, sg, top))
-    return out
-
 
 def _reference_lines(schema, datagrams, hits, **options):
-    ref = ReferenceStream(_slots(schema), schema.fingerprint, **options)
+    ref = ReferenceStream(ref_slots(schema), schema.fingerprint, **options)
     ref.hits = hits
     signed = conformance.signed_slots(schema)
     lines = []

@@ -15,7 +15,7 @@ import pytest
 import quantcodec as qc
 from quantcodec._views import ViewBuilder, ViewBuilderPy, ViewShare
 
-from test_views import World, pose_schema
+from helpers import World, pose_schema
 
 
 def _same(a, b):

@@ -20,40 +20,7 @@ from quantcodec import interest
 from quantcodec._views import ViewBuilder, datagram_bytes, restrict
 from quantcodec.snapshot import seq_newer
 
-
-def pose_schema():
-    return qc.Schema("Pose", [
-        ("position", qc.Vector(qc.Bounded(-256, 256, 18), qc.Bounded(-256, 256, 18))),
-        ("yaw", qc.Angle(10)),
-        ("hp", qc.UInt(7)),
-    ])
-
-
-class World:
-    """Entities on a 512 m square: a share of them move every tick, a few appear and leave."""
-
-    def __init__(self, n, seed, moving=0.3, churn=0):
-        self.rng = np.random.default_rng(seed)
-        self.ids = np.arange(1, n + 1, dtype=np.uint64)
-        self.pos = self.rng.uniform(-250, 250, size=(n, 2))
-        self.vel = self.rng.normal(0, 3.0, size=(n, 2)) * (self.rng.random(n) < moving)[:, None]
-        self.yaw = self.rng.uniform(0, 6.28, size=n)
-        self.hp = self.rng.integers(0, 100, size=n)
-        self.churn = churn
-        self.next_id = n + 1
-
-    def step(self, schema):
-        self.pos = np.clip(self.pos + self.vel / 60.0, -255, 255)
-        self.yaw = (self.yaw + 0.01 * (self.vel[:, 0] != 0)) % 6.28
-        for _ in range(self.churn):
-            i = int(self.rng.integers(0, len(self.ids)))
-            self.ids[i] = self.next_id
-            self.next_id += 1
-            self.pos[i] = self.rng.uniform(-250, 250, size=2)
-        order = np.argsort(self.ids)
-        self.ids, self.pos, self.vel = self.ids[order], self.pos[order], self.vel[order]
-        self.yaw, self.hp = self.yaw[order], self.hp[order]
-        return schema.snapshot(self.ids, {"position": self.pos, "yaw": self.yaw, "hp": self.hp})
+from helpers import World, pose_schema
 
 
 class Link:
