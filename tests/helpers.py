@@ -3,6 +3,7 @@ collect its tests twice, and one module's edits would break another's import).""
 
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 
@@ -16,7 +17,13 @@ def repo_tool(name):
     worst-case search tools/search.py."""
     spec = importlib.util.spec_from_file_location(f"qc_tools_{name}", ROOT / "tools" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    path = list(sys.path)
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        # a script may extend sys.path for its imports: never for the rest of the session (a
+        # checkout root on it would shadow the installed package in spawned processes)
+        sys.path[:] = path
     return module
 
 

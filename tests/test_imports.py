@@ -7,6 +7,7 @@ and `cimport`, which imports the other module when this one loads)."""
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,3 +136,16 @@ def test_no_test_module_imports_another():
         bad += [f"{p.name} imports {m} in a child process" for m in
                 re.findall(r"import (test_\w+)", p.read_text(encoding="utf-8")) if m in tests and p.stem != "test_imports"]
     assert not bad, bad
+
+
+def test_loading_repository_scripts_leaves_sys_path_alone():
+    """tools/search.py and the bench scripts the tests load may extend sys.path for their own
+    imports; the loaders put it back, or a checkout root left on it shadows the installed package
+    in every process spawned later (a doc example's ProcessPool failed so in a clean clone)."""
+    import benchscripts
+    from helpers import repo_tool
+
+    before = list(sys.path)
+    repo_tool("search")
+    benchscripts.load("context_study")
+    assert sys.path == before

@@ -39,7 +39,9 @@ import sys
 
 import numpy as np
 
-if not __package__:         # run as a script (python tools/search.py): the checkout beside it
+try:
+    import quantcodec  # noqa: F401  (installed: the package that is tested)
+except ImportError:         # run as a script from a built checkout: the checkout beside it
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from quantcodec import _reference as ref  # noqa: E402  (the oracle: this script is not the package)
 
