@@ -13,7 +13,7 @@ namespace QuantCodec
     {
         public int K, B, E;                 // E: the escape's run of zeros, (b - k + 1) / 2 + 1
         public ulong KMask, EMask, Mask;    // mask(k), mask(E), mask(b)
-        public int[] Tab;                   // Entropy.Table(k)
+        public int[] Tab;                   // Entropy.Table(k, b)
 
         public EgCode() { }
         public EgCode(int k, int b) { Set(k, b); }
@@ -22,7 +22,7 @@ namespace QuantCodec
         {
             K = k; B = b; E = (b - k + 1) / 2 + 1;
             KMask = Entropy.Mask(k); EMask = Entropy.Mask(E); Mask = Entropy.Mask(b);
-            Tab = Entropy.Table(k);
+            Tab = Entropy.Table(k, b);
         }
     }
 
@@ -91,32 +91,41 @@ namespace QuantCodec
             return t;
         }
 
-        // EG(k) codes of at most TabBits bits, by their bits: (length << 16) | value, or 0 (longer, or
-        // no 1 in the window): one load instead of the prefix length, shifts and masks
+        // EG(k, b) codes of at most TabBits bits, by their bits: (length << 16) | value, or 0 (longer,
+        // no 1 in the window, an escape, or a value beyond b bits: EG's other branches, which decide
+        // those): one load instead of the prefix length, shifts and masks, the escape's and the width's
+        // tests. Made when a code first needs it, one a (k, b).
         const int TabBits = 10;
         const int TabMask = (1 << TabBits) - 1;
-        static readonly int[][] Tabs = MakeTabs();
+        static readonly int[][][] Tabs = new int[TabBits][][];
         static readonly int[] NoTab = new int[1 << TabBits];
-        static int[][] MakeTabs()
+        static int[] MakeTab(int k, int b)
         {
-            var t = new int[TabBits][];
-            for (int k = 0; k < TabBits; k++)
+            var t = new int[1 << TabBits];
+            int E = (b - k + 1) / 2 + 1;
+            for (int w = 1; w < (1 << TabBits); w++)
             {
-                t[k] = new int[1 << TabBits];
-                for (int w = 1; w < (1 << TabBits); w++)
-                {
-                    int e = 0;
-                    while (((w >> e) & 1) == 0) e++;
-                    int total = 2 * e + 1 + k;
-                    if (total > TabBits) continue;
-                    int v = ((((w >> (e + 1)) & ((1 << e) - 1)) + (1 << e) - 1) << k) | ((w >> (2 * e + 1)) & ((1 << k) - 1));
-                    t[k][w] = (total << 16) | v;
-                }
+                int e = 0;
+                while (((w >> e) & 1) == 0) e++;
+                int total = 2 * e + 1 + k;
+                if (e >= E || total > TabBits) continue;
+                int v = ((((w >> (e + 1)) & ((1 << e) - 1)) + (1 << e) - 1) << k) | ((w >> (2 * e + 1)) & ((1 << k) - 1));
+                if ((ulong)v > Mask(b)) continue;
+                t[w] = (total << 16) | v;
             }
             return t;
         }
 
-        internal static int[] Table(int k) { return k < TabBits ? Tabs[k] : NoTab; }
+        internal static int[] Table(int k, int b)
+        {
+            if (k >= TabBits || b < k || b > 64) return NoTab;
+            // (a width of TabBits or more bounds no value of the table, and an escape of more zeros
+            // than a code of the table holds excludes none: such codes share the table of b = 64)
+            if (b >= TabBits && (b - k + 1) / 2 + 1 > (TabBits - 1 - k) / 2) b = 64;
+            // (a race makes two equal tables: either will do)
+            int[][] byB = Tabs[k] ?? (Tabs[k] = new int[65][]);
+            return byB[b] ?? (byB[b] = MakeTab(k, b));
+        }
 
         /// <summary>EG(k, b) at p (section 4): u, its value, and the position after the code. With alt (a
         /// smallest three's first component), an escape carries one more bit, and a 1 there gives u =
@@ -128,21 +137,19 @@ namespace QuantCodec
         internal static long EG(ulong[] wd, long p, EgCode d, bool alt, out ulong u)
         {
             ulong w = Window(wd, p);
-            if ((w & d.EMask) == 0) { u = Escape(wd, ref p, d, alt); return p; }
             int tv = d.Tab[(int)w & TabMask];
             if (tv != 0)
             {
+                // (a valid code of at most TabBits bits: the common case)
                 u = (ulong)(tv & 0xFFFF);
-                p += tv >> 16;
+                return p + (tv >> 16);
             }
-            else
-            {
-                int e = Ctz(w), total = 2 * e + 1 + d.K;
-                if (total > 57) { u = Long(wd, ref p, d, e); return p; }
-                ulong em = (1UL << e) - 1;
-                u = (((w >> (e + 1)) & em) + em) << d.K | ((w >> (2 * e + 1)) & d.KMask);
-                p += total;
-            }
+            if ((w & d.EMask) == 0) { u = Escape(wd, ref p, d, alt); return p; }
+            int e = Ctz(w), total = 2 * e + 1 + d.K;
+            if (total > 57) { u = Long(wd, ref p, d, e); return p; }
+            ulong em = (1UL << e) - 1;
+            u = (((w >> (e + 1)) & em) + em) << d.K | ((w >> (2 * e + 1)) & d.KMask);
+            p += total;
             if (u > d.Mask) p = Beyond;
             return p;
         }
