@@ -268,7 +268,8 @@ def test_live_view_ctrl_c_prints_one_line():
 
 
 def test_live_view_page_says_warming_up_until_the_first_delta():
-    page = (ROOT / "quantcodec" / "web" / "view.mjs").read_text(encoding="utf-8")
+    # the page the installed package serves (a wheel has no quantcodec/ beside tests/)
+    page = (pathlib.Path(qc.__file__).parent / "web" / "view.mjs").read_text(encoding="utf-8")
     assert "'warming up'" in page
     assert "history.length = 0" in page and "msg.baseline" in page     # the window starts at the first delta
 

@@ -12,8 +12,8 @@
 #      protobuf tests run too, where those packages exist for the Python): no Cython in it, and
 #      no C compiler on the PATH the tests run with;
 #   5. run the test suite from OUTSIDE the source tree: tests/ is copied to a temporary directory
-#      with the read-only files the tests read (docs/, README.md, bench/, examples/, fuzz/,
-#      conformance/, clients/, and pyproject.toml for the pytest settings), never quantcodec/, so
+#      with the read-only files the tests read (docs/, README.md, bench/, examples/, fuzz/, tools/,
+#      conformance/, clients/, .ci/run, and pyproject.toml for the pytest settings), never quantcodec/, so
 #      `import quantcodec` can only find the installed wheel (checked before the run).
 # and print a table: Python, tag, size (as built and as repaired), tests passed.
 #
@@ -157,7 +157,7 @@ for v in "${VERSIONS[@]}"; do
     t="$vw/suite"
     rm -rf "$t" && mkdir -p "$t"
     cp -r "$SRC/tests" "$t/"
-    for d in docs bench examples fuzz conformance clients README.md pyproject.toml; do
+    for d in docs bench examples fuzz conformance clients tools .ci README.md pyproject.toml; do
         [ -e "$SRC/$d" ] && cp -r "$SRC/$d" "$t/"
     done
     find "$t" \( -name '__pycache__' -o -name '*.so' \) -prune -exec rm -rf {} + 2>/dev/null
