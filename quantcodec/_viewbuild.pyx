@@ -47,7 +47,7 @@ cdef extern from *:
     void QC_PREFETCH(const void* p) noexcept nogil
 
 cdef enum:
-    PF = 8                       # rows ahead a loop over world rows asks the cache for
+    PF = 16                      # rows ahead a loop over world rows asks the cache for
 
 cdef int MAX_TRIALS = 3          # trial encodes after the start view's, per tick
 cdef double FILL = 0.97          # the share of the room an estimate may plan for
@@ -79,14 +79,65 @@ cdef inline bint _differ(const uint64_t* a, const uint64_t* b, Py_ssize_t S) noe
     return False
 
 
+cdef struct kv_t:
+    uint64_t k
+    Py_ssize_t i
+
+
+cdef void _merge_runs(kv_t* src, kv_t* dst, Py_ssize_t* runs, Py_ssize_t nr, Py_ssize_t n) noexcept nogil:
+    """Merge the ``nr`` ascending runs of ``src`` (their starts in ``runs``, ``runs[nr] == n``)
+    pairwise until one is left, ping-ponging with ``dst``; stable. ceil(log2(nr)) passes: the
+    result is in ``src`` after an even number, in ``dst`` after an odd one."""
+    cdef Py_ssize_t r, w, a, ae, b, e, i, x, tb
+    cdef kv_t* sw
+    while nr > 1:
+        w = 0
+        r = 0
+        while r < nr:
+            a = runs[r]
+            if r + 1 >= nr:
+                memcpy(dst + a, src + a, sizeof(kv_t) * (n - a))
+                runs[w] = a
+                w += 1
+                r += 1
+                continue
+            ae = runs[r + 1]
+            b = ae
+            e = runs[r + 2]
+            i = a
+            # branch-free (which side comes next is a coin toss the predictor loses half the
+            # time): the index taken is picked by arithmetic, not by a jump
+            while a < ae and b < e:
+                tb = src[b].k < src[a].k
+                x = a + (b - a) * tb
+                dst[i] = src[x]
+                b += tb
+                a += 1 - tb
+                i += 1
+            if a < ae:
+                memcpy(dst + i, src + a, sizeof(kv_t) * (ae - a))
+            elif b < e:
+                memcpy(dst + i, src + b, sizeof(kv_t) * (e - b))
+            runs[w] = runs[r]
+            w += 1
+            r += 2
+        runs[w] = n
+        nr = w
+        sw = src
+        src = dst
+        dst = sw
+
+
 cdef void _sort_u64(const uint64_t* key, Py_ssize_t* idx, Py_ssize_t* tmp, Py_ssize_t* runs,
                     Py_ssize_t n) noexcept nogil:
-    """Stable argsort of ``key`` into ``idx`` (scratch ``tmp`` and ``runs``, n + 1 each): a
-    bottom-up natural merge sort (ascending runs merged pairwise)."""
-    cdef Py_ssize_t i, a, b, e, r, w, nr
-    cdef Py_ssize_t* src = idx
-    cdef Py_ssize_t* dst = tmp
-    cdef Py_ssize_t* sw
+    """Stable argsort of ``key`` into ``idx`` (``runs`` scratch, n + 1; ``tmp`` unused): a
+    bottom-up natural merge sort (ascending runs merged pairwise) of (key, index) pairs, the
+    keys moved with their indices so the merges read memory in order (the grid's lists are
+    a sorted run a cell each). Without memory for the pairs, an insertion sort of ``idx``."""
+    cdef Py_ssize_t i, j, x, nr, npass
+    cdef kv_t* buf
+    cdef kv_t* a
+    cdef kv_t* b
     for i in range(n):
         idx[i] = i
     if n < 2:
@@ -99,47 +150,37 @@ cdef void _sort_u64(const uint64_t* key, Py_ssize_t* idx, Py_ssize_t* tmp, Py_ss
             runs[nr] = i
             nr += 1
     runs[nr] = n
-    while nr > 1:
-        w = 0
-        r = 0
-        while r < nr:
-            a = runs[r]
-            if r + 1 >= nr:
-                for i in range(a, n):
-                    dst[i] = src[i]
-                runs[w] = a
-                w += 1
-                r += 1
-                continue
-            b = runs[r + 1]
-            e = runs[r + 2]
-            i = a
-            while a < runs[r + 1] and b < e:
-                if key[src[b]] < key[src[a]]:
-                    dst[i] = src[b]
-                    b += 1
-                else:
-                    dst[i] = src[a]
-                    a += 1
-                i += 1
-            while a < runs[r + 1]:
-                dst[i] = src[a]
-                a += 1
-                i += 1
-            while b < e:
-                dst[i] = src[b]
-                b += 1
-                i += 1
-            runs[w] = runs[r]
-            w += 1
-            r += 2
-        runs[w] = n
-        nr = w
-        sw = src
-        src = dst
-        dst = sw
-    if src != idx:
-        memcpy(idx, src, sizeof(Py_ssize_t) * n)
+    if nr == 1:
+        return
+    buf = <kv_t*>malloc(sizeof(kv_t) * 2 * n)
+    if buf == NULL:
+        for i in range(1, n):
+            x = idx[i]
+            j = i
+            while j > 0 and key[x] < key[idx[j - 1]]:
+                idx[j] = idx[j - 1]
+                j -= 1
+            idx[j] = x
+        return
+    # the result lands in the first half after an even number of passes: start where it ends
+    npass = 0
+    i = 1
+    while i < nr:
+        i *= 2
+        npass += 1
+    if npass & 1:
+        a = buf + n
+        b = buf
+    else:
+        a = buf
+        b = buf + n
+    for i in range(n):
+        a[i].k = key[i]
+        a[i].i = i
+    _merge_runs(a, b, runs, nr, n)
+    for i in range(n):
+        idx[i] = buf[i].i
+    free(buf)
 
 
 cdef void _sort_key(const double* key, Py_ssize_t* v, Py_ssize_t* tmp, Py_ssize_t n) noexcept nogil:
@@ -224,6 +265,34 @@ cdef inline uint64_t _mix(uint64_t h, uint64_t x) noexcept nogil:
     h ^= x + <uint64_t>0x9E3779B97F4A7C15 + (h << 6) + (h >> 2)
     h *= <uint64_t>0xBF58476D1CE4E5B9
     return h ^ (h >> 31)
+
+
+cdef uint64_t _hash_words(uint64_t h, const uint64_t* p, Py_ssize_t n) noexcept nogil:
+    """A hash of ``n`` words, seeded with ``h``: four independent lanes of multiply-xor (one
+    chain of _mix a word was a multiply's latency a word: ~5 µs a view of 430 rows), mixed
+    together at the end. Only ever a dict key: equal views are still compared word for word."""
+    cdef uint64_t l0 = h, l1 = h ^ <uint64_t>0x9E3779B97F4A7C15
+    cdef uint64_t l2 = h + <uint64_t>0x632BE59BD9B4E019, l3 = ~h
+    cdef uint64_t M = <uint64_t>0xBF58476D1CE4E5B9
+    cdef Py_ssize_t i = 0
+    while i + 4 <= n:
+        l0 = (l0 ^ p[i]) * M
+        l1 = (l1 ^ p[i + 1]) * M
+        l2 = (l2 ^ p[i + 2]) * M
+        l3 = (l3 ^ p[i + 3]) * M
+        l0 ^= l0 >> 29
+        l1 ^= l1 >> 29
+        l2 ^= l2 >> 29
+        l3 ^= l3 >> 29
+        i += 4
+    while i < n:
+        l0 = (l0 ^ p[i]) * M
+        l0 ^= l0 >> 29
+        i += 1
+    h = _mix(<uint64_t>n, l0)
+    h = _mix(h, l1)
+    h = _mix(h, l2)
+    return _mix(h, l3)
 
 
 cdef class ViewShare:
@@ -410,7 +479,7 @@ cdef class ViewBuilder:
                       const uint8_t* has, const uint8_t* take, const uint64_t** v0,
                       const uint64_t* wrow, const Py_ssize_t* rows):
         """The view: V0 with the rows of ``take`` from the world (``make`` of the reference)."""
-        cdef Py_ssize_t i, k = 0, cnt = 0
+        cdef Py_ssize_t i, j, k = 0, cnt = 0
         cdef uint64_t* ip
         cdef uint64_t* mp
         cdef const uint64_t* r
@@ -436,15 +505,13 @@ cdef class ViewBuilder:
                     continue
                 if cnt != n:
                     ip[k] = tid_p[i]
-                if S:
-                    memcpy(mp + k * S, r, sizeof(uint64_t) * S)
+                # (a row is a few words: copied inline, not through a call to memcpy a row)
+                for j in range(S):
+                    mp[k * S + j] = r[j]
                 k += 1
             if hashing:
-                h = <uint64_t>cnt
-                for i in range(cnt):
-                    h = _mix(h, ip[i])
-                for i in range(cnt * S):
-                    h = _mix(h, mp[i])
+                h = _hash_words(<uint64_t>cnt, ip, cnt)
+                h = _hash_words(h, mp, cnt * S)
         if hashing:
             got = (<ViewShare>self._share_obj).find(seq, h, cnt, S, ip, mp)
             if got is not None:
@@ -607,6 +674,8 @@ cdef class ViewBuilder:
                         k += 1
                     if k < no and oid[k] == ap[i]:
                         lo = orow[k]
+                        # (asked for now, the row is in cache by step 3, which compares it)
+                        QC_PREFETCH(wrow + lo * S)
                         sc.rows[n] = lo
                         sc.src[n] = i
                         n += 1
@@ -619,6 +688,7 @@ cdef class ViewBuilder:
                         else:
                             hi = mid
                     if lo < nw and wid[lo] == ap[i]:
+                        QC_PREFETCH(wrow + lo * S)
                         sc.rows[n] = lo
                         sc.src[n] = i
                         n += 1
