@@ -2,6 +2,8 @@
 
 from typing import Any, Dict, List, Optional, Tuple, Union, final
 
+from typing_extensions import disjoint_base
+
 import numpy as np
 import numpy.typing as npt
 
@@ -9,6 +11,7 @@ from ._plan import Plan
 
 _Buffer = Union[bytes, bytearray, memoryview, npt.NDArray[np.uint8]]
 
+@disjoint_base
 class SnapshotData:
     """A snapshot's ids (uint64, ascending, unique) and code matrix (N x nslots uint64)."""
 
@@ -55,6 +58,7 @@ class Layout:
     def vector(self) -> bool: ...
     def __init__(self, plan: Plan, general: bool = False) -> None: ...
 
+@disjoint_base
 class CoderBase:
     """What the encoder's and decoder's workspaces share: their Layout."""
 

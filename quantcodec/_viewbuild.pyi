@@ -8,6 +8,8 @@ import numpy.typing as npt
 
 from .snapshot import Snapshot, SnapshotEncoder
 
+__all__ = ["ViewBuilder", "ViewShare"]
+
 @final
 class ViewShare:
     """What the builders of one server's clients share within a tick: interned views (an equal
