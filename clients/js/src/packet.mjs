@@ -313,10 +313,13 @@ export class PacketCoder extends FieldReader {
     if (pdist) { let a = bdist, b = pdist; while (b) { const t = a % b; a = b; b = t; } num = (bdist / a) | 0; den = (pdist / a) | 0; }
     const ctx = { r, num, den, pcodes: pred ? pred.codes : null, pbig: pred ? pred.big : null };
     const rv0 = ROW_VERSION;
-    if (this.entityGen !== null) {
-      ROW_VERSION = this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids, ROW_VERSION);
-    } else this.readChanged(ctx, C, chg, keptIdx, outOfKept, predRow, fch, base, pred, codes, big, ver);
-    if (join !== null) this.joinLatest(C, chg, outOfKept, codes, big, ver, join, rv0);
+    if (this.entityGen !== null) {         // (joinLatest's work too, each row as it is decoded)
+      ROW_VERSION = this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids, ROW_VERSION,
+        join !== null ? join.codes : null, join !== null ? join.ver : null);
+    } else {
+      this.readChanged(ctx, C, chg, keptIdx, outOfKept, predRow, fch, base, pred, codes, big, ver);
+      if (join !== null) this.joinLatest(C, chg, outOfKept, codes, big, ver, join, rv0);
+    }
   }
 
   /** The interpreted path of the changed entities' fields (entityGen's, when there is none). */
