@@ -39,8 +39,8 @@ export function splice(fn, args, out, id, cursor = null) {
  * uses the reader otherwise.
  */
 function localCursor(body, name) {
-  const fields = { pos: 'pos$', w: 'W$', nbits: 'NB$' };
-  body = body.replace(new RegExp(`\\b${name}\\.(pos|w|nbits)\\b(?!\\s*\\()`, 'g'), (_, f) => fields[f]);
+  const fields = { pos: 'pos$', w: 'W$', dv: 'D$', nbits: 'NB$' };
+  body = body.replace(new RegExp(`\\b${name}\\.(pos|w|dv|nbits)\\b(?!\\s*\\()`, 'g'), (_, f) => fields[f]);
   body = body.replace(new RegExp(`\\b${name}\\.(\\w+)\\(([^()]*)\\)`, 'g'), (_, f, a) => `(RD$.pos = pos$, T$ = RD$.${f}(${a}), pos$ = RD$.pos, T$)`);
   return new RegExp(`\\b${name}\\b`).test(body) ? null : body;
 }
@@ -156,7 +156,7 @@ export function makeEntityReader(coder) {
   const body = `return function readChangedGen(self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
 const ${params.join(', ')};
 ${quats.length ? `const ${quats.join(', ')};` : ''}
-const RD$ = r, W$ = r.w, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
+const RD$ = r, W$ = r.w, D$ = r.dv, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
 let pos$ = r.pos, T$ = 0;
 let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
 for (let e = 0; e < C; e++) {
