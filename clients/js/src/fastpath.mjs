@@ -134,7 +134,11 @@ export function makeEntityReader(coder) {
         s++;
         continue;     // the governed slots follow, inside the else
       }
+      // (each slot's values its block's own: no variable carried from slot to slot or entity to
+      // entity, which the JIT would keep as tagged values)
+      L.push('{ let v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;');
       slotSrc(s, fd);
+      L.push('}');
       s++;
     }
     L.push('}'.repeat(close));
