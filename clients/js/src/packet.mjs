@@ -256,7 +256,14 @@ export class PacketCoder extends FieldReader {
           predRow[a] = pr;
         }
       }
-      for (let a = 0; a < kept; a++) {
+      if (sameIds && keptIdx === null && !W) {
+        // (the common case: base's and pred's rows one for one, the kept rank; the same rule)
+        for (let a = 0; a < kept; a++) {
+          let c = 0;
+          if (bver[a] !== pver[a]) for (let o = a * S, end = o + S; o < end; o++) if (bcodes[o] !== pc[o]) { c = 1; break; }
+          if (c) cls1[k1++] = a; else cls0[k0++] = a;
+        }
+      } else for (let a = 0; a < kept; a++) {
         const bi = keptIdx !== null ? keptIdx[a] : a, pr = predRow[a];
         let c = 1;
         if (pr >= 0) {
