@@ -8,20 +8,32 @@ import { B2, BMASK, DecodeError, LITTLE, P2, ctz32, norm } from './util.mjs';
  * EG(k, b) (section 4) at r's position, the client's one Exp-Golomb reader: e zeros, a one, e
  * bits m and k low bits are u = (2**e + m - 1) * 2**k + low; E = (b - k + 1) // 2 + 1 zeros are
  * the escape, then (with `alt`, one more bit: 1 is "no value", -1) u in b bits. A u of b bits or
- * more is malformed. A number, a BigInt from 2**53 (b > 53 only). Its common case here (the whole
- * code within the 32 bits at the position, fewer than 32 bits in all), the others in egLong.
+ * more is malformed. A number, a BigInt from 2**53 (b > 53 only). Its common cases here (the whole
+ * code, or the whole escape, within 25 bits: one unaligned little-endian load of the 4 bytes at
+ * the position's byte, shifted by its bit, holds them), the others in egLong.
  * The compiled fast path splices this body as written (fastpath.mjs): keep it plain.
  */
 export function readEG(r, k, b, alt) {
-  const p = r.pos, W = r.w;
-  const i = p >>> 5, o = p & 31;
-  const x = W === null ? 0 : o === 0 ? W[i] : ((W[i] >>> o) | (W[i + 1] << (32 - o))) >>> 0;
-  const e = 31 - Math.clz32(x & -x), n = 2 * e + 1 + k;
-  if (x !== 0 && e <= ((b - k + 1) >> 1) && n < 32 && p + n <= r.nbits) {
+  const p = r.pos;
+  const x = r.dv.getUint32(p >>> 3, true) >>> (p & 7);       // (at least the 25 bits at p)
+  const e = 31 - Math.clz32(x & -x), n = 2 * e + 1 + k, E = ((b - k + 1) >> 1) + 1;
+  if (x !== 0 && e < E && n <= 25 && p + n <= r.nbits) {
     const u = ((((1 << e) | ((x >>> (e + 1)) & ((1 << e) - 1))) - 1) << k) | ((x >>> (2 * e + 1)) & ((1 << k) - 1));
     if (b < 31 && u >= (1 << b)) r.tooWide(b, p);      // (n < 32: u < 2**31, only b < 31 can be exceeded)
     r.pos = p + n;
     return u;
+  }
+  // the escape (E zeros; with alt, a bit: 1 is no value; else u in b bits), whole within x
+  if (E + b < 25 && (x & ((1 << E) - 1)) === 0) {
+    const f = alt ? (x >>> E) & 1 : 0, m = alt ? E + 1 : E;
+    if (f !== 0 && p + m <= r.nbits) {
+      r.pos = p + m;
+      return -1;
+    }
+    if (f === 0 && p + m + b <= r.nbits) {
+      r.pos = p + m + b;
+      return (x >>> m) & ((1 << b) - 1);
+    }
   }
   return r.egLong(k, b, alt);
 }
@@ -31,6 +43,7 @@ export class BitReader {
   constructor(bytes, start = 0, end = bytes.length) {
     this.u = null;
     this.w = null;
+    this.dv = null;
     this.nbits = 0;
     this.pos = 0;
     this.reset(bytes, start, end);
@@ -45,6 +58,7 @@ export class BitReader {
     if (this.u === null || this.u.length < room) {
       this.u = new Uint8Array(Math.max(room, 64));
       this.w = LITTLE ? new Uint32Array(this.u.buffer) : null;
+      this.dv = new DataView(this.u.buffer);
     }
     this.u.set(bytes.subarray(start, end));
     this.u.fill(0, n, room);
@@ -95,7 +109,7 @@ export class BitReader {
   }
   /** EG(k, b) (section 4): readEG at this reader's position. */
   eg(k, b, alt = false) { return readEG(this, k, b, alt); }
-  /** eg's other cases: a code of 32 bits or more, the escape, a big-endian host. */
+  /** eg's other cases: a code or an escape of more than 25 bits, the end of the packet. */
   egLong(k, b, alt) {
     const E = ((b - k + 1) >> 1) + 1, p = this.pos;
     let e = 0;

@@ -12,18 +12,37 @@ import { C_FLAG, C_ORD, C_SMAG, C_QUAT, C_UVEC, C_ABS, extrapolate, addZz, quatS
  * once, first), each `return X;` an assignment of X to `out` that leaves the block. Null when
  * fn's source is not plain (a minifier's rewrite, a nested function): no compiled path then.
  */
-export function splice(fn, args, out, id) {
+export function splice(fn, args, out, id, cursor = null) {
   const m = /^function\s*[\w$]*\s*\(([^)]*)\)\s*\{([\s\S]*)\}$/.exec(fn.toString());
   if (m === null) return null;
   const params = m[1].split(',').map((x) => x.trim());
   if (params.length !== args.length || params.some((x) => !/^[\w$]+$/.test(x))) return null;
   const label = `L${id}$`;
   const res = `R${id}$`;        // (the body may declare a name `out` is: the result leaves by res, of out's type)
-  const body = m[2].replace(/\/\/[^\n]*/g, '').replace(/\breturn\s+([^;]+);/g, (_, x) => `{ ${res} = (${x}); break ${label}; }`);
+  let body = m[2].replace(/\/\/[^\n]*/g, '').replace(/\breturn\s+([^;]+);/g, (_, x) => `{ ${res} = (${x}); break ${label}; }`);
   if (/\breturn\b|\bfunction\b|=>/.test(body)) return null;
+  if (cursor !== null) {
+    body = localCursor(body, cursor);
+    if (body === null) return null;
+  }
   const tmp = args.map((a, i) => `A${id}$${i} = ${a}`).join(', ');
   const bind = params.map((p, i) => `${p} = A${id}$${i}`).join(', ');
   return `{ const ${tmp}; let ${res} = ${out}; ${label}: { const ${bind};${body}} ${out} = ${res}; }`;
+}
+
+/**
+ * The body of a bit reader's rule with the reader `name` (a BitReader parameter) kept in the
+ * compiled loop's locals: its position in `pos$`, its words in `W$`, its length in bits in `NB$`
+ * (read once a packet, the position written back when the loop ends), so that a read is a few
+ * register operations, not loads and stores of the reader's fields. A call of one of its methods
+ * (the rare cases: egLong, tooWide) is given the position and gives it back. Null when the body
+ * uses the reader otherwise.
+ */
+function localCursor(body, name) {
+  const fields = { pos: 'pos$', w: 'W$', dv: 'D$', nbits: 'NB$' };
+  body = body.replace(new RegExp(`\\b${name}\\.(pos|w|dv|nbits)\\b(?!\\s*\\()`, 'g'), (_, f) => fields[f]);
+  body = body.replace(new RegExp(`\\b${name}\\.(\\w+)\\(([^()]*)\\)`, 'g'), (_, f, a) => `(RD$.pos = pos$, T$ = RD$.${f}(${a}), pos$ = RD$.pos, T$)`);
+  return new RegExp(`\\b${name}\\b`).test(body) ? null : body;
 }
 
 /**
@@ -45,11 +64,16 @@ export function makeEntityReader(coder) {
   }
   const L = [];
   let plain = true, nsp = 0;
-  const sp = (fn, args, out) => { const t = splice(fn, args, out, nsp++); if (t === null) plain = false; return t; };
+  const sp = (fn, args, out, cursor = null) => { const t = splice(fn, args, out, nsp++, cursor); if (t === null) plain = false; return t; };
   // the spliced rules: EG(k, b) of component c into u; the reference, the difference, the test
-  const eg = (c, b, alt) => sp(readEG, ['r', `k${c}`, b, alt], 'u');
-  const ext = (x, y, b, out) => sp(extrapolate, [x, y, b, 'num', 'den'], out);
+  const eg = (c, b, alt) => sp(readEG, ['r', `k${c}`, b, alt], 'u', 'r');
+  const ext = (x, y, b, out) => sp(extrapolate, [x, y, b, 'NUM', 'DEN'], out);
   const zz = (x, b, out) => sp(addZz, [x, 'u', b], out);
+  // a call that reads on with the reader: given the loop's position, and giving it back
+  const sync = (call) => `(RD$.pos = pos$, T$ = ${call}, pos$ = RD$.pos, T$)`;
+  // one bit (BitReader.read1) at the loop's position (W$: the reader's words, little-endian hosts;
+  // others read by the reader)
+  const READ1 = `(pos$ < NB$ && W$ !== null ? (W$[pos$ >>> 5] >>> (pos$++ & 31)) & 1 : ${sync('r.read1()')})`;
   // the new code stored, and compared with the base's as stored (an Int32Array wraps: v | 0)
   const store = (s, base) => `codes[oo + ${s}] = v; if (${coder.narrow ? '(v | 0)' : 'v'} !== ${base}) diff = true;`;
   const slotSrc = (s, fd) => {
@@ -64,7 +88,7 @@ export function makeEntityReader(coder) {
       if (sm) L.push(`if (w >= ${half}) w ^= ${half - 1};`);
       L.push(signedS[s] ? `v = w >= ${half} ? w - ${mask + 1} : w;` : 'v = w;');
     } else if (k === C_ABS) {
-      L.push(fd.flip ? `v = bcodes[bo + ${s}] ^ 1;` : `v = r.read(${sbits[s]});`);
+      L.push(fd.flip ? `v = bcodes[bo + ${s}] ^ 1;` : `v = ${sync(`r.read(${sbits[s]})`)};`);
     } else {     // C_QUAT, at most 10 bits a component: the whole code in 32 bits
       const b = cbitsS[s], c = c0[s], mask = 2 ** b - 1;
       // component t of the three: its reference (extrapolated when pred has the same index), then u
@@ -80,9 +104,9 @@ export function makeEntityReader(coder) {
         // the integer test (quatSurelyValid) first, the exact one (quatValidNum) near the boundary
         L.push(sp(quatSurelyValid, [`Q${s}`, 'qa', 'qb', 'qc'], 'sure'));
         L.push(`if (!sure && !self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
-        L.push(`} else { v = self.quatEscape(r, ${s}, qi, qa, qb, qc); if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v); }`);
+        L.push(`} else { v = ${sync(`self.quatEscape(r, ${s}, qi, qa, qb, qc)`)}; if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v); }`);
       } else {
-        L.push(`} else v = self.quatEscape(r, ${s}, qi, qa, qb, qc);`);
+        L.push(`} else v = ${sync(`self.quatEscape(r, ${s}, qi, qa, qb, qc)`)};`);
         if (vkind[s] === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
       }
       L.push(store(s, 'B'));
@@ -101,7 +125,7 @@ export function makeEntityReader(coder) {
     while (s < fd.s1) {
       if (cls[s] === C_FLAG) {
         const span = slots[s].span;
-        L.push(fd.implied ? `v = bcodes[bo + ${s}] === 0 ? 1 : r.read1();` : 'v = r.read1();');
+        L.push(fd.implied ? `v = bcodes[bo + ${s}] === 0 ? 1 : ${READ1};` : `v = ${READ1};`);
         L.push(`codes[oo + ${s}] = v; if (v !== bcodes[bo + ${s}]) diff = true;`);
         L.push('if (v === 0) {');
         for (let t = s + 1; t <= s + span; t++) L.push(`if (bcodes[bo + ${t}] !== 0) diff = true; codes[oo + ${t}] = 0;`);
@@ -110,13 +134,19 @@ export function makeEntityReader(coder) {
         s++;
         continue;     // the governed slots follow, inside the else
       }
+      // (each slot's values its block's own: no variable carried from slot to slot or entity to
+      // entity, which the JIT would keep as tagged values)
+      L.push('{ let v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;');
       slotSrc(s, fd);
+      L.push('}');
       s++;
     }
     L.push('}'.repeat(close));
     L.push("if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged'); }");
   });
   const S = slots.length, nc = coder.comps.length;
+  // the new row (codes[oo..]) equal to row `o` of `arr`, slot by slot
+  const rowEq = (arr, o) => Array.from({ length: S }, (_, t) => `codes[oo + ${t}] === ${arr}[${o} + ${t}]`).join(' && ');
   // the packet's parameters as constants of the loop: k (kk) and predicted (pp) of each component
   const params = [];
   for (let c = 0; c < nc; c++) params.push(`k${c} = self.kk[${c}], p${c} = self.pp[${c}] !== 0`);
@@ -124,10 +154,14 @@ export function makeEntityReader(coder) {
   for (let s = 0; s < S; s++) if (cls[s] === C_QUAT && coder.qsq[s] !== null) quats.push(`Q${s} = self.qsq[${s}]`);
   // every changed entity of the packet: e-th changed is kept rank chg[e], base row keptIdx (or
   // the rank), output row outOfKept (or the rank), pred row predRow (or none); each gets a new
-  // row version (from rv), but a changed row equal to its pred row takes pred's (joinLineage)
-  const body = `return function readChangedGen(self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv) {
+  // row version (from rv), but a changed row equal to its pred row takes pred's (joinLineage),
+  // else one equal to its row in jc (the decoder's latest, the same ids; or null) its version in jv
+  // (joinLatest)
+  const body = `return function readChangedGen(self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
 const ${params.join(', ')};
 ${quats.length ? `const ${quats.join(', ')};` : ''}
+const RD$ = r, W$ = r.w, D$ = r.dv, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
+let pos$ = r.pos, T$ = 0;
 let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
 for (let e = 0; e < C; e++) {
 const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
@@ -137,12 +171,10 @@ anyField = false;
 ver[oi] = ++rv;
 ${L.join('\n')}
 if (!anyField) throw new DecodeError('snapshot packet: entity ' + bids[bi] + ': an entity marked changed has no changed field');
-if (po >= 0) {
-  let eq = true;
-  for (let t = 0; t < ${S}; t++) if (codes[oo + t] !== pcodes[po + t]) { eq = false; break; }
-  if (eq) ver[oi] = pver[pr];
+if (po >= 0 && ${rowEq('pcodes', 'po')}) ver[oi] = pver[pr];
+else if (jc !== null && ${rowEq('jc', 'oo')}) ver[oi] = jv[oi];
 }
-}
+RD$.pos = pos$;
 return rv; };`;
   if (!plain) return null;
   // one compiled function per slot table (decoders of one schema share it and its optimization)

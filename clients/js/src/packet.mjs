@@ -2,7 +2,7 @@
 // the sets, the new entities and the contexts, merges kept and new rows into a Snapshot (its
 // arrays, row versions) and has the changed entities' fields read (fastpath.mjs compiled, else
 // fields.mjs).
-import { BMASK, DecodeError, MAX_SAFE, ctz32, norm, toBig } from './util.mjs';
+import { BMASK, DecodeError, HAS_NATIVE_COMPARE, MAX_SAFE, ctz32, norm, sameInts, toBig } from './util.mjs';
 import { BitReader } from './bits.mjs';
 import { makeEntityReader } from './fastpath.mjs';
 import { SEQ_MASK, Snapshot } from './snapshot.mjs';
@@ -215,7 +215,7 @@ export class PacketCoder extends FieldReader {
     }
     if (base) {
       const j = this.joinWith;
-      this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver, j !== null && j.ids === ids && j.ver !== null ? j : null);
+      this.decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver, j !== null && j.ids === ids && j.ver !== null ? j : null, j !== null && j.seq === seq);
     }
     else if (this.joinWith !== null && this.joinWith.ver !== null) ids = this.joinFull(ids, codes, big, ver, this.joinWith);
     // the end: fewer than 8 bits left, all zero
@@ -225,7 +225,7 @@ export class PacketCoder extends FieldReader {
     return new Snapshot(schema, seq, ids, codes, big, ver);
   }
 
-  decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver, join) {
+  decodeChanged(r, base, pred, bdist, pdist, kept, keptIdx, outOfKept, codes, big, ver, join, again) {
     if (kept === 0) return;
     const S = this.S, W = this.W, F = this.F;
     const bcodes = base.codes, bbig = base.big, bids = base.ids;
@@ -256,7 +256,14 @@ export class PacketCoder extends FieldReader {
           predRow[a] = pr;
         }
       }
-      for (let a = 0; a < kept; a++) {
+      if (sameIds && keptIdx === null && !W) {
+        // (the common case: base's and pred's rows one for one, the kept rank; the same rule)
+        for (let a = 0; a < kept; a++) {
+          let c = 0;
+          if (bver[a] !== pver[a]) for (let o = a * S, end = o + S; o < end; o++) if (bcodes[o] !== pc[o]) { c = 1; break; }
+          if (c) cls1[k1++] = a; else cls0[k0++] = a;
+        }
+      } else for (let a = 0; a < kept; a++) {
         const bi = keptIdx !== null ? keptIdx[a] : a, pr = predRow[a];
         let c = 1;
         if (pr >= 0) {
@@ -313,10 +320,20 @@ export class PacketCoder extends FieldReader {
     if (pdist) { let a = bdist, b = pdist; while (b) { const t = a % b; a = b; b = t; } num = (bdist / a) | 0; den = (pdist / a) | 0; }
     const ctx = { r, num, den, pcodes: pred ? pred.codes : null, pbig: pred ? pred.big : null };
     const rv0 = ROW_VERSION;
-    if (this.entityGen !== null) {
-      ROW_VERSION = this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids, ROW_VERSION);
-    } else this.readChanged(ctx, C, chg, keptIdx, outOfKept, predRow, fch, base, pred, codes, big, ver);
-    if (join !== null) this.joinLatest(C, chg, outOfKept, codes, big, ver, join, rv0);
+    if (this.entityGen !== null) {         // (joinLatest's work too, each row as it is decoded)
+      // a packet of the latest snapshot's number again (a duplicate, a resend against another
+      // baseline) is that snapshot: its rows compared all at once after (memcmp), not row by row
+      const whole = join !== null && again && HAS_NATIVE_COMPARE && this.W === 0;
+      ROW_VERSION = this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids, ROW_VERSION,
+        join !== null && !whole ? join.codes : null, join !== null ? join.ver : null);
+      if (whole) {
+        if (sameInts(codes, join.codes)) ver.set(join.ver);        // (every row equal: any of its versions)
+        else this.joinLatest(C, chg, outOfKept, codes, big, ver, join, rv0);
+      }
+    } else {
+      this.readChanged(ctx, C, chg, keptIdx, outOfKept, predRow, fch, base, pred, codes, big, ver);
+      if (join !== null) this.joinLatest(C, chg, outOfKept, codes, big, ver, join, rv0);
+    }
   }
 
   /** The interpreted path of the changed entities' fields (entityGen's, when there is none). */

@@ -1,4 +1,5 @@
 // src/snapshot.mjs: Snapshot, a decoded view (ids, slot codes, row versions), and sequence order.
+import { HAS_NATIVE_COMPARE, sameInts } from './util.mjs';
 
 // Snapshots
 
@@ -56,6 +57,8 @@ export class Snapshot {
     if (this.ids !== o.ids) for (let i = 0; i < n; i++) if (this.ids[i] !== o.ids[i]) return false;
     const a = this.codes, b = o.codes, S = this.schema.nslots, W = this.schema.nwide;
     const va = this.ver, vb = o.ver;
+    // (the codes at once where the compare is native: as the C core's memcmp)
+    if (!W && HAS_NATIVE_COMPARE && ArrayBuffer.isView(a) && a.constructor === b.constructor) return sameInts(a, b);
     for (let i = 0; i < n; i++) {
       if (va !== null && vb !== null && va[i] === vb[i]) continue;      // one lineage: equal rows
       for (let t = i * S; t < (i + 1) * S; t++) if (a[t] !== b[t]) return false;

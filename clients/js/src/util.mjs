@@ -32,6 +32,25 @@ export const BMASK = B2.map((v) => v - 1n);
 export const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 export const SQRT1_2 = Math.SQRT1_2;          // 0.70710678118654752440 as a double, as the C core's QC_SQRT1_2
 
+// Node's Buffer.compare, a native memcmp, where there is one (a page's client compares in JS)
+const NATIVE_COMPARE = typeof Buffer === 'function' && typeof Buffer.compare === 'function' ? Buffer.compare : null;
+export const HAS_NATIVE_COMPARE = NATIVE_COMPARE !== null;
+/** Whether two integer typed arrays of one type hold the same elements: their bytes compared at
+ * once where Node's native compare is (the C core's memcmp), else element by element. */
+export function sameInts(a, b) {
+  if (a.length !== b.length) return false;
+  if (NATIVE_COMPARE !== null) {
+    return NATIVE_COMPARE(new Uint8Array(a.buffer, a.byteOffset, a.byteLength), new Uint8Array(b.buffer, b.byteOffset, b.byteLength)) === 0;
+  }
+  return sameIntsJS(a, b);
+}
+/** sameInts without the native compare (a page's). */
+export function sameIntsJS(a, b) {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** An integer (number or BigInt) as the canonical id/code representation: a number when safe. */
 export function norm(v) {
   if (typeof v === 'bigint') return (v <= 9007199254740991n && v >= -9007199254740991n) ? Number(v) : v;

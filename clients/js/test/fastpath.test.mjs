@@ -69,3 +69,22 @@ for (const st of manifest.streams.filter((x) => ['pose_clean', 'pose_lossy'].inc
     assert.ok(Object.keys(kinds).length >= 2, JSON.stringify(kinds));
   });
 }
+
+// the codes' compare of a duplicate (PacketCoder.decodeChanged, Snapshot.sameAs): Node's native
+// compare and the pages' element-by-element one agree
+test('sameInts, native and in JS, compare typed arrays of codes alike', async () => {
+  const { sameInts, sameIntsJS, HAS_NATIVE_COMPARE } = await import('../src/util.mjs');
+  assert.equal(HAS_NATIVE_COMPARE, true);          // (node: Buffer.compare)
+  const slab = new ArrayBuffer(4096);
+  const r = rng(37);
+  for (let round = 0; round < 200; round++) {
+    const n = r.int(40), Type = round % 2 ? Int32Array : Uint32Array;
+    const a = new Type(slab, 4 * r.int(8), n), b = new Type(slab, 2048 + 4 * r.int(8), n);
+    for (let i = 0; i < n; i++) a[i] = b[i] = r.int(4294967296);
+    if (n && round % 3 === 0) b[r.int(n)] ^= 1 << r.int(32);
+    const want = a.every((x, i) => x === b[i]);
+    assert.equal(sameInts(a, b), want);
+    assert.equal(sameIntsJS(a, b), want);
+    assert.equal(sameInts(a, b.subarray(0, Math.max(0, n - 1))), n === 0);
+  }
+});
