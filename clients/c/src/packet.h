@@ -138,6 +138,9 @@ typedef struct qc__dcomp {  /* one component's decoding in one packet (both path
     uint64_t vbad;          /* ordered: one more invalid code inside (PowerCurve's negative
                                zero), else 2**62 (no code of at most 32 bits) */
     int shift, sh, slot;    /* its place in its slot's carrier; 64 - b; its slot */
+    int fill;               /* the fast path refills its bits before this component's code
+                               (the field's codes before it, at their longest, may leave
+                               fewer than this one's longest: qc__fast_tables) */
 } qc__dcomp;
 
 typedef struct qc__dfield { /* one field's shape in the fast path */
@@ -148,17 +151,13 @@ typedef struct qc__dfield { /* one field's shape in the fast path */
     int cb, bits;           /* QUAT: bits per kept component, the slot's width */
     int plain;              /* ORD, NZ: every component unsigned, not sign-magnitude, every
                                code of its width valid (Bounded endpoints, UInt, ...) */
+    int smag;               /* ORD, NZ, not plain: every component unsigned (maybe
+                               sign-magnitude), every code of its width valid but vbad (a
+                               PowerCurve's negative zero) */
     uint64_t qtop;          /* QUAT: the mode's top component code */
     uint64_t maxcode;       /* QUAT: the slot's largest code */
     const uint32_t *qsq;    /* QUAT: qc_slot.qsq */
 } qc__dfield;
-
-/* n <= 57 bits at bit *pos (bounds-free, as qc__eg_read) */
-QC__HOT uint64_t qc__fast_bits(const uint8_t *buf, size_t *pos, int n) {
-    uint64_t v = (qc__load_le64(buf + (*pos >> 3)) >> (*pos & 7)) & ((((uint64_t)1) << n) - 1);
-    *pos += (size_t)n;
-    return v;
-}
 
 /* The reference at the top of the word (qc__ref's, for an extrapolated component; numc 0:
    the baseline's value); den1: the ratio is whole, a constant in each copy of qc__fast_run */
@@ -168,16 +167,23 @@ QC__HOT uint64_t qc__fast_ref(uint64_t xb, uint64_t xp, const qc__dcomp *d, int6
     return xb + ((uint64_t)qc__round_div((int64_t)qc__asr(xb - xp, d->sh) * num, den) << d->sh);
 }
 
-#define QC__FAST_EG(d, u) do { if (QC__UNLIKELY(qc__eg_read(buf, &pos, &(d)->P, &(u), 0))) return (size_t)-1; } while (0)
+/* a component's code into u (its bits refilled first when d->fill), or give up the entity */
+#define QC__FAST_EG(d, u) do {                                                  \
+        if ((d)->fill) qc__bits_fill(r);                                        \
+        if (QC__UNLIKELY(qc__bits_eg(r, &(d)->P, &(u), 0))) return 0;          \
+    } while (0)
 
-/* One changed entity's fields (fr: its changed-field flags) from bit pos: the new position, or
-   (size_t)-1 when it is not the fast path's case. pr: the extrapolation row, or the baseline
-   row when there is none (a reference extrapolated from the baseline to itself is the
-   baseline's). */
-QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr, int F, const qc__dfield *FD,
-                               const uint64_t *br, const uint64_t *pr, uint64_t *orw,
-                               int64_t num, int64_t den, int den1) {
-    const qc__dfield *fd = FD, *fend = FD + F;
+/* sign-magnitude to the linear order and back at the top of the word (smt 0: no change) */
+QC__HOT uint64_t qc__fast_smt(uint64_t x, uint64_t smt) { return x ^ (qc__sign_mask(x) & smt); }
+
+/* One changed entity's fields (fr: its changed-field flags) from r's bits: 1 read (r after
+   them), or 0 when it is not the fast path's case (r then anywhere). pr: the extrapolation
+   row, or the baseline row when there is none (a reference extrapolated from the baseline to
+   itself is the baseline's). Each field refills r first, then its components where
+   qc__fast_tables says (d->fill). */
+QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd, const qc__dfield *fend,
+                            const uint64_t *br, const uint64_t *pr, uint64_t *orw,
+                            int64_t num, int64_t den, int den1) {
     int any = 0;
     for (; fd < fend; fd++, fr++) {
         uint64_t dacc = 0, u, xb, xp, v;
@@ -186,25 +192,28 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
         any = 1;
         d = fd->d0;
         dend = fd->d1;
+        qc__bits_fill(r);
         if (fd->shape == QC__FS_QUAT) {
             int s = fd->slot, qs = 3 * fd->cb, st;
             uint64_t bw = br[s], pw = pr[s], code, m;
             pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of
                                                            the largest component */
             code = (bw >> qs) << qs;
-            st = qc__eg_read(buf, &pos, &d->P, &u, 1);
+            st = qc__bits_eg(r, &d->P, &u, 1);
             if (QC__UNLIKELY(st)) {
-                if (st < 0) return (size_t)-1;
-                /* a new largest component: the absolute code, or the new index and the
-                   differences from the baseline's values remapped to it */
-                if (qc__fast_bits(buf, &pos, 1) == 0) {
-                    code = qc__fast_bits(buf, &pos, fd->bits);
+                if (st < 0) return 0;
+                /* a new largest component: the absolute code (at most 38 bits), or the new
+                   index and the differences from the baseline's values remapped to it */
+                qc__bits_fill(r);
+                if (qc__bits_take(r, 1) == 0) {
+                    code = qc__bits_take(r, fd->bits);
                 } else {
-                    int j = (int)qc__fast_bits(buf, &pos, 2), t;
-                    if ((uint64_t)j == (bw >> qs)) return (size_t)-1;
+                    int j = (int)qc__bits_take(r, 2), t;
+                    if ((uint64_t)j == (bw >> qs)) return 0;
                     code = (uint64_t)j << qs;
                     for (t = 0; t < 3; t++, d++) {
-                        QC__FAST_EG(d, u);
+                        qc__bits_fill(r);
+                        if (qc__bits_eg(r, &d->P, &u, 0)) return 0;
                         code |= ((qc__remap_ref(bw, j, t, fd->cb, fd->qtop) + qc__unzz(u)) & d->P.umax) << d->shift;
                     }
                 }
@@ -228,15 +237,15 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
             m = (((uint64_t)1) << fd->cb) - 1;
             if (!((code <= fd->maxcode) &
                   qc__quat_surely_valid(fd->qsq, (code >> (2 * fd->cb)) & m, (code >> fd->cb) & m, code & m)))
-                return (size_t)-1;
-            if (code == bw) return (size_t)-1;
+                return 0;
+            if (code == bw) return 0;
             orw[s] = code;
             continue;
         }
         if (fd->shape == QC__FS_NZ) {
             int s = fd->slot, t;
             v = 1;
-            if (br[s] != 0) v = qc__fast_bits(buf, &pos, 1);
+            if (br[s] != 0) v = qc__bits_take(r, 1);
             orw[s] = v;
             dacc = v ^ br[s];
             if (v == 0) {
@@ -247,7 +256,7 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
                 d = dend;
             }
         } else if (fd->shape != QC__FS_ORD) {
-            return (size_t)-1;
+            return 0;
         }
         if (fd->plain) {
             /* unsigned, linear, every code of the width valid: a masked sum, no test */
@@ -259,27 +268,36 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
                 orw[s] = v;
                 dacc |= v ^ br[s];
             }
+        } else if (fd->smag) {
+            /* unsigned, maybe sign-magnitude (a PowerCurve), every code valid but vbad */
+            for (; d < dend; d++) {
+                int s = d->slot;
+                QC__FAST_EG(d, u);
+                xb = qc__fast_smt(br[s] << d->sh, d->smt);
+                xp = qc__fast_smt(pr[s] << d->sh, d->smt);
+                v = qc__fast_smt(qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh), d->smt) >> d->sh;
+                if (QC__UNLIKELY(v == d->vbad)) return 0;
+                orw[s] = v;
+                dacc |= v ^ br[s];
+            }
         } else {
             for (; d < dend; d++) {
                 int s = d->slot;
                 uint64_t bad;
                 QC__FAST_EG(d, u);
-                xb = br[s] << d->sh;
-                xp = pr[s] << d->sh;
-                xb ^= qc__sign_mask(xb) & d->smt;   /* sign-magnitude to ordered (smt 0: no change) */
-                xp ^= qc__sign_mask(xp) & d->smt;
-                xb = qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh);
-                xb ^= qc__sign_mask(xb) & d->smt;
+                xb = qc__fast_smt(br[s] << d->sh, d->smt);   /* sign-magnitude to ordered */
+                xp = qc__fast_smt(pr[s] << d->sh, d->smt);
+                xb = qc__fast_smt(qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh), d->smt);
                 v = (uint64_t)qc__asr(xb, d->sh) & d->vmask;
                 bad = (uint64_t)((v - d->vlo) > d->vspan) | (uint64_t)(v == d->vbad);
-                if (QC__UNLIKELY(bad)) return (size_t)-1;
+                if (QC__UNLIKELY(bad)) return 0;
                 orw[s] = v;
                 dacc |= v ^ br[s];
             }
         }
-        if (dacc == 0) return (size_t)-1;
+        if (dacc == 0) return 0;
     }
-    return any ? pos : (size_t)-1;
+    return any;
 }
 
 typedef struct qc__fastrun {    /* what qc__fast_run reads, for one packet */
@@ -298,21 +316,33 @@ typedef struct qc__fastrun {    /* what qc__fast_run reads, for one packet */
 } qc__fastrun;
 
 QC__HOT size_t qc__fast_run_(const qc__fastrun *a, size_t e, size_t n, size_t *ppos, int den1) {
-    const uint8_t *buf = a->buf;
-    size_t pos = *ppos, S = (size_t)a->S, F = (size_t)a->F, t;
+    /* (a's fields in locals: the rows' stores could otherwise alias them) */
+    const uint8_t *const buf = a->buf, *const fch = a->fch;
+    const size_t S = (size_t)a->S, F = (size_t)a->F, lastfast = a->lastfast, nbits = a->nbits;
+    const size_t *const chg = a->chg, *const kept_base = a->kept_base, *const kept_out = a->kept_out,
+                 *const kept_pred = a->kept_pred;
+    const uint64_t *const brow = a->brow, *const prow = a->prow;
+    uint64_t *const orow = a->orow;
+    const qc__dfield *const FD = a->FD, *const fend = a->FD + a->F;
+    const int *const gen = a->gen;
+    const int ngen = a->ngen;
+    const int64_t num = a->num, den = a->den;
+    size_t pos = *ppos, t;
+    qc__bits r;
     int g;
+    qc__bits_at(&r, buf, pos);
     for (; e < n; e++) {
-        size_t c = a->chg[e], kb = a->kept_base ? a->kept_base[c] : c;
-        const uint64_t *br = a->brow + kb * S, *pr = br;
-        const uint8_t *fr = a->fch + e * F;
-        if ((pos >> 3) >= a->lastfast) break;
-        if (a->prow != NULL && a->kept_pred[c] != (size_t)-1) pr = a->prow + a->kept_pred[c] * S;
-        for (g = 0; g < a->ngen; g++)
-            if (fr[a->gen[g]]) break;
-        if (g < a->ngen) break;
-        t = qc__fast_entity(buf, pos, fr, a->F, a->FD, br, pr, a->orow + (a->kept_out ? a->kept_out[c] : c) * S,
-                            a->num, a->den, den1);
-        if (t == (size_t)-1 || t > a->nbits) break;
+        size_t c = chg[e], kb = kept_base ? kept_base[c] : c;
+        const uint64_t *br = brow + kb * S, *pr = br;
+        const uint8_t *fr = fch + e * F;
+        if ((pos >> 3) >= lastfast) break;
+        if (prow != NULL && kept_pred[c] != (size_t)-1) pr = prow + kept_pred[c] * S;
+        for (g = 0; g < ngen; g++)
+            if (fr[gen[g]]) break;
+        if (g < ngen) break;
+        if (!qc__fast_entity(&r, fr, FD, fend, br, pr, orow + (kept_out ? kept_out[c] : c) * S, num, den, den1)) break;
+        t = qc__bits_pos(&r, buf);
+        if (t > nbits) break;
         pos = t;
     }
     *ppos = pos;
@@ -410,6 +440,7 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
             df->slot = fd->first_slot;
             df->span = fd->implied_flag ? s0->span : 0;
             df->plain = 1;
+            df->smag = 1;
             for (s = fd->first_slot + (fd->implied_flag ? 1 : 0); s < fd->first_slot + fd->nslots; s++) {
                 const qc_slot *sl = &sc->slots[s];
                 const qc_comp *cp;
@@ -420,6 +451,19 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
                     break;
                 }
                 if (cp->smt || sl->sign || sl->vclass != 0) df->plain = 0;
+                if (sl->sign || (sl->vclass != 0 && sl->vclass != 2)) df->smag = 0;
+            }
+        }
+        /* the refills: each field's bits refilled at its start (at least 56 counted), then
+           before a component whose longest code (an escape, E + 1 + b bits) may not fit in
+           what the field's codes before it leave */
+        {
+            int acc = df->shape == QC__FS_NZ ? 1 : 0, c2;
+            for (c2 = fd->first_comp; c2 < fd->first_comp + fd->ncomps; c2++) {
+                qc__dcomp *dd = &dc[c2];
+                int len = dd->P.E + 1 + dd->P.b;
+                dd->fill = acc + len > 56;
+                acc = dd->fill ? len : acc + len;
             }
         }
         if (fmode[i] && df->shape == QC__FS_NONE) gen[ngen++] = i;
