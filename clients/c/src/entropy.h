@@ -24,8 +24,8 @@ static void qc__cpar_set(qc__cpar *P, int k, int b) {
 /* a code's value from the bits w at its start, its first 1 at bit e (< E): the e bits after
    the 1 (x & o) and the k low bits after them */
 QC__HOT uint64_t qc__eg_value(uint64_t w, uint64_t e, const qc__cpar *P) {
-    uint64_t x = w >> (e + 1), o = (((uint64_t)1) << e) - 1;
-    return (((x & o) + o) << P->k) | ((x >> e) & P->kmask);
+    uint64_t x = w >> (e + 1), hi = ~(uint64_t)0 << e;   /* o = ~hi (written so: andn) */
+    return (((x & ~hi) + ~hi) << P->k) | ((x >> e) & P->kmask);
 }
 
 QC__HOT int qc__eg_read(const uint8_t *buf, size_t *pos, const qc__cpar *P, uint64_t *u, int alt) {

@@ -133,11 +133,13 @@ typedef struct qc__dcomp {  /* one component's decoding in one packet (both path
     qc__cpar P;             /* its Exp-Golomb coding (and usep) */
     uint64_t numc;          /* the extrapolation's numerator, 0 when not extrapolated */
     uint64_t smt;           /* sign-magnitude: the magnitude bits at the top of the word, else 0 */
+    uint64_t smtb;          /* the same in the low b bits (qc_comp.smt) */
     uint64_t vmask;         /* ordered: ~0 for sign-extended carriers, else umax */
     uint64_t vlo, vspan;    /* ordered: the valid codes are vlo .. vlo + vspan (mod 2**64) */
     uint64_t vbad;          /* ordered: one more invalid code inside (PowerCurve's negative
                                zero), else 2**62 (no code of at most 32 bits) */
     int shift, sh, slot;    /* its place in its slot's carrier; 64 - b; its slot */
+    int sb;                 /* b - 1 (its code's top bit) */
     int fill;               /* the fast path refills its bits before this component's code
                                (the field's codes before it, at their longest, may leave
                                fewer than this one's longest: qc__fast_tables) */
@@ -173,8 +175,10 @@ QC__HOT uint64_t qc__fast_ref(uint64_t xb, uint64_t xp, const qc__dcomp *d, int6
         if (QC__UNLIKELY(qc__bits_eg(r, &(d)->P, &(u), 0))) return 0;          \
     } while (0)
 
-/* sign-magnitude to the linear order and back at the top of the word (smt 0: no change) */
+/* sign-magnitude to the linear order and back (the same map) at the top of the word (smt 0:
+   no change); qc__fast_smtb: the same for a code in the low b bits */
 QC__HOT uint64_t qc__fast_smt(uint64_t x, uint64_t smt) { return x ^ (qc__sign_mask(x) & smt); }
+QC__HOT uint64_t qc__fast_smtb(uint64_t x, const qc__dcomp *d) { return x ^ ((0 - (x >> d->sb)) & d->smtb); }
 
 /* One changed entity's fields (fr: its changed-field flags) from r's bits: 1 read (r after
    them), or 0 when it is not the fast path's case (r then anywhere). pr: the extrapolation
@@ -218,21 +222,27 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
                     }
                 }
             } else {
-                for (;;) {
-                    if (den1) {
-                        /* (the low b bits of sums and products depend on the operands' low b
-                           bits only: the top-of-word arithmetic, unshifted, then masked) */
-                        xb = bw >> d->shift;
-                        xb += (xb - (pw >> d->shift)) * d->numc + qc__unzz(u);
-                        code |= (xb & d->P.umax) << d->shift;
-                    } else {
-                        xb = qc__fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d, num, den, den1) +
-                             (qc__unzz(u) << d->sh);
-                        code |= (xb >> d->sh) << d->shift;
-                    }
-                    if (++d == dend) break;
-                    QC__FAST_EG(d, u);
-                }
+                /* the three kept components (unrolled), the first's code read above */
+#define QC__FAST_QC(dd) do {                                                                             \
+                    const qc__dcomp *d_ = (dd);                                                           \
+                    if (den1) {                                                                           \
+                        /* (the low b bits of sums and products depend on the operands' low b bits     \
+                           only: the top-of-word arithmetic, unshifted, then masked) */                   \
+                        xb = bw >> d_->shift;                                                             \
+                        xb += (xb - (pw >> d_->shift)) * d_->numc + qc__unzz(u);                          \
+                        code |= (xb & d_->P.umax) << d_->shift;                                           \
+                    } else {                                                                              \
+                        xb = qc__fast_ref((bw >> d_->shift) << d_->sh, (pw >> d_->shift) << d_->sh, d_,   \
+                                          num, den, den1) + (qc__unzz(u) << d_->sh);                      \
+                        code |= (xb >> d_->sh) << d_->shift;                                              \
+                    }                                                                                     \
+                } while (0)
+                QC__FAST_QC(d);
+                QC__FAST_EG(d + 1, u);
+                QC__FAST_QC(d + 1);
+                QC__FAST_EG(d + 2, u);
+                QC__FAST_QC(d + 2);
+#undef QC__FAST_QC
             }
             m = (((uint64_t)1) << fd->cb) - 1;
             if (!((code <= fd->maxcode) &
@@ -260,26 +270,53 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
         }
         if (fd->plain) {
             /* unsigned, linear, every code of the width valid: a masked sum, no test */
-            for (; d < dend; d++) {
-                int s = d->slot;
-                QC__FAST_EG(d, u);
-                if (den1) v = (br[s] + (br[s] - pr[s]) * d->numc + qc__unzz(u)) & d->P.umax;
-                else v = (qc__fast_ref(br[s] << d->sh, pr[s] << d->sh, d, num, den, den1) + (qc__unzz(u) << d->sh)) >> d->sh;
-                orw[s] = v;
-                dacc |= v ^ br[s];
+#define QC__FAST_PLAIN(dd) do {                                                                          \
+                const qc__dcomp *d_ = (dd);                                                               \
+                int s = d_->slot;                                                                         \
+                QC__FAST_EG(d_, u);                                                                       \
+                if (den1) v = (br[s] + (br[s] - pr[s]) * d_->numc + qc__unzz(u)) & d_->P.umax;            \
+                else v = (qc__fast_ref(br[s] << d_->sh, pr[s] << d_->sh, d_, num, den, den1) +            \
+                          (qc__unzz(u) << d_->sh)) >> d_->sh;                                             \
+                orw[s] = v;                                                                               \
+                dacc |= v ^ br[s];                                                                        \
+            } while (0)
+            if (dend - d == 3) {    /* (a Vector of 3 unrolled) */
+                QC__FAST_PLAIN(d);
+                QC__FAST_PLAIN(d + 1);
+                QC__FAST_PLAIN(d + 2);
+            } else {
+                for (; d < dend; d++) QC__FAST_PLAIN(d);
             }
+#undef QC__FAST_PLAIN
         } else if (fd->smag) {
             /* unsigned, maybe sign-magnitude (a PowerCurve), every code valid but vbad */
-            for (; d < dend; d++) {
-                int s = d->slot;
-                QC__FAST_EG(d, u);
-                xb = qc__fast_smt(br[s] << d->sh, d->smt);
-                xp = qc__fast_smt(pr[s] << d->sh, d->smt);
-                v = qc__fast_smt(qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh), d->smt) >> d->sh;
-                if (QC__UNLIKELY(v == d->vbad)) return 0;
-                orw[s] = v;
-                dacc |= v ^ br[s];
+#define QC__FAST_SMAG(dd) do {                                                                           \
+                const qc__dcomp *d_ = (dd);                                                               \
+                int s = d_->slot;                                                                         \
+                QC__FAST_EG(d_, u);                                                                       \
+                if (den1) {                                                                               \
+                    /* (in the low b bits, as the plain loop's; the map's top bit is the code's) */       \
+                    xb = qc__fast_smtb(br[s], d_);                                                        \
+                    v = qc__fast_smtb((xb + (xb - qc__fast_smtb(pr[s], d_)) * d_->numc + qc__unzz(u)) &   \
+                                      d_->P.umax, d_);                                                    \
+                } else {                                                                                  \
+                    xb = qc__fast_smt(br[s] << d_->sh, d_->smt);                                          \
+                    xp = qc__fast_smt(pr[s] << d_->sh, d_->smt);                                          \
+                    v = qc__fast_smt(qc__fast_ref(xb, xp, d_, num, den, den1) + (qc__unzz(u) << d_->sh),  \
+                                     d_->smt) >> d_->sh;                                                  \
+                }                                                                                         \
+                if (QC__UNLIKELY(v == d_->vbad)) return 0;                                                \
+                orw[s] = v;                                                                               \
+                dacc |= v ^ br[s];                                                                        \
+            } while (0)
+            if (dend - d == 3) {
+                QC__FAST_SMAG(d);
+                QC__FAST_SMAG(d + 1);
+                QC__FAST_SMAG(d + 2);
+            } else {
+                for (; d < dend; d++) QC__FAST_SMAG(d);
             }
+#undef QC__FAST_SMAG
         } else {
             for (; d < dend; d++) {
                 int s = d->slot;
@@ -392,6 +429,61 @@ QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S, uint64_
     return x != 0;
 }
 
+/* The common case's contexts (section 7.3): row e of a (the baseline) against row e of b (pred)
+   for e < kept, kept_pred the identity, each e into cls1 (the rows differ) or cls0; copy not
+   NULL: a's rows copied there on the way. Returns how many went to cls1. */
+QC__HOT size_t qc__ctx_rows_(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t kept, size_t S,
+                             size_t *kept_pred, size_t *cls1, size_t *cls0) {
+    size_t e, n1 = 0, n0 = 0;
+    for (e = 0; e < kept; e++) {
+        int ctx = qc__rows_differ(a + e * S, b + e * S, (int)S, copy != NULL ? copy + e * S : NULL);
+        kept_pred[e] = e;
+        cls1[n1] = e;
+        cls0[n0] = e;
+        n1 += (size_t)ctx;
+        n0 += (size_t)!ctx;
+    }
+    return n1;
+}
+
+#ifdef QC__FAST_BMI2
+/* the same with AVX2, four codes a compare (chosen at run time, as the fast path's BMI2 copy) */
+__attribute__((target("avx2"))) static size_t qc__ctx_rows_avx2(const uint64_t *a, const uint64_t *b, uint64_t *copy,
+                                                               size_t kept, size_t S, size_t *kept_pred,
+                                                               size_t *cls1, size_t *cls0) {
+    size_t e, n1 = 0, n0 = 0, s;
+    for (e = 0; e < kept; e++, a += S, b += S) {
+        __m256i acc = _mm256_setzero_si256();
+        uint64_t x = 0;
+        int ctx;
+        for (s = 0; s + 4 <= S; s += 4) {
+            __m256i va = _mm256_loadu_si256((const __m256i *)(const void *)(a + s));
+            if (copy != NULL) _mm256_storeu_si256((__m256i *)(void *)(copy + e * S + s), va);
+            acc = _mm256_or_si256(acc, _mm256_xor_si256(va, _mm256_loadu_si256((const __m256i *)(const void *)(b + s))));
+        }
+        for (; s < S; s++) {
+            if (copy != NULL) copy[e * S + s] = a[s];
+            x |= a[s] ^ b[s];
+        }
+        ctx = !_mm256_testz_si256(acc, acc) || x != 0;
+        kept_pred[e] = e;
+        cls1[n1] = e;
+        cls0[n0] = e;
+        n1 += (size_t)ctx;
+        n0 += (size_t)!ctx;
+    }
+    return n1;
+}
+#endif
+
+static size_t qc__ctx_rows(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t kept, size_t S,
+                           size_t *kept_pred, size_t *cls1, size_t *cls0) {
+#ifdef QC__FAST_BMI2
+    if (__builtin_cpu_supports("avx2")) return qc__ctx_rows_avx2(a, b, copy, kept, S, kept_pred, cls1, cls0);
+#endif
+    return qc__ctx_rows_(a, b, copy, kept, S, kept_pred, cls1, cls0);
+}
+
 /* The fast path's tables for one packet: each component's extrapolation (numc: the ratio's
    numerator when the packet extrapolates it) and validity, each field's shape. The fields of no
    fast shape changed in this packet go to gen (their entities take the slot loop): how many. */
@@ -406,6 +498,8 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
         dd->numc = pdist && dd->P.usep ? (uint64_t)num : 0;
         dd->sh = 64 - cp->b;
         dd->smt = cp->smt << dd->sh;
+        dd->smtb = cp->smt;
+        dd->sb = cp->b - 1;
         dd->shift = cp->shift;
         dd->slot = cp->slot;
         dd->vmask = sl->sign ? ~(uint64_t)0 : cp->mask;
@@ -753,15 +847,8 @@ static int qc__pk_read_changed(qc__pk *k) {
     if (k->same || (k->nrem == 0 && pred->n == m && (m == 0 || memcmp(pred->ids, base->ids, m * 8) == 0))) {
         /* the common case: the baseline's entities kept, the same in the extrapolation
            snapshot, row for row (and, k->same, in the new snapshot: copied here) */
-        uint64_t *copy = k->same ? k->snap->rows : NULL;
-        for (e = 0; e < kept; e++) {
-            int ctx = qc__rows_differ(base->rows + e * S, pred->rows + e * S, (int)S, copy != NULL ? copy + e * S : NULL);
-            kept_pred[e] = e;
-            cls1[n1] = e;
-            cls0[n0] = e;
-            n1 += (size_t)ctx;
-            n0 += (size_t)!ctx;
-        }
+        n1 = qc__ctx_rows(base->rows, pred->rows, k->same ? k->snap->rows : NULL, kept, S, kept_pred, cls1, cls0);
+        n0 = kept - n1;
     } else for (e = 0; e < kept; e++) {
         size_t kb = kept_base[e];
         int ctx = 1;
