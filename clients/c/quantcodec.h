@@ -3657,22 +3657,23 @@ QC__HOT size_t qc__ctx_rows_(const uint64_t *a, const uint64_t *b, uint64_t *cop
 }
 
 #ifdef QC__FAST_BMI2
-/* the same with AVX2, four codes a compare (chosen at run time, as the fast path's BMI2 copy) */
-__attribute__((target("avx2"))) static size_t qc__ctx_rows_avx2(const uint64_t *a, const uint64_t *b, uint64_t *copy,
-                                                               size_t kept, size_t S, size_t *kept_pred,
-                                                               size_t *cls1, size_t *cls0) {
+/* the same with AVX2, four codes a compare (chosen at run time, as the fast path's BMI2 copy);
+   cp: copy is not NULL, a constant in each of its two loops */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) size_t
+qc__ctx_rows_avx2_(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t kept, size_t S, size_t *kept_pred,
+                   size_t *cls1, size_t *cls0, int cp) {
     size_t e, n1 = 0, n0 = 0, s;
-    for (e = 0; e < kept; e++, a += S, b += S) {
+    for (e = 0; e < kept; e++, a += S, b += S, copy += cp ? S : 0) {
         __m256i acc = _mm256_setzero_si256();
         uint64_t x = 0;
         int ctx;
         for (s = 0; s + 4 <= S; s += 4) {
             __m256i va = _mm256_loadu_si256((const __m256i *)(const void *)(a + s));
-            if (copy != NULL) _mm256_storeu_si256((__m256i *)(void *)(copy + e * S + s), va);
+            if (cp) _mm256_storeu_si256((__m256i *)(void *)(copy + s), va);
             acc = _mm256_or_si256(acc, _mm256_xor_si256(va, _mm256_loadu_si256((const __m256i *)(const void *)(b + s))));
         }
         for (; s < S; s++) {
-            if (copy != NULL) copy[e * S + s] = a[s];
+            if (cp) copy[s] = a[s];
             x |= a[s] ^ b[s];
         }
         ctx = !_mm256_testz_si256(acc, acc) || x != 0;
@@ -3683,6 +3684,12 @@ __attribute__((target("avx2"))) static size_t qc__ctx_rows_avx2(const uint64_t *
         n0 += (size_t)!ctx;
     }
     return n1;
+}
+__attribute__((target("avx2"))) static size_t qc__ctx_rows_avx2(const uint64_t *a, const uint64_t *b, uint64_t *copy,
+                                                               size_t kept, size_t S, size_t *kept_pred,
+                                                               size_t *cls1, size_t *cls0) {
+    if (copy != NULL) return qc__ctx_rows_avx2_(a, b, copy, kept, S, kept_pred, cls1, cls0, 1);
+    return qc__ctx_rows_avx2_(a, b, copy, kept, S, kept_pred, cls1, cls0, 0);
 }
 #endif
 
