@@ -2908,13 +2908,6 @@ static void qc__cpar_set(qc__cpar *P, int k, int b) {
     P->umax = qc__mask(b);
 }
 
-/* THE Exp-Golomb read EG(k, b) (every code of the decoder goes through it): at bit *pos of buf,
-   where the caller has made sure that 16 bytes can be loaded (the fast path: a zero-padded
-   packet; the checked reader below: far from the end), and for b <= 32 when it may be an escape.
-   The code's E-bit prefix: its first 1 at e < E, then e bits and k low bits; E zeros: the escape,
-   (alt) one more bit, 1 meaning "something else follows", then the value raw in b bits.
-   0: read (*u set, *pos advanced); 1 (alt only): that bit was 1 (*pos after it); -1: not read
-   here (a code over 57 bits, or a value above umax: qc__eg_slow decides, bit by bit). */
 /* a code's value from the bits w at its start, its first 1 at bit e (< E): the e bits after
    the 1 (x & o) and the k low bits after them */
 QC__HOT uint64_t qc__eg_value(uint64_t w, uint64_t e, const qc__cpar *P) {
@@ -2922,6 +2915,14 @@ QC__HOT uint64_t qc__eg_value(uint64_t w, uint64_t e, const qc__cpar *P) {
     return (((x & ~hi) + ~hi) << P->k) | ((x >> e) & P->kmask);
 }
 
+/* THE Exp-Golomb read EG(k, b) (every code of the checked paths goes through it; the fast paths'
+   qc__bits_eg below, through a register, shares its value rule, qc__eg_value): at bit *pos of buf,
+   where the caller has made sure that 16 bytes can be loaded (qc__eg_p: far from the end),
+   and for b <= 32 when it may be an escape.
+   The code's E-bit prefix: its first 1 at e < E, then e bits and k low bits; E zeros: the escape,
+   (alt) one more bit, 1 meaning "something else follows", then the value raw in b bits.
+   0: read (*u set, *pos advanced); 1 (alt only): that bit was 1 (*pos after it); -1: not read
+   here (a code over 57 bits, or a value above umax: qc__eg_slow decides, bit by bit). */
 QC__HOT int qc__eg_read(const uint8_t *buf, size_t *pos, const qc__cpar *P, uint64_t *u, int alt) {
     size_t p = *pos;
     uint64_t pk = qc__load_le64(buf + (p >> 3)) >> (p & 7), m, e, t;
