@@ -7,7 +7,11 @@ ctypes) and by quantcodec.SnapshotDecoder.decode, both holding the same stream u
 alternating C and Python repeat by repeat; medians of the repeats.
 
     pip install .   # (from the repository's root, in a virtualenv) then, from anywhere:
-    python clients/c/bench.py [--repeats 15] [--number 200]
+    python clients/c/bench.py [--repeats 15] [--number 200] [--cpu] [--src DIR]
+
+--cpu times both sides by the thread's CPU time instead of the wall clock (on a shared, busy
+machine the other processes' time then does not land in one side's repeat); --src DIR benches
+another bench.c and quantcodec.h (e.g. an older commit's header beside this bench.c).
 
 It imports the installed quantcodec (not the source tree, whose extension modules are not built
 in a clean clone).
@@ -17,6 +21,7 @@ import ctypes
 import os
 import statistics
 import subprocess
+import time
 import timeit
 import zlib
 
@@ -58,8 +63,18 @@ def main():
                     "each datagram as a 4-byte little-endian length, then its bytes) for bench_stream.c, and stop")
     ap.add_argument("--src", default=HERE, help="a directory with another bench.c and quantcodec.h "
                     "(e.g. an older commit's, for a before/after comparison)")
+    ap.add_argument("--cpu", action="store_true", help="time both sides by the thread's CPU time "
+                    "(time.thread_time, CLOCK_THREAD_CPUTIME_ID), not the wall clock: on a busy machine "
+                    "the time other processes take is not counted")
     args = ap.parse_args()
     so = None if args.dump else build(args.src)
+    timer = timeit.default_timer
+    if args.cpu and so is not None:
+        if not hasattr(so, "qcb_clock"):
+            raise SystemExit(f"--cpu: {args.src}/bench.c has no qcb_clock (take this bench.c with the other header)")
+        so.qcb_clock.argtypes = [ctypes.c_int]
+        so.qcb_clock(1)
+        timer = time.thread_time
     scene = simulate(args.bodies, 5.0, 60, 0)
     schema = default_schema(velocity=True)
     ticks = scene.ids.shape[0]
@@ -92,7 +107,8 @@ def main():
              (f"at rest (tick {rest}, {changed[rest]:.1%} changed)", rest)]
     js = schema.to_json().encode()
     print(f"scene: {args.bodies} bodies, schema {schema.name!r} ({schema.bits} bits a record at most), "
-          f"history 64, acks {args.lag} ticks late; medians of {args.repeats} alternated repeats of {args.number} decodes")
+          f"history 64, acks {args.lag} ticks late; medians of {args.repeats} alternated repeats of {args.number} decodes"
+          + (" (CPU time)" if args.cpu else ""))
     print(f"{'case':44s} {'bytes':>6s} {'C us':>8s} {'C+values us':>12s} {'Python us':>10s} {'Python/C':>9s}")
     for name, k in cases:
         b = so.qcb_open(js, len(js))
@@ -108,7 +124,7 @@ def main():
             if t < 0:
                 raise SystemExit(f"tick {k}: the C decoder refused the datagram")
             tc.append(t)
-            tp.append(min(timeit.repeat(lambda: py.decode(dg), number=args.number, repeat=1)) / args.number)
+            tp.append(min(timeit.repeat(lambda: py.decode(dg), number=args.number, repeat=1, timer=timer)) / args.number)
             tv.append(so.qcb_time(b, dg, len(dg), max(1, args.number // 4), 1))
         c, v, p = statistics.median(tc), statistics.median(tv), statistics.median(tp)
         print(f"{name:44s} {len(dg):6d} {c * 1e6:8.1f} {v * 1e6:12.1f} {p * 1e6:10.1f} {p / c:8.2f}x")
@@ -131,8 +147,8 @@ def main():
 
     tc, tp = [], []
     for _ in range(max(3, args.repeats // 3)):
-        tc.append(min(timeit.repeat(run_c, number=1, repeat=1)))
-        tp.append(min(timeit.repeat(run_py, number=1, repeat=1)))
+        tc.append(min(timeit.repeat(run_c, number=1, repeat=1, timer=timer)))
+        tp.append(min(timeit.repeat(run_py, number=1, repeat=1, timer=timer)))
     c, p = statistics.median(tc), statistics.median(tp)
     print(f"{'whole stream (' + str(len(stream)) + ' datagrams), ns/entity':44s} {sum(map(len, stream)):6d} "
           f"{c * 1e9 / ents:8.1f} {'':>12s} {p * 1e9 / ents:10.1f} {p / c:8.2f}x")

@@ -429,6 +429,9 @@ int qc_parse_hex_double(const char *s, double *out);
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(QUANTCODEC_NO_BMI2)
+#include <immintrin.h>  /* the packet decoder's BMI2 and AVX2 copies (target attributes) */
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -2905,16 +2908,24 @@ static void qc__cpar_set(qc__cpar *P, int k, int b) {
     P->umax = qc__mask(b);
 }
 
-/* THE Exp-Golomb read EG(k, b) (every code of the decoder goes through it): at bit *pos of buf,
-   where the caller has made sure that 16 bytes can be loaded (the fast path: a zero-padded
-   packet; the checked reader below: far from the end), and for b <= 32 when it may be an escape.
+/* a code's value from the bits w at its start, its first 1 at bit e (< E): the e bits after
+   the 1 (x & o) and the k low bits after them */
+QC__HOT uint64_t qc__eg_value(uint64_t w, uint64_t e, const qc__cpar *P) {
+    uint64_t x = w >> (e + 1), hi = ~(uint64_t)0 << e;   /* o = ~hi (written so: andn) */
+    return (((x & ~hi) + ~hi) << P->k) | ((x >> e) & P->kmask);
+}
+
+/* THE Exp-Golomb read EG(k, b) (every code of the checked paths goes through it; the fast paths'
+   qc__bits_eg below, through a register, shares its value rule, qc__eg_value): at bit *pos of buf,
+   where the caller has made sure that 16 bytes can be loaded (qc__eg_p: far from the end),
+   and for b <= 32 when it may be an escape.
    The code's E-bit prefix: its first 1 at e < E, then e bits and k low bits; E zeros: the escape,
    (alt) one more bit, 1 meaning "something else follows", then the value raw in b bits.
    0: read (*u set, *pos advanced); 1 (alt only): that bit was 1 (*pos after it); -1: not read
    here (a code over 57 bits, or a value above umax: qc__eg_slow decides, bit by bit). */
 QC__HOT int qc__eg_read(const uint8_t *buf, size_t *pos, const qc__cpar *P, uint64_t *u, int alt) {
     size_t p = *pos;
-    uint64_t pk = qc__load_le64(buf + (p >> 3)) >> (p & 7), x, o, m, e, t;
+    uint64_t pk = qc__load_le64(buf + (p >> 3)) >> (p & 7), m, e, t;
     if (QC__UNLIKELY(!(pk & P->emask))) {
         p += (size_t)P->E;
         if (alt) {
@@ -2929,12 +2940,72 @@ QC__HOT int qc__eg_read(const uint8_t *buf, size_t *pos, const qc__cpar *P, uint
     e = (uint64_t)qc__ctz(pk);
     t = 2 * e + 1 + (uint64_t)P->k;
     if (QC__UNLIKELY(t > 57)) return -1;
-    x = pk >> (e + 1);                  /* the e bits after the 1, then the k low bits */
-    o = (((uint64_t)1) << e) - 1;
-    m = (((x & o) + o) << P->k) | ((x >> e) & P->kmask);
+    m = qc__eg_value(pk, e, P);
     if (QC__UNLIKELY(m > P->umax)) return -1;
     *u = m;
     *pos = p + (size_t)t;
+    return 0;
+}
+
+/* The fast path's bit reader (Fabian Giesen's "Reading bits in far too many ways", part 2,
+   variant 4): the next bits in a register, w (bit 0 the next one, the wire's order), n of them
+   counted (n <= 63; the bits of w above n are zero or the stream's next ones), p the byte where
+   the stream's bits after the counted ones begin: the bit position is 8 * (p - buf) - n. A
+   code's reads take w's bits, shift them out, n down; the refill ORs the 8 bytes at p in above
+   the counted bits (without a branch) and counts at least 56 after it. Its loads reach at most
+   16 bytes past the bit position's byte: bounds-free as qc__eg_read, the caller making sure. */
+typedef struct qc__bits { uint64_t w; const uint8_t *p; unsigned n; } qc__bits;
+
+QC__HOT void qc__bits_at(qc__bits *r, const uint8_t *buf, size_t pos) {
+    r->w = qc__load_le64(buf + (pos >> 3)) >> (pos & 7);
+    r->p = buf + (pos >> 3) + 7;
+    r->n = 56 - (unsigned)(pos & 7);
+}
+QC__HOT size_t qc__bits_pos(const qc__bits *r, const uint8_t *buf) { return (size_t)(r->p - buf) * 8 - r->n; }
+QC__HOT void qc__bits_fill(qc__bits *r) {
+    r->w |= qc__load_le64(r->p) << r->n;
+    r->p += (63 - r->n) >> 3;
+    r->n |= 56;
+}
+/* n <= the count bits */
+QC__HOT uint64_t qc__bits_take(qc__bits *r, int n) {
+    uint64_t v = r->w & ((((uint64_t)1) << n) - 1);
+    r->w >>= n;
+    r->n -= (unsigned)n;
+    return v;
+}
+
+/* EG(k, b) for b <= 32 through the register (qc__eg_read's rule and results), with at least
+   E + 1 + b bits counted (the caller refills): the code, at most b + 2 bits (its first 1 at
+   e < E, e <= (b - k + 1) / 2: 2e + 1 + k <= b + 2), or an escape of at most E + 1 + b.
+   0 read, 1 (alt) the escape's "something else follows", -1 a value above umax (the caller
+   gives up the entity). */
+QC__HOT int qc__bits_eg(qc__bits *r, const qc__cpar *P, uint64_t *u, int alt) {
+    uint64_t w = r->w, m, e;
+    unsigned t;
+    if (QC__UNLIKELY(!(w & P->emask))) {
+        t = (unsigned)P->E;
+        if (alt) {
+            if ((w >> t) & 1) {
+                r->w = w >> (t + 1);
+                r->n -= t + 1;
+                return 1;
+            }
+            t++;
+        }
+        w >>= t;
+        *u = w & P->umax;
+        r->w = w >> P->b;
+        r->n -= t + (unsigned)P->b;
+        return 0;
+    }
+    e = (uint64_t)qc__ctz(w);
+    t = 2 * (unsigned)e + 1 + (unsigned)P->k;
+    m = qc__eg_value(w, e, P);
+    if (QC__UNLIKELY(m > P->umax)) return -1;
+    *u = m;
+    r->w = w >> t;
+    r->n -= t;
     return 0;
 }
 
@@ -3273,11 +3344,16 @@ typedef struct qc__dcomp {  /* one component's decoding in one packet (both path
     qc__cpar P;             /* its Exp-Golomb coding (and usep) */
     uint64_t numc;          /* the extrapolation's numerator, 0 when not extrapolated */
     uint64_t smt;           /* sign-magnitude: the magnitude bits at the top of the word, else 0 */
+    uint64_t smtb;          /* the same in the low b bits (qc_comp.smt) */
     uint64_t vmask;         /* ordered: ~0 for sign-extended carriers, else umax */
     uint64_t vlo, vspan;    /* ordered: the valid codes are vlo .. vlo + vspan (mod 2**64) */
     uint64_t vbad;          /* ordered: one more invalid code inside (PowerCurve's negative
                                zero), else 2**62 (no code of at most 32 bits) */
     int shift, sh, slot;    /* its place in its slot's carrier; 64 - b; its slot */
+    int sb;                 /* b - 1 (its code's top bit) */
+    int fill;               /* the fast path refills its bits before this component's code
+                               (the field's codes before it, at their longest, may leave
+                               fewer than this one's longest: qc__fast_tables) */
 } qc__dcomp;
 
 typedef struct qc__dfield { /* one field's shape in the fast path */
@@ -3288,17 +3364,13 @@ typedef struct qc__dfield { /* one field's shape in the fast path */
     int cb, bits;           /* QUAT: bits per kept component, the slot's width */
     int plain;              /* ORD, NZ: every component unsigned, not sign-magnitude, every
                                code of its width valid (Bounded endpoints, UInt, ...) */
+    int smag;               /* ORD, NZ, not plain: every component unsigned (maybe
+                               sign-magnitude), every code of its width valid but vbad (a
+                               PowerCurve's negative zero) */
     uint64_t qtop;          /* QUAT: the mode's top component code */
     uint64_t maxcode;       /* QUAT: the slot's largest code */
     const uint32_t *qsq;    /* QUAT: qc_slot.qsq */
 } qc__dfield;
-
-/* n <= 57 bits at bit *pos (bounds-free, as qc__eg_read) */
-QC__HOT uint64_t qc__fast_bits(const uint8_t *buf, size_t *pos, int n) {
-    uint64_t v = (qc__load_le64(buf + (*pos >> 3)) >> (*pos & 7)) & ((((uint64_t)1) << n) - 1);
-    *pos += (size_t)n;
-    return v;
-}
 
 /* The reference at the top of the word (qc__ref's, for an extrapolated component; numc 0:
    the baseline's value); den1: the ratio is whole, a constant in each copy of qc__fast_run */
@@ -3308,16 +3380,25 @@ QC__HOT uint64_t qc__fast_ref(uint64_t xb, uint64_t xp, const qc__dcomp *d, int6
     return xb + ((uint64_t)qc__round_div((int64_t)qc__asr(xb - xp, d->sh) * num, den) << d->sh);
 }
 
-#define QC__FAST_EG(d, u) do { if (QC__UNLIKELY(qc__eg_read(buf, &pos, &(d)->P, &(u), 0))) return (size_t)-1; } while (0)
+/* a component's code into u (its bits refilled first when d->fill), or give up the entity */
+#define QC__FAST_EG(d, u) do {                                                  \
+        if ((d)->fill) qc__bits_fill(r);                                        \
+        if (QC__UNLIKELY(qc__bits_eg(r, &(d)->P, &(u), 0))) return 0;          \
+    } while (0)
 
-/* One changed entity's fields (fr: its changed-field flags) from bit pos: the new position, or
-   (size_t)-1 when it is not the fast path's case. pr: the extrapolation row, or the baseline
-   row when there is none (a reference extrapolated from the baseline to itself is the
-   baseline's). */
-QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr, int F, const qc__dfield *FD,
-                               const uint64_t *br, const uint64_t *pr, uint64_t *orw,
-                               int64_t num, int64_t den, int den1) {
-    const qc__dfield *fd = FD, *fend = FD + F;
+/* sign-magnitude to the linear order and back (the same map) at the top of the word (smt 0:
+   no change); qc__fast_smtb: the same for a code in the low b bits */
+QC__HOT uint64_t qc__fast_smt(uint64_t x, uint64_t smt) { return x ^ (qc__sign_mask(x) & smt); }
+QC__HOT uint64_t qc__fast_smtb(uint64_t x, const qc__dcomp *d) { return x ^ ((0 - (x >> d->sb)) & d->smtb); }
+
+/* One changed entity's fields (fr: its changed-field flags) from r's bits: 1 read (r after
+   them), or 0 when it is not the fast path's case (r then anywhere). pr: the extrapolation
+   row, or the baseline row when there is none (a reference extrapolated from the baseline to
+   itself is the baseline's). Each field refills r first, then its components where
+   qc__fast_tables says (d->fill). */
+QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd, const qc__dfield *fend,
+                            const uint64_t *br, const uint64_t *pr, uint64_t *orw,
+                            int64_t num, int64_t den, int den1) {
     int any = 0;
     for (; fd < fend; fd++, fr++) {
         uint64_t dacc = 0, u, xb, xp, v;
@@ -3326,57 +3407,66 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
         any = 1;
         d = fd->d0;
         dend = fd->d1;
+        qc__bits_fill(r);
         if (fd->shape == QC__FS_QUAT) {
             int s = fd->slot, qs = 3 * fd->cb, st;
             uint64_t bw = br[s], pw = pr[s], code, m;
             pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of
                                                            the largest component */
             code = (bw >> qs) << qs;
-            st = qc__eg_read(buf, &pos, &d->P, &u, 1);
+            st = qc__bits_eg(r, &d->P, &u, 1);
             if (QC__UNLIKELY(st)) {
-                if (st < 0) return (size_t)-1;
-                /* a new largest component: the absolute code, or the new index and the
-                   differences from the baseline's values remapped to it */
-                if (qc__fast_bits(buf, &pos, 1) == 0) {
-                    code = qc__fast_bits(buf, &pos, fd->bits);
+                if (st < 0) return 0;
+                /* a new largest component: the absolute code (at most 38 bits), or the new
+                   index and the differences from the baseline's values remapped to it */
+                qc__bits_fill(r);
+                if (qc__bits_take(r, 1) == 0) {
+                    code = qc__bits_take(r, fd->bits);
                 } else {
-                    int j = (int)qc__fast_bits(buf, &pos, 2), t;
-                    if ((uint64_t)j == (bw >> qs)) return (size_t)-1;
+                    int j = (int)qc__bits_take(r, 2), t;
+                    if ((uint64_t)j == (bw >> qs)) return 0;
                     code = (uint64_t)j << qs;
                     for (t = 0; t < 3; t++, d++) {
-                        QC__FAST_EG(d, u);
+                        qc__bits_fill(r);
+                        if (qc__bits_eg(r, &d->P, &u, 0)) return 0;
                         code |= ((qc__remap_ref(bw, j, t, fd->cb, fd->qtop) + qc__unzz(u)) & d->P.umax) << d->shift;
                     }
                 }
             } else {
-                for (;;) {
-                    if (den1) {
-                        /* (the low b bits of sums and products depend on the operands' low b
-                           bits only: the top-of-word arithmetic, unshifted, then masked) */
-                        xb = bw >> d->shift;
-                        xb += (xb - (pw >> d->shift)) * d->numc + qc__unzz(u);
-                        code |= (xb & d->P.umax) << d->shift;
-                    } else {
-                        xb = qc__fast_ref((bw >> d->shift) << d->sh, (pw >> d->shift) << d->sh, d, num, den, den1) +
-                             (qc__unzz(u) << d->sh);
-                        code |= (xb >> d->sh) << d->shift;
-                    }
-                    if (++d == dend) break;
-                    QC__FAST_EG(d, u);
-                }
+                /* the three kept components (unrolled), the first's code read above */
+#define QC__FAST_QC(dd) do {                                                                             \
+                    const qc__dcomp *d_ = (dd);                                                           \
+                    if (den1) {                                                                           \
+                        /* (the low b bits of sums and products depend on the operands' low b bits     \
+                           only: the top-of-word arithmetic, unshifted, then masked) */                   \
+                        xb = bw >> d_->shift;                                                             \
+                        xb += (xb - (pw >> d_->shift)) * d_->numc + qc__unzz(u);                          \
+                        code |= (xb & d_->P.umax) << d_->shift;                                           \
+                    } else {                                                                              \
+                        xb = qc__fast_ref((bw >> d_->shift) << d_->sh, (pw >> d_->shift) << d_->sh, d_,   \
+                                          num, den, den1) + (qc__unzz(u) << d_->sh);                      \
+                        code |= (xb >> d_->sh) << d_->shift;                                              \
+                    }                                                                                     \
+                } while (0)
+                QC__FAST_QC(d);
+                QC__FAST_EG(d + 1, u);
+                QC__FAST_QC(d + 1);
+                QC__FAST_EG(d + 2, u);
+                QC__FAST_QC(d + 2);
+#undef QC__FAST_QC
             }
             m = (((uint64_t)1) << fd->cb) - 1;
             if (!((code <= fd->maxcode) &
                   qc__quat_surely_valid(fd->qsq, (code >> (2 * fd->cb)) & m, (code >> fd->cb) & m, code & m)))
-                return (size_t)-1;
-            if (code == bw) return (size_t)-1;
+                return 0;
+            if (code == bw) return 0;
             orw[s] = code;
             continue;
         }
         if (fd->shape == QC__FS_NZ) {
             int s = fd->slot, t;
             v = 1;
-            if (br[s] != 0) v = qc__fast_bits(buf, &pos, 1);
+            if (br[s] != 0) v = qc__bits_take(r, 1);
             orw[s] = v;
             dacc = v ^ br[s];
             if (v == 0) {
@@ -3387,39 +3477,75 @@ QC__HOT size_t qc__fast_entity(const uint8_t *buf, size_t pos, const uint8_t *fr
                 d = dend;
             }
         } else if (fd->shape != QC__FS_ORD) {
-            return (size_t)-1;
+            return 0;
         }
         if (fd->plain) {
             /* unsigned, linear, every code of the width valid: a masked sum, no test */
-            for (; d < dend; d++) {
-                int s = d->slot;
-                QC__FAST_EG(d, u);
-                if (den1) v = (br[s] + (br[s] - pr[s]) * d->numc + qc__unzz(u)) & d->P.umax;
-                else v = (qc__fast_ref(br[s] << d->sh, pr[s] << d->sh, d, num, den, den1) + (qc__unzz(u) << d->sh)) >> d->sh;
-                orw[s] = v;
-                dacc |= v ^ br[s];
+#define QC__FAST_PLAIN(dd) do {                                                                          \
+                const qc__dcomp *d_ = (dd);                                                               \
+                int s = d_->slot;                                                                         \
+                QC__FAST_EG(d_, u);                                                                       \
+                if (den1) v = (br[s] + (br[s] - pr[s]) * d_->numc + qc__unzz(u)) & d_->P.umax;            \
+                else v = (qc__fast_ref(br[s] << d_->sh, pr[s] << d_->sh, d_, num, den, den1) +            \
+                          (qc__unzz(u) << d_->sh)) >> d_->sh;                                             \
+                orw[s] = v;                                                                               \
+                dacc |= v ^ br[s];                                                                        \
+            } while (0)
+            if (dend - d == 3) {    /* (a Vector of 3 unrolled) */
+                QC__FAST_PLAIN(d);
+                QC__FAST_PLAIN(d + 1);
+                QC__FAST_PLAIN(d + 2);
+            } else {
+                for (; d < dend; d++) QC__FAST_PLAIN(d);
             }
+#undef QC__FAST_PLAIN
+        } else if (fd->smag) {
+            /* unsigned, maybe sign-magnitude (a PowerCurve), every code valid but vbad */
+#define QC__FAST_SMAG(dd) do {                                                                           \
+                const qc__dcomp *d_ = (dd);                                                               \
+                int s = d_->slot;                                                                         \
+                QC__FAST_EG(d_, u);                                                                       \
+                if (den1) {                                                                               \
+                    /* (in the low b bits, as the plain loop's; the map's top bit is the code's) */       \
+                    xb = qc__fast_smtb(br[s], d_);                                                        \
+                    v = qc__fast_smtb((xb + (xb - qc__fast_smtb(pr[s], d_)) * d_->numc + qc__unzz(u)) &   \
+                                      d_->P.umax, d_);                                                    \
+                } else {                                                                                  \
+                    xb = qc__fast_smt(br[s] << d_->sh, d_->smt);                                          \
+                    xp = qc__fast_smt(pr[s] << d_->sh, d_->smt);                                          \
+                    v = qc__fast_smt(qc__fast_ref(xb, xp, d_, num, den, den1) + (qc__unzz(u) << d_->sh),  \
+                                     d_->smt) >> d_->sh;                                                  \
+                }                                                                                         \
+                if (QC__UNLIKELY(v == d_->vbad)) return 0;                                                \
+                orw[s] = v;                                                                               \
+                dacc |= v ^ br[s];                                                                        \
+            } while (0)
+            if (dend - d == 3) {
+                QC__FAST_SMAG(d);
+                QC__FAST_SMAG(d + 1);
+                QC__FAST_SMAG(d + 2);
+            } else {
+                for (; d < dend; d++) QC__FAST_SMAG(d);
+            }
+#undef QC__FAST_SMAG
         } else {
             for (; d < dend; d++) {
                 int s = d->slot;
                 uint64_t bad;
                 QC__FAST_EG(d, u);
-                xb = br[s] << d->sh;
-                xp = pr[s] << d->sh;
-                xb ^= qc__sign_mask(xb) & d->smt;   /* sign-magnitude to ordered (smt 0: no change) */
-                xp ^= qc__sign_mask(xp) & d->smt;
-                xb = qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh);
-                xb ^= qc__sign_mask(xb) & d->smt;
+                xb = qc__fast_smt(br[s] << d->sh, d->smt);   /* sign-magnitude to ordered */
+                xp = qc__fast_smt(pr[s] << d->sh, d->smt);
+                xb = qc__fast_smt(qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh), d->smt);
                 v = (uint64_t)qc__asr(xb, d->sh) & d->vmask;
                 bad = (uint64_t)((v - d->vlo) > d->vspan) | (uint64_t)(v == d->vbad);
-                if (QC__UNLIKELY(bad)) return (size_t)-1;
+                if (QC__UNLIKELY(bad)) return 0;
                 orw[s] = v;
                 dacc |= v ^ br[s];
             }
         }
-        if (dacc == 0) return (size_t)-1;
+        if (dacc == 0) return 0;
     }
-    return any ? pos : (size_t)-1;
+    return any;
 }
 
 typedef struct qc__fastrun {    /* what qc__fast_run reads, for one packet */
@@ -3438,21 +3564,33 @@ typedef struct qc__fastrun {    /* what qc__fast_run reads, for one packet */
 } qc__fastrun;
 
 QC__HOT size_t qc__fast_run_(const qc__fastrun *a, size_t e, size_t n, size_t *ppos, int den1) {
-    const uint8_t *buf = a->buf;
-    size_t pos = *ppos, S = (size_t)a->S, F = (size_t)a->F, t;
+    /* (a's fields in locals: the rows' stores could otherwise alias them) */
+    const uint8_t *const buf = a->buf, *const fch = a->fch;
+    const size_t S = (size_t)a->S, F = (size_t)a->F, lastfast = a->lastfast, nbits = a->nbits;
+    const size_t *const chg = a->chg, *const kept_base = a->kept_base, *const kept_out = a->kept_out,
+                 *const kept_pred = a->kept_pred;
+    const uint64_t *const brow = a->brow, *const prow = a->prow;
+    uint64_t *const orow = a->orow;
+    const qc__dfield *const FD = a->FD, *const fend = a->FD + a->F;
+    const int *const gen = a->gen;
+    const int ngen = a->ngen;
+    const int64_t num = a->num, den = a->den;
+    size_t pos = *ppos, t;
+    qc__bits r;
     int g;
+    qc__bits_at(&r, buf, pos);
     for (; e < n; e++) {
-        size_t c = a->chg[e], kb = a->kept_base ? a->kept_base[c] : c;
-        const uint64_t *br = a->brow + kb * S, *pr = br;
-        const uint8_t *fr = a->fch + e * F;
-        if ((pos >> 3) >= a->lastfast) break;
-        if (a->prow != NULL && a->kept_pred[c] != (size_t)-1) pr = a->prow + a->kept_pred[c] * S;
-        for (g = 0; g < a->ngen; g++)
-            if (fr[a->gen[g]]) break;
-        if (g < a->ngen) break;
-        t = qc__fast_entity(buf, pos, fr, a->F, a->FD, br, pr, a->orow + (a->kept_out ? a->kept_out[c] : c) * S,
-                            a->num, a->den, den1);
-        if (t == (size_t)-1 || t > a->nbits) break;
+        size_t c = chg[e], kb = kept_base ? kept_base[c] : c;
+        const uint64_t *br = brow + kb * S, *pr = br;
+        const uint8_t *fr = fch + e * F;
+        if ((pos >> 3) >= lastfast) break;
+        if (prow != NULL && kept_pred[c] != (size_t)-1) pr = prow + kept_pred[c] * S;
+        for (g = 0; g < ngen; g++)
+            if (fr[gen[g]]) break;
+        if (g < ngen) break;
+        if (!qc__fast_entity(&r, fr, FD, fend, br, pr, orow + (kept_out ? kept_out[c] : c) * S, num, den, den1)) break;
+        t = qc__bits_pos(&r, buf);
+        if (t > nbits) break;
         pos = t;
     }
     *ppos = pos;
@@ -3502,6 +3640,90 @@ QC__HOT int qc__rows_differ(const uint64_t *a, const uint64_t *b, int S, uint64_
     return x != 0;
 }
 
+/* The common case's contexts (section 7.3): row e of a (the baseline) against row e of b (pred)
+   for e < kept, kept_pred the identity, each e into cls1 (the rows differ) or cls0; copy not
+   NULL: a's rows copied there on the way. Returns how many went to cls1. */
+QC__HOT size_t qc__ctx_rows_(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t kept, size_t S,
+                             size_t *kept_pred, size_t *cls1, size_t *cls0) {
+    size_t e, n1 = 0, n0 = 0;
+    for (e = 0; e < kept; e++) {
+        int ctx = qc__rows_differ(a + e * S, b + e * S, (int)S, copy != NULL ? copy + e * S : NULL);
+        kept_pred[e] = e;
+        cls1[n1] = e;
+        cls0[n0] = e;
+        n1 += (size_t)ctx;
+        n0 += (size_t)!ctx;
+    }
+    return n1;
+}
+
+#ifdef QC__FAST_BMI2
+/* the same with AVX2, four codes a compare (chosen at run time, as the fast path's BMI2 copy);
+   cp: copy is not NULL, a constant in each of its two loops */
+__attribute__((target("avx2"))) static inline __attribute__((always_inline)) size_t
+qc__ctx_rows_avx2_(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t kept, size_t S, size_t *kept_pred,
+                   size_t *cls1, size_t *cls0, int cp) {
+    size_t e, n1 = 0, n0 = 0, s;
+    if (S == 8) {
+        /* rows of eight codes (a cache line each): two compares a row, no inner loop */
+        for (e = 0; e < kept; e++, a += 8, b += 8, copy += cp ? 8 : 0) {
+            __m256i va = _mm256_loadu_si256((const __m256i *)(const void *)a);
+            __m256i vb = _mm256_loadu_si256((const __m256i *)(const void *)(a + 4));
+            __m256i x8;
+            int ctx;
+            if (cp) {
+                _mm256_storeu_si256((__m256i *)(void *)copy, va);
+                _mm256_storeu_si256((__m256i *)(void *)(copy + 4), vb);
+            }
+            x8 = _mm256_or_si256(_mm256_xor_si256(va, _mm256_loadu_si256((const __m256i *)(const void *)b)),
+                                 _mm256_xor_si256(vb, _mm256_loadu_si256((const __m256i *)(const void *)(b + 4))));
+            ctx = !_mm256_testz_si256(x8, x8);
+            kept_pred[e] = e;
+            cls1[n1] = e;
+            cls0[n0] = e;
+            n1 += (size_t)ctx;
+            n0 += (size_t)!ctx;
+        }
+        return n1;
+    }
+    for (e = 0; e < kept; e++, a += S, b += S, copy += cp ? S : 0) {
+        __m256i acc = _mm256_setzero_si256();
+        uint64_t x = 0;
+        int ctx;
+        for (s = 0; s + 4 <= S; s += 4) {
+            __m256i va = _mm256_loadu_si256((const __m256i *)(const void *)(a + s));
+            if (cp) _mm256_storeu_si256((__m256i *)(void *)(copy + s), va);
+            acc = _mm256_or_si256(acc, _mm256_xor_si256(va, _mm256_loadu_si256((const __m256i *)(const void *)(b + s))));
+        }
+        for (; s < S; s++) {
+            if (cp) copy[s] = a[s];
+            x |= a[s] ^ b[s];
+        }
+        ctx = !_mm256_testz_si256(acc, acc) || x != 0;
+        kept_pred[e] = e;
+        cls1[n1] = e;
+        cls0[n0] = e;
+        n1 += (size_t)ctx;
+        n0 += (size_t)!ctx;
+    }
+    return n1;
+}
+__attribute__((target("avx2"))) static size_t qc__ctx_rows_avx2(const uint64_t *a, const uint64_t *b, uint64_t *copy,
+                                                               size_t kept, size_t S, size_t *kept_pred,
+                                                               size_t *cls1, size_t *cls0) {
+    if (copy != NULL) return qc__ctx_rows_avx2_(a, b, copy, kept, S, kept_pred, cls1, cls0, 1);
+    return qc__ctx_rows_avx2_(a, b, copy, kept, S, kept_pred, cls1, cls0, 0);
+}
+#endif
+
+static size_t qc__ctx_rows(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t kept, size_t S,
+                           size_t *kept_pred, size_t *cls1, size_t *cls0) {
+#ifdef QC__FAST_BMI2
+    if (__builtin_cpu_supports("avx2")) return qc__ctx_rows_avx2(a, b, copy, kept, S, kept_pred, cls1, cls0);
+#endif
+    return qc__ctx_rows_(a, b, copy, kept, S, kept_pred, cls1, cls0);
+}
+
 /* The fast path's tables for one packet: each component's extrapolation (numc: the ratio's
    numerator when the packet extrapolates it) and validity, each field's shape. The fields of no
    fast shape changed in this packet go to gen (their entities take the slot loop): how many. */
@@ -3516,6 +3738,8 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
         dd->numc = pdist && dd->P.usep ? (uint64_t)num : 0;
         dd->sh = 64 - cp->b;
         dd->smt = cp->smt << dd->sh;
+        dd->smtb = cp->smt;
+        dd->sb = cp->b - 1;
         dd->shift = cp->shift;
         dd->slot = cp->slot;
         dd->vmask = sl->sign ? ~(uint64_t)0 : cp->mask;
@@ -3550,6 +3774,7 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
             df->slot = fd->first_slot;
             df->span = fd->implied_flag ? s0->span : 0;
             df->plain = 1;
+            df->smag = 1;
             for (s = fd->first_slot + (fd->implied_flag ? 1 : 0); s < fd->first_slot + fd->nslots; s++) {
                 const qc_slot *sl = &sc->slots[s];
                 const qc_comp *cp;
@@ -3560,6 +3785,19 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
                     break;
                 }
                 if (cp->smt || sl->sign || sl->vclass != 0) df->plain = 0;
+                if (sl->sign || (sl->vclass != 0 && sl->vclass != 2)) df->smag = 0;
+            }
+        }
+        /* the refills: each field's bits refilled at its start (at least 56 counted), then
+           before a component whose longest code (an escape, E + 1 + b bits) may not fit in
+           what the field's codes before it leave */
+        {
+            int acc = df->shape == QC__FS_NZ ? 1 : 0, c2;
+            for (c2 = fd->first_comp; c2 < fd->first_comp + fd->ncomps; c2++) {
+                qc__dcomp *dd = &dc[c2];
+                int len = dd->P.E + 1 + dd->P.b;
+                dd->fill = acc + len > 56;
+                acc = dd->fill ? len : acc + len;
             }
         }
         if (fmode[i] && df->shape == QC__FS_NONE) gen[ngen++] = i;
@@ -3771,13 +4009,60 @@ static int qc__pk_read_new_ids(qc__pk *k) {
     return 0;
 }
 
-/* section 7.2: the new entities' records (section 3), every code valid */
+/* One record as qc__record_read reads it (the same results), bounds-free: from bit *pos of buf,
+   whose bytes from there to the record's most bits and 16 more the caller has made sure can be
+   loaded; the bits through a register (qc__bits), refilled a slot (a slot over 56 bits: its
+   low 32 bits, then the rest). 0 read (*pos after it), 1 an invalid code (*slot, *code). */
+static int qc__record_fast(const uint8_t *buf, size_t *pos, const qc_schema *s, uint64_t *row, int *slot, uint64_t *code) {
+    const qc_slot *const slots = s->slots;
+    const int ns = s->nslots;
+    qc__bits r;
+    uint64_t v;
+    int i;
+    qc__bits_at(&r, buf, *pos);
+    for (i = 0; i < ns; i++) {
+        const qc_slot *sl = &slots[i];
+        const int bits = sl->bits;
+        qc__bits_fill(&r);
+        if (bits <= 56) {
+            v = qc__bits_take(&r, bits);
+        } else {
+            v = qc__bits_take(&r, 32);
+            qc__bits_fill(&r);
+            v |= qc__bits_take(&r, bits - 32) << 32;
+        }
+        if (sl->role == QC_ROLE_FLAG) {
+            row[i] = v;
+            if (v == 0) {
+                int t;
+                for (t = i + 1; t <= i + sl->span; t++) row[t] = 0;
+                i += sl->span;
+            }
+            continue;
+        }
+        if (sl->sign) v = qc__sext(v, bits);
+        row[i] = v;
+        if (sl->vclass != 0 && !qc__slot_ok(sl, v)) {
+            *slot = i;
+            *code = v;
+            *pos = qc__bits_pos(&r, buf);
+            return 1;
+        }
+    }
+    *pos = qc__bits_pos(&r, buf);
+    return 0;
+}
+
+/* section 7.2: the new entities' records (section 3), every code valid (far from the packet's
+   end through qc__record_fast, else the checked reader) */
 static int qc__pk_read_records(qc__pk *k) {
-    size_t e;
+    size_t e, fast = ((size_t)k->sc->max_bits + 7) / 8 + 16;
+    size_t lastfast = k->nbytes > fast ? k->nbytes - fast : 0;
     int s = 0, st;
     uint64_t v = 0;
     for (e = 0; e < k->nnew; e++) {
-        st = qc__record_read(&k->r, k->sc, k->nrow + e * (size_t)k->S, &s, &v);
+        if ((k->r.pos >> 3) < lastfast) st = qc__record_fast(k->buf, &k->r.pos, k->sc, k->nrow + e * (size_t)k->S, &s, &v);
+        else st = qc__record_read(&k->r, k->sc, k->nrow + e * (size_t)k->S, &s, &v);
         if (st < 0) return qc__pk_bad(k, "truncated record of a new entity");
         if (st > 0) return qc__pk_invalid(k, k->nid[e], s, v, k->r.pos - (size_t)k->sc->slots[s].bits);
     }
@@ -3849,15 +4134,8 @@ static int qc__pk_read_changed(qc__pk *k) {
     if (k->same || (k->nrem == 0 && pred->n == m && (m == 0 || memcmp(pred->ids, base->ids, m * 8) == 0))) {
         /* the common case: the baseline's entities kept, the same in the extrapolation
            snapshot, row for row (and, k->same, in the new snapshot: copied here) */
-        uint64_t *copy = k->same ? k->snap->rows : NULL;
-        for (e = 0; e < kept; e++) {
-            int ctx = qc__rows_differ(base->rows + e * S, pred->rows + e * S, (int)S, copy != NULL ? copy + e * S : NULL);
-            kept_pred[e] = e;
-            cls1[n1] = e;
-            cls0[n0] = e;
-            n1 += (size_t)ctx;
-            n0 += (size_t)!ctx;
-        }
+        n1 = qc__ctx_rows(base->rows, pred->rows, k->same ? k->snap->rows : NULL, kept, S, kept_pred, cls1, cls0);
+        n0 = kept - n1;
     } else for (e = 0; e < kept; e++) {
         size_t kb = kept_base[e];
         int ctx = 1;

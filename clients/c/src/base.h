@@ -14,6 +14,9 @@
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(QUANTCODEC_NO_BMI2)
+#include <immintrin.h>  /* the packet decoder's BMI2 and AVX2 copies (target attributes) */
+#endif
 
 #ifdef __cplusplus
 extern "C" {

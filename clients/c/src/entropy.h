@@ -14,16 +14,24 @@ static void qc__cpar_set(qc__cpar *P, int k, int b) {
     P->umax = qc__mask(b);
 }
 
-/* THE Exp-Golomb read EG(k, b) (every code of the decoder goes through it): at bit *pos of buf,
-   where the caller has made sure that 16 bytes can be loaded (the fast path: a zero-padded
-   packet; the checked reader below: far from the end), and for b <= 32 when it may be an escape.
+/* a code's value from the bits w at its start, its first 1 at bit e (< E): the e bits after
+   the 1 (x & o) and the k low bits after them */
+QC__HOT uint64_t qc__eg_value(uint64_t w, uint64_t e, const qc__cpar *P) {
+    uint64_t x = w >> (e + 1), hi = ~(uint64_t)0 << e;   /* o = ~hi (written so: andn) */
+    return (((x & ~hi) + ~hi) << P->k) | ((x >> e) & P->kmask);
+}
+
+/* THE Exp-Golomb read EG(k, b) (every code of the checked paths goes through it; the fast paths'
+   qc__bits_eg below, through a register, shares its value rule, qc__eg_value): at bit *pos of buf,
+   where the caller has made sure that 16 bytes can be loaded (qc__eg_p: far from the end),
+   and for b <= 32 when it may be an escape.
    The code's E-bit prefix: its first 1 at e < E, then e bits and k low bits; E zeros: the escape,
    (alt) one more bit, 1 meaning "something else follows", then the value raw in b bits.
    0: read (*u set, *pos advanced); 1 (alt only): that bit was 1 (*pos after it); -1: not read
    here (a code over 57 bits, or a value above umax: qc__eg_slow decides, bit by bit). */
 QC__HOT int qc__eg_read(const uint8_t *buf, size_t *pos, const qc__cpar *P, uint64_t *u, int alt) {
     size_t p = *pos;
-    uint64_t pk = qc__load_le64(buf + (p >> 3)) >> (p & 7), x, o, m, e, t;
+    uint64_t pk = qc__load_le64(buf + (p >> 3)) >> (p & 7), m, e, t;
     if (QC__UNLIKELY(!(pk & P->emask))) {
         p += (size_t)P->E;
         if (alt) {
@@ -38,12 +46,72 @@ QC__HOT int qc__eg_read(const uint8_t *buf, size_t *pos, const qc__cpar *P, uint
     e = (uint64_t)qc__ctz(pk);
     t = 2 * e + 1 + (uint64_t)P->k;
     if (QC__UNLIKELY(t > 57)) return -1;
-    x = pk >> (e + 1);                  /* the e bits after the 1, then the k low bits */
-    o = (((uint64_t)1) << e) - 1;
-    m = (((x & o) + o) << P->k) | ((x >> e) & P->kmask);
+    m = qc__eg_value(pk, e, P);
     if (QC__UNLIKELY(m > P->umax)) return -1;
     *u = m;
     *pos = p + (size_t)t;
+    return 0;
+}
+
+/* The fast path's bit reader (Fabian Giesen's "Reading bits in far too many ways", part 2,
+   variant 4): the next bits in a register, w (bit 0 the next one, the wire's order), n of them
+   counted (n <= 63; the bits of w above n are zero or the stream's next ones), p the byte where
+   the stream's bits after the counted ones begin: the bit position is 8 * (p - buf) - n. A
+   code's reads take w's bits, shift them out, n down; the refill ORs the 8 bytes at p in above
+   the counted bits (without a branch) and counts at least 56 after it. Its loads reach at most
+   16 bytes past the bit position's byte: bounds-free as qc__eg_read, the caller making sure. */
+typedef struct qc__bits { uint64_t w; const uint8_t *p; unsigned n; } qc__bits;
+
+QC__HOT void qc__bits_at(qc__bits *r, const uint8_t *buf, size_t pos) {
+    r->w = qc__load_le64(buf + (pos >> 3)) >> (pos & 7);
+    r->p = buf + (pos >> 3) + 7;
+    r->n = 56 - (unsigned)(pos & 7);
+}
+QC__HOT size_t qc__bits_pos(const qc__bits *r, const uint8_t *buf) { return (size_t)(r->p - buf) * 8 - r->n; }
+QC__HOT void qc__bits_fill(qc__bits *r) {
+    r->w |= qc__load_le64(r->p) << r->n;
+    r->p += (63 - r->n) >> 3;
+    r->n |= 56;
+}
+/* n <= the count bits */
+QC__HOT uint64_t qc__bits_take(qc__bits *r, int n) {
+    uint64_t v = r->w & ((((uint64_t)1) << n) - 1);
+    r->w >>= n;
+    r->n -= (unsigned)n;
+    return v;
+}
+
+/* EG(k, b) for b <= 32 through the register (qc__eg_read's rule and results), with at least
+   E + 1 + b bits counted (the caller refills): the code, at most b + 2 bits (its first 1 at
+   e < E, e <= (b - k + 1) / 2: 2e + 1 + k <= b + 2), or an escape of at most E + 1 + b.
+   0 read, 1 (alt) the escape's "something else follows", -1 a value above umax (the caller
+   gives up the entity). */
+QC__HOT int qc__bits_eg(qc__bits *r, const qc__cpar *P, uint64_t *u, int alt) {
+    uint64_t w = r->w, m, e;
+    unsigned t;
+    if (QC__UNLIKELY(!(w & P->emask))) {
+        t = (unsigned)P->E;
+        if (alt) {
+            if ((w >> t) & 1) {
+                r->w = w >> (t + 1);
+                r->n -= t + 1;
+                return 1;
+            }
+            t++;
+        }
+        w >>= t;
+        *u = w & P->umax;
+        r->w = w >> P->b;
+        r->n -= t + (unsigned)P->b;
+        return 0;
+    }
+    e = (uint64_t)qc__ctz(w);
+    t = 2 * (unsigned)e + 1 + (unsigned)P->k;
+    m = qc__eg_value(w, e, P);
+    if (QC__UNLIKELY(m > P->umax)) return -1;
+    *u = m;
+    r->w = w >> t;
+    r->n -= t;
     return 0;
 }
 
