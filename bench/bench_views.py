@@ -27,10 +27,14 @@ the client shows, over every body and tick from 1 s on.
 Part 3 (on its own): a crowd of clients seeing the same spot, their views and packets made
 each alone, then shared (ViewShare, PacketCache): CPU a client a tick.
 
+Part 4 (on its own): the server's tick as a user runs it, StreamServer(threads=N).send with the
+interest from one GridIndex, for each of ``--threads``, alternated: wall and CPU time a tick.
+
     python bench/bench_views.py                 # both parts, the issue's sizes (a few minutes)
     python bench/bench_views.py --quick         # small sizes, seconds (the test suite runs this)
     python bench/bench_views.py --part 2        # the comparison only
     python bench/bench_views.py --part 3        # sharing across clients: 200 clients seeing one spot
+    python bench/bench_views.py --part 4 --ticks 60   # StreamServer(threads=1, 2).send: wall and CPU
     python bench/bench_views.py --plot docs/figures/views-staleness.png   # staleness and error vs distance
 """
 
@@ -209,11 +213,13 @@ def run_big(args, weights_kind, threads, out, plot_data=None, builder="c"):
         dist = weights_kind == "distance"
 
         def query(ch):
-            # unsorted: each client's builder sorts its own ids, in its thread; builder "py": the
-            # query as main ran it too (NumPy over all clients at once), the whole "before"
+            # builder "py": the query as main ran it too (NumPy over all clients at once, ids
+            # unsorted), the whole "before"
             if builder == "py":
                 return index._query(centres[ch], args.radius, None, dist, False, numpy=True)
-            return index.within(centres[ch], args.radius, distances=dist, sort=False)
+            # sorted: the query's radix sort (in its one call without the GIL) is cheaper than
+            # the builder's merge sort of the cells' runs
+            return index.within(centres[ch], args.radius, distances=dist)
         if pool is None:
             got = [query(slice(None))]
         else:
@@ -574,6 +580,74 @@ def part3(args, out):
     return med
 
 
+# -- part 4: the server's tick on threads ------------------------------------------------------
+
+def part4(args, out):
+    """What a user's server runs: ``StreamServer(threads=N).send(tick, world, interest=...)`` for
+    the large world's clients (interest from one GridIndex a tick, the server's budget), acks 3
+    ticks late with no loss. Per tick: the interest query's and send's wall and CPU time
+    (process time: all threads), for each thread count, alternated ``args.repeats`` times;
+    medians over the ticks after the first second (every client joining at once)."""
+    schema = big_schema()
+    M = args.clients
+    out("")
+    out(f"part 4: StreamServer.send on threads: {M:,} clients seeing {args.radius:g} m of "
+        f"{args.entities:,} entities, budget {args.budget}, acks 3 ticks late, {args.ticks} ticks, "
+        f"threads {args.threads}, {args.repeats} alternated runs each")
+    res = {th: [] for th in args.threads}
+    warm = min(args.ticks // 3, 60)
+    for rep in range(args.repeats):
+        for th in args.threads:
+            sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), moving=0.3,
+                           seed=args.seed)
+            players = np.flatnonzero(sim.moving)[:M]
+            server = qc.StreamServer(schema, budget=args.budget, threads=th)
+            for c in range(M):
+                server.connect(c)
+            replies = {}
+            clients = [qc.StreamClient(schema, nonce=c + 1) for c in range(M)]
+            pending = {}
+            ticks = []
+            for t in range(args.ticks):
+                sim.step(1.0 / args.hz)
+                world = sim.snapshot(schema)
+                for c, r in replies.pop(t, ()):
+                    server.receive(c, r)
+                w0 = time.perf_counter()
+                p0 = time.process_time()
+                index = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2)
+                near = index.within(sim.pos[players][:, [0, 2]], args.radius)
+                w1 = time.perf_counter()
+                p1 = time.process_time()
+                sent = server.send(t, world, interest=dict(zip(range(M), near)))
+                w2 = time.perf_counter()
+                p2 = time.process_time()
+                if t >= warm:
+                    ticks.append((w1 - w0, p1 - p0, w2 - w1, p2 - p1))
+                # the link: each client's datagrams arrive 3 ticks later, its reply 3 after that
+                pending[t + 3] = sent
+                for c, dgs in pending.pop(t, {}).items():
+                    for d in dgs:
+                        clients[c].receive(d)
+                    r = clients[c].reply()
+                    if r is not None:
+                        replies.setdefault(t + 3, []).append((c, r))
+            a = 1000.0 * np.median(np.asarray(ticks), axis=0)
+            res[th].append(a)
+            out(f"  run {rep + 1}, {th} thread{'s' if th > 1 else ' '}: interest {a[0]:5.1f} ms wall "
+                f"{a[1]:5.1f} CPU, send {a[2]:6.1f} ms wall {a[3]:6.1f} CPU, tick {a[0] + a[2]:6.1f} ms wall "
+                f"{a[1] + a[3]:6.1f} CPU")
+    out(f"  {'threads':>7s} {'tick wall':>9s} {'tick CPU':>8s} {'interest':>8s} {'send wall':>9s} {'send CPU':>8s}"
+        f"   (ms a tick: medians over the ticks, then over the {args.repeats} runs)")
+    med = {}
+    for th in args.threads:
+        a = np.median(np.asarray(res[th]), axis=0)
+        med[th] = a
+        out(f"  {th:7d} {a[0] + a[2]:9.1f} {a[1] + a[3]:8.1f} {a[0]:8.1f} {a[2]:9.1f} {a[3]:8.1f}")
+    out(f"  load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min)")
+    return med
+
+
 def plot(path, data, out, args):
     try:
         import matplotlib
@@ -606,9 +680,10 @@ def plot(path, data, out, args):
 def main(argv=None, out=print):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a few seconds")
-    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3), default=0,
-                    help="1, 2 or 3 only (0: 1 and 2); 3: sharing across clients (a crowd)")
-    ap.add_argument("--repeats", type=int, default=3, help="part 3's alternated repeats")
+    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3, 4), default=0,
+                    help="1, 2, 3 or 4 only (0: 1 and 2); 3: sharing across clients (a crowd); "
+                         "4: StreamServer.send on threads")
+    ap.add_argument("--repeats", type=int, default=3, help="part 3's and 4's alternated repeats")
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--clients", type=int, default=1000)
     ap.add_argument("--radius", type=float, default=150.0)
@@ -642,6 +717,8 @@ def main(argv=None, out=print):
         if args.clients == 1000 and not args.quick:
             args.clients = 200
         res["crowd"] = part3(args, out)
+    if args.part == 4:
+        res["server"] = part4(args, out)
     if args.plot and plot_data:
         plot(args.plot, plot_data, out, args)
     out(f"(total {time.perf_counter() - t0:.1f} s)")
