@@ -216,3 +216,5 @@ def test_bench_views_part4_quick_runs():
     res = bv.main(["--quick", "--part", "4", "--ticks", "12", "--repeats", "1"], out=lines.append)
     assert sorted(res["server"]) == [1, 2]
     assert any(x.strip().startswith("2 ") or "2 threads" in x for x in lines)
+    res = bv.main(["--quick", "--part", "5", "--ticks", "9"], out=lines.append)   # (probe or not)
+    assert {"world", "grid", "query", "views", "packets", "send1", "send2"} <= set(res["gil"])
