@@ -18,7 +18,7 @@ import os
 import struct
 import threading
 import weakref
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -252,7 +252,10 @@ class StreamServer:
                     weakref.finalize(self, self._pool.shutdown, wait=False)
                 futures = [self._pool.submit(self._run, jobs, cut[k], cut[k + 1], seq, world, out)
                            for k in range(1, n)]
-                errs = [self._run(jobs, cut[0], cut[1], seq, world, out)]
+                try:
+                    errs = [self._run(jobs, cut[0], cut[1], seq, world, out)]
+                finally:
+                    wait(futures)       # (no worker left running once send returns or raises)
                 errs += [f.result() for f in futures]
                 err = next((e for e in errs if e is not None), None)
             if err is not None:
