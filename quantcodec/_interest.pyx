@@ -17,17 +17,6 @@ import numpy as np
 __all__ = ["grid_within_csr"]
 
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define QC_CTZ64(x) __builtin_ctzll(x)
-    #else
-    static int QC_CTZ64(unsigned long long x) { int n = 0; while (!(x & 1)) { x >>= 1; n++; } return n; }
-    #endif
-    """
-    int QC_CTZ64(uint64_t x) noexcept nogil
-
-
 cdef struct kd_t:
     uint64_t id            # the entity's id
     double d2              # its squared distance to the client's centre
