@@ -11,6 +11,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libc.math cimport sqrt
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS
 
 import numpy as np
 
@@ -69,16 +70,29 @@ cdef void _radix_rows(kd_t* a, kd_t* tmp, Py_ssize_t n, Py_ssize_t rmin, Py_ssiz
         memcpy(a, src, sizeof(kd_t) * n)
 
 
-def grid_within_csr(const int64_t[:, ::1] lo, const int64_t[:, ::1] cnt, list cols,
-                    const double[:, ::1] q, double r2, const uint64_t[::1] gids,
-                    const Py_ssize_t[::1] order, bint distances, bint sort):
-    """For each centre (row of ``q``, m x d, d 2 or 3), the rows of its ranges (``lo``, ``cnt``:
-    m x K, rows of the grid order; ``cols``: the d position columns in grid order, float64) whose
-    squared distance is at most ``r2`` (the same sum of squares, in the same order, as
-    GridIndex's NumPy path), as ids (``gids``: the entities' ids in grid order; ``order``: their
-    rows in the world, where ids ascend), in grid order or ascending (``sort``). Returns
-    ``(offsets, ids, distances or None)``: ``offsets`` int64 of m + 1, the ids of client i
-    ``ids[offsets[i]:offsets[i + 1]]`` (uint64), its distances aligned (float64).
+cdef inline void* _ptr(object array, Py_ssize_t n, Py_ssize_t itemsize, str what) except? NULL:
+    """The data of a C-contiguous array of ``n`` items of ``itemsize`` bytes, through the buffer
+    protocol (a typed memoryview would bring 100 KB of Cython's utility code into the module);
+    the caller keeps the array, so the pointer lives as long."""
+    cdef Py_buffer vb
+    cdef void* p
+    PyObject_GetBuffer(array, &vb, PyBUF_C_CONTIGUOUS)
+    p = vb.buf
+    ok = vb.itemsize == itemsize and vb.len == n * itemsize
+    PyBuffer_Release(&vb)
+    if not ok:
+        raise ValueError(f"grid_within_csr: {what} must be {n} contiguous items of {itemsize} bytes")
+    return p
+
+
+def grid_within_csr(lo, cnt, list cols, q, double r2, gids, order, bint distances, bint sort):
+    """For each centre (row of ``q``, m x d float64, d 2 or 3), the rows of its ranges (``lo``,
+    ``cnt``: m x K int64, rows of the grid order; ``cols``: the d position columns in grid order,
+    float64) whose squared distance is at most ``r2`` (the same sum of squares, in the same
+    order, as GridIndex's NumPy path), as ids (``gids``: the entities' ids in grid order, uint64;
+    ``order``: their rows in the world, where ids ascend, intp), in grid order or ascending
+    (``sort``). Returns ``(offsets, ids, distances or None)``: ``offsets`` int64 of m + 1, the
+    ids of client i ``ids[offsets[i]:offsets[i + 1]]`` (uint64), its distances aligned (float64).
 
     The sort, a client at a time, by row (ids ascend with rows): an LSD radix sort of the rows
     less the client's smallest (passes of at most 11 bits: 2 of 9 for 100,000 entities), on the
@@ -86,38 +100,43 @@ def grid_within_csr(const int64_t[:, ::1] lo, const int64_t[:, ::1] cnt, list co
     a gather of ids by row, cost a cache miss a candidate), and no comparison to mispredict (a
     merge sort of the cells' runs took 7 us a client of 430, the radix sort about 1).
     """
-    cdef Py_ssize_t m = q.shape[0], d = q.shape[1], K = lo.shape[1]
+    cdef Py_ssize_t m, d, K, nrow
     cdef Py_ssize_t i, k, t, e, got, pos = 0, total = 0, most = 0, per
     cdef double x, dd, q0, q1, q2 = 0.0
     cdef const double* c0
     cdef const double* c1
     cdef const double* c2 = NULL
-    cdef const int64_t* lp = &lo[0, 0] if m and K else NULL
-    cdef const int64_t* cp = &cnt[0, 0] if m and K else NULL
-    cdef const double* qp = &q[0, 0] if m else NULL
-    cdef const uint64_t* ip = &gids[0] if gids.shape[0] else NULL
-    cdef const Py_ssize_t* op = &order[0] if order.shape[0] else NULL
-    cdef Py_ssize_t nrow = gids.shape[0], rmin, rmax, row, keep
+    cdef const int64_t* lp
+    cdef const int64_t* cp
+    cdef const double* qp
+    cdef const uint64_t* ip
+    cdef const Py_ssize_t* op
+    cdef Py_ssize_t rmin, rmax, row, keep
     cdef Py_ssize_t counts[1 << RADIX_MAX]
     cdef int64_t* offp
-    cdef uint64_t* out_i
+    cdef uint64_t* out_i = NULL
     cdef double* out_d = NULL
     cdef kd_t* cand
     cdef kd_t* tmp
-    cdef const double[::1] v0, v1, v2
+    if q.ndim != 2 or lo.ndim != 2 or cnt.ndim != 2:
+        raise ValueError("grid_within_csr: q, lo and cnt must be 2-D")
+    m = q.shape[0]
+    d = q.shape[1]
+    K = lo.shape[1]
+    nrow = gids.shape[0]
     if d < 2 or d > 3 or len(cols) != d:
         raise ValueError("grid_within_csr: 2 or 3 position columns")
     if cnt.shape[0] != m or lo.shape[0] != m or cnt.shape[1] != K:
         raise ValueError("grid_within_csr: lo and cnt must be m x K")
-    if order.shape[0] != nrow:
-        raise ValueError("grid_within_csr: gids and order must have one entry an entity")
-    v0 = cols[0]
-    v1 = cols[1]
-    c0 = &v0[0] if v0.shape[0] else NULL
-    c1 = &v1[0] if v1.shape[0] else NULL
+    lp = <const int64_t*>_ptr(lo, m * K, 8, "lo")
+    cp = <const int64_t*>_ptr(cnt, m * K, 8, "cnt")
+    qp = <const double*>_ptr(q, m * d, 8, "q")
+    ip = <const uint64_t*>_ptr(gids, nrow, 8, "gids")
+    op = <const Py_ssize_t*>_ptr(order, nrow, sizeof(Py_ssize_t), "order")
+    c0 = <const double*>_ptr(cols[0], nrow, 8, "cols")
+    c1 = <const double*>_ptr(cols[1], nrow, 8, "cols")
     if d == 3:
-        v2 = cols[2]
-        c2 = &v2[0] if v2.shape[0] else NULL
+        c2 = <const double*>_ptr(cols[2], nrow, 8, "cols")
     for i in range(m):
         per = 0
         for k in range(K):
@@ -128,14 +147,11 @@ def grid_within_csr(const int64_t[:, ::1] lo, const int64_t[:, ::1] cnt, list co
     offsets = np.empty(m + 1, dtype=np.int64)
     out = np.empty(total, dtype=np.uint64)
     dist = np.empty(total, dtype=np.float64) if distances else None
-    cdef int64_t[::1] offv = offsets
-    cdef uint64_t[::1] outv = out
-    cdef double[::1] distv
-    offp = &offv[0]
-    out_i = &outv[0] if total else NULL
-    if distances:
-        distv = dist
-        out_d = &distv[0] if total else NULL
+    offp = <int64_t*>_ptr(offsets, m + 1, 8, "offsets")
+    if total:
+        out_i = <uint64_t*>_ptr(out, total, 8, "out")
+        if distances:
+            out_d = <double*>_ptr(dist, total, 8, "dist")
     cand = <kd_t*>malloc(sizeof(kd_t) * (2 * most + 2))
     if cand == NULL:
         raise MemoryError()
