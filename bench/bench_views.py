@@ -27,10 +27,19 @@ the client shows, over every body and tick from 1 s on.
 Part 3 (on its own): a crowd of clients seeing the same spot, their views and packets made
 each alone, then shared (ViewShare, PacketCache): CPU a client a tick.
 
+Part 4 (on its own): the server's tick as a user runs it, StreamServer(threads=N).send with the
+interest from one GridIndex, for each of ``--threads``, alternated: wall and CPU time a tick.
+
+Part 5 (on its own): where the GIL is held, per step of the tick on one thread, and how long
+StreamServer.send's threads wait for it (with bench/gil_probe.c preloaded; CPU time without).
+
     python bench/bench_views.py                 # both parts, the issue's sizes (a few minutes)
     python bench/bench_views.py --quick         # small sizes, seconds (the test suite runs this)
     python bench/bench_views.py --part 2        # the comparison only
     python bench/bench_views.py --part 3        # sharing across clients: 200 clients seeing one spot
+    python bench/bench_views.py --part 4 --ticks 60   # StreamServer(threads=1, 2).send: wall and CPU
+    LD_PRELOAD=/tmp/gil_probe.so python bench/bench_views.py --part 5 --ticks 30   # where the GIL is
+                                                # held (build the probe first: bench/gil_probe.c)
     python bench/bench_views.py --plot docs/figures/views-staleness.png   # staleness and error vs distance
 """
 
@@ -209,11 +218,13 @@ def run_big(args, weights_kind, threads, out, plot_data=None, builder="c"):
         dist = weights_kind == "distance"
 
         def query(ch):
-            # unsorted: each client's builder sorts its own ids, in its thread; builder "py": the
-            # query as main ran it too (NumPy over all clients at once), the whole "before"
+            # builder "py": the query as main ran it too (NumPy over all clients at once, ids
+            # unsorted), the whole "before"
             if builder == "py":
                 return index._query(centres[ch], args.radius, None, dist, False, numpy=True)
-            return index.within(centres[ch], args.radius, distances=dist, sort=False)
+            # sorted: the query's radix sort (in its one call without the GIL) is cheaper than
+            # the builder's merge sort of the cells' runs
+            return index.within(centres[ch], args.radius, distances=dist)
         if pool is None:
             got = [query(slice(None))]
         else:
@@ -574,6 +585,195 @@ def part3(args, out):
     return med
 
 
+# -- part 4: the server's tick on threads ------------------------------------------------------
+
+def part4(args, out):
+    """What a user's server runs: ``StreamServer(threads=N).send(tick, world, interest=...)`` for
+    the large world's clients (interest from one GridIndex a tick, the server's budget), acks 3
+    ticks late with no loss. Per tick: the interest query's and send's wall and CPU time
+    (process time: all threads), for each thread count, alternated ``args.repeats`` times;
+    medians over the ticks after the first second (every client joining at once)."""
+    schema = big_schema()
+    M = args.clients
+    out("")
+    out(f"part 4: StreamServer.send on threads: {M:,} clients seeing {args.radius:g} m of "
+        f"{args.entities:,} entities, budget {args.budget}, acks 3 ticks late, {args.ticks} ticks, "
+        f"threads {args.threads}, {args.repeats} alternated runs each")
+    res = {th: [] for th in args.threads}
+    warm = min(args.ticks // 3, 60)
+    for rep in range(args.repeats):
+        for th in args.threads:
+            sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), moving=0.3,
+                           seed=args.seed)
+            players = np.flatnonzero(sim.moving)[:M]
+            server = qc.StreamServer(schema, budget=args.budget, threads=th)
+            for c in range(M):
+                server.connect(c)
+            replies = {}
+            clients = [qc.StreamClient(schema, nonce=c + 1) for c in range(M)]
+            pending = {}
+            ticks = []
+            for t in range(args.ticks):
+                sim.step(1.0 / args.hz)
+                world = sim.snapshot(schema)
+                for c, r in replies.pop(t, ()):
+                    server.receive(c, r)
+                w0 = time.perf_counter()
+                p0 = time.process_time()
+                index = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2)
+                near = index.within(sim.pos[players][:, [0, 2]], args.radius)
+                w1 = time.perf_counter()
+                p1 = time.process_time()
+                sent = server.send(t, world, interest=dict(zip(range(M), near)))
+                w2 = time.perf_counter()
+                p2 = time.process_time()
+                if t >= warm:
+                    ticks.append((w1 - w0, p1 - p0, w2 - w1, p2 - p1))
+                # the link: each client's datagrams arrive 3 ticks later, its reply 3 after that
+                pending[t + 3] = sent
+                for c, dgs in pending.pop(t, {}).items():
+                    for d in dgs:
+                        clients[c].receive(d)
+                    r = clients[c].reply()
+                    if r is not None:
+                        replies.setdefault(t + 3, []).append((c, r))
+            a = 1000.0 * np.median(np.asarray(ticks), axis=0)
+            res[th].append(a)
+            out(f"  run {rep + 1}, {th} thread{'s' if th > 1 else ' '}: interest {a[0]:5.1f} ms wall "
+                f"{a[1]:5.1f} CPU, send {a[2]:6.1f} ms wall {a[3]:6.1f} CPU, tick {a[0] + a[2]:6.1f} ms wall "
+                f"{a[1] + a[3]:6.1f} CPU")
+    out(f"  {'threads':>7s} {'tick wall':>9s} {'tick CPU':>8s} {'interest':>8s} {'send wall':>9s} {'send CPU':>8s}"
+        f"   (ms a tick: medians over the ticks, then over the {args.repeats} runs)")
+    med = {}
+    for th in args.threads:
+        a = np.median(np.asarray(res[th]), axis=0)
+        med[th] = a
+        out(f"  {th:7d} {a[0] + a[2]:9.1f} {a[1] + a[3]:8.1f} {a[0]:8.1f} {a[2]:9.1f} {a[3]:8.1f}")
+    out(f"  load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min)")
+    return med
+
+
+# -- part 5: where the GIL is held ----------------------------------------------------------------
+
+def _gil_probe():
+    """bench/gil_probe.c's counters when it is preloaded (LD_PRELOAD), else None."""
+    import ctypes
+    try:
+        lib = ctypes.CDLL(None)
+        read = lib.gil_probe_read
+    except (OSError, AttributeError):
+        return None
+    buf = (ctypes.c_longlong * 4)()
+
+    def snap():
+        read(buf)
+        return np.array(list(buf), dtype=np.float64)
+    return snap
+
+
+def part5(args, out):
+    """Per step of the large world's tick on one thread (the world quantized, the grid, the
+    interest query, each client's view, each client's packet): CPU time, GIL releases, and the
+    CPU time with the GIL released and held (the CPU time split in the proportion of the wall
+    times bench/gil_probe.c measures); then StreamServer.send on each of ``--threads``: wall, CPU,
+    releases and the time threads waited to take the GIL back. What bounds a tick on two cores:
+    max(held, CPU / 2), plus the waiting."""
+    snap = _gil_probe()
+    out("")
+    out(f"part 5: where the GIL is held: {args.clients:,} clients, {args.entities:,} entities, "
+        f"budget {args.budget}, {args.ticks} ticks (the last {args.ticks - min(args.ticks // 3, 60)})")
+    if snap is None:
+        out("  (no GIL probe: gcc -O2 -shared -fPIC -o /tmp/gil_probe.so bench/gil_probe.c -ldl, then "
+            "LD_PRELOAD=/tmp/gil_probe.so python bench/bench_views.py --part 5; CPU time only below)")
+        snap = lambda: np.zeros(4)      # noqa: E731
+    schema = big_schema()
+    M = args.clients
+    warm = min(args.ticks // 3, 60)
+    sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), seed=args.seed)
+    players = np.flatnonzero(sim.moving)[:M]
+    vs = ViewShare()
+    cache = qc.PacketCache(256)
+    encs = [qc.SnapshotEncoder(schema, 64, cache=cache) for _ in range(M)]
+    bs = [ViewBuilder(schema, e, vs) for e in encs]
+    acks = {}
+    steps = ("world", "grid", "query", "views", "packets")
+    acc = {k: np.zeros(4) for k in steps}          # CPU ns, releases, ns released, ns held
+
+    def timed(name, t, f):
+        s0 = snap()
+        c0 = time.thread_time_ns()
+        r = f()
+        c1 = time.thread_time_ns()
+        s1 = snap()
+        if t >= warm:
+            acc[name] += [c1 - c0, s1[0] - s0[0], s1[1] - s0[1], s1[3] - s0[3]]
+        return r
+    for t in range(args.ticks):
+        sim.step(1.0 / args.hz)
+        for c, sq in acks.pop(t, ()):
+            encs[c].ack(sq)
+        world = timed("world", t, lambda: sim.snapshot(schema))
+        index = timed("grid", t, lambda: interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2))
+        centres = sim.pos[players][:, [0, 2]]
+        lists = timed("query", t, lambda: index.within(centres, args.radius))
+        for c in range(M):
+            v = timed("views", t, lambda: bs[c].build(t, world, lists[c], None, args.budget))
+            if v is not None:
+                timed("packets", t, lambda: encs[c].encode_datagrams(t, v))
+            acks.setdefault(t + 6, []).append((c, t))
+    n = args.ticks - warm
+    out(f"  {'step':8s} {'CPU ms':>7s} {'releases':>8s} {'a client':>8s} {'released':>8s} {'held':>6s}"
+        f"   (a tick; released / held: CPU ms with the GIL released / held)")
+    tot = np.zeros(3)
+    res = {}
+    for k in steps:
+        cpu_ns, rel, rel_ns, held_ns = acc[k]
+        cpu = cpu_ns / n / 1e6
+        free = cpu * rel_ns / max(1.0, rel_ns + held_ns) if rel else 0.0
+        tot += [cpu, rel / n, free]
+        res[k] = (cpu, rel / n, free)
+        out(f"  {k:8s} {cpu:7.2f} {rel / n:8.0f} {rel / n / M:8.1f} {free:8.2f} {cpu - free:6.2f}")
+    out(f"  {'tick':8s} {tot[0]:7.2f} {tot[1]:8.0f} {tot[1] / M:8.1f} {tot[2]:8.2f} {tot[0] - tot[2]:6.2f}"
+        f"   -> on two cores at best max(held, CPU / 2) = {max(tot[0] - tot[2], tot[0] / 2):.1f} ms")
+    # the server on threads: the time threads wait for the GIL
+    for th in args.threads:
+        sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), seed=args.seed)
+        server = qc.StreamServer(schema, budget=args.budget, threads=th)
+        for c in range(M):
+            server.connect(c)
+        clients = [qc.StreamClient(schema, nonce=c + 1) for c in range(M)]
+        pend, rep, got = {}, {}, []
+        for t in range(args.ticks):
+            sim.step(1.0 / args.hz)
+            world = sim.snapshot(schema)
+            for c, r in rep.pop(t, ()):
+                server.receive(c, r)
+            near = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2).within(
+                sim.pos[players][:, [0, 2]], args.radius)
+            s0 = snap()
+            w0 = time.perf_counter()
+            p0 = time.process_time()
+            sent = server.send(t, world, interest=dict(zip(range(M), near)))
+            w1 = time.perf_counter()
+            p1 = time.process_time()
+            s1 = snap()
+            if t >= warm:
+                got.append([w1 - w0, p1 - p0, s1[0] - s0[0], s1[2] - s0[2]])
+            pend[t + 3] = sent
+            for c, dgs in pend.pop(t, {}).items():
+                for d in dgs:
+                    clients[c].receive(d)
+                r = clients[c].reply()
+                if r is not None:
+                    rep.setdefault(t + 3, []).append((c, r))
+        a = np.median(np.asarray(got), axis=0)
+        res[f"send{th}"] = a
+        out(f"  StreamServer.send, {th} thread{'s' if th > 1 else ' '}: {1e3 * a[0]:6.1f} ms wall, {1e3 * a[1]:6.1f} "
+            f"ms CPU, {a[2]:6.0f} GIL releases, {a[3] / 1e6:5.1f} ms waiting for the GIL (all threads; medians)")
+    out(f"  load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min)")
+    return res
+
+
 def plot(path, data, out, args):
     try:
         import matplotlib
@@ -606,9 +806,10 @@ def plot(path, data, out, args):
 def main(argv=None, out=print):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a few seconds")
-    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3), default=0,
-                    help="1, 2 or 3 only (0: 1 and 2); 3: sharing across clients (a crowd)")
-    ap.add_argument("--repeats", type=int, default=3, help="part 3's alternated repeats")
+    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3, 4, 5), default=0,
+                    help="1 to 5 only (0: 1 and 2); 3: sharing across clients (a crowd); "
+                         "4: StreamServer.send on threads; 5: where the GIL is held")
+    ap.add_argument("--repeats", type=int, default=3, help="part 3's and 4's alternated repeats")
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--clients", type=int, default=1000)
     ap.add_argument("--radius", type=float, default=150.0)
@@ -642,6 +843,10 @@ def main(argv=None, out=print):
         if args.clients == 1000 and not args.quick:
             args.clients = 200
         res["crowd"] = part3(args, out)
+    if args.part == 4:
+        res["server"] = part4(args, out)
+    if args.part == 5:
+        res["gil"] = part5(args, out)
     if args.plot and plot_data:
         plot(args.plot, plot_data, out, args)
     out(f"(total {time.perf_counter() - t0:.1f} s)")

@@ -9,6 +9,8 @@ tick, then answer every client from it::
     ids = index.within(centres, 150.0)                   # a list: one uint64 id array per client
     ids, dist = index.within(centres, 150.0, distances=True)   # and each entity's distance
     ids = index.cells(centres, ring=1)                   # the 3 x 3 cells around each client
+    offsets, flat = index.within_csr(centres, 150.0)     # one flat result: client i's ids are
+                                                         # flat[offsets[i]:offsets[i + 1]]
 
 ``positions`` are the entities' positions in the world's row order (N x 2 or N x 3, any float
 dtype: e.g. ``world.columns["position"]``, or the floats the world was quantized from), ``ids``
@@ -21,9 +23,13 @@ rebuilt every tick, and the queries are all of one radius. The grid is built wit
 key per entity and a stable sort of keys that fit 16 bits (NumPy's radix sort: linear) - about
 3-6 ms for 100,000 entities here - and the ranges of all clients' cells come from array
 operations (one range of rows per grid column, cut to the circle's chord); the rows of those
-ranges, their distance test and (unless ``sort=False``) their sort are done in C a client at a
-time (quantcodec._viewbuild): 6-7 ms of CPU for 1,000 clients of 150 m, against 14-26 ms for
-the same steps in NumPy over all clients at once (which ``cells()`` still uses).
+ranges, their distance test and (unless ``sort=False``) their sort (a radix sort) are done in
+C for all clients in one pass without the GIL, into one flat result (quantcodec._interest;
+``within`` hands out views of it, one a client): about 6 ms of CPU for 1,000 clients of 150 m
+(4 ms unsorted), against 13-15 ms for the C query a client at a time it replaced and 14-26 ms
+for the same steps in NumPy over all clients at once (which ``cells()`` still uses). A thread
+pool can run it for parts of the clients (``within_csr`` on each part: one call, one release of
+the GIL each).
 ``scipy.spatial.cKDTree`` needs no cell size and wins for very uneven densities, but its build
 alone (29 ms) is longer than the grid's whole tick here (docs/views.md has the figures), and
 scipy is not a dependency of quantcodec; ``within(..., method="kdtree")`` uses it when it is
@@ -34,7 +40,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._viewbuild import _grid_within
+from ._interest import grid_within_csr
 
 __all__ = ["GridIndex", "within"]
 
@@ -64,7 +70,7 @@ class GridIndex:
         cell = float(cell)
         if not cell > 0 or not np.isfinite(cell):
             raise ValueError(f"GridIndex: cell must be positive, got {cell}")
-        self.ids = ids.astype(_U64, copy=False)
+        self.ids = np.ascontiguousarray(ids, dtype=_U64)
         self.n = n
         self.cell = cell
         self.dim = d
@@ -84,6 +90,8 @@ class GridIndex:
         # the positions in grid order, a column each (gathers from 1-D arrays are the fast ones)
         self._cols = [np.ascontiguousarray(p[self.order, j]) for j in range(d)]
         self._rowcols = [np.ascontiguousarray(p[:, j]) for j in range(d)]
+        self._gids = self.ids[self.order]       # the ids in grid order (read in order by the query)
+        self._order = np.ascontiguousarray(self.order, dtype=np.intp)
 
     def _ranges(self, q, radius, ring):
         """Per centre and grid column ix - R..ix + R: the range of sorted rows of the cells of
@@ -116,22 +124,23 @@ class GridIndex:
         cnt = np.where(ok, hi - lo, 0)
         return lo, cnt
 
-    def _query(self, centres, radius, ring, distances, sort, numpy=False):
-        q = np.asarray(centres, dtype=np.float64)
+    def _centres(self, centres):
+        q = np.ascontiguousarray(centres, dtype=np.float64)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"GridIndex: centres must be M x {self.dim}, got shape {q.shape}")
+        return q
+
+    def _query(self, centres, radius, ring, distances, sort, numpy=False):
+        q = self._centres(centres)
         m = q.shape[0]
         lo, cnt = self._ranges(q, radius, ring)
         if ring is None and not numpy:
-            # the candidates of each client's ranges, their distance test and (unless sort=False)
-            # their sort, in C a client at a time (quantcodec._viewbuild): the same sums of
-            # squares as below, without the large temporaries of all clients' candidates at once
-            out, dist = _grid_within(np.ascontiguousarray(lo, dtype=np.int64),
-                                     np.ascontiguousarray(cnt, dtype=np.int64), self._cols,
-                                     np.ascontiguousarray(q), radius * radius,
-                                     np.ascontiguousarray(self.order, dtype=np.intp),
-                                     np.ascontiguousarray(self.ids), distances, sort)
-            return (out, dist) if distances else out
+            # every client's candidates, their distance test and (unless sort=False) their
+            # sort in one pass in C without the GIL (quantcodec._interest): the same sums of
+            # squares as below, one flat result, no array made per client
+            offsets, out, dist = self._csr(q, lo, cnt, radius, distances, sort)
+            out = _slices(out, offsets)
+            return (out, _slices(dist, offsets)) if distances else out
         # (all clients at once in NumPy: the cells' queries, and the reference of the tests)
         cnt = cnt.ravel()
         lo = lo.ravel()
@@ -172,20 +181,48 @@ class GridIndex:
             d2 = t if d2 is None else d2 + t
         return out, np.split(np.sqrt(d2), bounds)
 
+    def _csr(self, q, lo, cnt, radius, distances, sort):
+        return grid_within_csr(np.ascontiguousarray(lo, dtype=np.int64),
+                               np.ascontiguousarray(cnt, dtype=np.int64), self._cols, q,
+                               radius * radius, self._gids, self._order, distances, sort)
+
+    def within_csr(self, centres, radius, *, distances=False, sort=True):
+        """``within`` as one flat result (CSR): ``(offsets, ids)``, and with ``distances=True``
+        ``(offsets, ids, distances)``. ``offsets`` (int64, one more than the centres): client
+        i's ids are ``ids[offsets[i]:offsets[i + 1]]`` (ascending unless ``sort=False``), its
+        distances the same slice of ``distances``. One pass in C without the GIL for all
+        clients and no array made per client: the form for a server on threads (a pool can run
+        it for parts of the centres, each part one call)."""
+        radius = _radius(radius, "within_csr")
+        q = self._centres(centres)
+        lo, cnt = self._ranges(q, radius, None)
+        offsets, out, dist = self._csr(q, lo, cnt, radius, distances, sort)
+        return (offsets, out, dist) if distances else (offsets, out)
+
     def within(self, centres, radius, *, distances=False, sort=True):
         """For each centre (row of ``centres``), the ids of the entities at most ``radius`` away,
         ascending, and with ``distances=True`` their distances too (aligned). ``sort=False``
         leaves each client's ids in grid order (a ViewBuilder takes them in any order, and sorts
         them in its own thread)."""
-        radius = float(radius)
-        if not radius >= 0:
-            raise ValueError(f"GridIndex.within: radius must be non-negative, got {radius}")
-        return self._query(centres, radius, None, distances, sort)
+        return self._query(centres, _radius(radius, "within"), None, distances, sort)
 
     def cells(self, centres, ring=1, *, sort=True):
         """For each centre, the ids of the entities in its cell and in the ``ring`` cells around
         it on every side ((2 ring + 1) ** 2 cells of the grid), ascending."""
         return self._query(centres, 0.0, int(ring), False, sort)
+
+
+def _radius(radius, what):
+    radius = float(radius)
+    if not radius >= 0:
+        raise ValueError(f"GridIndex.{what}: radius must be non-negative, got {radius}")
+    return radius
+
+
+def _slices(flat, offsets):
+    """The per-client arrays of a CSR result: views of ``flat``, one a client (nothing copied)."""
+    b = offsets.tolist()
+    return [flat[i:j] for i, j in zip(b, b[1:])]
 
 
 def within(positions, ids, centres, radius, *, distances=False, method="grid"):

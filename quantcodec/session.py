@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 import struct
 import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import numpy as np
 
@@ -32,6 +34,7 @@ HELLO_REQUEST = 0x48
 _ACK = struct.Struct("<BBIIHI")            # type, flags, nonce, rseq, latest, acks: 16 bytes
 _REQUEST = struct.Struct("<BBII16s")       # type, flags, nonce, rseq, fingerprint: 26 bytes
 _U32 = 0xFFFFFFFF
+_U64 = np.dtype(np.uint64)
 
 
 def _rseq_newer(a, b):
@@ -82,7 +85,7 @@ class StreamServer:
     """The server half of a session: one stream per connected client.
 
     ``StreamServer(schema, *, history=64, max_datagram=1200, budget=None, key=None,
-    predict=True)``; ``connect(client, *, budget=None)`` (``client``: any hashable, an address),
+    predict=True, threads=1)``; ``connect(client, *, budget=None)`` (``client``: any hashable, an address),
     ``send(tick, world, *, interest=None, priority=None)`` -> ``{client: [datagram, ...]}``
     for every connected client, ``receive(client, datagram)`` for what clients send back (a
     ``DecodeError`` for anything that is not a fresh reply of that client's stream, which then
@@ -93,9 +96,17 @@ class StreamServer:
     datagrams until it has acked a packet of its stream, and again after a hello request; a
     client that restarted (its replies carry a new incarnation nonce) gets a new stream.
     Calls are serialized by a lock: one thread sends and receives, or several do in turn.
+
+    ``threads=N`` (N > 1): ``send`` builds and codes the clients' views and packets on N threads
+    (the calling thread and a pool of N - 1 kept by the server), the clients cut into N runs in
+    connect order. The datagrams are the same as on one thread, byte for byte (each client's
+    depend only on its own stream and the world; views equal across clients are shared either
+    way); the ``interest`` and ``priority`` callables are still called on the calling thread,
+    in connect order (docs/views.md, "Threads").
     """
 
-    def __init__(self, schema, *, history=64, max_datagram=1200, budget=None, key=None, predict=True):
+    def __init__(self, schema, *, history=64, max_datagram=1200, budget=None, key=None, predict=True,
+                 threads=1):
         self._schema = schema
         self._history = history
         self._max_datagram = max_datagram
@@ -110,6 +121,10 @@ class StreamServer:
         self._peers = {}
         self._lock = threading.RLock()
         self._share = None         # the views' ViewShare (made with the first builder)
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"StreamServer: threads must be a positive integer, got {threads!r}")
+        self._threads = threads
+        self._pool = None          # threads - 1 workers, made at the first send that uses them
 
     def _encoder(self):
         return SnapshotEncoder(self._schema, self._history, predict=self._predict, cache=self._cache,
@@ -148,6 +163,11 @@ class StreamServer:
     @property
     def max_datagram(self):
         return self._max_datagram
+
+    @property
+    def threads(self):
+        """How many threads ``send`` builds and codes the clients' packets on."""
+        return self._threads
 
     @property
     def budget(self):
@@ -194,7 +214,15 @@ class StreamServer:
         ``world``: this tick's Snapshot (quantized once for all clients). ``interest``: None
         (every entity), ``{client: ids}``, or ``callable(client, world) -> ids``; ``priority``:
         None (equal), ``{client: weights}`` or ``callable(client, world) -> weights``, floats
-        aligned with that client's interest ids (or the world's rows without interest)."""
+        aligned with that client's interest ids (or the world's rows without interest).
+
+        Each client's interest and priority are looked up (callables called) first, on the
+        calling thread in connect order; an error there is raised before any packet is coded.
+        Then each client's view and packet (on ``threads`` threads): an error there (ids or
+        weights refused) is raised as the first failing client's in connect order, the clients
+        after it in its run not coded; on several threads, clients of other runs may have been
+        coded (their packets, not returned, are as if lost: views stay exact). A hello not
+        returned is sent again with the next tick's datagrams."""
         if not isinstance(world, Snapshot):
             raise TypeError(f"StreamServer.send: world must be a Snapshot (schema.snapshot(ids, "
                             f"columns)), got {type(world).__name__}")
@@ -203,35 +231,84 @@ class StreamServer:
         if isinstance(tick, bool) or not isinstance(tick, (int, np.integer)):
             raise TypeError(f"StreamServer.send: tick must be an integer, got {type(tick).__name__}")
         seq = int(tick) & 0xFFFF
-        out = {}
         with self._lock:
-            for client, peer in self._peers.items():
-                out[client] = self._send_one(peer, seq, world, interest, priority)
-        return out
+            peers = list(self._peers.values())
+            # the user's callables on this thread, in connect order, before anything is coded
+            jobs = [(peer, _pick(interest, peer.client, world, "interest"),
+                     _pick(priority, peer.client, world, "priority")) for peer in peers]
+            if interest is not None or priority is not None or self._budget is not None \
+                    or any(peer.budget is not None for peer in peers):
+                self._builders(jobs)
+            out = [None] * len(jobs)
+            n = min(self._threads, len(jobs))
+            if n <= 1:
+                err = self._run(jobs, 0, len(jobs), seq, world, out)
+            else:
+                # runs of clients in connect order: the calling thread takes the first, the pool
+                # the others; each run stops at its first error, the earliest client's is raised
+                cut = [len(jobs) * k // n for k in range(n + 1)]
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self._threads - 1, thread_name_prefix="qc-send")
+                    weakref.finalize(self, self._pool.shutdown, wait=False)
+                futures = [self._pool.submit(self._run, jobs, cut[k], cut[k + 1], seq, world, out)
+                           for k in range(1, n)]
+                try:
+                    errs = [self._run(jobs, cut[0], cut[1], seq, world, out)]
+                finally:
+                    wait(futures)       # (no worker left running once send returns or raises)
+                errs += [f.result() for f in futures]
+                err = next((e for e in errs if e is not None), None)
+            if err is not None:
+                raise err[1]
+            for peer in peers:
+                peer.hello_due = False          # (the hello went out with every due client's)
+            return {peer.client: datagrams for peer, datagrams in zip(peers, out)}
 
-    def _send_one(self, peer, seq, world, interest, priority):
+    def _builders(self, jobs):
+        """Each client that needs a view builder (a budget or weights) has one, made here on the
+        calling thread (and quantcodec._views loaded)."""
+        views = _VIEWS or _views_module()
+        for peer, _, weights in jobs:
+            if peer.views is None and (peer.budget is not None or weights is not None):
+                if self._share is None:
+                    # equal views of one tick are one Snapshot: the encoders' shared
+                    # PacketCache then codes the packet once for the clients alike
+                    self._share = views.ViewShare()
+                peer.views = views.ViewBuilder(self._schema, peer.encoder, self._share)
+
+    def _run(self, jobs, lo, hi, seq, world, out):
+        """The datagrams of jobs[lo:hi] into out[lo:hi]; (index, exception) of the first that
+        raises (the rest of the run left), or None."""
+        i = lo
+        try:
+            for i in range(lo, hi):
+                out[i] = self._send_one(jobs[i], seq, world)
+        except Exception as e:       # (raised by send on the calling thread, as serially)
+            return i, e
+        return None
+
+    def _send_one(self, job, seq, world):
+        peer, ids, weights = job
         enc = peer.encoder
         hello = peer.hello_due or not peer.acked
         room = None if peer.budget is None else peer.budget - (peer.hello_len if hello else 0)
-        ids = _pick(interest, peer.client, world, "interest")
-        weights = _pick(priority, peer.client, world, "priority")
         if ids is None and weights is None and room is None:
             view = world
         else:
-            views = _VIEWS or _views_module()
+            ids = _ids_array(ids)
+            weights = _weights_array(weights)
             if room is None and weights is None:
-                view = views.restrict(world, ids)
+                view = (_VIEWS or _views_module()).restrict(world, ids)
             else:
-                if peer.views is None:
-                    if self._share is None:
-                        # equal views of one tick are one Snapshot: the encoders' shared
-                        # PacketCache then codes the packet once for the clients alike
-                        self._share = views.ViewShare()
-                    peer.views = views.ViewBuilder(self._schema, enc, self._share)
-                view = peer.views.build(seq, world, _ids_array(ids), _weights_array(weights), room)
-        datagrams = [] if view is None else enc.encode_datagrams(seq, view)
+                view = peer.views.build(seq, world, ids, weights, room)
+        if view is None:
+            datagrams = []
+        else:
+            d = enc.encode(seq, view)
+            # (a packet that fits is its one datagram: no call into the fragmenting)
+            datagrams = [d] if len(d) <= self._max_datagram else \
+                _framing.fragment(d, self._max_datagram, enc._check_f, enc._seed_p)
         if hello:
-            peer.hello_due = False
             datagrams.insert(0, enc.hello())
         return datagrams
 
@@ -341,6 +418,8 @@ def _pick(arg, client, world, what):
 def _ids_array(ids):
     if ids is None:
         return None
+    if type(ids) is np.ndarray and ids.dtype == _U64 and ids.ndim == 1:
+        return ids                  # (the common case: interest.GridIndex's arrays)
     a = np.asarray(ids)
     if a.ndim != 1 or (a.size and a.dtype.kind not in "ui"):
         raise TypeError(f"StreamServer.send: interest ids must be a 1-D array of integers, got "
