@@ -108,7 +108,7 @@ macros = []
 # 150 and 280, alternated): the same; _delta at -O2 was 5% slower to encode at tick 280, so it keeps
 # -O3. The wheel: 0.15 MB smaller.
 OPT = {m: ["-Os" if m == "_testing" else "-O2"] for m in (
-    "_arrays", "_bitstream", "_codecs", "_history", "_plan", "_schemabase", "_testing", "_viewbuild")}
+    "_arrays", "_bitstream", "_codecs", "_history", "_interest", "_plan", "_schemabase", "_testing", "_viewbuild")}
 if DEBUG or ASAN:
     OPT = {}
 modules = sorted(os.path.splitext(os.path.basename(p))[0] for p in glob.glob("quantcodec/_*.pyx"))
