@@ -395,6 +395,8 @@ cdef class ViewBuilder:
     cdef public Py_ssize_t last_chosen
     cdef public Py_ssize_t last_inflight
     cdef Py_ssize_t _md, _check
+    cdef object _pk                 # the packet of the last trial (bytes: bare, unsealed)
+    cdef Py_ssize_t _pkb            # and its bits
 
     def __init__(self, schema, encoder, share=None):
         plan = _plan_of(schema, "ViewBuilder")
@@ -539,14 +541,25 @@ cdef class ViewBuilder:
             got = sh.sizes.get(key)
             if got is not None and got[1] is view and got[2] is base and got[3] is pred:
                 sh.trial_hits += 1
+                self._pk = got[4]
+                self._pkb = got[5]
                 return <double>got[0]
         self.trials += 1
         packet = self._coder._encode_call(seq, <SnapshotData>view, bdist, <SnapshotData>base, pdist,
                                           <SnapshotData>pred)
+        self._pk = packet
+        self._pkb = self._coder.last_bits
         s = _dgram_bytes(PyBytes_GET_SIZE(packet), self._md, self._check)
         if self._share_obj is not None:
-            sh.sizes[key] = (s, view, base, pred)
+            sh.sizes[key] = (s, view, base, pred, packet, self._pkb)
         return s
+
+    cdef void _offer(self, object state, int seq, object view, int bdist, object base, int pdist,
+                     object pred, object packet, Py_ssize_t bits) except *:
+        """Hand the chosen view's trial packet to the client's encoder (EncoderState.offer): its
+        encode of this view against these references is these bytes, not coded again."""
+        if packet is not None:
+            state.offer(seq, view, bdist, base, pdist, pred, packet, bits, self._coder.plan)
 
     cdef void _learn(self, double extra_bytes, Py_ssize_t n_new, Py_ssize_t n_chg) noexcept:
         cdef double bits = extra_bytes * 8.0, per
@@ -624,6 +637,8 @@ cdef class ViewBuilder:
         cdef int64_t tick, span
         cdef int bdist, pdist, attempt
         cdef double best_s = 0.0
+        cdef Py_ssize_t pkb = 0, best_pkb = 0
+        best_pk = None
         cdef bint wt_ok = True
         cdef const Py_ssize_t* orow
         cdef Py_ssize_t* rp
@@ -829,6 +844,7 @@ cdef class ViewBuilder:
                 v = self._snap(seq, tid, tid_p, n, S, sc.has, sc.diff, sc.v0, wrow, sc.rows)
                 s = self._size(seq, v, bdist, base, pdist, pred)
                 if s <= roomd:
+                    self._offer(state, seq, v, bdist, base, pdist, pred, self._pk, self._pkb)
                     with nogil:
                         for i in range(n):
                             if sc.diff[i] and not sc.inflight[i]:
@@ -845,6 +861,8 @@ cdef class ViewBuilder:
             nflight = 0
             for i in range(n):
                 nflight += sc.inflight[i]
+        pk = self._pk                   # view0's packet (the shed's last trial is view0's too)
+        pkb = self._pkb
         self._s0_est = s0
         view = view0
         used = s0
@@ -899,6 +917,8 @@ cdef class ViewBuilder:
                     memcpy(sc.best, sc.take, n)
                     view = v
                     best_s = s
+                    best_pk = self._pk
+                    best_pkb = self._pkb
                     if k >= nord or roomd - s < self._bits_chg / 8.0:
                         break
                     _cumcost(sc, nord, self._bits_new, self._bits_chg)
@@ -924,6 +944,8 @@ cdef class ViewBuilder:
             if have_best:
                 memcpy(sc.take, sc.best, n)
                 used = best_s
+                pk = best_pk
+                pkb = best_pkb
             else:
                 for i in range(n):
                     sc.take[i] = 0
@@ -937,6 +959,7 @@ cdef class ViewBuilder:
                 if (not sc.diff[i]) or sc.take[i]:
                     accp[i] = 0.0
         self.last_chosen = ntake - (nforced if have_best else 0)
+        self._offer(state, seq, view, bdist, base, pdist, pred, pk, pkb)
         return self._keep(seq, view, tid, acc, live, int(used), ntake, nflight, rows_a, wids)
 
     cdef tuple _shed(self, int seq, scratch_t* sc, Py_ssize_t n, Py_ssize_t S, object tid,

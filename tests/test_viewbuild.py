@@ -59,7 +59,7 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
     bc, bp = ViewBuilder(schema, enc_c), ViewBuilderPy(schema, enc_p)
     acks = {}
     centre = np.zeros(2)
-    nonempty = 0
+    nonempty = budgeted = 0
     for t in range(160):
         world = w.step(schema)
         for s in acks.pop(t, ()):
@@ -82,6 +82,7 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
         if vc is None:
             continue
         nonempty += 1
+        budgeted += room is not None
         dc = enc_c.encode_datagrams(t, vc)
         dp = enc_p.encode_datagrams(t, vp)
         assert dc == dp
@@ -90,6 +91,52 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
         if r.random() >= loss:
             acks.setdefault(t + 1 + r.randrange(2 * delay), []).append(t)
     assert nonempty > 100
+    # every budgeted packet of the compiled builder's client was its last trial's, handed over
+    # (EncoderState.offer), not coded again; the bytes equal those the reference's coded itself
+    assert enc_c._state.offers_used == budgeted and enc_p._state.offers_used == 0
+
+
+def test_offered_packet_is_used_only_for_the_same_references():
+    """EncoderState.offer: the next encode sends the offered bytes only when it names the same
+    snapshot (identity), sequence number and references and its coder the same plan; anything
+    else is coded as always, and an offer serves one encode at most."""
+    schema = pose_schema()
+    w = World(200, 4)
+    enc = qc.SnapshotEncoder(schema, 16, stream_id=9)
+    twin = qc.SnapshotEncoder(schema, 16, stream_id=9)
+    st = enc._state
+    plan = enc._coder.layout.plan
+    for t in range(6):
+        world = w.step(schema)
+        bdist, base, pdist, pred = st.refs(t)
+        want = twin.encode(t, world)
+        if t == 3:
+            # a marked packet for exactly these references: sent as offered (sealed like any)
+            st.offer(t, world, bdist, base, pdist, pred, b"\x01marked", 13, plan)
+            got = enc.encode(t, world)
+            assert got[:7] == b"\x01marked" and got != want and enc.last_bits == 13
+            assert st.offers_used == 1
+            enc.ack(t)
+            twin.ack(t)
+            continue
+        if t >= 1:
+            # offers that do not fit: another number, an equal but other snapshot, other
+            # references, another plan; each is dropped and the packet coded as always
+            bad = [(t + 1, world, bdist, base, pdist, pred, plan),
+                   (t, qc.Snapshot._make(schema, world.ids.copy(), world.matrix.copy()),
+                    bdist, base, pdist, pred, plan),
+                   (t, world, bdist + 1, base, pdist, pred, plan),
+                   (t, world, bdist, base, pdist, pred, object())]
+            st.offer(*bad[t % len(bad)][:6], b"\x01marked", 13, bad[t % len(bad)][6])
+        assert enc.encode(t, world) == want
+        enc.ack(t)
+        twin.ack(t)
+    assert st.offers_used == 1
+    # an offer serves once: the same number encoded again is coded
+    world = w.step(schema)
+    st.offer(6, world, *st.refs(6)[:4], b"\x01marked", 13, plan)
+    assert enc.encode(6, world)[:7] == b"\x01marked"
+    assert enc.encode(6, world) == twin.encode(6, world)
 
 
 def test_compiled_builder_checks_like_the_reference():
@@ -142,14 +189,18 @@ def test_shared_views_are_one_snapshot_coded_once():
         lone_enc.ack(t)
     assert share.hits >= 3 * 59
     assert share.trial_hits > 0
-    assert cache.hits >= 3 * 59
+    # the packets: the first builder's trial encode, handed to every client's encoder with the
+    # shared trial size (EncoderState.offer), or else found in the PacketCache: never coded again
+    assert sum(e._state.offers_used for e in encs) + cache.hits >= 4 * 60 - 1
+    assert cache.misses <= 1
     # trial encodes: the first client's only
     assert sum(b.trials for b in builders[1:]) <= 3
 
 
 def test_session_shares_packets_between_clients_alike():
     """StreamServer: two clients with the same interest and the same acks get packets coded once
-    (the PacketCache hits), and views equal to what each decodes."""
+    (the first builder's trial encode, handed to both encoders with the shared trial size, or
+    found in the PacketCache: no miss codes it again), and views equal to what each decodes."""
     schema = pose_schema()
     server = qc.StreamServer(schema, budget=900)
     clients = {c: qc.StreamClient(schema) for c in ("a", "b")}
@@ -169,7 +220,9 @@ def test_session_shares_packets_between_clients_alike():
             if r is not None:
                 server.receive(c, r)
     assert server.encoder("a")._state.sent[39] is server.encoder("b")._state.sent[39]
-    assert server.encoder("a").cache.hits >= 30
+    cache = server.encoder("a").cache
+    used = server.encoder("a")._state.offers_used + server.encoder("b")._state.offers_used
+    assert used + cache.hits >= 2 * 40 - 2 and cache.misses <= 2
 
 
 @pytest.mark.parametrize("dim,sort,dist", [(2, True, False), (2, False, True), (3, True, True), (3, False, False)])
