@@ -18,6 +18,9 @@ from quantcodec._views import ViewBuilder, ViewBuilderPy, ViewShare
 from helpers import World, pose_schema
 
 
+_WIDE = np.uint64(2**40 + 7)
+
+
 def _same(a, b):
     if a is None or b is None:
         return a is None and b is None
@@ -47,7 +50,7 @@ def _interest(rng, w, centre, radius, mode):
 @pytest.mark.parametrize("seed,budget,loss,delay,mode", [
     (0, 1200, 0.05, 3, "sorted"), (1, 300, 0.2, 3, "shuffled"), (2, 150, 0.3, 2, "repeats"),
     (3, 600, 0.1, 4, "signed"), (4, 90, 0.0, 1, "world"), (5, 2500, 0.25, 5, "shuffled"),
-    (6, 60, 0.1, 2, "sorted"),
+    (6, 60, 0.1, 2, "sorted"), (7, 400, 0.1, 2, "wide"),
 ])
 def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
     schema = pose_schema()
@@ -68,8 +71,12 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
         if mode == "world":
             ids, weights = None, (rng.random(len(world.ids)) if t % 3 else None)
         else:
-            ids, dist = _interest(rng, w, centre, 140.0, mode)
+            ids, dist = _interest(rng, w, centre, 140.0, "shuffled" if mode == "wide" else mode)
             weights = 1.0 / (1.0 + dist / 30.0) if t % 4 else None
+        if mode == "wide":
+            # ids spread over 6 bytes: the interest's sort merges its runs (no radix sort)
+            world = qc.Snapshot._make(schema, world.ids * _WIDE, world.matrix)
+            ids = ids * _WIDE
         room = budget if t % 17 else None         # now and then a tick without a budget
         vc = bc.build(t, world, ids, weights, room)
         vp = bp.build(t, world, ids, weights, room)
