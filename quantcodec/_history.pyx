@@ -386,9 +386,8 @@ cdef class EncoderState:
                 packet = off[6]
                 self.coder.last_bits = off[7]
                 self.offers_used += 1
-                if self.cache is not None:
-                    self.cache._put((s, bdist, pdist, id(cur), id(base), id(pred), id(self.coder.plan)),
-                                    (packet, off[7], cur, base, pred, self.coder.plan))
+                # (not put in the PacketCache: the clients whose encoders could find it there
+                # got it offered too, with their builders' shared trial size)
             elif self.cache is None:
                 packet = self.coder._encode_call(s, cur, bdist, base, pdist, pred)
             else:
