@@ -3,19 +3,25 @@ same decisions as the Python ``_views.ViewBuilderPy`` (the reference, which the 
 with on random scenes, view for view and priority for priority), with the array work in C loops
 that run without the GIL, so a thread pool building many clients' views scales on cores.
 
-Per build, for ``n`` entities of interest and ``S`` slots: the interest ids sorted (a natural
-merge sort: the grid's unsorted lists are sorted runs, a cell each) and found among the world's
+Per build, for ``n`` entities of interest and ``S`` slots: the interest ids sorted (a radix
+sort a byte a pass, or a natural merge sort of the grid's sorted runs, whichever needs fewer
+passes over them) and found among the world's
 ids (binary searches narrowing left to right); the priorities carried over and the baseline and
 previous view aligned by merge joins (everything is ascending by id); the start view kept as row
 pointers (into the previous view or the baseline: nothing copied); the candidates ordered by a
 stable merge sort. What holds the GIL: the calls into the stream state (``refs``), making the
 Snapshot of each trial view, and the trial encodes' entry (their coding runs without it).
 
+The trial encode of the view chosen is the client's packet: the builder hands it to the
+client's encoder (``EncoderState.offer``), whose ``encode`` of that view against the same
+references sends those bytes instead of coding them again (one encode a client a tick fewer).
+
 Views are interned per tick when a :class:`ViewShare` is given (the session gives one to all its
 clients' builders): a view equal to one another client's builder made for the same sequence
 number is that very Snapshot, so the clients' encoders, which share a PacketCache, code the
 packet once for every client whose view and acknowledgements coincide, and the trial encodes
-against the same references are done once too.
+against the same references are done once too (the shared trial size carries its packet, which
+each of those clients' builders hands to its encoder).
 """
 
 cimport cython
@@ -50,6 +56,11 @@ cdef enum:
     PF = 16                      # rows ahead a loop over world rows asks the cache for
 
 cdef int MAX_TRIALS = 3          # trial encodes after the start view's, per tick
+# ViewShare's pause: after IDLE_TICKS ticks in a row of at least IDLE_VIEWS views and not one
+# found, views are interned only one tick in PROBE_EVERY, until such a tick finds one
+cdef int IDLE_TICKS = 4
+cdef Py_ssize_t IDLE_VIEWS = 16
+cdef int PROBE_EVERY = 16
 cdef double FILL = 0.97          # the share of the room an estimate may plan for
 
 _U64 = np.dtype(np.uint64)
@@ -361,28 +372,71 @@ cdef class ViewShare:
     once) and the sizes of trial encodes already done against the same references. Safe to
     share between threads (a dict's single operations are atomic under the GIL, and every
     entry is a pure function of its key). ``hits`` counts views found, ``trial_hits`` trial
-    sizes reused."""
+    sizes reused.
+
+    Interning costs each view a hash and a dict entry (about 6 µs of a client's 60-65 in the
+    large-world bench, where no two views are equal). When ``IDLE_TICKS`` (4) ticks in a row
+    made at least ``IDLE_VIEWS`` (16) views and found none, the share pauses: views are interned
+    one tick in ``PROBE_EVERY`` (16) only, until such a tick finds one (then on every tick
+    again). Views and packets are the same either way; a pause only leaves work undone that
+    would have been shared (``paused`` counts the ticks)."""
     cdef dict views
     cdef dict sizes
     cdef int seq
+    cdef bint on
+    cdef int idle                   # ticks in a row, interning, with views and none found
+    cdef int off                    # ticks since the last one interned, while paused
+    cdef Py_ssize_t made            # views looked up this tick
+    cdef Py_ssize_t found           # and found
     cdef public Py_ssize_t hits
     cdef public Py_ssize_t trial_hits
+    cdef public Py_ssize_t paused
 
     def __init__(self):
         self.views = {}
         self.sizes = {}
         self.seq = -1
+        self.on = True
+        self.idle = 0
+        self.off = 0
+        self.made = 0
+        self.found = 0
         self.hits = 0
         self.trial_hits = 0
+        self.paused = 0
+
+    cdef bint tick(self, int seq):
+        """Whether the views of packet ``seq`` are interned (every build asks; the first of a
+        tick decides, from the ticks before, so all of a tick's builders agree)."""
+        if seq != self.seq:
+            if self.on and self.made:
+                if self.made >= IDLE_VIEWS and self.found == 0:
+                    self.idle += 1
+                else:
+                    self.idle = 0
+            self.views = {}
+            self.sizes = {}
+            self.seq = seq
+            self.made = 0
+            self.found = 0
+            if self.idle < IDLE_TICKS:
+                self.on = True
+            else:
+                self.off += 1
+                self.on = self.off >= PROBE_EVERY
+                if self.on:
+                    self.off = 0
+                else:
+                    self.paused += 1
+        return self.on
 
     cdef object find(self, int seq, uint64_t h, Py_ssize_t n, Py_ssize_t S, const uint64_t* ip,
                      const uint64_t* mp):
         """The view made this tick with these ids and rows, or None."""
         cdef SnapshotData b
         if seq != self.seq:
-            self.views = {}
-            self.sizes = {}
-            self.seq = seq
+            return None
+        self.made += 1
         got = self.views.get((h, n))
         if got is None:
             return None
@@ -391,6 +445,7 @@ cdef class ViewShare:
                 memcmp(ip, b.idp, sizeof(uint64_t) * n) == 0
                 and (S == 0 or memcmp(mp, b.rowp, sizeof(uint64_t) * n * S) == 0))):
             self.hits += 1
+            self.found += 1
             return got
         return None
 
@@ -399,7 +454,8 @@ cdef class ViewShare:
             self.views.setdefault((h, n), view)
 
     def __repr__(self):
-        return f"<ViewShare: {self.hits} views shared, {self.trial_hits} trial sizes reused>"
+        return (f"<ViewShare: {self.hits} views shared, {self.trial_hits} trial sizes reused, "
+                f"{self.paused} ticks paused>")
 
 
 cdef struct scratch_t:
@@ -433,6 +489,7 @@ cdef class ViewBuilder:
     cdef object _encoder
     cdef DeltaEncoder _coder
     cdef object _share_obj
+    cdef bint _sharing              # this build interns its views (the share is on this tick)
     cdef object _acc_ids            # uint64 (ascending): the entities of the priorities below
     cdef object _acc                # float64
     cdef object _live               # int64: the tick until which each is live (-1: not)
@@ -546,7 +603,7 @@ cdef class ViewBuilder:
         cdef uint64_t* mp
         cdef const uint64_t* r
         cdef uint64_t h = 0
-        cdef bint hashing = self._share_obj is not None
+        cdef bint hashing = self._sharing
         with nogil:
             for i in range(n):
                 cnt += has[i] | take[i]
@@ -595,7 +652,7 @@ cdef class ViewBuilder:
     cdef double _size(self, int seq, object view, int bdist, object base, int pdist, object pred) except -2:
         cdef ViewShare sh
         cdef bytes packet
-        if self._share_obj is not None:
+        if self._sharing:
             sh = <ViewShare>self._share_obj
             key = (seq, id(view), bdist, id(base), pdist, id(pred))
             got = sh.sizes.get(key)
@@ -610,7 +667,7 @@ cdef class ViewBuilder:
         self._pk = packet
         self._pkb = self._coder.last_bits
         s = _dgram_bytes(PyBytes_GET_SIZE(packet), self._md, self._check)
-        if self._share_obj is not None:
+        if self._sharing:
             sh.sizes[key] = (s, view, base, pred, packet, self._pkb)
         return s
 
@@ -664,6 +721,7 @@ cdef class ViewBuilder:
         block = _alloc(&sc, n_alloc, m)
         if block == NULL:
             raise MemoryError()
+        self._sharing = self._share_obj is not None and (<ViewShare>self._share_obj).tick(<int>seq)
         try:
             return self._build(<int>seq, W, a, weights, room, state, encoder, &sc)
         finally:

@@ -204,6 +204,41 @@ def test_shared_views_are_one_snapshot_coded_once():
     assert sum(b.trials for b in builders[1:]) <= 3
 
 
+def test_share_pauses_while_no_view_is_shared_and_resumes():
+    """ViewShare: 20 clients with views all different stop interning after a few ticks (a hash
+    and a dict entry a view for nothing), the views unchanged (equal to lone builders'); once
+    their views coincide, a probe tick finds it and every tick shares again."""
+    schema = pose_schema()
+    w = World(3000, 5, moving=0.3)
+    share = ViewShare()
+    M = 20
+    encs = [qc.SnapshotEncoder(schema, 32, stream_id=11) for _ in range(M)]
+    lone_encs = [qc.SnapshotEncoder(schema, 32, stream_id=11) for _ in range(M)]
+    builders = [ViewBuilder(schema, e, share) for e in encs]
+    lone = [ViewBuilder(schema, e) for e in lone_encs]
+    together = None
+    for t in range(80):
+        world = w.step(schema)
+        if t < 40:
+            lists = [world.ids[(world.ids % M) == c] for c in range(M)]      # all different
+        else:
+            lists = [world.ids[world.ids % 4 == 0]] * M                       # all the same
+        views = [b.build(t, world, ids, None, 600) for b, ids in zip(builders, lists)]
+        for c in range(M):
+            ref = lone[c].build(t, world, lists[c], None, 600)
+            assert _same(views[c], ref), (t, c)
+            d1, d2 = encs[c].encode_datagrams(t, views[c]), lone_encs[c].encode_datagrams(t, ref)
+            assert d1 == d2
+            encs[c].ack(t)
+            lone_encs[c].ack(t)
+        if t == 39:
+            assert share.paused >= 40 - 1 - 4 - 3, share.paused       # at most 1 tick in 16 on
+        if t >= 40 and together is None and all(v is views[0] for v in views):
+            together = t
+    assert together is not None and together <= 40 + 16, together
+    assert all(v is views[0] for v in views)           # and it stayed on
+
+
 def test_session_shares_packets_between_clients_alike():
     """StreamServer: two clients with the same interest and the same acks get packets coded once
     (the first builder's trial encode, handed to both encoders with the shared trial size, or
