@@ -139,10 +139,10 @@ cdef void _merge_runs(kv_t* src, kv_t* dst, Py_ssize_t* runs, Py_ssize_t nr, Py_
         dst = sw
 
 
-cdef kv_t* _radix_kv(kv_t* a, kv_t* b, Py_ssize_t n, uint64_t lo, int passes) noexcept nogil:
-    """Stable LSD radix sort of the pairs ``a`` (n) by ``k - lo``, a byte a pass (``passes``
-    of them, at most 4: the keys' span fits in ``8 * passes`` bits), ping-ponging with ``b``;
-    returns the buffer holding the result. The counts of every pass are taken in one read."""
+cdef kv_t* _radix_kv(kv_t* a, kv_t* b, Py_ssize_t n, int passes) noexcept nogil:
+    """Stable LSD radix sort of the pairs ``a`` (n) by ``k``, a byte a pass (``passes`` of
+    them, at most 4: the keys fit in ``8 * passes`` bits), ping-ponging with ``b``; returns the
+    buffer holding the result. The counts of the four low bytes are taken in one read."""
     cdef uint32_t cnt[4 * 256]
     cdef uint32_t* c
     cdef uint32_t t, u
@@ -150,11 +150,13 @@ cdef kv_t* _radix_kv(kv_t* a, kv_t* b, Py_ssize_t n, uint64_t lo, int passes) no
     cdef int p, sh
     cdef uint64_t k
     cdef kv_t* sw
-    memset(cnt, 0, sizeof(uint32_t) * 256 * passes)
+    memset(cnt, 0, sizeof(cnt))
     for i in range(n):
-        k = a[i].k - lo
-        for p in range(passes):
-            cnt[p * 256 + ((k >> (8 * p)) & 255)] += 1
+        k = a[i].k
+        cnt[k & 255] += 1
+        cnt[256 + ((k >> 8) & 255)] += 1
+        cnt[512 + ((k >> 16) & 255)] += 1
+        cnt[768 + ((k >> 24) & 255)] += 1
     for p in range(passes):
         c = cnt + p * 256
         t = 0
@@ -164,7 +166,7 @@ cdef kv_t* _radix_kv(kv_t* a, kv_t* b, Py_ssize_t n, uint64_t lo, int passes) no
             t += u
         sh = 8 * p
         for i in range(n):
-            k = ((a[i].k - lo) >> sh) & 255
+            k = (a[i].k >> sh) & 255
             b[c[k]] = a[i]
             c[k] += 1
         sw = a
@@ -231,9 +233,9 @@ cdef void _sort_u64(const uint64_t* key, Py_ssize_t* idx, Py_ssize_t* tmp, Py_ss
     if nbytes <= 4 and nbytes < npass:
         a = buf
         for i in range(n):
-            a[i].k = key[i]
+            a[i].k = key[i] - kmin
             a[i].i = i
-        a = _radix_kv(a, buf + n, n, kmin, nbytes)
+        a = _radix_kv(a, buf + n, n, nbytes)
         for i in range(n):
             idx[i] = a[i].i
         free(buf)
