@@ -313,6 +313,9 @@ cdef inline int buf_need(buf_t* b, Py_ssize_t nbytes) noexcept nogil:
     cdef void* q
     if nbytes <= b.cap:
         return 0
+    # an eighth more than asked: a client's packets grow by a few entities now and then, and
+    # an exact fit moved every one of a coder's buffers (realloc, fresh pages) at each new high
+    nbytes += nbytes >> 3
     if nbytes < 64:
         nbytes = 64
     q = realloc(b.p, <size_t>nbytes)

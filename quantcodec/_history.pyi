@@ -60,11 +60,16 @@ class EncoderState:
     def last_bits(self) -> int: ...
     @property
     def cache(self) -> Optional[PacketCache]: ...
+    @property
+    def offers_used(self) -> int: ...
     def __init__(self, coder: DeltaEncoder, schema: Any, history: int, predict: bool,
                  cache: Optional[PacketCache] = None, seed: _Check = 0,
                  snapshot_type: Type[SnapshotData] = SnapshotData) -> None: ...
     def encode(self, seq: int, snapshot: SnapshotData, /) -> bytes:
         """The whole datagram: the packet and its check, sealed with ``seed``."""
+    def offer(self, seq: int, snapshot: SnapshotData, bdist: int, base: Optional[SnapshotData],
+              pdist: int, pred: Optional[SnapshotData], packet: bytes, bits: int, plan: Any) -> None:
+        """A packet already coded for the next ``encode(seq, snapshot)`` against these references."""
     def refs(self, seq: int) -> Tuple[int, Optional[SnapshotData], int, Optional[SnapshotData]]:
         """(bdist, base, pdist, pred) a packet ``seq`` would be coded against now."""
     def ack(self, seq: Optional[int], /) -> bool: ...

@@ -323,11 +323,14 @@ cdef class EncoderState:
     cdef int last_pred
     cdef readonly PacketCache cache     # shared with other clients' encoders, or None
     cdef wcheck_t check                 # the stream's seed_P or key kP: every packet leaves sealed with it
+    cdef tuple offered          # a packet coded elsewhere for the next encode (offer), or None
+    cdef readonly Py_ssize_t offers_used    # packets offered that encode sent (not coded again)
     cdef cython.pymutex lock
 
     def __init__(self, DeltaEncoder coder not None, schema, int history, bint predict,
                  PacketCache cache=None, seed=0, snapshot_type=SnapshotData):
         self.kind = _snapshot_type(snapshot_type, "EncoderState")
+        self.offered = None
         self.coder = coder
         _wcheck(&self.check, seed)
         self.schema = schema
@@ -375,7 +378,17 @@ cdef class EncoderState:
             _refs(self.acked, s, self.history, self.predict, &bdist, &pdist)
             base = self.sent[(s - bdist) & SEQ_MASK] if bdist else None
             pred = self.sent[(s - bdist - pdist) & SEQ_MASK] if pdist else None
-            if self.cache is None:
+            off = self.offered
+            self.offered = None
+            if off is not None and _offer_fits(<tuple>off, s, cur, bdist, base, pdist, pred,
+                                               self.coder.plan):
+                # coded already (a view builder's last trial): the same bytes this coder makes
+                packet = off[6]
+                self.coder.last_bits = off[7]
+                self.offers_used += 1
+                # (not put in the PacketCache: the clients whose encoders could find it there
+                # got it offered too, with their builders' shared trial size)
+            elif self.cache is None:
                 packet = self.coder._encode_call(s, cur, bdist, base, pdist, pred)
             else:
                 # a packet is a function of these alone: another client's encoder that named
@@ -408,6 +421,19 @@ cdef class EncoderState:
             self.last_pred = (s - bdist - pdist) & SEQ_MASK if pdist else -1
             # the cache holds bare packets: each client's datagram is sealed with its own stream
             return _sealed(packet, &self.check)
+
+    def offer(self, seq, snapshot, int bdist, base, int pdist, pred, bytes packet, Py_ssize_t bits,
+              plan):
+        """Hand the next ``encode(seq, snapshot)`` a packet already coded (a view builder's trial
+        encode of the view it chose, quantcodec._viewbuild): ``packet`` (bare, unsealed) and its
+        ``bits``, coded by a DeltaEncoder of ``plan`` against ``bdist``, ``base``, ``pdist``,
+        ``pred`` (``refs(seq)``). A packet is a function of those alone (as for PacketCache), so
+        ``encode`` uses it only when it names the very same snapshots (identity) under the same
+        numbers and its coder has the same plan; otherwise it codes as always. One packet is
+        held at a time, until the next ``encode`` (which drops it, used or not) or offer."""
+        cdef int s = seq_arg(seq, "EncoderState.offer")
+        with self.lock:
+            self.offered = (s, snapshot, bdist, base, pdist, pred, packet, bits, plan)
 
     def refs(self, seq):
         """(bdist, base, pdist, pred): the snapshots a packet numbered ``seq`` would be coded
@@ -473,6 +499,7 @@ cdef class EncoderState:
 
     def reset(self):
         with self.lock:
+            self.offered = None
             self._forget()
             self.early.clear()
             self.windows.clear()
@@ -505,6 +532,12 @@ cdef class EncoderState:
     @property
     def last_bits(self):
         return self.coder.last_bits
+
+
+cdef inline bint _offer_fits(tuple off, int s, cur, int bdist, base, int pdist, pred, plan):
+    """Whether an offered packet (EncoderState.offer) is the one ``encode`` would code now."""
+    return (<int>off[0] == s and off[1] is cur and <int>off[2] == bdist and off[3] is base
+            and <int>off[4] == pdist and off[5] is pred and off[8] is plan)
 
 
 cdef bytes _sealed(bytes packet, const wcheck_t* c):

@@ -16,6 +16,7 @@ class ViewShare:
     view is one Snapshot, so a shared PacketCache codes its packet once) and trial sizes."""
     hits: int
     trial_hits: int
+    paused: int
     def __init__(self) -> None: ...
 
 @final

@@ -3,25 +3,31 @@ same decisions as the Python ``_views.ViewBuilderPy`` (the reference, which the 
 with on random scenes, view for view and priority for priority), with the array work in C loops
 that run without the GIL, so a thread pool building many clients' views scales on cores.
 
-Per build, for ``n`` entities of interest and ``S`` slots: the interest ids sorted (a natural
-merge sort: the grid's unsorted lists are sorted runs, a cell each) and found among the world's
+Per build, for ``n`` entities of interest and ``S`` slots: the interest ids sorted (a radix
+sort a byte a pass, or a natural merge sort of the grid's sorted runs, whichever needs fewer
+passes over them) and found among the world's
 ids (binary searches narrowing left to right); the priorities carried over and the baseline and
 previous view aligned by merge joins (everything is ascending by id); the start view kept as row
 pointers (into the previous view or the baseline: nothing copied); the candidates ordered by a
 stable merge sort. What holds the GIL: the calls into the stream state (``refs``), making the
 Snapshot of each trial view, and the trial encodes' entry (their coding runs without it).
 
+The trial encode of the view chosen is the client's packet: the builder hands it to the
+client's encoder (``EncoderState.offer``), whose ``encode`` of that view against the same
+references sends those bytes instead of coding them again (one encode a client a tick fewer).
+
 Views are interned per tick when a :class:`ViewShare` is given (the session gives one to all its
 clients' builders): a view equal to one another client's builder made for the same sequence
 number is that very Snapshot, so the clients' encoders, which share a PacketCache, code the
 packet once for every client whose view and acknowledgements coincide, and the trial encodes
-against the same references are done once too.
+against the same references are done once too (the shared trial size carries its packet, which
+each of those clients' builders hands to its encoder).
 """
 
 cimport cython
-from libc.stdint cimport uint8_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memcmp
+from libc.string cimport memcpy, memcmp, memset
 from libc.math cimport nearbyint, isfinite, sqrt, INFINITY
 from cpython.bytes cimport PyBytes_GET_SIZE
 
@@ -50,6 +56,11 @@ cdef enum:
     PF = 16                      # rows ahead a loop over world rows asks the cache for
 
 cdef int MAX_TRIALS = 3          # trial encodes after the start view's, per tick
+# ViewShare's pause: after IDLE_TICKS ticks in a row of at least IDLE_VIEWS views and not one
+# found, views are interned only one tick in PROBE_EVERY, until such a tick finds one
+cdef int IDLE_TICKS = 4
+cdef Py_ssize_t IDLE_VIEWS = 16
+cdef int PROBE_EVERY = 16
 cdef double FILL = 0.97          # the share of the room an estimate may plan for
 
 _U64 = np.dtype(np.uint64)
@@ -128,16 +139,57 @@ cdef void _merge_runs(kv_t* src, kv_t* dst, Py_ssize_t* runs, Py_ssize_t nr, Py_
         dst = sw
 
 
+cdef kv_t* _radix_kv(kv_t* a, kv_t* b, Py_ssize_t n, int passes) noexcept nogil:
+    """Stable LSD radix sort of the pairs ``a`` (n) by ``k``, a byte a pass (``passes`` of
+    them, at most 4: the keys fit in ``8 * passes`` bits), ping-ponging with ``b``; returns the
+    buffer holding the result. The counts of the four low bytes are taken in one read."""
+    cdef uint32_t cnt[4 * 256]
+    cdef uint32_t* c
+    cdef uint32_t t, u
+    cdef Py_ssize_t i
+    cdef int p, sh
+    cdef uint64_t k
+    cdef kv_t* sw
+    memset(cnt, 0, sizeof(cnt))
+    for i in range(n):
+        k = a[i].k
+        cnt[k & 255] += 1
+        cnt[256 + ((k >> 8) & 255)] += 1
+        cnt[512 + ((k >> 16) & 255)] += 1
+        cnt[768 + ((k >> 24) & 255)] += 1
+    for p in range(passes):
+        c = cnt + p * 256
+        t = 0
+        for i in range(256):
+            u = c[i]
+            c[i] = t
+            t += u
+        sh = 8 * p
+        for i in range(n):
+            k = (a[i].k >> sh) & 255
+            b[c[k]] = a[i]
+            c[k] += 1
+        sw = a
+        a = b
+        b = sw
+    return a
+
+
 cdef void _sort_u64(const uint64_t* key, Py_ssize_t* idx, Py_ssize_t* tmp, Py_ssize_t* runs,
                     Py_ssize_t n) noexcept nogil:
-    """Stable argsort of ``key`` into ``idx`` (``runs`` scratch, n + 1; ``tmp`` unused): a
-    bottom-up natural merge sort (ascending runs merged pairwise) of (key, index) pairs, the
-    keys moved with their indices so the merges read memory in order (the grid's lists are
-    a sorted run a cell each). Without memory for the pairs, an insertion sort of ``idx``."""
+    """Stable argsort of ``key`` into ``idx`` (``runs`` scratch, n + 1; ``tmp`` unused), of
+    (key, index) pairs, the keys moved with their indices so the passes read memory in order:
+    an LSD radix sort a byte a pass when the keys' span (max - min) needs fewer passes than
+    merging the ascending runs pairwise does (the grid's lists: 20-30 runs, a cell each, so 5
+    merge passes; ids or rows within a world of a million: at most 3 bytes of span), else a
+    bottom-up natural merge sort. Both stable: the same order. Without memory for the pairs,
+    an insertion sort of ``idx``."""
     cdef Py_ssize_t i, j, x, nr, npass
     cdef kv_t* buf
     cdef kv_t* a
     cdef kv_t* b
+    cdef uint64_t kmin, kmax, span
+    cdef int nbytes
     for i in range(n):
         idx[i] = i
     if n < 2:
@@ -162,12 +214,33 @@ cdef void _sort_u64(const uint64_t* key, Py_ssize_t* idx, Py_ssize_t* tmp, Py_ss
                 j -= 1
             idx[j] = x
         return
-    # the result lands in the first half after an even number of passes: start where it ends
     npass = 0
     i = 1
     while i < nr:
         i *= 2
         npass += 1
+    kmin = kmax = key[0]
+    for i in range(1, n):
+        if key[i] < kmin:
+            kmin = key[i]
+        if key[i] > kmax:
+            kmax = key[i]
+    span = kmax - kmin
+    nbytes = 0
+    while span:
+        span >>= 8
+        nbytes += 1
+    if nbytes <= 4 and nbytes < npass:
+        a = buf
+        for i in range(n):
+            a[i].k = key[i] - kmin
+            a[i].i = i
+        a = _radix_kv(a, buf + n, n, nbytes)
+        for i in range(n):
+            idx[i] = a[i].i
+        free(buf)
+        return
+    # the result lands in the first half after an even number of passes: start where it ends
     if npass & 1:
         a = buf + n
         b = buf
@@ -301,28 +374,71 @@ cdef class ViewShare:
     once) and the sizes of trial encodes already done against the same references. Safe to
     share between threads (a dict's single operations are atomic under the GIL, and every
     entry is a pure function of its key). ``hits`` counts views found, ``trial_hits`` trial
-    sizes reused."""
+    sizes reused.
+
+    Interning costs each view a hash and a dict entry (about 6 µs of a client's 60-65 in the
+    large-world bench, where no two views are equal). When ``IDLE_TICKS`` (4) ticks in a row
+    made at least ``IDLE_VIEWS`` (16) views and found none, the share pauses: views are interned
+    one tick in ``PROBE_EVERY`` (16) only, until such a tick finds one (then on every tick
+    again). Views and packets are the same either way; a pause only leaves work undone that
+    would have been shared (``paused`` counts the ticks)."""
     cdef dict views
     cdef dict sizes
     cdef int seq
+    cdef bint on
+    cdef int idle                   # ticks in a row, interning, with views and none found
+    cdef int off                    # ticks since the last one interned, while paused
+    cdef Py_ssize_t made            # views looked up this tick
+    cdef Py_ssize_t found           # and found
     cdef public Py_ssize_t hits
     cdef public Py_ssize_t trial_hits
+    cdef public Py_ssize_t paused
 
     def __init__(self):
         self.views = {}
         self.sizes = {}
         self.seq = -1
+        self.on = True
+        self.idle = 0
+        self.off = 0
+        self.made = 0
+        self.found = 0
         self.hits = 0
         self.trial_hits = 0
+        self.paused = 0
+
+    cdef bint tick(self, int seq):
+        """Whether the views of packet ``seq`` are interned (every build asks; the first of a
+        tick decides, from the ticks before, so all of a tick's builders agree)."""
+        if seq != self.seq:
+            if self.on and self.made:
+                if self.made >= IDLE_VIEWS and self.found == 0:
+                    self.idle += 1
+                else:
+                    self.idle = 0
+            self.views = {}
+            self.sizes = {}
+            self.seq = seq
+            self.made = 0
+            self.found = 0
+            if self.idle < IDLE_TICKS:
+                self.on = True
+            else:
+                self.off += 1
+                self.on = self.off >= PROBE_EVERY
+                if self.on:
+                    self.off = 0
+                else:
+                    self.paused += 1
+        return self.on
 
     cdef object find(self, int seq, uint64_t h, Py_ssize_t n, Py_ssize_t S, const uint64_t* ip,
                      const uint64_t* mp):
         """The view made this tick with these ids and rows, or None."""
         cdef SnapshotData b
         if seq != self.seq:
-            self.views = {}
-            self.sizes = {}
-            self.seq = seq
+            return None
+        self.made += 1
         got = self.views.get((h, n))
         if got is None:
             return None
@@ -331,6 +447,7 @@ cdef class ViewShare:
                 memcmp(ip, b.idp, sizeof(uint64_t) * n) == 0
                 and (S == 0 or memcmp(mp, b.rowp, sizeof(uint64_t) * n * S) == 0))):
             self.hits += 1
+            self.found += 1
             return got
         return None
 
@@ -339,7 +456,8 @@ cdef class ViewShare:
             self.views.setdefault((h, n), view)
 
     def __repr__(self):
-        return f"<ViewShare: {self.hits} views shared, {self.trial_hits} trial sizes reused>"
+        return (f"<ViewShare: {self.hits} views shared, {self.trial_hits} trial sizes reused, "
+                f"{self.paused} ticks paused>")
 
 
 cdef struct scratch_t:
@@ -373,6 +491,7 @@ cdef class ViewBuilder:
     cdef object _encoder
     cdef DeltaEncoder _coder
     cdef object _share_obj
+    cdef bint _sharing              # this build interns its views (the share is on this tick)
     cdef object _acc_ids            # uint64 (ascending): the entities of the priorities below
     cdef object _acc                # float64
     cdef object _live               # int64: the tick until which each is live (-1: not)
@@ -395,6 +514,8 @@ cdef class ViewBuilder:
     cdef public Py_ssize_t last_chosen
     cdef public Py_ssize_t last_inflight
     cdef Py_ssize_t _md, _check
+    cdef object _pk                 # the packet of the last trial (bytes: bare, unsealed)
+    cdef Py_ssize_t _pkb            # and its bits
 
     def __init__(self, schema, encoder, share=None):
         plan = _plan_of(schema, "ViewBuilder")
@@ -484,7 +605,7 @@ cdef class ViewBuilder:
         cdef uint64_t* mp
         cdef const uint64_t* r
         cdef uint64_t h = 0
-        cdef bint hashing = self._share_obj is not None
+        cdef bint hashing = self._sharing
         with nogil:
             for i in range(n):
                 cnt += has[i] | take[i]
@@ -533,20 +654,31 @@ cdef class ViewBuilder:
     cdef double _size(self, int seq, object view, int bdist, object base, int pdist, object pred) except -2:
         cdef ViewShare sh
         cdef bytes packet
-        if self._share_obj is not None:
+        if self._sharing:
             sh = <ViewShare>self._share_obj
             key = (seq, id(view), bdist, id(base), pdist, id(pred))
             got = sh.sizes.get(key)
             if got is not None and got[1] is view and got[2] is base and got[3] is pred:
                 sh.trial_hits += 1
+                self._pk = got[4]
+                self._pkb = got[5]
                 return <double>got[0]
         self.trials += 1
         packet = self._coder._encode_call(seq, <SnapshotData>view, bdist, <SnapshotData>base, pdist,
                                           <SnapshotData>pred)
+        self._pk = packet
+        self._pkb = self._coder.last_bits
         s = _dgram_bytes(PyBytes_GET_SIZE(packet), self._md, self._check)
-        if self._share_obj is not None:
-            sh.sizes[key] = (s, view, base, pred)
+        if self._sharing:
+            sh.sizes[key] = (s, view, base, pred, packet, self._pkb)
         return s
+
+    cdef void _offer(self, object state, int seq, object view, int bdist, object base, int pdist,
+                     object pred, object packet, Py_ssize_t bits) except *:
+        """Hand the chosen view's trial packet to the client's encoder (EncoderState.offer): its
+        encode of this view against these references is these bytes, not coded again."""
+        if packet is not None:
+            state.offer(seq, view, bdist, base, pdist, pred, packet, bits, self._coder.plan)
 
     cdef void _learn(self, double extra_bytes, Py_ssize_t n_new, Py_ssize_t n_chg) noexcept:
         cdef double bits = extra_bytes * 8.0, per
@@ -591,6 +723,7 @@ cdef class ViewBuilder:
         block = _alloc(&sc, n_alloc, m)
         if block == NULL:
             raise MemoryError()
+        self._sharing = self._share_obj is not None and (<ViewShare>self._share_obj).tick(<int>seq)
         try:
             return self._build(<int>seq, W, a, weights, room, state, encoder, &sc)
         finally:
@@ -624,6 +757,8 @@ cdef class ViewBuilder:
         cdef int64_t tick, span
         cdef int bdist, pdist, attempt
         cdef double best_s = 0.0
+        cdef Py_ssize_t pkb = 0, best_pkb = 0
+        best_pk = None
         cdef bint wt_ok = True
         cdef const Py_ssize_t* orow
         cdef Py_ssize_t* rp
@@ -829,6 +964,7 @@ cdef class ViewBuilder:
                 v = self._snap(seq, tid, tid_p, n, S, sc.has, sc.diff, sc.v0, wrow, sc.rows)
                 s = self._size(seq, v, bdist, base, pdist, pred)
                 if s <= roomd:
+                    self._offer(state, seq, v, bdist, base, pdist, pred, self._pk, self._pkb)
                     with nogil:
                         for i in range(n):
                             if sc.diff[i] and not sc.inflight[i]:
@@ -845,6 +981,8 @@ cdef class ViewBuilder:
             nflight = 0
             for i in range(n):
                 nflight += sc.inflight[i]
+        pk = self._pk                   # view0's packet (the shed's last trial is view0's too)
+        pkb = self._pkb
         self._s0_est = s0
         view = view0
         used = s0
@@ -899,6 +1037,8 @@ cdef class ViewBuilder:
                     memcpy(sc.best, sc.take, n)
                     view = v
                     best_s = s
+                    best_pk = self._pk
+                    best_pkb = self._pkb
                     if k >= nord or roomd - s < self._bits_chg / 8.0:
                         break
                     _cumcost(sc, nord, self._bits_new, self._bits_chg)
@@ -924,6 +1064,8 @@ cdef class ViewBuilder:
             if have_best:
                 memcpy(sc.take, sc.best, n)
                 used = best_s
+                pk = best_pk
+                pkb = best_pkb
             else:
                 for i in range(n):
                     sc.take[i] = 0
@@ -937,6 +1079,7 @@ cdef class ViewBuilder:
                 if (not sc.diff[i]) or sc.take[i]:
                     accp[i] = 0.0
         self.last_chosen = ntake - (nforced if have_best else 0)
+        self._offer(state, seq, view, bdist, base, pdist, pred, pk, pkb)
         return self._keep(seq, view, tid, acc, live, int(used), ntake, nflight, rows_a, wids)
 
     cdef tuple _shed(self, int seq, scratch_t* sc, Py_ssize_t n, Py_ssize_t S, object tid,

@@ -27,7 +27,9 @@ One :class:`ViewBuilder` per client. ``build(seq, world, ids, weights, room)``:
    the builder's own against the very references the client's encoder will use
    (``EncoderState.refs``): one on a tick where everything fits, at most ``MAX_TRIALS`` + 2
    otherwise (and ``MAX_TRIALS`` + 1 more to shed an in-flight part that does not fit), never a
-   search;
+   search. The compiled builder hands the chosen view's trial packet to the client's encoder
+   (``EncoderState.offer``), which sends it rather than coding the view again; the reference
+   leaves that to its encoder, which codes the same bytes;
 5. priorities: each tick adds each entity's weight; an entity whose view codes equal the world's
    (sent now, or unchanged) is reset to 0.
 

@@ -18,6 +18,9 @@ from quantcodec._views import ViewBuilder, ViewBuilderPy, ViewShare
 from helpers import World, pose_schema
 
 
+_WIDE = np.uint64(2**40 + 7)
+
+
 def _same(a, b):
     if a is None or b is None:
         return a is None and b is None
@@ -47,7 +50,7 @@ def _interest(rng, w, centre, radius, mode):
 @pytest.mark.parametrize("seed,budget,loss,delay,mode", [
     (0, 1200, 0.05, 3, "sorted"), (1, 300, 0.2, 3, "shuffled"), (2, 150, 0.3, 2, "repeats"),
     (3, 600, 0.1, 4, "signed"), (4, 90, 0.0, 1, "world"), (5, 2500, 0.25, 5, "shuffled"),
-    (6, 60, 0.1, 2, "sorted"),
+    (6, 60, 0.1, 2, "sorted"), (7, 400, 0.1, 2, "wide"),
 ])
 def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
     schema = pose_schema()
@@ -59,7 +62,7 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
     bc, bp = ViewBuilder(schema, enc_c), ViewBuilderPy(schema, enc_p)
     acks = {}
     centre = np.zeros(2)
-    nonempty = 0
+    nonempty = budgeted = 0
     for t in range(160):
         world = w.step(schema)
         for s in acks.pop(t, ()):
@@ -68,8 +71,12 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
         if mode == "world":
             ids, weights = None, (rng.random(len(world.ids)) if t % 3 else None)
         else:
-            ids, dist = _interest(rng, w, centre, 140.0, mode)
+            ids, dist = _interest(rng, w, centre, 140.0, "shuffled" if mode == "wide" else mode)
             weights = 1.0 / (1.0 + dist / 30.0) if t % 4 else None
+        if mode == "wide":
+            # ids spread over 6 bytes: the interest's sort merges its runs (no radix sort)
+            world = qc.Snapshot._make(schema, world.ids * _WIDE, world.matrix)
+            ids = ids * _WIDE
         room = budget if t % 17 else None         # now and then a tick without a budget
         vc = bc.build(t, world, ids, weights, room)
         vp = bp.build(t, world, ids, weights, room)
@@ -82,6 +89,7 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
         if vc is None:
             continue
         nonempty += 1
+        budgeted += room is not None
         dc = enc_c.encode_datagrams(t, vc)
         dp = enc_p.encode_datagrams(t, vp)
         assert dc == dp
@@ -90,6 +98,52 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
         if r.random() >= loss:
             acks.setdefault(t + 1 + r.randrange(2 * delay), []).append(t)
     assert nonempty > 100
+    # every budgeted packet of the compiled builder's client was its last trial's, handed over
+    # (EncoderState.offer), not coded again; the bytes equal those the reference's coded itself
+    assert enc_c._state.offers_used == budgeted and enc_p._state.offers_used == 0
+
+
+def test_offered_packet_is_used_only_for_the_same_references():
+    """EncoderState.offer: the next encode sends the offered bytes only when it names the same
+    snapshot (identity), sequence number and references and its coder the same plan; anything
+    else is coded as always, and an offer serves one encode at most."""
+    schema = pose_schema()
+    w = World(200, 4)
+    enc = qc.SnapshotEncoder(schema, 16, stream_id=9)
+    twin = qc.SnapshotEncoder(schema, 16, stream_id=9)
+    st = enc._state
+    plan = enc._coder.layout.plan
+    for t in range(6):
+        world = w.step(schema)
+        bdist, base, pdist, pred = st.refs(t)
+        want = twin.encode(t, world)
+        if t == 3:
+            # a marked packet for exactly these references: sent as offered (sealed like any)
+            st.offer(t, world, bdist, base, pdist, pred, b"\x01marked", 13, plan)
+            got = enc.encode(t, world)
+            assert got[:7] == b"\x01marked" and got != want and enc.last_bits == 13
+            assert st.offers_used == 1
+            enc.ack(t)
+            twin.ack(t)
+            continue
+        if t >= 1:
+            # offers that do not fit: another number, an equal but other snapshot, other
+            # references, another plan; each is dropped and the packet coded as always
+            bad = [(t + 1, world, bdist, base, pdist, pred, plan),
+                   (t, qc.Snapshot._make(schema, world.ids.copy(), world.matrix.copy()),
+                    bdist, base, pdist, pred, plan),
+                   (t, world, bdist + 1, base, pdist, pred, plan),
+                   (t, world, bdist, base, pdist, pred, object())]
+            st.offer(*bad[t % len(bad)][:6], b"\x01marked", 13, bad[t % len(bad)][6])
+        assert enc.encode(t, world) == want
+        enc.ack(t)
+        twin.ack(t)
+    assert st.offers_used == 1
+    # an offer serves once: the same number encoded again is coded
+    world = w.step(schema)
+    st.offer(6, world, *st.refs(6)[:4], b"\x01marked", 13, plan)
+    assert enc.encode(6, world)[:7] == b"\x01marked"
+    assert enc.encode(6, world) == twin.encode(6, world)
 
 
 def test_compiled_builder_checks_like_the_reference():
@@ -142,14 +196,53 @@ def test_shared_views_are_one_snapshot_coded_once():
         lone_enc.ack(t)
     assert share.hits >= 3 * 59
     assert share.trial_hits > 0
-    assert cache.hits >= 3 * 59
+    # the packets: the first builder's trial encode, handed to every client's encoder with the
+    # shared trial size (EncoderState.offer), or else found in the PacketCache: never coded again
+    assert sum(e._state.offers_used for e in encs) + cache.hits >= 4 * 60 - 1
+    assert cache.misses <= 1
     # trial encodes: the first client's only
     assert sum(b.trials for b in builders[1:]) <= 3
 
 
+def test_share_pauses_while_no_view_is_shared_and_resumes():
+    """ViewShare: 20 clients with views all different stop interning after a few ticks (a hash
+    and a dict entry a view for nothing), the views unchanged (equal to lone builders'); once
+    their views coincide, a probe tick finds it and every tick shares again."""
+    schema = pose_schema()
+    w = World(3000, 5, moving=0.3)
+    share = ViewShare()
+    M = 20
+    encs = [qc.SnapshotEncoder(schema, 32, stream_id=11) for _ in range(M)]
+    lone_encs = [qc.SnapshotEncoder(schema, 32, stream_id=11) for _ in range(M)]
+    builders = [ViewBuilder(schema, e, share) for e in encs]
+    lone = [ViewBuilder(schema, e) for e in lone_encs]
+    together = None
+    for t in range(80):
+        world = w.step(schema)
+        if t < 40:
+            lists = [world.ids[(world.ids % M) == c] for c in range(M)]      # all different
+        else:
+            lists = [world.ids[world.ids % 4 == 0]] * M                       # all the same
+        views = [b.build(t, world, ids, None, 600) for b, ids in zip(builders, lists)]
+        for c in range(M):
+            ref = lone[c].build(t, world, lists[c], None, 600)
+            assert _same(views[c], ref), (t, c)
+            d1, d2 = encs[c].encode_datagrams(t, views[c]), lone_encs[c].encode_datagrams(t, ref)
+            assert d1 == d2
+            encs[c].ack(t)
+            lone_encs[c].ack(t)
+        if t == 39:
+            assert share.paused >= 40 - 1 - 4 - 3, share.paused       # at most 1 tick in 16 on
+        if t >= 40 and together is None and all(v is views[0] for v in views):
+            together = t
+    assert together is not None and together <= 40 + 16, together
+    assert all(v is views[0] for v in views)           # and it stayed on
+
+
 def test_session_shares_packets_between_clients_alike():
     """StreamServer: two clients with the same interest and the same acks get packets coded once
-    (the PacketCache hits), and views equal to what each decodes."""
+    (the first builder's trial encode, handed to both encoders with the shared trial size, or
+    found in the PacketCache: no miss codes it again), and views equal to what each decodes."""
     schema = pose_schema()
     server = qc.StreamServer(schema, budget=900)
     clients = {c: qc.StreamClient(schema) for c in ("a", "b")}
@@ -169,7 +262,9 @@ def test_session_shares_packets_between_clients_alike():
             if r is not None:
                 server.receive(c, r)
     assert server.encoder("a")._state.sent[39] is server.encoder("b")._state.sent[39]
-    assert server.encoder("a").cache.hits >= 30
+    cache = server.encoder("a").cache
+    used = server.encoder("a")._state.offers_used + server.encoder("b")._state.offers_used
+    assert used + cache.hits >= 2 * 40 - 2 and cache.misses <= 2
 
 
 @pytest.mark.parametrize("dim,sort,dist", [(2, True, False), (2, False, True), (3, True, True), (3, False, False)])
