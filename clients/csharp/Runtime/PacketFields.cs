@@ -179,22 +179,33 @@ namespace QuantCodec
                         dacc |= vp ^ bw;
                         continue;
                     }
+                    // (sign-magnitude to ordered and back without a branch: a sign is a coin toss the
+                    // branch predictor loses half the time; (half - x) >> 63 is x > half, codes being
+                    // below 2**63, and half = 0 leaves x as it is)
                     ulong bl = bw & mask;
-                    if (half != 0 && bl > half) bl ^= half;
+                    bl ^= half & (0UL - ((half - bl) >> 63));
                     ulong r = bl;
                     if (pi >= 0 && d.Pred)
                     {
                         ulong pl = prow[pi + s] & mask;
-                        if (half != 0 && pl > half) pl ^= half;
+                        pl ^= half & (0UL - ((half - pl) >> 63));
                         r = den1 ? (bl + (bl - pl) * numu) & mask : Ref(c, bl, pl, true, 0, 0);
                     }
                     ulong v = (r + ((u >> 1) ^ (0UL - (u & 1)))) & mask;
-                    if (half != 0 && v > half) v ^= half;
+                    v ^= half & (0UL - ((half - v) >> 63));
                     if (d.Signed && ((v >> (d.B - 1)) & 1) != 0) v |= ~mask;
                     switch (d.VK)
                     {
                         case VK_ALL: break;
-                        case VK_POWER: if (v > d.Max || (v > d.PowHalf && (v & d.PowHalf) == 0)) return e; break;
+                        case VK_POWER:
+                            {
+                                // beyond the largest code, or a negative zero (the sign bit PowHalf set
+                                // and no magnitude): one branch, not one on the sign (a PowerCurve code is
+                                // unsigned, below 2**57)
+                                ulong ph = d.PowHalf;
+                                if ((((d.Max - v) >> 63) | (((ph - v) >> 63) & (((v & ph) - 1) >> 63))) != 0) return e;
+                                break;
+                            }
                         case VK_MAX: if (v > d.Max) return e; break;
                         default: if (!SlotValid(s, v)) return e; break;
                     }

@@ -12,6 +12,7 @@ Mono process each round); the figures are medians over the rounds.
 
     pip install .   # in the clone, once (or any environment where quantcodec is installed)
     python clients/csharp/bench/bench.py [--stream-only] [--compare-with main] [--rounds 5] [--repeats 5]
+    python clients/csharp/bench/bench.py --instructions [--compare-with main]    # valgrind's counts
 
 First the whole-stream figure: 1000 bodies, 600 ticks, fragments at 1200 bytes, decoded by a new
 decoder each pass, Python and C# alternating rounds (ns per entity, datagrams/s, the ratio),
@@ -172,6 +173,71 @@ def whole_stream(exe, args, env, tmp):
           "threads too, over each round's passes: less moved by the other processes of a loaded machine)")
 
 
+def python_passes(schema_path, path, n):
+    """--python-passes: decode the whole stream n times, each by a new decoder (what whole_stream
+    times), then exit: run under valgrind by instructions()."""
+    schema = default_schema()
+    assert schema.to_json() == pathlib.Path(schema_path).read_text()
+    data = pathlib.Path(path).read_bytes()
+    datagrams, pos = [], 0
+    while pos < len(data):
+        (m,) = struct.unpack_from("<I", data, pos)
+        datagrams.append(data[pos + 4:pos + 4 + m])
+        pos += 4 + m
+    for _ in range(n):
+        dec = SnapshotDecoder(schema)
+        for d in datagrams:
+            dec.decode(d)
+
+
+def instructions(exe, args, env):
+    """--instructions: the instructions a pass of the whole stream executes (valgrind's count, the
+    same from run to run whatever else the machine runs): Python's decode and each C# build's,
+    each as the difference between a run of 3 and a run of 1 passes (start-up and JIT cancel). Not
+    time: Mono's code and Python's C run at different instructions per cycle; it compares builds
+    of one language exactly, where a loaded machine's timings move by tens of percent. (Under valgrind
+    the CPU has no AVX-512: the Python core takes its AVX2 paths there.)"""
+    if subprocess.run(["sh", "-c", "command -v valgrind"], capture_output=True).returncode != 0:
+        print("--instructions needs valgrind (Debian: apt-get install valgrind)")
+        return
+    scene = simulate(1000, args.seconds, 60, 0)
+    schema = default_schema()
+    enc = SnapshotEncoder(schema, max_datagram=1200, stream_id=0xBE7C)
+    datagrams = [enc.hello()]
+    for k in range(scene.ids.shape[0]):
+        if k >= 6:
+            enc.ack(k - 6)
+        datagrams.extend(enc.encode_datagrams(k, schema.snapshot(scene.ids[k], scene.columns(k))))
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="qc-cs-instr-"))
+    schema_path, path = tmp / "stream.json", tmp / "stream.bin"
+    schema_path.write_text(schema.to_json())
+    with open(path, "wb") as f:
+        for d in datagrams:
+            f.write(struct.pack("<I", len(d)) + d)
+
+    def count(cmd):
+        r = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--smc-check=all-non-file",
+                            "--cachegrind-out-file=/dev/null"] + cmd, capture_output=True, text=True, env=env)
+        lines = [ln for ln in r.stderr.splitlines() if "I   refs:" in ln or "I refs:" in ln]
+        assert r.returncode == 0 and lines, r.stderr[-2000:]
+        return int(lines[-1].split()[-1].replace(",", ""))
+
+    def per_pass(cmd_of, passes):
+        # (the difference of a run of 3 and one of 1: start-up, imports and the JIT cancel)
+        return (count(cmd_of(3)) - count(cmd_of(1))) / passes
+
+    # (Python: N passes; mono --stream N: N untimed passes, then N timed)
+    py = per_pass(lambda n: [sys.executable, str(HERE / "bench.py"), "--python-passes", str(n), str(schema_path),
+                             str(path)], 2)
+    rows = [("Python (Cython)", py)]
+    for name, x in [("C# (Mono)", exe)] + [(f"C# (Mono) at {rev}", rexe) for rev, rexe in args.rev_exes]:
+        rows.append((name, per_pass(lambda n: ["mono", str(x), "--stream", str(schema_path), str(path), str(n)], 4)))
+    print(f"instructions a pass of the whole stream ({len(datagrams)} datagrams, a new decoder each pass; "
+          f"valgrind, the difference of 3 and 1 passes)")
+    for name, n in rows:
+        print(f"{name:24s} {n / 1e6:10.1f} M  {n / rows[1][1]:6.3f} x this C#  {n / py:6.2f} x Python")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
@@ -182,11 +248,21 @@ def main(argv=None):
     ap.add_argument("--stream-only", action="store_true", help="only the whole-stream figure")
     ap.add_argument("--compare-with", action="append", default=[], metavar="REV",
                     help="also time the C# library as it was at this git revision (e.g. main), in the same rounds")
+    ap.add_argument("--instructions", action="store_true",
+                    help="instead of times, the instructions a pass executes (valgrind; exact, whatever the load)")
+    ap.add_argument("--python-passes", nargs=3, metavar=("N", "SCHEMA", "STREAM"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.python_passes:
+        n, schema_path, path = args.python_passes
+        python_passes(schema_path, path, int(n))
+        return
     exe = build()
     args.rev_exes = [(rev, build_rev(rev)) for rev in args.compare_with]
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="qc-cs-bench-"))
     env = dict(os.environ, MONO_ENV_OPTIONS="")
+    if args.instructions:
+        instructions(exe, args, env)
+        return
     whole_stream(exe, args, env, tmp)
     if args.stream_only:
         return
