@@ -217,8 +217,12 @@ static const uint16_t *qc__egt_for(qc_decoder *d, const qc__cpar *P) {
     return d->egt[i];
 }
 
+enum { QC__OP_GEN = 0, QC__OP_PLAIN = 1, QC__OP_SMAG = 2, QC__OP_PLAIN3 = 3, QC__OP_SMAG3 = 4 };
+
 typedef struct qc__dfield { /* one field's shape in the fast path */
     int shape;              /* QC__FS_*; QC__FS_NONE: the slot-by-slot loop */
+    int op;                 /* ORD, NZ: its components' loop (QC__OP_*, from plain and smag; the
+                               ...3 ones: three components, unrolled) */
     const qc__dcomp *d0, *d1;   /* its components (in the packet's qc__dcomp table) */
     int slot;               /* NZ: the flag; QUAT: the smallest-three slot */
     int span;               /* NZ: the slots the flag governs */
@@ -243,13 +247,16 @@ QC__HOT uint64_t qc__fast_ref(uint64_t xb, uint64_t xp, const qc__dcomp *d, int6
 
 /* a component's code, zig-zag decoded, into z (its bits refilled first when d->fill): through
    its look-up table, else the long way; or give up the entity */
-#define QC__FAST_EG(d, z) do {                                                  \
-        unsigned en_;                                                           \
-        if ((d)->fill) qc__bits_fill(r);                                        \
+#define QC__FAST_EG(d, z) QC__FAST_EGF(d, z, 1)
+/* (fl 0: the caller knows that d->fill is 0) */
+#define QC__FAST_EGF(d, z, fl) do {                                             \
+        unsigned en_, l_;                                                       \
+        if ((fl) && (d)->fill) qc__bits_fill(r);                                \
         en_ = (d)->egt[r->w & ((1u << QC__EGT_BITS) - 1)];                      \
-        if (QC__LIKELY(en_ & 15)) {                                             \
-            r->w >>= en_ & 15;                                                  \
-            r->n -= en_ & 15;                                                   \
+        l_ = en_ & 15;                                                          \
+        if (QC__LIKELY(l_ != 0)) {                                              \
+            r->w >>= l_;                                                        \
+            r->n -= l_;                                                         \
             (z) = (uint64_t)(en_ >> 4) - 2048;                                  \
         } else {                                                                \
             uint64_t u_;                                                        \
@@ -359,61 +366,61 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
                     orw[t] = 0;
                     dacc |= br[t];
                 }
-                d = dend;
+                if (dacc == 0) return 0;
+                continue;
             }
         } else if (fd->shape != QC__FS_ORD) {
             return 0;
         }
-        if (fd->plain) {
-            /* unsigned, linear, every code of the width valid: a masked sum, no test */
-#define QC__FAST_PLAIN(dd) do {                                                                          \
-                const qc__dcomp *d_ = (dd);                                                               \
-                int s = d_->slot;                                                                         \
-                QC__FAST_EG(d_, z);                                                                       \
-                if (den1) v = (br[s] + (br[s] - pr[s]) * d_->numc + z) & d_->P.umax;                      \
-                else v = (qc__fast_ref(br[s] << d_->sh, pr[s] << d_->sh, d_, num, den, den1) +            \
-                          (z << d_->sh)) >> d_->sh;                                                       \
-                orw[s] = v;                                                                               \
-                dacc |= v ^ br[s];                                                                        \
-            } while (0)
-            if (dend - d == 3) {    /* (a Vector of 3 unrolled) */
-                QC__FAST_PLAIN(d);
-                QC__FAST_PLAIN(d + 1);
-                QC__FAST_PLAIN(d + 2);
-            } else {
-                for (; d < dend; d++) QC__FAST_PLAIN(d);
-            }
-#undef QC__FAST_PLAIN
-        } else if (fd->smag) {
-            /* unsigned, maybe sign-magnitude (a PowerCurve), every code valid but vbad */
-#define QC__FAST_SMAG(dd) do {                                                                           \
-                const qc__dcomp *d_ = (dd);                                                               \
-                int s = d_->slot;                                                                         \
-                QC__FAST_EG(d_, z);                                                                       \
-                if (den1) {                                                                               \
-                    /* (in the low b bits, as the plain loop's; the map's top bit is the code's) */       \
-                    xb = qc__fast_smtb(br[s], d_);                                                        \
-                    v = qc__fast_smtb((xb + (xb - qc__fast_smtb(pr[s], d_)) * d_->numc + z) &             \
-                                      d_->P.umax, d_);                                                    \
-                } else {                                                                                  \
-                    xb = qc__fast_smt(br[s] << d_->sh, d_->smt);                                          \
-                    xp = qc__fast_smt(pr[s] << d_->sh, d_->smt);                                          \
-                    v = qc__fast_smt(qc__fast_ref(xb, xp, d_, num, den, den1) + (z << d_->sh),            \
-                                     d_->smt) >> d_->sh;                                                  \
-                }                                                                                         \
-                if (QC__UNLIKELY(v == d_->vbad)) return 0;                                                \
-                orw[s] = v;                                                                               \
-                dacc |= v ^ br[s];                                                                        \
-            } while (0)
-            if (dend - d == 3) {
-                QC__FAST_SMAG(d);
-                QC__FAST_SMAG(d + 1);
-                QC__FAST_SMAG(d + 2);
-            } else {
-                for (; d < dend; d++) QC__FAST_SMAG(d);
-            }
-#undef QC__FAST_SMAG
-        } else {
+        /* plain: unsigned, linear, every code of the width valid: a masked sum, no test */
+#define QC__FAST_PLAIN(dd, fl) do {                                                                      \
+            const qc__dcomp *d_ = (dd);                                                                   \
+            int s = d_->slot;                                                                             \
+            QC__FAST_EGF(d_, z, fl);                                                                      \
+            if (den1) v = (br[s] + (br[s] - pr[s]) * d_->numc + z) & d_->P.umax;                          \
+            else v = (qc__fast_ref(br[s] << d_->sh, pr[s] << d_->sh, d_, num, den, den1) +                \
+                      (z << d_->sh)) >> d_->sh;                                                           \
+            orw[s] = v;                                                                                   \
+            dacc |= v ^ br[s];                                                                            \
+        } while (0)
+        /* smag: unsigned, maybe sign-magnitude (a PowerCurve), every code valid but vbad */
+#define QC__FAST_SMAG(dd, fl) do {                                                                       \
+            const qc__dcomp *d_ = (dd);                                                                   \
+            int s = d_->slot;                                                                             \
+            QC__FAST_EGF(d_, z, fl);                                                                      \
+            if (den1) {                                                                                   \
+                /* (in the low b bits, as the plain loop's; the map's top bit is the code's) */           \
+                xb = qc__fast_smtb(br[s], d_);                                                            \
+                v = qc__fast_smtb((xb + (xb - qc__fast_smtb(pr[s], d_)) * d_->numc + z) &                 \
+                                  d_->P.umax, d_);                                                        \
+            } else {                                                                                      \
+                xb = qc__fast_smt(br[s] << d_->sh, d_->smt);                                              \
+                xp = qc__fast_smt(pr[s] << d_->sh, d_->smt);                                              \
+                v = qc__fast_smt(qc__fast_ref(xb, xp, d_, num, den, den1) + (z << d_->sh),                \
+                                 d_->smt) >> d_->sh;                                                      \
+            }                                                                                             \
+            if (QC__UNLIKELY(v == d_->vbad)) return 0;                                                    \
+            orw[s] = v;                                                                                   \
+            dacc |= v ^ br[s];                                                                            \
+        } while (0)
+        switch (fd->op) {
+        case QC__OP_PLAIN3:     /* (a Vector of 3 unrolled) */
+            QC__FAST_PLAIN(d, 0);    /* (the first never refilled: at most 1 + 17 + 1 + 32 bits) */
+            QC__FAST_PLAIN(d + 1, 1);
+            QC__FAST_PLAIN(d + 2, 1);
+            break;
+        case QC__OP_SMAG3:
+            QC__FAST_SMAG(d, 0);
+            QC__FAST_SMAG(d + 1, 1);
+            QC__FAST_SMAG(d + 2, 1);
+            break;
+        case QC__OP_PLAIN:
+            for (; d < dend; d++) QC__FAST_PLAIN(d, 1);
+            break;
+        case QC__OP_SMAG:
+            for (; d < dend; d++) QC__FAST_SMAG(d, 1);
+            break;
+        default:
             for (; d < dend; d++) {
                 int s = d->slot;
                 uint64_t bad;
@@ -428,6 +435,8 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
                 dacc |= v ^ br[s];
             }
         }
+#undef QC__FAST_PLAIN
+#undef QC__FAST_SMAG
         if (dacc == 0) return 0;
     }
     return any;
@@ -683,6 +692,11 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
                 int len = dd->P.E + 1 + dd->P.b;
                 dd->fill = acc + len > 56;
                 acc = dd->fill ? len : acc + len;
+            }
+            df->op = QC__OP_GEN;
+            if (df->shape == QC__FS_ORD || df->shape == QC__FS_NZ) {
+                df->op = df->plain ? QC__OP_PLAIN : df->smag ? QC__OP_SMAG : QC__OP_GEN;
+                if (df->op != QC__OP_GEN && fd->ncomps == 3) df->op += QC__OP_PLAIN3 - QC__OP_PLAIN;
             }
         }
         if (fmode[i] && df->shape == QC__FS_NONE) gen[ngen++] = i;
