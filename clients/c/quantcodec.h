@@ -3604,9 +3604,9 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
             return 0;
         }
         /* plain: unsigned, linear, every code of the width valid: a masked sum, no test */
-#define QC__FAST_PLAIN(dd, fl) do {                                                                      \
+#define QC__FAST_PLAIN(dd, fl, sl) do {                                                                  \
             const qc__dcomp *d_ = (dd);                                                                   \
-            int s = d_->slot;                                                                             \
+            int s = (sl);                                                                                 \
             QC__FAST_EGF(d_, z, fl);                                                                      \
             if (den1) v = (br[s] + (br[s] - pr[s]) * d_->numc + z) & d_->P.umax;                          \
             else v = (qc__fast_ref(br[s] << d_->sh, pr[s] << d_->sh, d_, num, den, den1) +                \
@@ -3615,9 +3615,9 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
             dacc |= v ^ br[s];                                                                            \
         } while (0)
         /* smag: unsigned, maybe sign-magnitude (a PowerCurve), every code valid but vbad */
-#define QC__FAST_SMAG(dd, fl) do {                                                                       \
+#define QC__FAST_SMAG(dd, fl, sl) do {                                                                   \
             const qc__dcomp *d_ = (dd);                                                                   \
-            int s = d_->slot;                                                                             \
+            int s = (sl);                                                                                 \
             QC__FAST_EGF(d_, z, fl);                                                                      \
             if (den1) {                                                                                   \
                 /* (in the low b bits, as the plain loop's; the map's top bit is the code's) */           \
@@ -3635,21 +3635,25 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
             dacc |= v ^ br[s];                                                                            \
         } while (0)
         switch (fd->op) {
-        case QC__OP_PLAIN3:     /* (a Vector of 3 unrolled) */
-            QC__FAST_PLAIN(d, 0);    /* (the first never refilled: at most 1 + 17 + 1 + 32 bits) */
-            QC__FAST_PLAIN(d + 1, 1);
-            QC__FAST_PLAIN(d + 2, 1);
+        case QC__OP_PLAIN3: {   /* (a Vector of 3 unrolled, in three slots in a row) */
+            const int s0 = d->slot;
+            QC__FAST_PLAIN(d, 0, s0);    /* (the first never refilled: at most 1 + 17 + 1 + 32 bits) */
+            QC__FAST_PLAIN(d + 1, 1, s0 + 1);
+            QC__FAST_PLAIN(d + 2, 1, s0 + 2);
             break;
-        case QC__OP_SMAG3:
-            QC__FAST_SMAG(d, 0);
-            QC__FAST_SMAG(d + 1, 1);
-            QC__FAST_SMAG(d + 2, 1);
+        }
+        case QC__OP_SMAG3: {
+            const int s0 = d->slot;
+            QC__FAST_SMAG(d, 0, s0);
+            QC__FAST_SMAG(d + 1, 1, s0 + 1);
+            QC__FAST_SMAG(d + 2, 1, s0 + 2);
             break;
+        }
         case QC__OP_PLAIN:
-            for (; d < dend; d++) QC__FAST_PLAIN(d, 1);
+            for (; d < dend; d++) QC__FAST_PLAIN(d, 1, d->slot);
             break;
         case QC__OP_SMAG:
-            for (; d < dend; d++) QC__FAST_SMAG(d, 1);
+            for (; d < dend; d++) QC__FAST_SMAG(d, 1, d->slot);
             break;
         default:
             for (; d < dend; d++) {
@@ -3927,7 +3931,9 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
             df->op = QC__OP_GEN;
             if (df->shape == QC__FS_ORD || df->shape == QC__FS_NZ) {
                 df->op = df->plain ? QC__OP_PLAIN : df->smag ? QC__OP_SMAG : QC__OP_GEN;
-                if (df->op != QC__OP_GEN && fd->ncomps == 3) df->op += QC__OP_PLAIN3 - QC__OP_PLAIN;
+                if (df->op != QC__OP_GEN && fd->ncomps == 3 && dc[fd->first_comp + 1].slot == dc[fd->first_comp].slot + 1 &&
+                    dc[fd->first_comp + 2].slot == dc[fd->first_comp].slot + 2)
+                    df->op += QC__OP_PLAIN3 - QC__OP_PLAIN;
             }
         }
         if (fmode[i] && df->shape == QC__FS_NONE) gen[ngen++] = i;
