@@ -65,11 +65,13 @@ enum {
 /* wire-format section 19: the default bound on what a client holds (256 MiB, in its cost model) */
 #define QC_MAX_BYTES_DEFAULT ((size_t)268435456u)
 /* the fast path's Exp-Golomb look-up tables a decoder keeps: how many, the bits they look at
-   (1 to 11; define QC_EG_TABLE_BITS before including to change it: 8 was the fastest of 6 to 11
-   on the bench, its tables staying in L1 beside the rows), the bytes of one */
+   (1 to 11; define QC_EG_TABLE_BITS before including to change it), the bytes of one. On the
+   bench, 10 bits: one tick decoded over and over was fastest with 8 (the tables staying in L1
+   beside the rows), the whole stream with 9 or 10 (fewer codes the long way, whose branch a
+   stream mispredicts); 11 was slower at both */
 #define QC_EG_TABLES 16
 #ifndef QC_EG_TABLE_BITS
-#define QC_EG_TABLE_BITS 8
+#define QC_EG_TABLE_BITS 10
 #endif
 #if QC_EG_TABLE_BITS < 1 || QC_EG_TABLE_BITS > 11
 #error "QC_EG_TABLE_BITS: 1 to 11"
@@ -3378,7 +3380,7 @@ typedef struct qc__dcomp {  /* one component's decoding in one packet (both path
 } qc__dcomp;
 
 /* ---- the fast path's Exp-Golomb look-up tables ------------------------------------------------
-   Most codes are short (of the bench stream's fast path, 89% at most 8 bits, 96% at most 11):
+   Most codes are short (of the bench stream's fast path, 89% at most 8 bits, 94% at most 10):
    for one (k, b), a table on the next QC__EGT_BITS bits of the stream gives the code's length
    (1 to QC__EGT_BITS) and its value already zig-zag decoded (plus 2048, in the top 12 bits:
    the value is below 2**11), or 0 (length 0) where the
@@ -3417,8 +3419,9 @@ static void qc__egt_free(qc_decoder *d) {
 }
 
 /* the table of P's (k, b) for the current packet (d->egt_used: the tables it uses so far). Its
-   entries depend on k, on E up to 6 (a code of at most 11 bits has its first 1 at e <= 5) and
-   on b up to 11 (its value is below 2**11): those the key, so that widths share tables. */
+   entries depend on k, on E only up to (W + 1) / 2 (a code of at most W = QC__EGT_BITS bits
+   has its first 1 at e <= (W - 1) / 2) and on b only up to W (its value is below 2**W): those
+   the key, so that widths share tables. */
 static const uint16_t *qc__egt_for(qc_decoder *d, const qc__cpar *P) {
     const int ecap = (QC__EGT_BITS + 1) / 2, bcap = QC__EGT_BITS;
     uint16_t key = (uint16_t)(P->k | (P->E < ecap ? P->E : ecap) << 5 | (P->b < bcap ? P->b : bcap) << 8);

@@ -65,11 +65,13 @@ enum {
 /* wire-format section 19: the default bound on what a client holds (256 MiB, in its cost model) */
 #define QC_MAX_BYTES_DEFAULT ((size_t)268435456u)
 /* the fast path's Exp-Golomb look-up tables a decoder keeps: how many, the bits they look at
-   (1 to 11; define QC_EG_TABLE_BITS before including to change it: 8 was the fastest of 6 to 11
-   on the bench, its tables staying in L1 beside the rows), the bytes of one */
+   (1 to 11; define QC_EG_TABLE_BITS before including to change it), the bytes of one. On the
+   bench, 10 bits: one tick decoded over and over was fastest with 8 (the tables staying in L1
+   beside the rows), the whole stream with 9 or 10 (fewer codes the long way, whose branch a
+   stream mispredicts); 11 was slower at both */
 #define QC_EG_TABLES 16
 #ifndef QC_EG_TABLE_BITS
-#define QC_EG_TABLE_BITS 8
+#define QC_EG_TABLE_BITS 10
 #endif
 #if QC_EG_TABLE_BITS < 1 || QC_EG_TABLE_BITS > 11
 #error "QC_EG_TABLE_BITS: 1 to 11"

@@ -147,7 +147,7 @@ typedef struct qc__dcomp {  /* one component's decoding in one packet (both path
 } qc__dcomp;
 
 /* ---- the fast path's Exp-Golomb look-up tables ------------------------------------------------
-   Most codes are short (of the bench stream's fast path, 89% at most 8 bits, 96% at most 11):
+   Most codes are short (of the bench stream's fast path, 89% at most 8 bits, 94% at most 10):
    for one (k, b), a table on the next QC__EGT_BITS bits of the stream gives the code's length
    (1 to QC__EGT_BITS) and its value already zig-zag decoded (plus 2048, in the top 12 bits:
    the value is below 2**11), or 0 (length 0) where the
@@ -186,8 +186,9 @@ static void qc__egt_free(qc_decoder *d) {
 }
 
 /* the table of P's (k, b) for the current packet (d->egt_used: the tables it uses so far). Its
-   entries depend on k, on E up to 6 (a code of at most 11 bits has its first 1 at e <= 5) and
-   on b up to 11 (its value is below 2**11): those the key, so that widths share tables. */
+   entries depend on k, on E only up to (W + 1) / 2 (a code of at most W = QC__EGT_BITS bits
+   has its first 1 at e <= (W - 1) / 2) and on b only up to W (its value is below 2**W): those
+   the key, so that widths share tables. */
 static const uint16_t *qc__egt_for(qc_decoder *d, const qc__cpar *P) {
     const int ecap = (QC__EGT_BITS + 1) / 2, bcap = QC__EGT_BITS;
     uint16_t key = (uint16_t)(P->k | (P->E < ecap ? P->E : ecap) << 5 | (P->b < bcap ? P->b : bcap) << 8);
