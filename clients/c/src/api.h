@@ -64,6 +64,19 @@ enum {
 
 /* wire-format section 19: the default bound on what a client holds (256 MiB, in its cost model) */
 #define QC_MAX_BYTES_DEFAULT ((size_t)268435456u)
+/* the fast path's Exp-Golomb look-up tables a decoder keeps: how many, the bits they look at
+   (1 to 11; define QC_EG_TABLE_BITS before including to change it), the bytes of one. On the
+   bench, 10 bits: one tick decoded over and over was fastest with 8 (the tables staying in L1
+   beside the rows), the whole stream with 9 or 10 (fewer codes the long way, whose branch a
+   stream mispredicts); 11 was slower at both */
+#define QC_EG_TABLES 16
+#ifndef QC_EG_TABLE_BITS
+#define QC_EG_TABLE_BITS 10
+#endif
+#if QC_EG_TABLE_BITS < 1 || QC_EG_TABLE_BITS > 11
+#error "QC_EG_TABLE_BITS: 1 to 11"
+#endif
+#define QC_EG_TABLE_BYTES (2 << QC_EG_TABLE_BITS)
 /* the longest reply a client makes (a keyed hello request: 26 + 8 bytes; wire-format 18) */
 #define QC_REPLY_MAX 34
 /* qc_client_init's nonce: draw one (see qc_client_init) */
@@ -225,6 +238,12 @@ typedef struct qc_decoder {
     /* scratch of the packet decoder (grown on demand, counted in bytes) */
     void *scratch;
     size_t scratch_size;
+    /* the fast path's Exp-Golomb look-up tables, one per (k, b) met, at most QC_EG_TABLES of
+       QC_EG_TABLE_BYTES each, kept across packets (counted in bytes) */
+    uint16_t *egt[QC_EG_TABLES];
+    uint16_t egt_key[QC_EG_TABLES];
+    int negt, egt_next;
+    uint32_t egt_used;              /* the tables the current packet uses */
 } qc_decoder;
 
 /* ---- schemas -------------------------------------------------------------------------------
@@ -282,7 +301,8 @@ int qc_decoder_packet(qc_decoder *d, const uint8_t *packet, size_t len, qc_resul
 int qc_decoder_latest(const qc_decoder *d);                    /* -1 before the first */
 const qc_snapshot *qc_decoder_get(const qc_decoder *d, int seq);  /* a held baseline, or NULL */
 /* The most bytes a decoder can hold for this schema, history, entity count and datagram budget
-   (every held snapshot of max_entities, the decode scratch, the reassembly buffers). */
+   (every held snapshot of max_entities, the decode scratch, the reassembly buffers, the
+   Exp-Golomb look-up tables). */
 size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram, int max_partials);
 /* Memory a snapshot of n entities takes. */
 size_t qc_snapshot_bytes(const qc_schema *s, size_t n);

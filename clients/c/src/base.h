@@ -111,9 +111,11 @@ static int qc__fail(qc_error *err, const char *fmt, ...) {
 #if defined(__GNUC__) || defined(__clang__)
 #define QC__HOT static inline __attribute__((always_inline))
 #define QC__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define QC__LIKELY(x) __builtin_expect(!!(x), 1)
 #else
 #define QC__HOT static inline
 #define QC__UNLIKELY(x) (x)
+#define QC__LIKELY(x) (x)
 #endif
 
 static uint64_t qc__mask(int b) { return b >= 64 ? ~(uint64_t)0 : (((uint64_t)1) << b) - 1; }

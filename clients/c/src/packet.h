@@ -143,10 +143,87 @@ typedef struct qc__dcomp {  /* one component's decoding in one packet (both path
     int fill;               /* the fast path refills its bits before this component's code
                                (the field's codes before it, at their longest, may leave
                                fewer than this one's longest: qc__fast_tables) */
+    const uint16_t *egt;    /* the fast path's look-up table for its (k, b) (qc__egt_for) */
 } qc__dcomp;
+
+/* ---- the fast path's Exp-Golomb look-up tables ------------------------------------------------
+   Most codes are short (of the bench stream's fast path, 89% at most 8 bits, 94% at most 10):
+   for one (k, b), a table on the next QC__EGT_BITS bits of the stream gives the code's length
+   (1 to QC__EGT_BITS) and its value already zig-zag decoded (plus 2048, in the top 12 bits:
+   the value is below 2**11), or 0 (length 0) where the
+   code is longer, an escape, or above umax: then the read through qc__bits_eg, which decides.
+   An entry depends only on the code's own bits, so whatever lies above them (the stream's next
+   bits, or zeros past those counted) leaves it right. A decoder keeps up to QC_EG_TABLES of
+   them (QC_EG_TABLE_BYTES each, allocated as the decoder's memory, counted against its
+   alloc_limit and in qc_decoder_worst_case_bytes), built the first time a packet uses its
+   (k, b) and kept across packets; past QC_EG_TABLES, one no packet component uses now is
+   rebuilt for the new (k, b). A table that cannot be had (k + 1 > QC__EGT_BITS, b > 32, all
+   taken by the packet, or memory refused) is qc__egt_none: every code read the long way. */
+#define QC__EGT_BITS QC_EG_TABLE_BITS
+static const uint16_t qc__egt_none[1 << QC__EGT_BITS] = {0};
+
+static void qc__egt_build(uint16_t *t, const qc__cpar *P) {
+    uint64_t e, x, h, len, m;
+    memset(t, 0, QC_EG_TABLE_BYTES);
+    /* each code of at most QC__EGT_BITS bits (its first 1 at e < E: bit e, then e + k bits x),
+       at every index that starts with it */
+    for (e = 0; e < (uint64_t)P->E && (len = 2 * e + 1 + (uint64_t)P->k) <= QC__EGT_BITS; e++)
+        for (x = 0; x < ((uint64_t)1 << (e + (uint64_t)P->k)); x++) {
+            h = (((uint64_t)1) << e) | (x << (e + 1));
+            m = qc__eg_value(h, e, P);
+            if (m > P->umax) continue;
+            for (; h < ((uint64_t)1 << QC__EGT_BITS); h += (uint64_t)1 << len)
+                t[h] = (uint16_t)(((qc__unzz(m) + 2048) << 4) | len);
+        }
+}
+
+static void qc__egt_free(qc_decoder *d) {
+    int i;
+    for (i = 0; i < d->negt; i++) qc__dfree(d, d->egt[i], QC_EG_TABLE_BYTES);
+    d->negt = 0;
+    d->egt_next = 0;
+    d->egt_used = 0;
+}
+
+/* the table of P's (k, b) for the current packet (d->egt_used: the tables it uses so far). Its
+   entries depend on k, on E only up to (W + 1) / 2 (a code of at most W = QC__EGT_BITS bits
+   has its first 1 at e <= (W - 1) / 2) and on b only up to W (its value is below 2**W): those
+   the key, so that widths share tables. */
+static const uint16_t *qc__egt_for(qc_decoder *d, const qc__cpar *P) {
+    const int ecap = (QC__EGT_BITS + 1) / 2, bcap = QC__EGT_BITS;
+    uint16_t key = (uint16_t)(P->k | (P->E < ecap ? P->E : ecap) << 5 | (P->b < bcap ? P->b : bcap) << 8);
+    int i, j;
+    if (P->k + 1 > QC__EGT_BITS || P->b > 32) return qc__egt_none;
+    for (i = 0; i < d->negt; i++)
+        if (d->egt_key[i] == key) {
+            d->egt_used |= (uint32_t)1 << i;
+            return d->egt[i];
+        }
+    if (d->negt < QC_EG_TABLES) {
+        uint16_t *t = (uint16_t *)qc__dalloc(d, QC_EG_TABLE_BYTES);
+        if (t == NULL) return qc__egt_none;
+        i = d->negt++;
+        d->egt[i] = t;
+    } else {
+        for (j = 0; j < QC_EG_TABLES; j++) {
+            i = (d->egt_next + j) % QC_EG_TABLES;
+            if (!((d->egt_used >> i) & 1)) break;
+        }
+        if (j == QC_EG_TABLES) return qc__egt_none;
+        d->egt_next = (i + 1) % QC_EG_TABLES;
+    }
+    d->egt_key[i] = key;
+    d->egt_used |= (uint32_t)1 << i;
+    qc__egt_build(d->egt[i], P);
+    return d->egt[i];
+}
+
+enum { QC__OP_GEN = 0, QC__OP_PLAIN = 1, QC__OP_SMAG = 2, QC__OP_PLAIN3 = 3, QC__OP_SMAG3 = 4 };
 
 typedef struct qc__dfield { /* one field's shape in the fast path */
     int shape;              /* QC__FS_*; QC__FS_NONE: the slot-by-slot loop */
+    int op;                 /* ORD, NZ: its components' loop (QC__OP_*, from plain and smag; the
+                               ...3 ones: three components, unrolled) */
     const qc__dcomp *d0, *d1;   /* its components (in the packet's qc__dcomp table) */
     int slot;               /* NZ: the flag; QUAT: the smallest-three slot */
     int span;               /* NZ: the slots the flag governs */
@@ -169,10 +246,24 @@ QC__HOT uint64_t qc__fast_ref(uint64_t xb, uint64_t xp, const qc__dcomp *d, int6
     return xb + ((uint64_t)qc__round_div((int64_t)qc__asr(xb - xp, d->sh) * num, den) << d->sh);
 }
 
-/* a component's code into u (its bits refilled first when d->fill), or give up the entity */
-#define QC__FAST_EG(d, u) do {                                                  \
-        if ((d)->fill) qc__bits_fill(r);                                        \
-        if (QC__UNLIKELY(qc__bits_eg(r, &(d)->P, &(u), 0))) return 0;          \
+/* a component's code, zig-zag decoded, into z (its bits refilled first when d->fill): through
+   its look-up table, else the long way; or give up the entity */
+#define QC__FAST_EG(d, z) QC__FAST_EGF(d, z, 1)
+/* (fl 0: the caller knows that d->fill is 0) */
+#define QC__FAST_EGF(d, z, fl) do {                                             \
+        unsigned en_, l_;                                                       \
+        if ((fl) && (d)->fill) qc__bits_fill(r);                                \
+        en_ = (d)->egt[r->w & ((1u << QC__EGT_BITS) - 1)];                      \
+        l_ = en_ & 15;                                                          \
+        if (QC__LIKELY(l_ != 0)) {                                              \
+            r->w >>= l_;                                                        \
+            r->n -= l_;                                                         \
+            (z) = (uint64_t)(en_ >> 4) - 2048;                                  \
+        } else {                                                                \
+            uint64_t u_;                                                        \
+            if (QC__UNLIKELY(qc__bits_eg(r, &(d)->P, &u_, 0))) return 0;       \
+            (z) = qc__unzz(u_);                                                 \
+        }                                                                       \
     } while (0)
 
 /* sign-magnitude to the linear order and back (the same map) at the top of the word (smt 0:
@@ -190,7 +281,7 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
                             int64_t num, int64_t den, int den1) {
     int any = 0;
     for (; fd < fend; fd++, fr++) {
-        uint64_t dacc = 0, u, xb, xp, v;
+        uint64_t dacc = 0, u, z, xb, xp, v;
         const qc__dcomp *d, *dend;
         if (!*fr) continue;
         any = 1;
@@ -203,7 +294,20 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
             pw = (pw >> qs) == (bw >> qs) ? pw : bw;    /* no extrapolation across a change of
                                                            the largest component */
             code = (bw >> qs) << qs;
-            st = qc__bits_eg(r, &d->P, &u, 1);
+            {   /* (the first kept component's code through its table, else the long way, where
+                   an escape may say "a new largest component") */
+                unsigned en = d->egt[r->w & ((1u << QC__EGT_BITS) - 1)];
+                if (QC__LIKELY(en & 15)) {
+                    r->w >>= en & 15;
+                    r->n -= en & 15;
+                    z = (uint64_t)(en >> 4) - 2048;
+                    st = 0;
+                } else {
+                    z = 0;
+                    st = qc__bits_eg(r, &d->P, &u, 1);
+                    if (!st) z = qc__unzz(u);
+                }
+            }
             if (QC__UNLIKELY(st)) {
                 if (st < 0) return 0;
                 /* a new largest component: the absolute code (at most 38 bits), or the new
@@ -229,18 +333,18 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
                         /* (the low b bits of sums and products depend on the operands' low b bits     \
                            only: the top-of-word arithmetic, unshifted, then masked) */                   \
                         xb = bw >> d_->shift;                                                             \
-                        xb += (xb - (pw >> d_->shift)) * d_->numc + qc__unzz(u);                          \
+                        xb += (xb - (pw >> d_->shift)) * d_->numc + z;                                    \
                         code |= (xb & d_->P.umax) << d_->shift;                                           \
                     } else {                                                                              \
                         xb = qc__fast_ref((bw >> d_->shift) << d_->sh, (pw >> d_->shift) << d_->sh, d_,   \
-                                          num, den, den1) + (qc__unzz(u) << d_->sh);                      \
+                                          num, den, den1) + (z << d_->sh);                                \
                         code |= (xb >> d_->sh) << d_->shift;                                              \
                     }                                                                                     \
                 } while (0)
                 QC__FAST_QC(d);
-                QC__FAST_EG(d + 1, u);
+                QC__FAST_EG(d + 1, z);
                 QC__FAST_QC(d + 1);
-                QC__FAST_EG(d + 2, u);
+                QC__FAST_EG(d + 2, z);
                 QC__FAST_QC(d + 2);
 #undef QC__FAST_QC
             }
@@ -263,68 +367,72 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
                     orw[t] = 0;
                     dacc |= br[t];
                 }
-                d = dend;
+                if (dacc == 0) return 0;
+                continue;
             }
         } else if (fd->shape != QC__FS_ORD) {
             return 0;
         }
-        if (fd->plain) {
-            /* unsigned, linear, every code of the width valid: a masked sum, no test */
-#define QC__FAST_PLAIN(dd) do {                                                                          \
-                const qc__dcomp *d_ = (dd);                                                               \
-                int s = d_->slot;                                                                         \
-                QC__FAST_EG(d_, u);                                                                       \
-                if (den1) v = (br[s] + (br[s] - pr[s]) * d_->numc + qc__unzz(u)) & d_->P.umax;            \
-                else v = (qc__fast_ref(br[s] << d_->sh, pr[s] << d_->sh, d_, num, den, den1) +            \
-                          (qc__unzz(u) << d_->sh)) >> d_->sh;                                             \
-                orw[s] = v;                                                                               \
-                dacc |= v ^ br[s];                                                                        \
-            } while (0)
-            if (dend - d == 3) {    /* (a Vector of 3 unrolled) */
-                QC__FAST_PLAIN(d);
-                QC__FAST_PLAIN(d + 1);
-                QC__FAST_PLAIN(d + 2);
-            } else {
-                for (; d < dend; d++) QC__FAST_PLAIN(d);
-            }
-#undef QC__FAST_PLAIN
-        } else if (fd->smag) {
-            /* unsigned, maybe sign-magnitude (a PowerCurve), every code valid but vbad */
-#define QC__FAST_SMAG(dd) do {                                                                           \
-                const qc__dcomp *d_ = (dd);                                                               \
-                int s = d_->slot;                                                                         \
-                QC__FAST_EG(d_, u);                                                                       \
-                if (den1) {                                                                               \
-                    /* (in the low b bits, as the plain loop's; the map's top bit is the code's) */       \
-                    xb = qc__fast_smtb(br[s], d_);                                                        \
-                    v = qc__fast_smtb((xb + (xb - qc__fast_smtb(pr[s], d_)) * d_->numc + qc__unzz(u)) &   \
-                                      d_->P.umax, d_);                                                    \
-                } else {                                                                                  \
-                    xb = qc__fast_smt(br[s] << d_->sh, d_->smt);                                          \
-                    xp = qc__fast_smt(pr[s] << d_->sh, d_->smt);                                          \
-                    v = qc__fast_smt(qc__fast_ref(xb, xp, d_, num, den, den1) + (qc__unzz(u) << d_->sh),  \
-                                     d_->smt) >> d_->sh;                                                  \
-                }                                                                                         \
-                if (QC__UNLIKELY(v == d_->vbad)) return 0;                                                \
-                orw[s] = v;                                                                               \
-                dacc |= v ^ br[s];                                                                        \
-            } while (0)
-            if (dend - d == 3) {
-                QC__FAST_SMAG(d);
-                QC__FAST_SMAG(d + 1);
-                QC__FAST_SMAG(d + 2);
-            } else {
-                for (; d < dend; d++) QC__FAST_SMAG(d);
-            }
-#undef QC__FAST_SMAG
-        } else {
+        /* plain: unsigned, linear, every code of the width valid: a masked sum, no test */
+#define QC__FAST_PLAIN(dd, fl, sl) do {                                                                  \
+            const qc__dcomp *d_ = (dd);                                                                   \
+            int s = (sl);                                                                                 \
+            QC__FAST_EGF(d_, z, fl);                                                                      \
+            if (den1) v = (br[s] + (br[s] - pr[s]) * d_->numc + z) & d_->P.umax;                          \
+            else v = (qc__fast_ref(br[s] << d_->sh, pr[s] << d_->sh, d_, num, den, den1) +                \
+                      (z << d_->sh)) >> d_->sh;                                                           \
+            orw[s] = v;                                                                                   \
+            dacc |= v ^ br[s];                                                                            \
+        } while (0)
+        /* smag: unsigned, maybe sign-magnitude (a PowerCurve), every code valid but vbad */
+#define QC__FAST_SMAG(dd, fl, sl) do {                                                                   \
+            const qc__dcomp *d_ = (dd);                                                                   \
+            int s = (sl);                                                                                 \
+            QC__FAST_EGF(d_, z, fl);                                                                      \
+            if (den1) {                                                                                   \
+                /* (in the low b bits, as the plain loop's; the map's top bit is the code's) */           \
+                xb = qc__fast_smtb(br[s], d_);                                                            \
+                v = qc__fast_smtb((xb + (xb - qc__fast_smtb(pr[s], d_)) * d_->numc + z) &                 \
+                                  d_->P.umax, d_);                                                        \
+            } else {                                                                                      \
+                xb = qc__fast_smt(br[s] << d_->sh, d_->smt);                                              \
+                xp = qc__fast_smt(pr[s] << d_->sh, d_->smt);                                              \
+                v = qc__fast_smt(qc__fast_ref(xb, xp, d_, num, den, den1) + (z << d_->sh),                \
+                                 d_->smt) >> d_->sh;                                                      \
+            }                                                                                             \
+            if (QC__UNLIKELY(v == d_->vbad)) return 0;                                                    \
+            orw[s] = v;                                                                                   \
+            dacc |= v ^ br[s];                                                                            \
+        } while (0)
+        switch (fd->op) {
+        case QC__OP_PLAIN3: {   /* (a Vector of 3 unrolled, in three slots in a row) */
+            const int s0 = d->slot;
+            QC__FAST_PLAIN(d, 0, s0);    /* (the first never refilled: at most 1 + 17 + 1 + 32 bits) */
+            QC__FAST_PLAIN(d + 1, 1, s0 + 1);
+            QC__FAST_PLAIN(d + 2, 1, s0 + 2);
+            break;
+        }
+        case QC__OP_SMAG3: {
+            const int s0 = d->slot;
+            QC__FAST_SMAG(d, 0, s0);
+            QC__FAST_SMAG(d + 1, 1, s0 + 1);
+            QC__FAST_SMAG(d + 2, 1, s0 + 2);
+            break;
+        }
+        case QC__OP_PLAIN:
+            for (; d < dend; d++) QC__FAST_PLAIN(d, 1, d->slot);
+            break;
+        case QC__OP_SMAG:
+            for (; d < dend; d++) QC__FAST_SMAG(d, 1, d->slot);
+            break;
+        default:
             for (; d < dend; d++) {
                 int s = d->slot;
                 uint64_t bad;
-                QC__FAST_EG(d, u);
+                QC__FAST_EG(d, z);
                 xb = qc__fast_smt(br[s] << d->sh, d->smt);   /* sign-magnitude to ordered */
                 xp = qc__fast_smt(pr[s] << d->sh, d->smt);
-                xb = qc__fast_smt(qc__fast_ref(xb, xp, d, num, den, den1) + (qc__unzz(u) << d->sh), d->smt);
+                xb = qc__fast_smt(qc__fast_ref(xb, xp, d, num, den, den1) + (z << d->sh), d->smt);
                 v = (uint64_t)qc__asr(xb, d->sh) & d->vmask;
                 bad = (uint64_t)((v - d->vlo) > d->vspan) | (uint64_t)(v == d->vbad);
                 if (QC__UNLIKELY(bad)) return 0;
@@ -332,6 +440,8 @@ QC__HOT int qc__fast_entity(qc__bits *r, const uint8_t *fr, const qc__dfield *fd
                 dacc |= v ^ br[s];
             }
         }
+#undef QC__FAST_PLAIN
+#undef QC__FAST_SMAG
         if (dacc == 0) return 0;
     }
     return any;
@@ -587,6 +697,13 @@ static int qc__fast_tables(const qc_schema *sc, const uint8_t *fmode, int pdist,
                 int len = dd->P.E + 1 + dd->P.b;
                 dd->fill = acc + len > 56;
                 acc = dd->fill ? len : acc + len;
+            }
+            df->op = QC__OP_GEN;
+            if (df->shape == QC__FS_ORD || df->shape == QC__FS_NZ) {
+                df->op = df->plain ? QC__OP_PLAIN : df->smag ? QC__OP_SMAG : QC__OP_GEN;
+                if (df->op != QC__OP_GEN && fd->ncomps == 3 && dc[fd->first_comp + 1].slot == dc[fd->first_comp].slot + 1 &&
+                    dc[fd->first_comp + 2].slot == dc[fd->first_comp].slot + 2)
+                    df->op += QC__OP_PLAIN3 - QC__OP_PLAIN;
             }
         }
         if (fmode[i] && df->shape == QC__FS_NONE) gen[ngen++] = i;
@@ -1119,6 +1236,15 @@ static int qc__pk_read_entities(qc__pk *k) {
     int tail_made = 0, status;
     qc__fastrun run;
     run.ngen = qc__fast_tables(k->sc, k->fmode, k->pdist, k->num, k->dc, k->dfd, k->gen);
+    {   /* each changed component's look-up table (the others are never read) */
+        int i, c;
+        k->d->egt_used = 0;
+        for (i = 0; i < k->F; i++) {
+            const qc_field *fd = &k->sc->fields[i];
+            for (c = fd->first_comp; c < fd->first_comp + fd->ncomps; c++)
+                k->dc[c].egt = k->fmode[i] ? qc__egt_for(k->d, &k->dc[c].P) : qc__egt_none;
+        }
+    }
     run.fch = k->fch;
     run.F = k->F;
     run.S = k->S;

@@ -72,7 +72,8 @@ size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_e
     /* a packet reassembled from fragments is at most 256 * (max_datagram - 12) bytes: its new
        entities are at most 8 per byte, so max_entities above that is never reached */
     /* the scratch twice: growing it keeps the old one until the new one is filled */
-    return snaps + 2 * lists + 2 * qc__scratch_bytes(s, max_entities) + reasm + hello + 64;
+    return snaps + 2 * lists + 2 * qc__scratch_bytes(s, max_entities) + reasm + hello +
+           (size_t)QC_EG_TABLES * QC_EG_TABLE_BYTES + 64;
 }
 
 int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *cfg, qc_error *err) {
@@ -117,6 +118,7 @@ void qc_decoder_free(qc_decoder *d) {
     qc__dfree(d, d->held_seq, (size_t)d->held_cap * sizeof(uint16_t));
     qc__dfree(d, d->scratch, d->scratch_size);
     qc__hello_free(d);
+    qc__egt_free(d);
     d->held = NULL; d->held_seq = NULL; d->scratch = NULL; d->scratch_size = 0; d->held_cap = 0;
 }
 

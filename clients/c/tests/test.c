@@ -1803,6 +1803,87 @@ static uint64_t jnum_or_str(const qc_json *v) {
 
 /* conformance/interpolation/pose.json: every push's kept flag, every sample's a, b, alpha, ids,
    stats and values bit for bit (PowerCurve components: relative 1e-12) */
+/* the fast path's Exp-Golomb look-up tables: every entry of every (k, b) of the fast path
+   (b <= 32) against the register read it stands for (qc__bits_eg), under random bits above the
+   window; then the decoder's cache of them: shared keys, at most QC_EG_TABLES, a table the
+   current packet uses never rebuilt, counted in bytes, none when the budget leaves no room */
+static void test_eg_tables(void) {
+    static uint16_t t[1 << QC_EG_TABLE_BITS];
+    const uint64_t W = QC_EG_TABLE_BITS, N = (uint64_t)1 << QC_EG_TABLE_BITS;
+    qc__cpar P;
+    qc_decoder d;
+    const uint16_t *tabs[QC_EG_TABLES + 4];
+    int b, k, bad = 0, hits = 0, i;
+    uint64_t x;
+    for (b = 1; b <= 32; b++)
+        for (k = 0; k <= b; k++) {
+            qc__cpar_set(&P, k, b);
+            qc__egt_build(t, &P);
+            for (x = 0; x < N; x++) {
+                int rep;
+                for (rep = 0; rep < 3; rep++) {
+                    qc__bits r;
+                    uint64_t u = 0, w = x | (rep ? rnd() << W : 0);
+                    unsigned used;
+                    int st;
+                    r.w = w;
+                    r.p = NULL;
+                    r.n = 63;
+                    st = qc__bits_eg(&r, &P, &u, 0);
+                    used = 63 - r.n;
+                    if (t[x] & 15) {
+                        hits++;
+                        if (st != 0 || used != (t[x] & 15u) || qc__unzz(u) != (uint64_t)(t[x] >> 4) - 2048) bad++;
+                    } else if ((w & P.emask) && st == 0 && used <= W) {
+                        bad++;     /* a code the table should have had */
+                    }
+                }
+            }
+        }
+    CHECK(bad == 0 && hits > 0, "Exp-Golomb tables: %d entries differ from the read (%d checked)", bad, hits);
+    /* the cache */
+    memset(&d, 0, sizeof d);
+    d.al = qc__allocator_of(NULL);
+    qc__cpar_set(&P, 2, 16);
+    tabs[0] = qc__egt_for(&d, &P);
+    qc__cpar_set(&P, 2, 30);     /* E and b past the window's: the same table */
+    tabs[1] = qc__egt_for(&d, &P);
+    CHECK(tabs[0] == tabs[1] && d.negt == 1 && d.bytes == QC_EG_TABLE_BYTES, "Exp-Golomb tables: (2, 16) and (2, 30) not shared");
+    qc__cpar_set(&P, (int)W, 32);     /* no code of it in the window */
+    CHECK(qc__egt_for(&d, &P) == qc__egt_none && d.negt == 1, "Exp-Golomb tables: a table for k = %d", (int)W);
+    /* one packet using more (k, b) than there are tables: the last ones without */
+    d.egt_used = 0;
+    for (i = 0; i < QC_EG_TABLES + 4; i++) {
+        qc__cpar_set(&P, i % 8, 1 + i / 8 + (i % 8));
+        tabs[i] = qc__egt_for(&d, &P);
+    }
+    bad = 0;
+    for (i = 0; i < QC_EG_TABLES + 4; i++) {
+        qc__cpar_set(&P, i % 8, 1 + i / 8 + (i % 8));
+        qc__egt_build(t, &P);
+        if (i < QC_EG_TABLES ? memcmp(tabs[i], t, sizeof t) != 0 : tabs[i] != qc__egt_none) bad++;
+    }
+    CHECK(bad == 0 && d.negt == QC_EG_TABLES && d.bytes == (size_t)QC_EG_TABLES * QC_EG_TABLE_BYTES,
+          "Exp-Golomb tables: %d wrong in a packet of %d (k, b), %d tables", bad, QC_EG_TABLES + 4, d.negt);
+    /* the next packet: a new (k, b) takes a table it does not use, the ones it uses stay */
+    d.egt_used = 0;
+    qc__cpar_set(&P, 0, 1);
+    tabs[0] = qc__egt_for(&d, &P);
+    qc__cpar_set(&P, 7, 30);
+    tabs[1] = qc__egt_for(&d, &P);
+    qc__egt_build(t, &P);
+    CHECK(tabs[1] != qc__egt_none && memcmp(tabs[1], t, sizeof t) == 0 && tabs[1] != tabs[0] && d.negt == QC_EG_TABLES,
+          "Exp-Golomb tables: a new (k, b) after a full cache");
+    qc__cpar_set(&P, 0, 1);
+    qc__egt_build(t, &P);
+    CHECK(memcmp(tabs[0], t, sizeof t) == 0, "Exp-Golomb tables: a table in use was rebuilt");
+    qc__egt_free(&d);
+    CHECK(d.bytes == 0 && d.negt == 0, "Exp-Golomb tables: %lu bytes after free", (unsigned long)d.bytes);
+    /* a budget with no room: no table, nothing counted */
+    d.alloc_limit = QC_EG_TABLE_BYTES - 1;
+    CHECK(qc__egt_for(&d, &P) == qc__egt_none && d.bytes == 0 && d.negt == 0, "Exp-Golomb tables: a table past alloc_limit");
+}
+
 static void test_interp_kit(const char *file) {     /* NULL: the kit's; else a file of its format */
     size_t len, slen, o;
     char *text = file ? read_file(file, &len) : read_rel("conformance/interpolation/pose.json", &len), *stext, path[512];
@@ -2034,6 +2115,7 @@ int main(int argc, char **argv) {
     test_kit_streams();
     test_kit_args();
     test_memory();
+    test_eg_tables();
     test_worst_case();
     test_keyed();
     test_replies();
