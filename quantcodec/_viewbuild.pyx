@@ -28,7 +28,7 @@ cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memcmp, memset
-from libc.math cimport nearbyint, isfinite, sqrt, INFINITY
+from libc.math cimport nearbyint, isfinite, INFINITY
 from cpython.bytes cimport PyBytes_GET_SIZE
 
 import numpy as np
@@ -1188,94 +1188,3 @@ cdef inline void* _ptr(object array) except? NULL:
     PyBuffer_Release(&vb)
     return p
 
-
-def _grid_within(lo, cnt, list cols, q, double r2, order, ids, bint distances, bint sort):
-    """quantcodec.interest.GridIndex's radius query after its ranges, in C: for each centre (row
-    of ``q``, m x d), the rows of its ranges (``lo``, ``cnt``: m x K int64, rows of the grid
-    order) within ``r2`` (squared radius; the same sum of squares, in the same order, as the
-    NumPy path), as ids (``ids[order[row]]``), in grid order or ascending (``sort``); and with
-    ``distances`` their distances. Returns (list of id arrays, list of distance arrays or None)."""
-    cdef Py_ssize_t m = q.shape[0], d = q.shape[1], K = lo.shape[1] if lo.ndim == 2 else 0
-    cdef const int64_t* lp = <const int64_t*>_ptr(lo)
-    cdef const int64_t* cp = <const int64_t*>_ptr(cnt)
-    cdef const double* qp = <const double*>_ptr(q)
-    cdef const Py_ssize_t* op = <const Py_ssize_t*>_ptr(order)
-    cdef const uint64_t* ip = <const uint64_t*>_ptr(ids)
-    cdef const double* c0 = NULL
-    cdef const double* c1 = NULL
-    cdef const double* c2 = NULL
-    cdef Py_ssize_t i, k, t, e, total, most = 0, got
-    cdef double d2, x
-    cdef uint64_t* rk
-    cdef double* dk
-    cdef Py_ssize_t* ix
-    cdef Py_ssize_t* tmp
-    cdef Py_ssize_t* runs
-    cdef uint64_t* out_i
-    cdef double* out_d = NULL
-    cdef char* block
-    if d < 2 or d > 3 or len(cols) != d:
-        raise ValueError("_grid_within: 2 or 3 columns")
-    c0 = <const double*>_ptr(cols[0])
-    c1 = <const double*>_ptr(cols[1])
-    if d == 3:
-        c2 = <const double*>_ptr(cols[2])
-    for i in range(m):
-        total = 0
-        for k in range(K):
-            total += cp[i * K + k]
-        if total > most:
-            most = total
-    block = <char*>malloc((most + 1) * (sizeof(uint64_t) + sizeof(double) + 3 * sizeof(Py_ssize_t)) + 64)
-    if block == NULL:
-        raise MemoryError()
-    rk = <uint64_t*>block
-    dk = <double*>(block + (most + 1) * sizeof(uint64_t))
-    ix = <Py_ssize_t*>(block + (most + 1) * (sizeof(uint64_t) + sizeof(double)))
-    tmp = ix + (most + 1)
-    runs = tmp + (most + 1)
-    out = []
-    dout = [] if distances else None
-    try:
-        for i in range(m):
-            got = 0
-            with nogil:
-                for k in range(K):
-                    t = lp[i * K + k]
-                    e = t + cp[i * K + k]
-                    while t < e:
-                        x = c0[t] - qp[i * d]
-                        d2 = x * x
-                        x = c1[t] - qp[i * d + 1]
-                        d2 = d2 + x * x
-                        if d == 3:
-                            x = c2[t] - qp[i * d + 2]
-                            d2 = d2 + x * x
-                        if d2 <= r2:
-                            rk[got] = <uint64_t>op[t]
-                            dk[got] = d2
-                            got += 1
-                        t += 1
-            a = np.empty(got, dtype=_U64)
-            out_i = <uint64_t*>_ptr(a)
-            if distances:
-                b = np.empty(got, dtype=_F64)
-                out_d = <double*>_ptr(b)
-            with nogil:
-                if sort:
-                    _sort_u64(rk, ix, tmp, runs, got)
-                    for t in range(got):
-                        out_i[t] = ip[rk[ix[t]]]
-                        if distances:
-                            out_d[t] = sqrt(dk[ix[t]])
-                else:
-                    for t in range(got):
-                        out_i[t] = ip[rk[t]]
-                        if distances:
-                            out_d[t] = sqrt(dk[t])
-            out.append(a)
-            if distances:
-                dout.append(b)
-    finally:
-        free(block)
-    return out, dout
