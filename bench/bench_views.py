@@ -577,8 +577,11 @@ def part3(args, out):
                     n += 1
             res[shared].append(1e6 * cpu / (n * M))
             if shared and rep == 0:
+                # (a shared packet reaches its other clients as their builders' offers: counted by
+                # the encoders that sent an offered packet instead of coding it)
+                offers = sum(e._state.offers_used for e in encs)
                 extra = (f"views shared {vshare.hits}, trial sizes reused {vshare.trial_hits}, packets "
-                         f"from the cache {cache.hits}")
+                         f"sent from offers {offers}")
     med = {k: float(np.median(v)) for k, v in res.items()}
     out(f"  CPU a client a tick (view + packet), median of {args.repeats}: alone {med[False]:.1f} us, "
         f"shared {med[True]:.1f} us ({extra}; {len(ids)} entities)")

@@ -9,8 +9,19 @@ passes over them) and found among the world's
 ids (binary searches narrowing left to right); the priorities carried over and the baseline and
 previous view aligned by merge joins (everything is ascending by id); the start view kept as row
 pointers (into the previous view or the baseline: nothing copied); the candidates ordered by a
-stable merge sort. What holds the GIL: the calls into the stream state (``refs``), making the
-Snapshot of each trial view, and the trial encodes' entry (their coding runs without it).
+stable merge sort.
+
+The GIL, a few times a build (so a pool of threads building views scales): what needs Python
+is done with it, before and after the loops (the arguments checked, the arrays made, the stream
+state's ``refs`` and previous view, ``offer``), and steps 1-3 (the target, the priorities, the
+start view and the candidates) run in one span without it; then the candidates' sort in one,
+and each trial encode in one: the trial view's arrays are made first, then filled and coded
+without the GIL straight from them (``_trial``: the DeltaEncoder's ``_encode`` over references
+checked once a build), and only the view chosen becomes a Snapshot (bound without row keys,
+whose packing would cost a pass and a release: its encodes compare rows; the same packets).
+Loops of a microsecond or less between them keep the GIL. While views are interned (a
+ViewShare, on), a trial view is a Snapshot first (its hash is looked up) and coded through
+``_encode_call``, as before.
 
 The trial encode of the view chosen is the client's packet: the builder hands it to the
 client's encoder (``EncoderState.offer``), whose ``encode`` of that view against the same
@@ -28,12 +39,13 @@ cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memcmp, memset
-from libc.math cimport nearbyint, isfinite, sqrt, INFINITY
-from cpython.bytes cimport PyBytes_GET_SIZE
+from libc.math cimport nearbyint, isfinite, INFINITY
+from cpython.bytes cimport PyBytes_GET_SIZE, PyBytes_FromStringAndSize, PyBytes_AS_STRING
 
 import numpy as np
 
-from quantcodec._delta cimport DeltaEncoder, SnapshotData
+from quantcodec._delta cimport DeltaEncoder, SnapshotData, enc_in_t
+from quantcodec._bits cimport bw_nbytes
 from quantcodec._history cimport W_FRAGMENT_HEADER, W_MAX_FRAGMENTS
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS
 
@@ -515,6 +527,8 @@ cdef class ViewBuilder:
     cdef public Py_ssize_t last_inflight
     cdef Py_ssize_t _md, _check
     cdef object _pk                 # the packet of the last trial (bytes: bare, unsealed)
+    cdef enc_in_t _ein              # this build's trial encodes' references (_refs_in)
+    cdef object _ctx                # and the bytes its ctxmap points into (held)
     cdef Py_ssize_t _pkb            # and its bits
 
     def __init__(self, schema, encoder, share=None):
@@ -606,9 +620,8 @@ cdef class ViewBuilder:
         cdef const uint64_t* r
         cdef uint64_t h = 0
         cdef bint hashing = self._sharing
-        with nogil:
-            for i in range(n):
-                cnt += has[i] | take[i]
+        for i in range(n):
+            cnt += has[i] | take[i]
         mat = np.empty((cnt, S), dtype=_U64)
         if cnt == n:
             ids = tid
@@ -649,6 +662,116 @@ cdef class ViewBuilder:
         mat.setflags(False)
         snap._schema = self._schema
         snap._bind(ids, mat, self._plan)
+        return snap
+
+    cdef int _refs_in(self, int seq, SnapshotData W, int bdist, object base, int pdist,
+                      object pred) except -1:
+        """The references of this build's trial encodes, checked once (DeltaEncoder's
+        _encode_call checks them every call; a trial view has the world's columns): the
+        enc_in_t its trials fill in and code without the GIL (_trial)."""
+        cdef enc_in_t* a = &self._ein
+        cdef SnapshotData b, p
+        self._ctx = None
+        memset(a, 0, sizeof(enc_in_t))
+        self._coder._check(W, "current")
+        a.seq = seq
+        if bdist:
+            if not 1 <= bdist <= 0x7FFF:
+                raise ValueError(f"baseline distance {bdist} outside 1..32767")
+            self._coder._check(base, "baseline")
+            b = <SnapshotData>base
+            a.bdist = bdist
+            a.m = b.n
+            a.bid = b.idp
+            a.brow = b.rowp
+            if pdist:
+                if not 1 <= pdist <= 0x7FFF or bdist + pdist > 0x7FFF:
+                    raise ValueError(f"extrapolation distance {pdist} outside 1..{0x7FFF - bdist}")
+                self._coder._check(pred, "extrapolation")
+                p = <SnapshotData>pred
+                a.pdist = pdist
+                a.p = p.n
+                a.pid = p.idp
+                a.prow = p.rowp
+                # (_delta._diff_of: the baseline's remembered comparison with pred, if any)
+                d = b._diff
+                if d is not None and (<tuple>d)[0]() is pred and PyBytes_GET_SIZE((<tuple>d)[1]) == b.n:
+                    self._ctx = (<tuple>d)[1]
+                    a.ctxmap = <const uint8_t*>PyBytes_AS_STRING(self._ctx)
+        # (no row keys: the trial view has none, the rows are compared; the same packet)
+        return 0
+
+    cdef object _trial(self, int seq, object tid, const uint64_t* tid_p, Py_ssize_t n, Py_ssize_t S,
+                       const uint8_t* has, const uint8_t* take, const uint64_t** v0,
+                       const uint64_t* wrow, const Py_ssize_t* rows, int bdist, object base,
+                       int pdist, object pred, double* s_out):
+        """A trial view (V0 with the rows of ``take`` from the world) and its datagram bytes
+        (``s_out``), its packet in ``_pk``. Interning (the share on): the view's Snapshot
+        (``_snap``) and ``_size``. Else the view's arrays are made, then filled and coded in
+        one span without the GIL, straight from the arrays (enc_in_t of ``_refs_in``); the
+        Snapshot is made only for the view chosen (``_view``): returns (ids, matrix)."""
+        cdef Py_ssize_t i, j, k = 0, cnt = 0
+        cdef uint64_t* ip
+        cdef uint64_t* mp
+        cdef const uint64_t* r
+        cdef enc_in_t a
+        cdef int rc
+        cdef DeltaEncoder coder = self._coder
+        if self._sharing:
+            v = self._snap(seq, tid, tid_p, n, S, has, take, v0, wrow, rows)
+            s_out[0] = self._size(seq, v, bdist, base, pdist, pred)
+            return v
+        for i in range(n):
+            cnt += has[i] | take[i]
+        mat = np.empty((cnt, S), dtype=_U64)
+        if cnt == n:
+            ids = tid
+        else:
+            ids = np.empty(cnt, dtype=_U64)
+        mp = <uint64_t*>_ptr(mat)
+        ip = <uint64_t*>_ptr(ids)
+        a = self._ein
+        a.cid = ip if cnt else NULL
+        a.crow = mp if cnt and S else NULL
+        a.n = cnt
+        a.same = 0
+        a.nchg = 0
+        with nogil:
+            for i in range(n):
+                if take[i]:
+                    r = wrow + rows[i] * S
+                elif has[i]:
+                    r = v0[i]
+                else:
+                    continue
+                if cnt != n:
+                    ip[k] = tid_p[i]
+                for j in range(S):
+                    mp[k * S + j] = r[j]
+                k += 1
+            rc = coder._encode(&a)
+        if rc < 0:
+            raise MemoryError()
+        self.trials += 1
+        coder.last_bits = coder.w.nbits
+        packet = PyBytes_FromStringAndSize(<char*>coder.w.buf, bw_nbytes(&coder.w))
+        self._pk = packet
+        self._pkb = coder.w.nbits
+        s_out[0] = _dgram_bytes(PyBytes_GET_SIZE(packet), self._md, self._check)
+        return (ids, mat)
+
+    cdef object _view(self, object v):
+        """The chosen view's Snapshot (a trial's arrays, see _trial; bound without row keys,
+        which would cost a pass and a release: its encodes compare rows)."""
+        cdef SnapshotData snap
+        if type(v) is not tuple:
+            return v
+        ids, mat = <tuple>v
+        snap = <SnapshotData>_new_snapshot(Snapshot)
+        ids.setflags(False)
+        mat.setflags(False)
+        snap._schema = self._schema
+        snap._bind(ids, mat)
         return snap
 
     cdef double _size(self, int seq, object view, int bdist, object base, int pdist, object pred) except -2:
@@ -751,28 +874,34 @@ cdef class ViewBuilder:
         cdef const uint64_t* pid = NULL
         cdef const uint64_t* brow_p = NULL
         cdef const uint64_t* prow_p = NULL
-        cdef double roomd, s, s0, est, avail, extra, nd
+        cdef double roomd = 0.0, s, s0, est, avail, extra, nd
         cdef Py_ssize_t ncand, nnew, nchg, nflight, nforced, nord, ntake, kk2, lo_k, hi_k
         cdef bint have_best, any_t, have_hi
         cdef int64_t tick, span
-        cdef int bdist, pdist, attempt
+        cdef int bdist = 0, pdist = 0, attempt
         cdef double best_s = 0.0
         cdef Py_ssize_t pkb = 0, best_pkb = 0
         best_pk = None
         cdef bint wt_ok = True
         cdef const Py_ssize_t* orow
         cdef Py_ssize_t* rp
+        cdef const uint64_t* oid2
+        cdef Py_ssize_t no2
+        cdef bint budgeted
+        tp = NULL
+        rp = NULL
 
-        # 1. the target: the world restricted to the interest
+        # Python-level first (the GIL held): the arguments checked, the arrays made (as long as
+        # the interest: sliced after when ids are not in the world), the stream state asked;
+        # then steps 1-3 in one span without the GIL.
         wids = W._ids
         if a is None:
             n = nw
             tid = wids
             rows_a = None
-            with nogil:
-                for i in range(n):
-                    sc.rows[i] = i
-                    sc.src[i] = i
+            no = 0
+            oid = NULL
+            orow = NULL
         else:
             m = a.shape[0]
             ap = <const uint64_t*>_ptr(a)
@@ -787,7 +916,63 @@ cdef class ViewBuilder:
                 no = 0
                 oid = NULL
                 orow = NULL
-            with nogil:
+            n = m
+            tid = np.empty(m, dtype=_U64)
+            rows_a = np.empty(m, dtype=np.intp)
+            tp = <uint64_t*>_ptr(tid)
+            rp = <Py_ssize_t*>_ptr(rows_a)
+        tid_p = <const uint64_t*>_ptr(tid)
+
+        # weights (their shape here; their values on the target's entities, as the reference)
+        if weights is not None:
+            wa = np.asarray(weights, dtype=np.float64)
+            if wa.ndim != 1:
+                raise ValueError(f"views: weights must be one-dimensional, got shape {wa.shape}")
+            expect = nw if a is None else m
+            if wa.shape[0] != expect:
+                raise ValueError(f"views: {wa.shape[0]} weights for {expect} entities")
+            if not wa.flags.c_contiguous:
+                wa = np.ascontiguousarray(wa)
+            wp = <const double*>_ptr(wa)
+
+        acc = np.empty(n, dtype=_F64)
+        live = np.empty(n, dtype=_I64)
+        accp = <double*>_ptr(acc)
+        livep = <int64_t*>_ptr(live)
+        old = self._acc_ids
+        no2 = old.shape[0]
+        oid2 = <const uint64_t*>_ptr(old) if no2 else NULL
+        oacc = <const double*>_ptr(self._acc) if no2 else NULL
+        olive = <const int64_t*>_ptr(self._live) if no2 else NULL
+        prev = self._previous(state)
+        budgeted = room is not None
+        if budgeted:
+            roomd = <double>room
+            bdist, base, pdist, pred = state.refs(seq)
+            self._md = encoder.max_datagram
+            self._check = _framing.check_len(getattr(encoder, "_check_p", 0))
+            if base is not None:
+                B = <SnapshotData>base
+                bn = B.n
+                bid = B.idp
+                brow_p = B.rowp
+            if prev is not None:
+                P = <SnapshotData>prev
+                pn = P.n
+                pid = P.idp
+                prow_p = P.rowp
+        nflight = 0
+        ncand = 0
+        nnew = 0
+        nchg = 0
+
+        with nogil:
+            # 1. the target: the world restricted to the interest
+            if a is None:
+                for i in range(n):
+                    sc.rows[i] = i
+                    sc.src[i] = i
+            else:
                 for i in range(1, m):
                     if ap[i] <= ap[i - 1]:
                         sorted_ = False
@@ -827,62 +1012,74 @@ cdef class ViewBuilder:
                         sc.rows[n] = lo
                         sc.src[n] = i
                         n += 1
-            tid = np.empty(n, dtype=_U64)
-            rows_a = np.empty(n, dtype=np.intp)
-            tp = <uint64_t*>_ptr(tid)
-            rp = <Py_ssize_t*>_ptr(rows_a)
-            with nogil:
                 for i in range(n):
                     tp[i] = ap[sc.src[i]]           # (the id given: no read of the world's)
                     rp[i] = sc.rows[i]
-        tid_p = <const uint64_t*>_ptr(tid)
-
-        # weights (checked on the target's entities, as the reference does)
-        if weights is not None:
-            wa = np.asarray(weights, dtype=np.float64)
-            if wa.ndim != 1:
-                raise ValueError(f"views: weights must be one-dimensional, got shape {wa.shape}")
-            expect = nw if a is None else m
-            if wa.shape[0] != expect:
-                raise ValueError(f"views: {wa.shape[0]} weights for {expect} entities")
-            if not wa.flags.c_contiguous:
-                wa = np.ascontiguousarray(wa)
-            wp = <const double*>_ptr(wa)
-            with nogil:
+            if wp != NULL:
                 for i in range(n):
                     nd = wp[sc.src[i]]
                     if not (isfinite(nd) and nd >= 0):
                         wt_ok = False
                         break
-            if not wt_ok:
-                raise ValueError("views: weights must be finite and non-negative")
-
-        # 2. the priorities carried over (merge join on ascending ids), plus this tick's weights
-        acc = np.empty(n, dtype=_F64)
-        live = np.empty(n, dtype=_I64)
-        accp = <double*>_ptr(acc)
-        livep = <int64_t*>_ptr(live)
-        old = self._acc_ids
-        no = old.shape[0]
-        oid = <const uint64_t*>_ptr(old) if no else NULL
-        oacc = <const double*>_ptr(self._acc) if no else NULL
-        olive = <const int64_t*>_ptr(self._live) if no else NULL
-        with nogil:
-            j = 0
-            for i in range(n):
-                while j < no and oid[j] < tid_p[i]:
-                    j += 1
-                if j < no and oid[j] == tid_p[i]:
-                    accp[i] = oacc[j]
-                    livep[i] = olive[j]
-                else:
-                    accp[i] = 0.0
-                    livep[i] = -1
-                accp[i] += wp[sc.src[i]] if wp != NULL else 1.0
-        prev = self._previous(state)
+            if wt_ok:
+                # 2. the priorities carried over (merge join on ascending ids), plus this
+                # tick's weights
+                j = 0
+                for i in range(n):
+                    while j < no2 and oid2[j] < tid_p[i]:
+                        j += 1
+                    if j < no2 and oid2[j] == tid_p[i]:
+                        accp[i] = oacc[j]
+                        livep[i] = olive[j]
+                    else:
+                        accp[i] = 0.0
+                        livep[i] = -1
+                    accp[i] += wp[sc.src[i]] if wp != NULL else 1.0
+            if wt_ok and budgeted:
+                # 3. the start view V0 (row pointers), in flight, and the candidates
+                j = 0
+                k = 0
+                for i in range(n):
+                    if i + PF < n:
+                        QC_PREFETCH(wrow + sc.rows[i + PF] * S)
+                    while j < bn and bid[j] < tid_p[i]:
+                        j += 1
+                    while k < pn and pid[k] < tid_p[i]:
+                        k += 1
+                    sc.in_b[i] = j < bn and bid[j] == tid_p[i]
+                    sc.brows[i] = brow_p + j * S if sc.in_b[i] else NULL
+                    if k < pn and pid[k] == tid_p[i]:
+                        sc.has[i] = 1
+                        sc.v0[i] = prow_p + k * S
+                        sc.inflight[i] = (not sc.in_b[i]) or _differ(sc.v0[i], sc.brows[i], S)
+                    elif sc.in_b[i]:
+                        sc.has[i] = 1
+                        sc.v0[i] = sc.brows[i]
+                        sc.inflight[i] = 0
+                    else:
+                        sc.has[i] = 0
+                        sc.v0[i] = NULL
+                        sc.inflight[i] = 0
+                    sc.diff[i] = (not sc.has[i]) or _differ(wrow + sc.rows[i] * S, sc.v0[i], S)
+                    nflight += sc.inflight[i]
+                    ncand += sc.diff[i]
+                    sc.take[i] = 0
+                    # (the easy tick's estimate: what differs, new or changed and not in flight)
+                    if sc.diff[i]:
+                        if not sc.has[i]:
+                            nnew += 1
+                        elif not sc.inflight[i]:
+                            nchg += 1
+        if not wt_ok:
+            raise ValueError("views: weights must be finite and non-negative")
+        if a is not None and n != m:
+            tid = tid[:n]
+            rows_a = rows_a[:n]
+            acc = acc[:n]
+            live = live[:n]
         self._state = state
 
-        if room is None:                # no budget: the target itself, every change sent
+        if not budgeted:                # no budget: the target itself, every change sent
             if a is None:
                 view = W
             else:
@@ -896,52 +1093,7 @@ cdef class ViewBuilder:
             acc[:] = 0.0
             return self._keep(seq, view, tid, acc, live, None, n, 0, rows_a, wids)
 
-        roomd = <double>room
-        bdist, base, pdist, pred = state.refs(seq)
-        self._md = encoder.max_datagram
-        self._check = _framing.check_len(getattr(encoder, "_check_p", 0))
-        if base is not None:
-            B = <SnapshotData>base
-            bn = B.n
-            bid = B.idp
-            brow_p = B.rowp
-        if prev is not None:
-            P = <SnapshotData>prev
-            pn = P.n
-            pid = P.idp
-            prow_p = P.rowp
-
-        # 3. the start view V0 (row pointers), in flight, and the candidates
-        nflight = 0
-        ncand = 0
-        with nogil:
-            j = 0
-            k = 0
-            for i in range(n):
-                if i + PF < n:
-                    QC_PREFETCH(wrow + sc.rows[i + PF] * S)
-                while j < bn and bid[j] < tid_p[i]:
-                    j += 1
-                while k < pn and pid[k] < tid_p[i]:
-                    k += 1
-                sc.in_b[i] = j < bn and bid[j] == tid_p[i]
-                sc.brows[i] = brow_p + j * S if sc.in_b[i] else NULL
-                if k < pn and pid[k] == tid_p[i]:
-                    sc.has[i] = 1
-                    sc.v0[i] = prow_p + k * S
-                    sc.inflight[i] = (not sc.in_b[i]) or _differ(sc.v0[i], sc.brows[i], S)
-                elif sc.in_b[i]:
-                    sc.has[i] = 1
-                    sc.v0[i] = sc.brows[i]
-                    sc.inflight[i] = 0
-                else:
-                    sc.has[i] = 0
-                    sc.v0[i] = NULL
-                    sc.inflight[i] = 0
-                sc.diff[i] = (not sc.has[i]) or _differ(wrow + sc.rows[i] * S, sc.v0[i], S)
-                nflight += sc.inflight[i]
-                ncand += sc.diff[i]
-                sc.take[i] = 0
+        self._refs_in(seq, W, bdist, base, pdist, pred)
         tick = self._tick
         if bdist:
             self._rtt = bdist
@@ -950,30 +1102,23 @@ cdef class ViewBuilder:
             span = 1
         if ncand:
             # the easy tick first: when everything that differs fits on the estimates, one trial
-            nnew = 0
-            nchg = 0
-            with nogil:
-                for i in range(n):
-                    if sc.diff[i]:
-                        if not sc.has[i]:
-                            nnew += 1
-                        elif not sc.inflight[i]:
-                            nchg += 1
+            # (nnew, nchg: counted in step 3)
             est = self._s0_est + (self._bits_new * <double>nnew + self._bits_chg * <double>nchg) / 8.0
             if est <= roomd * FILL:
-                v = self._snap(seq, tid, tid_p, n, S, sc.has, sc.diff, sc.v0, wrow, sc.rows)
-                s = self._size(seq, v, bdist, base, pdist, pred)
+                v = self._trial(seq, tid, tid_p, n, S, sc.has, sc.diff, sc.v0, wrow, sc.rows,
+                                bdist, base, pdist, pred, &s)
                 if s <= roomd:
+                    v = self._view(v)
                     self._offer(state, seq, v, bdist, base, pdist, pred, self._pk, self._pkb)
-                    with nogil:
-                        for i in range(n):
-                            if sc.diff[i] and not sc.inflight[i]:
-                                livep[i] = tick + span
-                            accp[i] = 0.0
+                    # (short loops: with the GIL, a release would cost more than they do)
+                    for i in range(n):
+                        if sc.diff[i] and not sc.inflight[i]:
+                            livep[i] = tick + span
+                        accp[i] = 0.0
                     self.last_chosen = ncand
                     return self._keep(seq, v, tid, acc, live, int(s), ncand, nflight, rows_a, wids)
-        view0 = self._snap(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows)
-        s0 = self._size(seq, view0, bdist, base, pdist, pred)
+        view0 = self._trial(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows,
+                            bdist, base, pdist, pred, &s0)
         if s0 > roomd:
             view0, s0 = self._shed(seq, sc, n, S, tid, tid_p, wrow, accp, roomd, s0, bdist, base, pdist, pred)
             if view0 is None:
@@ -1020,16 +1165,15 @@ cdef class ViewBuilder:
                     break
                 nnew = 0
                 nchg = 0
-                with nogil:
-                    memcpy(sc.take, sc.forced, n)
-                    for j in range(k):
-                        sc.take[sc.order[j]] = 1
-                        if sc.isnew[j]:
-                            nnew += 1
-                        elif not sc.isfree[j]:
-                            nchg += 1
-                v = self._snap(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows)
-                s = self._size(seq, v, bdist, base, pdist, pred)
+                memcpy(sc.take, sc.forced, n)
+                for j in range(k):
+                    sc.take[sc.order[j]] = 1
+                    if sc.isnew[j]:
+                        nnew += 1
+                    elif not sc.isfree[j]:
+                        nchg += 1
+                v = self._trial(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows,
+                                bdist, base, pdist, pred, &s)
                 self._learn(s - s0, nnew, nchg)
                 if s <= roomd:
                     lo_k = k
@@ -1070,15 +1214,15 @@ cdef class ViewBuilder:
                 for i in range(n):
                     sc.take[i] = 0
         ntake = 0
-        with nogil:
-            for i in range(n):
-                if sc.take[i]:
-                    ntake += 1
-                    if not sc.inflight[i]:
-                        livep[i] = tick + span
-                if (not sc.diff[i]) or sc.take[i]:
-                    accp[i] = 0.0
+        for i in range(n):
+            if sc.take[i]:
+                ntake += 1
+                if not sc.inflight[i]:
+                    livep[i] = tick + span
+            if (not sc.diff[i]) or sc.take[i]:
+                accp[i] = 0.0
         self.last_chosen = ntake - (nforced if have_best else 0)
+        view = self._view(view)
         self._offer(state, seq, view, bdist, base, pdist, pred, pk, pkb)
         return self._keep(seq, view, tid, acc, live, int(used), ntake, nflight, rows_a, wids)
 
@@ -1110,8 +1254,8 @@ cdef class ViewBuilder:
                 else:
                     sc.has[i] = 0
                 sc.inflight[i] = 0
-            view = self._snap(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows)
-            s = self._size(seq, view, bdist, base, pdist, pred)
+            view = self._trial(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows,
+                               bdist, base, pdist, pred, &s)
             if s <= roomd:
                 return view, s
             if k == nf:
@@ -1188,94 +1332,3 @@ cdef inline void* _ptr(object array) except? NULL:
     PyBuffer_Release(&vb)
     return p
 
-
-def _grid_within(lo, cnt, list cols, q, double r2, order, ids, bint distances, bint sort):
-    """quantcodec.interest.GridIndex's radius query after its ranges, in C: for each centre (row
-    of ``q``, m x d), the rows of its ranges (``lo``, ``cnt``: m x K int64, rows of the grid
-    order) within ``r2`` (squared radius; the same sum of squares, in the same order, as the
-    NumPy path), as ids (``ids[order[row]]``), in grid order or ascending (``sort``); and with
-    ``distances`` their distances. Returns (list of id arrays, list of distance arrays or None)."""
-    cdef Py_ssize_t m = q.shape[0], d = q.shape[1], K = lo.shape[1] if lo.ndim == 2 else 0
-    cdef const int64_t* lp = <const int64_t*>_ptr(lo)
-    cdef const int64_t* cp = <const int64_t*>_ptr(cnt)
-    cdef const double* qp = <const double*>_ptr(q)
-    cdef const Py_ssize_t* op = <const Py_ssize_t*>_ptr(order)
-    cdef const uint64_t* ip = <const uint64_t*>_ptr(ids)
-    cdef const double* c0 = NULL
-    cdef const double* c1 = NULL
-    cdef const double* c2 = NULL
-    cdef Py_ssize_t i, k, t, e, total, most = 0, got
-    cdef double d2, x
-    cdef uint64_t* rk
-    cdef double* dk
-    cdef Py_ssize_t* ix
-    cdef Py_ssize_t* tmp
-    cdef Py_ssize_t* runs
-    cdef uint64_t* out_i
-    cdef double* out_d = NULL
-    cdef char* block
-    if d < 2 or d > 3 or len(cols) != d:
-        raise ValueError("_grid_within: 2 or 3 columns")
-    c0 = <const double*>_ptr(cols[0])
-    c1 = <const double*>_ptr(cols[1])
-    if d == 3:
-        c2 = <const double*>_ptr(cols[2])
-    for i in range(m):
-        total = 0
-        for k in range(K):
-            total += cp[i * K + k]
-        if total > most:
-            most = total
-    block = <char*>malloc((most + 1) * (sizeof(uint64_t) + sizeof(double) + 3 * sizeof(Py_ssize_t)) + 64)
-    if block == NULL:
-        raise MemoryError()
-    rk = <uint64_t*>block
-    dk = <double*>(block + (most + 1) * sizeof(uint64_t))
-    ix = <Py_ssize_t*>(block + (most + 1) * (sizeof(uint64_t) + sizeof(double)))
-    tmp = ix + (most + 1)
-    runs = tmp + (most + 1)
-    out = []
-    dout = [] if distances else None
-    try:
-        for i in range(m):
-            got = 0
-            with nogil:
-                for k in range(K):
-                    t = lp[i * K + k]
-                    e = t + cp[i * K + k]
-                    while t < e:
-                        x = c0[t] - qp[i * d]
-                        d2 = x * x
-                        x = c1[t] - qp[i * d + 1]
-                        d2 = d2 + x * x
-                        if d == 3:
-                            x = c2[t] - qp[i * d + 2]
-                            d2 = d2 + x * x
-                        if d2 <= r2:
-                            rk[got] = <uint64_t>op[t]
-                            dk[got] = d2
-                            got += 1
-                        t += 1
-            a = np.empty(got, dtype=_U64)
-            out_i = <uint64_t*>_ptr(a)
-            if distances:
-                b = np.empty(got, dtype=_F64)
-                out_d = <double*>_ptr(b)
-            with nogil:
-                if sort:
-                    _sort_u64(rk, ix, tmp, runs, got)
-                    for t in range(got):
-                        out_i[t] = ip[rk[ix[t]]]
-                        if distances:
-                            out_d[t] = sqrt(dk[ix[t]])
-                else:
-                    for t in range(got):
-                        out_i[t] = ip[rk[t]]
-                        if distances:
-                            out_d[t] = sqrt(dk[t])
-            out.append(a)
-            if distances:
-                dout.append(b)
-    finally:
-        free(block)
-    return out, dout
