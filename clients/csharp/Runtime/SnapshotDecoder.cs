@@ -28,7 +28,7 @@ namespace QuantCodec
         internal byte[] Raw;      // the hello's bytes (two hellos are equal when their bytes are)
     }
 
-    public sealed class SnapshotDecoder
+    public sealed class SnapshotDecoder : IDisposable
     {
         public const int FormatVersion = 1;
         public const int MinDatagram = 64, MaxDatagramLimit = 65507, MaxFragments = 256;
@@ -469,6 +469,33 @@ namespace QuantCodec
             heldBytes = 0;
         }
 
+        /// <summary>Done with this decoder and every snapshot it returned: the buffers of the snapshots it
+        /// holds go to a pool that the decoders made after it take them from (a client that reconnects
+        /// then decodes into memory it already has: no fresh pages, no GC work for them). Those snapshots
+        /// are left empty (Count 0, Ids and Codes of length 0): Clone() what you keep beyond Dispose.
+        /// The pool keeps a buffer only while it holds at most this decoder's MaxBytes (PooledBytes,
+        /// ClearPool). The decoder is then as after Reset (its stream kept, nothing held) and may be
+        /// used again; a decoder never disposed is collected as before, its buffers with it.</summary>
+        public void Dispose()
+        {
+            foreach (var kv in held) kv.Value.Release(maxBytes);
+            while (pool.Count > 0) pool.Pop().Release(maxBytes);
+            held.Clear();
+            heldCost = 0;
+            ambiguous.Clear();
+            latest = -1;
+            partials.Clear();
+            heldBytes = 0;
+            LastSnapshot = null;
+        }
+
+        /// <summary>The bytes of snapshot buffers that disposed decoders gave back and no decoder has taken
+        /// yet (shared by every decoder of the process; at most the largest MaxBytes among the givers).</summary>
+        public static long PooledBytes { get { return SnapshotPool.Bytes; } }
+
+        /// <summary>Let the GC have the pooled buffers (PooledBytes back to 0).</summary>
+        public static void ClearPool() { SnapshotPool.Clear(); }
+
         // ------------------------------------------------------------------------ fragments
 
         Snapshot Fragment(byte[] d, int off, int n)
@@ -572,7 +599,7 @@ namespace QuantCodec
         Snapshot NewSnapshot(int n)
         {
             if (pool.Count > 0) { var s = pool.Pop(); s.Pooled = false; return s; }
-            return new Snapshot(Schema, Math.Max(n, 16));
+            return new Snapshot(Schema, Math.Max(n, 16), true);
         }
 
         void Recycle(Snapshot s)
