@@ -77,5 +77,27 @@ namespace QuantCodec
             for (; i < count; i++) crc = t[crc & 0xFF] ^ (crc >> 8);
             return crc;
         }
+
+        /// <summary>ZeroShift(x, count) for every x as four tables of 256 (x's bytes): the map is linear
+        /// in x, so each entry is the XOR of the shifts of its bits. Shift(table, x) == ZeroShift(x, count).</summary>
+        internal static uint[] ShiftTable(int count)
+        {
+            var z = new uint[32];
+            for (int j = 0; j < 32; j++) z[j] = ZeroShift(1u << j, count);
+            var m = new uint[4 * 256];
+            for (int k = 0; k < 4; k++)
+                for (int b = 1; b < 256; b++)
+                {
+                    int low = b & -b, bit = 0;
+                    while ((1 << bit) != low) bit++;
+                    m[k * 256 + b] = m[k * 256 + (b & (b - 1))] ^ z[8 * k + bit];
+                }
+            return m;
+        }
+
+        internal static uint Shift(uint[] m, uint x)
+        {
+            return m[x & 0xFF] ^ m[256 + ((x >> 8) & 0xFF)] ^ m[512 + ((x >> 16) & 0xFF)] ^ m[768 + (x >> 24)];
+        }
     }
 }

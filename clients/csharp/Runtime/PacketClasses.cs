@@ -28,7 +28,7 @@ namespace QuantCodec
                 byte[] oc = null;
                 if (FastPath && keptIdent)
                 {
-                    if (o.Ctx == null || o.Ctx.Length < m) o.Ctx = new byte[Math.Max(m, 16)];
+                    if (o.Ctx == null || o.Ctx.Length < m) o.Ctx = SnapshotPool.Bytes8(Math.Max(m, 16));
                     oc = o.Ctx;
                 }
                 byte[] bc = chain ? bs.Changed : null, pc = chain ? pr.Changed : null, bx = chain ? bs.Ctx : null;
@@ -108,7 +108,7 @@ namespace QuantCodec
         void Remember(Snapshot bs, Snapshot o, int m, int nrem, int nnew, int nchg)
         {
             if (!FastPath || bs == null || nrem != 0 || nnew != 0) { o.HasCtx = false; return; }
-            if (o.Changed == null || o.Changed.Length < m) o.Changed = new byte[Math.Max(m, 16)];
+            if (o.Changed == null || o.Changed.Length < m) o.Changed = SnapshotPool.Bytes8(Math.Max(m, 16));
             byte[] c = o.Changed;
             Array.Clear(c, 0, m);
             int[] ch = chg;

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 
 namespace QuantCodec
 {
@@ -34,14 +35,43 @@ namespace QuantCodec
             Codes = new ulong[Math.Max(capacity, 1) * Math.Max(SlotCount, 1)];
         }
 
+        // a snapshot of the decoder's, its buffers from SnapshotPool when it has some that fit
+        internal Snapshot(Schema schema, int capacity, bool pooled)
+        {
+            Schema = schema;
+            SlotCount = schema.Slots.Length;
+            int cap = Math.Max(capacity, 1);
+            Ids = SnapshotPool.Words(cap);
+            Codes = SnapshotPool.Words(cap * Math.Max(SlotCount, 1));
+        }
+
+        // (the decoder's snapshots only: their buffers may come from SnapshotPool, longer than asked)
         internal void Reserve(int n)
         {
-            if (Ids.Length < n)
+            if (Ids.Length < n || Codes.Length < (long)n * Math.Max(SlotCount, 1))
             {
                 int cap = Math.Max(n, Ids.Length * 3 / 2);
-                Ids = new ulong[cap];
-                Codes = new ulong[cap * Math.Max(SlotCount, 1)];
+                Ids = SnapshotPool.Words(cap);
+                Codes = SnapshotPool.Words(cap * Math.Max(SlotCount, 1));
             }
+        }
+
+        static readonly ulong[] NoWords = new ulong[0];
+
+        /// <summary>Give this snapshot's buffers to SnapshotPool (bounded by limit) and leave it empty: Count
+        /// 0, Ids and Codes of length 0 (a stale view then reads nothing rather than another decoder's
+        /// entities). Only for a snapshot the decoder owns, or the user gave back.</summary>
+        internal void Release(long limit)
+        {
+            SnapshotPool.Give(Ids, Codes, Changed, Ctx, limit);
+            Ids = NoWords;
+            Codes = NoWords;
+            Changed = null;
+            Ctx = null;
+            Count = 0;
+            Base = null;
+            PredOf = null;
+            HasCtx = false;
         }
 
         public ulong Code(int row, int slot) { return Codes[row * SlotCount + slot]; }
@@ -90,6 +120,105 @@ namespace QuantCodec
             Array.Copy(Ids, s.Ids, Count);
             Array.Copy(Codes, s.Codes, Count * SlotCount);
             return s;
+        }
+    }
+
+    /// <summary>The buffers of disposed decoders' snapshots (SnapshotDecoder.Dispose), for the decoders
+    /// made after them: what a C allocator does for Python's decoder. A client that reconnects then
+    /// fills its new window in memory it already has (under Mono, a large array freed by the GC goes
+    /// back to the system, and a new one is fresh pages: page faults, and GC work). Bounded: it keeps
+    /// a buffer only while it holds at most the MaxBytes of the decoder that gives it (so never more than
+    /// the largest MaxBytes of the decoders that gave memory back; SnapshotDecoder.PooledBytes says how
+    /// much, SnapshotDecoder.ClearPool empties it). Thread-safe: decoders of several threads share it.</summary>
+    static class SnapshotPool
+    {
+        static readonly object gate = new object();
+        static readonly List<ulong[]> words = new List<ulong[]>();
+        static readonly List<byte[]> bytes = new List<byte[]>();
+        static long held;           // bytes of the arrays held
+        static volatile bool any;   // whether it holds something (no lock taken when empty)
+
+        internal static long Bytes { get { lock (gate) return held; } }
+
+        internal static void Clear()
+        {
+            lock (gate) { words.Clear(); bytes.Clear(); held = 0; any = false; }
+        }
+
+        // the smallest held array of at least n elements and at most 2n + 1024 (else a new one)
+        static int Fit<T>(List<T[]> list, int n)
+        {
+            int best = -1;
+            long limit = 2L * n + 1024;
+            for (int i = 0; i < list.Count; i++)
+            {
+                int len = list[i].Length;
+                if (len >= n && len <= limit && (best < 0 || len < list[best].Length))
+                {
+                    best = i;
+                    if (len == n) break;
+                }
+            }
+            return best;
+        }
+
+        static T[] Take<T>(List<T[]> list, int i, int size)
+        {
+            T[] a = list[i];
+            list[i] = list[list.Count - 1];
+            list.RemoveAt(list.Count - 1);
+            held -= (long)a.Length * size;
+            any = held > 0;
+            return a;
+        }
+
+        /// <summary>A ulong array of at least n elements, its contents unspecified.</summary>
+        internal static ulong[] Words(int n)
+        {
+            if (any)
+            {
+                lock (gate)
+                {
+                    int i = Fit(words, n);
+                    if (i >= 0) return Take(words, i, 8);
+                }
+            }
+            return new ulong[n];
+        }
+
+        /// <summary>A byte array of at least n elements, its contents unspecified.</summary>
+        internal static byte[] Bytes8(int n)
+        {
+            if (any)
+            {
+                lock (gate)
+                {
+                    int i = Fit(bytes, n);
+                    if (i >= 0) return Take(bytes, i, 1);
+                }
+            }
+            return new byte[n];
+        }
+
+        internal static void Give(ulong[] ids, ulong[] codes, byte[] changed, byte[] ctx, long limit)
+        {
+            lock (gate)
+            {
+                Add(words, ids, 8, limit);
+                Add(words, codes, 8, limit);
+                Add(bytes, changed, 1, limit);
+                Add(bytes, ctx, 1, limit);
+                any = held > 0;
+            }
+        }
+
+        static void Add<T>(List<T[]> list, T[] a, int size, long limit)
+        {
+            if (a == null || a.Length == 0) return;
+            long b = (long)a.Length * size;
+            if (held + b > limit) return;
+            list.Add(a);
+            held += b;
         }
     }
 }

@@ -28,7 +28,7 @@ namespace QuantCodec
         internal byte[] Raw;      // the hello's bytes (two hellos are equal when their bytes are)
     }
 
-    public sealed class SnapshotDecoder
+    public sealed class SnapshotDecoder : IDisposable
     {
         public const int FormatVersion = 1;
         public const int MinDatagram = 64, MaxDatagramLimit = 65507, MaxFragments = 256;
@@ -64,7 +64,8 @@ namespace QuantCodec
         public bool RecycleSnapshots = true;
 
         // reassembly (section 12)
-        sealed class Partial { public int Seq, Count; public uint PCheck; public byte[][] Chunks; public int Have; public long Bytes; public long Order; }
+        // (Sums, without a key: each chunk's crc32c(seed_P, header + chunk) and crc32c(seed_P, header))
+        sealed class Partial { public int Seq, Count; public uint PCheck; public byte[][] Chunks; public uint[] Sums; public int Have; public long Bytes; public long Order; }
         readonly List<Partial> partials = new List<Partial>();
         long heldBytes, partialOrder;
         byte[] joined = new byte[0];
@@ -232,13 +233,13 @@ namespace QuantCodec
                     uint cp = Crc32C.Compute(d, off, n - 4, seedP, ref crcScratch);
                     if (cp == c) return Packet(d, off, n - 4);
                     // the fragment check from the packet check: the same bytes under another seed
-                    if (n >= FragmentHeader + 1 + 4 && (cp ^ SeedShift(n - 4)) == c) return Fragment(d, off, n - 4);
+                    if (n >= FragmentHeader + 1 + 4 && (cp ^ SeedShift(n - 4)) == c) return Fragment(d, off, n - 4, cp);
                 }
                 else
                 {
                     ulong c = U64(d, off + n - 8);
                     if (kP.Tag(d, off, n - 8) == c) return Packet(d, off, n - 8);
-                    if (n >= FragmentHeader + 1 + 8 && kF.Tag(d, off, n - 8) == c) return Fragment(d, off, n - 8);
+                    if (n >= FragmentHeader + 1 + 8 && kF.Tag(d, off, n - 8) == c) return Fragment(d, off, n - 8, 0);
                 }
             }
             if (IsHello(d, off, n, keys)) { TakeHello(d, off, n); return null; }
@@ -469,11 +470,38 @@ namespace QuantCodec
             heldBytes = 0;
         }
 
+        /// <summary>Done with this decoder and every snapshot it returned: the buffers of the snapshots it
+        /// holds go to a pool that the decoders made after it take them from (a client that reconnects
+        /// then decodes into memory it already has: no fresh pages, no GC work for them). Those snapshots
+        /// are left empty (Count 0, Ids and Codes of length 0): Clone() what you keep beyond Dispose.
+        /// The pool keeps a buffer only while it holds at most this decoder's MaxBytes (PooledBytes,
+        /// ClearPool). The decoder is then as after Reset (its stream kept, nothing held) and may be
+        /// used again; a decoder never disposed is collected as before, its buffers with it.</summary>
+        public void Dispose()
+        {
+            foreach (var kv in held) kv.Value.Release(maxBytes);
+            while (pool.Count > 0) pool.Pop().Release(maxBytes);
+            held.Clear();
+            heldCost = 0;
+            ambiguous.Clear();
+            latest = -1;
+            partials.Clear();
+            heldBytes = 0;
+            LastSnapshot = null;
+        }
+
+        /// <summary>The bytes of snapshot buffers that disposed decoders gave back and no decoder has taken
+        /// yet (shared by every decoder of the process; at most the largest MaxBytes among the givers).</summary>
+        public static long PooledBytes { get { return SnapshotPool.Bytes; } }
+
+        /// <summary>Let the GC have the pooled buffers (PooledBytes back to 0).</summary>
+        public static void ClearPool() { SnapshotPool.Clear(); }
+
         // ------------------------------------------------------------------------ fragments
 
-        Snapshot Fragment(byte[] d, int off, int n)
+        Snapshot Fragment(byte[] d, int off, int n, uint cp)
         {
-            // n: the body (without the check), > 8
+            // n: the body (without the check), > 8; cp, without a key: crc32c(seed_P, the body)
             int seq = U16(d, off);
             int index = d[off + 2];
             int count1 = d[off + 3];
@@ -510,7 +538,8 @@ namespace QuantCodec
             Partial p;
             if (pi < 0)
             {
-                p = new Partial { Seq = seq, Count = count, PCheck = pcheck, Chunks = new byte[count][], Order = partialOrder++ };
+                p = new Partial { Seq = seq, Count = count, PCheck = pcheck, Chunks = new byte[count][], Order = partialOrder++,
+                                  Sums = keys == null ? new uint[2 * count] : null };
                 partials.Add(p);
                 pi = partials.Count - 1;
             }
@@ -518,6 +547,7 @@ namespace QuantCodec
             var chunk = new byte[clen];
             Buffer.BlockCopy(d, off + FragmentHeader, chunk, 0, clen);
             p.Chunks[index] = chunk;
+            if (p.Sums != null) { p.Sums[2 * index] = cp; p.Sums[2 * index + 1] = Crc32C.Compute(d, off, FragmentHeader, seedP); }
             p.Have++;
             p.Bytes += csize;
             heldBytes += csize;
@@ -528,9 +558,32 @@ namespace QuantCodec
             if (joined.Length < total) joined = new byte[Math.Max(total, joined.Length * 2)];
             int at = 0;
             foreach (var ch in p.Chunks) { Buffer.BlockCopy(ch, 0, joined, at, ch.Length); at += ch.Length; }
-            if (Crc32C.Compute(joined, 0, total, seedP, ref crcScratch) != pcheck || U16(joined, 0) != seq)
+            if (JoinedCheck(p, size, total) != pcheck || U16(joined, 0) != seq)
                 throw new DecodeException("fragment", "fragments of packet " + seq + ": the reassembled packet fails its check");
             return Packet(joined, 0, total);
+        }
+
+        // crc32c(seed_P, the joined chunks). Without a key, from the fragments' own checks rather than a
+        // second pass over the bytes: chunk i's check over header H + chunk C under seed_P is
+        // crc(x, C) with x = crc(seed_P, H), and crc(s, C) ^ crc(x, C) == ZeroShift(s ^ x, |C|) (affine in
+        // the start), so crc(s, C) follows for the running s of the chunks before it. Every chunk but
+        // the last has one length (size): its shift is four table loads (chunkShift, made once a stream).
+        uint[] chunkShift;
+        int chunkShiftLen = -1;
+
+        uint JoinedCheck(Partial p, int size, int total)
+        {
+            if (p.Sums == null) return Crc32C.Compute(joined, 0, total, seedP, ref crcScratch);
+            if (chunkShiftLen != size) { chunkShift = Crc32C.ShiftTable(size); chunkShiftLen = size; }
+            uint s = seedP;
+            uint[] sums = p.Sums;
+            for (int i = 0; i < p.Count; i++)
+            {
+                int len = p.Chunks[i].Length;
+                uint v = s ^ sums[2 * i + 1];
+                s = sums[2 * i] ^ (len == size ? Crc32C.Shift(chunkShift, v) : Crc32C.ZeroShift(v, len));
+            }
+            return s;
         }
 
         int FindPartial(int seq, int count, uint pcheck)
@@ -572,7 +625,7 @@ namespace QuantCodec
         Snapshot NewSnapshot(int n)
         {
             if (pool.Count > 0) { var s = pool.Pop(); s.Pooled = false; return s; }
-            return new Snapshot(Schema, Math.Max(n, 16));
+            return new Snapshot(Schema, Math.Max(n, 16), true);
         }
 
         void Recycle(Snapshot s)

@@ -6,7 +6,7 @@ using System.Text;
 
 namespace QuantCodec
 {
-    public sealed class StreamClient
+    public sealed class StreamClient : IDisposable
     {
         /// <summary>Reply types (wire-format section 18): an ack, a hello request.</summary>
         public const byte AckType = 0x41, HelloRequestType = 0x48;
@@ -69,6 +69,10 @@ namespace QuantCodec
                     throw new DecodeException(kind, decoder.LastError);
             }
         }
+
+        /// <summary>Done with this client (a reconnect makes a new one): its decoder's Dispose, whose
+        /// buffers the next client's decoder takes; every view it returned is left empty.</summary>
+        public void Dispose() { decoder.Dispose(); }
 
         /// <summary>The datagram to send the server now, or null when no reply is due (section 18): a
         /// hello request while no stream is adopted, an ack of the adopted stream otherwise. Call it after

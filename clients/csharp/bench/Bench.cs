@@ -73,9 +73,10 @@ static class Bench
         var sw = new Stopwatch();
         var proc = Process.GetCurrentProcess();
         TimeSpan cpu0 = TimeSpan.Zero;
+        long faults0 = -1;
         for (int r = -repeats; r < repeats; r++)
         {
-            if (r == 0) { proc.Refresh(); cpu0 = proc.TotalProcessorTime; }
+            if (r == 0) { proc.Refresh(); cpu0 = proc.TotalProcessorTime; faults0 = MinorFaults(); }
             entities = 0;
             sw.Restart();
             var dec = new SnapshotDecoder(schema);
@@ -85,14 +86,33 @@ static class Bench
                 if (x == Received.Snapshot) entities += dec.LastSnapshot.Count;
                 else if (x == Received.Refused) { Console.Error.WriteLine("refused " + i + ": " + dec.LastError); return 1; }
             }
+            // done with it, as a client that reconnects is: a library whose decoder is IDisposable
+            // keeps its buffers for the next one (an earlier one built by --compare-with is not)
+            var done = (object)dec as IDisposable;
+            if (done != null && Environment.GetEnvironmentVariable("QC_BENCH_NO_DISPOSE") == null) done.Dispose();
             sw.Stop();
             if (r >= 0) times.Add(sw.Elapsed.TotalSeconds.ToString("R", System.Globalization.CultureInfo.InvariantCulture));
         }
         proc.Refresh();
         double cpu = (proc.TotalProcessorTime - cpu0).TotalSeconds / repeats;
+        long faults1 = MinorFaults();
+        double faults = faults0 >= 0 && faults1 >= 0 ? (faults1 - faults0) / (double)repeats : -1;
         Console.WriteLine("{\"seconds\":[" + string.Join(",", times) + "],\"cpu_seconds\":"
-            + cpu.ToString("R", System.Globalization.CultureInfo.InvariantCulture) + ",\"entities\":" + entities + "}");
+            + cpu.ToString("R", System.Globalization.CultureInfo.InvariantCulture) + ",\"minor_faults\":"
+            + faults.ToString("R", System.Globalization.CultureInfo.InvariantCulture) + ",\"entities\":" + entities + "}");
         return 0;
+    }
+
+    /// <summary>The process's minor page faults so far (Linux: field 10 of /proc/self/stat), or -1.</summary>
+    static long MinorFaults()
+    {
+        try
+        {
+            string st = File.ReadAllText("/proc/self/stat");
+            string[] f = st.Substring(st.LastIndexOf(')') + 2).Split(' ');     // from field 3, the state
+            return long.Parse(f[7]);
+        }
+        catch (Exception) { return -1; }
     }
 
     static List<byte[]> Read(string path)

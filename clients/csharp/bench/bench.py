@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import pathlib
+import resource
 import statistics
 import struct
 import subprocess
@@ -139,16 +140,19 @@ def whole_stream(exe, args, env, tmp):
     for _ in range(args.repeats):
         python_pass()       # warm: caches, the allocator
     exes = [("C# (Mono)", exe)] + [(f"C# (Mono) at {rev}", rexe) for rev, rexe in args.rev_exes]
-    py, pyc = [], []
+    py, pyc, pyf = [], [], []
     cs = {name: [] for name, _ in exes}
     csc = {name: [] for name, _ in exes}
+    csf = {name: [] for name, _ in exes}
     entities = None
     for _ in range(args.rounds):
         c0 = time.process_time()
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         for _ in range(args.repeats):
             t, entities = python_pass()
             py.append(t)
         pyc.append((time.process_time() - c0) / args.repeats)
+        pyf.append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / args.repeats)
         for name, x in exes:
             r = subprocess.run(["mono", str(x), "--stream", str(schema_path), str(path), str(args.repeats)],
                                check=True, capture_output=True, text=True, env=env)
@@ -156,21 +160,25 @@ def whole_stream(exe, args, env, tmp):
             assert j["entities"] == entities, (j["entities"], entities)
             cs[name].extend(j["seconds"])
             csc[name].append(j["cpu_seconds"])
+            csf[name].append(j.get("minor_faults", -1))
     p, pc = statistics.median(py), statistics.median(pyc)
     print(f"whole stream: 1000 bodies, {ticks} ticks at 60 Hz (seed 0, the scene schema), acks 6 ticks late, "
           f"max_datagram 1200: {len(datagrams)} datagrams, {entities} entities decoded; each decoder decodes it "
           f"{args.repeats} times a round, {args.rounds} alternated rounds, medians of the {args.repeats * args.rounds} "
           f"passes (a new decoder each pass)")
-    print(f"{'':24s} | {'wall clock, medians of the passes':^50s} | {'CPU time, medians of the rounds':^28s}")
+    print(f"{'':24s} | {'wall clock, medians of the passes':^50s} | {'CPU time, medians of the rounds':^28s} |")
     print(f"{'decoder':24s} | {'ms a pass':>10s} {'ns per entity':>14s} {'datagrams/s':>12s} {'vs Python':>10s} | "
-          f"{'ms a pass':>10s} {'vs Python':>10s}")
-    rows = [("Python (Cython)", p, pc)] + [(name, statistics.median(cs[name]), statistics.median(csc[name]))
-                                           for name, _ in exes]
-    for name, t, tc in rows:
+          f"{'ms a pass':>10s} {'vs Python':>10s} | {'page faults a pass':>18s}")
+    rows = [("Python (Cython)", p, pc, statistics.median(pyf))] + [
+        (name, statistics.median(cs[name]), statistics.median(csc[name]), statistics.median(csf[name]))
+        for name, _ in exes]
+    for name, t, tc, fl in rows:
         print(f"{name:24s} | {t * 1e3:10.1f} {t / entities * 1e9:14.1f} {len(datagrams) / t:12,.0f} {t / p:9.2f}x | "
-              f"{tc * 1e3:10.1f} {tc / pc:9.2f}x")
+              f"{tc * 1e3:10.1f} {tc / pc:9.2f}x | {fl:18,.0f}")
     print("(CPU time: Python's time.process_time, C#'s Process.TotalProcessorTime, which counts Mono's GC "
-          "threads too, over each round's passes: less moved by the other processes of a loaded machine)")
+          "threads too, over each round's passes: less moved by the other processes of a loaded machine; "
+          "page faults: the process's minor faults over the round's timed passes, medians of the rounds; "
+          "each C# decoder is disposed after its pass when the library has Dispose)")
 
 
 def python_passes(schema_path, path, n):

@@ -35,6 +35,7 @@ static partial class Tests
             new KeyValuePair<string, Action>("kit values", KitValues),
             new KeyValuePair<string, Action>("kit records", KitRecords),
             new KeyValuePair<string, Action>("kit streams", KitStreams),
+            new KeyValuePair<string, Action>("disposed decoders' pool", DecoderPool),
             new KeyValuePair<string, Action>("golden snapshot packets", GoldenPackets),
             new KeyValuePair<string, Action>("generated records", Generated),
             new KeyValuePair<string, Action>("lockstep", Lockstep),

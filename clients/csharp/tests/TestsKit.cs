@@ -128,6 +128,91 @@ static partial class Tests
         }
     }
 
+    /// <summary>SnapshotDecoder.Dispose: every kit stream decoded by a decoder, which is disposed, then by a
+    /// new one taking the buffers it gave back (of this stream's schema or of an earlier stream's: other
+    /// slot counts and sizes, stale contents): every line as expected both times; the views the
+    /// disposed decoder returned left empty, their clones intact; the pool bounded by the giver's
+    /// MaxBytes; ClearPool.</summary>
+    static void DecoderPool()
+    {
+        SnapshotDecoder.ClearPool();
+        Check(SnapshotDecoder.PooledBytes == 0, "pool: empty after ClearPool");
+        var manifest = Load("conformance/manifest.json");
+        int streams = 0, reused = 0;
+        foreach (var st in manifest.Get("streams").Items)
+        {
+            string name = st.Get("name").Text;
+            var schema = Schema.Load(Path.Combine(root, "conformance", st.Get("schema").Text));
+            var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
+            var expected = File.ReadAllLines(Path.Combine(root, "conformance", st.Get("expected").Text));
+            byte[] key; long maxBytes; uint? nonce; string err;
+            if (!KitArgs(st, out key, out maxBytes, out nonce, out err)) { Check(false, name + ": " + err); continue; }
+            streams++;
+            for (int pass = 0; pass < 2; pass++)
+            {
+                long before = SnapshotDecoder.PooledBytes;
+                var dec = new SnapshotDecoder(schema, key, maxBytes);
+                int bad = 0;
+                Snapshot view = null;
+                for (int i = 0; i < datagrams.Count && i < expected.Length; i++)
+                {
+                    var r = dec.Receive(datagrams[i]);
+                    string line = Line(dec, r);
+                    string want = expected[i];
+                    if (nonce.HasValue) want = want.Substring(0, want.LastIndexOf(",\"reply\":", StringComparison.Ordinal)) + "}";
+                    if (line != want) { bad++; if (bad <= 3) Check(false, name + " pass " + pass + " datagram " + i + ": " + Trunc(line) + " want " + Trunc(want)); }
+                    if (r == Received.Snapshot && dec.Get(dec.LastSnapshot.Seq) == dec.LastSnapshot) view = dec.LastSnapshot;
+                }
+                Check(bad == 0, name + " pass " + pass + ": every line as expected (" + bad + " differ)");
+                if (pass == 1 && before > 0 && SnapshotDecoder.PooledBytes < before) reused++;
+                Snapshot copy = view != null && view.Count > 0 ? view.Clone() : null;
+                dec.Dispose();
+                Check(SnapshotDecoder.PooledBytes <= Math.Max(maxBytes, SnapshotDecoder.DefaultMaxBytes), name + ": the pool within the givers' MaxBytes");
+                if (view != null)
+                    Check(view.Count == 0 && view.Ids.Length == 0 && view.Codes.Length == 0, name + ": a held view is empty once its decoder is disposed");
+                if (copy != null)
+                    Check(copy.Count > 0 && copy.Ids.Length >= copy.Count, name + ": its clone is not");
+                Check(dec.LastSnapshot == null && dec.HeldBaselines().Count == 0 && dec.HeldBytes == 0 && !dec.HasLatest, name + ": nothing held after Dispose");
+            }
+        }
+        Check(reused > streams / 2, "pool: the second decoder took buffers the first gave back (" + reused + " of " + streams + " streams)");
+        // a disposed decoder is usable again, as after Reset; and a StreamClient disposes its decoder
+        {
+            var st = manifest.Get("streams").Items[0];
+            var schema = Schema.Load(Path.Combine(root, "conformance", st.Get("schema").Text));
+            var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
+            var client = new StreamClient(schema, nonce: 7);
+            var dec = client.Decoder;
+            foreach (var d in datagrams) { try { client.Receive(d); } catch (DecodeException) { } }
+            client.Dispose();
+            Check(!dec.HasLatest && dec.HeldBytes == 0, "StreamClient.Dispose disposes its decoder");
+            foreach (var d in datagrams) { try { client.Receive(d); } catch (DecodeException) { } }
+            Check(dec.HasStream && dec.HasLatest, "a disposed decoder decodes again");
+        }
+        // the bound: a decoder gives back only what fits its MaxBytes
+        {
+            SnapshotDecoder.ClearPool();
+            var st = manifest.Get("streams").Items[0];
+            var schema = Schema.Load(Path.Combine(root, "conformance", st.Get("schema").Text));
+            var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
+            var dec = new SnapshotDecoder(schema);
+            foreach (var d in datagrams) dec.Receive(d);
+            long cost = dec.HeldBytes;
+            dec.MaxBytes = cost / 2;
+            dec.Dispose();
+            Check(cost > 0 && SnapshotDecoder.PooledBytes > 0 && SnapshotDecoder.PooledBytes <= cost / 2,
+                "pool: at most the giver's MaxBytes (" + SnapshotDecoder.PooledBytes + " of a limit of " + cost / 2 + ")");
+            var dec2 = new SnapshotDecoder(schema);
+            foreach (var d in datagrams) dec2.Receive(d);
+            long p0 = SnapshotDecoder.PooledBytes;
+            dec2.MaxBytes = 0;
+            dec2.Dispose();
+            Check(SnapshotDecoder.PooledBytes == p0, "pool: a decoder of MaxBytes 0 gives nothing back");
+            SnapshotDecoder.ClearPool();
+            Check(SnapshotDecoder.PooledBytes == 0, "pool: ClearPool empties it");
+        }
+    }
+
     /// <summary>A kit stream's "args" (the runner's options before SCHEMA and DATAGRAMS): --key HEX,
     /// --max-bytes N, --replies NONCE. False (and why) for anything else.</summary>
     internal static bool KitArgs(JsonValue st, out byte[] key, out long maxBytes, out uint? nonce, out string err)

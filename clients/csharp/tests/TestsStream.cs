@@ -273,6 +273,7 @@ static partial class Tests
                 // (b) sealed malformed packets and fragments at random points: never a crash, a refusal
                 // changes nothing, and the stream goes on as expected after a refusal
                 rng = new Rng((ulong)(seed * 7919 + name.Length));
+                dec.Dispose();      // (b)'s decoders then decode into (a)'s buffers, stale contents and all
                 dec = new SnapshotDecoder(schema, key, maxBytes);
                 // and a twin without the fast path of changed entities: the same answers, errors and state
                 var slow = new SnapshotDecoder(schema, key, maxBytes);
@@ -312,6 +313,8 @@ static partial class Tests
                 // refused as no-hello (before a hello), every reply is an ack or hello request whose check
                 // holds, and the stream's own datagrams still decode as expected
                 rng = new Rng((ulong)(seed * 104729 + name.Length));
+                dec.Dispose();
+                slow.Dispose();
                 var client = new StreamClient(schema, key, maxBytes, (uint)seed);
                 bad = 0;
                 int badReplies = 0;
@@ -349,6 +352,7 @@ static partial class Tests
                 }
                 Check(bad == 0, name + " seed " + seed + ": the session client decodes the stream as expected with junk mixed in (" + bad + " lines differ)");
                 Check(badReplies == 0, name + " seed " + seed + ": every reply well formed and due exactly when section 18 says (" + badReplies + " not)");
+                client.Dispose();   // (the next round's decoders take its buffers)
                 rounds++;
             }
         }
