@@ -49,14 +49,24 @@ The simulated design (the choices and assumptions are the study's, stated so the
   ``k`` are re-chosen for the selected deltas (never more bits than the estimate, so never over
   the budget) and the remaining candidates are offered again with the new ``k``.
 
+- **With extrapolation** (the ``+pred`` rows, ``pred=True``): a delta also names the entity's
+  acked state before its baseline (R more bits; none when it is older than 2**R - 1 ticks) and
+  each component may be coded against the extrapolation from the two (docs/wire-format.md 7.3,
+  References: the step scaled by bdist / pdist, rounded half away from zero; a quaternion only
+  when both have the same largest component), chosen per packet per component with its ``k``
+  (a use_pred bit each: 6 more bits a packet), as today's packets do.
+
 The error measure is part 2's: the position (mm) and rotation (deg) of what the client shows
 against the world at that moment, every body and tick from 1 s on (a body not shown yet:
-infinite), p99 and max, and the p99 over the second half. Also printed: the floor of any scheme
-on this link, every state shown exactly 3 ticks late (no loss, no budget).
+infinite), p99 and max, and the p99 over the second half. Added: the p99 against the world 3
+ticks before ("-3t": the link's delay taken out, what is left is the scheme's own lateness and
+the quantization), and the floor of any scheme that shows states as they arrive on this link:
+every state exactly 3 ticks late (no loss, no budget). Gaffer's scheme is part 2's, reproduced
+draw for draw (``run_gaffer``; main() asserts its figures equal part 2's when both run).
 
     python bench/per_entity_study.py            # the four budgets, part 2 alongside (a few minutes)
     python bench/per_entity_study.py --quick    # small scene, seconds (the test suite runs it)
-    python bench/per_entity_study.py --ref-bits 2 5 8 --no-part2   # the reference's cost only
+    python bench/per_entity_study.py --ref-bits 2 5 8 --no-part2   # without part 2's printout
 """
 
 from __future__ import annotations
@@ -155,20 +165,33 @@ class Deltas:
     """The zigzagged differences of ``cur`` against ``base`` ((n, 5) codes each), per component,
     and which fields changed."""
 
-    def __init__(self, cur, base):
+    def __init__(self, cur, base, pred=None, bdist=None, pdist=None, has_pred=None):
         cc, ci = comps(cur)
         bc, bi = comps(base)
         self.zz = np.empty(cc.shape, dtype=np.int64)
         for j, (_, _, b) in enumerate(COMPS):
             self.zz[:, j] = zigzag(cc[:, j], bc[:, j], b)
+        self.zx = self.zz            # against the extrapolation (wire-format 7.3, References)
+        if pred is not None:
+            pc, pi = comps(pred)
+            self.zx = self.zz.copy()
+            bd, pd = np.maximum(bdist, 1), np.maximum(pdist, 1)
+            for j, (_, _, b) in enumerate(COMPS):
+                m = has_pred & ((pi == bi) if j >= 3 else True)
+                st = (bc[:, j] - pc[:, j]) % (1 << b)
+                st = np.where(st >= (1 << (b - 1)), st - (1 << b), st)
+                tt = np.where(st >= 0, (2 * st * bd + pd) // (2 * pd), -((2 * -st * bd + pd) // (2 * pd)))
+                ref = (bc[:, j] + tt) % (1 << b)
+                self.zx[:, j] = np.where(m, zigzag(cc[:, j], ref, b), self.zz[:, j])
         self.pos_ch = np.any(cur[:, :3] != base[:, :3], axis=1)
         self.rot_ch = cur[:, 3] != base[:, 3]
         self.same_i = ci == bi
 
-    def comp_bits(self, j, k):
-        """(n,) bits of component ``j`` under parameter ``k`` (0 where its field is unchanged)."""
+    def comp_bits(self, j, k, up=0):
+        """(n,) bits of component ``j`` under parameter ``k`` (0 where its field is unchanged),
+        against the extrapolation if ``up``."""
         b = COMPS[j][2]
-        bits, esc = eg_len(self.zz[:, j], k, b)
+        bits, esc = eg_len((self.zx if up else self.zz)[:, j], k, b)
         if j == 3:      # the escape of a carries one more bit; a new largest component: the
             E = (b - k + 1) // 2 + 1                # escape, its bit, one more, the 29-bit code
             bits = np.where(self.same_i, bits + esc, E + 1 + 1 + 29)
@@ -177,25 +200,28 @@ class Deltas:
         return np.where(self.pos_ch if j < 3 else self.rot_ch, bits, 0)
 
     def bits(self, ks):
-        """(n,) bits of each entity's delta under ``ks``: the field mask and its components."""
+        """(n,) bits of each entity's delta under ``ks`` (6 k, then 6 use_pred): the field mask
+        and its components."""
         out = np.full(len(self.zz), FIELD_MASK_BITS, dtype=np.int64)
         for j in range(6):
-            out += self.comp_bits(j, int(ks[j]))
+            out += self.comp_bits(j, int(ks[j]), int(ks[6 + j]))
         return out
 
-    def best_k(self, rows):
-        """Per component, the k that minimises its bits over the deltas ``rows``."""
-        ks = np.zeros(6, dtype=np.int64)
+    def best_k(self, rows, pred=False):
+        """Per component, the k (and with ``pred`` the use_pred) that minimise its bits over the
+        deltas ``rows``."""
+        ks = np.zeros(12, dtype=np.int64)
         sub = Deltas.__new__(Deltas)
-        sub.zz, sub.pos_ch, sub.rot_ch, sub.same_i = (self.zz[rows], self.pos_ch[rows],
-                                                      self.rot_ch[rows], self.same_i[rows])
+        sub.zz, sub.zx, sub.pos_ch, sub.rot_ch, sub.same_i = (
+            self.zz[rows], self.zx[rows], self.pos_ch[rows], self.rot_ch[rows], self.same_i[rows])
         for j, (_, _, b) in enumerate(COMPS):
-            ks[j] = min(range(b + 1), key=lambda k: (int(sub.comp_bits(j, k).sum()), k))
+            ks[j], ks[6 + j] = min(((k, up) for up in ((0, 1) if pred else (0,)) for k in range(b + 1)),
+                                   key=lambda ku: (int(sub.comp_bits(j, ku[0], ku[1]).sum()), ku[1], ku[0]))
         return ks
 
 
 def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.05, seed=0,
-                   margin=2, start=60, check=False, ack_window=32, trace=None):
+                   margin=2, start=60, check=False, ack_window=32, trace=None, pred=False):
     """Simulate per-entity baselines on ``scene``; returns the error and byte figures (and,
     with ``check``, asserts the invariants every tick). ``trace(t, shown_seq, shown_codes)``, if
     given, sees the client's state after every tick: per entity, the tick of the packet whose
@@ -215,14 +241,20 @@ def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.0
     acc = np.zeros(N)
     sent = {}                       # seq -> (rows, codes)
     acked_pkts = set()
-    k_prev = np.array([4, 4, 4, 2, 2, 2], dtype=np.int64)
+    k_prev = np.array([4, 4, 4, 2, 2, 2] + [1 if pred else 0] * 6, dtype=np.int64)
+    acked2_seq = np.full(N, -1)     # with ``pred``: the acked state before the newest
+    acked2_codes = np.zeros((N, 5), dtype=np.int64)
+    pred_ref = ref_bits if pred else 0              # with pred, a delta names a second state
+    k_bits = K_BITS + (6 if pred else 0)            # with pred, a use_pred bit a component
     # client
     shown_seq = np.full(N, -1)
     shown_codes = np.zeros((N, 5), dtype=np.int64)
     received = {}                   # seq -> (rows, codes), the last max_age ticks
+    arrived = set()                 # the packets received, the last ack_window + 1
     # link
     down, up = {}, {}
-    nbytes, errs_p, errs_r = [], [], []
+    nbytes = []
+    errs = Errors(scene, delay, start)
     n_sent = n_whole = n_delta = 0
     fill = []
     for t in range(T):
@@ -234,6 +266,12 @@ def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.0
                 acked_pkts.add(s)
                 rows, c = sent[s][:2]
                 newer = acked_seq[rows] < s
+                r2 = rows[newer & (acked_seq[rows] >= 0)]        # the newest becomes the one before
+                acked2_seq[r2] = acked_seq[r2]
+                acked2_codes[r2] = acked_codes[r2]
+                mid = ~newer & (acked_seq[rows] > s) & (acked2_seq[rows] < s)   # a late ack between
+                acked2_seq[rows[mid]] = s
+                acked2_codes[rows[mid]] = c[mid]
                 acked_seq[rows[newer]] = s
                 acked_codes[rows[newer]] = c[newer]
         ahead = acked_seq > live_seq
@@ -256,13 +294,19 @@ def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.0
         order = np.flatnonzero(cand)
         order = order[np.argsort(-acc[order], kind="stable")]
         can_delta = (acked_seq[order] >= 0) & (t - acked_seq[order] <= max_age)
-        avail = budget * 8 - HEADER_BITS - K_BITS
+        avail = budget * 8 - HEADER_BITS - k_bits
 
-        dl = Deltas(w[order], acked_codes[order])
+        if pred:
+            hp = can_delta & (acked2_seq[order] >= 0) & (t - acked2_seq[order] <= max_age)
+            dl = Deltas(w[order], acked_codes[order], acked2_codes[order], t - acked_seq[order],
+                        acked_seq[order] - acked2_seq[order], hp)
+        else:
+            hp = np.zeros(len(order), dtype=bool)
+            dl = Deltas(w[order], acked_codes[order])
         dl_rows = np.zeros(len(order), dtype=bool)
 
         def costs(ks):
-            d = np.where(can_delta, dl.bits(ks), whole_bits + 1)
+            d = np.where(can_delta, dl.bits(ks) + pred_ref, whole_bits + 1)
             return per_entity_fixed + np.minimum(d, whole_bits), d < whole_bits
 
         def first_fit(cost, taken, room):
@@ -279,9 +323,9 @@ def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.0
             cost, is_delta = costs(k_prev)
             first_fit(cost, taken, avail)
             sel_d = taken & is_delta
-            ks = dl.best_k(sel_d) if sel_d.any() else k_prev
+            ks = dl.best_k(sel_d, pred) if sel_d.any() else k_prev
             # the chosen entities keep their form; the re-chosen k never costs them more
-            fixed = per_entity_fixed + np.where(is_delta, dl.bits(ks), whole_bits)
+            fixed = per_entity_fixed + np.where(is_delta, dl.bits(ks) + pred_ref, whole_bits)
             used = int(fixed[taken].sum())
             assert used <= int(cost[taken].sum())
             cost2, is_delta2 = costs(ks)
@@ -297,13 +341,16 @@ def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.0
         else:
             rows = order
         if len(rows):
-            b = math.ceil((HEADER_BITS + K_BITS + bits_total) / 8)
+            b = math.ceil((HEADER_BITS + k_bits + bits_total) / 8)
             assert b <= budget, (b, budget)
             c = w[rows].copy()
             bases = np.where(dmask, acked_seq[rows], -1)
             if check:
                 assert np.all((bases < 0) | ((t - bases >= 1) & (t - bases <= max_age)))
-            sent[t] = (rows, c, bases, acked_codes[rows].copy())
+            preds = np.where(dmask & hp[taken], acked2_seq[rows], -1)
+            if check:
+                assert np.all((preds < 0) | ((t - preds <= max_age) & (preds < bases)))
+            sent[t] = (rows, c, bases, acked_codes[rows].copy(), preds, acked2_codes[rows].copy())
             live_seq[rows] = t
             live_codes[rows] = c
             acc[rows] = 0.0
@@ -319,13 +366,15 @@ def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.0
         nbytes.append(b)
         # the client: packets arriving now
         for s in down.pop(t, ()):
-            rows, c, bases, base_codes = sent[s]
-            if check:       # every baseline named is a state this client holds, code for code
-                for r, bs, bc in zip(rows[bases >= 0], bases[bases >= 0], base_codes[bases >= 0]):
-                    rr, cc = received[bs]
-                    hit = np.flatnonzero(rr == r)
-                    assert len(hit) == 1 and np.array_equal(cc[hit[0]], bc)
+            rows, c, bases, base_codes, preds, pred_codes = sent[s]
+            if check:       # every state a packet names is one this client holds, code for code
+                for ref, codes_ in ((bases, base_codes), (preds, pred_codes)):
+                    for r, bs, bc in zip(rows[ref >= 0], ref[ref >= 0], codes_[ref >= 0]):
+                        rr, cc = received[bs]
+                        hit = np.flatnonzero(rr == r)
+                        assert len(hit) == 1 and np.array_equal(cc[hit[0]], bc)
             received[s] = (rows, c)
+            arrived.add(s)
             newer = shown_seq[rows] < s
             shown_seq[rows[newer]] = s
             shown_codes[rows[newer]] = c[newer]
@@ -333,49 +382,94 @@ def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.0
             newest = max(received)
             for s in [s for s in received if s < newest - max_age]:
                 del received[s]
-        if received:
-            latest = max(received)
-            names = {s for s in received if s > latest - ack_window - 1}
+        if arrived:         # the ack: the newest packet and which of the 32 before it arrived
+            latest = max(arrived)
+            arrived = {s for s in arrived if s > latest - ack_window - 1}
             if rng.random() >= loss:
-                up.setdefault(t + delay, []).append(names)
+                up.setdefault(t + delay, []).append(set(arrived))
         if trace is not None:
             trace(t, shown_seq.copy(), shown_codes.copy())
         if t >= start:
-            ok = shown_seq >= 0
-            pe = np.full(N, np.inf)
-            re = np.full(N, 180.0)
-            rs = np.flatnonzero(ok)
-            sp = scene.shown_pos[shown_seq[rs], rs]
-            sr = scene.shown_rot[shown_seq[rs], rs]
-            pe[rs] = np.linalg.norm(sp - scene.true_pos[t, rs], axis=1) * 1000.0
-            re[rs] = quat_angle_deg(sr, scene.true_rot[t, rs])
-            errs_p.append(pe)
-            errs_r.append(re)
-    return summarize(nbytes, errs_p, errs_r, T, start,
-                     sent=n_sent, delta=n_delta, whole=n_whole,
+            errs.add(t, shown_seq)
+    return errs.summary(nbytes, sent=n_sent, delta=n_delta, whole=n_whole,
                      full=len(fill), per_full=float(np.mean(fill)) if fill else 0.0,
                      bytes=nbytes)
 
 
-def summarize(nbytes, errs_p, errs_r, T, start, **extra):
-    ep, er = np.concatenate(errs_p), np.concatenate(errs_r)
-    half = np.concatenate(errs_p[(T - start) // 2:])
-    r = {"B": float(np.mean(nbytes[start:])),
-         "mm_p99": float(np.percentile(ep, 99, method="higher")), "mm_max": float(ep.max()),
-         "deg_p99": float(np.percentile(er, 99, method="higher")),
-         "mm_p99_late": float(np.percentile(half, 99, method="higher"))}
-    r.update(extra)
-    return r
+class Errors:
+    """Part 2's error measure: what the client shows (per body, the state of tick ``shown_seq``;
+    -1: nothing yet, an infinite error) against the world at that moment, every body and tick
+    from ``start`` on; and the same against the world ``delay`` ticks before (the link's delay
+    taken out: what is left is the scheme's own lateness, and quantization)."""
+
+    def __init__(self, scene, delay, start):
+        self.scene, self.delay, self.start = scene, delay, start
+        self.p, self.r, self.behind = [], [], []
+
+    def add(self, t, shown_seq):
+        sc = self.scene
+        N = sc.N
+        rs = np.flatnonzero(shown_seq >= 0)
+        sp = sc.shown_pos[shown_seq[rs], rs]
+        pe = np.full(N, np.inf)
+        re = np.full(N, 180.0)
+        pb = np.full(N, np.inf)
+        pe[rs] = np.linalg.norm(sp - sc.true_pos[t, rs], axis=1) * 1000.0
+        re[rs] = quat_angle_deg(sc.shown_rot[shown_seq[rs], rs], sc.true_rot[t, rs])
+        pb[rs] = np.linalg.norm(sp - sc.true_pos[t - self.delay, rs], axis=1) * 1000.0
+        self.p.append(pe)
+        self.r.append(re)
+        self.behind.append(pb)
+
+    def summary(self, nbytes, **extra):
+        # "higher": a p99 that falls on a body not shown yet is inf, not an interpolated nan
+        def p99(x):
+            return float(np.percentile(x, 99, method="higher"))
+
+        T, start = self.scene.T, self.start
+        ep, er = np.concatenate(self.p), np.concatenate(self.r)
+        r = {"B": float(np.mean(nbytes[start:])), "mm_p99": p99(ep), "mm_max": float(ep.max()),
+             "deg_p99": p99(er), "mm_p99_late": p99(np.concatenate(self.p[(T - start) // 2:])),
+             "mm_p99_behind": p99(np.concatenate(self.behind))}
+        r.update(extra)
+        return r
 
 
 def floor_errors(scene, delay=3, start=60):
     """Every state shown exactly ``delay`` ticks late: no loss, no budget."""
-    T = scene.T
-    ep, er = [], []
-    for t in range(start, T):
-        ep.append(np.linalg.norm(scene.shown_pos[t - delay] - scene.true_pos[t], axis=1) * 1000.0)
-        er.append(quat_angle_deg(scene.shown_rot[t - delay], scene.true_rot[t]))
-    return summarize([0] * T, ep, er, T, start)
+    errs = Errors(scene, delay, start)
+    for t in range(start, scene.T):
+        errs.add(t, np.full(scene.N, t - delay))
+    return errs.summary([0] * scene.T)
+
+
+def run_gaffer(scene, budget, delay=3, loss=0.05, seed=0, start=60):
+    """bench_views.py part 2's re-implementation of Gaffer's State Synchronization, reproduced
+    draw for draw (its figures come out identical; main() checks it when both run): each tick a
+    packet of at most ``budget`` bytes (7 of framing and count) of whole records (index + the
+    schema's bits) of the bodies of highest accumulated priority (0.1 + speed, reset when sent);
+    no acks; the client keeps each body's newest state."""
+    T, N = scene.T, scene.N
+    rng = np.random.default_rng(seed + budget)
+    per = scene.index_bits + scene.schema.bits
+    k = max(0, ((budget - 7) * 8) // per)
+    acc = np.zeros(N)
+    shown_seq = np.full(N, -1)
+    queue, nbytes = {}, []
+    errs = Errors(scene, delay, start)
+    for t in range(T):
+        acc += 0.1 + scene.speed[t]
+        sel = np.argsort(-acc, kind="stable")[:k]
+        acc[sel] = 0.0
+        nbytes.append(7 + math.ceil(len(sel) * per / 8))
+        if rng.random() >= loss:
+            queue.setdefault(t + delay, []).append((t, sel))
+        for s, rows in queue.pop(t, ()):
+            fresh = rows[shown_seq[rows] < s]
+            shown_seq[fresh] = s
+        if t >= start:
+            errs.add(t, shown_seq)
+    return errs.summary(nbytes, bytes=nbytes)
 
 
 def main(argv=None, out=print):
@@ -387,13 +481,17 @@ def main(argv=None, out=print):
     ap.add_argument("--budgets", type=int, nargs="+", default=[200, 400, 800, 1200])
     ap.add_argument("--ref-bits", type=int, nargs="+", default=[5, 2, 8],
                     help="bits naming an entity's baseline (ticks back); the first is the main table's")
-    ap.add_argument("--margin", type=int, default=2, help="ticks past the round trip before a packet is presumed lost")
-    ap.add_argument("--no-part2", action="store_true", help="skip bench_views.py's part 2 (today's views, Gaffer)")
+    ap.add_argument("--margin", type=int, default=2,
+                    help="ticks past the round trip before a packet is presumed lost")
+    ap.add_argument("--no-pred", action="store_true",
+                    help="skip the variant whose deltas extrapolate from two acked states")
+    ap.add_argument("--no-part2", action="store_true",
+                    help="skip bench_views.py's part 2 (today's views, Gaffer)")
     args = ap.parse_args(argv)
     if args.quick:
         args.bodies, args.seconds = 120, 3.0
     t0 = time.perf_counter()
-    gaffer = {}
+    part2 = {}
     if not args.no_part2:
         sys.path.insert(0, HERE)
         try:
@@ -403,42 +501,81 @@ def main(argv=None, out=print):
         p2 = argparse.Namespace(bodies=args.bodies, seconds=args.seconds, seed=args.seed,
                                 budgets=args.budgets)
         for row in bench_views.part2(p2, out):
-            gaffer[row["budget"]] = row
+            part2[row["budget"]] = row
     scene = Scene(args.bodies, args.seconds, args.seed)
     fl = floor_errors(scene)
-    out("")
-    out(f"per-entity baselines (bench/per_entity_study.py): the same scene ({scene.N} bodies, "
-        f"{scene.T} ticks), link and errors; index {scene.index_bits} bits + R bits of baseline "
-        f"reference an entity, lost = no ack {2 * 3 + args.margin} ticks after sending")
-    out(f"  {'budget':>6s} {'scheme':34s} {'B/tick':>6s} {'mm p99':>7s} {'mm max':>7s} "
-        f"{'deg p99':>7s} {'late p99':>9s} {'/Gaffer':>7s}  sent a tick (delta/whole)")
-    res = {"floor": fl, "runs": {}}
+    ticks = scene.T
+    res = {"floor": fl, "runs": {}, "gaffer": {}, "pred": {}}
+    for budget in args.budgets:
+        g = res["gaffer"][budget] = run_gaffer(scene, budget, seed=args.seed)
+        if budget in part2:     # the reproduction is part 2's scheme, figure for figure
+            p = part2[budget]["gaffer"]
+            keys = ("B", "mm_p99", "mm_max", "deg_p99", "mm_p99_late")
+            assert all(p[key] == g[key] for key in keys), (p, g)
     for rb in args.ref_bits:
         for budget in args.budgets:
             for kind in ("equal", "speed"):
-                r = run_per_entity(scene, budget, kind, rb, seed=args.seed, margin=args.margin)
-                res["runs"][(rb, budget, kind)] = r
-                g = gaffer.get(budget, {}).get("gaffer")
-                ratio = f"{r['mm_p99'] / g['mm_p99']:7.2f}" if g else f"{'-':>7s}"
-                ticks = scene.T
-                out(f"  {budget:6d} {f'per-entity, R={rb}, {kind} weights':34s} {r['B']:6.0f} "
-                    f"{r['mm_p99']:7.1f} {r['mm_max']:7.0f} {r['deg_p99']:7.2f} "
-                    f"{r['mm_p99_late']:9.1f} {ratio}  {r['sent'] / ticks:.0f} "
-                    f"({r['delta'] / ticks:.0f}/{r['whole'] / ticks:.0f})")
-        if rb == args.ref_bits[0]:
-            out(f"  {'any':>6s} {'floor: every state 3 ticks late':34s} {'-':>6s} {fl['mm_p99']:7.1f} "
-                f"{fl['mm_max']:7.0f} {fl['deg_p99']:7.2f} {fl['mm_p99_late']:9.1f}")
-    if gaffer:
-        out("  p99 position error, per-entity (the better weights) / Gaffer, goal <= 0.5:")
+                res["runs"][(rb, budget, kind)] = run_per_entity(scene, budget, kind, rb, seed=args.seed,
+                                                                 margin=args.margin)
+    if not args.no_pred:
+        for budget in args.budgets:
+            for kind in ("equal", "speed"):
+                res["pred"][(budget, kind)] = run_per_entity(scene, budget, kind, args.ref_bits[0],
+                                                             seed=args.seed, margin=args.margin, pred=True)
+
+    def line(budget, name, r, ratios=True):
+        g = res["gaffer"].get(budget)
+        extra = ""
+        if "sent" in r:
+            extra = f"  {r['sent'] / ticks:4.0f} ({r['delta'] / ticks:.0f}/{r['whole'] / ticks:.0f})"
+        rat = (f"{r['mm_p99'] / g['mm_p99']:7.2f} {r['mm_p99_behind'] / g['mm_p99_behind']:7.2f}"
+               if ratios else f"{'':7s} {'':7s}")
+        out(f"  {budget if budget else 'any':>6} {name:36s} {r['B']:6.0f} {r['mm_p99']:7.1f} "
+            f"{r['mm_max']:7.0f} {r['deg_p99']:7.2f} {r['mm_p99_late']:8.1f} "
+            f"{r['mm_p99_behind']:8.1f} {rat}{extra}")
+
+    out("")
+    out(f"per-entity baselines (bench/per_entity_study.py): the same scene ({scene.N} bodies, "
+        f"{ticks} ticks), 5% loss, 3 ticks each way; an entity costs its index ({scene.index_bits} "
+        f"bits) + R bits naming its baseline + its delta or whole record; a packet 8 bytes + 26 "
+        f"bits of k; presumed lost after {2 * 3 + args.margin} ticks without an ack")
+    head = (f"  {'budget':>6s} {'scheme':36s} {'B/tick':>6s} {'mm p99':>7s} {'mm max':>7s} "
+            f"{'deg p99':>7s} {'late p99':>8s} {'-3t p99':>8s} {'/Gaffer':>7s} {'-3t /G':>7s}")
+    out(head + "  sent a tick (delta/whole)")
+    rb0 = args.ref_bits[0]
+    for budget in args.budgets:
+        line(budget, "Gaffer state sync, speed weights", res["gaffer"][budget])
+        for kind in ("equal", "speed"):
+            line(budget, f"per-entity, R={rb0}, {kind} weights", res["runs"][(rb0, budget, kind)])
+    if res["pred"]:
+        out(f"  with extrapolation (a delta names a second acked state, R={rb0} more bits; use_pred "
+            f"per packet per component, as today's packets):")
+        for budget in args.budgets:
+            for kind in ("equal", "speed"):
+                line(budget, f"per-entity+pred, R={rb0}, {kind}", res["pred"][(budget, kind)])
+    line(0, "floor: every state 3 ticks late", fl, ratios=False)
+    out("  (late p99: the second half of the run; -3t p99: against the world 3 ticks before, the "
+        "link's delay taken out; /Gaffer: p99 over Gaffer's, the goal is <= 0.5; floor: no loss, "
+        "no budget)")
+    if len(args.ref_bits) > 1:
+        out("  the baseline reference's bits R (per entity; R bits name 1 .. 2**R - 1 ticks back, "
+            "older: whole record), the better weights:")
         for rb in args.ref_bits:
-            parts = []
             for budget in args.budgets:
-                best = min(res["runs"][(rb, budget, k)]["mm_p99"] for k in ("equal", "speed"))
-                parts.append(f"{budget} B: {best / gaffer[budget]['gaffer']['mm_p99']:.2f}")
-            out(f"    R={rb}: " + ", ".join(parts))
-        out(f"  the floor / Gaffer: " + ", ".join(
-            f"{b} B: {fl['mm_p99'] / gaffer[b]['gaffer']['mm_p99']:.2f}" for b in args.budgets))
-        res["gaffer"] = gaffer
+                kind = min(("equal", "speed"), key=lambda k: res["runs"][(rb, budget, k)]["mm_p99"])
+                line(budget, f"per-entity, R={rb}, {kind} weights", res["runs"][(rb, budget, kind)])
+    def best(runs, b):
+        return min(runs[b, k]["mm_p99"] for k in ("equal", "speed")) / res["gaffer"][b]["mm_p99"]
+
+    rows = [(f"R={rb}", {key[1:]: r for key, r in res["runs"].items() if key[0] == rb})
+            for rb in args.ref_bits]
+    if res["pred"]:
+        rows.append((f"R={rb0}+pred", res["pred"]))
+    out("  p99 position error over Gaffer's (the better weights; goal <= 0.5): " + "; ".join(
+        f"{name}: " + ", ".join(f"{b} B {best(runs, b):.2f}" for b in args.budgets)
+        for name, runs in rows))
+    out("  the floor over Gaffer's: " + ", ".join(
+        f"{b} B {fl['mm_p99'] / res['gaffer'][b]['mm_p99']:.2f}" for b in args.budgets))
     out(f"(total {time.perf_counter() - t0:.1f} s)")
     return res
 

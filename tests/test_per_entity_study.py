@@ -28,9 +28,9 @@ def test_exp_golomb_lengths_are_the_wire_formats(study):
 
 
 @pytest.mark.parametrize("budget", [60, 120, 400])
-@pytest.mark.parametrize("weights", ["equal", "speed"])
+@pytest.mark.parametrize("weights,pred", [("equal", False), ("speed", False), ("speed", True)])
 def test_lossy_link_never_over_budget_and_shows_only_earlier_world_states(study, scene, budget,
-                                                                          weights):
+                                                                          weights, pred):
     seen = []
 
     def trace(t, shown_seq, shown_codes):
@@ -42,10 +42,10 @@ def test_lossy_link_never_over_budget_and_shows_only_earlier_world_states(study,
         assert np.array_equal(shown_codes[rows], scene.codes[shown_seq[rows], rows])
         seen.append(int(ok.sum()))
 
-    # check=True: each baseline a packet names is a state the client holds, the one the server
-    # recorded as acknowledged, code for code (through loss of packets and acks)
+    # check=True: each baseline (and pred) a packet names is a state the client holds, the one
+    # the server recorded as acknowledged, code for code (through loss of packets and acks)
     r = study.run_per_entity(scene, budget, weights, ref_bits=5, loss=0.2, seed=1, start=30,
-                             check=True, trace=trace)
+                             check=True, trace=trace, pred=pred)
     assert max(r["bytes"]) <= budget and sum(r["bytes"]) > 0
     assert len(seen) == scene.T and seen[-1] == scene.N       # every body arrives in the end
     assert r["delta"] > 0                                      # deltas are used, not only records
@@ -73,7 +73,7 @@ def test_quick_main_prints_the_table(study):
     lines = []
     res = study.main(["--quick", "--no-part2", "--budgets", "200", "800", "--ref-bits", "5"],
                      out=lines.append)
-    assert len(res["runs"]) == 4
+    assert len(res["runs"]) == 4 and len(res["pred"]) == 4
     text = "\n".join(lines)
     assert "per-entity, R=5, speed weights" in text and "floor" in text
     for (_, budget, _), r in res["runs"].items():
