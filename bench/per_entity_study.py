@@ -483,6 +483,8 @@ def main(argv=None, out=print):
                     help="bits naming an entity's baseline (ticks back); the first is the main table's")
     ap.add_argument("--margin", type=int, default=2,
                     help="ticks past the round trip before a packet is presumed lost")
+    ap.add_argument("--delay", type=int, default=3,
+                    help="ticks of delay each way (part 2's is 3; part 2 itself always runs with 3)")
     ap.add_argument("--no-pred", action="store_true",
                     help="skip the variant whose deltas extrapolate from two acked states")
     ap.add_argument("--no-part2", action="store_true",
@@ -503,25 +505,27 @@ def main(argv=None, out=print):
         for row in bench_views.part2(p2, out):
             part2[row["budget"]] = row
     scene = Scene(args.bodies, args.seconds, args.seed)
-    fl = floor_errors(scene)
+    d = args.delay
+    fl = floor_errors(scene, d)
     ticks = scene.T
     res = {"floor": fl, "runs": {}, "gaffer": {}, "pred": {}}
     for budget in args.budgets:
-        g = res["gaffer"][budget] = run_gaffer(scene, budget, seed=args.seed)
-        if budget in part2:     # the reproduction is part 2's scheme, figure for figure
+        g = res["gaffer"][budget] = run_gaffer(scene, budget, delay=d, seed=args.seed)
+        if budget in part2 and d == 3:      # the reproduction is part 2's scheme, figure for figure
             p = part2[budget]["gaffer"]
             keys = ("B", "mm_p99", "mm_max", "deg_p99", "mm_p99_late")
             assert all(p[key] == g[key] for key in keys), (p, g)
     for rb in args.ref_bits:
         for budget in args.budgets:
             for kind in ("equal", "speed"):
-                res["runs"][(rb, budget, kind)] = run_per_entity(scene, budget, kind, rb, seed=args.seed,
-                                                                 margin=args.margin)
+                res["runs"][(rb, budget, kind)] = run_per_entity(scene, budget, kind, rb, delay=d,
+                                                                 seed=args.seed, margin=args.margin)
     if not args.no_pred:
         for budget in args.budgets:
             for kind in ("equal", "speed"):
                 res["pred"][(budget, kind)] = run_per_entity(scene, budget, kind, args.ref_bits[0],
-                                                             seed=args.seed, margin=args.margin, pred=True)
+                                                             delay=d, seed=args.seed, margin=args.margin,
+                                                             pred=True)
 
     def line(budget, name, r, ratios=True):
         g = res["gaffer"].get(budget)
@@ -536,11 +540,11 @@ def main(argv=None, out=print):
 
     out("")
     out(f"per-entity baselines (bench/per_entity_study.py): the same scene ({scene.N} bodies, "
-        f"{ticks} ticks), 5% loss, 3 ticks each way; an entity costs its index ({scene.index_bits} "
+        f"{ticks} ticks), 5% loss, {d} ticks each way; an entity costs its index ({scene.index_bits} "
         f"bits) + R bits naming its baseline + its delta or whole record; a packet 8 bytes + 26 "
-        f"bits of k; presumed lost after {2 * 3 + args.margin} ticks without an ack")
+        f"bits of k; presumed lost after {2 * d + args.margin} ticks without an ack")
     head = (f"  {'budget':>6s} {'scheme':36s} {'B/tick':>6s} {'mm p99':>7s} {'mm max':>7s} "
-            f"{'deg p99':>7s} {'late p99':>8s} {'-3t p99':>8s} {'/Gaffer':>7s} {'-3t /G':>7s}")
+            f"{'deg p99':>7s} {'late p99':>8s} {f'-{d}t p99':>8s} {'/Gaffer':>7s} {'-3t /G':>7s}")
     out(head + "  sent a tick (delta/whole)")
     rb0 = args.ref_bits[0]
     for budget in args.budgets:
@@ -553,8 +557,8 @@ def main(argv=None, out=print):
         for budget in args.budgets:
             for kind in ("equal", "speed"):
                 line(budget, f"per-entity+pred, R={rb0}, {kind}", res["pred"][(budget, kind)])
-    line(0, "floor: every state 3 ticks late", fl, ratios=False)
-    out("  (late p99: the second half of the run; -3t p99: against the world 3 ticks before, the "
+    line(0, f"floor: every state {d} ticks late", fl, ratios=False)
+    out(f"  (late p99: the second half of the run; -{d}t p99: against the world {d} ticks before, the "
         "link's delay taken out; /Gaffer: p99 over Gaffer's, the goal is <= 0.5; floor: no loss, "
         "no budget)")
     if len(args.ref_bits) > 1:
