@@ -239,7 +239,7 @@ def run_per_entity(scene, budget, weights="speed", ref_bits=5, delay=3, loss=0.0
     live_seq = np.full(N, -1)
     live_codes = np.zeros((N, 5), dtype=np.int64)
     acc = np.zeros(N)
-    sent = {}                       # seq -> (rows, codes)
+    sent = {}                       # seq -> rows, codes, bases, their codes, preds, their codes
     acked_pkts = set()
     k_prev = np.array([4, 4, 4, 2, 2, 2] + [1 if pred else 0] * 6, dtype=np.int64)
     acked2_seq = np.full(N, -1)     # with ``pred``: the acked state before the newest
