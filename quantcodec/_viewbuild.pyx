@@ -94,6 +94,29 @@ cdef inline double _dgram_bytes(Py_ssize_t plen, Py_ssize_t md, Py_ssize_t check
     return <double>(plen + framing * count)
 
 
+cdef inline void _gather(Py_ssize_t n, Py_ssize_t S, Py_ssize_t cnt, const uint8_t* has,
+                         const uint8_t* take, const uint64_t** v0, const uint64_t* wrow,
+                         const Py_ssize_t* rows, const uint64_t* tid_p, uint64_t* ip,
+                         uint64_t* mp) noexcept nogil:
+    """A view's ids and rows (``cnt`` of them): V0's rows where ``has``, the world's where
+    ``take`` (the world's win); the ids written only when some are left out (``cnt != n``)."""
+    cdef Py_ssize_t i, j, k = 0
+    cdef const uint64_t* r
+    for i in range(n):
+        if take[i]:
+            r = wrow + rows[i] * S
+        elif has[i]:
+            r = v0[i]
+        else:
+            continue
+        if cnt != n:
+            ip[k] = tid_p[i]
+        # (a row is a few words: copied inline, not through a call to memcpy a row)
+        for j in range(S):
+            mp[k * S + j] = r[j]
+        k += 1
+
+
 cdef inline bint _differ(const uint64_t* a, const uint64_t* b, Py_ssize_t S) noexcept nogil:
     cdef Py_ssize_t j
     for j in range(S):
@@ -614,10 +637,9 @@ cdef class ViewBuilder:
                       const uint8_t* has, const uint8_t* take, const uint64_t** v0,
                       const uint64_t* wrow, const Py_ssize_t* rows):
         """The view: V0 with the rows of ``take`` from the world (``make`` of the reference)."""
-        cdef Py_ssize_t i, j, k = 0, cnt = 0
+        cdef Py_ssize_t i, cnt = 0
         cdef uint64_t* ip
         cdef uint64_t* mp
-        cdef const uint64_t* r
         cdef uint64_t h = 0
         cdef bint hashing = self._sharing
         for i in range(n):
@@ -630,19 +652,7 @@ cdef class ViewBuilder:
         mp = <uint64_t*>_ptr(mat)
         ip = <uint64_t*>_ptr(ids)
         with nogil:
-            for i in range(n):
-                if take[i]:
-                    r = wrow + rows[i] * S
-                elif has[i]:
-                    r = v0[i]
-                else:
-                    continue
-                if cnt != n:
-                    ip[k] = tid_p[i]
-                # (a row is a few words: copied inline, not through a call to memcpy a row)
-                for j in range(S):
-                    mp[k * S + j] = r[j]
-                k += 1
+            _gather(n, S, cnt, has, take, v0, wrow, rows, tid_p, ip, mp)
             if hashing:
                 h = _hash_words(<uint64_t>cnt, ip, cnt)
                 h = _hash_words(h, mp, cnt * S)
@@ -710,10 +720,9 @@ cdef class ViewBuilder:
         (``_snap``) and ``_size``. Else the view's arrays are made, then filled and coded in
         one span without the GIL, straight from the arrays (enc_in_t of ``_refs_in``); the
         Snapshot is made only for the view chosen (``_view``): returns (ids, matrix)."""
-        cdef Py_ssize_t i, j, k = 0, cnt = 0
+        cdef Py_ssize_t i, cnt = 0
         cdef uint64_t* ip
         cdef uint64_t* mp
-        cdef const uint64_t* r
         cdef enc_in_t a
         cdef int rc
         cdef DeltaEncoder coder = self._coder
@@ -737,18 +746,7 @@ cdef class ViewBuilder:
         a.same = 0
         a.nchg = 0
         with nogil:
-            for i in range(n):
-                if take[i]:
-                    r = wrow + rows[i] * S
-                elif has[i]:
-                    r = v0[i]
-                else:
-                    continue
-                if cnt != n:
-                    ip[k] = tid_p[i]
-                for j in range(S):
-                    mp[k * S + j] = r[j]
-                k += 1
+            _gather(n, S, cnt, has, take, v0, wrow, rows, tid_p, ip, mp)
             rc = coder._encode(&a)
         if rc < 0:
             raise MemoryError()
