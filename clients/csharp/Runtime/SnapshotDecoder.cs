@@ -462,6 +462,11 @@ namespace QuantCodec
         public void Reset()
         {
             foreach (var kv in held) Recycle(kv.Value);
+            Forget();
+        }
+
+        void Forget()
+        {
             held.Clear();
             heldCost = 0;
             ambiguous.Clear();
@@ -481,12 +486,7 @@ namespace QuantCodec
         {
             foreach (var kv in held) kv.Value.Release(maxBytes);
             while (pool.Count > 0) pool.Pop().Release(maxBytes);
-            held.Clear();
-            heldCost = 0;
-            ambiguous.Clear();
-            latest = -1;
-            partials.Clear();
-            heldBytes = 0;
+            Forget();
             LastSnapshot = null;
         }
 
