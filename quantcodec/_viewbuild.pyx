@@ -94,6 +94,18 @@ cdef inline double _dgram_bytes(Py_ssize_t plen, Py_ssize_t md, Py_ssize_t check
     return <double>(plen + framing * count)
 
 
+cdef tuple _view_arrays(object tid, Py_ssize_t n, Py_ssize_t S, const uint8_t* has,
+                        const uint8_t* take):
+    """A view's ids and rows to fill (``_gather``): ``(ids, matrix, count)``, the ids being the
+    interest's own array when every one of them is in the view."""
+    cdef Py_ssize_t i, cnt = 0
+    for i in range(n):
+        cnt += has[i] | take[i]
+    mat = np.empty((cnt, S), dtype=_U64)
+    ids = tid if cnt == n else np.empty(cnt, dtype=_U64)
+    return ids, mat, cnt
+
+
 cdef inline void _gather(Py_ssize_t n, Py_ssize_t S, Py_ssize_t cnt, const uint8_t* has,
                          const uint8_t* take, const uint64_t** v0, const uint64_t* wrow,
                          const Py_ssize_t* rows, const uint64_t* tid_p, uint64_t* ip,
@@ -637,18 +649,12 @@ cdef class ViewBuilder:
                       const uint8_t* has, const uint8_t* take, const uint64_t** v0,
                       const uint64_t* wrow, const Py_ssize_t* rows):
         """The view: V0 with the rows of ``take`` from the world (``make`` of the reference)."""
-        cdef Py_ssize_t i, cnt = 0
+        cdef Py_ssize_t cnt
         cdef uint64_t* ip
         cdef uint64_t* mp
         cdef uint64_t h = 0
         cdef bint hashing = self._sharing
-        for i in range(n):
-            cnt += has[i] | take[i]
-        mat = np.empty((cnt, S), dtype=_U64)
-        if cnt == n:
-            ids = tid
-        else:
-            ids = np.empty(cnt, dtype=_U64)
+        ids, mat, cnt = _view_arrays(tid, n, S, has, take)
         mp = <uint64_t*>_ptr(mat)
         ip = <uint64_t*>_ptr(ids)
         with nogil:
@@ -720,7 +726,7 @@ cdef class ViewBuilder:
         (``_snap``) and ``_size``. Else the view's arrays are made, then filled and coded in
         one span without the GIL, straight from the arrays (enc_in_t of ``_refs_in``); the
         Snapshot is made only for the view chosen (``_view``): returns (ids, matrix)."""
-        cdef Py_ssize_t i, cnt = 0
+        cdef Py_ssize_t cnt
         cdef uint64_t* ip
         cdef uint64_t* mp
         cdef enc_in_t a
@@ -730,13 +736,7 @@ cdef class ViewBuilder:
             v = self._snap(seq, tid, tid_p, n, S, has, take, v0, wrow, rows)
             s_out[0] = self._size(seq, v, bdist, base, pdist, pred)
             return v
-        for i in range(n):
-            cnt += has[i] | take[i]
-        mat = np.empty((cnt, S), dtype=_U64)
-        if cnt == n:
-            ids = tid
-        else:
-            ids = np.empty(cnt, dtype=_U64)
+        ids, mat, cnt = _view_arrays(tid, n, S, has, take)
         mp = <uint64_t*>_ptr(mat)
         ip = <uint64_t*>_ptr(ids)
         a = self._ein
