@@ -501,7 +501,9 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
     }
 }
 
-int qc_decoder_packet(qc_decoder *d, const uint8_t *packet, size_t len, qc_result *res) {
+/* a call's result before anything is read (pending, nothing decoded), and the snapshot the
+   previous call handed out without keeping it freed now */
+static void qc__result_begin(qc_decoder *d, qc_result *res) {
     res->status = QC_PENDING;
     res->snapshot = NULL;
     res->ack = 0;
@@ -510,6 +512,10 @@ int qc_decoder_packet(qc_decoder *d, const uint8_t *packet, size_t len, qc_resul
     res->kind = NULL;
     res->message[0] = 0;
     if (d->loose != NULL) { qc__snap_free(d, d->loose); d->loose = NULL; }
+}
+
+int qc_decoder_packet(qc_decoder *d, const uint8_t *packet, size_t len, qc_result *res) {
+    qc__result_begin(d, res);
     if (d->held == NULL) {
         int keep = 2 * d->history - 1;
         d->held = (qc_snapshot **)qc__dalloc(d, (size_t)keep * sizeof(qc_snapshot *));
@@ -537,14 +543,7 @@ static int qc__sealed(const qc_decoder *d, const uint8_t *data, size_t len, uint
 
 int qc_decoder_datagram(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
     size_t T = (size_t)d->tlen;
-    res->status = QC_PENDING;
-    res->snapshot = NULL;
-    res->ack = 0;
-    res->ack_seq = 0;
-    res->adopted = 0;
-    res->kind = NULL;
-    res->message[0] = 0;
-    if (d->loose != NULL) { qc__snap_free(d, d->loose); d->loose = NULL; }
+    qc__result_begin(d, res);
     if (len >= 1 + T) {
         if (d->adopted) {
             if (qc__sealed(d, data, len, d->seed_p, d->k_p)) return qc__packet(d, data, len - T, res);
