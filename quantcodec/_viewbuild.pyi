@@ -8,7 +8,7 @@ import numpy.typing as npt
 
 from .snapshot import Snapshot, SnapshotEncoder
 
-__all__ = ["ViewBuilder", "ViewShare"]
+__all__ = ["ViewBuilder", "ViewShare", "compute"]
 
 @final
 class ViewShare:
@@ -38,3 +38,11 @@ class ViewBuilder:
     def reset(self) -> None: ...
     def build(self, seq: int, world: Snapshot, ids: npt.ArrayLike | None, weights: npt.ArrayLike | None,
               room: int | None) -> Snapshot | None: ...
+    def begin(self, seq: int, world: Snapshot, ids: npt.ArrayLike | None, weights: npt.ArrayLike | None,
+              room: int | None) -> None: ...
+    def end(self) -> Snapshot | None: ...
+    def abandon(self) -> None: ...
+
+def compute(builders: list[ViewBuilder]) -> None:
+    """The second step of the builds begun on ``builders`` (ViewBuilder.begin), all in one span
+    without the GIL; each build's ``end`` makes its view."""

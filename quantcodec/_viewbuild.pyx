@@ -37,7 +37,7 @@ each of those clients' builders hands to its encoder).
 
 cimport cython
 from libc.stdint cimport uint8_t, uint32_t, uint64_t, int64_t
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memcmp, memset
 from libc.math cimport nearbyint, isfinite, INFINITY
 from cpython.bytes cimport PyBytes_GET_SIZE, PyBytes_FromStringAndSize, PyBytes_AS_STRING
@@ -47,12 +47,13 @@ import numpy as np
 from quantcodec._delta cimport DeltaEncoder, SnapshotData, enc_in_t
 from quantcodec._bits cimport bw_nbytes
 from quantcodec._history cimport W_FRAGMENT_HEADER, W_MAX_FRAGMENTS
+from cpython.ref cimport PyObject
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS
 
 from . import _framing
 from .snapshot import Snapshot, _layout_of, _plan_of
 
-__all__ = ["ViewBuilder", "ViewShare"]
+__all__ = ["ViewBuilder", "ViewShare", "compute"]
 
 cdef extern from *:
     """
@@ -528,6 +529,64 @@ cdef struct scratch_t:
     uint8_t* isfree         # (n)
 
 
+cdef enum:
+    ST_VIEW = 0             # a view (``kind``)
+    ST_NONE = 1             # even the baseline restricted to the interest does not fit: None
+    ST_WEIGHTS = 2          # weights refused
+    ST_MEMORY = 3           # no memory
+    ST_ERROR = 4            # an exception in a trial made with the GIL (the builder's _err)
+
+
+cdef struct job_t:
+    # One build between its three steps (ViewBuilder.begin, _compute, ViewBuilder.end): what
+    # _compute reads and writes without the GIL. The arrays behind the pointers are held by
+    # the builder's _jref until the build ends; the learned sizes are committed only by end.
+    scratch_t sc
+    void* block                 # sc's memory (_alloc)
+    PyObject* b                 # the builder (borrowed: the caller holds it)
+    PyObject* coder             # its trial DeltaEncoder
+    int seq
+    bint computed
+    bint budgeted
+    bint sharing
+    Py_ssize_t nw, S, m, n
+    const uint64_t* wid
+    const uint64_t* wrow
+    const uint64_t* ap          # the interest ids given (NULL: the whole world)
+    uint64_t* tp                # the target's ids and rows (own arrays of m)
+    Py_ssize_t* rp
+    const uint64_t* tid_p       # the target's ids (tp, or the world's)
+    const uint64_t* oid         # last tick's ids and their rows (the same world ids), or NULL
+    const Py_ssize_t* orow
+    Py_ssize_t no
+    const double* wp            # the weights, or NULL
+    double* accp
+    int64_t* livep
+    const uint64_t* oid2        # last tick's priorities
+    const double* oacc
+    const int64_t* olive
+    Py_ssize_t no2
+    Py_ssize_t bn, pn           # the baseline and the previous view
+    const uint64_t* bid
+    const uint64_t* brow_p
+    const uint64_t* pid
+    const uint64_t* prow_p
+    double roomd
+    Py_ssize_t md, check
+    int bdist
+    int64_t tick, span
+    uint64_t* vids              # a trial view's ids and rows, the chosen one's in the end
+    uint64_t* vmat              # (the arrays of _jref: end cuts them to its size)
+    double bits_new, bits_chg, s0_est
+    Py_ssize_t trials, ntry, best
+    char* pk                    # the chosen view's packet (malloc), its bytes and bits
+    Py_ssize_t pklen, pkcap, pkb
+    int status
+    Py_ssize_t cnt              # the chosen view's entities
+    Py_ssize_t nflight, nsent, chosen
+    double used
+
+
 @cython.final
 cdef class ViewBuilder:
     """The views of one client: ``ViewBuilder(schema, encoder, share=None)``; see
@@ -561,6 +620,11 @@ cdef class ViewBuilder:
     cdef public Py_ssize_t last_chosen
     cdef public Py_ssize_t last_inflight
     cdef Py_ssize_t _md, _check
+    cdef job_t _j                   # the build begun (begin), if _pending
+    cdef bint _pending
+    cdef object _jref               # the arrays and objects its pointers are into
+    cdef list _tv                   # interned: its trials' (view, packet, bits)
+    cdef object _err                # an exception raised in a trial with the GIL
     cdef object _pk                 # the packet of the last trial (bytes: bare, unsealed)
     cdef enc_in_t _ein              # this build's trial encodes' references (_refs_in)
     cdef object _ctx                # and the bytes its ctxmap points into (held)
@@ -596,6 +660,10 @@ cdef class ViewBuilder:
         self.last_chosen = 0
         self.last_inflight = 0
 
+    def __dealloc__(self):
+        free(self._j.block)
+        free(self._j.pk)
+
     @property
     def schema(self):
         return self._schema
@@ -613,7 +681,9 @@ cdef class ViewBuilder:
         return self._acc_ids, self._acc.copy()
 
     def reset(self):
-        """Forget the priorities and the previous view (the encoder was reset too)."""
+        """Forget the priorities and the previous view (the encoder was reset too), and a build
+        begun and not ended."""
+        self.abandon()
         self._acc_ids = _NO_IDS
         self._acc = np.zeros(0, dtype=np.float64)
         self._live = np.zeros(0, dtype=np.int64)
@@ -717,47 +787,22 @@ cdef class ViewBuilder:
         # (no row keys: the trial view has none, the rows are compared; the same packet)
         return 0
 
-    cdef object _trial(self, int seq, object tid, const uint64_t* tid_p, Py_ssize_t n, Py_ssize_t S,
-                       const uint8_t* has, const uint8_t* take, const uint64_t** v0,
-                       const uint64_t* wrow, const Py_ssize_t* rows, int bdist, object base,
-                       int pdist, object pred, double* s_out):
-        """A trial view (V0 with the rows of ``take`` from the world) and its datagram bytes
-        (``s_out``), its packet in ``_pk``. Interning (the share on): the view's Snapshot
-        (``_snap``) and ``_size``. Else the view's arrays are made, then filled and coded in
-        one span without the GIL, straight from the arrays (enc_in_t of ``_refs_in``); the
-        Snapshot is made only for the view chosen (``_view``): returns (ids, matrix)."""
-        cdef Py_ssize_t cnt
-        cdef uint64_t* ip
-        cdef uint64_t* mp
-        cdef enc_in_t a
-        cdef int rc
-        cdef DeltaEncoder coder = self._coder
-        if self._sharing:
-            v = self._snap(seq, tid, tid_p, n, S, has, take, v0, wrow, rows)
-            s_out[0] = self._size(seq, v, bdist, base, pdist, pred)
-            return v
-        ids, mat, cnt = _view_arrays(tid, n, S, has, take)
-        mp = <uint64_t*>_ptr(mat)
-        ip = <uint64_t*>_ptr(ids)
-        a = self._ein
-        a.cid = ip if cnt else NULL
-        a.crow = mp if cnt and S else NULL
-        a.n = cnt
-        a.same = 0
-        a.nchg = 0
-        with nogil:
-            _gather(n, S, cnt, has, take, v0, wrow, rows, tid_p, ip, mp)
-            rc = coder._encode(&a)
-        if rc < 0:
-            raise MemoryError()
-        self.trials += 1
-        coder.last_bits = coder.w.nbits
-        packet = PyBytes_FromStringAndSize(<char*>coder.w.buf, bw_nbytes(&coder.w))
-        self._pk = packet
-        self._pkb = coder.w.nbits
-        s_out[0] = _dgram_bytes(PyBytes_GET_SIZE(packet), self._md, self._check)
-        return (ids, mat)
+    cdef object _tid(self, job_t* j):
+        """The target's ids (length ``n``: the interest's array, cut when some are not in the
+        world)."""
+        tid = self._jref[3]
+        return tid[:j.n] if j.ap != NULL and j.n != j.m else tid
 
+    cdef double _trial_shared(self, job_t* j, const uint8_t* take) except -2:
+        """A trial while views are interned (the share on): the view's Snapshot (``_snap``)
+        and its datagram bytes (``_size``), kept in ``_tv`` with its packet (the view chosen is
+        one of them)."""
+        jr = self._jref
+        v = self._snap(j.seq, self._tid(j), j.tid_p, j.n, j.S, j.sc.has, take, j.sc.v0, j.wrow,
+                       j.sc.rows)
+        s = self._size(j.seq, v, jr[13], jr[14], jr[15], jr[16])
+        self._tv.append((v, self._pk, self._pkb))
+        return s
     cdef object _view(self, object v):
         """The chosen view's Snapshot (a trial's arrays, see _trial; bound without row keys,
         which would cost a pass and a release: its encodes compare rows)."""
@@ -801,17 +846,6 @@ cdef class ViewBuilder:
         if packet is not None:
             state.offer(seq, view, bdist, base, pdist, pred, packet, bits, self._coder.plan)
 
-    cdef void _learn(self, double extra_bytes, Py_ssize_t n_new, Py_ssize_t n_chg) noexcept:
-        cdef double bits = extra_bytes * 8.0, per
-        if n_chg > 0:
-            per = (bits - n_new * self._bits_new) / n_chg
-            if per > 1.0:
-                self._bits_chg = 0.5 * self._bits_chg + 0.5 * per
-        elif n_new > 0:
-            per = bits / n_new
-            if per > 1.0:
-                self._bits_new = 0.5 * self._bits_new + 0.5 * per
-
     cdef object _keep(self, object seq, object view, object tid, object acc, object live, object used,
                       Py_ssize_t nsent, Py_ssize_t nflight, object rows, object wids):
         self._acc_ids = tid
@@ -828,10 +862,23 @@ cdef class ViewBuilder:
         return view
 
     def build(self, seq, world, ids, weights, room):
-        """The view for packet ``seq`` (quantcodec._views)."""
+        """The view for packet ``seq`` (quantcodec._views): ``begin``, the view computed
+        without the GIL, ``end``."""
+        self.begin(seq, world, ids, weights, room)
+        return self.end()
+
+    def begin(self, seq, world, ids, weights, room):
+        """The first of a build's three steps, with the GIL: the arguments checked, the arrays
+        made, the stream state asked. Then :func:`compute` (of this builder and others, in one
+        span without the GIL) and ``end`` (the view, or None). ``build`` is the three for one
+        client; StreamServer.send runs them for runs of clients, so a thread hands the GIL
+        over once a run, not a few times a client. A build begun and not ended is dropped by
+        the next ``begin``, by ``abandon`` or by ``reset``, and changes nothing."""
+        cdef job_t* j = &self._j
         cdef SnapshotData W
-        cdef scratch_t sc
-        cdef void* block = NULL
+        cdef Py_ssize_t m, n_alloc
+        if self._pending:
+            self.abandon()
         if not isinstance(world, SnapshotData):
             raise TypeError(f"ViewBuilder.build: world must be a Snapshot, got {type(world).__name__}")
         W = <SnapshotData>world
@@ -841,434 +888,648 @@ cdef class ViewBuilder:
         a = None if ids is None else self._ids_of(ids)
         m = 0 if a is None else a.shape[0]
         n_alloc = W.n if a is None else m
-        block = _alloc(&sc, n_alloc, m)
-        if block == NULL:
+        memset(j, 0, sizeof(job_t))
+        j.block = _alloc(&j.sc, n_alloc, m)
+        if j.block == NULL:
             raise MemoryError()
         self._sharing = self._share_obj is not None and (<ViewShare>self._share_obj).tick(<int>seq)
         try:
-            return self._build(<int>seq, W, a, weights, room, state, encoder, &sc)
-        finally:
-            free(block)
+            self._begin(j, <int>seq, W, a, weights, room, state, encoder, n_alloc)
+        except BaseException:
+            free(j.block)
+            j.block = NULL
+            self._jref = None
+            raise
+        self._pending = True
 
-    cdef object _build(self, int seq, SnapshotData W, object a, object weights, object room, object state,
-                       object encoder, scratch_t* sc):
-        cdef Py_ssize_t nw = W.n, S = W.ncol, n, m = 0, i, j, k, lo, hi, mid
-        cdef const uint64_t* wid = W.idp
-        cdef const uint64_t* wrow = W.rowp
-        cdef const uint64_t* ap = NULL
-        cdef const uint64_t* tid_p
-        cdef uint64_t* tp
-        cdef bint sorted_ = True, allhit = True
-        cdef double* accp
-        cdef int64_t* livep
-        cdef const double* wp = NULL
-        cdef const uint64_t* oid
-        cdef const double* oacc
-        cdef const int64_t* olive
-        cdef Py_ssize_t no
-        cdef SnapshotData B = None, P = None
-        cdef Py_ssize_t bn = 0, pn = 0
-        cdef const uint64_t* bid = NULL
-        cdef const uint64_t* pid = NULL
-        cdef const uint64_t* brow_p = NULL
-        cdef const uint64_t* prow_p = NULL
-        cdef double roomd = 0.0, s, s0, est, avail, extra, nd
-        cdef Py_ssize_t ncand, nnew, nchg, nflight, nforced, nord, ntake, kk2, lo_k, hi_k
-        cdef bint have_best, any_t, have_hi
-        cdef int64_t tick, span
-        cdef int bdist = 0, pdist = 0, attempt
-        cdef double best_s = 0.0
-        cdef Py_ssize_t pkb = 0, best_pkb = 0
-        best_pk = None
-        cdef bint wt_ok = True
-        cdef const Py_ssize_t* orow
-        cdef Py_ssize_t* rp
-        cdef const uint64_t* oid2
-        cdef Py_ssize_t no2
-        cdef bint budgeted
-        tp = NULL
-        rp = NULL
-
-        # Python-level first (the GIL held): the arguments checked, the arrays made (as long as
-        # the interest: sliced after when ids are not in the world), the stream state asked;
-        # then steps 1-3 in one span without the GIL.
+    cdef int _begin(self, job_t* j, int seq, SnapshotData W, object a, object weights, object room,
+                    object state, object encoder, Py_ssize_t n_alloc) except -1:
+        cdef SnapshotData B, P
+        cdef int bdist = 0, pdist = 0
+        cdef int64_t rtt, span
+        base = pred = vids = vmat = None
         wids = W._ids
+        j.b = <PyObject*>self
+        j.coder = <PyObject*>self._coder
+        j.seq = seq
+        j.nw = W.n
+        j.S = W.ncol
+        j.wid = W.idp
+        j.wrow = W.rowp
+        j.best = -1
+        old = self._acc_ids
+        orows = self._rows
         if a is None:
-            n = nw
+            j.n = j.nw
             tid = wids
             rows_a = None
-            no = 0
-            oid = NULL
-            orow = NULL
         else:
-            m = a.shape[0]
-            ap = <const uint64_t*>_ptr(a)
+            j.m = a.shape[0]
+            j.n = j.m
+            j.ap = <const uint64_t*>_ptr(a)
             # last tick's rows, when this world has the same id array (Snapshot shares it from
             # tick to tick while the entities stay): most of the interest was in it
-            if self._rows is not None and self._wids is wids:
-                old = self._acc_ids
-                no = old.shape[0]
-                oid = <const uint64_t*>_ptr(old) if no else NULL
-                orow = <const Py_ssize_t*>_ptr(self._rows) if no else NULL
-            else:
-                no = 0
-                oid = NULL
-                orow = NULL
-            n = m
-            tid = np.empty(m, dtype=_U64)
-            rows_a = np.empty(m, dtype=np.intp)
-            tp = <uint64_t*>_ptr(tid)
-            rp = <Py_ssize_t*>_ptr(rows_a)
-        tid_p = <const uint64_t*>_ptr(tid)
+            if orows is not None and self._wids is wids:
+                j.no = old.shape[0]
+                if j.no:
+                    j.oid = <const uint64_t*>_ptr(old)
+                    j.orow = <const Py_ssize_t*>_ptr(orows)
+            tid = np.empty(j.m, dtype=_U64)
+            rows_a = np.empty(j.m, dtype=np.intp)
+            j.tp = <uint64_t*>_ptr(tid)
+            j.rp = <Py_ssize_t*>_ptr(rows_a)
+        j.tid_p = <const uint64_t*>_ptr(tid)
 
         # weights (their shape here; their values on the target's entities, as the reference)
+        wa = None
         if weights is not None:
             wa = np.asarray(weights, dtype=np.float64)
             if wa.ndim != 1:
                 raise ValueError(f"views: weights must be one-dimensional, got shape {wa.shape}")
-            expect = nw if a is None else m
+            expect = j.nw if a is None else j.m
             if wa.shape[0] != expect:
                 raise ValueError(f"views: {wa.shape[0]} weights for {expect} entities")
             if not wa.flags.c_contiguous:
                 wa = np.ascontiguousarray(wa)
-            wp = <const double*>_ptr(wa)
+            j.wp = <const double*>_ptr(wa)
 
-        acc = np.empty(n, dtype=_F64)
-        live = np.empty(n, dtype=_I64)
-        accp = <double*>_ptr(acc)
-        livep = <int64_t*>_ptr(live)
-        old = self._acc_ids
-        no2 = old.shape[0]
-        oid2 = <const uint64_t*>_ptr(old) if no2 else NULL
-        oacc = <const double*>_ptr(self._acc) if no2 else NULL
-        olive = <const int64_t*>_ptr(self._live) if no2 else NULL
+        acc = np.empty(j.n, dtype=_F64)
+        live = np.empty(j.n, dtype=_I64)
+        j.accp = <double*>_ptr(acc)
+        j.livep = <int64_t*>_ptr(live)
+        j.no2 = old.shape[0]
+        if j.no2:
+            j.oid2 = <const uint64_t*>_ptr(old)
+            j.oacc = <const double*>_ptr(self._acc)
+            j.olive = <const int64_t*>_ptr(self._live)
         prev = self._previous(state)
-        budgeted = room is not None
-        if budgeted:
-            roomd = <double>room
+        j.budgeted = room is not None
+        if j.budgeted:
+            j.roomd = <double>room
             bdist, base, pdist, pred = state.refs(seq)
-            self._md = encoder.max_datagram
-            self._check = _framing.check_len(getattr(encoder, "_check_p", 0))
+            j.md = encoder.max_datagram
+            j.check = _framing.check_len(getattr(encoder, "_check_p", 0))
+            self._md = j.md
+            self._check = j.check
             if base is not None:
                 B = <SnapshotData>base
-                bn = B.n
-                bid = B.idp
-                brow_p = B.rowp
+                j.bn = B.n
+                j.bid = B.idp
+                j.brow_p = B.rowp
             if prev is not None:
                 P = <SnapshotData>prev
-                pn = P.n
-                pid = P.idp
-                prow_p = P.rowp
-        nflight = 0
-        ncand = 0
-        nnew = 0
-        nchg = 0
+                j.pn = P.n
+                j.pid = P.idp
+                j.prow_p = P.rowp
+            self._refs_in(seq, W, bdist, base, pdist, pred)
+            j.bdist = bdist
+            rtt = bdist if bdist else self._rtt
+            span = <int64_t>nearbyint(self.live * rtt)
+            j.span = span if span >= 1 else 1
+            j.tick = self._tick
+            j.bits_new = self._bits_new
+            j.bits_chg = self._bits_chg
+            j.s0_est = self._s0_est
+            j.sharing = self._sharing
+            self._tv = [] if j.sharing else None
+            if not j.sharing:
+                # the trial views' arrays, the chosen one's in the end (cut to its size)
+                vids = np.empty(n_alloc, dtype=_U64)
+                vmat = np.empty((n_alloc, j.S), dtype=_U64)
+                j.vids = <uint64_t*>_ptr(vids)
+                j.vmat = <uint64_t*>_ptr(vmat)
+        self._jref = (W, a, wids, tid, rows_a, acc, live, wa, old, orows, prev, state, encoder,
+                      bdist, base, pdist, pred, vids, vmat)
+        return 0
 
-        with nogil:
-            # 1. the target: the world restricted to the interest
-            if a is None:
-                for i in range(n):
-                    sc.rows[i] = i
-                    sc.src[i] = i
-            else:
-                for i in range(1, m):
-                    if ap[i] <= ap[i - 1]:
-                        sorted_ = False
-                        break
-                if sorted_:
-                    for i in range(m):
-                        sc.order[i] = i
-                else:
-                    _sort_u64(ap, sc.order, sc.tmp, sc.runs, m)
-                # found among the world's ids, left to right (a repeated id counts once)
-                n = 0
-                lo = 0
-                k = 0
-                for j in range(m):
-                    i = sc.order[j]
-                    if j and ap[i] == ap[sc.order[j - 1]]:
-                        continue
-                    while k < no and oid[k] < ap[i]:
-                        k += 1
-                    if k < no and oid[k] == ap[i]:
-                        lo = orow[k]
-                        # (asked for now, the row is in cache by step 3, which compares it)
-                        QC_PREFETCH(wrow + lo * S)
-                        sc.rows[n] = lo
-                        sc.src[n] = i
-                        n += 1
-                        continue
-                    hi = nw
-                    while lo < hi:
-                        mid = (lo + hi) >> 1
-                        if wid[mid] < ap[i]:
-                            lo = mid + 1
-                        else:
-                            hi = mid
-                    if lo < nw and wid[lo] == ap[i]:
-                        QC_PREFETCH(wrow + lo * S)
-                        sc.rows[n] = lo
-                        sc.src[n] = i
-                        n += 1
-                for i in range(n):
-                    tp[i] = ap[sc.src[i]]           # (the id given: no read of the world's)
-                    rp[i] = sc.rows[i]
-            if wp != NULL:
-                for i in range(n):
-                    nd = wp[sc.src[i]]
-                    if not (isfinite(nd) and nd >= 0):
-                        wt_ok = False
-                        break
-            if wt_ok:
-                # 2. the priorities carried over (merge join on ascending ids), plus this
-                # tick's weights
-                j = 0
-                for i in range(n):
-                    while j < no2 and oid2[j] < tid_p[i]:
-                        j += 1
-                    if j < no2 and oid2[j] == tid_p[i]:
-                        accp[i] = oacc[j]
-                        livep[i] = olive[j]
-                    else:
-                        accp[i] = 0.0
-                        livep[i] = -1
-                    accp[i] += wp[sc.src[i]] if wp != NULL else 1.0
-            if wt_ok and budgeted:
-                # 3. the start view V0 (row pointers), in flight, and the candidates
-                j = 0
-                k = 0
-                for i in range(n):
-                    if i + PF < n:
-                        QC_PREFETCH(wrow + sc.rows[i + PF] * S)
-                    while j < bn and bid[j] < tid_p[i]:
-                        j += 1
-                    while k < pn and pid[k] < tid_p[i]:
-                        k += 1
-                    sc.in_b[i] = j < bn and bid[j] == tid_p[i]
-                    sc.brows[i] = brow_p + j * S if sc.in_b[i] else NULL
-                    if k < pn and pid[k] == tid_p[i]:
-                        sc.has[i] = 1
-                        sc.v0[i] = prow_p + k * S
-                        sc.inflight[i] = (not sc.in_b[i]) or _differ(sc.v0[i], sc.brows[i], S)
-                    elif sc.in_b[i]:
-                        sc.has[i] = 1
-                        sc.v0[i] = sc.brows[i]
-                        sc.inflight[i] = 0
-                    else:
-                        sc.has[i] = 0
-                        sc.v0[i] = NULL
-                        sc.inflight[i] = 0
-                    sc.diff[i] = (not sc.has[i]) or _differ(wrow + sc.rows[i] * S, sc.v0[i], S)
-                    nflight += sc.inflight[i]
-                    ncand += sc.diff[i]
-                    sc.take[i] = 0
-                    # (the easy tick's estimate: what differs, new or changed and not in flight)
-                    if sc.diff[i]:
-                        if not sc.has[i]:
-                            nnew += 1
-                        elif not sc.inflight[i]:
-                            nchg += 1
-        if not wt_ok:
+    def end(self):
+        """The last of a build's three steps (``begin``), with the GIL: the view (computed
+        first, without the GIL, if :func:`compute` was not run), or None when even the
+        baseline restricted to the interest does not fit; the build's priorities and sizes
+        kept."""
+        cdef job_t* j = &self._j
+        if not self._pending:
+            raise RuntimeError("ViewBuilder.end: no build begun (ViewBuilder.begin)")
+        try:
+            if not j.computed:
+                with nogil:
+                    _compute(j)
+            return self._end(j)
+        finally:
+            self.abandon()
+
+    def abandon(self):
+        """Drop a build begun and not ended (nothing of it is kept)."""
+        cdef job_t* j = &self._j
+        self._pending = False
+        free(j.block)
+        free(j.pk)
+        j.block = NULL
+        j.pk = NULL
+        self._jref = None
+        self._tv = None
+        self._err = None
+
+    cdef object _end(self, job_t* j):
+        cdef Py_ssize_t n = j.n, S = j.S, i
+        cdef uint64_t* tp
+        jr = self._jref
+        W, a, wids, tid, rows_a, acc, live = jr[0], jr[1], jr[2], jr[3], jr[4], jr[5], jr[6]
+        state, bdist, base, pdist, pred, vids, vmat = jr[11], jr[13], jr[14], jr[15], jr[16], jr[17], jr[18]
+        self.trials += j.trials
+        if j.status == ST_WEIGHTS:
             raise ValueError("views: weights must be finite and non-negative")
-        if a is not None and n != m:
+        if j.status == ST_MEMORY:
+            raise MemoryError()
+        if j.status == ST_ERROR:
+            raise self._err
+        if a is not None and n != j.m:
             tid = tid[:n]
             rows_a = rows_a[:n]
             acc = acc[:n]
             live = live[:n]
         self._state = state
-
-        if not budgeted:                # no budget: the target itself, every change sent
+        if not j.budgeted:              # no budget: the target itself, every change sent
             if a is None:
                 view = W
             else:
                 mat = np.empty((n, S), dtype=_U64)
                 tp = <uint64_t*>_ptr(mat)
-                with nogil:
+                if S:
                     for i in range(n):
-                        if S:
-                            memcpy(tp + i * S, wrow + sc.rows[i] * S, sizeof(uint64_t) * S)
+                        memcpy(tp + i * S, j.wrow + j.sc.rows[i] * S, sizeof(uint64_t) * S)
                 view = self._make(tid, mat)
             acc[:] = 0.0
-            return self._keep(seq, view, tid, acc, live, None, n, 0, rows_a, wids)
-
-        self._refs_in(seq, W, bdist, base, pdist, pred)
-        tick = self._tick
+            return self._keep(j.seq, view, tid, acc, live, None, n, 0, rows_a, wids)
         if bdist:
             self._rtt = bdist
-        span = <int64_t>nearbyint(self.live * self._rtt)
-        if span < 1:
-            span = 1
-        if ncand:
-            # the easy tick first: when everything that differs fits on the estimates, one trial
-            # (nnew, nchg: counted in step 3)
-            est = self._s0_est + (self._bits_new * <double>nnew + self._bits_chg * <double>nchg) / 8.0
-            if est <= roomd * FILL:
-                v = self._trial(seq, tid, tid_p, n, S, sc.has, sc.diff, sc.v0, wrow, sc.rows,
-                                bdist, base, pdist, pred, &s)
-                if s <= roomd:
-                    v = self._view(v)
-                    self._offer(state, seq, v, bdist, base, pdist, pred, self._pk, self._pkb)
-                    # (short loops: with the GIL, a release would cost more than they do)
-                    for i in range(n):
-                        if sc.diff[i] and not sc.inflight[i]:
-                            livep[i] = tick + span
-                        accp[i] = 0.0
-                    self.last_chosen = ncand
-                    return self._keep(seq, v, tid, acc, live, int(s), ncand, nflight, rows_a, wids)
-        view0 = self._trial(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows,
-                            bdist, base, pdist, pred, &s0)
-        if s0 > roomd:
-            view0, s0 = self._shed(seq, sc, n, S, tid, tid_p, wrow, accp, roomd, s0, bdist, base, pdist, pred)
-            if view0 is None:
-                return None
-            nflight = 0
-            for i in range(n):
-                nflight += sc.inflight[i]
-        pk = self._pk                   # view0's packet (the shed's last trial is view0's too)
-        pkb = self._pkb
-        self._s0_est = s0
-        view = view0
-        used = s0
-        have_best = False
-        nforced = 0
-        if ncand:
-            # in flight and live: refreshed with the world's codes (their record is in the packet)
-            nord = 0
-            with nogil:
-                for i in range(n):
-                    sc.forced[i] = sc.diff[i] and sc.inflight[i] and sc.has[i] and livep[i] >= tick
-                    nforced += sc.forced[i]
-                    if sc.diff[i] and not sc.forced[i]:
-                        sc.order[nord] = i
-                        nord += 1
-                # highest accumulated priority first (a stable sort of -acc)
-                for i in range(n):
-                    sc.cost[i] = -accp[i]
-                _sort_key(sc.cost, sc.order, sc.tmp, nord)
-                for j in range(nord):
-                    i = sc.order[j]
-                    sc.isfree[j] = sc.inflight[i] and sc.has[i]
-                    sc.isnew[j] = not sc.has[i]
-                _cumcost(sc, nord, self._bits_new, self._bits_chg)
-            avail = (roomd - s0) * 8.0
-            k = _right(sc.cum, nord, avail * FILL)
-            lo_k = -1
-            have_hi = False
-            hi_k = 0
-            for attempt in range(MAX_TRIALS):
-                if k <= lo_k:
-                    break
-                any_t = nforced > 0 or k > 0
-                if not any_t:
-                    break
-                nnew = 0
-                nchg = 0
-                memcpy(sc.take, sc.forced, n)
-                for j in range(k):
-                    sc.take[sc.order[j]] = 1
-                    if sc.isnew[j]:
-                        nnew += 1
-                    elif not sc.isfree[j]:
-                        nchg += 1
-                v = self._trial(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows,
-                                bdist, base, pdist, pred, &s)
-                self._learn(s - s0, nnew, nchg)
-                if s <= roomd:
-                    lo_k = k
-                    have_best = True
-                    memcpy(sc.best, sc.take, n)
-                    view = v
-                    best_s = s
-                    best_pk = self._pk
-                    best_pkb = self._pkb
-                    if k >= nord or roomd - s < self._bits_chg / 8.0:
-                        break
-                    _cumcost(sc, nord, self._bits_new, self._bits_chg)
-                    kk2 = _right(sc.cum, nord, (sc.cum[k - 1] if k else 0.0) + (roomd - s) * 8.0 * FILL)
-                    if kk2 <= k or (have_hi and kk2 >= hi_k):
-                        break
-                    k = kk2
-                else:
-                    have_hi = True
-                    hi_k = k
-                    if k == 0:
-                        break
-                    extra = s - s0
-                    if not (extra > 1.0):       # max(1.0, s - s0)
-                        extra = 1.0
-                    nd = (<double>k * (roomd - s0)) / extra * FILL
-                    kk2 = <Py_ssize_t>nd if nd < <double>k else k
-                    if kk2 > k - 1:
-                        kk2 = k - 1
-                    if kk2 < 0:
-                        kk2 = 0
-                    k = kk2
-            if have_best:
-                memcpy(sc.take, sc.best, n)
-                used = best_s
-                pk = best_pk
-                pkb = best_pkb
-            else:
-                for i in range(n):
-                    sc.take[i] = 0
-        ntake = 0
-        for i in range(n):
-            if sc.take[i]:
-                ntake += 1
-                if not sc.inflight[i]:
-                    livep[i] = tick + span
-            if (not sc.diff[i]) or sc.take[i]:
-                accp[i] = 0.0
-        self.last_chosen = ntake - (nforced if have_best else 0)
-        view = self._view(view)
-        self._offer(state, seq, view, bdist, base, pdist, pred, pk, pkb)
-        return self._keep(seq, view, tid, acc, live, int(used), ntake, nflight, rows_a, wids)
+        self._bits_new = j.bits_new
+        self._bits_chg = j.bits_chg
+        self._s0_est = j.s0_est
+        if j.status == ST_NONE:
+            return None
+        if j.sharing:
+            view, pk, pkb = self._tv[j.best]
+        else:
+            ids = tid if j.cnt == n else vids[:j.cnt]
+            view = self._view((ids, vmat[:j.cnt] if j.cnt != vmat.shape[0] else vmat))
+            pk = PyBytes_FromStringAndSize(j.pk, j.pklen)
+            pkb = j.pkb
+        self.last_chosen = j.chosen
+        self._offer(state, j.seq, view, bdist, base, pdist, pred, pk, pkb)
+        return self._keep(j.seq, view, tid, acc, live, int(j.used), j.nsent, j.nflight, rows_a, wids)
 
-    cdef tuple _shed(self, int seq, scratch_t* sc, Py_ssize_t n, Py_ssize_t S, object tid,
-                     const uint64_t* tid_p, const uint64_t* wrow, const double* accp, double roomd,
-                     double s0, int bdist, object base, int pdist, object pred):
-        """Drop the lowest-priority in-flight entities (back to the baseline's codes, or out when
-        the baseline lacks them) until the start view fits: estimate, then check."""
-        cdef Py_ssize_t nf = 0, i, j, k, attempt
-        cdef double need, s = s0, d, x
+
+def compute(list builders):
+    """The second step of the builds begun on ``builders`` (``ViewBuilder.begin``), all in one
+    span without the GIL (a trial while views are interned takes it for its lookups); each
+    build's ``end`` makes its view."""
+    cdef Py_ssize_t k, nb = len(builders)
+    cdef job_t** js
+    cdef ViewBuilder b
+    if nb == 0:
+        return
+    js = <job_t**>malloc(sizeof(job_t*) * nb)
+    if js == NULL:
+        raise MemoryError()
+    try:
+        for k in range(nb):
+            b = <ViewBuilder?>builders[k]
+            if not b._pending:
+                raise ValueError("compute: a ViewBuilder with no build begun (ViewBuilder.begin)")
+            js[k] = &b._j
+        for k in range(nb):
+            if js[k].computed:
+                raise ValueError("compute: a build computed twice")
+        with nogil:
+            for k in range(nb):
+                _compute(js[k])
+    finally:
+        free(js)
+
+
+cdef void _compute(job_t* j) noexcept nogil:
+    """The second step of a build, without the GIL: steps 1-3 of quantcodec._views (the target,
+    the priorities, the start view and the candidates), then, with a budget, the choice
+    (``_choose``). The outcome in ``j.status``; ``ViewBuilder.end`` makes the view."""
+    cdef scratch_t* sc = &j.sc
+    cdef Py_ssize_t nw = j.nw, S = j.S, m = j.m, n, i, k, lo, hi, mid, jj
+    cdef const uint64_t* wid = j.wid
+    cdef const uint64_t* wrow = j.wrow
+    cdef const uint64_t* ap = j.ap
+    cdef const uint64_t* tid_p = j.tid_p
+    cdef double nd
+    cdef bint sorted_ = True
+    cdef Py_ssize_t nnew = 0, nchg = 0, nflight = 0
+    # (the job's fields in locals: the stores through the uint8_t arrays below may alias
+    # anything, so a field read in a loop would be read again from memory every time)
+    cdef Py_ssize_t no = j.no, no2 = j.no2, bn = j.bn, pn = j.pn
+    cdef const uint64_t* oid = j.oid
+    cdef const Py_ssize_t* orow = j.orow
+    cdef const uint64_t* oid2 = j.oid2
+    cdef const double* oacc = j.oacc
+    cdef const int64_t* olive = j.olive
+    cdef const double* wp = j.wp
+    cdef double* accp = j.accp
+    cdef int64_t* livep = j.livep
+    cdef const uint64_t* bid = j.bid
+    cdef const uint64_t* pid = j.pid
+    cdef const uint64_t* brow_p = j.brow_p
+    cdef const uint64_t* prow_p = j.prow_p
+    cdef Py_ssize_t* rows = sc.rows
+    cdef Py_ssize_t* src = sc.src
+    cdef uint8_t* in_b = sc.in_b
+    cdef uint8_t* has = sc.has
+    cdef uint8_t* inflight = sc.inflight
+    cdef uint8_t* diff = sc.diff
+    cdef uint8_t* take = sc.take
+    cdef const uint64_t** v0 = sc.v0
+    cdef const uint64_t** brows = sc.brows
+    cdef uint64_t* tp
+    cdef Py_ssize_t* rp
+    j.computed = True
+    # 1. the target: the world restricted to the interest
+    if ap == NULL:
+        n = nw
         for i in range(n):
-            if sc.inflight[i]:
-                sc.order[nf] = i
-                nf += 1
-            sc.take[i] = 0
-        _sort_key(accp, sc.order, sc.tmp, nf)             # lowest priority first
-        for j in range(nf):
-            sc.cost[j] = self._bits_chg if sc.in_b[sc.order[j]] else self._bits_new
-        _cumsum(sc.cost, sc.cum, nf)
-        need = (s0 - roomd) * 8.0
-        k = _left(sc.cum, nf, need / FILL) + 1
-        for attempt in range(MAX_TRIALS + 1):
-            if attempt == MAX_TRIALS or k >= nf:
-                k = nf
-            for j in range(k):
-                i = sc.order[j]
-                if sc.in_b[i]:
-                    sc.v0[i] = sc.brows[i]
+            rows[i] = i
+            src[i] = i
+    else:
+        for i in range(1, m):
+            if ap[i] <= ap[i - 1]:
+                sorted_ = False
+                break
+        if sorted_:
+            for i in range(m):
+                sc.order[i] = i
+        else:
+            _sort_u64(ap, sc.order, sc.tmp, sc.runs, m)
+        # found among the world's ids, left to right (a repeated id counts once)
+        n = 0
+        lo = 0
+        k = 0
+        for jj in range(m):
+            i = sc.order[jj]
+            if jj and ap[i] == ap[sc.order[jj - 1]]:
+                continue
+            while k < no and oid[k] < ap[i]:
+                k += 1
+            if k < no and oid[k] == ap[i]:
+                lo = orow[k]
+                # (asked for now, the row is in cache by step 3, which compares it)
+                QC_PREFETCH(wrow + lo * S)
+                rows[n] = lo
+                src[n] = i
+                n += 1
+                continue
+            hi = nw
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                if wid[mid] < ap[i]:
+                    lo = mid + 1
                 else:
-                    sc.has[i] = 0
-                sc.inflight[i] = 0
-            view = self._trial(seq, tid, tid_p, n, S, sc.has, sc.take, sc.v0, wrow, sc.rows,
-                               bdist, base, pdist, pred, &s)
+                    hi = mid
+            if lo < nw and wid[lo] == ap[i]:
+                QC_PREFETCH(wrow + lo * S)
+                rows[n] = lo
+                src[n] = i
+                n += 1
+        tp = j.tp
+        rp = j.rp
+        for i in range(n):
+            tp[i] = ap[src[i]]             # (the id given: no read of the world's)
+            rp[i] = rows[i]
+    j.n = n
+    if wp != NULL:
+        for i in range(n):
+            nd = wp[src[i]]
+            if not (isfinite(nd) and nd >= 0):
+                j.status = ST_WEIGHTS
+                return
+    # 2. the priorities carried over (merge join on ascending ids), plus this tick's weights
+    k = 0
+    for i in range(n):
+        while k < no2 and oid2[k] < tid_p[i]:
+            k += 1
+        if k < no2 and oid2[k] == tid_p[i]:
+            accp[i] = oacc[k]
+            livep[i] = olive[k]
+        else:
+            accp[i] = 0.0
+            livep[i] = -1
+        accp[i] += wp[src[i]] if wp != NULL else 1.0
+    if not j.budgeted:
+        return
+    # 3. the start view V0 (row pointers), in flight, and the candidates
+    jj = 0
+    k = 0
+    for i in range(n):
+        if i + PF < n:
+            QC_PREFETCH(wrow + rows[i + PF] * S)
+        while jj < bn and bid[jj] < tid_p[i]:
+            jj += 1
+        while k < pn and pid[k] < tid_p[i]:
+            k += 1
+        in_b[i] = jj < bn and bid[jj] == tid_p[i]
+        brows[i] = brow_p + jj * S if in_b[i] else NULL
+        if k < pn and pid[k] == tid_p[i]:
+            has[i] = 1
+            v0[i] = prow_p + k * S
+            inflight[i] = (not in_b[i]) or _differ(v0[i], brows[i], S)
+        elif in_b[i]:
+            has[i] = 1
+            v0[i] = brows[i]
+            inflight[i] = 0
+        else:
+            has[i] = 0
+            v0[i] = NULL
+            inflight[i] = 0
+        diff[i] = (not has[i]) or _differ(wrow + rows[i] * S, v0[i], S)
+        nflight += inflight[i]
+        take[i] = 0
+        # (the easy tick's estimate: what differs, new or changed and not in flight)
+        if diff[i]:
+            if not has[i]:
+                nnew += 1
+            elif not inflight[i]:
+                nchg += 1
+    j.nflight = nflight
+    _choose(j, nnew, nchg)
+
+
+cdef void _choose(job_t* j, Py_ssize_t nnew, Py_ssize_t nchg) noexcept nogil:
+    """Steps 3-5 of quantcodec._views for a build with a budget: the easy tick (everything that
+    differs, when it fits on the estimates: one trial), else the start view (shed when it does
+    not fit), the candidates by priority and at most MAX_TRIALS trials; the view in
+    ``sc.has`` / ``sc.v0`` / ``sc.take``, gathered into the build's arrays."""
+    cdef scratch_t* sc = &j.sc
+    cdef Py_ssize_t n = j.n, i, jj, k, ncand = 0, nforced = 0, nord, ntake, kk2, lo_k, hi_k
+    cdef double roomd = j.roomd, s, s0, est, avail, extra, nd, best_s = 0.0
+    cdef int64_t tick = j.tick, span = j.span
+    cdef double* accp = j.accp
+    cdef int64_t* livep = j.livep
+    cdef bint have_best = False, any_t, have_hi
+    cdef int attempt
+    for i in range(n):
+        ncand += sc.diff[i]
+    if ncand:
+        est = j.s0_est + (j.bits_new * <double>nnew + j.bits_chg * <double>nchg) / 8.0
+        if est <= roomd * FILL:
+            s = _try(j, sc.diff)
+            if s < 0:
+                return
             if s <= roomd:
-                return view, s
-            if k == nf:
-                return None, s
-            d = s0 - s
-            if not (d > 1.0):
-                d = 1.0
-            x = <double>k * (s - roomd) / d + 1
-            if not (x < <double>nf):
-                x = <double>nf
-            j = <Py_ssize_t>x
-            if j < 1:
-                j = 1
-            k = k + j if k + j < nf else nf
-        return None, s0
+                if _hold(j) < 0:
+                    return
+                memcpy(sc.take, sc.diff, n)
+                for i in range(n):
+                    if sc.diff[i] and not sc.inflight[i]:
+                        livep[i] = tick + span
+                    accp[i] = 0.0
+                j.chosen = ncand
+                j.nsent = ncand
+                j.used = s
+                _final(j)
+                return
+    s0 = _try(j, sc.take)
+    if s0 < 0:
+        return
+    if s0 > roomd:
+        s0 = _shed(j, s0)
+        if s0 < 0:
+            return
+        j.nflight = 0
+        for i in range(n):
+            j.nflight += sc.inflight[i]
+    if _hold(j) < 0:                    # view0's packet (the shed's last trial is view0's too)
+        return
+    j.s0_est = s0
+    j.used = s0
+    if ncand:
+        # in flight and live: refreshed with the world's codes (their record is in the packet)
+        nord = 0
+        for i in range(n):
+            sc.forced[i] = sc.diff[i] and sc.inflight[i] and sc.has[i] and livep[i] >= tick
+            nforced += sc.forced[i]
+            if sc.diff[i] and not sc.forced[i]:
+                sc.order[nord] = i
+                nord += 1
+        # highest accumulated priority first (a stable sort of -acc)
+        for i in range(n):
+            sc.cost[i] = -accp[i]
+        _sort_key(sc.cost, sc.order, sc.tmp, nord)
+        for jj in range(nord):
+            i = sc.order[jj]
+            sc.isfree[jj] = sc.inflight[i] and sc.has[i]
+            sc.isnew[jj] = not sc.has[i]
+        _cumcost(sc, nord, j.bits_new, j.bits_chg)
+        avail = (roomd - s0) * 8.0
+        k = _right(sc.cum, nord, avail * FILL)
+        lo_k = -1
+        have_hi = False
+        hi_k = 0
+        for attempt in range(MAX_TRIALS):
+            if k <= lo_k:
+                break
+            any_t = nforced > 0 or k > 0
+            if not any_t:
+                break
+            nnew = 0
+            nchg = 0
+            memcpy(sc.take, sc.forced, n)
+            for jj in range(k):
+                sc.take[sc.order[jj]] = 1
+                if sc.isnew[jj]:
+                    nnew += 1
+                elif not sc.isfree[jj]:
+                    nchg += 1
+            s = _try(j, sc.take)
+            if s < 0:
+                return
+            _learn(j, s - s0, nnew, nchg)
+            if s <= roomd:
+                lo_k = k
+                have_best = True
+                memcpy(sc.best, sc.take, n)
+                best_s = s
+                if _hold(j) < 0:
+                    return
+                if k >= nord or roomd - s < j.bits_chg / 8.0:
+                    break
+                _cumcost(sc, nord, j.bits_new, j.bits_chg)
+                kk2 = _right(sc.cum, nord, (sc.cum[k - 1] if k else 0.0) + (roomd - s) * 8.0 * FILL)
+                if kk2 <= k or (have_hi and kk2 >= hi_k):
+                    break
+                k = kk2
+            else:
+                have_hi = True
+                hi_k = k
+                if k == 0:
+                    break
+                extra = s - s0
+                if not (extra > 1.0):       # max(1.0, s - s0)
+                    extra = 1.0
+                nd = (<double>k * (roomd - s0)) / extra * FILL
+                kk2 = <Py_ssize_t>nd if nd < <double>k else k
+                if kk2 > k - 1:
+                    kk2 = k - 1
+                if kk2 < 0:
+                    kk2 = 0
+                k = kk2
+        if have_best:
+            memcpy(sc.take, sc.best, n)
+            j.used = best_s
+        else:
+            memset(sc.take, 0, n)
+    ntake = 0
+    for i in range(n):
+        if sc.take[i]:
+            ntake += 1
+            if not sc.inflight[i]:
+                livep[i] = tick + span
+        if (not sc.diff[i]) or sc.take[i]:
+            accp[i] = 0.0
+    j.chosen = ntake - (nforced if have_best else 0)
+    j.nsent = ntake
+    _final(j)
+
+
+cdef double _shed(job_t* j, double s0) noexcept nogil:
+    """Drop the lowest-priority in-flight entities (back to the baseline's codes, or out when
+    the baseline lacks them) until the start view fits: estimate, then check. The start view's
+    bytes, or -1.0 (``j.status``: ST_NONE when even the baseline does not fit, or the error)."""
+    cdef scratch_t* sc = &j.sc
+    cdef Py_ssize_t n = j.n, nf = 0, i, jj, k, attempt
+    cdef double roomd = j.roomd, need, s = s0, d, x
+    for i in range(n):
+        if sc.inflight[i]:
+            sc.order[nf] = i
+            nf += 1
+        sc.take[i] = 0
+    _sort_key(j.accp, sc.order, sc.tmp, nf)           # lowest priority first
+    for jj in range(nf):
+        sc.cost[jj] = j.bits_chg if sc.in_b[sc.order[jj]] else j.bits_new
+    _cumsum(sc.cost, sc.cum, nf)
+    need = (s0 - roomd) * 8.0
+    k = _left(sc.cum, nf, need / FILL) + 1
+    for attempt in range(MAX_TRIALS + 1):
+        if attempt == MAX_TRIALS or k >= nf:
+            k = nf
+        for jj in range(k):
+            i = sc.order[jj]
+            if sc.in_b[i]:
+                sc.v0[i] = sc.brows[i]
+            else:
+                sc.has[i] = 0
+            sc.inflight[i] = 0
+        s = _try(j, sc.take)
+        if s < 0:
+            return -1.0
+        if s <= roomd:
+            return s
+        if k == nf:
+            break
+        d = s0 - s
+        if not (d > 1.0):
+            d = 1.0
+        x = <double>k * (s - roomd) / d + 1
+        if not (x < <double>nf):
+            x = <double>nf
+        jj = <Py_ssize_t>x
+        if jj < 1:
+            jj = 1
+        k = k + jj if k + jj < nf else nf
+    j.status = ST_NONE
+    return -1.0
+
+
+cdef double _try(job_t* j, const uint8_t* take) noexcept nogil:
+    """A trial: the start view (``sc.has``, ``sc.v0``) with the rows of ``take`` from the
+    world, coded by the builder's DeltaEncoder against the build's references (``_ein``,
+    checked once by ``_refs_in``) straight from the trial arrays; its datagram bytes, or -1.0
+    (``j.status`` says why). Its packet stays in the coder until the next (``_hold``)."""
+    cdef scratch_t* sc = &j.sc
+    cdef Py_ssize_t n = j.n, S = j.S, cnt = 0, i
+    cdef enc_in_t a
+    cdef int rc
+    j.ntry += 1
+    if j.sharing:
+        return _try_shared(j, take)
+    for i in range(n):
+        cnt += sc.has[i] | take[i]
+    _gather(n, S, cnt, sc.has, take, sc.v0, j.wrow, sc.rows, j.tid_p, j.vids, j.vmat)
+    a = (<ViewBuilder>j.b)._ein
+    a.cid = (j.tid_p if cnt == n else j.vids) if cnt else NULL
+    a.crow = j.vmat if cnt and S else NULL
+    a.n = cnt
+    a.same = 0
+    a.nchg = 0
+    rc = (<DeltaEncoder>j.coder)._encode(&a)
+    if rc < 0:
+        j.status = ST_MEMORY
+        return -1.0
+    j.trials += 1
+    (<DeltaEncoder>j.coder).last_bits = (<DeltaEncoder>j.coder).w.nbits
+    return _dgram_bytes(bw_nbytes(&(<DeltaEncoder>j.coder).w), j.md, j.check)
+
+
+cdef double _try_shared(job_t* j, const uint8_t* take) noexcept with gil:
+    """``_try`` while views are interned: ViewBuilder._trial_shared, with the GIL."""
+    cdef ViewBuilder b = <ViewBuilder>j.b
+    try:
+        return b._trial_shared(j, take)
+    except BaseException as e:
+        b._err = e
+        j.status = ST_ERROR
+        return -1.0
+
+
+cdef int _hold(job_t* j) noexcept nogil:
+    """The last trial's view is the one chosen so far: its packet kept (interned: its index in
+    the builder's ``_tv``)."""
+    cdef Py_ssize_t nb
+    cdef char* p
+    j.best = j.ntry - 1
+    if j.sharing:
+        return 0
+    nb = bw_nbytes(&(<DeltaEncoder>j.coder).w)
+    if nb > j.pkcap:
+        p = <char*>realloc(j.pk, nb + 64)
+        if p == NULL:
+            j.status = ST_MEMORY
+            return -1
+        j.pk = p
+        j.pkcap = nb + 64
+    memcpy(j.pk, (<DeltaEncoder>j.coder).w.buf, nb)
+    j.pklen = nb
+    j.pkb = (<DeltaEncoder>j.coder).w.nbits
+    return 0
+
+
+cdef void _final(job_t* j) noexcept nogil:
+    """The chosen view (``sc.has``, ``sc.v0``, ``sc.take``) in the build's arrays: there
+    already when it was the last trial, else gathered again (the interned one is a Snapshot
+    already); ``j.status`` ST_VIEW."""
+    cdef scratch_t* sc = &j.sc
+    cdef Py_ssize_t i, cnt = 0
+    j.status = ST_VIEW
+    for i in range(j.n):
+        cnt += sc.has[i] | sc.take[i]
+    j.cnt = cnt
+    if not j.sharing and j.best != j.ntry - 1:
+        _gather(j.n, j.S, cnt, sc.has, sc.take, sc.v0, j.wrow, sc.rows, j.tid_p, j.vids, j.vmat)
+
+
+cdef void _learn(job_t* j, double extra_bytes, Py_ssize_t n_new, Py_ssize_t n_chg) noexcept nogil:
+    cdef double bits = extra_bytes * 8.0, per
+    if n_chg > 0:
+        per = (bits - n_new * j.bits_new) / n_chg
+        if per > 1.0:
+            j.bits_chg = 0.5 * j.bits_chg + 0.5 * per
+    elif n_new > 0:
+        per = bits / n_new
+        if per > 1.0:
+            j.bits_new = 0.5 * j.bits_new + 0.5 * per
 
 
 cdef void _cumsum(const double* cost, double* cum, Py_ssize_t n) noexcept nogil:

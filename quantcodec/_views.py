@@ -497,4 +497,4 @@ def _rows_differ(a, b):
     return d
 
 
-from ._viewbuild import ViewBuilder, ViewShare  # noqa: E402  (the compiled builder)
+from ._viewbuild import ViewBuilder, ViewShare, compute  # noqa: E402  (the compiled builder)

@@ -242,7 +242,8 @@ class StreamServer:
             out = [None] * len(jobs)
             n = min(self._threads, len(jobs))
             if n <= 1:
-                err = self._run(jobs, 0, len(jobs), seq, world, out)
+                # (one thread: a client at a time, nobody waits for the GIL it releases)
+                err = self._run(jobs, 0, len(jobs), seq, world, out, 1)
             else:
                 # runs of clients in connect order: the calling thread takes the first, the pool
                 # the others; each run stops at its first error, the earliest client's is raised
@@ -250,10 +251,10 @@ class StreamServer:
                 if self._pool is None:
                     self._pool = ThreadPoolExecutor(self._threads - 1, thread_name_prefix="qc-send")
                     weakref.finalize(self, self._pool.shutdown, wait=False)
-                futures = [self._pool.submit(self._run, jobs, cut[k], cut[k + 1], seq, world, out)
-                           for k in range(1, n)]
+                futures = [self._pool.submit(self._run, jobs, cut[k], cut[k + 1], seq, world, out,
+                                             _BATCH) for k in range(1, n)]
                 try:
-                    errs = [self._run(jobs, cut[0], cut[1], seq, world, out)]
+                    errs = [self._run(jobs, cut[0], cut[1], seq, world, out, _BATCH)]
                 finally:
                     wait(futures)       # (no worker left running once send returns or raises)
                 errs += [f.result() for f in futures]
@@ -276,31 +277,63 @@ class StreamServer:
                     self._share = views.ViewShare()
                 peer.views = views.ViewBuilder(self._schema, peer.encoder, self._share)
 
-    def _run(self, jobs, lo, hi, seq, world, out):
+    def _run(self, jobs, lo, hi, seq, world, out, batch):
         """The datagrams of jobs[lo:hi] into out[lo:hi]; (index, exception) of the first that
-        raises (the rest of the run left), or None."""
+        raises (the rest of the run left), or None. A batch of up to ``batch`` clients at a
+        time: each one's view begun with the GIL (ViewBuilder.begin), all their views computed
+        in one span without it (quantcodec._viewbuild.compute), then each one's view ended and
+        its packet coded, in order: a thread hands the GIL over once a batch, not a few times a
+        client (docs/views.md, "Threads")."""
+        views = _VIEWS or _views_module()
         i = lo
-        try:
-            for i in range(lo, hi):
-                out[i] = self._send_one(jobs[i], seq, world)
-        except Exception as e:       # (raised by send on the calling thread, as serially)
-            return i, e
+        while i < hi:
+            top = min(hi, i + batch)
+            begun = []
+            err = None
+            for k in range(i, top):
+                try:
+                    begun.append(self._begin_one(jobs[k], seq, world, views))
+                except Exception as e:  # (the clients before it are still coded)
+                    err = (k, e)
+                    break
+            built = [b[0].views for b in begun if b[3]]
+            done = 0
+            try:
+                if built:
+                    views.compute(built)
+                for done, b in enumerate(begun):
+                    out[i + done] = self._end_one(b, seq)
+                done = len(begun)
+            except Exception as e:      # (raised by send on the calling thread, as serially)
+                for b in begun[done:]:
+                    if b[3]:
+                        b[0].views.abandon()
+                return i + done, e
+            if err is not None:
+                return err
+            i = top
         return None
 
-    def _send_one(self, job, seq, world):
+    def _begin_one(self, job, seq, world, views):
+        """(peer, hello due, view or None, begun): a client's view, or its build begun."""
         peer, ids, weights = job
-        enc = peer.encoder
         hello = peer.hello_due or not peer.acked
         room = None if peer.budget is None else peer.budget - (peer.hello_len if hello else 0)
         if ids is None and weights is None and room is None:
-            view = world
-        else:
-            ids = _ids_array(ids)
-            weights = _weights_array(weights)
-            if room is None and weights is None:
-                view = (_VIEWS or _views_module()).restrict(world, ids)
-            else:
-                view = peer.views.build(seq, world, ids, weights, room)
+            return peer, hello, world, False
+        ids = _ids_array(ids)
+        weights = _weights_array(weights)
+        if room is None and weights is None:
+            return peer, hello, views.restrict(world, ids), False
+        peer.views.begin(seq, world, ids, weights, room)
+        return peer, hello, None, True
+
+    def _end_one(self, begun, seq):
+        """A client's datagrams: its view ended when it was begun, coded, framed."""
+        peer, hello, view, built = begun
+        enc = peer.encoder
+        if built:
+            view = peer.views.end()
         if view is None:
             datagrams = []
         else:
@@ -392,6 +425,7 @@ class StreamServer:
 
 
 _VIEWS = None
+_BATCH = int(os.environ.get("QC_BATCH", 16))        # clients a thread begins, computes (one release of the GIL) and ends at a time
 
 
 def _views_module():

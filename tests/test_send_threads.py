@@ -196,6 +196,38 @@ def test_errors_in_the_views_surface_as_serially(threads):
     assert all(clients[c].view is not None for c in names)
 
 
+def test_an_error_found_without_the_gil_stops_its_batch_where_one_thread_stops():
+    """Negative weights are found in the views' compute, without the GIL, for a batch of
+    clients at once: send raises it; the clients before the failing one are coded, those after
+    it in its batch are not (their builds dropped), as on one thread; the next tick is exact."""
+    scene = Scene(n=300, seed=5)
+    server = qc.StreamServer(SCHEMA, budget=700, threads=2)
+    names = list(range(12))
+    for c in names:
+        server.connect(c)
+    clients = {c: qc.StreamClient(SCHEMA) for c in names}
+    world = scene.step()
+    good = {c: np.ones(world.ids.shape[0]) for c in names}
+    bad = dict(good)
+    bad[2] = -np.ones(world.ids.shape[0])       # in the first run (clients 0-5), its batch
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        server.send(0, world, priority=bad)
+    assert [server.encoder(c).held for c in range(6)] == [(0,), (0,), (), (), (), ()]
+    for t in range(1, 8):
+        world = scene.step()
+        out = server.send(t, world, priority=good)
+        for c, dgs in out.items():
+            assert sum(len(d) for d in dgs) <= 700
+            for d in dgs:
+                v = clients[c].receive(d)
+                if v is not None:
+                    assert v == server.encoder(c)._state.sent[v.seq]
+            r = clients[c].reply()
+            if r is not None:
+                server.receive(c, r)
+    assert all(clients[c].view is not None for c in names)
+
+
 def test_threads_argument():
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
-from quantcodec._views import ViewBuilder, ViewBuilderPy, ViewShare
+from quantcodec._views import ViewBuilder, ViewBuilderPy, ViewShare, compute
 
 from helpers import World, pose_schema
 
@@ -101,6 +101,95 @@ def test_compiled_builder_equals_reference(seed, budget, loss, delay, mode):
     # every budgeted packet of the compiled builder's client was its last trial's, handed over
     # (EncoderState.offer), not coded again; the bytes equal those the reference's coded itself
     assert enc_c._state.offers_used == budgeted and enc_p._state.offers_used == 0
+
+
+@pytest.mark.parametrize("share", [False, True])
+def test_three_steps_for_many_equal_build_and_abandon_changes_nothing(share):
+    """begin for several builders, compute of them all in one call (one span without the GIL),
+    end for each: the views, priorities, sizes and packets of build, one client at a time. A
+    build begun and abandoned (or begun again) leaves no trace: the next build is as if it never
+    began. And the steps refuse being run out of order."""
+    schema = pose_schema()
+    w = World(700, 11, moving=0.5, churn=2)
+    rng = np.random.default_rng(11)
+    k = 5
+    encs = [[qc.SnapshotEncoder(schema, 32, max_datagram=300, stream_id=9 + c) for c in range(k)]
+            for _ in range(2)]
+    shares = [ViewShare() if share else None, ViewShare() if share else None]
+    one = [ViewBuilder(schema, e, shares[0]) for e in encs[0]]     # build
+    many = [ViewBuilder(schema, e, shares[1]) for e in encs[1]]    # begin, compute, end
+    centres = rng.uniform(-150, 150, (k, 2))
+    for t in range(60):
+        world = w.step(schema)
+        if t >= 6:
+            for c in range(k):
+                if (t + c) % 4:
+                    assert encs[0][c].ack(t - 5) == encs[1][c].ack(t - 5)
+        centres += rng.normal(0, 4, (k, 2))
+        lists = []
+        for c in range(k):
+            ids, dist = _interest(rng, w, centres[c], 130.0, "shuffled" if c % 2 else "sorted")
+            # some clients alike (the share finds their views equal)
+            lists.append((ids, 1.0 / (1.0 + dist / 25.0)) if c != 3 else lists[1])
+        room = [250, 400, 120, 400, 900]
+        if t % 9 == 4:
+            # begun and dropped: by abandon, by a second begin, by reset's absence of effect
+            many[0].begin(t, world, lists[0][0], lists[0][1], room[0])
+            many[0].abandon()
+            many[2].begin(t, world, lists[2][0], None, 1)
+        got_one = [one[c].build(t, world, lists[c][0], lists[c][1], room[c]) for c in range(k)]
+        for c in range(k):
+            many[c].begin(t, world, lists[c][0], lists[c][1], room[c])
+        compute(many)
+        got_many = [many[c].end() for c in range(k)]
+        for c in range(k):
+            assert _same(got_one[c], got_many[c]), (t, c)
+            a, b = one[c].priorities(), many[c].priorities()
+            assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1]), (t, c)
+            assert (one[c].trials, one[c].last_bytes, one[c].last_sent, one[c]._bits_chg, one[c]._s0_est) == \
+                (many[c].trials, many[c].last_bytes, many[c].last_sent, many[c]._bits_chg, many[c]._s0_est)
+            if got_one[c] is not None:
+                assert encs[0][c].encode_datagrams(t, got_one[c]) == encs[1][c].encode_datagrams(t, got_many[c])
+    if share:
+        assert shares[1].hits > 0                    # clients 1 and 3 had one view
+    b = many[0]
+    with pytest.raises(RuntimeError, match="no build begun"):
+        b.end()
+    with pytest.raises(ValueError, match="no build begun"):
+        compute([b])
+    b.begin(99, world, lists[0][0], None, 300)
+    compute([b])
+    with pytest.raises(ValueError, match="computed twice"):
+        compute([b])
+    assert b.end() is not None
+    b.begin(100, world, lists[0][0], None, 300)
+    with pytest.raises(TypeError):
+        compute([b, "not a builder"])
+    b.abandon()
+
+
+def test_a_build_refused_in_compute_raises_at_end_and_keeps_nothing():
+    """Weights refused (negative) are found without the GIL: end raises, the builder keeps its
+    priorities and sizes of before, and its next build is the one a fresh run would make."""
+    schema = pose_schema()
+    w = World(300, 4, moving=0.5)
+    e1 = qc.SnapshotEncoder(schema, 32, max_datagram=300, stream_id=3)
+    e2 = qc.SnapshotEncoder(schema, 32, max_datagram=300, stream_id=3)
+    b1, b2 = ViewBuilder(schema, e1), ViewBuilder(schema, e2)
+    world = w.step(schema)
+    for b in (b1, b2):
+        b.build(0, world, world.ids[:80], None, 200)
+    before = b1.priorities(), b1._bits_chg, b1._s0_est, b1.last_bytes
+    world = w.step(schema)
+    b1.begin(1, world, world.ids[:80], -np.ones(80), 200)
+    compute([b1])
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        b1.end()
+    after = b1.priorities(), b1._bits_chg, b1._s0_est, b1.last_bytes
+    assert np.array_equal(before[0][1], after[0][1]) and before[1:] == after[1:]
+    v1 = b1.build(1, world, world.ids[:80], None, 200)
+    v2 = b2.build(1, world, world.ids[:80], None, 200)
+    assert _same(v1, v2) and b1.priorities()[1].tolist() == b2.priorities()[1].tolist()
 
 
 def test_offered_packet_is_used_only_for_the_same_references():
