@@ -425,7 +425,7 @@ class StreamServer:
 
 
 _VIEWS = None
-_BATCH = int(os.environ.get("QC_BATCH", 16))        # clients a thread begins, computes (one release of the GIL) and ends at a time
+_BATCH = 16     # clients a thread begins, computes (one release of the GIL) and ends at a time
 
 
 def _views_module():
