@@ -79,8 +79,6 @@ cdef double FILL = 0.97          # the share of the room an estimate may plan fo
 _U64 = np.dtype(np.uint64)
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
-_NO_IDS = np.zeros(0, dtype=np.uint64)
-_NO_IDS.setflags(write=False)
 
 
 cdef inline double _dgram_bytes(Py_ssize_t plen, Py_ssize_t md, Py_ssize_t check) noexcept nogil:
@@ -529,6 +527,21 @@ cdef struct scratch_t:
     uint8_t* isfree         # (n)
 
 
+cdef struct kept_t:
+    # A build's entities and their priorities, kept by the builder for the next build (two of
+    # them, swapped by each build that ends: the next reads the last one while it writes the
+    # other). C memory, grown as needed and reused from tick to tick: no array is made or freed
+    # a build (a fresh NumPy array each was most of a build's time with the GIL).
+    uint64_t* ids           # own ids (cap)
+    Py_ssize_t* rows        # their rows in the builder's _wids (when has_rows)
+    double* acc             # accumulated priorities
+    int64_t* live           # the tick until which each is live (-1: not)
+    const uint64_t* idp     # the ids to read: ``ids``, or the world's (a build of the whole world)
+    Py_ssize_t n
+    Py_ssize_t cap
+    bint has_rows
+
+
 cdef enum:
     ST_VIEW = 0             # a view (``kind``)
     ST_NONE = 1             # even the baseline restricted to the interest does not fit: None
@@ -598,12 +611,10 @@ cdef class ViewBuilder:
     cdef DeltaEncoder _coder
     cdef object _share_obj
     cdef bint _sharing              # this build interns its views (the share is on this tick)
-    cdef object _acc_ids            # uint64 (ascending): the entities of the priorities below
-    cdef object _acc                # float64
-    cdef object _live               # int64: the tick until which each is live (-1: not)
-    cdef object _rows               # intp: the world row of each of _acc_ids in _wids
-    cdef object _wids               # the world's id array those rows are of (held: its identity
-                                    # tells the next tick's world shares it)
+    cdef kept_t _k[2]               # the last build's entities and priorities (_k[_ki]), and
+    cdef int _ki                    # the next build's (ascending ids; kept_t)
+    cdef object _wids               # the world's id array the kept rows are of (held: its
+                                    # identity tells the next tick's world shares it)
     cdef object _plan
     cdef public int64_t _tick
     cdef public int64_t _rtt
@@ -624,6 +635,7 @@ cdef class ViewBuilder:
     cdef bint _pending
     cdef object _jref               # the arrays and objects its pointers are into
     cdef list _tv                   # interned: its trials' (view, packet, bits)
+    cdef object _tida               # interned: the target's ids as an array (_tid)
     cdef object _err                # an exception raised in a trial with the GIL
     cdef object _pk                 # the packet of the last trial (bytes: bare, unsealed)
     cdef enc_in_t _ein              # this build's trial encodes' references (_refs_in)
@@ -639,11 +651,8 @@ cdef class ViewBuilder:
         self._share_obj = share
         self._coder = DeltaEncoder(_layout_of(schema, plan))
         self._plan = plan
-        self._rows = None
         self._wids = None
-        self._acc_ids = _NO_IDS
-        self._acc = np.zeros(0, dtype=np.float64)
-        self._live = np.zeros(0, dtype=np.int64)
+        self._ki = 0
         self._tick = 0
         self._rtt = 4
         self._prev = None
@@ -661,8 +670,14 @@ cdef class ViewBuilder:
         self.last_inflight = 0
 
     def __dealloc__(self):
+        cdef int i
         free(self._j.block)
         free(self._j.pk)
+        for i in range(2):
+            free(self._k[i].ids)
+            free(self._k[i].rows)
+            free(self._k[i].acc)
+            free(self._k[i].live)
 
     @property
     def schema(self):
@@ -678,16 +693,21 @@ cdef class ViewBuilder:
 
     def priorities(self):
         """(ids, accumulated priorities) after the last build (for tests and tools)."""
-        return self._acc_ids, self._acc.copy()
+        cdef kept_t* K = &self._k[self._ki]
+        ids = np.empty(K.n, dtype=_U64)
+        acc = np.empty(K.n, dtype=_F64)
+        if K.n:
+            memcpy(_ptr(ids), K.idp, sizeof(uint64_t) * K.n)
+            memcpy(_ptr(acc), K.acc, sizeof(double) * K.n)
+        return ids, acc
 
     def reset(self):
         """Forget the priorities and the previous view (the encoder was reset too), and a build
         begun and not ended."""
         self.abandon()
-        self._acc_ids = _NO_IDS
-        self._acc = np.zeros(0, dtype=np.float64)
-        self._live = np.zeros(0, dtype=np.int64)
-        self._rows = self._wids = None
+        self._k[self._ki].n = 0
+        self._k[self._ki].has_rows = False
+        self._wids = None
         self._prev = self._prev_seq = self._state = None
 
     cdef object _previous(self, state):
@@ -788,10 +808,16 @@ cdef class ViewBuilder:
         return 0
 
     cdef object _tid(self, job_t* j):
-        """The target's ids (length ``n``: the interest's array, cut when some are not in the
-        world)."""
-        tid = self._jref[3]
-        return tid[:j.n] if j.ap != NULL and j.n != j.m else tid
+        """The target's ids as an array of ``n`` (an interned view's ids when all of them are in
+        it): the world's, or a copy of the build's (made once a build)."""
+        if j.ap == NULL:
+            return self._jref[2]
+        if self._tida is None:
+            t = np.empty(j.n, dtype=_U64)
+            if j.n:
+                memcpy(_ptr(t), j.tid_p, sizeof(uint64_t) * j.n)
+            self._tida = t
+        return self._tida
 
     cdef double _trial_shared(self, job_t* j, const uint8_t* take) except -2:
         """A trial while views are interned (the share on): the view's Snapshot (``_snap``)
@@ -800,7 +826,7 @@ cdef class ViewBuilder:
         jr = self._jref
         v = self._snap(j.seq, self._tid(j), j.tid_p, j.n, j.S, j.sc.has, take, j.sc.v0, j.wrow,
                        j.sc.rows)
-        s = self._size(j.seq, v, jr[13], jr[14], jr[15], jr[16])
+        s = self._size(j.seq, v, jr[7], jr[8], jr[9], jr[10])
         self._tv.append((v, self._pk, self._pkb))
         return s
     cdef object _view(self, object v):
@@ -846,13 +872,16 @@ cdef class ViewBuilder:
         if packet is not None:
             state.offer(seq, view, bdist, base, pdist, pred, packet, bits, self._coder.plan)
 
-    cdef object _keep(self, object seq, object view, object tid, object acc, object live, object used,
-                      Py_ssize_t nsent, Py_ssize_t nflight, object rows, object wids):
-        self._acc_ids = tid
-        self._rows = rows
+    cdef object _keep(self, job_t* j, object seq, object view, object used, Py_ssize_t nsent,
+                      Py_ssize_t nflight, object wids):
+        """The build's entities and priorities become the kept ones (kept_t), and its view the
+        previous one."""
+        cdef kept_t* C = &self._k[1 - self._ki]
+        C.n = j.n
+        C.has_rows = j.ap != NULL
+        C.idp = j.tid_p
+        self._ki = 1 - self._ki
         self._wids = wids
-        self._acc = acc
-        self._live = live
         self._tick += 1
         self._prev = view
         self._prev_seq = seq
@@ -907,6 +936,8 @@ cdef class ViewBuilder:
         cdef SnapshotData B, P
         cdef int bdist = 0, pdist = 0
         cdef int64_t rtt, span
+        cdef kept_t* K = &self._k[self._ki]         # the last build's
+        cdef kept_t* C = &self._k[1 - self._ki]     # this one's
         base = pred = vids = vmat = None
         wids = W._ids
         j.b = <PyObject*>self
@@ -917,28 +948,24 @@ cdef class ViewBuilder:
         j.wid = W.idp
         j.wrow = W.rowp
         j.best = -1
-        old = self._acc_ids
-        orows = self._rows
+        if _grow(C, n_alloc) < 0:
+            raise MemoryError()
         if a is None:
             j.n = j.nw
-            tid = wids
-            rows_a = None
+            j.tid_p = W.idp
         else:
             j.m = a.shape[0]
             j.n = j.m
             j.ap = <const uint64_t*>_ptr(a)
             # last tick's rows, when this world has the same id array (Snapshot shares it from
             # tick to tick while the entities stay): most of the interest was in it
-            if orows is not None and self._wids is wids:
-                j.no = old.shape[0]
-                if j.no:
-                    j.oid = <const uint64_t*>_ptr(old)
-                    j.orow = <const Py_ssize_t*>_ptr(orows)
-            tid = np.empty(j.m, dtype=_U64)
-            rows_a = np.empty(j.m, dtype=np.intp)
-            j.tp = <uint64_t*>_ptr(tid)
-            j.rp = <Py_ssize_t*>_ptr(rows_a)
-        j.tid_p = <const uint64_t*>_ptr(tid)
+            if K.has_rows and K.n and self._wids is wids:
+                j.no = K.n
+                j.oid = K.idp
+                j.orow = K.rows
+            j.tp = C.ids
+            j.rp = C.rows
+            j.tid_p = C.ids
 
         # weights (their shape here; their values on the target's entities, as the reference)
         wa = None
@@ -953,15 +980,12 @@ cdef class ViewBuilder:
                 wa = np.ascontiguousarray(wa)
             j.wp = <const double*>_ptr(wa)
 
-        acc = np.empty(j.n, dtype=_F64)
-        live = np.empty(j.n, dtype=_I64)
-        j.accp = <double*>_ptr(acc)
-        j.livep = <int64_t*>_ptr(live)
-        j.no2 = old.shape[0]
-        if j.no2:
-            j.oid2 = <const uint64_t*>_ptr(old)
-            j.oacc = <const double*>_ptr(self._acc)
-            j.olive = <const int64_t*>_ptr(self._live)
+        j.accp = C.acc
+        j.livep = C.live
+        j.no2 = K.n
+        j.oid2 = K.idp
+        j.oacc = K.acc
+        j.olive = K.live
         prev = self._previous(state)
         j.budgeted = room is not None
         if j.budgeted:
@@ -998,8 +1022,8 @@ cdef class ViewBuilder:
                 vmat = np.empty((n_alloc, j.S), dtype=_U64)
                 j.vids = <uint64_t*>_ptr(vids)
                 j.vmat = <uint64_t*>_ptr(vmat)
-        self._jref = (W, a, wids, tid, rows_a, acc, live, wa, old, orows, prev, state, encoder,
-                      bdist, base, pdist, pred, vids, vmat)
+        # (the last world's ids are held until end: the kept ids of a build of the whole world)
+        self._jref = (W, a, wids, self._wids, wa, prev, state, bdist, base, pdist, pred, vids, vmat)
         return 0
 
     def end(self):
@@ -1028,14 +1052,14 @@ cdef class ViewBuilder:
         j.pk = NULL
         self._jref = None
         self._tv = None
+        self._tida = None
         self._err = None
 
     cdef object _end(self, job_t* j):
         cdef Py_ssize_t n = j.n, S = j.S, i
         cdef uint64_t* tp
         jr = self._jref
-        W, a, wids, tid, rows_a, acc, live = jr[0], jr[1], jr[2], jr[3], jr[4], jr[5], jr[6]
-        state, bdist, base, pdist, pred, vids, vmat = jr[11], jr[13], jr[14], jr[15], jr[16], jr[17], jr[18]
+        W, a, wids, state, bdist, base, pdist, pred = jr[0], jr[1], jr[2], jr[6], jr[7], jr[8], jr[9], jr[10]
         self.trials += j.trials
         if j.status == ST_WEIGHTS:
             raise ValueError("views: weights must be finite and non-negative")
@@ -1043,24 +1067,22 @@ cdef class ViewBuilder:
             raise MemoryError()
         if j.status == ST_ERROR:
             raise self._err
-        if a is not None and n != j.m:
-            tid = tid[:n]
-            rows_a = rows_a[:n]
-            acc = acc[:n]
-            live = live[:n]
         self._state = state
         if not j.budgeted:              # no budget: the target itself, every change sent
             if a is None:
                 view = W
             else:
+                ids = np.empty(n, dtype=_U64)
                 mat = np.empty((n, S), dtype=_U64)
                 tp = <uint64_t*>_ptr(mat)
+                if n:
+                    memcpy(_ptr(ids), j.tid_p, sizeof(uint64_t) * n)
                 if S:
                     for i in range(n):
                         memcpy(tp + i * S, j.wrow + j.sc.rows[i] * S, sizeof(uint64_t) * S)
-                view = self._make(tid, mat)
-            acc[:] = 0.0
-            return self._keep(j.seq, view, tid, acc, live, None, n, 0, rows_a, wids)
+                view = self._make(ids, mat)
+            memset(j.accp, 0, sizeof(double) * n)
+            return self._keep(j, j.seq, view, None, n, 0, wids)
         if bdist:
             self._rtt = bdist
         self._bits_new = j.bits_new
@@ -1071,14 +1093,16 @@ cdef class ViewBuilder:
         if j.sharing:
             view, pk, pkb = self._tv[j.best]
         else:
-            ids = tid if j.cnt == n else vids[:j.cnt]
-            view = self._view((ids, vmat[:j.cnt] if j.cnt != vmat.shape[0] else vmat))
+            vids, vmat = jr[11], jr[12]
+            if j.cnt != vmat.shape[0]:
+                vids = vids[:j.cnt]
+                vmat = vmat[:j.cnt]
+            view = self._view((vids, vmat))
             pk = PyBytes_FromStringAndSize(j.pk, j.pklen)
             pkb = j.pkb
         self.last_chosen = j.chosen
         self._offer(state, j.seq, view, bdist, base, pdist, pred, pk, pkb)
-        return self._keep(j.seq, view, tid, acc, live, int(j.used), j.nsent, j.nflight, rows_a, wids)
-
+        return self._keep(j, j.seq, view, int(j.used), j.nsent, j.nflight, wids)
 
 def compute(list builders):
     """The second step of the builds begun on ``builders`` (``ViewBuilder.begin``), all in one
@@ -1458,8 +1482,10 @@ cdef double _try(job_t* j, const uint8_t* take) noexcept nogil:
     for i in range(n):
         cnt += sc.has[i] | take[i]
     _gather(n, S, cnt, sc.has, take, sc.v0, j.wrow, sc.rows, j.tid_p, j.vids, j.vmat)
+    if cnt == n and n:
+        memcpy(j.vids, j.tid_p, sizeof(uint64_t) * n)   # (_gather leaves the ids when all are in)
     a = (<ViewBuilder>j.b)._ein
-    a.cid = (j.tid_p if cnt == n else j.vids) if cnt else NULL
+    a.cid = j.vids if cnt else NULL
     a.crow = j.vmat if cnt and S else NULL
     a.n = cnt
     a.same = 0
@@ -1518,6 +1544,8 @@ cdef void _final(job_t* j) noexcept nogil:
     j.cnt = cnt
     if not j.sharing and j.best != j.ntry - 1:
         _gather(j.n, j.S, cnt, sc.has, sc.take, sc.v0, j.wrow, sc.rows, j.tid_p, j.vids, j.vmat)
+        if cnt == j.n and cnt:
+            memcpy(j.vids, j.tid_p, sizeof(uint64_t) * cnt)
 
 
 cdef void _learn(job_t* j, double extra_bytes, Py_ssize_t n_new, Py_ssize_t n_chg) noexcept nogil:
@@ -1546,6 +1574,33 @@ cdef void _cumcost(scratch_t* sc, Py_ssize_t nord, double bits_new, double bits_
     for j in range(nord):
         t += 0.0 if sc.isfree[j] else (bits_new if sc.isnew[j] else bits_chg)
         sc.cum[j] = t
+
+
+cdef int _grow(kept_t* k, Py_ssize_t n) noexcept:
+    """Room for ``n`` entities in ``k``; -1 without memory (an array already grown stays)."""
+    cdef Py_ssize_t cap
+    cdef void* p
+    if n <= k.cap:
+        return 0
+    cap = n + (n >> 3) + 16
+    p = realloc(k.ids, sizeof(uint64_t) * cap)
+    if p == NULL:
+        return -1
+    k.ids = <uint64_t*>p
+    p = realloc(k.rows, sizeof(Py_ssize_t) * cap)
+    if p == NULL:
+        return -1
+    k.rows = <Py_ssize_t*>p
+    p = realloc(k.acc, sizeof(double) * cap)
+    if p == NULL:
+        return -1
+    k.acc = <double*>p
+    p = realloc(k.live, sizeof(int64_t) * cap)
+    if p == NULL:
+        return -1
+    k.live = <int64_t*>p
+    k.cap = cap
+    return 0
 
 
 cdef void* _alloc(scratch_t* sc, Py_ssize_t n, Py_ssize_t m) noexcept:
