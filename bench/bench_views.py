@@ -64,7 +64,6 @@ import numpy as np  # noqa: E402
 import quantcodec as qc  # noqa: E402
 from quantcodec import interest  # noqa: E402
 from quantcodec._views import ViewBuilder, ViewBuilderPy, ViewShare  # noqa: E402
-from quantcodec._views import compute as compute_views  # noqa: E402
 
 
 def quat_angle_deg(a, b):
@@ -190,6 +189,9 @@ def run_big(args, weights_kind, threads, out, plot_data=None, builder="c"):
         # (quantcodec.session._BATCH); the views' time (begin, compute, end) shared out evenly
         tv = te = cv = ce = 0.0
         batch = 1 if threads == 1 or builder == "py" else 16
+        if batch > 1:
+            # (imported here: parts 4 and 5 run against builds without it, for comparisons)
+            from quantcodec._views import compute as compute_views
         for k in range(0, len(clients), batch):
             run = clients[k:k + batch]
             a = time.perf_counter()
