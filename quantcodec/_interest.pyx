@@ -8,14 +8,46 @@ client, handed the GIL over twice per client: docs/views.md, "Threads").
 """
 
 from libc.stdint cimport int64_t, uint64_t
-from libc.stdlib cimport malloc, free
+
 from libc.string cimport memcpy
 from libc.math cimport sqrt
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize, PyByteArray_GET_SIZE
 
 import numpy as np
 
 __all__ = ["grid_within_csr"]
+
+# The result's upper bound (every candidate row of every client) is written into scratch memory
+# kept from call to call, and only the rows found are copied into the arrays handed out. The
+# bound is 4-5 times the result (16 MB for 1,000 clients of 150 m in the issue's world): as a
+# NumPy array of its own each call, over NumPy's 4 MB threshold, it was asked for as transparent
+# huge pages (madvise), and whenever glibc had handed the memory back, faulting them in stalled
+# on the kernel's compaction: 100-500 faults and 5-20 ms more on one call in three in the large
+# world's bench (getrusage around the call). Up to _KEEP buffers are kept (bytearrays: a list's
+# append and pop are safe from several threads, with or without the GIL), for calls on several
+# threads at once.
+_SCRATCH = []                # (bytearrays; tests read its length)
+cdef Py_ssize_t _KEEP = 4
+
+
+cdef bytearray _scratch(Py_ssize_t nbytes):
+    """A bytearray of at least ``nbytes`` (its contents anything), from the kept ones."""
+    cdef bytearray b
+    try:
+        b = _SCRATCH.pop()
+    except IndexError:
+        b = bytearray()
+    if PyByteArray_GET_SIZE(b) < nbytes:
+        # (resized: grown from empty, never copied over; the old contents do not matter)
+        PyByteArray_Resize(b, 0)
+        PyByteArray_Resize(b, nbytes)
+    return b
+
+
+cdef void _unscratch(bytearray b):
+    if len(_SCRATCH) < _KEEP:
+        _SCRATCH.append(b)
 
 
 cdef struct kd_t:
@@ -145,16 +177,15 @@ def grid_within_csr(lo, cnt, list cols, q, double r2, gids, order, bint distance
         if per > most:
             most = per
     offsets = np.empty(m + 1, dtype=np.int64)
-    out = np.empty(total, dtype=np.uint64)
-    dist = np.empty(total, dtype=np.float64) if distances else None
     offp = <int64_t*>_ptr(offsets, m + 1, 8, "offsets")
-    if total:
-        out_i = <uint64_t*>_ptr(out, total, 8, "out")
-        if distances:
-            out_d = <double*>_ptr(dist, total, 8, "dist")
-    cand = <kd_t*>malloc(sizeof(kd_t) * (2 * most + 2))
-    if cand == NULL:
-        raise MemoryError()
+    # the ids and distances of the upper bound in scratch memory (see _SCRATCH), and the
+    # candidates of one client: one block
+    scr = _scratch(<Py_ssize_t>(sizeof(uint64_t) * total + (sizeof(double) * total if distances else 0)
+                                + sizeof(kd_t) * (2 * most + 2) + 16))
+    out_i = <uint64_t*>PyByteArray_AS_STRING(scr)
+    if distances:
+        out_d = <double*>(out_i + total)
+    cand = <kd_t*>(((<size_t>(out_i + total + (total if distances else 0))) + 7) & ~(<size_t>7))
     tmp = cand + most + 1
     with nogil:
         offp[0] = 0
@@ -196,9 +227,12 @@ def grid_within_csr(lo, cnt, list cols, q, double r2, gids, order, bint distance
                     out_d[pos + t] = sqrt(cand[t].d2)
             pos += got
             offp[i + 1] = pos
-    free(cand)
-    if pos < total:
-        out = out[:pos]
+    # the rows found, copied out (NumPy arrays of their own: the scratch is reused)
+    out = np.empty(pos, dtype=np.uint64)
+    dist = np.empty(pos, dtype=np.float64) if distances else None
+    if pos:
+        memcpy(_ptr(out, pos, 8, "out"), out_i, sizeof(uint64_t) * pos)
         if distances:
-            dist = dist[:pos]
+            memcpy(_ptr(dist, pos, 8, "dist"), out_d, sizeof(double) * pos)
+    _unscratch(scr)
     return offsets, out, dist

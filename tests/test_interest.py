@@ -106,3 +106,34 @@ def test_csr_many_passes_of_the_radix_sort():
         want = ids[dd <= 0.6]
         assert np.array_equal(flat[off[i]:off[i + 1]], want)
         assert np.allclose(d[off[i]:off[i + 1]], dd[dd <= 0.6])
+
+
+def test_results_own_their_memory_while_the_scratch_is_reused():
+    """The upper bound is written into scratch memory kept between calls (quantcodec._interest,
+    _SCRATCH) and only the rows found are copied out: a result stays as it was after later calls
+    (of other sizes, on other threads at once) reuse that memory, its arrays are writable and
+    exact-sized, and at most _KEEP buffers are kept."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from quantcodec import _interest
+
+    rng, p, ids = world(2, seed=9)
+    index = interest.GridIndex(p, ids, cell=40.0)
+    centres = rng.uniform(-300, 1000, size=(60, 2))
+    first = index.within_csr(centres, 110.0, distances=True)
+    kept = [a.copy() for a in first]
+    assert all(a.flags.writeable and a.base is None for a in first)   # arrays of their own
+    for r in (5.0, 300.0, 110.0):                         # smaller and larger bounds than the first
+        index.within_csr(rng.uniform(-300, 1000, size=(37, 2)), r, distances=True)
+    with ThreadPoolExecutor(6) as pool:
+        outs = list(pool.map(lambda k: index.within_csr(centres[k::3], 110.0, distances=True),
+                             [0, 1, 2] * 4))
+    for a, b in zip(first, kept):
+        assert np.array_equal(a, b)                        # untouched by the calls after it
+    for k, got in zip([0, 1, 2] * 4, outs):
+        want = index.within(centres[k::3], 110.0, distances=True)
+        off, flat, dist = got
+        for i in range(len(want[0])):
+            assert np.array_equal(flat[off[i]:off[i + 1]], want[0][i])
+            assert np.array_equal(dist[off[i]:off[i + 1]], want[1][i])
+    assert 1 <= len(_interest._SCRATCH) <= 4
