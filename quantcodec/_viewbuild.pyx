@@ -11,17 +11,23 @@ previous view aligned by merge joins (everything is ascending by id); the start 
 pointers (into the previous view or the baseline: nothing copied); the candidates ordered by a
 stable merge sort.
 
-The GIL, a few times a build (so a pool of threads building views scales): what needs Python
-is done with it, before and after the loops (the arguments checked, the arrays made, the stream
-state's ``refs`` and previous view, ``offer``), and steps 1-3 (the target, the priorities, the
-start view and the candidates) run in one span without it; then the candidates' sort in one,
-and each trial encode in one: the trial view's arrays are made first, then filled and coded
-without the GIL straight from them (``_trial``: the DeltaEncoder's ``_encode`` over references
-checked once a build), and only the view chosen becomes a Snapshot (bound without row keys,
-whose packing would cost a pass and a release: its encodes compare rows; the same packets).
-Loops of a microsecond or less between them keep the GIL. While views are interned (a
-ViewShare, on), a trial view is a Snapshot first (its hash is looked up) and coded through
-``_encode_call``, as before.
+A build is three steps, so that a thread hands the GIL over once for many clients:
+``ViewBuilder.begin`` with the GIL (the arguments checked, the stream state's ``refs`` and
+previous view, the references of the trial encodes checked once: ``_refs_in``), ``_compute``
+without it (steps 1-3: the target, the priorities, the start view and the candidates; then the
+choice: the trials, the shed, the candidates' sort; each trial view gathered into the build's
+own arrays and coded from them by the DeltaEncoder's ``_encode``, the chosen one's packet kept
+in C memory), and ``ViewBuilder.end`` with the GIL (the view's Snapshot, bound without row keys,
+whose packing would cost a pass: its encodes compare rows; ``offer``; the sizes learned
+committed). ``build`` runs the three; :func:`compute` runs the middle step of many builds in one
+span (StreamServer.send, on threads, 16 clients at a time). A build begun and not ended changes
+nothing. While views are interned (a ViewShare, on), a trial view is a Snapshot first (its hash
+is looked up) and coded through ``_encode_call``: such a trial takes the GIL.
+
+A builder keeps its entities (ids, world rows), their priorities and live ticks in C memory
+reused from tick to tick (two ``kept_t`` sets: a build reads the last and writes the other), not
+in NumPy arrays made and freed each build: in a heap that 1,000 clients' arrays fragment, those
+allocations were most of the time a build held the GIL.
 
 The trial encode of the view chosen is the client's packet: the builder hands it to the
 client's encoder (``EncoderState.offer``), whose ``encode`` of that view against the same

@@ -7,7 +7,9 @@ against the client's newest acknowledged view, as any snapshot (no wire change: 
 every language reads it as it reads the world today). docs/views.md says why this design and not
 per-entity baselines, with the figures.
 
-One :class:`ViewBuilder` per client. ``build(seq, world, ids, weights, room)``:
+One :class:`ViewBuilder` per client. ``build(seq, world, ids, weights, room)`` (the compiled
+builder's ``begin``, ``compute`` and ``end``, which a server on threads runs for batches of
+clients: quantcodec._viewbuild):
 
 1. the *target*: the world restricted to the client's interest (``restrict``);
 2. the *start* view V0: the previous view sent (what the client may already show; an unacked
