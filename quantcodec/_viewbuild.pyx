@@ -1582,29 +1582,24 @@ cdef void _cumcost(scratch_t* sc, Py_ssize_t nord, double bits_new, double bits_
         sc.cum[j] = t
 
 
+cdef inline bint _regrow(void** p, size_t nbytes) noexcept:
+    """``p[0]`` reallocated to ``nbytes``; False without memory (``p[0]`` as it was)."""
+    cdef void* q = realloc(p[0], nbytes)
+    if q == NULL:
+        return False
+    p[0] = q
+    return True
+
+
 cdef int _grow(kept_t* k, Py_ssize_t n) noexcept:
     """Room for ``n`` entities in ``k``; -1 without memory (an array already grown stays)."""
     cdef Py_ssize_t cap
-    cdef void* p
     if n <= k.cap:
         return 0
     cap = n + (n >> 3) + 16
-    p = realloc(k.ids, sizeof(uint64_t) * cap)
-    if p == NULL:
+    if not (_regrow(<void**>&k.ids, sizeof(uint64_t) * cap) and _regrow(<void**>&k.rows, sizeof(Py_ssize_t) * cap)
+            and _regrow(<void**>&k.acc, sizeof(double) * cap) and _regrow(<void**>&k.live, sizeof(int64_t) * cap)):
         return -1
-    k.ids = <uint64_t*>p
-    p = realloc(k.rows, sizeof(Py_ssize_t) * cap)
-    if p == NULL:
-        return -1
-    k.rows = <Py_ssize_t*>p
-    p = realloc(k.acc, sizeof(double) * cap)
-    if p == NULL:
-        return -1
-    k.acc = <double*>p
-    p = realloc(k.live, sizeof(int64_t) * cap)
-    if p == NULL:
-        return -1
-    k.live = <int64_t*>p
     k.cap = cap
     return 0
 

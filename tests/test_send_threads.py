@@ -44,6 +44,36 @@ class Scene:
         return SCHEMA.snapshot(self.ids, {"position": self.pos, "rotation": self.rot})
 
 
+def twelve(threads, seed):
+    """A server of budget 700 on ``threads`` threads with 12 clients (0-11) of a 300-entity
+    scene: (scene, server, clients, the first world, equal weights for every client)."""
+    scene = Scene(n=300, seed=seed)
+    server = qc.StreamServer(SCHEMA, budget=700, threads=threads)
+    for c in range(12):
+        server.connect(c)
+    clients = {c: qc.StreamClient(SCHEMA) for c in range(12)}
+    world = scene.step()
+    return scene, server, clients, world, {c: np.ones(world.ids.shape[0]) for c in range(12)}
+
+
+def exact_run(server, clients, scene, ticks, priority, budget):
+    """Ticks over a perfect link: every client's datagrams within the budget, every view it
+    decodes the one the server recorded, its replies taken; every client has a view at the end."""
+    for t in ticks:
+        world = scene.step()
+        out = server.send(t, world, priority=priority)
+        for c, dgs in out.items():
+            assert sum(len(d) for d in dgs) <= budget
+            for d in dgs:
+                v = clients[c].receive(d)
+                if v is not None:
+                    assert v == server.encoder(c)._state.sent[v.seq]
+            r = clients[c].reply()
+            if r is not None:
+                server.receive(c, r)
+    assert all(cl.view is not None for cl in clients.values())
+
+
 def run(threads, fixed_streams, ticks=45, nclients=23, seed=3):
     """A server of ``nclients`` (some with budgets of their own, some none) over a lossy link
     with late acks; interest from the grid index, distance weights from a callable; a client
@@ -160,14 +190,8 @@ def test_errors_in_the_views_surface_as_serially(threads):
     """Ids or weights refused while building (on a worker thread, with threads > 1): send
     raises the exception one thread raises, the first failing client's in connect order, even
     when a later run fails first; the clients before it are coded; the streams stay exact."""
-    scene = Scene(n=300, seed=2)
-    server = qc.StreamServer(SCHEMA, budget=700, threads=threads)
-    names = list(range(12))
-    for c in names:
-        server.connect(c)
-    clients = {c: qc.StreamClient(SCHEMA) for c in names}
-    world = scene.step()
-    good = {c: np.ones(world.ids.shape[0]) for c in names}
+    scene, server, clients, world, good = twelve(threads, seed=2)
+    names = list(clients)
     bad = dict(good)
     bad[4] = np.ones(3)                       # the wrong length: the builder refuses it
     bad[11] = -np.ones(world.ids.shape[0])    # negative weights, in the last run
@@ -181,51 +205,20 @@ def test_errors_in_the_views_surface_as_serially(threads):
     ids[2] = np.array([-1, 5])                  # refused before any weights are looked at
     with pytest.raises(ValueError, match="must not be negative"):
         server.send(1, world, interest=ids)
-    for t in range(2, 12):                      # then a clean run: every stream exact
-        world = scene.step()
-        out = server.send(t, world, priority=good)
-        for c, dgs in out.items():
-            assert sum(len(d) for d in dgs) <= 700
-            for d in dgs:
-                v = clients[c].receive(d)
-                if v is not None:
-                    assert v == server.encoder(c)._state.sent[v.seq]
-            r = clients[c].reply()
-            if r is not None:
-                server.receive(c, r)
-    assert all(clients[c].view is not None for c in names)
+    exact_run(server, clients, scene, range(2, 12), good, 700)   # then a clean run
 
 
 def test_an_error_found_without_the_gil_stops_its_batch_where_one_thread_stops():
     """Negative weights are found in the views' compute, without the GIL, for a batch of
     clients at once: send raises it; the clients before the failing one are coded, those after
     it in its batch are not (their builds dropped), as on one thread; the next tick is exact."""
-    scene = Scene(n=300, seed=5)
-    server = qc.StreamServer(SCHEMA, budget=700, threads=2)
-    names = list(range(12))
-    for c in names:
-        server.connect(c)
-    clients = {c: qc.StreamClient(SCHEMA) for c in names}
-    world = scene.step()
-    good = {c: np.ones(world.ids.shape[0]) for c in names}
+    scene, server, clients, world, good = twelve(2, seed=5)
     bad = dict(good)
     bad[2] = -np.ones(world.ids.shape[0])       # in the first run (clients 0-5), its batch
     with pytest.raises(ValueError, match="finite and non-negative"):
         server.send(0, world, priority=bad)
     assert [server.encoder(c).held for c in range(6)] == [(0,), (0,), (), (), (), ()]
-    for t in range(1, 8):
-        world = scene.step()
-        out = server.send(t, world, priority=good)
-        for c, dgs in out.items():
-            assert sum(len(d) for d in dgs) <= 700
-            for d in dgs:
-                v = clients[c].receive(d)
-                if v is not None:
-                    assert v == server.encoder(c)._state.sent[v.seq]
-            r = clients[c].reply()
-            if r is not None:
-                server.receive(c, r)
-    assert all(clients[c].view is not None for c in names)
+    exact_run(server, clients, scene, range(1, 8), good, 700)
 
 
 def test_threads_argument():
