@@ -939,7 +939,7 @@ cdef class ViewBuilder:
 
     cdef int _begin(self, job_t* j, int seq, SnapshotData W, object a, object weights, object room,
                     object state, object encoder, Py_ssize_t n_alloc) except -1:
-        cdef SnapshotData B, P
+        cdef SnapshotData P
         cdef int bdist = 0, pdist = 0
         cdef int64_t rtt, span
         cdef kept_t* K = &self._k[self._ki]         # the last build's
@@ -1001,17 +1001,16 @@ cdef class ViewBuilder:
             j.check = _framing.check_len(getattr(encoder, "_check_p", 0))
             self._md = j.md
             self._check = j.check
-            if base is not None:
-                B = <SnapshotData>base
-                j.bn = B.n
-                j.bid = B.idp
-                j.brow_p = B.rowp
             if prev is not None:
                 P = <SnapshotData>prev
                 j.pn = P.n
                 j.pid = P.idp
                 j.prow_p = P.rowp
             self._refs_in(seq, W, bdist, base, pdist, pred)
+            # (the baseline as the trial encodes read it: _refs_in checked and set it)
+            j.bn = self._ein.m
+            j.bid = self._ein.bid
+            j.brow_p = self._ein.brow
             j.bdist = bdist
             rtt = bdist if bdist else self._rtt
             span = <int64_t>nearbyint(self.live * rtt)
