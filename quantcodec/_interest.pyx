@@ -10,13 +10,13 @@ client, handed the GIL over twice per client: docs/views.md, "Threads").
 from libc.stdint cimport int64_t, uint64_t
 
 from libc.string cimport memcpy
-from libc.math cimport sqrt
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS
+from libc.math cimport sqrt, floor, isfinite
+from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_RECORDS_RO
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize, PyByteArray_GET_SIZE
 
 import numpy as np
 
-__all__ = ["grid_within_csr"]
+__all__ = ["grid_build", "grid_within_csr"]
 
 # The result's upper bound (every candidate row of every client) is written into scratch memory
 # kept from call to call, and only the rows found are copied into the arrays handed out. The
@@ -115,6 +115,136 @@ cdef inline void* _ptr(object array, Py_ssize_t n, Py_ssize_t itemsize, str what
     if not ok:
         raise ValueError(f"grid_within_csr: {what} must be {n} contiguous items of {itemsize} bytes")
     return p
+
+
+cdef inline const char* _strided(object array, Py_ssize_t n, Py_ssize_t* stride, str what) except NULL:
+    """The data and the stride (bytes) of a 1-D float64 array of ``n`` items, any stride (a
+    column of an N x d array, C or Fortran order)."""
+    cdef Py_buffer vb
+    cdef const char* p
+    PyObject_GetBuffer(array, &vb, PyBUF_RECORDS_RO)
+    p = <const char*>vb.buf
+    ok = vb.ndim == 1 and vb.itemsize == 8 and vb.shape[0] == n and vb.format != NULL \
+        and vb.format[0] == b'd' and vb.format[1] == 0
+    stride[0] = vb.strides[0] if ok else 0
+    PyBuffer_Release(&vb)
+    if not ok:
+        raise ValueError(f"grid_build: {what} must be {n} float64 items")
+    return p
+
+
+# a cell number at most this (2**40: a 10-million-km world in 1 cm cells): past it, a cast of the
+# floor to an integer would be undefined, and the grid's start array could not be made anyway
+cdef double _CELL_MAX = 1099511627776.0
+
+
+def grid_build(list cols, ids, lo, double cell):
+    """GridIndex's build in one pass of C without the GIL over the N entities: the grid's corner
+    (``lo``: None, the positions' minimum), each entity's cell (the two first ``cols``, float64
+    1-D arrays of N, any stride: floor((x - lo) / cell), at least 0; key cx * ny + cy), a stable
+    counting sort of the rows by cell, and the positions and ids in that order. Returns
+    ``(lo, nx, ny, start, order, gcols, gids)``: ``start`` int64 of nx * ny + 1 (cell k's rows of
+    the order ``start[k]:start[k + 1]``), ``order`` intp (rows by cell, ascending within one),
+    ``gcols`` the d columns in grid order, ``gids`` the ids in grid order (uint64). The same
+    arrays as the NumPy steps it replaced (tests/test_interest.py keeps them as the reference):
+    2.5-8.5 ms for 100,000 entities (a strided min and a dozen passes) to well under one.
+    Raises ValueError for a position that is not finite or a grid of more than 2**40 cells a side."""
+    cdef Py_ssize_t n, d, i, j, k, nx = 1, ny = 1, ncell
+    cdef Py_ssize_t st[3]
+    cdef const char* cp[3]
+    cdef const uint64_t* ip
+    cdef double x, y, lo0, lo1, fx, fy, mx = 0.0, my = 0.0
+    cdef int bad = 0
+    cdef int64_t* kp
+    cdef int64_t* yp
+    cdef int64_t* sp
+    cdef Py_ssize_t* op
+    cdef double* gp
+    cdef uint64_t* gip
+    d = len(cols)
+    if d < 2 or d > 3:
+        raise ValueError("grid_build: 2 or 3 position columns")
+    n = ids.shape[0]
+    for j in range(d):
+        cp[j] = _strided(cols[j], n, &st[j], "cols")
+    ip = <const uint64_t*>_ptr(ids, n, 8, "ids")
+    lo0 = 0.0
+    lo1 = 0.0
+    if lo is not None:
+        lo0 = float(lo[0])
+        lo1 = float(lo[1])
+    with nogil:
+        # finite, and the minimum of the two grid columns when no corner is given
+        if lo is None and n:
+            lo0 = (<const double*>cp[0])[0]
+            lo1 = (<const double*>cp[1])[0]
+        for i in range(n):
+            for j in range(d):
+                x = (<const double*>(cp[j] + i * st[j]))[0]
+                bad |= not isfinite(x)
+            if lo is None:
+                x = (<const double*>(cp[0] + i * st[0]))[0]
+                y = (<const double*>(cp[1] + i * st[1]))[0]
+                lo0 = x if x < lo0 else lo0
+                lo1 = y if y < lo1 else lo1
+    if bad:
+        raise ValueError("GridIndex: positions must be finite")
+    keys = np.empty(n, dtype=np.int64)
+    ys = np.empty(n, dtype=np.int64)
+    kp = <int64_t*>_ptr(keys, n, 8, "keys")
+    yp = <int64_t*>_ptr(ys, n, 8, "ys")
+    with nogil:
+        # each entity's cell column and row (kp, yp), and the grid's size: the largest of each
+        # (the floor of the largest quotient is the largest floor; a quotient at least 0 is
+        # floored by the cast, and one below 0 is clamped to cell 0)
+        for i in range(n):
+            fx = ((<const double*>(cp[0] + i * st[0]))[0] - lo0) / cell
+            fy = ((<const double*>(cp[1] + i * st[1]))[0] - lo1) / cell
+            mx = fx if fx > mx else mx
+            my = fy if fy > my else my
+            kp[i] = <int64_t>fx if 0.0 < fx <= _CELL_MAX else 0
+            yp[i] = <int64_t>fy if 0.0 < fy <= _CELL_MAX else 0
+    mx = floor(mx)
+    my = floor(my)
+    if mx > _CELL_MAX or my > _CELL_MAX:
+        raise ValueError(f"GridIndex: the grid would be more than 2**40 cells a side "
+                         f"({mx + 1:.0f} x {my + 1:.0f} cells of {cell:g}): use a larger cell")
+    if n:
+        nx = <Py_ssize_t>mx + 1
+        ny = <Py_ssize_t>my + 1
+    ncell = nx * ny
+    start = np.zeros(ncell + 1, dtype=np.int64)
+    order = np.empty(n, dtype=np.intp)
+    gcols = [np.empty(n, dtype=np.float64) for j in range(d)]
+    gids = np.empty(n, dtype=np.uint64)
+    sp = <int64_t*>_ptr(start, ncell + 1, 8, "start")
+    op = <Py_ssize_t*>_ptr(order, n, sizeof(Py_ssize_t), "order")
+    gip = <uint64_t*>_ptr(gids, n, 8, "gids")
+    with nogil:
+        # each entity's key (cx * ny + cy), counted in start[key + 1]
+        for i in range(n):
+            k = kp[i] * ny + yp[i]
+            kp[i] = k
+            sp[k + 1] += 1
+        for k in range(ncell):
+            sp[k + 1] += sp[k]
+        # the stable counting sort: rows in ascending order, each to its cell's next place
+        # (start[k] moves on to cell k's end, then all are shifted back one cell)
+        for i in range(n):
+            k = kp[i]
+            op[sp[k]] = i
+            sp[k] += 1
+        for k in range(ncell, 0, -1):
+            sp[k] = sp[k - 1]
+        sp[0] = 0
+        for i in range(n):
+            gip[i] = ip[op[i]]
+    for j in range(d):
+        gp = <double*>_ptr(gcols[j], n, 8, "gcols")
+        with nogil:
+            for i in range(n):
+                gp[i] = (<const double*>(cp[j] + op[i] * st[j]))[0]
+    return np.array([lo0, lo1]), nx, ny, start, order, gcols, gids
 
 
 def grid_within_csr(lo, cnt, list cols, q, double r2, gids, order, bint distances, bint sort):

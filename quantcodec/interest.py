@@ -19,17 +19,17 @@ id arrays come back ascending, as ``StreamServer.send(interest=...)`` and ``View
 them.
 
 Why a uniform grid in NumPy and not a KD-tree: the entities move every tick, so the index is
-rebuilt every tick, and the queries are all of one radius. The grid is built with one integer
-key per entity and a stable sort of keys that fit 16 bits (NumPy's radix sort: linear) - about
-3-6 ms for 100,000 entities here - and the ranges of all clients' cells come from array
+rebuilt every tick, and the queries are all of one radius. The grid is built in one pass of C
+(quantcodec._interest.grid_build: a cell key per entity and a stable counting sort by it, linear)
+- about 1 ms for 100,000 entities here, where NumPy's steps took 2.5-8.5 ms - and the ranges of all clients' cells come from array
 operations (one range of rows per grid column, cut to the circle's chord); the rows of those
 ranges, their distance test and (unless ``sort=False``) their sort (a radix sort) are done in
 C for all clients in one pass without the GIL, into one flat result (quantcodec._interest;
 ``within`` hands out views of it, one a client): about 6 ms of CPU for 1,000 clients of 150 m
 (4 ms unsorted), against 13-15 ms for the C query a client at a time it replaced and 14-26 ms
-for the same steps in NumPy over all clients at once (which ``cells()`` still uses). A thread
-pool can run it for parts of the clients (``within_csr`` on each part: one call, one release of
-the GIL each).
+for the same steps in NumPy over all clients at once (which ``cells()`` still uses).
+``within(..., threads=N)`` runs it for N parts of the clients at once (the calling thread and a
+pool of the module's; one call and one release of the GIL a part).
 ``scipy.spatial.cKDTree`` needs no cell size and wins for very uneven densities, but its build
 alone (29 ms) is longer than the grid's whole tick here (docs/views.md has the figures), and
 scipy is not a dependency of quantcodec; ``within(..., method="kdtree")`` uses it when it is
@@ -38,9 +38,12 @@ installed.
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-from ._interest import grid_within_csr
+from ._interest import grid_build, grid_within_csr
 
 __all__ = ["GridIndex", "within"]
 
@@ -65,8 +68,6 @@ class GridIndex:
         ids = np.asarray(ids)
         if ids.shape != (n,):
             raise ValueError(f"GridIndex: {ids.shape[0] if ids.ndim else 0} ids for {n} positions")
-        if not np.all(np.isfinite(p)):
-            raise ValueError("GridIndex: positions must be finite")
         cell = float(cell)
         if not cell > 0 or not np.isfinite(cell):
             raise ValueError(f"GridIndex: cell must be positive, got {cell}")
@@ -74,24 +75,23 @@ class GridIndex:
         self.n = n
         self.cell = cell
         self.dim = d
-        self.lo = (p[:, :2].min(axis=0) if n else np.zeros(2)) if lo is None else \
-            np.asarray(lo, np.float64)[:2]
-        cx = np.maximum(np.floor((p[:, 0] - self.lo[0]) / cell), 0).astype(np.int64)
-        cy = np.maximum(np.floor((p[:, 1] - self.lo[1]) / cell), 0).astype(np.int64)
-        self.nx = int(cx.max()) + 1 if n else 1
-        self.ny = int(cy.max()) + 1 if n else 1
-        ncell = self.nx * self.ny
-        key = cx * self.ny + cy
-        small = np.uint16 if ncell <= 1 << 16 else (np.uint32 if ncell <= 1 << 32 else np.int64)
-        # stable: within a cell the rows stay ascending; 16-bit keys: NumPy's radix sort (linear)
-        self.order = np.argsort(key.astype(small), kind="stable")
-        self.start = np.zeros(ncell + 1, dtype=np.int64)
-        np.cumsum(np.bincount(key, minlength=ncell), out=self.start[1:])
-        # the positions in grid order, a column each (gathers from 1-D arrays are the fast ones)
-        self._cols = [np.ascontiguousarray(p[self.order, j]) for j in range(d)]
-        self._rowcols = [np.ascontiguousarray(p[:, j]) for j in range(d)]
-        self._gids = self.ids[self.order]       # the ids in grid order (read in order by the query)
-        self._order = np.ascontiguousarray(self.order, dtype=np.intp)
+        # one pass of C over the entities (quantcodec._interest.grid_build): the corner (default:
+        # the positions' minimum), each entity's cell, a stable counting sort of the rows by cell
+        # (within a cell the rows stay ascending), the positions and ids in that order
+        self.lo, self.nx, self.ny, self.start, self.order, self._cols, self._gids = grid_build(
+            [p[:, j] for j in range(d)], self.ids, None if lo is None else np.asarray(lo, np.float64)[:2], cell)
+        self._order = self.order
+
+    @property
+    def _rowcols(self):
+        """The positions a column each in row order (the NumPy path's distances): made from the
+        grid-order columns, not kept (nothing holds on to the caller's array)."""
+        out = []
+        for col in self._cols:
+            r = np.empty_like(col)
+            r[self.order] = col
+            out.append(r)
+        return out
 
     def _ranges(self, q, radius, ring):
         """Per centre and grid column ix - R..ix + R: the range of sorted rows of the cells of
@@ -130,17 +130,20 @@ class GridIndex:
             raise ValueError(f"GridIndex: centres must be M x {self.dim}, got shape {q.shape}")
         return q
 
-    def _query(self, centres, radius, ring, distances, sort, numpy=False):
+    def _query(self, centres, radius, ring, distances, sort, numpy=False, threads=1):
         q = self._centres(centres)
         m = q.shape[0]
         lo, cnt = self._ranges(q, radius, ring)
         if ring is None and not numpy:
             # every client's candidates, their distance test and (unless sort=False) their
             # sort in one pass in C without the GIL (quantcodec._interest): the same sums of
-            # squares as below, one flat result, no array made per client
-            offsets, out, dist = self._csr(q, lo, cnt, radius, distances, sort)
-            out = _slices(out, offsets)
-            return (out, _slices(dist, offsets)) if distances else out
+            # squares as below, one flat result a part of the clients, no array made per client
+            out, dist = [], []
+            for offsets, o, dd in self._parts(q, lo, cnt, radius, distances, sort, threads):
+                out += _slices(o, offsets)
+                if distances:
+                    dist += _slices(dd, offsets)
+            return (out, dist) if distances else out
         # (all clients at once in NumPy: the cells' queries, and the reference of the tests)
         cnt = cnt.ravel()
         lo = lo.ravel()
@@ -186,30 +189,79 @@ class GridIndex:
                                np.ascontiguousarray(cnt, dtype=np.int64), self._cols, q,
                                radius * radius, self._gids, self._order, distances, sort)
 
-    def within_csr(self, centres, radius, *, distances=False, sort=True):
+    def _parts(self, q, lo, cnt, radius, distances, sort, threads):
+        """The query's CSR results for ``threads`` consecutive parts of the centres (one when
+        ``threads`` is 1 or there are few centres): the first part on the calling thread, the
+        others on the module's pool (quantcodec._interest releases the GIL for the whole pass)."""
+        threads = _threads(threads)
+        m = q.shape[0]
+        k = min(threads, max(1, m // _PART_MIN))
+        if k == 1:
+            return [self._csr(q, lo, cnt, radius, distances, sort)]
+        cut = [m * i // k for i in range(k + 1)]
+        pool = _pool(k - 1)
+        futures = [pool.submit(self._csr, q[cut[i]:cut[i + 1]], lo[cut[i]:cut[i + 1]],
+                               cnt[cut[i]:cut[i + 1]], radius, distances, sort) for i in range(1, k)]
+        first = self._csr(q[:cut[1]], lo[:cut[1]], cnt[:cut[1]], radius, distances, sort)
+        return [first] + [f.result() for f in futures]
+
+    def within_csr(self, centres, radius, *, distances=False, sort=True, threads=1):
         """``within`` as one flat result (CSR): ``(offsets, ids)``, and with ``distances=True``
         ``(offsets, ids, distances)``. ``offsets`` (int64, one more than the centres): client
         i's ids are ``ids[offsets[i]:offsets[i + 1]]`` (ascending unless ``sort=False``), its
         distances the same slice of ``distances``. One pass in C without the GIL for all
-        clients and no array made per client: the form for a server on threads (a pool can run
-        it for parts of the centres, each part one call)."""
+        clients and no array made per client (``threads``: as in ``within``, the parts' results
+        then joined into one)."""
         radius = _radius(radius, "within_csr")
         q = self._centres(centres)
         lo, cnt = self._ranges(q, radius, None)
-        offsets, out, dist = self._csr(q, lo, cnt, radius, distances, sort)
+        parts = self._parts(q, lo, cnt, radius, distances, sort, threads)
+        if len(parts) == 1:
+            offsets, out, dist = parts[0]
+        else:
+            ends = np.cumsum([0] + [p[0][-1] for p in parts])
+            offsets = np.concatenate([parts[0][0][:1]] + [p[0][1:] + e for p, e in zip(parts, ends)])
+            out = np.concatenate([p[1] for p in parts])
+            dist = np.concatenate([p[2] for p in parts]) if distances else None
         return (offsets, out, dist) if distances else (offsets, out)
 
-    def within(self, centres, radius, *, distances=False, sort=True):
+    def within(self, centres, radius, *, distances=False, sort=True, threads=1):
         """For each centre (row of ``centres``), the ids of the entities at most ``radius`` away,
         ascending, and with ``distances=True`` their distances too (aligned). ``sort=False``
         leaves each client's ids in grid order (a ViewBuilder takes them in any order, and sorts
-        them in its own thread)."""
-        return self._query(centres, _radius(radius, "within"), None, distances, sort)
+        them in its own thread). ``threads=N``: the centres cut into N parts (of at least 64),
+        queried at once on the calling thread and a pool of the module's (the same answers, in
+        the same order): e.g. a server's ``StreamServer(threads=N)`` count."""
+        return self._query(centres, _radius(radius, "within"), None, distances, sort, threads=threads)
 
     def cells(self, centres, ring=1, *, sort=True):
         """For each centre, the ids of the entities in its cell and in the ``ring`` cells around
         it on every side ((2 ring + 1) ** 2 cells of the grid), ascending."""
         return self._query(centres, 0.0, int(ring), False, sort)
+
+
+# the pool of within(threads=N): made at the first call that needs it, grown to the largest N
+# asked for less one (the calling thread runs the first part); a part has at least _PART_MIN
+# centres (below that, the pool's hand-over costs more than the part's query: about 6 us a client)
+_PART_MIN = 64
+_POOL = [None, 0]
+_POOL_LOCK = threading.Lock()
+
+
+def _threads(threads):
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"GridIndex: threads must be a positive integer, got {threads!r}")
+    return threads
+
+
+def _pool(workers):
+    with _POOL_LOCK:
+        if _POOL[1] < workers:
+            # (the smaller one is not shut down: a call may still be submitting to it; its
+            # threads end when the last reference to it goes)
+            _POOL[0] = ThreadPoolExecutor(workers, thread_name_prefix="qc-interest")
+            _POOL[1] = workers
+        return _POOL[0]
 
 
 def _radius(radius, what):

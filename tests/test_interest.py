@@ -137,3 +137,121 @@ def test_results_own_their_memory_while_the_scratch_is_reused():
             assert np.array_equal(flat[off[i]:off[i + 1]], want[0][i])
             assert np.array_equal(dist[off[i]:off[i + 1]], want[1][i])
     assert 1 <= len(_interest._SCRATCH) <= 4
+
+
+def numpy_build(p, ids, cell, lo=None):
+    """GridIndex's build as it was in NumPy (the reference of quantcodec._interest.grid_build):
+    the corner, the cells, a stable sort of the keys, the start of each cell, the positions and
+    ids in grid order."""
+    p = np.asarray(p).astype(np.float64, copy=False)
+    n, d = p.shape
+    lo = (p[:, :2].min(axis=0) if n else np.zeros(2)) if lo is None else np.asarray(lo, np.float64)[:2]
+    cx = np.maximum(np.floor((p[:, 0] - lo[0]) / cell), 0).astype(np.int64)
+    cy = np.maximum(np.floor((p[:, 1] - lo[1]) / cell), 0).astype(np.int64)
+    nx = int(cx.max()) + 1 if n else 1
+    ny = int(cy.max()) + 1 if n else 1
+    key = cx * ny + cy
+    order = np.argsort(key, kind="stable")
+    start = np.zeros(nx * ny + 1, dtype=np.int64)
+    np.cumsum(np.bincount(key, minlength=nx * ny), out=start[1:])
+    cols = [np.ascontiguousarray(p[order, j]) for j in range(d)]
+    return lo, nx, ny, start, order, cols, np.asarray(ids, np.uint64)[order]
+
+
+def same_build(index, p, ids, cell, lo=None):
+    want = numpy_build(p, ids, cell, lo)
+    got = (index.lo, index.nx, index.ny, index.start, index.order, index._cols, index._gids)
+    assert np.array_equal(got[0], want[0]) and got[1:3] == want[1:3]
+    for a, b in zip(got[3:5] + (got[6],), want[3:5] + (want[6],)):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert len(got[5]) == len(want[5])
+    for a, b in zip(got[5], want[5]):
+        assert a.dtype == np.float64 and a.flags.c_contiguous and np.array_equal(a, b)
+    rc = index._rowcols
+    assert all(np.array_equal(rc[j], np.asarray(p, np.float64)[:, j]) for j in range(p.shape[1]))
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_build_equals_the_numpy_steps(dim):
+    """The index built in C (quantcodec._interest.grid_build) is the one NumPy's steps made:
+    the same corner, grid size, cell starts, row order (stable: rows ascending in a cell) and
+    columns, for C-ordered, Fortran-ordered and strided positions, float32 and integer ones,
+    with and without a corner (entities below it go to its first cells), and positions exactly
+    on cell edges."""
+    rng, p, ids = world(dim, n=5000, seed=21)
+    for cell in (37.5, 1.0, 1000.0, 5e4):
+        same_build(interest.GridIndex(p, ids, cell=cell), p, ids, cell)
+    f = np.asfortranarray(p)
+    same_build(interest.GridIndex(f, ids, cell=20.0), f, ids, 20.0)
+    wide = np.zeros((len(p), 7))
+    wide[:, 1:1 + 2 * dim:2] = p
+    strided = wide[:, 1:1 + 2 * dim:2]                     # every other column: strides 56, 16
+    same_build(interest.GridIndex(strided, ids, cell=20.0), strided, ids, 20.0)
+    p32 = p.astype(np.float32)
+    same_build(interest.GridIndex(p32, ids, cell=20.0), p32, ids, 20.0)
+    pint = np.round(p).astype(np.int32)
+    same_build(interest.GridIndex(pint, ids, cell=10.0), pint, ids, 10.0)
+    edges = rng.integers(-20, 20, size=(3000, dim)) * 2.5   # on the edges of 2.5 and 5 m cells
+    eids = np.arange(3000, dtype=np.uint64)
+    for cell in (2.5, 5.0, 0.1):
+        same_build(interest.GridIndex(edges, eids, cell=cell), edges, eids, cell)
+    for lo in ((0.0, 0.0), (-1e6, 5.0), (100.0, 100.0, 9.0)):
+        same_build(interest.GridIndex(p, ids, cell=30.0, lo=lo), p, ids, 30.0, lo)
+    one = p[:1]
+    same_build(interest.GridIndex(one, ids[:1], cell=3.0), one, ids[:1], 3.0)
+    none = np.zeros((0, dim))
+    same_build(interest.GridIndex(none, ids[:0], cell=3.0), none, ids[:0], 3.0)
+
+
+def test_build_refuses_what_it_cannot_index():
+    rng, p, ids = world(2, n=100, seed=2)
+    for bad in (np.nan, np.inf, -np.inf):
+        q = p.copy()
+        q[37, 1] = bad
+        with pytest.raises(ValueError, match="positions must be finite"):
+            interest.GridIndex(q, ids, cell=5.0)
+    q = p.copy()
+    q[5, 0] = 1e300                                        # a cell number past 2**40
+    with pytest.raises(ValueError, match="more than 2\\*\\*40 cells a side"):
+        interest.GridIndex(q, ids, cell=1.0)
+    for cell in (0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="cell must be positive"):
+            interest.GridIndex(p, ids, cell=cell)
+    with pytest.raises(ValueError, match="3 ids for 100 positions"):
+        interest.GridIndex(p, ids[:3], cell=1.0)
+    with pytest.raises(ValueError, match="N x 2 or N x 3"):
+        interest.GridIndex(np.zeros((4, 4)), cell=1.0)
+
+
+@pytest.mark.parametrize("dist", [True, False])
+def test_threads_give_the_same_answers(dist):
+    """within(threads=N) and within_csr(threads=N) cut the centres into N parts queried at once:
+    the same ids and distances, in the same order, as one thread; fewer than 64 centres a part
+    are not cut; threads must be a positive integer."""
+    rng, p, ids = world(2, seed=13)
+    index = interest.GridIndex(p, ids, cell=40.0)
+    for m in (0, 1, 63, 64, 128, 129, 1001):
+        centres = rng.uniform(-300, 1000, size=(m, 2))
+        one = index.within(centres, 90.0, distances=dist)
+        one_csr = index.within_csr(centres, 90.0, distances=dist)
+        for th in (2, 3, 7):
+            got = index.within(centres, 90.0, distances=dist, threads=th)
+            if dist:
+                assert len(got[0]) == len(got[1]) == m
+                assert all(np.array_equal(a, b) for a, b in zip(got[1], one[1]))
+                got, want = got[0], one[0]
+            else:
+                want = one
+            assert len(got) == m and all(np.array_equal(a, b) for a, b in zip(got, want))
+            csr = index.within_csr(centres, 90.0, distances=dist, threads=th)
+            assert len(csr) == len(one_csr)
+            for a, b in zip(csr, one_csr):
+                assert a.dtype == b.dtype and np.array_equal(a, b)
+    parts = []
+    real = index._csr
+    index._csr = lambda q, *a: parts.append(len(q)) or real(q, *a)
+    index.within(rng.uniform(0, 900, size=(200, 2)), 50.0, threads=4)
+    assert sorted(parts) == [66, 67, 67]                   # 200 // 64 = 3 parts, not 4
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="threads must be a positive integer"):
+            index.within(p[:3], 10.0, threads=bad)
