@@ -5,22 +5,27 @@
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["grid_build", "grid_within_csr"]
+__all__ = ["grid_cells", "grid_sort", "grid_within_csr"]
 
-def grid_build(
+def grid_cells(
     cols: list[npt.NDArray[np.float64]],
-    ids: npt.NDArray[np.uint64],
     lo: npt.NDArray[np.float64] | None,
     cell: float,
-) -> tuple[
-    npt.NDArray[np.float64],
-    int,
-    int,
-    npt.NDArray[np.int64],
-    npt.NDArray[np.intp],
-    list[npt.NDArray[np.float64]],
-    npt.NDArray[np.uint64],
-]: ...
+    cx: npt.NDArray[np.int64],
+    cy: npt.NDArray[np.int64],
+) -> tuple[bool, float, float, float, float]: ...
+
+def grid_sort(
+    cx: npt.NDArray[np.int64],
+    cy: npt.NDArray[np.int64],
+    ny: int,
+    start: npt.NDArray[np.int64],
+    order: npt.NDArray[np.intp],
+    cols: list[npt.NDArray[np.float64]],
+    gcols: list[npt.NDArray[np.float64]],
+    ids: npt.NDArray[np.uint64],
+    gids: npt.NDArray[np.uint64],
+) -> None: ...
 
 def grid_within_csr(
     lo: npt.NDArray[np.int64],

@@ -16,7 +16,7 @@ from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize, PyByte
 
 import numpy as np
 
-__all__ = ["grid_build", "grid_within_csr"]
+__all__ = ["grid_cells", "grid_sort", "grid_within_csr"]
 
 # The result's upper bound (every candidate row of every client) is written into scratch memory
 # kept from call to call, and only the rows found are copied into the arrays handed out. The
@@ -117,86 +117,61 @@ cdef inline void* _ptr(object array, Py_ssize_t n, Py_ssize_t itemsize, str what
     return p
 
 
-cdef inline const char* _strided(object array, Py_ssize_t n, Py_ssize_t* stride, str what) except NULL:
+cdef const char* _column(object array, Py_ssize_t n, Py_ssize_t* stride) except NULL:
     """The data and the stride (bytes) of a 1-D float64 array of ``n`` items, any stride (a
     column of an N x d array, C or Fortran order)."""
     cdef Py_buffer vb
     cdef const char* p
     PyObject_GetBuffer(array, &vb, PyBUF_RECORDS_RO)
     p = <const char*>vb.buf
-    ok = vb.ndim == 1 and vb.itemsize == 8 and vb.shape[0] == n and vb.format != NULL \
-        and vb.format[0] == b'd' and vb.format[1] == 0
-    stride[0] = vb.strides[0] if ok else 0
+    ok = vb.ndim == 1 and vb.itemsize == 8 and vb.shape[0] == n and vb.format[0] == b'd' \
+        and vb.format[1] == 0
+    stride[0] = vb.strides[0]
     PyBuffer_Release(&vb)
     if not ok:
-        raise ValueError(f"grid_build: {what} must be {n} float64 items")
+        raise ValueError("GridIndex: the position columns must be float64, one item an entity")
     return p
 
 
-# a cell number at most this (2**40: a 10-million-km world in 1 cm cells): past it, a cast of the
-# floor to an integer would be undefined, and the grid's start array could not be made anyway
+# a cell number at most this (2**40): past it the cast of a quotient to an integer would be
+# undefined (GridIndex refuses such a grid by name)
 cdef double _CELL_MAX = 1099511627776.0
 
 
-def grid_build(list cols, ids, lo, double cell):
-    """GridIndex's build in one pass of C without the GIL over the N entities: the grid's corner
-    (``lo``: None, the positions' minimum), each entity's cell (the two first ``cols``, float64
-    1-D arrays of N, any stride: floor((x - lo) / cell), at least 0; key cx * ny + cy), a stable
-    counting sort of the rows by cell, and the positions and ids in that order. Returns
-    ``(lo, nx, ny, start, order, gcols, gids)``: ``start`` int64 of nx * ny + 1 (cell k's rows of
-    the order ``start[k]:start[k + 1]``), ``order`` intp (rows by cell, ascending within one),
-    ``gcols`` the d columns in grid order, ``gids`` the ids in grid order (uint64). The same
-    arrays as the NumPy steps it replaced (tests/test_interest.py keeps them as the reference):
-    2.5-8.5 ms for 100,000 entities (a strided min and a dozen passes) to well under one.
-    Raises ValueError for a position that is not finite or a grid of more than 2**40 cells a side."""
-    cdef Py_ssize_t n, d, i, j, k, nx = 1, ny = 1, ncell
+def grid_cells(list cols, lo, double cell, cx, cy):
+    """The first pass of GridIndex's build, in C without the GIL: whether every position is
+    finite, the grid's corner (``lo``: None, the two first ``cols``' minimum), and each entity's
+    cell column and row (into ``cx``, ``cy``, int64 of N: floor((x - lo) / cell), at least 0,
+    0 past 2**40). ``cols``: the d position columns, float64 1-D arrays of N, any stride.
+    Returns ``(finite, lo0, lo1, largest cx quotient floored, largest cy)``."""
+    cdef Py_ssize_t n = cx.shape[0], d = len(cols), i, j
     cdef Py_ssize_t st[3]
     cdef const char* cp[3]
-    cdef const uint64_t* ip
-    cdef double x, y, lo0, lo1, fx, fy, mx = 0.0, my = 0.0
-    cdef int bad = 0
-    cdef int64_t* kp
-    cdef int64_t* yp
-    cdef int64_t* sp
-    cdef Py_ssize_t* op
-    cdef double* gp
-    cdef uint64_t* gip
-    d = len(cols)
+    cdef int64_t* kp = <int64_t*>_ptr(cx, n, 8, "cx")
+    cdef int64_t* yp = <int64_t*>_ptr(cy, n, 8, "cy")
+    cdef double x, y, fx, fy, lo0 = 0.0, lo1 = 0.0, mx = 0.0, my = 0.0
+    cdef bint given = lo is not None, bad = False
     if d < 2 or d > 3:
-        raise ValueError("grid_build: 2 or 3 position columns")
-    n = ids.shape[0]
+        raise ValueError("grid_cells: 2 or 3 position columns")
     for j in range(d):
-        cp[j] = _strided(cols[j], n, &st[j], "cols")
-    ip = <const uint64_t*>_ptr(ids, n, 8, "ids")
-    lo0 = 0.0
-    lo1 = 0.0
-    if lo is not None:
-        lo0 = float(lo[0])
-        lo1 = float(lo[1])
+        cp[j] = _column(cols[j], n, &st[j])
+    if given:
+        lo0 = lo[0]
+        lo1 = lo[1]
     with nogil:
-        # finite, and the minimum of the two grid columns when no corner is given
-        if lo is None and n:
+        if not given and n:
             lo0 = (<const double*>cp[0])[0]
             lo1 = (<const double*>cp[1])[0]
         for i in range(n):
             for j in range(d):
-                x = (<const double*>(cp[j] + i * st[j]))[0]
-                bad |= not isfinite(x)
-            if lo is None:
-                x = (<const double*>(cp[0] + i * st[0]))[0]
-                y = (<const double*>(cp[1] + i * st[1]))[0]
-                lo0 = x if x < lo0 else lo0
-                lo1 = y if y < lo1 else lo1
-    if bad:
-        raise ValueError("GridIndex: positions must be finite")
-    keys = np.empty(n, dtype=np.int64)
-    ys = np.empty(n, dtype=np.int64)
-    kp = <int64_t*>_ptr(keys, n, 8, "keys")
-    yp = <int64_t*>_ptr(ys, n, 8, "ys")
-    with nogil:
-        # each entity's cell column and row (kp, yp), and the grid's size: the largest of each
-        # (the floor of the largest quotient is the largest floor; a quotient at least 0 is
-        # floored by the cast, and one below 0 is clamped to cell 0)
+                bad |= not isfinite((<const double*>(cp[j] + i * st[j]))[0])
+            x = (<const double*>(cp[0] + i * st[0]))[0]
+            y = (<const double*>(cp[1] + i * st[1]))[0]
+            lo0 = x if not given and x < lo0 else lo0
+            lo1 = y if not given and y < lo1 else lo1
+        # each cell column and row, and the largest of each (the floor of the largest quotient
+        # is the largest floor; a quotient at least 0 is floored by the cast, one below 0 is
+        # clamped to cell 0)
         for i in range(n):
             fx = ((<const double*>(cp[0] + i * st[0]))[0] - lo0) / cell
             fy = ((<const double*>(cp[1] + i * st[1]))[0] - lo1) / cell
@@ -204,32 +179,38 @@ def grid_build(list cols, ids, lo, double cell):
             my = fy if fy > my else my
             kp[i] = <int64_t>fx if 0.0 < fx <= _CELL_MAX else 0
             yp[i] = <int64_t>fy if 0.0 < fy <= _CELL_MAX else 0
-    mx = floor(mx)
-    my = floor(my)
-    if mx > _CELL_MAX or my > _CELL_MAX:
-        raise ValueError(f"GridIndex: the grid would be more than 2**40 cells a side "
-                         f"({mx + 1:.0f} x {my + 1:.0f} cells of {cell:g}): use a larger cell")
-    if n:
-        nx = <Py_ssize_t>mx + 1
-        ny = <Py_ssize_t>my + 1
-    ncell = nx * ny
-    start = np.zeros(ncell + 1, dtype=np.int64)
-    order = np.empty(n, dtype=np.intp)
-    gcols = [np.empty(n, dtype=np.float64) for j in range(d)]
-    gids = np.empty(n, dtype=np.uint64)
-    sp = <int64_t*>_ptr(start, ncell + 1, 8, "start")
-    op = <Py_ssize_t*>_ptr(order, n, sizeof(Py_ssize_t), "order")
-    gip = <uint64_t*>_ptr(gids, n, 8, "gids")
+    return not bad, lo0, lo1, floor(mx), floor(my)
+
+
+def grid_sort(cx, cy, Py_ssize_t ny, start, order, list cols, list gcols, ids, gids):
+    """The second pass of GridIndex's build, in C without the GIL: each entity's key
+    (cx * ny + cy, from ``grid_cells``), a stable counting sort of the rows by key (``order``,
+    intp of N: rows ascending within a cell; ``start``, int64 of nx * ny + 1 zeros given: cell
+    k's rows are ``order[start[k]:start[k + 1]]``), the positions (``cols`` into ``gcols``,
+    float64 of N) and ``ids`` (into ``gids``, uint64) in that order. The arrays NumPy's steps
+    made (tests/test_interest.py keeps them as the reference)."""
+    cdef Py_ssize_t n = cx.shape[0], ncell = start.shape[0] - 1, d = len(cols), i, j, k
+    cdef Py_ssize_t st
+    cdef const char* cp
+    cdef int64_t* kp = <int64_t*>_ptr(cx, n, 8, "cx")
+    cdef const int64_t* yp = <const int64_t*>_ptr(cy, n, 8, "cy")
+    cdef int64_t* sp = <int64_t*>_ptr(start, ncell + 1, 8, "start")
+    cdef Py_ssize_t* op = <Py_ssize_t*>_ptr(order, n, sizeof(Py_ssize_t), "order")
+    cdef const uint64_t* ip = <const uint64_t*>_ptr(ids, n, 8, "ids")
+    cdef uint64_t* gip = <uint64_t*>_ptr(gids, n, 8, "gids")
+    cdef double* gp
+    if len(gcols) != d:
+        raise ValueError("grid_sort: a grid-order column a column")
     with nogil:
-        # each entity's key (cx * ny + cy), counted in start[key + 1]
+        # the keys, counted in start[key + 1], then summed: start[k] is cell k's first place
         for i in range(n):
             k = kp[i] * ny + yp[i]
             kp[i] = k
             sp[k + 1] += 1
         for k in range(ncell):
             sp[k + 1] += sp[k]
-        # the stable counting sort: rows in ascending order, each to its cell's next place
-        # (start[k] moves on to cell k's end, then all are shifted back one cell)
+        # the rows in ascending order, each to its cell's next place (start[k] moves on to the
+        # cell's end, then all are shifted back one cell)
         for i in range(n):
             k = kp[i]
             op[sp[k]] = i
@@ -240,11 +221,11 @@ def grid_build(list cols, ids, lo, double cell):
         for i in range(n):
             gip[i] = ip[op[i]]
     for j in range(d):
+        cp = _column(cols[j], n, &st)
         gp = <double*>_ptr(gcols[j], n, 8, "gcols")
         with nogil:
             for i in range(n):
-                gp[i] = (<const double*>(cp[j] + op[i] * st[j]))[0]
-    return np.array([lo0, lo1]), nx, ny, start, order, gcols, gids
+                gp[i] = (<const double*>(cp + op[i] * st))[0]
 
 
 def grid_within_csr(lo, cnt, list cols, q, double r2, gids, order, bint distances, bint sort):

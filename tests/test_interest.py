@@ -140,7 +140,7 @@ def test_results_own_their_memory_while_the_scratch_is_reused():
 
 
 def numpy_build(p, ids, cell, lo=None):
-    """GridIndex's build as it was in NumPy (the reference of quantcodec._interest.grid_build):
+    """GridIndex's build as it was in NumPy (the reference of quantcodec._interest.grid_cells and grid_sort):
     the corner, the cells, a stable sort of the keys, the start of each cell, the positions and
     ids in grid order."""
     p = np.asarray(p).astype(np.float64, copy=False)
@@ -173,7 +173,7 @@ def same_build(index, p, ids, cell, lo=None):
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_build_equals_the_numpy_steps(dim):
-    """The index built in C (quantcodec._interest.grid_build) is the one NumPy's steps made:
+    """The index built in C (quantcodec._interest.grid_cells, grid_sort) is the one NumPy's steps made:
     the same corner, grid size, cell starts, row order (stable: rows ascending in a cell) and
     columns, for C-ordered, Fortran-ordered and strided positions, float32 and integer ones,
     with and without a corner (entities below it go to its first cells), and positions exactly
