@@ -643,7 +643,7 @@ def part4(args, out):
                 w0 = time.perf_counter()
                 p0 = time.process_time()
                 index = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2)
-                near = index.within(sim.pos[players][:, [0, 2]], args.radius)
+                near = index.within(sim.pos[players][:, [0, 2]], args.radius, threads=th)
                 w1 = time.perf_counter()
                 p1 = time.process_time()
                 sent = server.send(t, world, interest=dict(zip(range(M), near)))
