@@ -628,10 +628,11 @@ def part4(args, out):
             sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), moving=0.3,
                            seed=args.seed)
             players = np.flatnonzero(sim.moving)[:M]
-            server = qc.StreamServer(schema, budget=args.budget, threads=th)
+            server = qc.StreamServer(schema, budget=args.budget, threads=th, history=args.history)
             for c in range(M):
                 server.connect(c)
             replies = {}
+            nbytes = []
             clients = [qc.StreamClient(schema, nonce=c + 1) for c in range(M)]
             pending = {}
             ticks = []
@@ -651,6 +652,7 @@ def part4(args, out):
                 p2 = time.process_time()
                 if t >= warm:
                     ticks.append((w1 - w0, p1 - p0, w2 - w1, p2 - p1))
+                    nbytes.append(sum(len(d) for dgs in sent.values() for d in dgs) / M)
                 # the link: each client's datagrams arrive 3 ticks later, its reply 3 after that
                 pending[t + 3] = sent
                 for c, dgs in pending.pop(t, {}).items():
@@ -661,9 +663,14 @@ def part4(args, out):
                         replies.setdefault(t + 3, []).append((c, r))
             a = 1000.0 * np.median(np.asarray(ticks), axis=0)
             res[th].append(a)
+            # what the server holds: the views in its clients' encoders' windows (their ids and
+            # code rows; internals read for the bench: StreamServer keeps them per client)
+            held = [v for peer in server._peers.values() for v in peer.encoder._state.sent.values()]
+            mb = sum(v.ids.nbytes + v.matrix.nbytes for v in held) / 2**20
             out(f"  run {rep + 1}, {th} thread{'s' if th > 1 else ' '}: interest {a[0]:5.1f} ms wall "
                 f"{a[1]:5.1f} CPU, send {a[2]:6.1f} ms wall {a[3]:6.1f} CPU, tick {a[0] + a[2]:6.1f} ms wall "
-                f"{a[1] + a[3]:6.1f} CPU")
+                f"{a[1] + a[3]:6.1f} CPU; {np.mean(nbytes):.0f} bytes a client a tick; the server holds "
+                f"{len(held):,} views, {mb:,.0f} MiB (history {args.history})")
     out(f"  {'threads':>7s} {'tick wall':>9s} {'tick CPU':>8s} {'interest':>8s} {'send wall':>9s} {'send CPU':>8s}"
         f"   (ms a tick: medians over the ticks, then over the {args.repeats} runs)")
     med = {}
@@ -848,6 +855,7 @@ def main(argv=None, out=print):
     ap.add_argument("--radius", type=float, default=150.0)
     ap.add_argument("--budget", type=int, default=1200)
     ap.add_argument("--hz", type=int, default=60)
+    ap.add_argument("--history", type=int, default=64, help="part 4's StreamServer(history=)")
     ap.add_argument("--ticks", type=int, default=120)
     ap.add_argument("--bodies", type=int, default=300)
     ap.add_argument("--seconds", type=float, default=10.0)
