@@ -11,7 +11,8 @@ from libc.stdint cimport int64_t, uint64_t
 
 from libc.string cimport memcpy
 from libc.math cimport sqrt, floor, isfinite
-from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS, PyBUF_RECORDS_RO
+from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS,
+                             PyBUF_RECORDS_RO)
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize, PyByteArray_GET_SIZE
 
 import numpy as np

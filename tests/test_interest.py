@@ -140,12 +140,14 @@ def test_results_own_their_memory_while_the_scratch_is_reused():
 
 
 def numpy_build(p, ids, cell, lo=None):
-    """GridIndex's build as it was in NumPy (the reference of quantcodec._interest.grid_cells and grid_sort):
-    the corner, the cells, a stable sort of the keys, the start of each cell, the positions and
-    ids in grid order."""
+    """GridIndex's build as it was in NumPy (the reference of quantcodec._interest's grid_cells
+    and grid_sort): the corner, the cells, a stable sort of the keys, the start of each cell, the
+    positions and ids in grid order."""
     p = np.asarray(p).astype(np.float64, copy=False)
     n, d = p.shape
-    lo = (p[:, :2].min(axis=0) if n else np.zeros(2)) if lo is None else np.asarray(lo, np.float64)[:2]
+    if lo is None:
+        lo = p[:, :2].min(axis=0) if n else np.zeros(2)
+    lo = np.asarray(lo, np.float64)[:2]
     cx = np.maximum(np.floor((p[:, 0] - lo[0]) / cell), 0).astype(np.int64)
     cy = np.maximum(np.floor((p[:, 1] - lo[1]) / cell), 0).astype(np.int64)
     nx = int(cx.max()) + 1 if n else 1
@@ -173,8 +175,8 @@ def same_build(index, p, ids, cell, lo=None):
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_build_equals_the_numpy_steps(dim):
-    """The index built in C (quantcodec._interest.grid_cells, grid_sort) is the one NumPy's steps made:
-    the same corner, grid size, cell starts, row order (stable: rows ascending in a cell) and
+    """The index built in C (quantcodec._interest.grid_cells, grid_sort) is the one NumPy's steps
+    made: the same corner, grid size, cell starts, row order (stable: rows ascending in a cell) and
     columns, for C-ordered, Fortran-ordered and strided positions, float32 and integer ones,
     with and without a corner (entities below it go to its first cells), and positions exactly
     on cell edges."""
