@@ -38,6 +38,7 @@ installed.
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -260,10 +261,11 @@ class GridIndex:
 
 
 # the pool of within(threads=N): made at the first call that needs it, grown to the largest N
-# asked for less one (the calling thread runs the first part); a part has at least _PART_MIN
-# centres (below that, the pool's hand-over costs more than the part's query: about 6 us a client)
+# asked for less one (the calling thread runs the first part), made again in a forked child
+# (whose copy of it has no threads); a part has at least _PART_MIN centres (below that, the
+# pool's hand-over costs more than the part's query: about 6 us a client)
 _PART_MIN = 64
-_POOL = [None, 0]
+_POOL = [None, 0, 0]            # the pool, its workers, the process it was made in
 _POOL_LOCK = threading.Lock()
 
 
@@ -275,11 +277,11 @@ def _threads(threads):
 
 def _pool(workers):
     with _POOL_LOCK:
-        if _POOL[1] < workers:
+        if _POOL[1] < workers or _POOL[2] != os.getpid():
             # (the smaller one is not shut down: a call may still be submitting to it; its
             # threads end when the last reference to it goes)
-            _POOL[0] = ThreadPoolExecutor(workers, thread_name_prefix="qc-interest")
-            _POOL[1] = workers
+            _POOL[:] = [ThreadPoolExecutor(workers, thread_name_prefix="qc-interest"), workers,
+                        os.getpid()]
         return _POOL[0]
 
 

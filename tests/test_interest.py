@@ -257,3 +257,39 @@ def test_threads_give_the_same_answers(dist):
     for bad in (0, -1, 1.5, True, "2"):
         with pytest.raises(ValueError, match="threads must be a positive integer"):
             index.within(p[:3], 10.0, threads=bad)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+# (Python 3.12 and later warn on any fork of a process with threads: that is this test's case)
+@pytest.mark.filterwarnings("ignore:This process .*is multi-threaded:DeprecationWarning")
+def test_threads_in_a_forked_child():
+    """A child forked after within(threads=2) ran has a copy of the module's pool without its
+    threads: the query there makes a pool of its own instead of waiting on one that never runs
+    (the child's answer is checked by its exit code)."""
+    import os
+
+    rng, p, ids = world(2, n=3000, seed=17)
+    index = interest.GridIndex(p, ids, cell=40.0)
+    centres = rng.uniform(-300, 1000, size=(256, 2))
+    want = index.within(centres, 80.0, threads=2)
+    pid = os.fork()
+    if pid == 0:                                              # the child: exit 0 only if right
+        code = 1
+        try:
+            got = index.within(centres, 80.0, threads=2)
+            code = 0 if all(np.array_equal(a, b) for a, b in zip(got, want)) else 2
+        finally:
+            os._exit(code)
+    import signal
+    import time
+
+    for _ in range(600):                                      # a hung child fails in 60 s
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("within(threads=2) hung in a forked child")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
