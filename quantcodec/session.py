@@ -125,6 +125,7 @@ class StreamServer:
             raise ValueError(f"StreamServer: threads must be a positive integer, got {threads!r}")
         self._threads = threads
         self._pool = None          # threads - 1 workers, made at the first send that uses them
+        self._pool_pid = 0         # the process the pool was made in (a forked child's has no threads)
 
     def _encoder(self):
         return SnapshotEncoder(self._schema, self._history, predict=self._predict, cache=self._cache,
@@ -248,8 +249,9 @@ class StreamServer:
                 # runs of clients in connect order: the calling thread takes the first, the pool
                 # the others; each run stops at its first error, the earliest client's is raised
                 cut = [len(jobs) * k // n for k in range(n + 1)]
-                if self._pool is None:
+                if self._pool is None or self._pool_pid != os.getpid():
                     self._pool = ThreadPoolExecutor(self._threads - 1, thread_name_prefix="qc-send")
+                    self._pool_pid = os.getpid()
                     weakref.finalize(self, self._pool.shutdown, wait=False)
                 futures = [self._pool.submit(self._run, jobs, cut[k], cut[k + 1], seq, world, out,
                                              _BATCH) for k in range(1, n)]

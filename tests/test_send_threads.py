@@ -231,6 +231,46 @@ def test_threads_argument():
     assert server.send(0, Scene(n=10).step()) == {}           # no clients: nothing, no pool
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")
+# (Python 3.12 and later warn on any fork of a process with threads: that is this test's case)
+@pytest.mark.filterwarnings("ignore:This process .*is multi-threaded:DeprecationWarning")
+def test_a_forked_child_sends_on_threads():
+    """A child forked after send ran on two threads has a copy of the server whose pool has no
+    threads: its send makes a pool of its own and codes the datagrams the parent codes (a
+    digest through a pipe), instead of waiting on runs no thread would take."""
+    import hashlib
+    import os
+    import signal
+    import time
+
+    scene, server, clients, world, eq = twelve(2, 5)
+    server.send(0, world, priority=eq)
+    nxt = scene.step()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                              # the child
+        try:
+            out = server.send(1, nxt, priority=eq)
+            os.write(w, hashlib.sha256(repr(sorted(out.items())).encode()).digest())
+        finally:
+            os._exit(0)
+    os.close(w)
+    want = hashlib.sha256(repr(sorted(server.send(1, nxt, priority=eq).items())).encode()).digest()
+    for _ in range(600):                                      # a hung child fails in 60 s
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(r)
+        pytest.fail("StreamServer.send on threads hung in a forked child")
+    got = os.read(r, 64)
+    os.close(r)
+    assert got == want
+
+
 def test_bench_views_part4_quick_runs():
     """bench/bench_views.py --part 4 (StreamServer.send on 1 and 2 threads) runs: a smoke test,
     no time asserted."""
