@@ -154,3 +154,22 @@ class World:
         self.ids, self.pos, self.vel = self.ids[order], self.pos[order], self.vel[order]
         self.yaw, self.hp = self.yaw[order], self.hp[order]
         return schema.snapshot(self.ids, {"position": self.pos, "yaw": self.yaw, "hp": self.hp})
+
+
+def wait_child(pid, what, seconds=60.0):
+    """The wait status of forked child ``pid``, polled for ``seconds``; past that the child is
+    killed and the test fails naming ``what`` (a hang fails instead of holding the run)."""
+    import os
+    import signal
+    import time
+
+    import pytest
+
+    for _ in range(int(seconds * 10)):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.1)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail(f"{what} hung in a forked child")

@@ -4,6 +4,7 @@ pass for every client, one flat result, exactly the per-client answers."""
 import numpy as np
 import pytest
 
+from helpers import wait_child
 from quantcodec import interest
 
 
@@ -280,16 +281,5 @@ def test_threads_in_a_forked_child():
             code = 0 if all(np.array_equal(a, b) for a, b in zip(got, want)) else 2
         finally:
             os._exit(code)
-    import signal
-    import time
-
-    for _ in range(600):                                      # a hung child fails in 60 s
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        pytest.fail("within(threads=2) hung in a forked child")
+    status = wait_child(pid, "within(threads=2)")
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

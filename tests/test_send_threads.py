@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import quantcodec as qc
+from helpers import wait_child
 from quantcodec import interest as qi
 from quantcodec import snapshot as snapshot_module
 
@@ -240,8 +241,6 @@ def test_a_forked_child_sends_on_threads():
     digest through a pipe), instead of waiting on runs no thread would take."""
     import hashlib
     import os
-    import signal
-    import time
 
     scene, server, clients, world, eq = twelve(2, 5)
     server.send(0, world, priority=eq)
@@ -256,18 +255,11 @@ def test_a_forked_child_sends_on_threads():
             os._exit(0)
     os.close(w)
     want = hashlib.sha256(repr(sorted(server.send(1, nxt, priority=eq).items())).encode()).digest()
-    for _ in range(600):                                      # a hung child fails in 60 s
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
+    try:
+        wait_child(pid, "StreamServer.send on threads")
+        got = os.read(r, 64)
+    finally:
         os.close(r)
-        pytest.fail("StreamServer.send on threads hung in a forked child")
-    got = os.read(r, 64)
-    os.close(r)
     assert got == want
 
 
