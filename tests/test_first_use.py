@@ -248,8 +248,9 @@ def test_live_view_port_taken_fails_before_printing_the_url():
 
 def test_live_view_ctrl_c_prints_one_line():
     _liveview()
+    # (faulthandler on: a run that does not stop is made to print its threads' stacks below)
     env = dict(os.environ, PYTHONPATH=PACKAGE_PARENT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               PYTHONUNBUFFERED="1")
+               PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")
     proc = subprocess.Popen([sys.executable, "-m", "quantcodec", "demo", "--serve", "--port", "0", "-n", "20"],
                             cwd=tempfile.gettempdir(), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
@@ -258,7 +259,12 @@ def test_live_view_ctrl_c_prints_one_line():
         assert first.startswith("quantcodec live view on http://127.0.0.1:"), first
         time.sleep(0.5)                              # a few ticks
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
+        try:
+            out, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            out, err = proc.communicate(timeout=30)
+            pytest.fail(f"the live view did not stop within 30 s of Ctrl-C; its stacks:\n{err}")
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -419,6 +419,31 @@ class LiveServer:
         return matched, bad, unknown
 
 
+def _wait(thread):
+    """Wait for ``thread`` to end or for Ctrl-C: True on Ctrl-C. On the main thread, SIGINT only
+    appends to a list that the wait polls between joins of half a second: a KeyboardInterrupt
+    raised inside Thread.join can, on Python 3.11, release the still running thread's lock and
+    leave the join's state wrong (bpo-45274's fix checks only that the lock is held, and a live
+    thread always holds it). (Not an Event: its set() from a handler that interrupts its own
+    wait() would take the lock that wait() holds.)"""
+    if threading.current_thread() is not threading.main_thread():
+        try:
+            while thread.is_alive():
+                thread.join(0.5)
+        except KeyboardInterrupt:
+            return True
+        return False
+    import signal
+    hit = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: hit.append(signum))
+    try:
+        while thread.is_alive() and not hit:
+            thread.join(0.5)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return bool(hit)
+
+
 def serve(host="127.0.0.1", port=8765, *, allow_remote=False, open_browser=False, out=print, **options):
     """Run the live view until Ctrl-C (what ``quantcodec demo --serve`` calls).
 
@@ -431,10 +456,7 @@ def serve(host="127.0.0.1", port=8765, *, allow_remote=False, open_browser=False
     if open_browser:
         import webbrowser
         threading.Timer(0.5, webbrowser.open, (server.url,)).start()
-    try:
-        while server._thread.is_alive():
-            server._thread.join(0.5)
-    except KeyboardInterrupt:
+    if _wait(server._thread):
         server.stop()
         out("quantcodec live view: stopped")
         return
