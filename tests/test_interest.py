@@ -177,10 +177,10 @@ def same_build(index, p, ids, cell, lo=None):
 @pytest.mark.parametrize("dim", [2, 3])
 def test_build_equals_the_numpy_steps(dim):
     """The index built in C (quantcodec._interest.grid_cells, grid_sort) is the one NumPy's steps
-    made: the same corner, grid size, cell starts, row order (stable: rows ascending in a cell) and
-    columns, for C-ordered, Fortran-ordered and strided positions, float32 and integer ones,
-    with and without a corner (entities below it go to its first cells), and positions exactly
-    on cell edges."""
+    made: the same corner, grid size, cell starts, row order (stable: rows ascending in a cell)
+    and columns, for C-ordered, Fortran-ordered, strided and reversed positions, float32 and
+    integer ones, with and without a corner (entities below it go to its first cells), and
+    positions exactly on cell edges."""
     rng, p, ids = world(dim, n=5000, seed=21)
     for cell in (37.5, 1.0, 1000.0, 5e4):
         same_build(interest.GridIndex(p, ids, cell=cell), p, ids, cell)
@@ -190,6 +190,8 @@ def test_build_equals_the_numpy_steps(dim):
     wide[:, 1:1 + 2 * dim:2] = p
     strided = wide[:, 1:1 + 2 * dim:2]                     # every other column: strides 56, 16
     same_build(interest.GridIndex(strided, ids, cell=20.0), strided, ids, 20.0)
+    back = p[::-1, ::-1]                                   # negative strides both ways
+    same_build(interest.GridIndex(back, ids, cell=20.0), back, ids, 20.0)
     p32 = p.astype(np.float32)
     same_build(interest.GridIndex(p32, ids, cell=20.0), p32, ids, 20.0)
     pint = np.round(p).astype(np.int32)
