@@ -12,9 +12,10 @@ Environment switches:
   QUANTCODEC_MODULES=a,b     build only these extensions (development: one module at a time);
                              _arrays brings its loop modules (_loops_baseline, _avx2, _avx512) along
   QUANTCODEC_FORCE_CYTHON=0  reuse generated C files that are newer than their .pyx
-  QUANTCODEC_DEBUG_INFO=1    keep the compiler's debug info (-g) in a release build; release builds
-                             otherwise carry none (-g0, and the linker drops any debug sections),
-                             so a wheel stays under 2 MB. The debug, ASan and UBSan builds keep -g.
+  QUANTCODEC_DEBUG_INFO=1    keep the compiler's debug info (-g), the local symbols and, on Linux, the
+                             unwind tables in a release build (for perf and gdb); release builds
+                             otherwise carry none of them (-g0, -Wl,-S -Wl,-x, no .eh_frame), so a
+                             wheel stays under 2 MB. The debug, ASan and UBSan builds keep -g.
 """
 import glob
 import hashlib
