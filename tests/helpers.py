@@ -173,3 +173,17 @@ def wait_child(pid, what, seconds=60.0):
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     pytest.fail(f"{what} hung in a forked child")
+
+
+def deliver_exact(server, clients, out):
+    """One tick of a perfect link: every datagram of ``out`` (StreamServer.send's) to its client,
+    each view it decodes asserted to be the one the server recorded under its number, and each
+    client's reply back to the server."""
+    for c, dgs in out.items():
+        for d in dgs:
+            v = clients[c].receive(d)
+            if v is not None:
+                assert v == server.encoder(c)._state.sent[v.seq]
+        r = clients[c].reply()
+        if r is not None:
+            server.receive(c, r)
