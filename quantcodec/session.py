@@ -126,6 +126,7 @@ class StreamServer:
         self._threads = threads
         self._pool = None          # threads - 1 workers, made at the first send that uses them
         self._pool_pid = 0         # the process the pool was made in (a forked child's has no threads)
+        self._last_tick = None     # the tick of the last send that returned (its seq: tick mod 65536)
 
     def _encoder(self):
         return SnapshotEncoder(self._schema, self._history, predict=self._predict, cache=self._cache,
@@ -212,6 +213,12 @@ class StreamServer:
         connected client: ``{client: [datagram, ...]}`` (hello first when it is due, then the
         packet or its fragments; an empty list when a budget left no room this tick).
 
+        Ticks move forward: a tick whose sequence number is not newer than the last returned
+        send's (the same tick again, an earlier one, or one 32768 or more ahead) raises
+        ValueError and changes nothing (a packet under a number already sent would be another
+        snapshot under it, which clients refuse as ambiguous). Ticks may skip. A send that
+        raised did not advance the tick: the same tick may be sent again.
+
         ``world``: this tick's Snapshot (quantized once for all clients). ``interest``: None
         (every entity), ``{client: ids}``, or ``callable(client, world) -> ids``; ``priority``:
         None (equal), ``{client: weights}`` or ``callable(client, world) -> weights``, floats
@@ -233,6 +240,13 @@ class StreamServer:
             raise TypeError(f"StreamServer.send: tick must be an integer, got {type(tick).__name__}")
         seq = int(tick) & 0xFFFF
         with self._lock:
+            last = self._last_tick
+            if last is not None and not seq_newer(seq, int(last) & 0xFFFF):
+                raise ValueError(
+                    f"StreamServer.send: tick {tick} is not after the last tick sent ({last}): each "
+                    f"send is a new tick, its sequence number tick mod 65536 newer than the last "
+                    f"(less than 32768 ahead); a server whose ticks stopped that long starts again "
+                    f"with a new StreamServer")
             peers = list(self._peers.values())
             # the user's callables on this thread, in connect order, before anything is coded
             jobs = [(peer, _pick(interest, peer.client, world, "interest"),
@@ -265,6 +279,7 @@ class StreamServer:
                 raise err[1]
             for peer in peers:
                 peer.hello_due = False          # (the hello went out with every due client's)
+            self._last_tick = tick
             return {peer.client: datagrams for peer, datagrams in zip(peers, out)}
 
     def _builders(self, jobs):

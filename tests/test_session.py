@@ -141,15 +141,15 @@ def test_hello_goes_out_until_a_packet_is_acked_then_stops():
     for t in range(5):                       # every datagram lost: the hello keeps coming
         out = server.send(t, world.tick())["a"]
         assert out[0] == hello
-    out = server.send(5, world.tick())["a"]
-    for d in out:
+    out5 = server.send(5, world.tick())["a"]
+    for d in out5:
         client.receive(d)
     server.receive("a", client.reply())
     out = server.send(6, world.tick())["a"]
     assert hello not in out                  # acked: no more hellos
     assert len(out) == 1 and client.receive(out[0]).seq == 6
     assert client.view.seq == 6 and client.latest == 6
-    client.receive(server.send(5, world.tick())["a"][0])   # a late view (5 < 6): not the newest
+    assert client.receive(out5[-1]).seq == 5     # tick 5's packet again, late: not the newest
     assert client.view.seq == 6
 
 
@@ -252,6 +252,60 @@ def test_send_checks_its_arguments():
         server.send(0, other.snapshot([1], {"x": [1]}))
     with pytest.raises(TypeError, match="tick"):
         server.send(1.5, World(3).tick())
+
+
+def test_ticks_move_forward():
+    """A tick not newer than the last sent (again, earlier, or half the sequence space ahead)
+    is refused before anything is looked up or coded; skips and the wrap of tick mod 65536
+    are fine, and the client's views stay exact through it all."""
+    server = qc.StreamServer(SCHEMA)
+    server.connect("a")
+    client = qc.StreamClient(SCHEMA)
+    world = World(40)
+    truth = {}
+    called = []
+
+    def interest(c, w):
+        called.append(c)
+        return w.ids
+
+    def tick(t):
+        snap = world.tick()
+        truth[t & 0xFFFF] = snap
+        for d in server.send(t, snap, interest=interest)["a"]:
+            v = client.receive(d)
+            assert v is None or v == truth[v.seq]
+        server.receive("a", client.reply())
+
+    for t in (0, 1, 2, 5, 6):                    # skipped ticks are fine
+        tick(t)
+    held = list(server.encoder("a").held)
+    for bad in (6, 5, 0, 6 + 32768, 6 + 65536):  # again, earlier, too far ahead, 6 once more
+        n = len(called)
+        with pytest.raises(ValueError, match=rf"tick {bad} is not after the last tick sent \(6\)"):
+            server.send(bad, world.tick(), interest=interest)
+        assert len(called) == n                  # nothing looked up ...
+        assert list(server.encoder("a").held) == held     # ... nor coded
+    tick(6 + 32767)                              # the farthest a tick may go
+    for t in (65534, 65535, 65536, 65537):       # seq 65534, 65535, 0, 1: the wrap
+        tick(t)
+    tick(2)                                      # a counter kept mod 65536 by the caller: 2 after 1
+    assert client.view.seq == 2 and client.latest == 2
+
+
+def test_a_send_that_raised_can_be_sent_again():
+    server = qc.StreamServer(SCHEMA, budget=600)
+    server.connect("a")
+    client = qc.StreamClient(SCHEMA)
+    world = World(40)
+    for d in server.send(0, world.tick())["a"]:
+        client.receive(d)
+    snap = world.tick()
+    with pytest.raises(ValueError, match="weights"):
+        server.send(1, snap, priority={"a": np.full(3, 1.0)})     # 3 weights for 40 entities
+    out = server.send(1, snap)["a"]                               # the same tick, now right
+    views = [v for v in map(client.receive, out) if v is not None]
+    assert views == [snap] and views[0].seq == 1
 
 
 # -- replies -----------------------------------------------------------------------------------
