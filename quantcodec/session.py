@@ -146,6 +146,7 @@ class StreamServer:
     def disconnect(self, client):
         """Forget ``client`` (KeyError if it is not connected)."""
         with self._lock:
+            self._peer(client, "disconnect")
             del self._peers[client]
 
     @property

@@ -237,7 +237,7 @@ def test_connect_again_and_disconnect():
     assert server.encoder("a").stream_id != sid
     server.disconnect("a")
     assert server.clients == []
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="StreamServer.disconnect: 'a' is not connected"):
         server.disconnect("a")
     assert server.send(0, World(5).tick()) == {}
 

@@ -478,6 +478,31 @@ def test_session_interest_enter_leave_and_the_view_settles_on_the_world():
     assert last == restrict(world, world.ids[100:300])      # 100 left, 100 entered whole
 
 
+@pytest.mark.parametrize("form", ["dict", "callable"])
+def test_session_a_clients_none_interest_is_the_whole_world(form):
+    """A client's None among the others' ids (an entry, or the callable's return) sees every
+    entity, as interest=None does for all (docs/views.md, Interest)."""
+    schema = pose_schema()
+    server = qc.StreamServer(schema)
+    for c in "ab":
+        server.connect(c)
+    clients = {c: qc.StreamClient(schema) for c in "ab"}
+    w = World(300, 9, moving=0.3)
+    last = {}
+    for t in range(12):
+        world = w.step(schema)
+        sel = {"a": None, "b": world.ids[::3]}
+        out = server.send(t, world, interest=sel if form == "dict" else (lambda c, wd: sel[c]))
+        for c, cl in clients.items():
+            for d in out[c]:
+                v = cl.receive(d)
+                if v is not None:
+                    last[c] = v
+            server.receive(c, cl.reply())
+    assert last["a"] == world and last["a"].seq == 11
+    assert last["b"] == restrict(world, world.ids[::3])
+
+
 def test_bench_views_quick_runs_and_keeps_its_budget():
     """bench/bench_views.py --quick: a smoke test (no time asserted): the table is printed, every
     client's bytes stay within the budget, the comparison runs at every budget."""
