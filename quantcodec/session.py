@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _framing
 from ._history import PacketCache, seq_newer
-from .errors import DecodeError, SchemaError
+from .errors import CodecError, DecodeError, SchemaError
 from .snapshot import Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of
 
 __all__ = ["StreamServer", "StreamClient"]
@@ -357,8 +357,16 @@ class StreamServer:
         else:
             d = enc.encode(seq, view)
             # (a packet that fits is its one datagram: no call into the fragmenting)
-            datagrams = [d] if len(d) <= self._max_datagram else \
-                _framing.fragment(d, self._max_datagram, enc._check_f, enc._seed_p)
+            if len(d) <= self._max_datagram:
+                datagrams = [d]
+            else:
+                try:
+                    datagrams = _framing.fragment(d, self._max_datagram, enc._check_f, enc._seed_p)
+                except CodecError as e:
+                    raise CodecError(
+                        f"StreamServer.send: client {peer.client!r}: {e}; or give it a budget "
+                        f"(StreamServer(budget=...) or connect(client, budget=...)), and its view "
+                        f"arrives over several ticks, most important first (docs/views.md)") from None
         if hello:
             datagrams.insert(0, enc.hello())
         return datagrams

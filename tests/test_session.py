@@ -293,6 +293,27 @@ def test_ticks_move_forward():
     assert client.view.seq == 2 and client.latest == 2
 
 
+def test_a_world_too_big_for_256_fragments_points_to_a_budget():
+    server = qc.StreamServer(SCHEMA, max_datagram=100)
+    server.connect("a")
+    world = World(5000)
+    with pytest.raises(qc.CodecError, match=r"StreamServer.send: client 'a': snapshot packet of "
+                       r"\d+ bytes needs \d+ fragments .*; or give it a budget"):
+        server.send(0, world.tick())
+    server.connect("a", budget=1000)           # (connecting again starts the stream over)
+    client = qc.StreamClient(SCHEMA)
+    for t in range(1, 80):
+        snap = world.tick()
+        out = server.send(t, snap)["a"]
+        assert sum(map(len, out)) <= 1000
+        for d in out:
+            client.receive(d)
+        r = client.reply()
+        if r is not None:
+            server.receive("a", r)
+    assert set(client.view.ids) <= set(snap.ids) and len(client.view.ids) > 0
+
+
 def test_a_send_that_raised_can_be_sent_again():
     server = qc.StreamServer(SCHEMA, budget=600)
     server.connect("a")
