@@ -70,6 +70,11 @@ class GridIndex:
         ids = np.asarray(ids)
         if ids.shape != (n,):
             raise ValueError(f"GridIndex: {ids.shape[0] if ids.ndim else 0} ids for {n} positions")
+        if n and ids.dtype.kind not in "ui":
+            raise TypeError(f"GridIndex: ids must be integers, got {ids.dtype}")
+        if n and ids.dtype.kind == "i" and ids.min() < 0:
+            i = int(np.argmax(ids < 0))
+            raise ValueError(f"GridIndex: ids must not be negative (row {i}: {int(ids[i])})")
         cell = float(cell)
         if not cell > 0 or not np.isfinite(cell):
             raise ValueError(f"GridIndex: cell must be positive, got {cell}")
@@ -146,6 +151,9 @@ class GridIndex:
         q = np.ascontiguousarray(centres, dtype=np.float64)
         if q.ndim != 2 or q.shape[1] != self.dim:
             raise ValueError(f"GridIndex: centres must be M x {self.dim}, got shape {q.shape}")
+        if not np.isfinite(q).all():
+            i = int(np.argmin(np.isfinite(q).all(axis=1)))
+            raise ValueError(f"GridIndex: centres must be finite (centre {i}: {q[i].tolist()})")
         return q
 
     def _query(self, centres, radius, ring, distances, sort, numpy=False, threads=1):
@@ -257,6 +265,8 @@ class GridIndex:
     def cells(self, centres, ring=1, *, sort=True):
         """For each centre, the ids of the entities in its cell and in the ``ring`` cells around
         it on every side ((2 ring + 1) ** 2 cells of the grid), ascending."""
+        if isinstance(ring, bool) or not isinstance(ring, (int, np.integer)) or ring < 0:
+            raise ValueError(f"GridIndex.cells: ring must be a non-negative integer, got {ring!r}")
         return self._query(centres, 0.0, int(ring), False, sort)
 
 
@@ -287,8 +297,8 @@ def _pool(workers):
 
 def _radius(radius, what):
     radius = float(radius)
-    if not radius >= 0:
-        raise ValueError(f"GridIndex.{what}: radius must be non-negative, got {radius}")
+    if not 0 <= radius < float("inf"):
+        raise ValueError(f"GridIndex.{what}: radius must be finite and non-negative, got {radius}")
     return radius
 
 

@@ -226,6 +226,35 @@ def test_build_refuses_what_it_cannot_index():
         interest.GridIndex(p, ids[:3], cell=1.0)
     with pytest.raises(ValueError, match="N x 2 or N x 3"):
         interest.GridIndex(np.zeros((4, 4)), cell=1.0)
+    neg = ids.astype(np.int64)
+    neg[7] = -3
+    with pytest.raises(ValueError, match=r"ids must not be negative \(row 7: -3\)"):
+        interest.GridIndex(p, neg, cell=1.0)
+    with pytest.raises(TypeError, match="ids must be integers, got float64"):
+        interest.GridIndex(p, ids.astype(np.float64), cell=1.0)
+
+
+def test_queries_refuse_what_they_cannot_answer():
+    rng, p, ids = world(2, n=100, seed=2)
+    index = interest.GridIndex(p, ids, cell=5.0)
+    centres = p[:4].copy()
+    for r in (-1.0, np.nan, np.inf):
+        for q in (index.within, index.within_csr):
+            with pytest.raises(ValueError, match=f"radius must be finite and non-negative, got {r}"):
+                q(centres, r)
+    for bad in (np.nan, np.inf):
+        c = centres.copy()
+        c[2, 1] = bad
+        for q in (index.within, index.within_csr):
+            with pytest.raises(ValueError, match=rf"centres must be finite \(centre 2: \[.*{bad}\]\)"):
+                q(c, 5.0)
+        with pytest.raises(ValueError, match="centres must be finite"):
+            index.cells(c)
+    for ring in (-1, 1.5, True, "1"):
+        with pytest.raises(ValueError, match="ring must be a non-negative integer"):
+            index.cells(centres, ring=ring)
+    assert [len(a) for a in index.cells(centres, ring=np.int64(0))] == \
+        [len(a) for a in index.cells(centres, ring=0)]
 
 
 @pytest.mark.parametrize("dist", [True, False])
