@@ -127,6 +127,7 @@ class StreamServer:
         self._pool = None          # threads - 1 workers, made at the first send that uses them
         self._pool_pid = 0         # the process the pool was made in (a forked child's has no threads)
         self._last_tick = None     # the tick of the last send that returned (its seq: tick mod 65536)
+        self._last_world = None    # and its world
 
     def _encoder(self):
         return SnapshotEncoder(self._schema, self._history, predict=self._predict, cache=self._cache,
@@ -214,11 +215,12 @@ class StreamServer:
         connected client: ``{client: [datagram, ...]}`` (hello first when it is due, then the
         packet or its fragments; an empty list when a budget left no room this tick).
 
-        Ticks move forward: a tick whose sequence number is not newer than the last returned
-        send's (the same tick again, an earlier one, or one 32768 or more ahead) raises
-        ValueError and changes nothing (a packet under a number already sent would be another
-        snapshot under it, which clients refuse as ambiguous). Ticks may skip. A send that
-        raised did not advance the tick: the same tick may be sent again.
+        Ticks move forward: a tick whose sequence number is older than the last returned send's
+        (an earlier tick, or one 32768 or more ahead) raises ValueError and changes nothing, and
+        so does the same tick with another world (clients refuse two snapshots under one
+        number); the same tick with the same world is a resend (the hello if due, and the packet
+        coded against the newest acknowledgements). Ticks may skip. A send that raised did not
+        use its tick: it may be sent again, with any world.
 
         ``world``: this tick's Snapshot (quantized once for all clients). ``interest``: None
         (every entity), ``{client: ids}``, or ``callable(client, world) -> ids``; ``priority``:
@@ -243,11 +245,17 @@ class StreamServer:
         with self._lock:
             last = self._last_tick
             if last is not None and not seq_newer(seq, int(last) & 0xFFFF):
-                raise ValueError(
-                    f"StreamServer.send: tick {tick} is not after the last tick sent ({last}): each "
-                    f"send is a new tick, its sequence number tick mod 65536 newer than the last "
-                    f"(less than 32768 ahead); a server whose ticks stopped that long starts again "
-                    f"with a new StreamServer")
+                if seq != int(last) & 0xFFFF:
+                    raise ValueError(
+                        f"StreamServer.send: tick {tick} is not after the last tick sent ({last}): "
+                        f"ticks move forward, the sequence number tick mod 65536 newer than the last "
+                        f"(less than 32768 ahead); a server whose ticks stopped that long starts "
+                        f"again with a new StreamServer")
+                if not (world is self._last_world or world == self._last_world):
+                    raise ValueError(
+                        f"StreamServer.send: tick {tick} again with another world: a tick sent "
+                        f"again is a resend of the same world (clients refuse two snapshots under "
+                        f"one number); a new world is a new tick")
             peers = list(self._peers.values())
             # the user's callables on this thread, in connect order, before anything is coded
             jobs = [(peer, _pick(interest, peer.client, world, "interest"),
@@ -281,6 +289,7 @@ class StreamServer:
             for peer in peers:
                 peer.hello_due = False          # (the hello went out with every due client's)
             self._last_tick = tick
+            self._last_world = world
             return {peer.client: datagrams for peer, datagrams in zip(peers, out)}
 
     def _builders(self, jobs):

@@ -255,9 +255,10 @@ def test_send_checks_its_arguments():
 
 
 def test_ticks_move_forward():
-    """A tick not newer than the last sent (again, earlier, or half the sequence space ahead)
-    is refused before anything is looked up or coded; skips and the wrap of tick mod 65536
-    are fine, and the client's views stay exact through it all."""
+    """A tick older than the last sent (earlier, or half the sequence space ahead), or the same
+    tick with another world, is refused before anything is looked up or coded; the same tick
+    with the same world is a resend; skips and the wrap of tick mod 65536 are fine, and the
+    client's views stay exact through it all."""
     server = qc.StreamServer(SCHEMA)
     server.connect("a")
     client = qc.StreamClient(SCHEMA)
@@ -269,23 +270,34 @@ def test_ticks_move_forward():
         called.append(c)
         return w.ids
 
-    def tick(t):
-        snap = world.tick()
+    def tick(t, snap=None):
+        snap = world.tick() if snap is None else snap
         truth[t & 0xFFFF] = snap
+        got = []
         for d in server.send(t, snap, interest=interest)["a"]:
             v = client.receive(d)
             assert v is None or v == truth[v.seq]
+            got.append(v)
         server.receive("a", client.reply())
+        return snap, got
 
     for t in (0, 1, 2, 5, 6):                    # skipped ticks are fine
-        tick(t)
+        last, _ = tick(t)
     held = list(server.encoder("a").held)
-    for bad in (6, 5, 0, 6 + 32768, 6 + 65536):  # again, earlier, too far ahead, 6 once more
+    for bad, why in ((5, "is not after the last tick sent \\(6\\)"), (0, "is not after"),
+                     (6 + 32768, "is not after"), (6, "again with another world"),
+                     (6 + 65536, "again with another world")):
         n = len(called)
-        with pytest.raises(ValueError, match=rf"tick {bad} is not after the last tick sent \(6\)"):
+        with pytest.raises(ValueError, match=rf"StreamServer.send: tick {bad} {why}"):
             server.send(bad, world.tick(), interest=interest)
         assert len(called) == n                  # nothing looked up ...
         assert list(server.encoder("a").held) == held     # ... nor coded
+    _, got = tick(6, last)                       # the same world again: a resend
+    assert [v.seq for v in got if v is not None] == [6] and client.view.seq == 6
+    equal = qc.Snapshot.from_codes(SCHEMA, last.ids, last.codes)     # equal, not the same object
+    assert equal is not last and equal == last
+    _, got = tick(6, equal)
+    assert [v.seq for v in got if v is not None] == [6]
     tick(6 + 32767)                              # the farthest a tick may go
     for t in (65534, 65535, 65536, 65537):       # seq 65534, 65535, 0, 1: the wrap
         tick(t)
