@@ -17,6 +17,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .errors import SchemaError
+from .snapshot import Snapshot
+
 __all__ = ["Interpolator", "Sample"]
 
 # how each field (or Vector component) is interpolated
@@ -141,6 +144,12 @@ class Interpolator:
         return self.newest + (d - 0x10000 if d >= 0x8000 else d)
 
     def push(self, view):
+        if not isinstance(view, Snapshot):
+            raise TypeError(f"Interpolator.push: expected a view (a Snapshot, as StreamClient.receive "
+                            f"returns), got {type(view).__name__}")
+        if view.schema is not self.schema and view.schema != self.schema:
+            raise SchemaError(f"Interpolator.push: a view of schema {view.schema.name!r} in the buffer "
+                              f"of schema {self.schema.name!r} (their fingerprints differ)")
         if view.seq is None:
             raise ValueError("Interpolator.push: the view has no seq (a decoded view has one)")
         t = self.tick(view.seq)
@@ -167,6 +176,9 @@ class Interpolator:
         return True
 
     def sample(self, t):
+        if isinstance(t, (str, bytes, bytearray)):
+            raise TypeError(f"Interpolator.sample: the render time must be a number of ticks, got "
+                            f"{type(t).__name__}")
         t = float(t)
         if not self.views:
             raise ValueError("Interpolator.sample: no view pushed yet")

@@ -143,6 +143,22 @@ def test_arguments():
         Interpolator(SCHEMA, max_extrapolation=-1)
     with pytest.raises(ValueError, match="no view"):
         Interpolator(SCHEMA).sample(0)
+    it = Interpolator(SCHEMA)
+    with pytest.raises(TypeError, match="expected a view .* got dict"):
+        it.push({"position": [0, 0, 0]})
+    other = qc.Schema("Other", [("x", qc.UInt(3))])
+    s = qc.StreamServer(other)
+    s.connect(1)
+    dec = qc.StreamClient(other)
+    v = [dec.receive(d) for d in s.send(0, other.snapshot([1], {"x": [2]}))[1]][-1]
+    with pytest.raises(qc.SchemaError, match="a view of schema 'Other' in the buffer of schema 'Body'"):
+        it.push(v)
+    it.push(view(3, [1], (0, 0, 0)))
+    with pytest.raises(TypeError, match="render time must be a number of ticks, got str"):
+        it.sample("3")
+    assert it.stats == {"pushed": 1, "dropped": 0, "late": 0, "extrapolated": 0, "early": 0}
+    nan = it.sample(math.nan)                             # no tick is at or before NaN: the
+    assert nan.a == 3 and it.stats["early"] == 1          # oldest held, as in every client
 
 
 def _hex(x):
