@@ -252,10 +252,11 @@ class StreamServer:
                         f"(less than 32768 ahead); a server whose ticks stopped that long starts "
                         f"again with a new StreamServer")
                 if not (world is self._last_world or world == self._last_world):
+                    same = "" if int(tick) == int(last) else f" (sequence number {seq}, as tick {last}'s)"
                     raise ValueError(
-                        f"StreamServer.send: tick {tick} again with another world: a tick sent "
-                        f"again is a resend of the same world (clients refuse two snapshots under "
-                        f"one number); a new world is a new tick")
+                        f"StreamServer.send: tick {tick}{same} again with another world: a tick "
+                        f"sent again is a resend of the same world (clients refuse two snapshots "
+                        f"under one number); a new world is a new tick")
             peers = list(self._peers.values())
             # the user's callables on this thread, in connect order, before anything is coded
             jobs = [(peer, _pick(interest, peer.client, world, "interest"),
