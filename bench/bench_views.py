@@ -33,6 +33,9 @@ interest from one GridIndex, for each of ``--threads``, alternated: wall and CPU
 Part 5 (on its own): where the GIL is held, per step of the tick on one thread, and how long
 StreamServer.send's threads wait for it (with bench/gil_probe.c preloaded; CPU time without).
 
+Part 6 (on its own): a client's build twice a tick, as the tick finds it and at once again: what
+its turn among 1,000 clients costs beyond the work (caches and branch history).
+
     python bench/bench_views.py                 # both parts, the issue's sizes (a few minutes)
     python bench/bench_views.py --quick         # small sizes, seconds (the test suite runs this)
     python bench/bench_views.py --part 2        # the comparison only
@@ -40,6 +43,7 @@ StreamServer.send's threads wait for it (with bench/gil_probe.c preloaded; CPU t
     python bench/bench_views.py --part 4 --ticks 60   # StreamServer(threads=1, 2).send: wall and CPU
     LD_PRELOAD=/tmp/gil_probe.so python bench/bench_views.py --part 5 --ticks 30   # where the GIL is
                                                 # held (build the probe first: bench/gil_probe.c)
+    python bench/bench_views.py --part 6 --ticks 150  # a build cold and warm
     python bench/bench_views.py --plot docs/figures/views-staleness.png   # staleness and error vs distance
 """
 
@@ -814,6 +818,64 @@ def part5(args, out):
     return res
 
 
+# -- part 6: a client's build with its state cold and warm ---------------------------------------
+
+def part6(args, out):
+    """Where a build's time goes when 1,000 clients take turns: each client's build is made
+    twice a tick, once as the tick finds it (``ViewBuilder.begin``, ``compute``, ``abandon``:
+    its state, its views and the encoder's scratch last touched a tick ago, 999 other clients
+    ago) and at once again (the same build, its data in the caches and its branches just taken),
+    which is then ended and coded. Medians over the ticks after the first third of the CPU time
+    of ``compute`` a client; the difference is what the 1,000 clients' turns cost, not work."""
+    from quantcodec._views import compute as compute_views
+    schema = big_schema()
+    M = args.clients
+    warm = args.ticks // 3
+    out("")
+    out(f"part 6: a build cold and warm: {M:,} clients, {args.entities:,} entities, budget "
+        f"{args.budget}, {args.ticks} ticks (the last {args.ticks - warm})")
+    sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), seed=args.seed)
+    players = np.flatnonzero(sim.moving)[:M]
+    vs = ViewShare()
+    cache = qc.PacketCache(256)
+    encs = [qc.SnapshotEncoder(schema, 64, cache=cache) for _ in range(M)]
+    bs = [ViewBuilder(schema, e, vs) for e in encs]
+    acks = {}
+    cold, hot = [], []
+    clock = time.thread_time_ns
+    for t in range(args.ticks):
+        sim.step(1.0 / args.hz)
+        for c, sq in acks.pop(t, ()):
+            encs[c].ack(sq)
+        world = sim.snapshot(schema)
+        lists = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2).within(
+            sim.pos[players][:, [0, 2]], args.radius)
+        tc = th = 0
+        for c in range(M):
+            b = bs[c]
+            if t >= warm:
+                b.begin(t, world, lists[c], None, args.budget)
+                c0 = clock()
+                compute_views([b])
+                tc += clock() - c0
+                b.abandon()
+            b.begin(t, world, lists[c], None, args.budget)
+            c0 = clock()
+            compute_views([b])
+            th += clock() - c0
+            v = b.end()
+            if v is not None:
+                encs[c].encode_datagrams(t, v)
+            acks.setdefault(t + 6, []).append((c, t))
+        if t >= warm:
+            cold.append(tc / M / 1e3)
+            hot.append(th / M / 1e3)
+    c, h = float(np.median(cold)), float(np.median(hot))
+    out(f"  compute a client, CPU: {c:.1f} us as the tick finds it, {h:.1f} us at once again "
+        f"({c / max(h, 1e-9):.1f}x)")
+    return {"cold_us": c, "warm_us": h}
+
+
 def plot(path, data, out, args):
     try:
         import matplotlib
@@ -846,9 +908,10 @@ def plot(path, data, out, args):
 def main(argv=None, out=print):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a few seconds")
-    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3, 4, 5), default=0,
-                    help="1 to 5 only (0: 1 and 2); 3: sharing across clients (a crowd); "
-                         "4: StreamServer.send on threads; 5: where the GIL is held")
+    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3, 4, 5, 6), default=0,
+                    help="1 to 6 only (0: 1 and 2); 3: sharing across clients (a crowd); "
+                         "4: StreamServer.send on threads; 5: where the GIL is held; "
+                         "6: a client's build cold and warm")
     ap.add_argument("--repeats", type=int, default=3, help="part 3's and 4's alternated repeats")
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--clients", type=int, default=1000)
@@ -888,6 +951,8 @@ def main(argv=None, out=print):
         res["server"] = part4(args, out)
     if args.part == 5:
         res["gil"] = part5(args, out)
+    if args.part == 6:
+        res["cold"] = part6(args, out)
     if args.plot and plot_data:
         plot(args.plot, plot_data, out, args)
     out(f"(total {time.perf_counter() - t0:.1f} s)")

@@ -517,3 +517,6 @@ def test_bench_views_quick_runs_and_keeps_its_budget():
     for r in res["compare"]:
         for kind in ("equal", "speed", "gaffer"):
             assert r[kind]["B"] <= r["budget"]
+    cold = bv.main(["--quick", "--part", "6", "--ticks", "12"], out=lines.append)["cold"]
+    assert cold["cold_us"] > 0 and cold["warm_us"] > 0
+    assert any(x.startswith("  compute a client, CPU:") for x in lines)
