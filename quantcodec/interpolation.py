@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .errors import SchemaError
-from .snapshot import Snapshot
+# (no import of the package here: the clients' tests load this file on its own, with NumPy
+# alone, as the reference their interpolators are checked against; see _schema_error)
 
 __all__ = ["Interpolator", "Sample"]
 
@@ -102,6 +102,12 @@ class Sample(NamedTuple):
     alpha: float
 
 
+def _schema_error(message):
+    """quantcodec.SchemaError(message), imported when it is raised (see the imports above)."""
+    from quantcodec.errors import SchemaError
+    return SchemaError(message)
+
+
 class Interpolator:
     """A buffer of views keyed by tick, sampled at a render time in ticks.
 
@@ -144,12 +150,13 @@ class Interpolator:
         return self.newest + (d - 0x10000 if d >= 0x8000 else d)
 
     def push(self, view):
-        if not isinstance(view, Snapshot):
+        if not (hasattr(view, "seq") and hasattr(view, "columns") and hasattr(view, "ids")):
             raise TypeError(f"Interpolator.push: expected a view (a Snapshot, as StreamClient.receive "
                             f"returns), got {type(view).__name__}")
-        if view.schema is not self.schema and view.schema != self.schema:
-            raise SchemaError(f"Interpolator.push: a view of schema {view.schema.name!r} in the buffer "
-                              f"of schema {self.schema.name!r} (their fingerprints differ)")
+        vs = getattr(view, "schema", None)
+        if vs is not None and vs is not self.schema and vs != self.schema:
+            raise _schema_error(f"Interpolator.push: a view of schema {vs.name!r} in the buffer of "
+                                f"schema {self.schema.name!r} (their fingerprints differ)")
         if view.seq is None:
             raise ValueError("Interpolator.push: the view has no seq (a decoded view has one)")
         t = self.tick(view.seq)

@@ -191,3 +191,27 @@ def test_the_kit_vectors_are_what_the_reference_gives():
         assert it.stats == op["stats"]
         seen |= {k for k in kinds if op["stats"][k]}
     assert seen == kinds                                  # every case the doc names is reached
+
+
+def test_the_reference_loads_on_its_own():
+    """The clients' tests load quantcodec/interpolation.py by its path, NumPy alone, with
+    duck-typed schemas and views (clients/csharp/tests/interp_reference.py): it imports nothing
+    of the package until it raises a SchemaError."""
+    import importlib.util
+    path = pathlib.Path(qc.__file__).resolve().parent / "interpolation.py"
+    spec = importlib.util.spec_from_file_location("qc_interp_alone", path)
+    alone = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(alone)
+
+    class Obj:
+        pass
+
+    it = alone.Interpolator(SCHEMA, capacity=4)
+    for seq in (1, 2):
+        v = Obj()
+        v.seq, v.ids = seq, np.array([7], dtype=np.uint64)
+        v.columns = view(seq, [7], (seq, 0, 0)).columns
+        assert it.push(v)
+    s = it.sample(1.5)
+    assert (s.a, s.b, s.alpha) == (1, 2, 0.5)
+    assert s.columns["position"][0, 0] == pytest.approx(1.5, abs=1e-2)
