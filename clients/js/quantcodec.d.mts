@@ -294,7 +294,13 @@ export class SnapshotDecoder {
    * bytes, and 256 * max_datagram for reassembly once a hello is adopted. At most maxBytes.
    */
   readonly heldBytes: number;
-  decode(datagram: Uint8Array | ArrayBuffer | ArrayLike<number>): Snapshot | null;
+  /**
+   * One datagram: a Uint8Array or Buffer, an ArrayBuffer, any typed array or DataView (the bytes
+   * it covers), or an array of byte values. Anything else (a string, null, a Blob: a browser's
+   * WebSocket gives Blobs unless its binaryType is 'arraybuffer', a list of datagrams) throws
+   * TypeError and changes nothing.
+   */
+  decode(datagram: Uint8Array | ArrayBuffer | ArrayBufferView | ArrayLike<number>): Snapshot | null;
   /** The held snapshot seq (a possible baseline), or null. */
   get(seq: number): Snapshot | null;
   /** [latest, held baselines newest first]. */
@@ -337,7 +343,8 @@ export class StreamClient {
   /** What the client holds in section 19's cost model (at most maxBytes). */
   readonly heldBytes: number;
   readonly maxBytes: number;
-  receive(datagram: Uint8Array | ArrayBuffer | ArrayLike<number>): Snapshot | null;
+  /** One datagram, in the forms SnapshotDecoder.decode takes (TypeError for any other). */
+  receive(datagram: Uint8Array | ArrayBuffer | ArrayBufferView | ArrayLike<number>): Snapshot | null;
   reply(): Uint8Array | null;
 }
 

@@ -251,6 +251,34 @@ class Reassembly {
  * bytes: every check is then an 8-byte SipHash-2-4 tag, section 17), `maxBytes` (the bound of
  * section 19 on what the decoder holds, in its cost model; DEFAULT_MAX_BYTES when not given).
  */
+/**
+ * One datagram's bytes: a Uint8Array (a Node Buffer is one) as it is; an ArrayBuffer, or any
+ * typed array or DataView, as the bytes it covers; an array of byte values (0..255) copied.
+ * Anything else is a TypeError naming what it is: a string, null, a Blob (what a browser's
+ * WebSocket hands over unless its binaryType is 'arraybuffer'), or an array of datagrams.
+ */
+export function datagramBytes(d, who) {
+  if (d instanceof Uint8Array) return d;
+  if (d instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && d instanceof SharedArrayBuffer)) return new Uint8Array(d);
+  if (ArrayBuffer.isView(d)) return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+  const what = d === null ? 'null' : Array.isArray(d) ? 'an array' : typeof d === 'object' ? (d.constructor && d.constructor.name) || 'an object' : typeof d;
+  if (d !== null && typeof d === 'object' && Number.isInteger(d.length) && d.length >= 0) {
+    const out = new Uint8Array(d.length);
+    for (let i = 0; i < d.length; i++) {
+      const x = d[i];
+      if (!(Number.isInteger(x) && x >= 0 && x <= 255)) {
+        const many = x !== null && typeof x === 'object' && (x instanceof Uint8Array || x instanceof ArrayBuffer || Array.isArray(x));
+        throw new TypeError(`${who}: expected one datagram as bytes, got ${what} whose item ${i} is ${many ? 'a datagram: it takes one datagram at a time' : 'no byte value (0..255)'}`);
+      }
+      out[i] = x;
+    }
+    return out;
+  }
+  const blob = typeof Blob !== 'undefined' && d instanceof Blob;
+  throw new TypeError(`${who}: expected one datagram as bytes (a Uint8Array, an ArrayBuffer, a Buffer or an array of byte values), got ${what}` +
+    (blob ? ": a browser's WebSocket hands over Blobs unless ws.binaryType = 'arraybuffer'" : ''));
+}
+
 export class SnapshotDecoder {
   constructor(schema, { history = 64, key = null, maxBytes = null } = {}) {
     if (!(schema instanceof Schema)) throw new TypeError('SnapshotDecoder: expected a Schema');
@@ -336,7 +364,7 @@ export class SnapshotDecoder {
 
   /** Decode one datagram (Uint8Array). */
   decode(d) {
-    if (!(d instanceof Uint8Array)) d = new Uint8Array(d);
+    if (!(d instanceof Uint8Array)) d = datagramBytes(d, 'SnapshotDecoder.decode');
     const n = d.length, T = this.T;
     const bound = this.stream !== null;
     // (section 14, with T the check's length: 4, or 8 with a key, section 17)

@@ -127,6 +127,42 @@ test('replies: a reply due from several datagrams is one reply; a refusal keeps 
   assert.equal(c.reply(), null);
 });
 
+test('receive: a datagram in any byte form decodes alike; what is not bytes is a TypeError naming it, and changes nothing', () => {
+  const hello = helloFor(BOOL);
+  const fr = framer(qc.parseHello(hello));
+  const packet = fr.whole(fullPacket(1, 1, [1]));
+  const forms = {
+    Uint8Array: (b) => b,
+    ArrayBuffer: (b) => b.slice().buffer,
+    'a view into a larger buffer': (b) => { const big = new Uint8Array(b.length + 7); big.set(b, 3); return new DataView(big.buffer, 3, b.length); },
+    'an array of byte values': (b) => Array.from(b),
+  };
+  for (const [name, form] of Object.entries(forms)) {
+    const c = new qc.StreamClient(BOOL, { nonce: 5 });
+    assert.equal(c.receive(form(hello)), null, `${name}: the hello`);
+    assert.equal(c.receive(form(packet)).seq, 1, `${name}: the packet`);
+  }
+  const c = new qc.StreamClient(BOOL, { nonce: 5 });
+  c.reply();
+  c.receive(hello);
+  c.reply();                                   // (the hello adopted made one due)
+  const bad = [
+    ['a string', 'abc', /got string$/],
+    ['null', null, /got null$/],
+    ['undefined', undefined, /got undefined$/],
+    ['a number', 7, /got number$/],
+    ['the list of datagrams', [hello, packet], /got an array whose item 0 is a datagram: it takes one datagram at a time/],
+    ['an array of non-bytes', [1, 256], /whose item 1 is no byte value \(0\.\.255\)/],
+    ['a plain object', { a: 1 }, /got Object$/],
+  ];
+  if (typeof Blob !== 'undefined') bad.push(['a Blob', new Blob([hello]), /got Blob: a browser's WebSocket hands over Blobs unless ws\.binaryType = 'arraybuffer'/]);
+  for (const [name, d, re] of bad) {
+    assert.throws(() => c.receive(d), (e) => e instanceof TypeError && /^SnapshotDecoder\.decode: expected one datagram as bytes/.test(e.message) && re.test(e.message), name);
+    assert.equal(c.reply(), null, `${name}: no reply due`);
+  }
+  assert.equal(c.receive(packet).seq, 1);      // and the stream goes on
+});
+
 test('replies: rseq wraps mod 2**32; the nonce is random unless given, and checked', () => {
   const c = new qc.StreamClient(BOOL, { nonce: 0xffffffff });
   c.reply();
