@@ -162,7 +162,7 @@ namespace QuantCodec
             }
         }
 
-        public Received Receive(byte[] data) { return Receive(data, 0, data.Length); }
+        public Received Receive(byte[] data) { return Receive(data, 0, data == null ? 0 : data.Length); }
 
         /// <summary>As Receive, but a refusal throws DecodeException (Kind set); null for a datagram that
         /// completes nothing.</summary>
@@ -172,7 +172,7 @@ namespace QuantCodec
             return LastSnapshot;
         }
 
-        public Snapshot Decode(byte[] data) { return Decode(data, 0, data.Length); }
+        public Snapshot Decode(byte[] data) { return Decode(data, 0, data == null ? 0 : data.Length); }
 
         /// <summary>Decode a bare packet (sections 6-7, no check) under this decoder's state: for packets whose
         /// integrity another layer guarantees, and for the unframed golden packets. DecodeException
@@ -224,7 +224,9 @@ namespace QuantCodec
 
         Snapshot Take(byte[] d, int off, int n)
         {
-            if (d == null || off < 0 || n < 0 || off + n > d.Length) throw new ArgumentException("datagram slice out of range");
+            if (d == null) throw new ArgumentNullException("data", "SnapshotDecoder: no datagram (null)");
+            if (off < 0 || n < 0 || n > d.Length - off)
+                throw new ArgumentException("SnapshotDecoder: datagram slice out of range: offset " + off + ", length " + n + " of " + d.Length + " bytes");
             if (hello != null && n >= 1 + T)
             {
                 if (keys == null)

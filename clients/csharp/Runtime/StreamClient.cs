@@ -50,7 +50,7 @@ namespace QuantCodec
         /// hello or a fragment that completes nothing. A refused datagram throws DecodeException (Kind:
         /// no-hello, check, hello, schema, fragment, baseline, malformed, limits) and changes nothing
         /// but, for kinds no-hello and baseline, makes a reply due.</summary>
-        public Snapshot Receive(byte[] datagram) { return Receive(datagram, 0, datagram.Length); }
+        public Snapshot Receive(byte[] datagram) { return Receive(datagram, 0, datagram == null ? 0 : datagram.Length); }
 
         public Snapshot Receive(byte[] datagram, int offset, int length)
         {

@@ -292,6 +292,19 @@ static partial class Tests
             TagKey kR = keyed ? ks.Sub(StreamKey(schema, H, false, MD, SID, 'R')) : null;
             Func<byte[], byte[]> seal = p => SealT(p, seedP, kP);
             string kind = null;
+            // what is no datagram is the caller's error, named: no reply due, nothing changed
+            var d0 = new SnapshotDecoder(schema);
+            Check(Throws<ArgumentNullException>(() => c.Receive(null)) && !c.ReplyDue
+                  && Throws<ArgumentNullException>(() => d0.Decode(null))
+                  && Throws<ArgumentNullException>(() => d0.Receive(null)), tag + "a null datagram: ArgumentNullException");
+            byte[] four = new byte[4];
+            foreach (var bad in new[] { new[] { -1, 1 }, new[] { 0, 5 }, new[] { 3, 2 }, new[] { int.MaxValue, 1 }, new[] { 1, int.MaxValue }, new[] { 0, -1 } })
+            {
+                string msg = null;
+                try { c.Receive(four, bad[0], bad[1]); } catch (ArgumentException e) { msg = e.Message; }
+                Check(msg != null && msg.Contains("offset " + bad[0] + ", length " + bad[1] + " of 4 bytes") && !c.ReplyDue,
+                      tag + "a slice out of range (" + bad[0] + ", " + bad[1] + "): ArgumentException naming it");
+            }
             try { c.Receive(seal(P0)); } catch (DecodeException e) { kind = e.Kind; }
             Check(kind == "no-hello" && c.ReplyDue, tag + "a packet before the hello: DecodeException no-hello, a reply due");
             var q = c.Reply();
