@@ -686,6 +686,18 @@ def part4(args, out):
     return med
 
 
+def _builders(args):
+    """Parts 5 and 6's server by hand: the large world, its players, one encoder a client (one
+    PacketCache) and its ViewBuilder (one ViewShare): ``(schema, sim, players, encs, builders)``."""
+    schema = big_schema()
+    sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), seed=args.seed)
+    players = np.flatnonzero(sim.moving)[:args.clients]
+    vs = ViewShare()
+    cache = qc.PacketCache(256)
+    encs = [qc.SnapshotEncoder(schema, 64, cache=cache) for _ in range(args.clients)]
+    return schema, sim, players, encs, [ViewBuilder(schema, e, vs) for e in encs]
+
+
 # -- part 5: where the GIL is held ----------------------------------------------------------------
 
 def _gil_probe():
@@ -719,15 +731,9 @@ def part5(args, out):
         out("  (no GIL probe: gcc -O2 -shared -fPIC -o /tmp/gil_probe.so bench/gil_probe.c -ldl, then "
             "LD_PRELOAD=/tmp/gil_probe.so python bench/bench_views.py --part 5; CPU time only below)")
         snap = lambda: np.zeros(4)      # noqa: E731
-    schema = big_schema()
     M = args.clients
     warm = min(args.ticks // 3, 90)
-    sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), seed=args.seed)
-    players = np.flatnonzero(sim.moving)[:M]
-    vs = ViewShare()
-    cache = qc.PacketCache(256)
-    encs = [qc.SnapshotEncoder(schema, 64, cache=cache) for _ in range(M)]
-    bs = [ViewBuilder(schema, e, vs) for e in encs]
+    schema, sim, players, encs, bs = _builders(args)
     acks = {}
     # a build in its three steps where the builder has them (ViewBuilder.begin, compute, end:
     # what StreamServer.send runs on threads), else whole
@@ -828,18 +834,12 @@ def part6(args, out):
     which is then ended and coded. Medians over the ticks after the first third of the CPU time
     of ``compute`` a client; the difference is what the 1,000 clients' turns cost, not work."""
     from quantcodec._views import compute as compute_views
-    schema = big_schema()
     M = args.clients
     warm = args.ticks // 3
     out("")
     out(f"part 6: a build cold and warm: {M:,} clients, {args.entities:,} entities, budget "
         f"{args.budget}, {args.ticks} ticks (the last {args.ticks - warm})")
-    sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), seed=args.seed)
-    players = np.flatnonzero(sim.moving)[:M]
-    vs = ViewShare()
-    cache = qc.PacketCache(256)
-    encs = [qc.SnapshotEncoder(schema, 64, cache=cache) for _ in range(M)]
-    bs = [ViewBuilder(schema, e, vs) for e in encs]
+    schema, sim, players, encs, bs = _builders(args)
     acks = {}
     cold, hot = [], []
     clock = time.thread_time_ns
