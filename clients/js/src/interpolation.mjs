@@ -146,6 +146,10 @@ export class Interpolator {
   /** Add a decoded view (a Snapshot, as StreamClient.receive returns); false when dropped. */
   push(view) {
     if (view === null || view === undefined || view.seq === null || view.seq === undefined) throw new TypeError('Interpolator.push: expected a decoded view (a Snapshot with a seq)');
+    const vs = view.schema;
+    if (vs instanceof Schema && vs !== this.schema && vs.fingerprint !== this.schema.fingerprint) {
+      throw new SchemaError(`Interpolator.push: a view of schema '${vs.name}' in the buffer of schema '${this.schema.name}' (their fingerprints differ)`);
+    }
     const t = this.tick(view.seq);
     const V = this.views;
     let i = 0;
@@ -186,7 +190,7 @@ export class Interpolator {
 
   /** Every entity's values at render time t (in ticks, a double). */
   sample(t) {
-    t = +t;
+    if (typeof t !== 'number') throw new TypeError(`Interpolator.sample: the render time must be a number of ticks, got ${t === null ? 'null' : typeof t}`);
     if (!this.views.length) throw new Error('Interpolator.sample: no view pushed yet');
     this.lastT = this.lastT === null || t > this.lastT ? t : this.lastT;     // (Python's max: a NaN t leaves it)
     const V = this.views;

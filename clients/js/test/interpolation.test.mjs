@@ -233,6 +233,21 @@ test('interpolator: options are checked', () => {
   assert.equal(ip.capacity, 4); assert.equal(ip.maxExtrapolation, 0.5);
 });
 
+test('interpolator: a view of another schema, and a render time that is no number, are refused by name (as Python)', () => {
+  const ip = new qc.Interpolator(schema);
+  const other = new qc.Schema('Other', [['x', new qc.UInt(3)]]);
+  assert.throws(() => ip.push(view(other, 1, [1], [[2]])),
+    (e) => e instanceof qc.SchemaError && /a view of schema 'Other' in the buffer of schema 'Body'/.test(e.message));
+  assert.throws(() => ip.push({ x: 1 }), TypeError);
+  const same = new qc.Schema('Body', schema.fields.map((f) => [f.name, f.codec]));   // equal, not the same object
+  assert.equal(ip.push(view(same, 3, [1], [schema.slotsOf(schema.quantize(ent(0)))])), true);
+  for (const t of ['3', null, undefined, 3n, {}]) {
+    assert.throws(() => ip.sample(t), (e) => e instanceof TypeError && /render time must be a number of ticks/.test(e.message), String(t));
+  }
+  assert.equal(ip.sample(3).a, 3);
+  assert.deepEqual(ip.stats, { pushed: 1, dropped: 0, late: 0, extrapolated: 0, early: 0 });
+});
+
 test('interpolator: a NaN render time is early and does not move the render clock (as Python)', () => {
   const ip = new qc.Interpolator(schema);
   ip.push(snap(5, { 1: ent(0) }));
