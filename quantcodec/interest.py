@@ -45,6 +45,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from ._interest import grid_cells, grid_sort, grid_within_csr
+from .snapshot import _integer_ids
 
 __all__ = ["GridIndex", "within"]
 
@@ -67,14 +68,9 @@ class GridIndex:
         n, d = p.shape
         if ids is None:
             ids = np.arange(n, dtype=_U64)
-        ids = np.asarray(ids)
+        ids = _integer_ids(ids, "GridIndex")     # (a snapshot's rule for its ids)
         if ids.shape != (n,):
-            raise ValueError(f"GridIndex: {ids.shape[0] if ids.ndim else 0} ids for {n} positions")
-        if n and ids.dtype.kind not in "ui":
-            raise TypeError(f"GridIndex: ids must be integers, got {ids.dtype}")
-        if n and ids.dtype.kind == "i" and ids.min() < 0:
-            i = int(np.argmax(ids < 0))
-            raise ValueError(f"GridIndex: ids must not be negative (row {i}: {int(ids[i])})")
+            raise ValueError(f"GridIndex: {ids.shape[0]} ids for {n} positions")
         cell = float(cell)
         if not cell > 0 or not np.isfinite(cell):
             raise ValueError(f"GridIndex: cell must be positive, got {cell}")

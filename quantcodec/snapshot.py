@@ -117,15 +117,16 @@ def _check_ids(ids):
     return a if fast else np.array(a, dtype=_U64, order="C")   # a copy: the snapshot owns its ids
 
 
-def _integer_ids(ids):
-    """The slow path of _check_ids: ids as a 1-D array of non-negative integers (not copied)."""
+def _integer_ids(ids, who="snapshot"):
+    """The slow path of _check_ids: ids as a 1-D array of non-negative integers (not copied);
+    the errors name ``who`` (GridIndex takes its ids by the same rule)."""
     if isinstance(ids, np.ndarray):
         a = ids
     else:
         try:
             a = np.asarray(ids)
         except OverflowError:
-            raise ValueError("snapshot: ids must be unsigned integers below 2**64") from None
+            raise ValueError(f"{who}: ids must be unsigned integers below 2**64") from None
         if a.dtype.kind == "f" and a.ndim == 1 and all(
                 isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in ids):
             # Python ints above 2**63 beside small ones: NumPy makes them float64, which would
@@ -137,22 +138,22 @@ def _integer_ids(ids):
             # integers only: int() would truncate 2.5, Decimal("7.9") or Fraction(15, 2) into
             # another entity's id
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-                raise TypeError(f"snapshot: ids must be integers, got {v!r} "
+                raise TypeError(f"{who}: ids must be integers, got {v!r} "
                                 f"({type(v).__name__}) at row {i}")
         try:
             a = np.asarray([int(v) for v in flat], dtype=_U64).reshape(a.shape)
         except (ValueError, OverflowError):
-            raise ValueError("snapshot: ids must be unsigned integers below 2**64") from None
+            raise ValueError(f"{who}: ids must be unsigned integers below 2**64") from None
     if a.dtype.kind not in "ui" or a.dtype == np.bool_:
         if a.size == 0 and a.dtype.kind == "f":
             a = a.astype(_U64)
         else:
-            raise TypeError(f"snapshot: ids must be an integer array, got dtype {a.dtype}")
+            raise TypeError(f"{who}: ids must be an integer array, got dtype {a.dtype}")
     if a.ndim != 1:
-        raise ValueError(f"snapshot: ids must be one-dimensional, got shape {a.shape}")
+        raise ValueError(f"{who}: ids must be one-dimensional, got shape {a.shape}")
     if a.dtype.kind == "i" and a.size and a.min() < 0:
         i = int(np.flatnonzero(a < 0)[0])
-        raise ValueError(f"snapshot: ids must be non-negative, got {int(a[i])} at row {i}")
+        raise ValueError(f"{who}: ids must be non-negative, got {int(a[i])} at row {i}")
     return a
 
 

@@ -228,9 +228,9 @@ def test_build_refuses_what_it_cannot_index():
         interest.GridIndex(np.zeros((4, 4)), cell=1.0)
     neg = ids.astype(np.int64)
     neg[7] = -3
-    with pytest.raises(ValueError, match=r"ids must not be negative \(row 7: -3\)"):
+    with pytest.raises(ValueError, match=r"GridIndex: ids must be non-negative, got -3 at row 7"):
         interest.GridIndex(p, neg, cell=1.0)
-    with pytest.raises(TypeError, match="ids must be integers, got float64"):
+    with pytest.raises(TypeError, match="GridIndex: ids must be an integer array, got dtype float64"):
         interest.GridIndex(p, ids.astype(np.float64), cell=1.0)
 
 

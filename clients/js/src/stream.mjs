@@ -242,16 +242,6 @@ class Reassembly {
 }
 
 /**
- * A snapshot stream's client (sections 10-19). `decode(datagram)` returns the Snapshot a datagram
- * completes, or null (a fragment, a hello); it throws DecodeError (with `.kind`) for a refused
- * datagram, which changes nothing. After each datagram that returned a Snapshot, acknowledge
- * `decoder.latest` to the server (StreamClient makes the ack datagram).
- *
- * Options: `history` (until a hello gives the stream's own), `key` (a shared secret of 1 to 255
- * bytes: every check is then an 8-byte SipHash-2-4 tag, section 17), `maxBytes` (the bound of
- * section 19 on what the decoder holds, in its cost model; DEFAULT_MAX_BYTES when not given).
- */
-/**
  * One datagram's bytes: a Uint8Array (a Node Buffer is one) as it is; an ArrayBuffer, or any
  * typed array or DataView, as the bytes it covers; an array of byte values (0..255) copied.
  * Anything else is a TypeError naming what it is: a string, null, a Blob (what a browser's
@@ -279,6 +269,16 @@ export function datagramBytes(d, who) {
     (blob ? ": a browser's WebSocket hands over Blobs unless ws.binaryType = 'arraybuffer'" : ''));
 }
 
+/**
+ * A snapshot stream's client (sections 10-19). `decode(datagram)` returns the Snapshot a datagram
+ * completes, or null (a fragment, a hello); it throws DecodeError (with `.kind`) for a refused
+ * datagram, which changes nothing. After each datagram that returned a Snapshot, acknowledge
+ * `decoder.latest` to the server (StreamClient makes the ack datagram).
+ *
+ * Options: `history` (until a hello gives the stream's own), `key` (a shared secret of 1 to 255
+ * bytes: every check is then an 8-byte SipHash-2-4 tag, section 17), `maxBytes` (the bound of
+ * section 19 on what the decoder holds, in its cost model; DEFAULT_MAX_BYTES when not given).
+ */
 export class SnapshotDecoder {
   constructor(schema, { history = 64, key = null, maxBytes = null } = {}) {
     if (!(schema instanceof Schema)) throw new TypeError('SnapshotDecoder: expected a Schema');
