@@ -601,6 +601,8 @@ cdef struct job_t:
     char* pk                    # the chosen view's packet (malloc), its bytes and bits
     Py_ssize_t pklen, pkcap, pkb
     int status
+    Py_ssize_t bad              # ST_WEIGHTS: the first refused weight's row (as given) and value
+    double badw
     Py_ssize_t cnt              # the chosen view's entities
     Py_ssize_t nflight, nsent, chosen
     double used
@@ -1067,7 +1069,8 @@ cdef class ViewBuilder:
         W, a, wids, state, bdist, base, pdist, pred = jr[0], jr[1], jr[2], jr[6], jr[7], jr[8], jr[9], jr[10]
         self.trials += j.trials
         if j.status == ST_WEIGHTS:
-            raise ValueError("views: weights must be finite and non-negative")
+            raise ValueError(f"views: weights must be finite and non-negative, got {j.badw!r} "
+                             f"at row {j.bad}")
         if j.status == ST_MEMORY:
             raise MemoryError()
         if j.status == ST_ERROR:
@@ -1234,6 +1237,8 @@ cdef void _compute(job_t* j) noexcept nogil:
             nd = wp[src[i]]
             if not (isfinite(nd) and nd >= 0):
                 j.status = ST_WEIGHTS
+                j.bad = src[i]
+                j.badw = nd
                 return
     # 2. the priorities carried over (merge join on ascending ids), plus this tick's weights
     k = 0

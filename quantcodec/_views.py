@@ -140,8 +140,11 @@ def _weights(weights, n, src):
         w = w[src]
     elif w.shape[0] != n:
         raise ValueError(f"views: {w.shape[0]} weights for {n} entities")
-    if not np.all(np.isfinite(w)) or (w.size and w.min() < 0):
-        raise ValueError("views: weights must be finite and non-negative")
+    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"views: weights must be finite and non-negative, got {float(w[i])!r} "
+                         f"at row {i if src is None else int(src[i])}")
     return w
 
 

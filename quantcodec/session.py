@@ -25,7 +25,7 @@ import numpy as np
 from . import _framing
 from ._history import PacketCache, seq_newer
 from .errors import CodecError, DecodeError, SchemaError
-from .snapshot import Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of
+from .snapshot import Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of, _integer_ids
 
 __all__ = ["StreamServer", "StreamClient"]
 
@@ -227,13 +227,16 @@ class StreamServer:
         None (equal), ``{client: weights}`` or ``callable(client, world) -> weights``, floats
         aligned with that client's interest ids (or the world's rows without interest).
 
-        Each client's interest and priority are looked up (callables called) first, on the
-        calling thread in connect order; an error there is raised before any packet is coded.
-        Then each client's view and packet (on ``threads`` threads): an error there (ids or
-        weights refused) is raised as the first failing client's in connect order, the clients
-        after it in its run not coded; on several threads, clients of other runs may have been
-        coded (their packets, not returned, are as if lost: views stay exact). A hello not
-        returned is sent again with the next tick's datagrams."""
+        Each client's interest and priority are looked up (callables called) and checked first,
+        on the calling thread in connect order: ids that are not non-negative integers in one
+        dimension, weights that are not numbers in one dimension or not one for each id given
+        (each row of the world without interest) raise, naming the client and the row, before
+        any packet is coded. Then each client's view and packet (on ``threads`` threads): an
+        error there (a weight negative or not finite, found while the view is built) is raised
+        as the first failing client's in connect order, the clients after it in its run not
+        coded; on several threads, clients of other runs may have been coded (their packets,
+        not returned, are as if lost: views stay exact). A hello not returned is sent again with
+        the next tick's datagrams."""
         if not isinstance(world, Snapshot):
             raise TypeError(f"StreamServer.send: world must be a Snapshot (schema.snapshot(ids, "
                             f"columns)), got {type(world).__name__}")
@@ -258,9 +261,14 @@ class StreamServer:
                         f"sent again is a resend of the same world (clients refuse two snapshots "
                         f"under one number); a new world is a new tick")
             peers = list(self._peers.values())
-            # the user's callables on this thread, in connect order, before anything is coded
-            jobs = [(peer, _pick(interest, peer.client, world, "interest"),
-                     _pick(priority, peer.client, world, "priority")) for peer in peers]
+            # the user's callables on this thread, in connect order, and what they gave checked
+            # (the weights' values are checked while the views are built), before anything is coded
+            jobs = []
+            for peer in peers:
+                ids = _ids_array(_pick(interest, peer.client, world, "interest"), peer.client)
+                weights = _weights_array(_pick(priority, peer.client, world, "priority"), peer.client,
+                                         world if ids is None else ids)
+                jobs.append((peer, ids, weights))
             if interest is not None or priority is not None or self._budget is not None \
                     or any(peer.budget is not None for peer in peers):
                 self._builders(jobs)
@@ -286,7 +294,10 @@ class StreamServer:
                 errs += [f.result() for f in futures]
                 err = next((e for e in errs if e is not None), None)
             if err is not None:
-                raise err[1]
+                e = _named(err[1], jobs[err[0]][0].client)
+                if e is err[1]:
+                    raise e
+                raise e from None
             for peer in peers:
                 peer.hello_due = False          # (the hello went out with every due client's)
             self._last_tick = tick
@@ -349,8 +360,6 @@ class StreamServer:
         room = None if peer.budget is None else peer.budget - (peer.hello_len if hello else 0)
         if ids is None and weights is None and room is None:
             return peer, hello, world, False
-        ids = _ids_array(ids)
-        weights = _weights_array(weights)
         if room is None and weights is None:
             return peer, hello, views.restrict(world, ids), False
         peer.views.begin(seq, world, ids, weights, room)
@@ -485,27 +494,46 @@ def _pick(arg, client, world, what):
         raise KeyError(f"StreamServer.send: {what} has no entry for client {client!r}") from None
 
 
-def _ids_array(ids):
+def _ids_array(ids, client):
+    """A client's interest ids as a 1-D uint64 array, by a snapshot's rule for ids (errors name
+    the client and the row)."""
     if ids is None:
         return None
     if type(ids) is np.ndarray and ids.dtype == _U64 and ids.ndim == 1:
         return ids                  # (the common case: interest.GridIndex's arrays)
-    a = np.asarray(ids)
-    if a.ndim != 1 or (a.size and a.dtype.kind not in "ui"):
-        raise TypeError(f"StreamServer.send: interest ids must be a 1-D array of integers, got "
-                        f"{a.dtype} of shape {a.shape}")
-    if a.size and a.dtype.kind == "i" and a.min() < 0:
-        raise ValueError("StreamServer.send: interest ids must not be negative")
-    return a.astype(np.uint64, copy=False)
+    return _integer_ids(ids, f"StreamServer.send: client {client!r}: interest").astype(
+        _U64, copy=False)
 
 
-def _weights_array(w):
+def _weights_array(w, client, aligned):
+    """A client's priority weights as a 1-D float64 array, one a row of ``aligned`` (its interest
+    ids as given, or the world); their values are checked while its view is built, without the
+    GIL (_named gives that error the client's name)."""
     if w is None:
         return None
-    a = np.asarray(w, dtype=np.float64)
+    try:
+        a = np.asarray(w, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"StreamServer.send: client {client!r}: priority weights must be numbers "
+                        f"({e})") from None
     if a.ndim != 1:
-        raise TypeError(f"StreamServer.send: priority weights must be 1-D, got shape {a.shape}")
+        raise ValueError(f"StreamServer.send: client {client!r}: priority weights must be "
+                         f"one-dimensional, got shape {a.shape}")
+    n, what = ((aligned.ids.shape[0], "entities in the world") if isinstance(aligned, Snapshot)
+               else (aligned.shape[0], "interest ids"))
+    if a.shape[0] != n:
+        raise ValueError(f"StreamServer.send: client {client!r}: {a.shape[0]} priority weights for "
+                         f"{n} {what} (one weight a row)")
     return a
+
+
+def _named(e, client):
+    """A view builder's refusal of a client's weights ("views: ..."), as the session raises it:
+    the same type, naming the client (a server has many); any other exception as it is."""
+    msg = str(e)
+    if type(e) in (TypeError, ValueError) and msg.startswith("views: "):
+        return type(e)(f"StreamServer.send: client {client!r}: {msg[len('views: '):]}")
+    return e
 
 
 class StreamClient:

@@ -187,18 +187,27 @@ def test_errors_in_the_views_surface_as_serially(threads):
     scene, server, clients, world, good = twelve(threads, seed=2)
     names = list(clients)
     bad = dict(good)
-    bad[4] = np.ones(3)                       # the wrong length: the builder refuses it
+    bad[4] = np.ones(world.ids.shape[0])
+    bad[4][7] = np.inf                        # a weight not finite: the builder refuses it
     bad[11] = -np.ones(world.ids.shape[0])    # negative weights, in the last run
     with pytest.raises(ValueError) as serial:
         server.send(0, world, priority=bad)
-    assert "3 weights for 300 entities" in str(serial.value)
+    assert str(serial.value) == ("StreamServer.send: client 4: weights must be finite and "
+                                 "non-negative, got inf at row 7")
     for c in range(4):                          # before the failing client: coded (as if lost)
         assert server.encoder(c).held == (0,)
     assert server.encoder(4).held == ()
+    # what send checks before building: nothing more is coded
+    held = [server.encoder(c).held for c in names]
     ids = dict.fromkeys(names, world.ids[:10])
-    ids[2] = np.array([-1, 5])                  # refused before any weights are looked at
-    with pytest.raises(ValueError, match="must not be negative"):
+    ids[2] = np.array([-1, 5])
+    with pytest.raises(ValueError, match=r"client 2: interest: ids must be non-negative, got -1 at row 0"):
         server.send(1, world, interest=ids)
+    short = dict(good)
+    short[9] = np.ones(3)
+    with pytest.raises(ValueError, match="client 9: 3 priority weights for 300 entities in the world"):
+        server.send(1, world, priority=short)
+    assert [server.encoder(c).held for c in names] == held
     exact_run(server, clients, scene, range(2, 12), good, 700)   # then a clean run
 
 

@@ -254,6 +254,71 @@ def test_send_checks_its_arguments():
         server.send(1.5, World(3).tick())
 
 
+BAD_INTEREST = [
+    ([10, -2], ValueError, "interest: ids must be non-negative, got -2 at row 1"),
+    ([[10, 11]], ValueError, r"interest: ids must be one-dimensional, got shape \(1, 2\)"),
+    ([10.0, 11.0], TypeError, "interest: ids must be an integer array, got dtype float64"),
+    (["a"], TypeError, "interest: ids must be an integer array"),
+    ([True], TypeError, "interest: ids must be an integer array, got dtype bool"),
+    ([10, 2**64], ValueError, r"interest: ids must be unsigned integers below 2\*\*64"),
+]
+BAD_PRIORITY = [
+    ([1.0], ValueError, r"1 priority weights for 3 entities in the world \(one weight a row\)"),
+    ([1.0, -1.0, 1.0], ValueError, r"weights must be finite and non-negative, got -1.0 at row 1"),
+    ([1.0, 1.0, np.nan], ValueError, "weights must be finite and non-negative, got nan at row 2"),
+    ("abc", TypeError, "priority weights must be numbers"),
+    ([[1.0, 1.0, 1.0]], ValueError, r"priority weights must be one-dimensional, got shape \(1, 3\)"),
+]
+
+
+@pytest.mark.parametrize("budget", [None, 2000])
+@pytest.mark.parametrize("ids, kind, message", BAD_INTEREST)
+def test_refused_interest_names_the_client_and_the_row(budget, ids, kind, message):
+    server = qc.StreamServer(SCHEMA, budget=budget)
+    server.connect("alice")
+    server.connect(("10.0.0.7", 4000))
+    world = World(3).tick()
+    with pytest.raises(kind, match=r"^StreamServer\.send: client \('10\.0\.0\.7', 4000\): " + message):
+        server.send(0, world, interest={"alice": [10], ("10.0.0.7", 4000): ids})
+    assert server.encoder("alice").held == () and server.encoder(("10.0.0.7", 4000)).held == ()
+
+
+@pytest.mark.parametrize("budget", [None, 2000])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("weights, kind, message", BAD_PRIORITY)
+def test_refused_weights_name_the_client_and_the_row(budget, threads, weights, kind, message):
+    server = qc.StreamServer(SCHEMA, budget=budget, threads=threads)
+    for c in range(3):
+        server.connect(c)
+    world = World(3).tick()
+    priority = {0: None, 1: weights, 2: None}
+    with pytest.raises(kind, match=r"^StreamServer\.send: client 1: " + message):
+        server.send(0, world, priority=priority)
+    # a count or a type is refused before anything is coded; a value while the views are built
+    # (client 0 before it coded, as if its packet were lost)
+    held = [server.encoder(c).held for c in range(3)]
+    assert held == ([(0,), (), ()] if "finite" in message else [(), (), ()])
+    # the weights given for the interest's ids, in the order given: the row is theirs
+    with pytest.raises(ValueError, match=r"client 1: weights must be finite and non-negative, "
+                                         r"got -0.5 at row 1"):
+        server.send(0, world, interest={0: None, 1: [12, 11, 10], 2: None},
+                    priority={0: None, 1: [1.0, -0.5, 2.0], 2: None})
+    with pytest.raises(ValueError, match=r"client 1: 2 priority weights for 3 interest ids"):
+        server.send(0, world, interest={0: None, 1: [12, 11, 99], 2: None},
+                    priority={0: None, 1: [1.0, 2.0], 2: None})
+
+
+def test_interest_ids_above_2_63_in_a_python_list_are_taken_exactly():
+    big = 2**63 + 5
+    schema = qc.Schema("B", [("x", qc.UInt(8))])
+    world = schema.snapshot(np.array([1, big], dtype=np.uint64), {"x": [3, 4]})
+    server = qc.StreamServer(schema)
+    server.connect("a")
+    client = qc.StreamClient(schema)
+    views = [client.receive(d) for d in server.send(0, world, interest={"a": [big, 1]})["a"]]
+    assert views[-1] == world
+
+
 def test_ticks_move_forward():
     """A tick older than the last sent (earlier, or half the sequence space ahead), or the same
     tick with another world, is refused before anything is looked up or coded; the same tick
