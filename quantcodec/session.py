@@ -594,6 +594,8 @@ class StreamClient:
 
     def receive(self, datagram):
         """Take one datagram from the server: the view it completes, or None."""
+        if not isinstance(datagram, (bytes, bytearray)):
+            datagram = _bytes_of(datagram, "StreamClient.receive")    # (TypeError names this call)
         dec = self._decoder
         with self._lock:
             before = dec.stream_id

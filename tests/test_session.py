@@ -486,6 +486,32 @@ def test_replies_refused_change_nothing():
         server.receive("nobody", replies[-1])
 
 
+@pytest.mark.parametrize("datagram", [None, "a datagram", 7, [b"\x00" * 8]])
+def test_client_receive_of_no_datagram_names_the_call(datagram):
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    client, twin = qc.StreamClient(SCHEMA, nonce=5), qc.StreamClient(SCHEMA, nonce=5)
+    out = server.send(0, World(5).tick())["c"]
+    with pytest.raises(TypeError, match=r"^StreamClient\.receive: expected one datagram .* got "
+                                        + type(datagram).__name__):
+        client.receive(datagram)
+    assert client.view is None and client.reply() == twin.reply()    # (its hello request)
+    views = [client.receive(d) for d in out]            # any buffer of the bytes is taken
+    assert views[-1] is not None and client.reply() is not None
+
+
+def test_client_receive_takes_every_buffer_alike():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    out = server.send(0, World(5).tick())["c"]
+    got = []
+    for wrap in (bytes, bytearray, memoryview, lambda d: np.frombuffer(d, np.uint8)):
+        client = qc.StreamClient(SCHEMA, nonce=1)
+        got.append([client.receive(wrap(d)) for d in out][-1])
+        assert client.reply() is not None
+    assert got[0] is not None and all(v == got[0] for v in got)
+
+
 def _ack_from(client, server):
     body = bytes([0x41, 0]) + struct.pack("<IIHI", client.nonce, 99, 0, 0)
     return _framing.seal(body, server.encoder("c")._check_r)
