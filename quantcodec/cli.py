@@ -395,7 +395,11 @@ def _cmd_conformance(args):
     from .conformance import make
     if os.path.exists(args.directory) and not os.path.isdir(args.directory):
         raise UserError(f"cannot write the kit to {args.directory}: not a directory")
-    manifest = make(args.directory)
+    try:
+        manifest = make(args.directory)
+    except OSError as e:        # (a parent that cannot be made or written, a full disk)
+        raise UserError(f"cannot write the kit to {args.directory}: "
+                        f"{e.strerror or e} ({e.filename or args.directory})") from None
     print(f"wrote the conformance kit to {args.directory}: {len(manifest['schemas'])} schemas, "
           f"{len(manifest['values'])} value files, {len(manifest['records'])} record files, "
           f"{len(manifest['streams'])} streams")

@@ -209,6 +209,14 @@ def test_describe_directory(cli, tmp_path):
     assert_user_error(cli("describe", tmp_path), "directory")
 
 
+def test_conformance_make_where_it_cannot_write(cli, tmp_path):
+    (tmp_path / "a-file").write_text("x")
+    assert_user_error(cli("conformance", "make", tmp_path / "a-file"), "not a directory")
+    # a parent that is a file: mkdir fails inside; one line, no traceback
+    assert_user_error(cli("conformance", "make", tmp_path / "a-file" / "kit"),
+                      "cannot write the kit to", "a-file")
+
+
 def test_describe_malformed_json(cli, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "X", "fields": [')
