@@ -25,7 +25,8 @@ import numpy as np
 from . import _framing
 from ._history import PacketCache, seq_newer
 from .errors import CodecError, DecodeError, SchemaError
-from .snapshot import Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of, _integer_ids
+from .snapshot import (Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of, _history,
+                       _integer_ids, _plan_of)
 
 __all__ = ["StreamServer", "StreamClient"]
 
@@ -107,10 +108,14 @@ class StreamServer:
 
     def __init__(self, schema, *, history=64, max_datagram=1200, budget=None, key=None, predict=True,
                  threads=1):
+        # (checked here as well as by each encoder, so that the errors name the class called)
+        _plan_of(schema, "StreamServer")
         self._schema = schema
-        self._history = history
-        self._max_datagram = max_datagram
-        self._predict = predict
+        self._history = _history(history, "StreamServer")
+        self._max_datagram = _framing.check_max_datagram(max_datagram, "StreamServer")
+        if not isinstance(predict, (bool, np.bool_)):
+            raise TypeError(f"StreamServer: predict must be True or False, got {predict!r}")
+        self._predict = bool(predict)
         self._key = None if key is None else bytes(key) if isinstance(key, (bytearray, memoryview)) else key
         self._mk = _framing.shared_key(key, "StreamServer")
         self._request_check = _framing.request_check(self._mk)
@@ -547,6 +552,10 @@ class StreamClient:
     kit; by default a random one, which is what tells the server that a client restarted)."""
 
     def __init__(self, schema, *, key=None, max_bytes=None, nonce=None):
+        # (checked here as well as by the decoder, so that the errors name the class called)
+        _plan_of(schema, "StreamClient")
+        _framing.shared_key(key, "StreamClient")
+        _framing.limit_bytes(max_bytes, "StreamClient")
         self._decoder = SnapshotDecoder(schema, key=key, max_bytes=max_bytes)
         self._schema = schema
         self._request_check = _framing.request_check(self._decoder._mk)

@@ -2,6 +2,7 @@
 over lossy links both ways, hellos lost, restarts, replies refused, keys and limits."""
 
 import os
+import re
 import struct
 
 import numpy as np
@@ -252,6 +253,25 @@ def test_send_checks_its_arguments():
         server.send(0, other.snapshot([1], {"x": [1]}))
     with pytest.raises(TypeError, match="tick"):
         server.send(1.5, World(3).tick())
+
+
+@pytest.mark.parametrize("cls, kwargs, kind, message", [
+    (qc.StreamServer, {"history": 0}, ValueError, "history must be in 1..32767, got 0"),
+    (qc.StreamServer, {"history": 1.5}, TypeError, "history must be an integer, got float"),
+    (qc.StreamServer, {"max_datagram": 10}, ValueError, "max_datagram must be in 64..65507 bytes"),
+    (qc.StreamServer, {"predict": "yes"}, TypeError, "predict must be True or False, got 'yes'"),
+    (qc.StreamServer, {"key": b""}, ValueError, "key must be 1 to 255 bytes, got 0"),
+    (qc.StreamClient, {"key": b""}, ValueError, "key must be 1 to 255 bytes, got 0"),
+    (qc.StreamClient, {"key": "secret"}, TypeError, "key must be bytes"),
+    (qc.StreamClient, {"max_bytes": 0}, ValueError, "max_bytes must be positive, got 0"),
+    (qc.StreamClient, {"max_bytes": "x"}, TypeError, "max_bytes must be an integer, got str"),
+])
+def test_session_arguments_are_refused_by_the_class_called(cls, kwargs, kind, message):
+    # (not by the SnapshotEncoder / SnapshotDecoder beneath, which the user never named)
+    with pytest.raises(kind, match=f"^{cls.__name__}: " + re.escape(message)):
+        cls(SCHEMA, **kwargs)
+    with pytest.raises(TypeError, match=f"^{cls.__name__}: expected a quantcodec Schema, got dict"):
+        cls({"position": "Vector"})
 
 
 BAD_INTEREST = [
