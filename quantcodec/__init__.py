@@ -18,7 +18,7 @@ try:
     from ._bitstream import BitReader, BitWriter, pack, unpack
     from .schema import Schema, check_lockstep
     from .snapshot import PacketCache, Snapshot, SnapshotDecoder, SnapshotEncoder
-    from .session import StreamClient, StreamServer
+    from .session import LinkStats, StreamClient, StreamServer
 except ImportError as e:  # pragma: no cover - only in an unbuilt source tree
     raise ImportError(
         "quantcodec's compiled core is not built: install it with `pip install .` "
@@ -39,5 +39,5 @@ __all__ = [
     # snapshots
     "Snapshot", "SnapshotEncoder", "SnapshotDecoder", "PacketCache",
     # sessions
-    "StreamServer", "StreamClient",
+    "StreamServer", "StreamClient", "LinkStats",
 ]

@@ -19,6 +19,7 @@ import struct
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -43,6 +44,42 @@ def _rseq_newer(a, b):
     return 1 <= ((a - b) & _U32) < 0x80000000
 
 
+_popcount = getattr(int, "bit_count", lambda x: bin(x).count("1"))    # (int.bit_count: 3.10+)
+_SENT_BITS = 96     # the ticks sent that StreamServer remembers (a bit each), for LinkStats.delivered
+_SENDS_KEPT = 128   # the sends whose tick it remembers, for where a client's stream began
+
+
+@dataclass(frozen=True)
+class LinkStats:
+    """What one client's replies tell the server about its link (``StreamServer.link``). The
+    session has no clock: everything is counted in ticks (sends), so multiply by your tick's
+    duration for seconds.
+
+    - ``ack_age``: ticks from the newest tick the client has acknowledged on its current stream
+      to the last tick sent (0: it holds the last one); None before its first ack, or when that
+      ack is too old to tell (more than 32,767 ticks).
+    - ``rtt``: the last round trip, in ticks: an ack of tick ``s`` taken after ``send(t)`` and
+      before the next send counts ``t + 1 - s`` (it serves the next tick), sampled once per tick
+      acknowledged, when the client first acknowledges it; None before the first.
+    - ``srtt``, ``rttvar``: the round trip smoothed and its mean deviation, as TCP keeps them
+      (RFC 6298: gains 1/8 and 1/4); ``srtt + 4 * rttvar`` bounds most round trips.
+    - ``delivered``: of the ticks sent to the client on its current stream among the 32 before
+      its newest acknowledged one (``history - 1`` when that is fewer), the fraction it holds,
+      from its last ack: a measure of the packets that arrive whole (a packet of fragments
+      arrives when all of them do); None until such a tick exists.
+    - ``quiet``: sends since the last reply taken from the client (an ack or a hello request:
+      one the server refused does not count); since it connected if none. A timeout of yours:
+      ``if server.link(c).quiet > 10 * tick_rate: server.disconnect(c)``.
+    """
+
+    ack_age: int | None
+    rtt: int | None
+    srtt: float | None
+    rttvar: float | None
+    delivered: float | None
+    quiet: int
+
+
 def _check_budget(budget, hello_len, owner):
     if budget is None:
         return None
@@ -59,9 +96,10 @@ class _Peer:
     """What the server keeps of one connected client."""
 
     __slots__ = ("client", "encoder", "budget", "nonce", "rseq", "req", "acked", "hello_due",
-                 "views", "hello_len")
+                 "views", "hello_len", "stream_sends", "ack_seq", "ack_sends", "rtt", "srtt",
+                 "rttvar", "delivered", "reply_sends")
 
-    def __init__(self, client, encoder, budget):
+    def __init__(self, client, encoder, budget, sends):
         self.client = client
         self.encoder = encoder
         self.budget = budget
@@ -72,14 +110,23 @@ class _Peer:
         self.hello_due = False     # a hello request asked for the hello
         self.views = None          # the client's view builder (interest or budget)
         self.hello_len = len(encoder.hello())
+        # LinkStats, counted in the server's sends
+        self.stream_sends = sends  # the sends before its stream's first packet
+        self.ack_seq = None        # the newest seq it acknowledged on this stream
+        self.ack_sends = 0         # the sends when that ack was taken
+        self.rtt = self.srtt = self.rttvar = self.delivered = None
+        self.reply_sends = sends   # the sends when its last reply was taken (or it connected)
 
-    def restart(self):
+    def restart(self, sends):
         """The client restarted: a new stream (id, hello), the next packet in full."""
         self.encoder.reset()
         self.nonce = None
         self.rseq = 0
         self.acked = False
         self.views = None
+        self.stream_sends = sends
+        self.ack_seq = None
+        self.delivered = None
 
 
 class StreamServer:
@@ -133,6 +180,10 @@ class StreamServer:
         self._pool_pid = 0         # the process the pool was made in (a forked child's has no threads)
         self._last_tick = None     # the tick of the last send that returned (its seq: tick mod 65536)
         self._last_world = None    # and its world
+        self._sends = 0            # sends that returned (resends too): LinkStats' clock
+        self._sent_mask = 0        # bit j: the tick j ticks before the last one was sent
+        self._send_ticks = {}      # send number -> its tick's seq, for the last _SENDS_KEPT sends
+        self._window = min(32, self._history - 1)    # the ticks an ack's bits tell of
 
     def _encoder(self):
         return SnapshotEncoder(self._schema, self._history, predict=self._predict, cache=self._cache,
@@ -147,7 +198,7 @@ class StreamServer:
         b = self._budget if budget is None else _check_budget(budget, self._hello_len,
                                                               "StreamServer.connect")
         with self._lock:
-            self._peers[client] = _Peer(client, self._encoder(), b)
+            self._peers[client] = _Peer(client, self._encoder(), b, self._sends)
 
     def disconnect(self, client):
         """Forget ``client`` (KeyError if it is not connected)."""
@@ -206,6 +257,18 @@ class StreamServer:
     def has_stream(self, client):
         """Whether ``client`` has acked a packet of its current stream (its hello stops)."""
         return self._peer(client, "has_stream").acked
+
+    def link(self, client):
+        """What ``client``'s replies tell of its link: a :class:`LinkStats` (ticks, not seconds)."""
+        with self._lock:
+            peer = self._peer(client, "link")
+            age = None
+            if peer.ack_seq is not None:
+                age = (int(self._last_tick) - peer.ack_seq) & 0xFFFF
+                if age < self._sends - peer.ack_sends:
+                    age = None              # (the seq distance wrapped: too old to tell)
+            return LinkStats(age, peer.rtt, peer.srtt, peer.rttvar, peer.delivered,
+                             self._sends - peer.reply_sends)
 
     def _peer(self, client, what):
         try:
@@ -305,6 +368,13 @@ class StreamServer:
                 raise e from None
             for peer in peers:
                 peer.hello_due = False          # (the hello went out with every due client's)
+            if last is None or seq != int(last) & 0xFFFF:           # (a new tick, not a resend)
+                ahead = 1 if last is None else (seq - int(last)) & 0xFFFF
+                self._sent_mask = ((self._sent_mask << min(ahead, _SENT_BITS)) | 1) \
+                    & ((1 << _SENT_BITS) - 1)
+            self._sends += 1
+            self._send_ticks[self._sends] = seq
+            self._send_ticks.pop(self._sends - _SENDS_KEPT, None)
             self._last_tick = tick
             self._last_world = world
             return {peer.client: datagrams for peer, datagrams in zip(peers, out)}
@@ -436,13 +506,15 @@ class StreamServer:
         if peer.nonce == nonce and not _rseq_newer(rseq, peer.rseq):
             raise DecodeError(f"{who}: reply {rseq} is not newer than reply {peer.rseq} (replayed, "
                               f"duplicated or overtaken)", kind="stale")
+        peer.reply_sends = self._sends
         if peer.nonce is not None and peer.nonce != nonce:
             # a new incarnation: the client restarted and holds nothing this stream can use
-            peer.restart()
+            peer.restart(self._sends)
             return None
         peer.nonce = nonce
         peer.rseq = rseq
         if flags & 1:
+            self._link_ack(peer, latest, acks)
             got = enc.ack(latest)
             while acks:
                 low = acks & -acks
@@ -452,6 +524,37 @@ class StreamServer:
             if got:
                 peer.acked = True
         return None
+
+    def _link_ack(self, peer, latest, acks):
+        """LinkStats from an ack taken: a round trip when ``latest`` is newly acknowledged, and
+        the share of the ticks sent before it that the client holds."""
+        last = int(self._last_tick) & 0xFFFF
+        age = (last - latest) & 0xFFFF            # (acks of packets never sent are refused)
+        ack_seq = peer.ack_seq
+        if ack_seq is None or 1 <= ((latest - ack_seq) & 0xFFFF) < 0x8000:     # newly acked
+            peer.ack_seq = latest
+            peer.ack_sends = self._sends
+            peer.rtt = r = age + 1
+            if peer.srtt is None:
+                peer.srtt, peer.rttvar = float(r), r / 2.0
+            else:
+                peer.rttvar = 0.75 * peer.rttvar + 0.25 * abs(peer.srtt - r)
+                peer.srtt = 0.875 * peer.srtt + 0.125 * r
+        # the ticks latest - 1 - i (i < w) sent: bit age + 1 + i of the mask of the ticks sent
+        if age + 1 >= _SENT_BITS:
+            return
+        w = self._window
+        sent = (self._sent_mask >> (age + 1)) & ((1 << w) - 1)
+        if self._sends - peer.stream_sends - 2 - age < w:
+            # a young stream: only the ticks from its first packet on (it began at least
+            # sends - 1 ticks before the last; else further back than the mask reaches)
+            first = self._send_ticks.get(peer.stream_sends + 1)
+            if first is not None:
+                back = ((last - first) & 0xFFFF) - age - 1      # how far before latest it began
+                if back < w:
+                    sent &= (1 << max(0, back + 1)) - 1
+        if sent:
+            peer.delivered = _popcount(acks & sent) / _popcount(sent)
 
     def _hello_request(self, peer, data):
         _, flags, nonce, rseq, fp = _REQUEST.unpack_from(data)
@@ -466,6 +569,7 @@ class StreamServer:
                               f"(replayed, duplicated or overtaken)", kind="stale")
         peer.req = (nonce, rseq)
         peer.hello_due = True
+        peer.reply_sends = self._sends
         return None
 
     def __repr__(self):

@@ -426,6 +426,146 @@ def test_a_send_that_raised_can_be_sent_again():
     assert views == [snap] and views[0].seq == 1
 
 
+# -- link statistics ---------------------------------------------------------------------------
+
+
+class DropTicks(Link):
+    """A link that loses every datagram of the ticks ``drop(tick)`` says, and nothing else."""
+
+    def __init__(self, rng, drop, delay=(1, 1)):
+        super().__init__(rng, delay=delay)
+        self.drop = drop
+
+    def send(self, tick, datagrams):
+        if not self.drop(tick):
+            super().send(tick, datagrams)
+
+
+def test_link_before_anything_and_unknown_clients():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    assert server.link("c") == qc.LinkStats(None, None, None, None, None, 0)
+    world = World(20)
+    for t in range(3):
+        server.send(t, world.tick())
+    assert server.link("c") == qc.LinkStats(None, None, None, None, None, 3)
+    with pytest.raises(KeyError, match=r"StreamServer\.link: 'nobody' is not connected"):
+        server.link("nobody")
+
+
+@pytest.mark.parametrize("down, up", [(1, 1), (2, 3), (0, 0)])
+def test_link_round_trip_age_and_delivery_on_a_steady_link(down, up):
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    clients = {"c": qc.StreamClient(SCHEMA)}
+    rng = np.random.default_rng(1)
+    run(server, clients, World(30), 40, down={"c": Link(rng, delay=(down, down))},
+        up={"c": Link(rng, delay=(up, up))})
+    s = server.link("c")
+    # a packet of tick s arrives at s + down, its ack at s + down + up, taken after that send
+    assert s.rtt == down + up + 1 and s.srtt == pytest.approx(down + up + 1, abs=1e-6)
+    assert s.rttvar == pytest.approx(0.0, abs=1e-3)
+    assert s.ack_age == down + up and s.delivered == 1.0 and s.quiet == 0
+
+
+def test_link_delivery_counts_the_ticks_lost():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    clients = {"c": qc.StreamClient(SCHEMA)}
+    rng = np.random.default_rng(2)
+    lossy = DropTicks(rng, lambda t: t % 4 == 1 and t > 5)     # a quarter of the ticks, whole
+    run(server, clients, World(30), 60, down={"c": lossy}, up={"c": Link(rng)})
+    s = server.link("c")
+    assert s.delivered == 24 / 32 and s.rtt == 3
+    # a packet of fragments arrives only whole: lose one fragment of every other tick
+    server = qc.StreamServer(SCHEMA, max_datagram=200)
+    server.connect("c")
+    clients = {"c": qc.StreamClient(SCHEMA)}
+
+    class FirstFragment(Link):
+        def send(self, tick, datagrams):
+            assert len(datagrams) > 1                            # (every tick's packet in fragments)
+            super().send(tick, datagrams[1:] if tick % 2 and tick > 5 else datagrams)
+
+    class Churn(World):                                      # every entity moves every tick
+        def tick(self):
+            self.pos = self.rng.uniform(-99, 99, self.pos.shape)
+            return super().tick()
+    run(server, clients, Churn(60), 60, down={"c": FirstFragment(rng)}, up={"c": Link(rng)})
+    assert server.link("c").delivered == 16 / 32
+
+
+def test_link_quiet_counts_sends_since_the_last_reply_taken():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    world = World(20)
+    replies = []
+    for t in range(5):
+        for d in server.send(t, world.tick())["c"]:
+            client.receive(d)
+            r = client.reply()
+            if r is not None:
+                replies.append(r)
+        for r in replies:
+            server.receive("c", r)
+        replies.clear()
+    assert server.link("c").quiet == 0 and server.link("c").ack_age == 0
+    for t in range(5, 12):                                   # the client falls silent
+        for d in server.send(t, world.tick())["c"]:
+            client.receive(d)
+            r = client.reply()
+            if r is not None:
+                replies.append(r)
+    s = server.link("c")
+    assert s.quiet == 7 and s.ack_age == 7 and s.rtt == 1
+    with pytest.raises(qc.DecodeError):
+        server.receive("c", b"junk" * 5)                     # refused: not a reply taken
+    assert server.link("c").quiet == 7
+    server.receive("c", replies[-1])                         # the newest arrives at last
+    s = server.link("c")
+    assert s.quiet == 0 and s.ack_age == 0 and s.rtt == 1    # (the newest tick, acked at once)
+    # a hello request is a reply too
+    server.send(12, world.tick())
+    fresh = qc.StreamClient(SCHEMA)
+    server.receive("c", fresh.reply())
+    assert server.link("c").quiet == 0
+
+
+def test_link_after_a_client_restart_and_with_ticks_skipped():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    clients = {"c": qc.StreamClient(SCHEMA)}
+    world = World(30)
+    rng = np.random.default_rng(3)
+    links = {"down": {"c": Link(rng)}, "up": {"c": Link(rng)}}      # (kept from call to call)
+    run(server, clients, world, 30, **links)
+    before = server.link("c")
+    assert before.delivered == 1.0 and before.rtt == 3
+    # a new incarnation: once its ack is taken the stream starts over, what the acks told with
+    # it; the round trip is the link's, kept
+    clients["c"] = qc.StreamClient(SCHEMA)
+    stream, t = server.encoder("c").stream_id, 30
+    while server.encoder("c").stream_id == stream and t < 40:
+        run(server, clients, world, 1, start=t, **links)
+        t += 1
+    s = server.link("c")
+    assert s.ack_age is None and s.delivered is None and s.srtt == before.srtt and t < 40
+    run(server, clients, world, 40, start=t, **links)
+    s = server.link("c")
+    assert s.delivered == 1.0 and s.ack_age == 2
+    # ticks skipped are not counted as lost
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    for t in range(0, 200, 3):
+        for d in server.send(t, world.tick())["c"]:
+            client.receive(d)
+        server.receive("c", client.reply())
+    s = server.link("c")
+    assert s.delivered == 1.0 and s.rtt == 1 and s.ack_age == 0
+
+
 # -- replies -----------------------------------------------------------------------------------
 
 def _session(**kw):
@@ -470,13 +610,16 @@ def test_ack_layout_is_the_documented_one():
 def test_replies_refused_change_nothing():
     server, client, world, replies = _session()
     enc = server.encoder("c")
-    before = (enc._state.state(), server._peers["c"].rseq, server._peers["c"].nonce)
+    server.send(6, world.tick())                          # (a send since the last reply)
+    before = (enc._state.state(), server._peers["c"].rseq, server._peers["c"].nonce, server.link("c"))
+    assert before[3].quiet == 1
 
     def refused(d, kind):
         with pytest.raises(qc.DecodeError) as e:
             server.receive("c", d)
         assert e.value.kind == kind, (e.value.kind, str(e.value))
-        assert (enc._state.state(), server._peers["c"].rseq, server._peers["c"].nonce) == before
+        assert (enc._state.state(), server._peers["c"].rseq, server._peers["c"].nonce,
+                server.link("c")) == before
 
     refused(replies[-1], "stale")                         # replayed
     refused(replies[0], "stale")                          # an old one overtaken
