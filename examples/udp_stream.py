@@ -260,6 +260,9 @@ async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, see
                 print(f"tick {k:5d}: clients at {[c.session.latest for _, c in ends]}, "
                       f"{sum(c.mismatches for _, c in ends)} mismatches", file=sys.stderr)
         await asyncio.sleep(max_delay + 0.02)     # stragglers
+        # what each client's acks told the server of its link (round trip in ticks, delivery)
+        links = [server.session.link(a) if a in server.session.clients else None
+                 for a in (t.get_extra_info("sockname") for t, _ in ends)]
     finally:
         for t, _ in ends:
             t.close()
@@ -279,8 +282,8 @@ async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, see
         "dropped": down.dropped, "duplicated": down.duplicated, "delayed": down.delayed,
         "datagrams": server.datagrams, "fragments": server.fragments, "hellos": server.hellos,
         "pending": sum(c.pending for c in cs), "refused": refused,
-        "per_client": [{"decoded": c.decoded, "latest": c.session.latest, "mismatches": c.mismatches}
-                       for c in cs],
+        "per_client": [{"decoded": c.decoded, "latest": c.session.latest, "mismatches": c.mismatches,
+                        "link": link} for c, link in zip(cs, links)],
         "kbit_per_s": bytes_sent * 8 * hz / scene.n_ticks / 1000.0,
     }
 
@@ -318,6 +321,12 @@ def main(argv=None):
     refused = ", ".join(f"{n} {k}" for k, n in sorted(res["refused"].items())) or "none"
     print(f"clients: {res['received']} received, {res['decoded']} decoded, {res['stale']} too late, "
           f"refused: {refused}; {res['replies_sent']} replies sent, {res['acks']} taken by the server")
+    links = [c["link"] for c in res["per_client"]]
+    if any(s is not None and s.srtt is not None for s in links):
+        print("the server's view of each link (its acks): round trip "
+              + ", ".join("-" if s is None or s.srtt is None else f"{s.srtt:.1f}" for s in links)
+              + " ticks; packets delivered "
+              + ", ".join("-" if s is None or s.delivered is None else f"{s.delivered:.0%}" for s in links))
     if res["decoded"] == 0:
         verdict = "nothing decoded to compare"
     elif res["mismatches"] == 0:

@@ -2,6 +2,7 @@
 must match the server's quantized state at every decoded tick."""
 
 import asyncio
+import re
 import importlib.util
 import pathlib
 
@@ -34,6 +35,9 @@ def test_clean_link_every_tick_matches(udp):
     assert res["latest"] == res["last_seq"]
     assert res["stale"] == 0 and res["refused"] == {}
     assert res["fragments"] == 0
+    # what the acks told the server: every packet arrived, each acked a tick or more later
+    link = res["per_client"][0]["link"]
+    assert link.delivered == 1.0 and link.rtt >= 1 and link.quiet <= 2
 
 
 def test_fragmented_lossy_link_is_exact_at_every_tick(udp):
@@ -66,12 +70,16 @@ def test_several_clients_over_a_lossy_link_are_each_exact(udp):
     # replies are made by the session and taken by the server (late duplicates refused as stale)
     assert res["acks"] > 0.4 * res["ticks"] * 4
     assert set(res["server_refused"]) <= {"stale", "check"}
+    # a fifth of the datagrams lost on the way down: the acks say so
+    assert all(0.5 < c["link"].delivered < 1.0 for c in res["per_client"])
 
 
 def test_main_prints_summary(udp, capsys):
     assert udp.main(["--ticks", "30", "--bodies", "20", "--hz", "120"]) == 0
     out = capsys.readouterr().out
     assert "127.0.0.1" in out and "always" in out
+    assert re.search(r"the server's view of each link \(its acks\): round trip [0-9.]+, [0-9.]+, "
+                     r"[0-9.]+ ticks; packets delivered \d+%, \d+%, \d+%", out)
 
 
 @pytest.mark.parametrize("args, message", [
