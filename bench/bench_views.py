@@ -625,14 +625,16 @@ def part4(args, out):
     out(f"part 4: StreamServer.send on threads: {M:,} clients seeing {args.radius:g} m of "
         f"{args.entities:,} entities, budget {args.budget}, acks 3 ticks late, {args.ticks} ticks, "
         f"threads {args.threads}, {args.repeats} alternated runs each")
-    res = {th: [] for th in args.threads}
+    runs = [(th, h) for h in args.hysteresis for th in args.threads]
+    res = {r: [] for r in runs}
     warm = min(args.ticks // 3, 90)
     for rep in range(args.repeats):
-        for th in args.threads:
+        for th, hyst in runs:
             sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), moving=0.3,
                            seed=args.seed)
             players = np.flatnonzero(sim.moving)[:M]
-            server = qc.StreamServer(schema, budget=args.budget, threads=th, history=args.history)
+            server = qc.StreamServer(schema, budget=args.budget, threads=th, history=args.history,
+                                     hysteresis=hyst)
             for c in range(M):
                 server.connect(c)
             replies = {}
@@ -666,22 +668,23 @@ def part4(args, out):
                     if r is not None:
                         replies.setdefault(t + 3, []).append((c, r))
             a = 1000.0 * np.median(np.asarray(ticks), axis=0)
-            res[th].append(a)
+            res[th, hyst].append(a)
             # what the server holds: the views in its clients' encoders' windows (their ids and
             # code rows; internals read for the bench: StreamServer keeps them per client)
             held = [v for peer in server._peers.values() for v in peer.encoder._state.sent.values()]
             mb = sum(v.ids.nbytes + v.matrix.nbytes for v in held) / 2**20
-            out(f"  run {rep + 1}, {th} thread{'s' if th > 1 else ' '}: interest {a[0]:5.1f} ms wall "
+            hy = f", hysteresis {hyst}" if hyst else ""
+            out(f"  run {rep + 1}, {th} thread{'s' if th > 1 else ' '}{hy}: interest {a[0]:5.1f} ms wall "
                 f"{a[1]:5.1f} CPU, send {a[2]:6.1f} ms wall {a[3]:6.1f} CPU, tick {a[0] + a[2]:6.1f} ms wall "
                 f"{a[1] + a[3]:6.1f} CPU; {np.mean(nbytes):.0f} bytes a client a tick; the server holds "
                 f"{len(held):,} views, {mb:,.0f} MiB (history {args.history})")
-    out(f"  {'threads':>7s} {'tick wall':>9s} {'tick CPU':>8s} {'interest':>8s} {'send wall':>9s} {'send CPU':>8s}"
-        f"   (ms a tick: medians over the ticks, then over the {args.repeats} runs)")
+    out(f"  {'threads':>7s} {'hyst':>4s} {'tick wall':>9s} {'tick CPU':>8s} {'interest':>8s} {'send wall':>9s} "
+        f"{'send CPU':>8s}   (ms a tick: medians over the ticks, then over the {args.repeats} runs)")
     med = {}
-    for th in args.threads:
-        a = np.median(np.asarray(res[th]), axis=0)
-        med[th] = a
-        out(f"  {th:7d} {a[0] + a[2]:9.1f} {a[1] + a[3]:8.1f} {a[0]:8.1f} {a[2]:9.1f} {a[3]:8.1f}")
+    for th, hyst in runs:
+        a = np.median(np.asarray(res[th, hyst]), axis=0)
+        med[th if len(args.hysteresis) == 1 else (th, hyst)] = a
+        out(f"  {th:7d} {hyst:4d} {a[0] + a[2]:9.1f} {a[1] + a[3]:8.1f} {a[0]:8.1f} {a[2]:9.1f} {a[3]:8.1f}")
     out(f"  load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min)")
     return med
 
@@ -919,6 +922,8 @@ def main(argv=None, out=print):
     ap.add_argument("--budget", type=int, default=1200)
     ap.add_argument("--hz", type=int, default=60)
     ap.add_argument("--history", type=int, default=64, help="part 4's StreamServer(history=)")
+    ap.add_argument("--hysteresis", type=int, nargs="+", default=[0],
+                    help="part 4's StreamServer(hysteresis=): each value alternated with the threads")
     ap.add_argument("--ticks", type=int, default=120)
     ap.add_argument("--bodies", type=int, default=300)
     ap.add_argument("--seconds", type=float, default=10.0)

@@ -4,8 +4,9 @@
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
-__all__ = ["grid_cells", "grid_sort", "grid_within_csr"]
+__all__ = ["grid_cells", "grid_sort", "grid_within_csr", "Linger"]
 
 def grid_cells(
     cols: list[npt.NDArray[np.float64]],
@@ -38,3 +39,12 @@ def grid_within_csr(
     distances: bool,
     sort: bool,
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64] | None]: ...
+
+@disjoint_base
+class Linger:
+    def step(self, ids: npt.NDArray[np.uint64] | None, now: int, span: int) -> npt.NDArray[np.uint64] | None: ...
+    def commit(self) -> None: ...
+    @property
+    def state(self) -> tuple[npt.NDArray[np.uint64], npt.NDArray[np.int64]]: ...
+    @state.setter
+    def state(self, value: tuple[npt.ArrayLike, npt.ArrayLike]) -> None: ...

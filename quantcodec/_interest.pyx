@@ -10,6 +10,7 @@ client, handed the GIL over twice per client: docs/views.md, "Threads").
 from libc.stdint cimport int64_t, uint64_t
 
 from libc.string cimport memcpy
+from libc.stdlib cimport realloc, free
 from libc.math cimport sqrt, floor, isfinite
 from cpython.buffer cimport (PyObject_GetBuffer, PyBuffer_Release, PyBUF_C_CONTIGUOUS,
                              PyBUF_RECORDS_RO)
@@ -17,7 +18,7 @@ from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize, PyByte
 
 import numpy as np
 
-__all__ = ["grid_cells", "grid_sort", "grid_within_csr"]
+__all__ = ["grid_cells", "grid_sort", "grid_within_csr", "Linger"]
 
 # The result's upper bound (every candidate row of every client) is written into scratch memory
 # kept from call to call, and only the rows found are copied into the arrays handed out. The
@@ -348,3 +349,150 @@ def grid_within_csr(lo, cnt, list cols, q, double r2, gids, order, bint distance
             memcpy(_ptr(dist, pos, 8, "dist"), out_d, sizeof(double) * pos)
     _unscratch(scr)
     return offsets, out, dist
+
+
+cdef class Linger:
+    """One client's interest with hysteresis (``StreamServer(hysteresis=N)``), its state in C
+    memory reused from tick to tick (two sets: ``step`` reads the one kept and writes the other,
+    ``commit`` keeps what it wrote; a step not committed leaves nothing behind).
+
+    The state: ascending unique ids and, per id, the tick until which it stays. ``step(ids, now,
+    span)`` (``ids``: uint64, 1-D, C-contiguous, any order, repeats allowed) returns the interest
+    to build the view of: ``ids`` itself when nothing lingers, else a new array of ``ids``
+    followed by the kept ids not in ``ids`` whose tick is ``now`` or later (ascending); the state
+    it writes holds every id of ``ids`` until ``now + span`` and the lingering ones with their
+    own tick. ``step(None, ...)`` (the whole world) writes an empty state. Linear in both (one
+    merge), ``ids`` sorted first only when not ascending (GridIndex's are)."""
+
+    cdef uint64_t* _ids[2]
+    cdef int64_t* _until[2]
+    cdef Py_ssize_t _n[2]
+    cdef Py_ssize_t _cap[2]
+    cdef int _cur
+
+    def __cinit__(self):
+        self._ids[0] = self._ids[1] = NULL
+        self._until[0] = self._until[1] = NULL
+        self._n[0] = self._n[1] = self._cap[0] = self._cap[1] = 0
+        self._cur = 0
+
+    def __dealloc__(self):
+        for k in range(2):
+            free(self._ids[k])
+            free(self._until[k])
+
+    cdef int _room(self, int w, Py_ssize_t need) except -1:
+        cdef void* a
+        cdef void* b
+        if need <= self._cap[w]:
+            return 0
+        need = max(need, 2 * self._cap[w], 64)
+        a = realloc(self._ids[w], sizeof(uint64_t) * need)
+        if a == NULL:
+            raise MemoryError()
+        self._ids[w] = <uint64_t*>a
+        b = realloc(self._until[w], sizeof(int64_t) * need)
+        if b == NULL:
+            raise MemoryError()
+        self._until[w] = <int64_t*>b
+        self._cap[w] = need
+        return 0
+
+    def step(self, ids, int64_t now, int64_t span):
+        cdef int w = 1 - self._cur
+        cdef Py_ssize_t n, m = self._n[self._cur], i = 0, j = 0, k = 0, e = 0
+        cdef const uint64_t* a = NULL
+        cdef const uint64_t* s = NULL
+        cdef const uint64_t* p = self._ids[self._cur]
+        cdef const int64_t* u = self._until[self._cur]
+        cdef uint64_t* oi
+        cdef int64_t* ou
+        cdef uint64_t* ex
+        cdef uint64_t x
+        cdef int64_t stay = now + span
+        if ids is None:
+            self._n[w] = 0
+            return None
+        n = ids.shape[0]
+        if n:
+            a = <const uint64_t*>_ptr(ids, n, 8, "ids")
+        srt = ids
+        if n > 1:
+            with nogil:
+                while i + 1 < n and a[i] <= a[i + 1]:
+                    i += 1
+            if i + 1 < n:
+                srt = np.sort(ids)
+        if n:
+            s = <const uint64_t*>_ptr(srt, n, 8, "ids")
+        self._room(w, n + m)
+        oi = self._ids[w]
+        ou = self._until[w]
+        i = 0
+        with nogil:
+            while i < n or j < m:
+                if j >= m or (i < n and s[i] <= p[j]):
+                    x = s[i]
+                    if j < m and p[j] == x:
+                        j += 1              # (in the interest again: its tick renewed)
+                    oi[k] = x
+                    ou[k] = stay
+                    k += 1
+                    while i < n and s[i] == x:  # (repeats count once)
+                        i += 1
+                else:
+                    if u[j] >= now:         # still lingering
+                        oi[k] = p[j]
+                        ou[k] = u[j] | (<int64_t>1 << 62)     # (marked: read below)
+                        k += 1
+                        e += 1
+                    j += 1
+        self._n[w] = k
+        if e == 0:
+            return ids
+        eff = np.empty(n + e, dtype=np.uint64)  # the interest as given, then the lingering ones
+        ex = <uint64_t*>_ptr(eff, n + e, 8, "eff")
+        with nogil:
+            if n:
+                memcpy(ex, a, sizeof(uint64_t) * n)
+            e = n
+            for i in range(k):
+                if ou[i] & (<int64_t>1 << 62):
+                    ou[i] = ou[i] & ~(<int64_t>1 << 62)
+                    ex[e] = oi[i]
+                    e += 1
+        return eff
+
+    def commit(self):
+        """Keep the state the last ``step`` wrote."""
+        self._cur = 1 - self._cur
+
+    @property
+    def state(self):
+        """The state kept: ``(ids, ticks)``, copies (uint64, int64)."""
+        cdef Py_ssize_t n = self._n[self._cur]
+        ids = np.empty(n, dtype=np.uint64)
+        ticks = np.empty(n, dtype=np.int64)
+        if n:
+            memcpy(<void*>_ptr(ids, n, 8, "ids"), self._ids[self._cur], sizeof(uint64_t) * n)
+            memcpy(<void*>_ptr(ticks, n, 8, "ticks"), self._until[self._cur], sizeof(int64_t) * n)
+        return ids, ticks
+
+    @state.setter
+    def state(self, value):
+        """Set the state kept (tests; a server restoring one): ascending unique uint64 ids and
+        an int64 tick each."""
+        ids, ticks = value
+        ids = np.ascontiguousarray(ids, dtype=np.uint64)
+        ticks = np.ascontiguousarray(ticks, dtype=np.int64)
+        if ids.ndim != 1 or ticks.shape != ids.shape:
+            raise ValueError(f"Linger.state: {ids.shape[0] if ids.ndim == 1 else ids.shape} ids need "
+                             f"as many ticks, got shape {ticks.shape}")
+        cdef Py_ssize_t n = ids.shape[0]
+        if n > 1 and not bool(np.all(ids[1:] > ids[:n - 1])):
+            raise ValueError("Linger.state: the ids must ascend, each once")
+        self._room(self._cur, n)
+        if n:
+            memcpy(self._ids[self._cur], <void*>_ptr(ids, n, 8, "ids"), sizeof(uint64_t) * n)
+            memcpy(self._until[self._cur], <void*>_ptr(ticks, n, 8, "ticks"), sizeof(int64_t) * n)
+        self._n[self._cur] = n

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _framing
 from ._history import PacketCache, seq_newer
+from ._interest import Linger as _Linger
 from .errors import CodecError, DecodeError, SchemaError
 from .snapshot import (Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of, _history,
                        _integer_ids, _plan_of)
@@ -97,7 +98,7 @@ class _Peer:
 
     __slots__ = ("client", "encoder", "budget", "nonce", "rseq", "req", "acked", "hello_due",
                  "views", "hello_len", "stream_sends", "ack_seq", "ack_sends", "rtt", "srtt",
-                 "rttvar", "delivered", "reply_sends")
+                 "rttvar", "delivered", "reply_sends", "linger")
 
     def __init__(self, client, encoder, budget, sends):
         self.client = client
@@ -116,6 +117,7 @@ class _Peer:
         self.ack_sends = 0         # the sends when that ack was taken
         self.rtt = self.srtt = self.rttvar = self.delivered = None
         self.reply_sends = sends   # the sends when its last reply was taken (or it connected)
+        self.linger = None         # hysteresis: its interest of late (quantcodec._interest.Linger)
 
     def restart(self, sends):
         """The client restarted: a new stream (id, hello), the next packet in full."""
@@ -133,7 +135,7 @@ class StreamServer:
     """The server half of a session: one stream per connected client.
 
     ``StreamServer(schema, *, history=64, max_datagram=1200, budget=None, key=None,
-    predict=True, threads=1)``; ``connect(client, *, budget=None)`` (``client``: any hashable, an address),
+    predict=True, threads=1, hysteresis=0)``; ``connect(client, *, budget=None)`` (``client``: any hashable, an address),
     ``send(tick, world, *, interest=None, priority=None)`` -> ``{client: [datagram, ...]}``
     for every connected client, ``receive(client, datagram)`` for what clients send back (a
     ``DecodeError`` for anything that is not a fresh reply of that client's stream, which then
@@ -145,6 +147,11 @@ class StreamServer:
     client that restarted (its replies carry a new incarnation nonce) gets a new stream.
     Calls are serialized by a lock: one thread sends and receives, or several do in turn.
 
+    ``hysteresis=N`` (ticks): an entity that leaves a client's interest stays in its view for
+    ``N`` ticks more (refreshed as the interest's, weighted as the least of that client's
+    weights), so that one on the edge of an interest radius does not leave and enter again,
+    whole, tick after tick (Unreal Iris' scope hysteresis). 0 (the default): it leaves at once.
+
     ``threads=N`` (N > 1): ``send`` builds and codes the clients' views and packets on N threads
     (the calling thread and a pool of N - 1 kept by the server), the clients cut into N runs in
     connect order. The datagrams are the same as on one thread, byte for byte (each client's
@@ -154,7 +161,7 @@ class StreamServer:
     """
 
     def __init__(self, schema, *, history=64, max_datagram=1200, budget=None, key=None, predict=True,
-                 threads=1):
+                 threads=1, hysteresis=0):
         # (checked here as well as by each encoder, so that the errors name the class called)
         _plan_of(schema, "StreamServer")
         self._schema = schema
@@ -176,6 +183,12 @@ class StreamServer:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise ValueError(f"StreamServer: threads must be a positive integer, got {threads!r}")
         self._threads = threads
+        if isinstance(hysteresis, bool) or not isinstance(hysteresis, (int, np.integer)) \
+                or not 0 <= hysteresis <= 2**31:
+            raise ValueError(f"StreamServer: hysteresis must be a number of ticks >= 0, got "
+                             f"{hysteresis!r}")
+        self._hysteresis = int(hysteresis)
+        self._new_ticks = 0        # the ticks sent (resends not counted): hysteresis' clock
         self._pool = None          # threads - 1 workers, made at the first send that uses them
         self._pool_pid = 0         # the process the pool was made in (a forked child's has no threads)
         self._last_tick = None     # the tick of the last send that returned (its seq: tick mod 65536)
@@ -332,10 +345,14 @@ class StreamServer:
             # the user's callables on this thread, in connect order, and what they gave checked
             # (the weights' values are checked while the views are built), before anything is coded
             jobs = []
+            lingering = []
+            now = self._new_ticks + (0 if last is not None and seq == int(last) & 0xFFFF else 1)
             for peer in peers:
                 ids = _ids_array(_pick(interest, peer.client, world, "interest"), peer.client)
                 weights = _weights_array(_pick(priority, peer.client, world, "priority"), peer.client,
                                          world if ids is None else ids)
+                if self._hysteresis:
+                    ids, weights = self._linger(peer, ids, weights, now, lingering)
                 jobs.append((peer, ids, weights))
             if interest is not None or priority is not None or self._budget is not None \
                     or any(peer.budget is not None for peer in peers):
@@ -373,11 +390,34 @@ class StreamServer:
                 self._sent_mask = ((self._sent_mask << min(ahead, _SENT_BITS)) | 1) \
                     & ((1 << _SENT_BITS) - 1)
             self._sends += 1
+            self._new_ticks = now
+            for kept in lingering:
+                kept.commit()
             self._send_ticks[self._sends] = seq
             self._send_ticks.pop(self._sends - _SENDS_KEPT, None)
             self._last_tick = tick
             self._last_world = world
             return {peer.client: datagrams for peer, datagrams in zip(peers, out)}
+
+    def _linger(self, peer, ids, weights, now, lingering):
+        """Hysteresis: ``ids`` with the entities that left the client's interest less than
+        ``hysteresis`` ticks ago (weighted as the least of its weights); the client's state is
+        stepped (quantcodec._interest.Linger) and appended to ``lingering``, to be committed
+        only once the send returns."""
+        if peer.linger is None:
+            peer.linger = _Linger()
+        lingering.append(peer.linger)
+        if ids is None:                 # (the whole world: nothing outside it to keep)
+            peer.linger.step(None, now, self._hysteresis)
+            return ids, weights
+        n = ids.shape[0]
+        ids = peer.linger.step(np.ascontiguousarray(ids), now, self._hysteresis)
+        if weights is not None and ids.shape[0] > n:
+            least = float(weights.min()) if n else 0.0
+            if not 0.0 <= least < float("inf"):
+                least = 0.0             # (the given weights' own error is raised for them)
+            weights = np.concatenate((weights, np.full(ids.shape[0] - n, least)))
+        return ids, weights
 
     def _builders(self, jobs):
         """Each client that needs a view builder (a budget or weights) has one, made here on the
