@@ -496,22 +496,10 @@ def test_link_delivery_counts_the_ticks_lost():
 
 
 def test_link_quiet_counts_sends_since_the_last_reply_taken():
-    server = qc.StreamServer(SCHEMA)
-    server.connect("c")
-    client = qc.StreamClient(SCHEMA)
-    world = World(20)
-    replies = []
-    for t in range(5):
-        for d in server.send(t, world.tick())["c"]:
-            client.receive(d)
-            r = client.reply()
-            if r is not None:
-                replies.append(r)
-        for r in replies:
-            server.receive("c", r)
-        replies.clear()
+    server, client, world, replies = _session()              # ticks 0-5, each acked at once
+    replies.clear()
     assert server.link("c").quiet == 0 and server.link("c").ack_age == 0
-    for t in range(5, 12):                                   # the client falls silent
+    for t in range(6, 13):                                   # the client falls silent
         for d in server.send(t, world.tick())["c"]:
             client.receive(d)
             r = client.reply()
@@ -526,7 +514,7 @@ def test_link_quiet_counts_sends_since_the_last_reply_taken():
     s = server.link("c")
     assert s.quiet == 0 and s.ack_age == 0 and s.rtt == 1    # (the newest tick, acked at once)
     # a hello request is a reply too
-    server.send(12, world.tick())
+    server.send(13, world.tick())
     fresh = qc.StreamClient(SCHEMA)
     server.receive("c", fresh.reply())
     assert server.link("c").quiet == 0
