@@ -47,14 +47,14 @@ def _rseq_newer(a, b):
 
 _popcount = getattr(int, "bit_count", lambda x: bin(x).count("1"))    # (int.bit_count: 3.10+)
 _SENT_BITS = 96     # the ticks sent that StreamServer remembers (a bit each), for LinkStats.delivered
-_SENDS_KEPT = 128   # the sends whose tick it remembers, for where a client's stream began
+_TICKS_KEPT = 128   # the ticks whose seq it remembers, for where a client's stream began
 
 
 @dataclass(frozen=True)
 class LinkStats:
     """What one client's replies tell the server about its link (``StreamServer.link``). The
-    session has no clock: everything is counted in ticks (sends), so multiply by your tick's
-    duration for seconds.
+    session has no clock: everything is counted in the ticks it sends (a resend of a tick is
+    that tick), so multiply by your tick's duration for seconds.
 
     - ``ack_age``: ticks from the newest tick the client has acknowledged on its current stream
       to the last tick sent (0: it holds the last one); None before its first ack, or when that
@@ -68,8 +68,9 @@ class LinkStats:
       its newest acknowledged one (``history - 1`` when that is fewer), the fraction it holds,
       from its last ack: a measure of the packets that arrive whole (a packet of fragments
       arrives when all of them do); None until such a tick exists.
-    - ``quiet``: sends since the last reply taken from the client (an ack or a hello request:
-      one the server refused does not count); since it connected if none. A timeout of yours:
+    - ``quiet``: ticks sent since the last reply taken from the client (an ack or a hello
+      request: one the server refused does not count; a resend of a tick is that tick); since
+      it connected if none. A timeout of yours:
       ``if server.link(c).quiet > 10 * tick_rate: server.disconnect(c)``.
     """
 
@@ -97,10 +98,10 @@ class _Peer:
     """What the server keeps of one connected client."""
 
     __slots__ = ("client", "encoder", "budget", "nonce", "rseq", "req", "acked", "hello_due",
-                 "views", "hello_len", "stream_sends", "ack_seq", "ack_sends", "rtt", "srtt",
-                 "rttvar", "delivered", "reply_sends", "linger")
+                 "views", "hello_len", "stream_ticks", "ack_seq", "ack_ticks", "rtt", "srtt",
+                 "rttvar", "delivered", "reply_ticks", "linger")
 
-    def __init__(self, client, encoder, budget, sends):
+    def __init__(self, client, encoder, budget, ticks):
         self.client = client
         self.encoder = encoder
         self.budget = budget
@@ -111,22 +112,22 @@ class _Peer:
         self.hello_due = False     # a hello request asked for the hello
         self.views = None          # the client's view builder (interest or budget)
         self.hello_len = len(encoder.hello())
-        # LinkStats, counted in the server's sends
-        self.stream_sends = sends  # the sends before its stream's first packet
+        # LinkStats, counted in the server's ticks sent (resends not counted)
+        self.stream_ticks = ticks  # the ticks sent before its stream's first packet
         self.ack_seq = None        # the newest seq it acknowledged on this stream
-        self.ack_sends = 0         # the sends when that ack was taken
+        self.ack_ticks = 0         # the ticks sent when that ack was taken
         self.rtt = self.srtt = self.rttvar = self.delivered = None
-        self.reply_sends = sends   # the sends when its last reply was taken (or it connected)
+        self.reply_ticks = ticks   # the ticks sent when its last reply was taken (or it connected)
         self.linger = None         # hysteresis: its interest of late (quantcodec._interest.Linger)
 
-    def restart(self, sends):
+    def restart(self, ticks):
         """The client restarted: a new stream (id, hello), the next packet in full."""
         self.encoder.reset()
         self.nonce = None
         self.rseq = 0
         self.acked = False
         self.views = None
-        self.stream_sends = sends
+        self.stream_ticks = ticks
         self.ack_seq = None
         self.delivered = None
 
@@ -188,14 +189,14 @@ class StreamServer:
             raise ValueError(f"StreamServer: hysteresis must be a number of ticks >= 0, got "
                              f"{hysteresis!r}")
         self._hysteresis = int(hysteresis)
-        self._new_ticks = 0        # the ticks sent (resends not counted): hysteresis' clock
+        self._new_ticks = 0        # the ticks sent (resends not counted): LinkStats' and
+                                   # hysteresis' clock
         self._pool = None          # threads - 1 workers, made at the first send that uses them
         self._pool_pid = 0         # the process the pool was made in (a forked child's has no threads)
         self._last_tick = None     # the tick of the last send that returned (its seq: tick mod 65536)
         self._last_world = None    # and its world
-        self._sends = 0            # sends that returned (resends too): LinkStats' clock
         self._sent_mask = 0        # bit j: the tick j ticks before the last one was sent
-        self._send_ticks = {}      # send number -> its tick's seq, for the last _SENDS_KEPT sends
+        self._tick_seqs = {}       # tick count -> that tick's seq, for the last _TICKS_KEPT ticks
         self._window = min(32, self._history - 1)    # the ticks an ack's bits tell of
 
     def _encoder(self):
@@ -211,7 +212,7 @@ class StreamServer:
         b = self._budget if budget is None else _check_budget(budget, self._hello_len,
                                                               "StreamServer.connect")
         with self._lock:
-            self._peers[client] = _Peer(client, self._encoder(), b, self._sends)
+            self._peers[client] = _Peer(client, self._encoder(), b, self._new_ticks)
 
     def disconnect(self, client):
         """Forget ``client`` (KeyError if it is not connected)."""
@@ -278,10 +279,10 @@ class StreamServer:
             age = None
             if peer.ack_seq is not None:
                 age = (int(self._last_tick) - peer.ack_seq) & 0xFFFF
-                if age < self._sends - peer.ack_sends:
+                if age < self._new_ticks - peer.ack_ticks:
                     age = None              # (the seq distance wrapped: too old to tell)
             return LinkStats(age, peer.rtt, peer.srtt, peer.rttvar, peer.delivered,
-                             self._sends - peer.reply_sends)
+                             self._new_ticks - peer.reply_ticks)
 
     def _peer(self, client, what):
         try:
@@ -385,16 +386,15 @@ class StreamServer:
                 raise e from None
             for peer in peers:
                 peer.hello_due = False          # (the hello went out with every due client's)
-            if last is None or seq != int(last) & 0xFFFF:           # (a new tick, not a resend)
+            if now != self._new_ticks:                              # (a new tick, not a resend)
                 ahead = 1 if last is None else (seq - int(last)) & 0xFFFF
                 self._sent_mask = ((self._sent_mask << min(ahead, _SENT_BITS)) | 1) \
                     & ((1 << _SENT_BITS) - 1)
-            self._sends += 1
-            self._new_ticks = now
+                self._new_ticks = now
+                self._tick_seqs[now] = seq
+                self._tick_seqs.pop(now - _TICKS_KEPT, None)
             for kept in lingering:
                 kept.commit()
-            self._send_ticks[self._sends] = seq
-            self._send_ticks.pop(self._sends - _SENDS_KEPT, None)
             self._last_tick = tick
             self._last_world = world
             return {peer.client: datagrams for peer, datagrams in zip(peers, out)}
@@ -546,10 +546,10 @@ class StreamServer:
         if peer.nonce == nonce and not _rseq_newer(rseq, peer.rseq):
             raise DecodeError(f"{who}: reply {rseq} is not newer than reply {peer.rseq} (replayed, "
                               f"duplicated or overtaken)", kind="stale")
-        peer.reply_sends = self._sends
+        peer.reply_ticks = self._new_ticks
         if peer.nonce is not None and peer.nonce != nonce:
             # a new incarnation: the client restarted and holds nothing this stream can use
-            peer.restart(self._sends)
+            peer.restart(self._new_ticks)
             return None
         peer.nonce = nonce
         peer.rseq = rseq
@@ -573,7 +573,7 @@ class StreamServer:
         ack_seq = peer.ack_seq
         if ack_seq is None or 1 <= ((latest - ack_seq) & 0xFFFF) < 0x8000:     # newly acked
             peer.ack_seq = latest
-            peer.ack_sends = self._sends
+            peer.ack_ticks = self._new_ticks
             peer.rtt = r = age + 1
             if peer.srtt is None:
                 peer.srtt, peer.rttvar = float(r), r / 2.0
@@ -585,10 +585,11 @@ class StreamServer:
             return
         w = self._window
         sent = (self._sent_mask >> (age + 1)) & ((1 << w) - 1)
-        if self._sends - peer.stream_sends - 2 - age < w:
-            # a young stream: only the ticks from its first packet on (it began at least
-            # sends - 1 ticks before the last; else further back than the mask reaches)
-            first = self._send_ticks.get(peer.stream_sends + 1)
+        if self._new_ticks - peer.stream_ticks - 2 - age < w:
+            # a young stream: only the ticks from its first packet on (the ticks sent since
+            # it began, less one, is how far back it began at least; past the ticks kept, further
+            # back than the mask reaches)
+            first = self._tick_seqs.get(peer.stream_ticks + 1)
             if first is not None:
                 back = ((last - first) & 0xFFFF) - age - 1      # how far before latest it began
                 if back < w:
@@ -609,7 +610,7 @@ class StreamServer:
                               f"(replayed, duplicated or overtaken)", kind="stale")
         peer.req = (nonce, rseq)
         peer.hello_due = True
-        peer.reply_sends = self._sends
+        peer.reply_ticks = self._new_ticks
         return None
 
     def __repr__(self):

@@ -507,6 +507,8 @@ def test_link_quiet_counts_sends_since_the_last_reply_taken():
                 replies.append(r)
     s = server.link("c")
     assert s.quiet == 7 and s.ack_age == 7 and s.rtt == 1
+    server.send(12, server._last_world)                      # a resend of tick 12 is tick 12
+    assert server.link("c") == s
     with pytest.raises(qc.DecodeError):
         server.receive("c", b"junk" * 5)                     # refused: not a reply taken
     assert server.link("c").quiet == 7
