@@ -605,8 +605,9 @@ def test_doc_examples_run(path, tmp_path, monkeypatch, capsys):
     if not blocks:
         pytest.skip(f"{path.name} has no Python example")
     monkeypatch.chdir(tmp_path)
-    # a page runs as one script; like SPEC, pages may take `import quantcodec as qc` as given
-    namespace = {"__name__": "__main__", "qc": qc}
+    # a page runs as one script, its blocks in order; each imports what it uses before the
+    # page's later blocks may take it as given (a reader copies the first block whole)
+    namespace = {"__name__": "__main__"}
     for i, block in enumerate(blocks):
         optional = re.findall(r"^\s*(?:import|from) (dask|zarr|numcodecs|quantcodec\.numcodecs|grpc_tools|google\.protobuf)\b", block, flags=re.M)
         if any(not _have(OPTIONAL.get(m, m)) for m in optional):
