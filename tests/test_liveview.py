@@ -188,12 +188,14 @@ def test_the_budget_control_caps_a_page_s_bytes(server):
             setup = json.loads(await ws.recv())
             client = qc.StreamClient(qc.Schema.from_json(setup["schema"]))
             await ws.send(client.reply())                        # the hello request
-            per_tick, views, budget_sent = [], 0, False
+            per_tick, views, budget_sent, links = [], 0, False, []
             for _ in range(3000):
                 m = await asyncio.wait_for(ws.recv(), 10)
                 if isinstance(m, str):
-                    if json.loads(m).get("type") == "tick":
+                    msg = json.loads(m)
+                    if msg.get("type") == "tick":
                         per_tick.append([budget_sent, 0])
+                        links.append(msg["link"])             # the server's StreamServer.link
                     continue
                 if per_tick:
                     per_tick[-1][1] += len(m)
@@ -209,9 +211,13 @@ def test_the_budget_control_caps_a_page_s_bytes(server):
                     budget_sent = True
                 if budget_sent and views >= 80:
                     break
-            return per_tick, views
+            return per_tick, views, links
 
-    per_tick, views = asyncio.run(run())
+    per_tick, views, links = asyncio.run(run())
+    # each tick tells the page what its acks told the server: a round trip, the share delivered
+    assert links[0] == {"srtt": None, "delivered": None, "ack_age": None}
+    last = links[-1]
+    assert last["srtt"] >= 1 and last["ack_age"] >= 0 and 0.0 < last["delivered"] <= 1.0
     capped = [n for sent, n in per_tick[len(per_tick) // 2:] if sent]
     assert views >= 80 and capped and max(capped) <= 300
     assert max(n for sent, n in per_tick if not sent) > 300          # the whole world before

@@ -319,10 +319,13 @@ class LiveServer:
                     continue
                 try:
                     delta = sum(len(d) for d in out)
+                    link = self.stream.link(client)          # what the page's acks told the server
                     await client.ws.send(json.dumps({"type": "tick", "seq": seq, "tick": tick.index,
                                                      "entities": int(len(tick.ids)), "delta_bytes": delta,
                                                      "baseline": self.stream.encoder(client).last_baseline,
-                                                     "pos_err": pos_err, "rot_err": rot_err}))
+                                                     "pos_err": pos_err, "rot_err": rot_err,
+                                                     "link": {"srtt": link.srtt, "delivered": link.delivered,
+                                                              "ack_age": link.ack_age}}))
                     for d in out:
                         if self.loss and self._rng.random() < self.loss:
                             continue

@@ -30,6 +30,7 @@ const refusals = {};
 const windowMs = 1000;
 const history = [];                   // {t, n, raw, quantized, delta} per decoded snapshot
 let worstPos = 0, worstRot = 0;
+let link = null;                      // the last tick's StreamServer.link of this page (srtt, delivered)
 // Until the first acks reach the server, every packet goes in full with a hello beside it: the
 // delta row would show delta costing more than full snapshots. It says "warming up" until the
 // first packet with a baseline, and its window starts there.
@@ -66,6 +67,7 @@ function onText(msg) {
     }
     worstPos = Math.max(worstPos, msg.pos_err);
     worstRot = Math.max(worstRot, msg.rot_err);
+    if (msg.link) link = msg.link;                    // StreamServer.link: round trip and delivery
   }
 }
 
@@ -142,6 +144,9 @@ function showStats(snap) {
   $('counts').textContent = `${decoded} / ${refused}${ref ? ` (${ref})` : ''}`;
   const st = buffer.stats;
   $('interp').textContent = `${st.late} / ${st.extrapolated} / ${st.dropped}`;
+  $('link').textContent = link && link.srtt !== null
+    ? `round trip ${link.srtt.toFixed(1)} ticks, ${link.delivered === null ? '-' : Math.round(link.delivered * 100) + '%'} delivered`
+    : '-';
   const dec = client.decoder;
   $('status').textContent = `stream ${client.hello ? client.hello.streamId.toString(16).padStart(16, '0') : '?'}, latest ${client.latest}, history ${dec.history}, drawn ${delayTicks()} ticks behind`;
 }
