@@ -879,6 +879,66 @@ def part6(args, out):
     return {"cold_us": c, "warm_us": h}
 
 
+def part6_evict(args, out):
+    """Where a client's state is when its turn comes (``--part 6 --evict``): every 4th client's
+    build timed as the tick finds it and at once again (every third tick), and, on other ticks,
+    at once again after writing 2 MiB (out of L1 and L2, not the L3) and then after writing 96
+    MiB (out of the L3 too). The writes take the code out of the caches as well, so these bound
+    the cost of where the state comes from rather than split it."""
+    from quantcodec._views import compute as compute_views
+    M = args.clients
+    warm = args.ticks // 3
+    out("")
+    out(f"part 6, evictions: {M:,} clients (every 4th timed), {args.entities:,} entities, budget "
+        f"{args.budget}, {args.ticks} ticks (the last {args.ticks - warm})")
+    schema, sim, players, encs, bs = _builders(args)
+    small = np.ones((2 << 20) // 8)
+    big = np.ones((96 << 20) // 8)
+    clock = time.thread_time_ns
+    res = {k: [] for k in ("cold", "warm", "l2", "l3")}
+    acks = {}
+
+    def timed(b, t, world, ids):
+        b.begin(t, world, ids, None, args.budget)
+        c0 = clock()
+        compute_views([b])
+        c1 = clock()
+        b.abandon()
+        return c1 - c0
+    for t in range(args.ticks):
+        sim.step(1.0 / args.hz)
+        for c, sq in acks.pop(t, ()):
+            encs[c].ack(sq)
+        world = sim.snapshot(schema)
+        lists = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2).within(
+            sim.pos[players][:, [0, 2]], args.radius)
+        acc = dict.fromkeys(res, 0)
+        for c in range(M):
+            b = bs[c]
+            if t >= warm and c % 4 == 0 and t % 3 == 2:     # (the tick after one with no writes)
+                acc["cold"] += timed(b, t, world, lists[c])
+                acc["warm"] += timed(b, t, world, lists[c])
+            elif t >= warm and c % 4 == 0 and t % 3 == 0:
+                timed(b, t, world, lists[c])
+                small += 1.0
+                acc["l2"] += timed(b, t, world, lists[c])
+                big += 1.0
+                acc["l3"] += timed(b, t, world, lists[c])
+            b.begin(t, world, lists[c], None, args.budget)
+            compute_views([b])
+            v = b.end()
+            if v is not None:
+                encs[c].encode_datagrams(t, v)
+            acks.setdefault(t + 6, []).append((c, t))
+        for k, v in acc.items():
+            if v:
+                res[k].append(v / ((M + 3) // 4) / 1e3)
+    med = {k: float(np.median(v)) for k, v in res.items()}
+    out(f"  compute a client, CPU: as the tick finds it {med['cold']:.1f} us, at once again "
+        f"{med['warm']:.1f}, after 2 MiB written {med['l2']:.1f}, after 96 MiB written {med['l3']:.1f}")
+    return med
+
+
 def plot(path, data, out, args):
     try:
         import matplotlib
@@ -936,6 +996,8 @@ def main(argv=None, out=print):
     ap.add_argument("--no-share", action="store_true",
                     help="part 1: no ViewShare / PacketCache across clients")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--evict", action="store_true",
+                    help="part 6: the build also after writing 2 MiB and 96 MiB (where the state is)")
     ap.add_argument("--plot", help="write the staleness / error against distance figure here")
     args = ap.parse_args(argv)
     if args.quick:
@@ -957,7 +1019,7 @@ def main(argv=None, out=print):
     if args.part == 5:
         res["gil"] = part5(args, out)
     if args.part == 6:
-        res["cold"] = part6(args, out)
+        res["cold"] = part6_evict(args, out) if args.evict else part6(args, out)
     if args.plot and plot_data:
         plot(args.plot, plot_data, out, args)
     out(f"(total {time.perf_counter() - t0:.1f} s)")

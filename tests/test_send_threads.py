@@ -275,6 +275,10 @@ def test_bench_views_part4_quick_runs():
     res = bv.main(["--quick", "--part", "4", "--ticks", "12", "--repeats", "1"], out=lines.append)
     assert sorted(res["server"]) == [1, 2]
     assert any(x.strip().startswith("2 ") or "2 threads" in x for x in lines)
+    res = bv.main(["--quick", "--part", "6", "--ticks", "9"], out=lines.append)
+    assert res["cold"]["cold_us"] > 0 and res["cold"]["warm_us"] > 0
+    res = bv.main(["--quick", "--part", "6", "--ticks", "9", "--evict"], out=lines.append)
+    assert set(res["cold"]) == {"cold", "warm", "l2", "l3"} and min(res["cold"].values()) > 0
     res = bv.main(["--quick", "--part", "5", "--ticks", "9"], out=lines.append)   # (probe or not)
     # (a build in its three steps, as StreamServer.send runs them)
     assert {"world", "grid", "query", "view begin", "view compute", "view end", "packets", "send1",
