@@ -701,6 +701,26 @@ def _builders(args):
     return schema, sim, players, encs, [ViewBuilder(schema, e, vs) for e in encs]
 
 
+def _turns(args, schema, sim, players, encs, acks):
+    """Parts 6's ticks: the world stepped, the acks due taken, the world quantized and each
+    player's interest found: yields ``(t, world, interest lists)``."""
+    for t in range(args.ticks):
+        sim.step(1.0 / args.hz)
+        for c, sq in acks.pop(t, ()):
+            encs[c].ack(sq)
+        world = sim.snapshot(schema)
+        yield t, world, interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2).within(
+            sim.pos[players][:, [0, 2]], args.radius)
+
+
+def _end(b, enc, t, c, acks):
+    """A build computed, ended and coded; its ack due 6 ticks later."""
+    v = b.end()
+    if v is not None:
+        enc.encode_datagrams(t, v)
+    acks.setdefault(t + 6, []).append((c, t))
+
+
 # -- part 5: where the GIL is held ----------------------------------------------------------------
 
 def _gil_probe():
@@ -846,13 +866,7 @@ def part6(args, out):
     acks = {}
     cold, hot = [], []
     clock = time.thread_time_ns
-    for t in range(args.ticks):
-        sim.step(1.0 / args.hz)
-        for c, sq in acks.pop(t, ()):
-            encs[c].ack(sq)
-        world = sim.snapshot(schema)
-        lists = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2).within(
-            sim.pos[players][:, [0, 2]], args.radius)
+    for t, world, lists in _turns(args, schema, sim, players, encs, acks):
         tc = th = 0
         for c in range(M):
             b = bs[c]
@@ -866,10 +880,7 @@ def part6(args, out):
             c0 = clock()
             compute_views([b])
             th += clock() - c0
-            v = b.end()
-            if v is not None:
-                encs[c].encode_datagrams(t, v)
-            acks.setdefault(t + 6, []).append((c, t))
+            _end(b, encs[c], t, c, acks)
         if t >= warm:
             cold.append(tc / M / 1e3)
             hot.append(th / M / 1e3)
@@ -905,13 +916,7 @@ def part6_evict(args, out):
         c1 = clock()
         b.abandon()
         return c1 - c0
-    for t in range(args.ticks):
-        sim.step(1.0 / args.hz)
-        for c, sq in acks.pop(t, ()):
-            encs[c].ack(sq)
-        world = sim.snapshot(schema)
-        lists = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2).within(
-            sim.pos[players][:, [0, 2]], args.radius)
+    for t, world, lists in _turns(args, schema, sim, players, encs, acks):
         acc = dict.fromkeys(res, 0)
         for c in range(M):
             b = bs[c]
@@ -926,10 +931,7 @@ def part6_evict(args, out):
                 acc["l3"] += timed(b, t, world, lists[c])
             b.begin(t, world, lists[c], None, args.budget)
             compute_views([b])
-            v = b.end()
-            if v is not None:
-                encs[c].encode_datagrams(t, v)
-            acks.setdefault(t + 6, []).append((c, t))
+            _end(b, encs[c], t, c, acks)
         for k, v in acc.items():
             if v:
                 res[k].append(v / ((M + 3) // 4) / 1e3)
