@@ -1036,6 +1036,7 @@ cdef class DeltaDecoder(CoderBase):
         snap.idp = x.oid
         snap.rowp = x.orow if nout and S else NULL
         snap._seq = seq
+        _untrack(snap)
         if x.bdist and x.nrem == 0 and x.nnew == 0 and x.m:
             # the same entities as the baseline, row for row: keep which rows changed
             _set_diff(snap, base, x.nchg, x.chg)

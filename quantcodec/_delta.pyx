@@ -251,6 +251,7 @@ cdef class SnapshotData:
         self.ncol = matrix.shape[1]
         self.idp = ip if self.n else NULL
         self.rowp = mp if self.n and self.ncol else NULL
+        _untrack(self)
         self._ids = ids
         self._matrix = matrix
         if plan is not None and self.n and plan.nslots == self.ncol:
@@ -745,6 +746,38 @@ cdef bytes _diff_of(SnapshotData a, SnapshotData b):
     return None
 
 
+# The cyclic garbage collector need not see a snapshot: what one holds (its id and code arrays,
+# its schema and plan, dicts of arrays made from its codes, a seq, clamp counts, the bad-entity
+# report, and _diff: a weak reference without callback and bytes) never refers back to a
+# snapshot, so no snapshot is ever part of a reference cycle, and reference counting frees it.
+# A server holds history x clients of them (64,000 for 1,000 clients): tracked, each full
+# collection walked them all (41 ms a collection for bench_views' server, 14 ms untracked:
+# docs/views.md, "Pauses"). Untracked as they are made: instances of SnapshotData and of the
+# classes registered here (quantcodec.Snapshot, whose only slot of its own is that report); a
+# subclass a user makes (its __dict__ could hold anything) stays tracked.
+cdef extern from "Python.h":
+    void PyObject_GC_UnTrack(void* op)
+
+cdef set _UNTRACKED = {SnapshotData}
+
+
+def _untracked_class(cls, on=True):
+    """Let the instances of ``cls`` (a SnapshotData subclass that adds no reference of its own
+    that could lead back to a snapshot) go untracked by the garbage collector as they are made;
+    ``on=False``: tracked again (bench_views --part 7 measures both)."""
+    if not (isinstance(cls, type) and issubclass(cls, SnapshotData)):
+        raise TypeError(f"_untracked_class: expected a SnapshotData subclass, got {cls!r}")
+    if on:
+        _UNTRACKED.add(cls)
+    else:
+        _UNTRACKED.discard(cls)
+
+
+cdef inline void _untrack(SnapshotData s) noexcept:
+    if type(s) in _UNTRACKED:
+        PyObject_GC_UnTrack(<void*>s)
+
+
 cdef int _set_diff(SnapshotData a, SnapshotData b, Py_ssize_t nchg, const Py_ssize_t* chg) except -1:
     """Unless ``a`` already remembers a comparison, remember that its rows chg[0..nchg) are the
     ones that differ from ``b`` (same ids, row for row)."""
@@ -758,7 +791,11 @@ cdef int _set_diff(SnapshotData a, SnapshotData b, Py_ssize_t nchg, const Py_ssi
     memset(p, 0, m)
     for e in range(nchg):
         p[chg[e]] = 1
-    d = (PyWeakref_NewRef(b, None), out)
+    w = PyWeakref_NewRef(b, None)
+    d = (w, out)
+    # (neither can be in a cycle: a weak reference without callback holds nothing strongly)
+    PyObject_GC_UnTrack(<void*>w)
+    PyObject_GC_UnTrack(<void*>d)
     with cython.critical_section(a):
         if a._diff is None:
             a._diff = d

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from ._delta import DeltaDecoder, DeltaEncoder, Layout, SnapshotData, ascending_ids, ids_u64, same_ids
+from ._delta import DeltaDecoder, DeltaEncoder, Layout, SnapshotData, _untracked_class, ascending_ids, ids_u64, same_ids
 from ._history import DecoderState, EncoderState, PacketCache, seq_arg, seq_distance, seq_newer
 from ._schemabase import plan_of
 from . import _framing
@@ -559,6 +559,11 @@ def _tolerant(schema, plan, given, columns, bad, previous):
             bad_ids = bad_ids[~found]
     report["dropped"] = _frozen(bad_ids)
     return matrix, counts, report
+
+
+# (a Snapshot's one slot of its own, the bad-entity report, holds ids and messages: never a
+# snapshot, so Snapshots stay out of the garbage collector's walks; quantcodec._delta)
+_untracked_class(Snapshot)
 
 
 class SnapshotEncoder:

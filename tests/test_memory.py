@@ -395,3 +395,112 @@ def test_array_of_10_to_the_8_elements():
     back = qc.unpack(packed, n, 16, out=out)
     assert back[n // 2] == c.quantize(-1.5)
     print(f"\n1e8 elements: quantize into out= grew RSS by {0 if r0 is None else (r1 - r0) / 2**20:.1f} MiB")
+
+
+# -- the garbage collector: snapshots stay out of its walks ---------------------------------------
+#
+# A server holds history x clients snapshots (64,000 for 1,000 clients); tracked, every full
+# collection walked them all (41 ms a collection for bench_views' server, --part 7). None can
+# be part of a reference cycle (quantcodec/_delta.pyx, _untrack), so they are made untracked and
+# reference counting frees them.
+
+def _gc_world(schema, n=30, seed=0, t=0):
+    return qc.Snapshot(schema, np.arange(n, dtype=np.uint64) * 3 + 1, _columns(n, seed + t))
+
+
+def test_snapshots_are_untracked_on_every_path():
+    schema = _schema()
+    a = _gc_world(schema)
+    made = {
+        "Snapshot(...)": a,
+        "schema.snapshot": schema.snapshot(a.ids, _columns(30)),
+        "from_codes": qc.Snapshot.from_codes(schema, a.ids, a.codes),
+        "pickle": pickle.loads(pickle.dumps(a)),
+    }
+    enc = qc.SnapshotEncoder(schema, 8)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    made["decoded"] = dec.decode(enc.encode(0, a))
+    enc.ack(0)
+    b = _gc_world(schema, seed=1)
+    made["decoded against a baseline"] = dec.decode(enc.encode(1, b))
+    for name, s in made.items():
+        assert isinstance(s, qc.Snapshot), name
+        assert not gc.is_tracked(s), name
+    # a view decoded against a baseline with the same entities keeps which rows changed: a weak
+    # reference and bytes, untracked too
+    d = made["decoded against a baseline"]._diff
+    assert d is not None and d[0]() is made["decoded"]
+    assert not gc.is_tracked(d) and not gc.is_tracked(d[0])
+
+
+def test_a_server_and_its_clients_views_are_untracked():
+    schema = _schema()
+    for kw, interest in (({}, None), ({}, "half"), ({"budget": 300}, "half")):
+        server = qc.StreamServer(schema, history=8, **kw)
+        clients = {c: qc.StreamClient(schema) for c in range(3)}
+        for c in clients:
+            server.connect(c)
+        views = []
+        for t in range(12):
+            w = _gc_world(schema, t=t)
+            want = None if interest is None else {c: w.ids[c::2] for c in clients}
+            for c, dgs in server.send(t, w, interest=want).items():
+                for d in dgs:
+                    v = clients[c].receive(d)
+                    if v is not None:
+                        views.append(v)
+                r = clients[c].reply()
+                if r is not None:
+                    server.receive(c, r)
+        held = [v for p in server._peers.values() for v in p.encoder._state.sent.values()]
+        assert len(held) >= 3 * 8 and len(views) >= 3 * 10, (kw, interest)
+        assert not any(gc.is_tracked(v) for v in held + views), (kw, interest)
+
+
+def test_a_user_subclass_stays_tracked():
+    """A subclass may hold anything in its __dict__ (a cycle through itself): the collector
+    keeps seeing it."""
+    class Tagged(qc.Snapshot):
+        pass
+    schema = _schema()
+    s = Tagged(schema, np.arange(4, dtype=np.uint64), _columns(4))
+    assert gc.is_tracked(s)
+    s.me = s
+    r = __import__("weakref").ref(s)
+    del s
+    gc.collect()
+    assert r() is None
+
+
+def test_untracked_snapshots_are_freed_by_reference_counting():
+    """With the collector disabled, a stream's views and the encoder's and decoder's windows are
+    freed as they fall out; a decoder (which is part of a cycle with its state) and what its
+    window holds go at the next collection, as before: nothing is leaked."""
+    import weakref
+    schema = _schema()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        enc = qc.SnapshotEncoder(schema, 4)
+        dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+        refs = []
+        for t in range(40):
+            w = _gc_world(schema, t=t)
+            v = dec.decode(enc.encode(t, w))
+            enc.ack(t)
+            refs += [weakref.ref(w), weakref.ref(v)]
+            del w, v
+        alive = sum(r() is not None for r in refs)
+        assert alive <= 4 * (4 * 2 - 1), alive   # (at most the windows: 2 x history - 1 each)
+        del enc, dec
+        gc.collect()
+        assert all(r() is None for r in refs)
+    finally:
+        if was:
+            gc.enable()
+
+
+def test_untracked_class_refuses_what_is_not_a_snapshot_class():
+    from quantcodec import _delta
+    with pytest.raises(TypeError, match="SnapshotData subclass"):
+        _delta._untracked_class(dict)
