@@ -612,13 +612,61 @@ def part3(args, out):
 
 # -- part 4: the server's tick on threads ------------------------------------------------------
 
+def _serve(args, schema, threads, hysteresis, each=None):
+    """Part 4's server for ``args.ticks`` ticks: the large world, a StreamServer (``threads``,
+    ``hysteresis``, the budget and history of ``args``) and its clients in this process, acks 3
+    ticks late, no loss. Returns ``(server, ticks, bytes)``: per tick after the first 1.5 s (every
+    client joining at once, the windows filling) the interest query's and send's wall and process
+    CPU time (all threads), and the bytes a client. ``each(t, measured)``, if given, is called
+    after each tick's send."""
+    M = args.clients
+    warm = min(args.ticks // 3, 90)
+    sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), moving=0.3,
+                   seed=args.seed)
+    players = np.flatnonzero(sim.moving)[:M]
+    server = qc.StreamServer(schema, budget=args.budget, threads=threads, history=args.history,
+                             hysteresis=hysteresis)
+    for c in range(M):
+        server.connect(c)
+    replies = {}
+    nbytes = []
+    clients = [qc.StreamClient(schema, nonce=c + 1) for c in range(M)]
+    pending = {}
+    ticks = []
+    for t in range(args.ticks):
+        sim.step(1.0 / args.hz)
+        world = sim.snapshot(schema)
+        for c, r in replies.pop(t, ()):
+            server.receive(c, r)
+        w0 = time.perf_counter()
+        p0 = time.process_time()
+        index = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2)
+        near = index.within(sim.pos[players][:, [0, 2]], args.radius, threads=threads)
+        w1 = time.perf_counter()
+        p1 = time.process_time()
+        sent = server.send(t, world, interest=dict(zip(range(M), near)))
+        w2 = time.perf_counter()
+        p2 = time.process_time()
+        if t >= warm:
+            ticks.append((w1 - w0, p1 - p0, w2 - w1, p2 - p1))
+            nbytes.append(sum(len(d) for dgs in sent.values() for d in dgs) / M)
+        if each is not None:
+            each(t, t >= warm)
+        # the link: each client's datagrams arrive 3 ticks later, its reply 3 after that
+        pending[t + 3] = sent
+        for c, dgs in pending.pop(t, {}).items():
+            for d in dgs:
+                clients[c].receive(d)
+            r = clients[c].reply()
+            if r is not None:
+                replies.setdefault(t + 3, []).append((c, r))
+    return server, ticks, nbytes
+
+
 def part4(args, out):
     """What a user's server runs: ``StreamServer(threads=N).send(tick, world, interest=...)`` for
-    the large world's clients (interest from one GridIndex a tick, the server's budget), acks 3
-    ticks late with no loss. Per tick: the interest query's and send's wall and CPU time
-    (process time: all threads), for each thread count, alternated ``args.repeats`` times;
-    medians over the ticks after the first 1.5 s (every client joining at once, the windows
-    filling)."""
+    the large world's clients (``_serve``), for each thread count, alternated ``args.repeats``
+    times; medians over the ticks."""
     schema = big_schema()
     M = args.clients
     out("")
@@ -627,46 +675,9 @@ def part4(args, out):
         f"threads {args.threads}, {args.repeats} alternated runs each")
     runs = [(th, h) for h in args.hysteresis for th in args.threads]
     res = {r: [] for r in runs}
-    warm = min(args.ticks // 3, 90)
     for rep in range(args.repeats):
         for th, hyst in runs:
-            sim = BigWorld(args.entities, half=2000.0 * math.sqrt(args.entities / 100_000), moving=0.3,
-                           seed=args.seed)
-            players = np.flatnonzero(sim.moving)[:M]
-            server = qc.StreamServer(schema, budget=args.budget, threads=th, history=args.history,
-                                     hysteresis=hyst)
-            for c in range(M):
-                server.connect(c)
-            replies = {}
-            nbytes = []
-            clients = [qc.StreamClient(schema, nonce=c + 1) for c in range(M)]
-            pending = {}
-            ticks = []
-            for t in range(args.ticks):
-                sim.step(1.0 / args.hz)
-                world = sim.snapshot(schema)
-                for c, r in replies.pop(t, ()):
-                    server.receive(c, r)
-                w0 = time.perf_counter()
-                p0 = time.process_time()
-                index = interest.GridIndex(sim.pos[:, [0, 2]], world.ids, cell=args.radius / 2)
-                near = index.within(sim.pos[players][:, [0, 2]], args.radius, threads=th)
-                w1 = time.perf_counter()
-                p1 = time.process_time()
-                sent = server.send(t, world, interest=dict(zip(range(M), near)))
-                w2 = time.perf_counter()
-                p2 = time.process_time()
-                if t >= warm:
-                    ticks.append((w1 - w0, p1 - p0, w2 - w1, p2 - p1))
-                    nbytes.append(sum(len(d) for dgs in sent.values() for d in dgs) / M)
-                # the link: each client's datagrams arrive 3 ticks later, its reply 3 after that
-                pending[t + 3] = sent
-                for c, dgs in pending.pop(t, {}).items():
-                    for d in dgs:
-                        clients[c].receive(d)
-                    r = clients[c].reply()
-                    if r is not None:
-                        replies.setdefault(t + 3, []).append((c, r))
+            server, ticks, nbytes = _serve(args, schema, th, hyst)
             a = 1000.0 * np.median(np.asarray(ticks), axis=0)
             res[th, hyst].append(a)
             # what the server holds: the views in its clients' encoders' windows (their ids and
@@ -685,6 +696,75 @@ def part4(args, out):
         a = np.median(np.asarray(res[th, hyst]), axis=0)
         med[th if len(args.hysteresis) == 1 else (th, hyst)] = a
         out(f"  {th:7d} {hyst:4d} {a[0] + a[2]:9.1f} {a[1] + a[3]:8.1f} {a[0]:8.1f} {a[2]:9.1f} {a[3]:8.1f}")
+    out(f"  load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min)")
+    return med
+
+
+# -- part 7: pauses (the garbage collector) -------------------------------------------------------
+
+def part7(args, out):
+    """The garbage collector's full collections while part 4's server runs (one thread), with the
+    snapshots untracked (as the package makes them) and tracked (as before 2026-12-07),
+    alternated ``args.repeats`` times: the full collections that ran during the measured ticks and
+    their pauses (timed by gc.callbacks), send's median, 99th percentile and worst wall time a
+    tick, and then, the clients and the run's own objects gone, what the server alone costs a
+    full collection (``gc.collect()``, median of 3) and how many objects it walks."""
+    import gc
+    from quantcodec import _delta
+    schema = big_schema()
+    out("")
+    out(f"part 7: pauses: {args.clients:,} clients seeing {args.radius:g} m of {args.entities:,} "
+        f"entities, budget {args.budget}, history {args.history}, {args.ticks} ticks, 1 thread, "
+        f"{args.repeats} alternated runs each")
+    kinds = ("untracked", "tracked")
+    res = {k: [] for k in kinds}
+    for rep in range(args.repeats):
+        for kind in kinds:
+            for cls in (qc.Snapshot, _delta.SnapshotData):
+                _delta._untracked_class(cls, kind == "untracked")
+            pauses, began, on = [], [0.0], [False]
+
+            def timer(phase, info):
+                if info["generation"] == 2 and on[0]:
+                    if phase == "start":
+                        began[0] = time.perf_counter()
+                    else:
+                        pauses.append(time.perf_counter() - began[0])
+
+            def each(t, measured):
+                on[0] = measured
+            gc.collect()
+            gc.callbacks.append(timer)
+            try:
+                server, ticks, _ = _serve(args, schema, 1, 0, each)
+            finally:
+                gc.callbacks.remove(timer)
+                for cls in (qc.Snapshot, _delta.SnapshotData):
+                    _delta._untracked_class(cls, True)
+            send = 1000.0 * np.asarray([x[2] for x in ticks])
+            gc.collect()
+            full = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                gc.collect()
+                full.append(time.perf_counter() - t0)
+            row = (np.median(send), np.percentile(send, 99), send.max(), len(pauses),
+                   1000.0 * (np.mean(pauses) if pauses else 0.0), 1000.0 * np.median(full),
+                   len(gc.get_objects()))
+            res[kind].append(row)
+            out(f"  run {rep + 1}, {kind:9s}: send {row[0]:5.1f} ms median, {row[1]:5.1f} p99, "
+                f"{row[2]:5.1f} worst; {row[3]} full collections in {len(ticks)} ticks, "
+                f"{row[4]:5.1f} ms each; the server alone: {row[5]:5.1f} ms a full collection, "
+                f"{row[6]:,} objects walked")
+            del server
+    out(f"  {'snapshots':>9s} {'send p50':>8s} {'p99':>6s} {'worst':>6s} {'full colls':>10s} "
+        f"{'ms each':>7s} {'server alone ms':>15s} {'objects':>8s}   (medians over the {args.repeats} runs)")
+    med = {}
+    for kind in kinds:
+        a = np.median(np.asarray(res[kind]), axis=0)
+        med[kind] = a
+        out(f"  {kind:>9s} {a[0]:8.1f} {a[1]:6.1f} {a[2]:6.1f} {a[3]:10.0f} {a[4]:7.1f} {a[5]:15.1f} "
+            f"{a[6]:8,.0f}")
     out(f"  load average during the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (1, 5, 15 min)")
     return med
 
@@ -973,11 +1053,11 @@ def plot(path, data, out, args):
 def main(argv=None, out=print):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="small sizes: a few seconds")
-    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3, 4, 5, 6), default=0,
-                    help="1 to 6 only (0: 1 and 2); 3: sharing across clients (a crowd); "
+    ap.add_argument("--part", type=int, choices=(0, 1, 2, 3, 4, 5, 6, 7), default=0,
+                    help="1 to 7 only (0: 1 and 2); 3: sharing across clients (a crowd); "
                          "4: StreamServer.send on threads; 5: where the GIL is held; "
-                         "6: a client's build cold and warm")
-    ap.add_argument("--repeats", type=int, default=3, help="part 3's and 4's alternated repeats")
+                         "6: a client's build cold and warm; 7: pauses (the garbage collector)")
+    ap.add_argument("--repeats", type=int, default=3, help="part 3's, 4's and 7's alternated repeats")
     ap.add_argument("--entities", type=int, default=100_000)
     ap.add_argument("--clients", type=int, default=1000)
     ap.add_argument("--radius", type=float, default=150.0)
@@ -1020,6 +1100,8 @@ def main(argv=None, out=print):
         res["server"] = part4(args, out)
     if args.part == 5:
         res["gil"] = part5(args, out)
+    if args.part == 7:
+        res["pauses"] = part7(args, out)
     if args.part == 6:
         res["cold"] = part6_evict(args, out) if args.evict else part6(args, out)
     if args.plot and plot_data:

@@ -283,3 +283,21 @@ def test_bench_views_part4_quick_runs():
     # (a build in its three steps, as StreamServer.send runs them)
     assert {"world", "grid", "query", "view begin", "view compute", "view end", "packets", "send1",
             "send2"} <= set(res["gil"])
+
+
+def test_bench_views_part7_quick_runs():
+    """bench/bench_views.py --part 7 (the collector's pauses) runs: no time asserted; with the
+    snapshots untracked the collector walks fewer objects than with them tracked (the server's
+    views: 40 clients x their windows), and the package's setting is back after it."""
+    import gc
+
+    from benchscripts import load
+
+    bv = load("bench_views")
+    lines = []
+    res = bv.main(["--quick", "--part", "7", "--ticks", "40", "--repeats", "1"], out=lines.append)
+    objects = {k: v[6] for k, v in res["pauses"].items()}
+    assert objects["tracked"] - objects["untracked"] >= 40 * 16, objects
+    assert any(x.strip().startswith("untracked") for x in lines)
+    schema = bv.big_schema()
+    assert not gc.is_tracked(schema.snapshot([1], {"position": [[0.0, 0.0, 0.0]], "rotation": [[1.0, 0, 0, 0]]}))
