@@ -400,7 +400,7 @@ def test_array_of_10_to_the_8_elements():
 # -- the garbage collector: snapshots stay out of its walks ---------------------------------------
 #
 # A server holds history x clients snapshots (64,000 for 1,000 clients); tracked, every full
-# collection walked them all (41 ms a collection for bench_views' server, --part 7). None can
+# collection walked them all (33 ms a collection for bench_views' server, --part 7). None can
 # be part of a reference cycle (quantcodec/_delta.pyx, _untrack), so they are made untracked and
 # reference counting frees them.
 
@@ -504,3 +504,31 @@ def test_untracked_class_refuses_what_is_not_a_snapshot_class():
     from quantcodec import _delta
     with pytest.raises(TypeError, match="SnapshotData subclass"):
         _delta._untracked_class(dict)
+
+
+def test_windows_of_untracked_snapshots_are_untracked_until_a_tracked_one_comes():
+    """The encoder's and decoder's windows (dicts seq -> snapshot) are not walked either while
+    every snapshot in them is untracked; a user's subclass (tracked) makes the encoder's window
+    tracked, so that a cycle through it is still collected."""
+    import weakref
+
+    class Tagged(qc.Snapshot):
+        pass
+    schema = _schema()
+    enc = qc.SnapshotEncoder(schema, 8)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    for t in range(12):
+        dec.decode(enc.encode(t, _gc_world(schema, t=t)))
+        enc.ack(t)
+    sent, held = enc._state.sent, dec._state.held
+    assert len(sent) == 8 and len(held) >= 8
+    assert not gc.is_tracked(sent) and not gc.is_tracked(held)
+    w = _gc_world(schema, t=12)
+    tagged = Tagged(schema, w.ids, _columns(30, 12))
+    dec.decode(enc.encode(12, tagged))
+    assert gc.is_tracked(sent) and not gc.is_tracked(held)
+    tagged.encoder = enc                    # a cycle: enc -> its window -> tagged -> enc
+    r = weakref.ref(tagged)
+    del tagged, enc, sent
+    gc.collect()
+    assert r() is None
