@@ -704,7 +704,8 @@ def part4(args, out):
 
 def part7(args, out):
     """The garbage collector's full collections while part 4's server runs (one thread), with the
-    snapshots untracked (as the package makes them) and tracked (as before 2026-12-07),
+    snapshots untracked (as the package makes them), tracked (as before 2026-12-07), and untracked
+    with ``gc.freeze()`` after the first tick (docs/views.md's advice: every client connected),
     alternated ``args.repeats`` times: the full collections that ran during the measured ticks and
     their pauses (timed by gc.callbacks), send's median, 99th percentile and worst wall time a
     tick, and then, the clients and the run's own objects gone, what the server alone costs a
@@ -716,12 +717,12 @@ def part7(args, out):
     out(f"part 7: pauses: {args.clients:,} clients seeing {args.radius:g} m of {args.entities:,} "
         f"entities, budget {args.budget}, history {args.history}, {args.ticks} ticks, 1 thread, "
         f"{args.repeats} alternated runs each")
-    kinds = ("untracked", "tracked")
+    kinds = ("untracked", "tracked", "frozen")
     res = {k: [] for k in kinds}
     for rep in range(args.repeats):
         for kind in kinds:
             for cls in (qc.Snapshot, _delta.SnapshotData):
-                _delta._untracked_class(cls, kind == "untracked")
+                _delta._untracked_class(cls, kind != "tracked")
             pauses, began, on = [], [0.0], [False]
 
             def timer(phase, info):
@@ -733,6 +734,8 @@ def part7(args, out):
 
             def each(t, measured):
                 on[0] = measured
+                if t == 0 and kind == "frozen":
+                    gc.freeze()
             gc.collect()
             gc.callbacks.append(timer)
             try:
@@ -750,7 +753,8 @@ def part7(args, out):
                 full.append(time.perf_counter() - t0)
             row = (np.median(send), np.percentile(send, 99), send.max(), len(pauses),
                    1000.0 * (np.mean(pauses) if pauses else 0.0), 1000.0 * np.median(full),
-                   len(gc.get_objects()))
+                   len(gc.get_objects()))       # (not the frozen ones: never walked)
+            gc.unfreeze()
             res[kind].append(row)
             out(f"  run {rep + 1}, {kind:9s}: send {row[0]:5.1f} ms median, {row[1]:5.1f} p99, "
                 f"{row[2]:5.1f} worst; {row[3]} full collections in {len(ticks)} ticks, "

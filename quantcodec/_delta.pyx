@@ -751,8 +751,8 @@ cdef bytes _diff_of(SnapshotData a, SnapshotData b):
 # report, and _diff: a weak reference without callback and bytes) never refers back to a
 # snapshot, so no snapshot is ever part of a reference cycle, and reference counting frees it.
 # A server holds history x clients of them (64,000 for 1,000 clients): tracked, each full
-# collection walked them all (33 ms a collection for bench_views' server; 5 ms untracked, their
-# windows too: _history.pyx, _put; docs/views.md, "Pauses"). Untracked as they are made:
+# collection walked them all (29-43 ms a collection for bench_views' server; 5-13 ms untracked,
+# their windows too: _history.pyx, _put; docs/views.md, "Pauses"). Untracked as they are made:
 # instances of SnapshotData and of the classes registered here (quantcodec.Snapshot, whose only
 # slot of its own is that report); a subclass a user makes (its __dict__ could hold anything)
 # stays tracked.

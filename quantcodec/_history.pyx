@@ -235,9 +235,9 @@ cdef inline int _put(dict held, int seq, snap) except -1:
     """held[seq] = snap, the window left untracked by the cycle collector while every snapshot in
     it is (quantcodec._delta, _untrack: none is ever in a cycle, and neither is a dict of them
     under int keys), so that a full collection does not visit a server's history x clients
-    views (14 -> 5 ms a collection for bench_views' server, --part 7). A dict is untracked when
-    new and tracked again by the first tracked value put in it (a user's Snapshot subclass): it
-    then stays tracked."""
+    views (two thirds of what a collection of bench_views' server still took, --part 7). A
+    dict is untracked when new and tracked again by the first tracked value put in it (a
+    user's Snapshot subclass): it then stays tracked."""
     cdef bint clean = not PyObject_GC_IsTracked(held)
     held[seq] = snap
     if clean and not PyObject_GC_IsTracked(snap):

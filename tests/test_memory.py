@@ -400,7 +400,7 @@ def test_array_of_10_to_the_8_elements():
 # -- the garbage collector: snapshots stay out of its walks ---------------------------------------
 #
 # A server holds history x clients snapshots (64,000 for 1,000 clients); tracked, every full
-# collection walked them all (33 ms a collection for bench_views' server, --part 7). None can
+# collection walked them all (29-43 ms a collection for bench_views' server, --part 7). None can
 # be part of a reference cycle (quantcodec/_delta.pyx, _untrack), so they are made untracked and
 # reference counting frees them.
 
