@@ -532,3 +532,47 @@ def test_windows_of_untracked_snapshots_are_untracked_until_a_tracked_one_comes(
     del tagged, enc, sent
     gc.collect()
     assert r() is None
+
+
+def test_a_disconnected_clients_state_goes_by_reference_counting():
+    """What the server holds for a client is in no cycle: at disconnect its encoder goes at
+    once, with the collector off, and the views of its window with the server's shared caches
+    moving on (so gc.freeze(), which docs/views.md suggests once the clients are connected,
+    keeps none of it alive)."""
+    import weakref
+    schema = _schema()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        server = qc.StreamServer(schema, history=8, budget=400)
+        clients = {c: qc.StreamClient(schema) for c in "ab"}
+
+        def tick(t):
+            w = _gc_world(schema, t=t)
+            interest = {c: w.ids[i::2] for i, c in enumerate(server.clients)}
+            for c, dgs in server.send(t, w, interest=interest).items():
+                for d in dgs:
+                    clients[c].receive(d)
+                r = clients[c].reply()
+                if r is not None:
+                    server.receive(c, r)
+        for c in clients:
+            server.connect(c)
+        for t in range(10):
+            tick(t)
+        enc = server.encoder("a")
+        refs = [weakref.ref(enc)] + [weakref.ref(v) for v in enc._state.sent.values()]
+        assert len(refs) >= 6
+        del enc
+        assert all(r() is not None for r in refs)
+        server.disconnect("a")
+        assert refs[0]() is None
+        # (the newest views are still in the packets of the server's PacketCache, shared by its
+        # clients and bounded, and in the tick's ViewShare: they go as those move on)
+        assert sum(r() is not None for r in refs) <= 4
+        server._cache.clear()
+        tick(10)
+        assert all(r() is None for r in refs)
+    finally:
+        if was:
+            gc.enable()
