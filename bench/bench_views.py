@@ -652,15 +652,20 @@ def _serve(args, schema, threads, hysteresis, each=None):
             nbytes.append(sum(len(d) for dgs in sent.values() for d in dgs) / M)
         if each is not None:
             each(t, t >= warm)
-        # the link: each client's datagrams arrive 3 ticks later, its reply 3 after that
-        pending[t + 3] = sent
-        for c, dgs in pending.pop(t, {}).items():
-            for d in dgs:
-                clients[c].receive(d)
-            r = clients[c].reply()
-            if r is not None:
-                replies.setdefault(t + 3, []).append((c, r))
+        _link(t, sent, pending, clients, replies)
     return server, ticks, nbytes
+
+
+def _link(t, sent, pending, clients, replies):
+    """Parts 4, 5 and 7's link: each client's datagrams of tick ``t`` arrive 3 ticks later
+    (``pending``), its reply 3 after that (``replies``, which the server takes at that tick)."""
+    pending[t + 3] = sent
+    for c, dgs in pending.pop(t, {}).items():
+        for d in dgs:
+            clients[c].receive(d)
+        r = clients[c].reply()
+        if r is not None:
+            replies.setdefault(t + 3, []).append((c, r))
 
 
 def part4(args, out):
@@ -916,13 +921,7 @@ def part5(args, out):
             s1 = snap()
             if t >= warm:
                 got.append([w1 - w0, p1 - p0, s1[0] - s0[0], s1[2] - s0[2]])
-            pend[t + 3] = sent
-            for c, dgs in pend.pop(t, {}).items():
-                for d in dgs:
-                    clients[c].receive(d)
-                r = clients[c].reply()
-                if r is not None:
-                    rep.setdefault(t + 3, []).append((c, r))
+            _link(t, sent, pend, clients, rep)
         a = np.median(np.asarray(got), axis=0)
         res[f"send{th}"] = a
         out(f"  StreamServer.send, {th} thread{'s' if th > 1 else ' '}: {1e3 * a[0]:6.1f} ms wall, {1e3 * a[1]:6.1f} "
