@@ -932,6 +932,16 @@ def part5(args, out):
 
 # -- part 6: a client's build with its state cold and warm ---------------------------------------
 
+def _part6_setup(args, out, title):
+    """Part 6's heading printed and its server by hand (``_builders``): ``(clients, warm-up
+    ticks, schema, sim, players, encoders, builders)``."""
+    warm = args.ticks // 3
+    out("")
+    out(f"{title}, {args.entities:,} entities, budget {args.budget}, {args.ticks} ticks "
+        f"(the last {args.ticks - warm})")
+    return (args.clients, warm) + _builders(args)
+
+
 def part6(args, out):
     """Where a build's time goes when 1,000 clients take turns: each client's build is made
     twice a tick, once as the tick finds it (``ViewBuilder.begin``, ``compute``, ``abandon``:
@@ -940,12 +950,8 @@ def part6(args, out):
     which is then ended and coded. Medians over the ticks after the first third of the CPU time
     of ``compute`` a client; the difference is what the 1,000 clients' turns cost, not work."""
     from quantcodec._views import compute as compute_views
-    M = args.clients
-    warm = args.ticks // 3
-    out("")
-    out(f"part 6: a build cold and warm: {M:,} clients, {args.entities:,} entities, budget "
-        f"{args.budget}, {args.ticks} ticks (the last {args.ticks - warm})")
-    schema, sim, players, encs, bs = _builders(args)
+    M, warm, schema, sim, players, encs, bs = _part6_setup(
+        args, out, f"part 6: a build cold and warm: {args.clients:,} clients")
     acks = {}
     cold, hot = [], []
     clock = time.thread_time_ns
@@ -980,12 +986,8 @@ def part6_evict(args, out):
     MiB (out of the L3 too). The writes take the code out of the caches as well, so these bound
     the cost of where the state comes from rather than split it."""
     from quantcodec._views import compute as compute_views
-    M = args.clients
-    warm = args.ticks // 3
-    out("")
-    out(f"part 6, evictions: {M:,} clients (every 4th timed), {args.entities:,} entities, budget "
-        f"{args.budget}, {args.ticks} ticks (the last {args.ticks - warm})")
-    schema, sim, players, encs, bs = _builders(args)
+    M, warm, schema, sim, players, encs, bs = _part6_setup(
+        args, out, f"part 6, evictions: {args.clients:,} clients (every 4th timed)")
     small = np.ones((2 << 20) // 8)
     big = np.ones((96 << 20) // 8)
     clock = time.thread_time_ns
