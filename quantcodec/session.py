@@ -48,6 +48,7 @@ def _rseq_newer(a, b):
 _popcount = getattr(int, "bit_count", lambda x: bin(x).count("1"))    # (int.bit_count: 3.10+)
 _SENT_BITS = 96     # the ticks sent that StreamServer remembers (a bit each), for LinkStats.delivered
 _TICKS_KEPT = 128   # the ticks whose seq it remembers, for where a client's stream began
+_NONCES = 8         # the incarnations (nonces) of a client whose reply numbers the server keeps
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ class LinkStats:
     quiet: int
 
 
-def _check_budget(budget, hello_len, owner):
+def _check_budget(budget, hello_len, one_len, owner):
     if budget is None:
         return None
     if isinstance(budget, bool) or not isinstance(budget, int):
@@ -91,25 +92,46 @@ def _check_budget(budget, hello_len, owner):
     if budget < hello_len:
         raise ValueError(f"{owner}: a budget of {budget} bytes a tick is smaller than the stream's "
                          f"hello ({hello_len} bytes), which must fit in one tick")
+    if budget < one_len:
+        raise ValueError(f"{owner}: a budget of {budget} bytes a tick cannot carry one entity: a "
+                         f"packet of one entity entering, its record whole, takes up to {one_len} "
+                         f"bytes with this schema; an entity that never fits would never be sent")
     return budget
+
+
+def _one_entity_len(schema, encoder, max_datagram):
+    """The bytes a tick that carry one entity whole, at most: a packet with no entity (its header
+    and check), plus the record's largest size and the 100 bits the encoder reserves beside it for
+    its id and counts, in fragments where that passes ``max_datagram`` (their headers and checks)."""
+    empty = Snapshot._make(schema, np.empty(0, np.uint64),
+                           np.empty((0, _plan_of(schema, "StreamServer").nslot), np.uint64))
+    n = len(encoder.encode(0, empty)) + (schema.bits + 100 + 7) // 8
+    if n <= max_datagram:
+        return n
+    t = _framing.check_len(encoder._check_f)
+    count = -(-(n - t) // (max_datagram - _framing.FRAGMENT_HEADER - t))
+    return n - t + count * (_framing.FRAGMENT_HEADER + t)
 
 
 class _Peer:
     """What the server keeps of one connected client."""
 
-    __slots__ = ("client", "encoder", "budget", "nonce", "rseq", "req", "acked", "hello_due",
-                 "views", "hello_len", "stream_ticks", "ack_seq", "ack_ticks", "rtt", "srtt",
-                 "rttvar", "delivered", "reply_ticks", "linger")
+    __slots__ = ("client", "encoder", "budget", "nonce", "replies", "acked",
+                 "hello_due", "hello_alone", "views", "hello_len", "stream_ticks", "ack_seq",
+                 "ack_ticks", "rtt", "srtt", "rttvar", "delivered", "reply_ticks", "quiet_restart",
+                 "linger")
 
     def __init__(self, client, encoder, budget, ticks):
         self.client = client
         self.encoder = encoder
         self.budget = budget
         self.nonce = None          # the incarnation the stream takes acks from (section 18)
-        self.rseq = 0              # the last rseq taken from it
-        self.req = None            # (nonce, rseq) of the last hello request taken
+        self.replies = {}          # nonce -> the last rseq taken with it (acks and hello requests
+                                   # alike), for the _NONCES nonces taken from most recently
         self.acked = False         # the client has acked a packet of the current stream
         self.hello_due = False     # a hello request asked for the hello
+        self.hello_alone = False   # its last tick's datagrams were the hello alone (no room for
+                                   # a packet beside it): the next tick's packet goes without it
         self.views = None          # the client's view builder (interest or budget)
         self.hello_len = len(encoder.hello())
         # LinkStats, counted in the server's ticks sent (resends not counted)
@@ -118,13 +140,13 @@ class _Peer:
         self.ack_ticks = 0         # the ticks sent when that ack was taken
         self.rtt = self.srtt = self.rttvar = self.delivered = None
         self.reply_ticks = ticks   # the ticks sent when its last reply was taken (or it connected)
+        self.quiet_restart = None  # reply_ticks when its stream was last started over for quiet
         self.linger = None         # hysteresis: its interest of late (quantcodec._interest.Linger)
 
     def restart(self, ticks):
         """The client restarted: a new stream (id, hello), the next packet in full."""
         self.encoder.reset()
         self.nonce = None
-        self.rseq = 0
         self.acked = False
         self.views = None
         self.stream_ticks = ticks
@@ -177,7 +199,10 @@ class StreamServer:
         self._cache = PacketCache(256)
         probe = self._encoder()          # checks schema, history, max_datagram, predict, key
         self._hello_len = len(probe.hello())
-        self._budget = _check_budget(budget, self._hello_len, "StreamServer")
+        probe = SnapshotEncoder(schema, self._history, predict=self._predict,
+                                max_datagram=self._max_datagram, key=self._key)
+        self._one_len = _one_entity_len(schema, probe, self._max_datagram)
+        self._budget = _check_budget(budget, self._hello_len, self._one_len, "StreamServer")
         self._peers = {}
         self._lock = threading.RLock()
         self._share = None         # the views' ViewShare (made with the first builder)
@@ -209,8 +234,8 @@ class StreamServer:
         """Start a stream for ``client`` (any hashable: an address). ``budget`` (bytes a tick)
         overrides the server's for this client. Connecting a client again starts it over."""
         hash(client)
-        b = self._budget if budget is None else _check_budget(budget, self._hello_len,
-                                                              "StreamServer.connect")
+        b = self._budget if budget is None else _check_budget(
+            budget, self._hello_len, self._one_len, f"StreamServer.connect({client!r})")
         with self._lock:
             self._peers[client] = _Peer(client, self._encoder(), b, self._new_ticks)
 
@@ -258,7 +283,8 @@ class StreamServer:
         starting its stream over (``connect`` would)."""
         with self._lock:
             peer = self._peer(client, "set_budget")
-            peer.budget = _check_budget(budget, peer.hello_len, "StreamServer.set_budget")
+            peer.budget = _check_budget(budget, peer.hello_len, self._one_len,
+                                        f"StreamServer.set_budget({client!r})")
 
     def budget_of(self, client):
         """``client``'s budget in bytes a tick (None: none)."""
@@ -343,11 +369,14 @@ class StreamServer:
                         f"sent again is a resend of the same world (clients refuse two snapshots "
                         f"under one number); a new world is a new tick")
             peers = list(self._peers.values())
+            new_tick = last is None or seq != int(last) & 0xFFFF       # (not a resend)
+            if new_tick:
+                self._restart_quiet(peers)
             # the user's callables on this thread, in connect order, and what they gave checked
             # (the weights' values are checked while the views are built), before anything is coded
             jobs = []
             lingering = []
-            now = self._new_ticks + (0 if last is not None and seq == int(last) & 0xFFFF else 1)
+            now = self._new_ticks + (1 if new_tick else 0)
             for peer in peers:
                 ids = _ids_array(_pick(interest, peer.client, world, "interest"), peer.client)
                 weights = _weights_array(_pick(priority, peer.client, world, "priority"), peer.client,
@@ -384,8 +413,11 @@ class StreamServer:
                 if e is err[1]:
                     raise e
                 raise e from None
-            for peer in peers:
+            for peer, datagrams in zip(peers, out):
                 peer.hello_due = False          # (the hello went out with every due client's)
+                # (the hello alone: no room for a packet beside it this tick, see _begin_one)
+                peer.hello_alone = peer.budget is not None and len(datagrams) == 1 \
+                    and datagrams[0] is peer.encoder.hello()
             if now != self._new_ticks:                              # (a new tick, not a resend)
                 ahead = 1 if last is None else (seq - int(last)) & 0xFFFF
                 self._sent_mask = ((self._sent_mask << min(ahead, _SENT_BITS)) | 1) \
@@ -398,6 +430,18 @@ class StreamServer:
             self._last_tick = tick
             self._last_world = world
             return {peer.client: datagrams for peer, datagrams in zip(peers, out)}
+
+    def _restart_quiet(self, peers):
+        """A client the server has taken no reply from for ``history`` ticks has its stream
+        started over, once (docs/wire-format.md section 18): whatever silenced it (a link down,
+        or a hello of another server that it adopted, and then refuses this stream's packets
+        and this server its acks) nothing it holds can serve as a baseline by now, and a new
+        stream's hello, newer than anything it may have adopted, brings it back."""
+        for peer in peers:
+            if self._new_ticks - peer.reply_ticks >= self._history \
+                    and peer.quiet_restart != peer.reply_ticks:
+                peer.quiet_restart = peer.reply_ticks
+                peer.restart(self._new_ticks)
 
     def _linger(self, peer, ids, weights, now, lingering):
         """Hysteresis: ``ids`` with the entities that left the client's interest less than
@@ -471,7 +515,11 @@ class StreamServer:
     def _begin_one(self, job, seq, world, views):
         """(peer, hello due, view or None, begun): a client's view, or its build begun."""
         peer, ids, weights = job
-        hello = peer.hello_due or not peer.acked
+        # the hello until the client has acked a packet of its stream, and once after a hello
+        # request; when its last tick's datagrams were the hello alone (a budget with no room for
+        # a packet beside it), this tick's packet goes without it, the whole budget its room, so
+        # that the client can decode a packet and ack (the ticks alternate until it does)
+        hello = peer.hello_due or (not peer.acked and not peer.hello_alone)
         room = None if peer.budget is None else peer.budget - (peer.hello_len if hello else 0)
         if ids is None and weights is None and room is None:
             return peer, hello, world, False
@@ -543,16 +591,14 @@ class StreamServer:
         elif newest is None or seq_newer(latest, newest):
             raise DecodeError(f"{who}: acks packet {latest}, never sent on stream {enc.stream_id:016x} "
                               f"(the newest is {newest})")
-        if peer.nonce == nonce and not _rseq_newer(rseq, peer.rseq):
-            raise DecodeError(f"{who}: reply {rseq} is not newer than reply {peer.rseq} (replayed, "
-                              f"duplicated or overtaken)", kind="stale")
+        _check_fresh(peer, nonce, rseq, who)
+        _took(peer, nonce, rseq)
         peer.reply_ticks = self._new_ticks
         if peer.nonce is not None and peer.nonce != nonce:
             # a new incarnation: the client restarted and holds nothing this stream can use
             peer.restart(self._new_ticks)
             return None
         peer.nonce = nonce
-        peer.rseq = rseq
         if flags & 1:
             self._link_ack(peer, latest, acks)
             got = enc.ack(latest)
@@ -605,10 +651,8 @@ class StreamServer:
         if fp != self._schema.fingerprint.encode("ascii"):
             raise DecodeError(f"{who}: of another schema (fingerprint {fp.decode('ascii', 'replace')!r}, "
                               f"the server's is {self._schema.fingerprint})", kind="schema")
-        if peer.req is not None and peer.req[0] == nonce and not _rseq_newer(rseq, peer.req[1]):
-            raise DecodeError(f"{who}: request {rseq} is not newer than request {peer.req[1]} "
-                              f"(replayed, duplicated or overtaken)", kind="stale")
-        peer.req = (nonce, rseq)
+        _check_fresh(peer, nonce, rseq, who)
+        _took(peer, nonce, rseq)
         peer.hello_due = True
         peer.reply_ticks = self._new_ticks
         return None
@@ -621,6 +665,26 @@ class StreamServer:
 
 _VIEWS = None
 _BATCH = 16     # clients a thread begins, computes (one release of the GIL) and ends at a time
+
+
+def _check_fresh(peer, nonce, rseq, who):
+    """Section 18, rule 2: DecodeError (kind ``stale``) for a reply that is not newer than the last
+    one taken from this client with its nonce: acks and hello requests are one series, as the
+    client numbers them, kept for the last _NONCES incarnations the client's replies came from."""
+    last = peer.replies.get(nonce)
+    if last is not None and not _rseq_newer(rseq, last):
+        raise DecodeError(f"{who}: reply {rseq} of incarnation {nonce:08x} is not newer than reply "
+                          f"{last}, the last taken from it (replayed, duplicated or overtaken)",
+                          kind="stale")
+
+
+def _took(peer, nonce, rseq):
+    """A reply taken: the last number of its incarnation, which becomes the most recent one."""
+    replies = peer.replies
+    replies.pop(nonce, None)
+    replies[nonce] = rseq
+    if len(replies) > _NONCES:
+        del replies[next(iter(replies))]
 
 
 def _views_module():

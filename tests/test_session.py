@@ -4,6 +4,7 @@ over lossy links both ways, hellos lost, restarts, replies refused, keys and lim
 import os
 import re
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -601,14 +602,14 @@ def test_replies_refused_change_nothing():
     server, client, world, replies = _session()
     enc = server.encoder("c")
     server.send(6, world.tick())                          # (a send since the last reply)
-    before = (enc._state.state(), server._peers["c"].rseq, server._peers["c"].nonce, server.link("c"))
+    before = (enc._state.state(), dict(server._peers["c"].replies), server._peers["c"].nonce, server.link("c"))
     assert before[3].quiet == 1
 
     def refused(d, kind):
         with pytest.raises(qc.DecodeError) as e:
             server.receive("c", d)
         assert e.value.kind == kind, (e.value.kind, str(e.value))
-        assert (enc._state.state(), server._peers["c"].rseq, server._peers["c"].nonce,
+        assert (enc._state.state(), dict(server._peers["c"].replies), server._peers["c"].nonce,
                 server.link("c")) == before
 
     refused(replies[-1], "stale")                         # replayed
@@ -890,3 +891,159 @@ def test_set_budget_keeps_the_stream():
     assert server.budget_of("c") is None
     with pytest.raises(KeyError, match="not connected"):
         server.set_budget("nobody", 600)
+
+
+def _budget_len(message):
+    return int(re.search(r"takes up to (\d+) bytes", message).group(1))
+
+
+BIG = qc.Schema("Big", [("v", qc.Vector(*[qc.Bounded(0, 1, 32)] * 60))])     # 240 bytes a record
+
+
+def test_a_budget_that_cannot_carry_one_entity_is_refused_naming_the_client():
+    with pytest.raises(ValueError, match="cannot carry one entity") as e:
+        qc.StreamServer(BIG, budget=200)
+    need = _budget_len(str(e.value))
+    assert 240 < need <= 240 + 30
+    server = qc.StreamServer(BIG)
+    with pytest.raises(ValueError, match=r"^StreamServer\.connect\('x'\): a budget of 200 bytes"):
+        server.connect("x", budget=200)
+    assert server.clients == []
+    server.connect("x", budget=need)
+    with pytest.raises(ValueError, match=r"^StreamServer\.set_budget\('x'\): .*cannot carry one"):
+        server.set_budget("x", need - 1)
+    assert server.budget_of("x") == need
+    # at that budget the entity arrives (a packet of its own once the hello is acked)
+    client = qc.StreamClient(BIG)
+    world = BIG.snapshot([1], {"v": np.full((1, 60), 0.5)})
+    got = []
+    for t in range(6):
+        out = server.send(t, world)["x"]
+        assert sum(map(len, out)) <= need
+        for d in out:
+            v = client.receive(d)
+            if v is not None:
+                got.append(len(v.ids))
+        r = client.reply()
+        if r is not None:
+            server.receive("x", r)
+    assert got and got[-1] == 1
+    # with fragments (a record past max_datagram) the bound counts their headers and checks
+    qc.StreamServer(BIG, budget=need + 10)
+    with pytest.raises(ValueError, match="cannot carry one entity") as e:
+        qc.StreamServer(BIG, max_datagram=100, budget=need + 10)
+    assert _budget_len(str(e.value)) > need + 10
+
+
+@pytest.mark.parametrize("key", [None, b"k" * 16])
+def test_a_budget_with_room_for_the_hello_alone_still_brings_views(key):
+    """A budget of exactly the hello: the hello goes out alone, the next tick's packet without
+    it, until the client acks; then packets, every tick within the budget, through loss."""
+    hello = len(qc.SnapshotEncoder(SCHEMA, key=key).hello())
+    for loss in (0.0, 0.3):
+        server = qc.StreamServer(SCHEMA, budget=hello, key=key)
+        server.connect("c")
+        client = qc.StreamClient(SCHEMA, key=key)
+        client._key_for_test = key
+        rng = np.random.default_rng(3)
+        log = {}
+        views, truth = run(server, {"c": client}, World(40), 80,
+                           down={"c": Link(rng, loss=loss)}, up={"c": Link(rng, loss=loss)}, log=log)
+        sent = log["c"]
+        assert all(sum(map(len, dgs)) <= hello for dgs in sent)
+        assert len(sent[0]) == 1 and len(sent[0][0]) == hello       # the hello alone
+        assert len(sent[1]) == 1 and len(sent[1][0]) < hello        # then a packet alone
+        ticks = [t for t, _ in views["c"]]
+        assert len(ticks) > 30 and max(np.diff([0] + ticks + [80])) <= 16
+        assert server.has_stream("c")
+
+
+def test_a_hello_request_overtaken_by_acks_is_stale():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA, nonce=7)
+    request = client.reply()                     # its first reply (rseq 0), held back
+    world = World(20)
+    for t in range(4):
+        for d in server.send(t, world.tick())["c"]:
+            client.receive(d)
+        server.receive("c", client.reply())     # acks, rseq 1, 2, ...
+    assert server.has_stream("c")
+    with pytest.raises(qc.DecodeError, match="not newer than reply 4") as e:
+        server.receive("c", request)
+    assert e.value.kind == "stale"
+    out = server.send(4, world.tick())["c"]
+    assert out[0] != server.encoder("c").hello() and len(out) == 1     # no hello resent
+
+
+def test_hello_requests_of_earlier_incarnations_replayed_in_turn_are_stale():
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    world = World(20)
+    old = []
+    for nonce in (1, 2, 3):                      # three incarnations, each asked for the hello
+        r = qc.StreamClient(SCHEMA, nonce=nonce).reply()
+        server.receive("c", r)
+        old.append(r)
+    client = qc.StreamClient(SCHEMA, nonce=4)    # the one that stays
+    server.receive("c", client.reply())
+    for t in range(4):
+        for d in server.send(t, world.tick())["c"]:
+            client.receive(d)
+        server.receive("c", client.reply())
+    sid = server.encoder("c").stream_id
+    for r in old * 3:
+        with pytest.raises(qc.DecodeError) as e:
+            server.receive("c", r)
+        assert e.value.kind == "stale"
+    out = server.send(4, world.tick())["c"]
+    assert len(out) == 1 and client.receive(out[0]).seq == 4      # no hello: nothing changed
+    assert server.encoder("c").stream_id == sid
+
+
+def test_a_stray_hello_of_another_server_stalls_a_client_at_most_history_ticks():
+    """SPEC section 5: no stray datagram stalls a client for more than ``history`` ticks. The
+    client adopts the newer stream of a stray hello; its acks are then refused by its server and
+    its server's packets by it: the server starts the stream over once it has been quiet for
+    ``history`` ticks, and the client adopts that newer stream."""
+    server = qc.StreamServer(SCHEMA, history=16)
+    server.connect("c")
+    time.sleep(0.002)
+    other = qc.StreamServer(SCHEMA, history=16)     # another server, started later
+    other.connect("x")
+    client = qc.StreamClient(SCHEMA)
+    world = World(30)
+    views = []
+    for t in range(100):
+        snap = world.tick()
+        if t == 20:
+            client.receive(other.send(0, snap)["x"][0])      # its hello: adopted (newer)
+            r = client.reply()
+            with pytest.raises(qc.DecodeError):
+                server.receive("c", r)                      # an ack of the other stream
+        for d in server.send(t, snap)["c"]:
+            try:
+                v = client.receive(d)
+            except qc.DecodeError as e:
+                assert e.kind == "check"
+                continue
+            if v is not None:
+                assert v == snap
+                views.append(t)
+        r = client.reply()
+        if r is not None:
+            server.receive("c", r)
+    assert views[:20] == list(range(20))
+    assert views[-1] == 99 and max(np.diff(views)) <= 16 + 1
+
+
+def test_a_quiet_client_has_its_stream_started_over_once():
+    server = qc.StreamServer(SCHEMA, history=16)
+    server.connect("c")
+    world = World(10)
+    sids = []
+    for t in range(60):                         # nothing ever comes back
+        server.send(t, world.tick())
+        sids.append(server.encoder("c").stream_id)
+    changes = [t for t in range(1, 60) if sids[t] != sids[t - 1]]
+    assert changes == [16] and server.link("c").quiet == 60
