@@ -104,7 +104,7 @@ namespace QuantCodec
         public long MaxBytes
         {
             get { return maxBytes; }
-            set { if (value < 0) throw new ArgumentOutOfRangeException("MaxBytes", "MaxBytes must be at least 0, not " + value); maxBytes = value; }
+            set { if (value < 1) throw new ArgumentOutOfRangeException("MaxBytes", "MaxBytes must be positive (bytes), not " + value + ", as in every client"); maxBytes = value; }
         }
         /// <summary>What the held snapshots cost in section 19's model (256 + n * (8 + 8 * S) each).</summary>
         public long HeldBytes { get { return heldCost; } }

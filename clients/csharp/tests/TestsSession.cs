@@ -377,6 +377,13 @@ static partial class Tests
             try { small.Receive(hello); } catch (DecodeException e) { kind = e.Kind; }
             Check(kind == "limits" && !small.ReplyDue && !small.Decoder.HasStream, tag + "a hello past max_bytes: limits, not adopted, nothing due: " + kind);
         }
+        // maxBytes must be positive, as in Python and JS (0 is not "no bound" nor "the default")
+        foreach (long bad in new long[] { 0, -1 })
+        {
+            string msg = null;
+            try { new StreamClient(schema, maxBytes: bad); } catch (ArgumentOutOfRangeException e) { msg = e.Message; }
+            Check(msg != null && msg.Contains("MaxBytes must be positive (bytes), not " + bad), "maxBytes " + bad + " refused: " + msg);
+        }
         // a nonce drawn at random (two clients: equal with probability 2**-32)
         Check(new StreamClient(schema).Nonce != new StreamClient(schema).Nonce || new StreamClient(schema).Nonce != new StreamClient(schema).Nonce, "a random nonce per client");
     }
@@ -425,7 +432,7 @@ static partial class Tests
         // a packet whose count is broken is malformed first, whatever the bound
         var w = new BitWriter();
         w.Write(3, 16); w.Write(0, 1); WriteEG(w, 100000, 0);
-        dec.MaxBytes = 0;
+        dec.MaxBytes = 1;
         r = dec.Receive(SealT(w.ToArray(), seedP, null));
         Check(r == Received.Refused && dec.LastErrorKind == "malformed", "a count larger than the packet can hold is malformed before limits: " + Kind(dec, r));
         // a broken header is malformed before anything
