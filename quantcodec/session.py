@@ -117,7 +117,7 @@ class _Peer:
     """What the server keeps of one connected client."""
 
     __slots__ = ("client", "encoder", "budget", "nonce", "replies", "acked",
-                 "hello_due", "hello_alone", "views", "hello_len", "stream_ticks", "ack_seq",
+                 "hello_due", "hello_alone", "tick_bytes", "views", "hello_len", "stream_ticks", "ack_seq",
                  "ack_ticks", "rtt", "srtt", "rttvar", "delivered", "reply_ticks", "quiet_restart",
                  "linger")
 
@@ -132,6 +132,7 @@ class _Peer:
         self.hello_due = False     # a hello request asked for the hello
         self.hello_alone = False   # its last tick's datagrams were the hello alone (no room for
                                    # a packet beside it): the next tick's packet goes without it
+        self.tick_bytes = 0        # the bytes of its datagrams of the last tick sent (resends in)
         self.views = None          # the client's view builder (interest or budget)
         self.hello_len = len(encoder.hello())
         # LinkStats, counted in the server's ticks sent (resends not counted)
@@ -220,6 +221,7 @@ class StreamServer:
         self._pool_pid = 0         # the process the pool was made in (a forked child's has no threads)
         self._last_tick = None     # the tick of the last send that returned (its seq: tick mod 65536)
         self._last_world = None    # and its world
+        self._resend = False       # (during a send: it is a resend of the last tick)
         self._sent_mask = 0        # bit j: the tick j ticks before the last one was sent
         self._tick_seqs = {}       # tick count -> that tick's seq, for the last _TICKS_KEPT ticks
         self._window = min(32, self._history - 1)    # the ticks an ack's bits tell of
@@ -327,7 +329,8 @@ class StreamServer:
         (an earlier tick, or one 32768 or more ahead) raises ValueError and changes nothing, and
         so does the same tick with another world (clients refuse two snapshots under one
         number); the same tick with the same world is a resend (the hello if due, and the packet
-        coded against the newest acknowledgements). Ticks may skip. A send that raised did not
+        coded against the newest acknowledgements; with a budget, within what the tick's
+        datagrams so far left of it: the budget is a tick's, resends included). Ticks may skip. A send that raised did not
         use its tick: it may be sent again, with any world.
 
         ``world``: this tick's Snapshot (quantized once for all clients). ``interest``: None
@@ -372,6 +375,7 @@ class StreamServer:
             new_tick = last is None or seq != int(last) & 0xFFFF       # (not a resend)
             if new_tick:
                 self._restart_quiet(peers)
+            self._resend = not new_tick
             # the user's callables on this thread, in connect order, and what they gave checked
             # (the weights' values are checked while the views are built), before anything is coded
             jobs = []
@@ -414,10 +418,15 @@ class StreamServer:
                     raise e
                 raise e from None
             for peer, datagrams in zip(peers, out):
-                peer.hello_due = False          # (the hello went out with every due client's)
-                # (the hello alone: no room for a packet beside it this tick, see _begin_one)
-                peer.hello_alone = peer.budget is not None and len(datagrams) == 1 \
-                    and datagrams[0] is peer.encoder.hello()
+                hello = peer.encoder.hello()
+                if datagrams and datagrams[0] is hello:
+                    peer.hello_due = False      # (it went out: once after a hello request)
+                if new_tick:
+                    # (the hello alone: no room for a packet beside it this tick, see _begin_one)
+                    peer.hello_alone = peer.budget is not None and len(datagrams) == 1 \
+                        and datagrams[0] is hello
+                    peer.tick_bytes = 0
+                peer.tick_bytes += sum(map(len, datagrams))
             if now != self._new_ticks:                              # (a new tick, not a resend)
                 ahead = 1 if last is None else (seq - int(last)) & 0xFFFF
                 self._sent_mask = ((self._sent_mask << min(ahead, _SENT_BITS)) | 1) \
@@ -520,7 +529,13 @@ class StreamServer:
         # a packet beside it), this tick's packet goes without it, the whole budget its room, so
         # that the client can decode a packet and ack (the ticks alternate until it does)
         hello = peer.hello_due or (not peer.acked and not peer.hello_alone)
-        room = None if peer.budget is None else peer.budget - (peer.hello_len if hello else 0)
+        budget = peer.budget
+        if budget is not None and self._resend:
+            # a resend of the tick: what the tick's datagrams so far left of the budget
+            budget -= peer.tick_bytes
+            if hello and budget < peer.hello_len:
+                return peer, False, None, False     # (nothing: the hello stays due)
+        room = None if budget is None else budget - (peer.hello_len if hello else 0)
         if ids is None and weights is None and room is None:
             return peer, hello, world, False
         if room is None and weights is None:

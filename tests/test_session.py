@@ -1047,3 +1047,34 @@ def test_a_quiet_client_has_its_stream_started_over_once():
         sids.append(server.encoder("c").stream_id)
     changes = [t for t in range(1, 60) if sids[t] != sids[t - 1]]
     assert changes == [16] and server.link("c").quiet == 60
+
+
+def test_a_resend_under_a_budget_keeps_the_tick_within_it():
+    """SPEC section 8: one client's datagrams of one tick total at most the budget; a resend of
+    the tick (the same world) gets what the tick's datagrams so far left of it."""
+    server = qc.StreamServer(SCHEMA, budget=300)
+    server.connect("c")
+    free = qc.StreamServer(SCHEMA)                  # no budget: a resend is the packet again
+    free.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    world = World(200)
+    world.vel[:] = 0.5
+    for t in range(8):
+        snap = world.tick()
+        first = server.send(t, snap)["c"]
+        again = server.send(t, snap)["c"]
+        assert sum(map(len, first + again)) <= 300
+        if t == 0:
+            assert first[0] == server.encoder("c").hello() and again == []   # (full: nothing left)
+        for d in first + again:
+            client.receive(d)
+        server.receive("c", client.reply())
+        assert free.send(t, snap)["c"] and free.send(t, snap)["c"]     # (no budget: the packet again)
+    # a hello request between a send and its resend: the hello does not fit what is left, so
+    # it stays due, and goes with the next tick
+    snap = world.tick()
+    first = server.send(8, snap)["c"]
+    assert sum(map(len, first)) > 300 - len(server.encoder("c").hello())
+    server.receive("c", qc.StreamClient(SCHEMA, nonce=99).reply())
+    assert server.send(8, snap)["c"] == []
+    assert server.send(9, world.tick())["c"][0] == server.encoder("c").hello()
