@@ -619,8 +619,10 @@ def snapshot_decode(data):
         assert e.kind in DecodeError.KINDS, f"DecodeError of kind {e.kind!r}"
         view = e
     if view is None:
-        if d.hello_info != before[0]:       # a newer stream's hello: adopted, started over
-            assert d.hello_info.started > before[0].started, "adopted an older stream's hello"
+        if d.hello_info != before[0]:       # another stream's hello: adopted, started over
+            # (an older stream's only while the adopted one had decoded nothing: section 13)
+            assert before[0] is None or d.hello_info.started > before[0].started \
+                or before[1] is None, "adopted an older stream's hello over a stream with packets"
             assert d.latest is None and d.held == (), "a new stream kept the old one's state"
         else:
             assert (d.latest, d.held) == before[1:3], "a datagram that returned None changed the state"

@@ -313,9 +313,10 @@ def fragment(datagram, max_datagram, check_f, seed_p=None):
 class Reassembly:
     """The partial packets of one stream (section 12): chunks kept under (seq, count, pcheck),
     each counted as a full chunk whatever its length, at most ``256 * max_datagram`` bytes in
-    all (the partial packets begun earliest dropped first: so at most ~258 chunks, whatever
-    the headers say), and a partial packet given up once its seq is ``history`` or more behind
-    ``latest``."""
+    all (the oldest partial packets dropped first, by how far their seq is behind ``latest``,
+    then in the order begun: so at most 256 * max_datagram / C chunks, 258 at 1,200 bytes, 315
+    at 64, whatever the headers say, and never a newer packet for an older one's fragments),
+    and a partial packet given up once its seq is ``history`` or more behind ``latest``."""
 
     def __init__(self, max_datagram, history, check_len=CHECK):
         self.size = max_datagram - FRAGMENT_HEADER - check_len
@@ -334,6 +335,28 @@ class Reassembly:
 
     def _drop(self, key):
         self.held -= self.size * len(self.parts.pop(key))
+
+    def _make_room(self, key, new, latest):
+        """Room for one more chunk of packet ``key`` (section 12, rule 4): partial packets
+        dropped oldest first (furthest behind ``latest``; equals in the order begun, a ``new``
+        one last), until the chunk fits. False, with its own packet dropped, when that one
+        comes up first: the chunk is not kept, and the newer packets stay."""
+        def behind(k):
+            if latest is None:
+                return 0
+            d = (latest - k[0]) & 0xFFFF
+            return d - 0x10000 if d >= 0x8000 else d
+        ranked = sorted(list(self.parts) + ([key] if new else []), key=behind, reverse=True)
+        # (sorted is stable, and reverse=True keeps equals in their order: the order begun)
+        for k in ranked:
+            if self.held + self.size <= self.limit:
+                break
+            if k == key:
+                if not new:
+                    self._drop(key)
+                return False
+            self._drop(k)
+        return True
 
     def add(self, body, latest):
         """Take the fragment ``body`` (the datagram without its check, which held). Returns
@@ -362,9 +385,8 @@ class Reassembly:
         part = self.parts.get(key)
         if part is not None and index in part:
             return None          # a duplicate
-        while self.parts and self.held + self.size > self.limit:
-            self._drop(next(iter(self.parts)))
-            part = self.parts.get(key)
+        if self.held + self.size > self.limit and not self._make_room(key, part is None, latest):
+            return None          # (its packet the oldest: not kept)
         if part is None:
             part = self.parts[key] = {}
         part[index] = chunk

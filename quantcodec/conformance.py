@@ -738,6 +738,53 @@ def _streams(schemas):
                      f"{KIT_MAX_BYTES}: a hello refused for its history, packets refused before "
                      "what is held passes the bound, smaller packets taken again", ["limits"],
                      {"max_bytes": KIT_MAX_BYTES})
+
+    # 10. a stray hello (section 13): a hello of another server of this schema, started later,
+    # reaches the client mid-stream and is adopted; then a hello of an older stream, taken while
+    # the adopted one has decoded nothing; then the client's own server's hello, which takes it
+    # back (its packets name baselines the client let go until they age out, then go in full);
+    # once packets decode again, the older stream's hello is refused
+    s = _Stream(schema, rng, stream_id=0xC0C0, history=8, started=5_000_000, ack_delay=1)
+    w = _World(schema, rng, n=30)
+    stray = s._encoder(0xC1C1, 6_000_000)
+    older = s._encoder(0xC2C2, 4_000_000)
+    for t in range(36):
+        w.tick(churn=0.02, move=0.5)
+        if t == 10:
+            s.inject(stray.hello())
+        elif t == 12:
+            s.inject(older.hello())
+        elif t in (14, 15):
+            s.inject(s.enc.hello())
+        elif t == 30:
+            s.inject(older.hello())
+        s.step(t, w.snapshot())
+    s.deliver(True)
+    out["stray_hello"] = ("pose", s.out, "a stray hello of a newer stream adopted mid-stream; an "
+                          "older stream's hello taken while the adopted one has decoded nothing, "
+                          "then the client's own server's; later refused once packets decode",
+                          ["stray-hello"])
+
+    # 11. duplicated fragments at the reassembly's bound (section 12, rule 4): packets of about
+    # 200 fragments, each tick's interleaved with the tick before's again (a duplicating link):
+    # two partial packets pass 256 * max_datagram, and the older one's chunks must give way
+    s = _Stream(schema, rng, stream_id=0xD0D0, history=8, max_datagram=64, ack_delay=1)
+    w = _World(schema, rng, n=700)
+    s.inject(s.enc.hello())
+    last = []
+    for t in range(6):
+        w.tick(move=1.0)
+        dgs = s.enc.encode_datagrams(t, w.snapshot())
+        mixed = []
+        for i in range(max(len(dgs), len(last))):
+            mixed += dgs[i:i + 1] + last[i:i + 1]
+        for d in mixed:
+            s.inject(d)
+        last = dgs          # (no acks: every packet in full, about 200 fragments each)
+    out["fragment_duplicates"] = ("pose", s.out, "max_datagram 64, packets of about 200 fragments, "
+                                  "each tick's interleaved with the tick before's again: the older "
+                                  "packet's chunks give way at the reassembly's bound",
+                                  ["fragment-bound"])
     return out
 
 

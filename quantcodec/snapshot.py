@@ -744,7 +744,9 @@ class SnapshotDecoder:
     snapshots is held as neither while it is in the window. A datagram that is refused (its check
     fails, a stray, another stream or schema, a baseline not held, a malformed packet) raises
     DecodeError, whose ``kind`` says which (docs/wire-format.md section 14), and changes
-    nothing. A hello of a newer stream (a server restart) is adopted: the client starts over.
+    nothing. A hello of a newer stream (a server restart) is adopted: the client starts over;
+    so is another stream's hello while the adopted stream has decoded no packet (a stray hello
+    adopted does not hold the client: its server's next hello takes it back).
     """
 
     def __init__(self, schema, history=64, *, key=None, max_bytes=None):
@@ -837,9 +839,12 @@ class SnapshotDecoder:
                     raise DecodeError(f"snapshot stream: a hello of stream {h.stream_id:016x} with other "
                                       f"parameters than the one adopted", kind="hello")
                 return None                  # the current stream's hello again
-            if h.started <= cur.started:
+            if h.started <= cur.started and self._state.latest is not None:
+                # (a stream that has decoded no packet yet holds nothing: it does not refuse
+                # another, so that a stray hello adopted cannot keep the client from its server)
                 raise DecodeError(f"snapshot stream: a hello of an older stream {h.stream_id:016x} "
-                                  f"(started {h.started}, the current one {cur.started})", kind="hello")
+                                  f"(started {h.started}, the current one {cur.started}, which has "
+                                  f"decoded packets)", kind="hello")
         self._adopt(h)
         return None
 

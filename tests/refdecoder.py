@@ -502,7 +502,7 @@ class ReferenceStream:
                     raise Refused("hello")
                 self.hits["hello:again"] += 1
                 return None
-            if started <= self.hello["started"]:
+            if started <= self.hello["started"] and self.latest is not None:
                 self.hits["hello:older"] += 1
                 raise Refused("hello")
             self.hits["hello:newer-stream"] += 1
@@ -524,10 +524,29 @@ class ReferenceStream:
             for key in [k for k in self.parts if 0 < (self.latest - k[0]) % 65536 < 32768
                         and (self.latest - k[0]) % 65536 >= self.hello["history"]]:
                 del self.parts[key]
-        part = self.parts.setdefault((seq, count, pcheck), {})
-        if index in part:
+        key = (seq, count, pcheck)
+        if index in self.parts.get(key, ()):
             self.hits["fragment:duplicate"] += 1
             return None
+        # rule 4's bound: chunks counted as C bytes, at most 256 * max_datagram; the oldest
+        # partial packets (furthest behind latest, then begun earliest; this one, if new, last
+        # among its equals) dropped first, this fragment not kept when its own packet comes up
+        if (sum(map(len, self.parts.values())) + 1) * size > 256 * self.hello["max_datagram"]:
+            def behind(k):
+                d = 0 if self.latest is None else (self.latest - k[0]) % 65536
+                return d - 65536 if d >= 32768 else d
+            ranked = sorted(list(self.parts) + ([] if key in self.parts else [key]),
+                            key=lambda k: -behind(k))
+            for k in ranked:
+                if (sum(map(len, self.parts.values())) + 1) * size <= 256 * self.hello["max_datagram"]:
+                    break
+                if k == key:
+                    self.parts.pop(key, None)
+                    self.hits["fragment:no-room"] += 1
+                    return None
+                del self.parts[k]
+                self.hits["fragment:dropped-older"] += 1
+        part = self.parts.setdefault(key, {})
         part[index] = chunk
         if len(part) < count:
             self.hits["fragment:pending"] += 1

@@ -1001,16 +1001,22 @@ def test_hello_requests_of_earlier_incarnations_replayed_in_turn_are_stale():
     assert server.encoder("c").stream_id == sid
 
 
-def test_a_stray_hello_of_another_server_stalls_a_client_at_most_history_ticks():
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_stray_hello_of_another_server_stalls_a_client_at_most_history_ticks(ahead):
     """SPEC section 5: no stray datagram stalls a client for more than ``history`` ticks. The
     client adopts the newer stream of a stray hello; its acks are then refused by its server and
     its server's packets by it: the server starts the stream over once it has been quiet for
-    ``history`` ticks, and the client adopts that newer stream."""
+    ``history`` ticks, and the client adopts that stream, newer, or (the stray's clock ahead by
+    10 s) older but taken, the stray's stream having decoded nothing (wire-format section 13)."""
     server = qc.StreamServer(SCHEMA, history=16)
     server.connect("c")
     time.sleep(0.002)
     other = qc.StreamServer(SCHEMA, history=16)     # another server, started later
     other.connect("x")
+    if ahead:
+        enc = other.encoder("x")
+        enc._started_us += 10_000_000
+        enc._hello = None
     client = qc.StreamClient(SCHEMA)
     world = World(30)
     views = []

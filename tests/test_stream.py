@@ -594,9 +594,34 @@ def test_a_hello_of_the_adopted_stream_with_other_parameters_is_refused():
     same_time = qc.SnapshotEncoder(schema, stream_id=100)
     same_time._started_us = enc.started
     same_time._hello = None
+    assert dec.decode(enc.encode(0, World(schema).tick())).seq == 0
     with pytest.raises(qc.DecodeError) as e:
         dec.decode(same_time.hello())       # another stream, not newer: refused
-    assert e.value.kind == "hello" and dec.stream_id == 99
+    assert e.value.kind == "hello" and dec.stream_id == 99 and dec.latest == 0
+
+
+def test_an_older_streams_hello_is_taken_while_the_adopted_one_has_decoded_nothing():
+    """Section 13: a stray hello of a newer stream, adopted, does not keep the client from its
+    own server: until a packet of it decodes, another stream's hello is adopted too; once one
+    has, an older stream's hello is refused (a replay)."""
+    schema = pose_schema()
+    w = World(schema)
+    own = qc.SnapshotEncoder(schema, stream_id=1)
+    stray = qc.SnapshotEncoder(schema, stream_id=2)          # started later: newer
+    dec = qc.SnapshotDecoder.from_hello(schema, own.hello())
+    assert dec.decode(own.encode(0, w.tick())).seq == 0
+    assert dec.decode(stray.hello()) is None and dec.stream_id == 2 and dec.latest is None
+    with pytest.raises(qc.DecodeError) as e:
+        dec.decode(own.encode(1, w.tick()))                 # its own server's packet: check
+    assert e.value.kind == "check"
+    assert dec.decode(own.hello()) is None and dec.stream_id == 1    # older, but taken
+    assert dec.decode(own.encode(2, w.tick())).seq == 2     # (in full: no ack came back)
+    older = qc.SnapshotEncoder(schema, stream_id=3)
+    older._started_us = own.started - 1
+    older._hello = None
+    with pytest.raises(qc.DecodeError) as e:
+        dec.decode(older.hello())                             # now a packet has decoded: refused
+    assert e.value.kind == "hello" and dec.stream_id == 1 and dec.latest == 2
 
 
 def test_reassembly_bounds_the_number_of_chunks_too():
@@ -636,3 +661,60 @@ def test_held_number_decoded_again():
     other = qc.SnapshotEncoder(schema, stream_id=77)
     assert dec.decode(other.encode(2, snaps[3])) == snaps[3]
     assert dec.get(2) is None and 2 not in dec.held
+
+
+def _two_hundred_fragments(schema):
+    """An encoder at max_datagram 64 and a world whose full packets take about 200 fragments:
+    two of them pass the reassembly's bound of 256 * max_datagram."""
+    enc = qc.SnapshotEncoder(schema, max_datagram=64, history=8)
+    w = World(schema, n=800, moving=1.0)
+    return enc, w
+
+
+def test_an_older_packets_duplicated_fragments_never_push_out_the_newer_packet():
+    """Section 12, rule 4: a link that delivers every tick's fragments interleaved with the tick
+    before's again. Two partial packets pass the bound; the older one's chunks give way (before:
+    the partial begun earliest went, the newer packet's, and no tick after the first decoded)."""
+    schema = pose_schema()
+    enc, w = _two_hundred_fragments(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    last, got = [], []
+    for t in range(6):
+        dgs = enc.encode_datagrams(t, w.tick())        # (no acks: each in full)
+        assert len(dgs) > 158
+        for i in range(max(len(dgs), len(last))):
+            for d in dgs[i:i + 1] + last[i:i + 1]:
+                v = dec.decode(d)
+                if v is not None:
+                    got.append(v.seq)
+                assert dec._frag.held <= 256 * 64
+        last = dgs
+    assert got == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_fragment_of_the_oldest_packet_is_not_kept_when_it_needs_the_room():
+    """The fragment's own partial packet ranks with the others: when it is the oldest, it is
+    dropped and the chunk not kept, the newer packet kept whole; with no packet decoded yet,
+    the partial packets begun earliest go first (a new one last)."""
+    schema = pose_schema()
+    enc, w = _two_hundred_fragments(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    p0, p1, p2 = (enc.encode_datagrams(t, w.tick()) for t in range(3))
+    # no packet decoded: all rank equal; 0's chunks, then 1's: 0 (begun first) makes room for 1
+    for d in p0[:200] + p1[:200]:
+        assert dec.decode(d) is None
+    assert {k[0] for k in dec._frag.parts} == {1}
+    for d in p1[200:]:
+        v = dec.decode(d)
+    assert v.seq == 1 and dec.latest == 1               # the newer one completed, decoded
+    # now latest is 1: packet 0 ranks oldest (behind by 1), 2 newest (by -1)
+    for d in p2[:200]:
+        assert dec.decode(d) is None
+    held = dec._frag.held
+    for d in p0:                                        # 0's chunks: never room made for them
+        assert dec.decode(d) is None
+    assert {k[0] for k in dec._frag.parts} <= {0, 2} and dec._frag.held <= 256 * 64
+    assert len(dec._frag.parts[next(k for k in dec._frag.parts if k[0] == 2)]) == 200
+    for d in p2[200:]:
+        v = dec.decode(d)
+    assert v is not None and v.seq == 2 and held > 0
