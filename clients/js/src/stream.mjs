@@ -186,7 +186,13 @@ function sameBytes(a, b) {
   return true;
 }
 
-/** The partial packets of one stream (section 12). */
+/**
+ * The partial packets of one stream (section 12): chunks kept under (seq, count, pcheck), each
+ * counted as a full chunk whatever its length, at most 256 * max_datagram bytes in all (the
+ * oldest partial packets dropped first, by how far their seq is behind `latest`, then in the
+ * order begun: never the newest packet for an older one's fragments), and a partial packet given
+ * up once its seq is `history` or more behind `latest`.
+ */
 class Reassembly {
   constructor(maxDatagram, history, T) {
     this.size = maxDatagram - FRAGMENT_HEADER - T;      // C (sections 12, 17)
@@ -200,6 +206,32 @@ class Reassembly {
     const p = this.parts.get(key);
     this.held -= this.size * p.chunks.size;     // every chunk counts as a full one (section 12, rule 4)
     this.parts.delete(key);
+  }
+  /**
+   * Room for one more chunk of packet `key` (section 12, rule 4): partial packets dropped oldest
+   * first (furthest behind `latest`; equals in the order begun, a `fresh` one, begun now, last),
+   * until the chunk fits. False, with its own packet dropped, when that one comes up first: the
+   * chunk is not kept, and the newer packets stay.
+   */
+  _makeRoom(key, seq, fresh, latest) {
+    const behind = (s) => {
+      if (latest === null) return 0;            // nothing decoded yet: all rank equal
+      const d = (latest - s) & SEQ_MASK;
+      return d >= 0x8000 ? d - 0x10000 : d;     // a packet newer than latest is behind by a negative number
+    };
+    const ranked = [];
+    for (const [k, p] of this.parts) ranked.push({ k, d: behind(p.seq) });
+    if (fresh) ranked.push({ k: key, d: behind(seq) });
+    ranked.sort((a, b) => b.d - a.d);           // (a stable sort: equals stay in the order begun)
+    for (const { k } of ranked) {
+      if (this.held + this.size <= this.limit) break;
+      if (k === key) {
+        if (!fresh) this._drop(key);
+        return false;
+      }
+      this._drop(k);
+    }
+    return true;
   }
   /** Validate a fragment body (the datagram without its check): returns its header, or throws DecodeError('fragment'). */
   check(body) {
@@ -224,10 +256,7 @@ class Reassembly {
     const key = `${seq}/${count}/${pcheck}`;
     let part = this.parts.get(key);
     if (part && part.chunks.has(index)) return null;
-    while (this.parts.size && this.held + this.size > this.limit) {
-      this._drop(this.parts.keys().next().value);
-      part = this.parts.get(key);
-    }
+    if (this.held + this.size > this.limit && !this._makeRoom(key, seq, !part, latest)) return null;   // (its packet the oldest: not kept)
     if (!part) { part = { seq, count, pcheck, chunks: new Map() }; this.parts.set(key, part); }
     part.chunks.set(index, chunk);
     this.held += this.size;
@@ -273,7 +302,10 @@ export function datagramBytes(d, who) {
  * A snapshot stream's client (sections 10-19). `decode(datagram)` returns the Snapshot a datagram
  * completes, or null (a fragment, a hello); it throws DecodeError (with `.kind`) for a refused
  * datagram, which changes nothing. After each datagram that returned a Snapshot, acknowledge
- * `decoder.latest` to the server (StreamClient makes the ack datagram).
+ * `decoder.latest` to the server (StreamClient makes the ack datagram). A hello of a newer stream
+ * (a server restart) is adopted: the client starts over; so is another stream's hello while the
+ * adopted stream has decoded no packet (a stray hello adopted does not hold the client: its
+ * server's next hello takes it back).
  *
  * Options: `history` (until a hello gives the stream's own), `key` (a shared secret of 1 to 255
  * bytes: every check is then an 8-byte SipHash-2-4 tag, section 17), `maxBytes` (the bound of
@@ -386,7 +418,9 @@ export class SnapshotDecoder {
         if (!sameBytes(h.bytes, cur.bytes)) throw new DecodeError(`snapshot stream: a hello of stream ${h.streamId.toString(16).padStart(16, '0')} with other parameters than the one adopted`, 'hello');
         return null;                 // the current stream's hello again
       }
-      if (h.started <= cur.started) throw new DecodeError(`snapshot stream: a hello of an older stream ${h.streamId.toString(16).padStart(16, '0')} (started ${h.started}, the current one ${cur.started})`, 'hello');
+      // (section 13: a stream that has decoded no packet yet holds nothing: it does not refuse
+      // another, so that a stray hello adopted cannot keep the client from its own server)
+      if (h.started <= cur.started && this._latest >= 0) throw new DecodeError(`snapshot stream: a hello of an older stream ${h.streamId.toString(16).padStart(16, '0')} (started ${h.started}, the current one ${cur.started}, which has decoded packets)`, 'hello');
     }
     this._checkHello(h);
     this._adopt(h);

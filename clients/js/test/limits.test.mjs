@@ -109,9 +109,14 @@ test('limits: a hello is adopted only when (2 * history - 1) * 256 + 256 * max_d
   const before = stateOf(exact);
   assert.throws(() => exact.decode(bigger), (e) => e.kind === 'limits');
   assert.equal(stateOf(exact), before);
-  // the same hello again is ignored, not checked again; an older stream's is refused as `hello`
+  // the same hello again is ignored, not checked again; an older stream's, while nothing is
+  // decoded, is checked as any other (section 13: it would be adopted), and refused as `hello`
+  // once a packet is
   assert.equal(exact.decode(hello), null);
-  assert.throws(() => exact.decode(helloFor(schema, { history: 5000, maxDatagram: 1000, streamId: 98n, started: 0n })), (e) => e.kind === 'hello');
+  const older = helloFor(schema, { history: 5000, maxDatagram: 1000, streamId: 98n, started: 0n });
+  assert.throws(() => exact.decode(older), (e) => e.kind === 'limits');
+  assert.equal(exact.decode(fr.whole(fullPacket(1, 1, [1]))).seq, 1);
+  assert.throws(() => exact.decode(older), (e) => e.kind === 'hello');
   // the default bound takes the largest parameters there are
   assert.equal(new qc.SnapshotDecoder(schema).decode(helloFor(schema, { history: 32767, maxDatagram: 65507 })), null);
 });
