@@ -63,11 +63,11 @@ namespace QuantCodec
         /// every returned snapshot valid forever (then each packet allocates its snapshot).</summary>
         public bool RecycleSnapshots = true;
 
-        // reassembly (section 12)
+        // reassembly (section 12): the partial packets in the order they were begun
         // (Sums, without a key: each chunk's crc32c(seed_P, header + chunk) and crc32c(seed_P, header))
-        sealed class Partial { public int Seq, Count; public uint PCheck; public byte[][] Chunks; public uint[] Sums; public int Have; public long Bytes; public long Order; }
+        sealed class Partial { public int Seq, Count; public uint PCheck; public byte[][] Chunks; public uint[] Sums; public int Have; public long Bytes; }
         readonly List<Partial> partials = new List<Partial>();
-        long heldBytes, partialOrder;
+        long heldBytes;
         byte[] joined = new byte[0];
 
         public Snapshot LastSnapshot { get; private set; }
@@ -397,8 +397,10 @@ namespace QuantCodec
                     if (!SameBytes(h.Raw, hello.Raw)) throw new DecodeException("hello", "snapshot stream: a hello of stream " + h.StreamId.ToString("x16") + " with other parameters than the one adopted");
                     return;
                 }
-                if (h.Started <= hello.Started)
-                    throw new DecodeException("hello", "snapshot stream: a hello of an older stream " + h.StreamId.ToString("x16") + " (started " + h.Started + ", the current one " + hello.Started + ")");
+                // (a stream that has decoded no packet yet holds nothing: it does not refuse another, so
+                // that a stray hello adopted cannot keep the client from its server, section 13)
+                if (h.Started <= hello.Started && latest >= 0)
+                    throw new DecodeException("hello", "snapshot stream: a hello of an older stream " + h.StreamId.ToString("x16") + " (started " + h.Started + ", the current one " + hello.Started + ", which has decoded packets)");
             }
             CheckHelloLimits(h);
             Adopt(h);
@@ -530,17 +532,11 @@ namespace QuantCodec
             if (pi >= 0 && partials[pi].Chunks[index] != null) return null;     // a duplicate
             long limit = (long)MaxFragments * hello.MaxDatagram;
             int csize = size;    // every chunk counts as a full one (section 12, rule 4)
-            while (partials.Count > 0 && heldBytes + csize > limit)
-            {
-                int first = 0;
-                for (int i = 1; i < partials.Count; i++) if (partials[i].Order < partials[first].Order) first = i;
-                DropPartial(first);
-                pi = FindPartial(seq, count, pcheck);
-            }
+            if (heldBytes + csize > limit && !MakeRoom(ref pi, seq, csize, limit)) return null;    // (its packet the oldest: not kept)
             Partial p;
             if (pi < 0)
             {
-                p = new Partial { Seq = seq, Count = count, PCheck = pcheck, Chunks = new byte[count][], Order = partialOrder++,
+                p = new Partial { Seq = seq, Count = count, PCheck = pcheck, Chunks = new byte[count][],
                                   Sums = keys == null ? new uint[2 * count] : null };
                 partials.Add(p);
                 pi = partials.Count - 1;
@@ -586,6 +582,42 @@ namespace QuantCodec
                 s = sums[2 * i] ^ (len == size ? Crc32C.Shift(chunkShift, v) : Crc32C.ZeroShift(v, len));
             }
             return s;
+        }
+
+        /// <summary>How far packet `seq` is behind latest (section 12, rule 4): (latest - seq) mod 65536, less
+        /// 65536 from 32768 on (a packet newer than latest is behind by a negative number); 0 for every
+        /// packet before any is decoded.</summary>
+        int Behind(int seq)
+        {
+            if (latest < 0) return 0;
+            int d = (latest - seq) & 0xFFFF;
+            return d >= 0x8000 ? d - 0x10000 : d;
+        }
+
+        /// <summary>Room for one more chunk (of csize bytes) of the packet `seq`, partials[pi] (pi &lt; 0: a new
+        /// one, begun now) (section 12, rule 4): partial packets dropped oldest first, the furthest behind
+        /// latest, equals in the order begun (the order of `partials`; a new one last among its equals),
+        /// until the chunk fits. False, its own packet dropped when it existed, when that one comes up
+        /// first: the chunk is not kept, and the packets ranked after it stay. pi follows its packet.
+        /// (Picked one at a time, the largest each time: no list sorted, nothing allocated.)</summary>
+        bool MakeRoom(ref int pi, int seq, int csize, long limit)
+        {
+            int own = Behind(seq);
+            while (heldBytes + csize > limit)
+            {
+                int first = -1, fd = 0;
+                for (int i = 0; i < partials.Count; i++)
+                {
+                    int d = Behind(partials[i].Seq);
+                    if (first < 0 || d > fd) { first = i; fd = d; }
+                }
+                // a new packet of its own ranks after every partial as far behind as it
+                if (first < 0 || (pi < 0 && fd < own)) return false;
+                if (first == pi) { DropPartial(pi); pi = -1; return false; }
+                DropPartial(first);
+                if (first < pi) pi--;
+            }
+            return true;
         }
 
         int FindPartial(int seq, int count, uint pcheck)

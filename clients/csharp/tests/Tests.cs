@@ -43,6 +43,8 @@ static partial class Tests
             new KeyValuePair<string, Action>("keyed checks", KeyedChecks),
             new KeyValuePair<string, Action>("replies", Replies),
             new KeyValuePair<string, Action>("limits", Limits),
+            new KeyValuePair<string, Action>("hello adoption", HelloAdoption),
+            new KeyValuePair<string, Action>("reassembly bound", ReassemblyBound),
             new KeyValuePair<string, Action>("runner options", RunnerOptions),
             new KeyValuePair<string, Action>("hostile limits", HostileLimits),
             new KeyValuePair<string, Action>("fuzz", Fuzz),

@@ -465,6 +465,178 @@ static partial class Tests
         Check(ok == 7 && lim == 1, "one byte less: 7 snapshots, then limits (the next delta's baseline is then out of reach: baseline): " + ok + " decoded, " + lim + " limits");
     }
 
+    // ------------------------------------------------------------------------------- hello adoption, reassembly bound
+
+    /// <summary>Section 13: another stream's hello whose started is not later is adopted while the adopted
+    /// stream has decoded no packet (latest none), refused (kind hello) once it has.</summary>
+    static void HelloAdoption()
+    {
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/one_bit.json"));
+        const int H = 4, MD = 200;
+        const ulong A = 0xA0, B = 0xB0, C = 0xC0;
+        var helloA = MakeHello(schema, H, MD, A, 2000, null);
+        var helloB = MakeHello(schema, H, MD, B, 1000, null);      // an older stream (a stray, a replay)
+        var helloC = MakeHello(schema, H, MD, C, 2000, null);      // another stream started at the same time
+        Func<ulong, uint> seedP = sid => Crc32C.Compute(StreamKey(schema, H, false, MD, sid, 'P'));
+        var dec = new SnapshotDecoder(schema);
+        Check(dec.Receive(helloA) == Received.Pending && dec.LastAdopted && dec.Stream.StreamId == A, "hello adoption: the first hello is adopted");
+        // a packet refused (its baseline not held) decodes nothing: latest stays none
+        var r = dec.Receive(SealT(UnchangedDelta(5, 1, 3), seedP(A), null));
+        Check(r == Received.Refused && dec.LastErrorKind == "baseline" && !dec.HasLatest, "hello adoption: a delta without its baseline is refused, latest none: " + Kind(dec, r));
+        r = dec.Receive(helloB);
+        Check(r == Received.Pending && dec.LastAdopted && dec.Stream.StreamId == B && dec.Stream.Started == 1000,
+              "hello adoption: an older stream's hello is adopted while the adopted stream has decoded no packet: " + Kind(dec, r) + " " + dec.LastError);
+        r = dec.Receive(helloB);
+        Check(r == Received.Pending && !dec.LastAdopted && dec.Stream.StreamId == B, "hello adoption: the adopted hello again is ignored");
+        r = dec.Receive(helloA);
+        Check(r == Received.Pending && dec.LastAdopted && dec.Stream.StreamId == A, "hello adoption: the newer stream's hello takes the client back: " + Kind(dec, r));
+        r = dec.Receive(helloC);
+        Check(r == Received.Pending && dec.LastAdopted && dec.Stream.StreamId == C, "hello adoption: a hello started at the same time is adopted before any packet: " + Kind(dec, r));
+        r = dec.Receive(helloA);
+        Check(r == Received.Pending && dec.LastAdopted && dec.Stream.StreamId == A, "hello adoption: and back again before any packet: " + Kind(dec, r));
+        // a packet of A decoded: the older (and the equally old) stream's hello is refused, nothing changed
+        r = dec.Receive(SealT(FullPacket(10, 3), seedP(A), null));
+        Check(r == Received.Snapshot && dec.Latest == 10, "hello adoption: a packet of the adopted stream decodes: " + Kind(dec, r));
+        string before = dec.StateDigest();
+        foreach (var h in new[] { helloB, helloC })
+        {
+            r = dec.Receive(h);
+            Check(r == Received.Refused && dec.LastErrorKind == "hello" && dec.Stream.StreamId == A && dec.Latest == 10 && dec.StateDigest() == before
+                  && dec.LastError.Contains("older stream") && dec.LastError.Contains("has decoded packets"),
+                  "hello adoption: another stream's hello not started later is refused once a packet is decoded: " + Kind(dec, r) + " " + dec.LastError);
+        }
+        // a newer stream is adopted still, and starts the client over: then an older one is taken again
+        r = dec.Receive(MakeHello(schema, H, MD, 0xD0, 3000, null));
+        Check(r == Received.Pending && dec.LastAdopted && dec.Stream.StreamId == 0xD0 && !dec.HasLatest, "hello adoption: a newer stream's hello is adopted after packets: " + Kind(dec, r));
+        r = dec.Receive(helloA);
+        Check(r == Received.Pending && dec.LastAdopted && dec.Stream.StreamId == A, "hello adoption: the new stream has decoded nothing: an older hello is taken: " + Kind(dec, r));
+        // the session client: an older hello adopted before any packet makes an ack due, refused after makes nothing due
+        var c = new StreamClient(schema, nonce: 1);
+        c.Reply();
+        c.Receive(helloA);
+        c.Reply();
+        string kind = "(none)";
+        try { kind = c.Receive(helloB) == null ? null : "a view"; } catch (DecodeException e) { kind = e.Kind; }
+        Check(kind == null && c.ReplyDue && c.Decoder.Stream.StreamId == B, "hello adoption: the client adopts the older hello before any packet, a reply due: " + kind);
+        c.Reply();
+        c.Receive(helloA);
+        c.Receive(SealT(FullPacket(10, 3), seedP(A), null));
+        c.Reply();
+        kind = null;
+        try { c.Receive(helloB); } catch (DecodeException e) { kind = e.Kind; }
+        Check(kind == "hello" && !c.ReplyDue && c.Decoder.Stream.StreamId == A, "hello adoption: the client refuses it once a packet is decoded (hello), nothing due: " + kind);
+        // keyed alike
+        var key = Seq(16);
+        var ks = new KeySchedule(key);
+        var kd = new SnapshotDecoder(schema, key);
+        kd.Receive(MakeHello(schema, H, MD, A, 2000, ks));
+        r = kd.Receive(MakeHello(schema, H, MD, B, 1000, ks));
+        Check(r == Received.Pending && kd.LastAdopted && kd.Stream.StreamId == B, "hello adoption, keyed: an older hello is adopted before any packet: " + Kind(kd, r));
+        kd.Receive(MakeHello(schema, H, MD, A, 2000, ks));
+        r = kd.Receive(SealT(FullPacket(10, 3), 0, ks.Sub(StreamKey(schema, H, false, MD, A, 'P'))));
+        Check(r == Received.Snapshot, "hello adoption, keyed: a packet decodes: " + Kind(kd, r));
+        r = kd.Receive(MakeHello(schema, H, MD, B, 1000, ks));
+        Check(r == Received.Refused && kd.LastErrorKind == "hello" && kd.Stream.StreamId == A, "hello adoption, keyed: refused after: " + Kind(kd, r));
+    }
+
+    /// <summary>Section 12, rule 4: past 256 * max_datagram, partial packets are dropped oldest first (by how
+    /// far their seq is behind latest, then in the order begun); a fragment whose own packet comes up
+    /// first is not kept. A duplicated older packet's fragments never push out a newer packet.</summary>
+    static void ReassemblyBound()
+    {
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/one_bit.json"));
+        const int H = 8, MD = 64, C = MD - 8 - 4;      // chunks of 52 bytes: 315 of them fit 256 * 64 bytes
+        const ulong SID = 0x5151;
+        const int Fit = 256 * MD / C;
+        uint seedP = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'P'));
+        uint seedF = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'F'));
+        var hello = MakeHello(schema, H, MD, SID, 1, null);
+        Func<int, List<byte[]>> frags = seq =>
+        {
+            var P = FullPacket(seq, 40000, (ulong)(1000 * seq));
+            return Fragments(P, C, Crc32C.Compute(P, 0, P.Length, seedP), seedF, null);
+        };
+        var f2 = frags(2);
+        var f3 = frags(3);
+        int n = f3.Count;
+        Check(f2.Count == n && n <= 256 && 2 * n > Fit && n < Fit, "reassembly bound: packets of " + n + " chunks, two of them more than the " + Fit + " that fit");
+        Func<SnapshotDecoder> fresh = () =>
+        {
+            var d = new SnapshotDecoder(schema);
+            d.Receive(hello);
+            d.Receive(SealT(FullPacket(1, 3), seedP, null));    // latest 1: packets 2 and 3 are newer, 3 the newest
+            return d;
+        };
+        // (a) packet 3 begun, then packet 2 again in full (a duplicated older packet): 2's chunks give way,
+        // 3's stay, and 3 completes; 2 never does
+        var dec = fresh();
+        int k = n - 10, snaps2 = 0, pending = 0;
+        for (int i = 0; i < k; i++) pending += dec.Receive(f3[i]) == Received.Pending ? 1 : 0;
+        long held3 = dec.PartialBytes;
+        Check(pending == k && held3 == (long)k * C, "reassembly bound: " + k + " chunks of packet 3 held (" + held3 + " bytes)");
+        bool kept3 = true;
+        long most = 0;
+        foreach (var f in f2)
+        {
+            var r = dec.Receive(f);
+            if (r == Received.Snapshot) snaps2++;
+            else if (r != Received.Pending) Check(false, "reassembly bound: packet 2's fragment refused: " + Kind(dec, r) + " " + dec.LastError);
+            most = Math.Max(most, dec.PartialBytes);
+            kept3 &= dec.StateDigest().Contains("3/" + n + "/");
+        }
+        Check(snaps2 == 0 && kept3 && most <= 256L * MD, "reassembly bound: an older packet's fragments never push out the newer packet (" + snaps2
+              + " of packet 2 completed, packet 3 kept: " + kept3 + ", at most " + most + " bytes held)");
+        int left = n - (Fit - k);     // packet 2 dropped itself when its chunk came up, then began again
+        Check(dec.PartialCount == 2 && dec.PartialBytes == (long)(k + left - 1) * C,
+              "reassembly bound: packet 2's own partial dropped, its chunk not kept, then begun again: " + dec.PartialCount + " partials, " + dec.PartialBytes + " bytes");
+        Received last = Received.Pending;
+        for (int i = k; i < n; i++) last = dec.Receive(f3[i]);
+        Check(last == Received.Snapshot && dec.Latest == 3 && dec.LastSnapshot.Count == 40000, "reassembly bound: packet 3 completes: " + Kind(dec, last) + " " + dec.LastError);
+        // (b) packet 3 begun with a few chunks, then all but one of packet 2's: 3's later chunks push
+        // out packet 2 (begun later, but older), and 3 completes
+        dec = fresh();
+        for (int i = 0; i < 10; i++) dec.Receive(f3[i]);
+        for (int i = 0; i < n - 1; i++) dec.Receive(f2[i]);
+        Check(dec.PartialCount == 2 && dec.PartialBytes == (long)(10 + n - 1) * C, "reassembly bound: 3 begun first, then 2 all but one: two partials");
+        last = Received.Pending;
+        int p = 0;
+        for (int i = 10; i < n; i++) { last = dec.Receive(f3[i]); if (dec.PartialBytes > 256L * MD) p++; }
+        Check(last == Received.Snapshot && dec.Latest == 3 && dec.PartialCount == 0 && p == 0,
+              "reassembly bound: a newer packet's chunks push out the older partial packet, and it completes: " + Kind(dec, last) + " " + dec.LastError + ", " + dec.PartialCount + " partials");
+        // its last fragment of 2 now: a new partial packet, nothing completed
+        Check(dec.Receive(f2[n - 1]) == Received.Pending && dec.PartialCount == 1, "reassembly bound: packet 2's chunks were dropped with it");
+        // (c) with latest none, all rank equal: the partial packets begun earliest go first, a new one last
+        dec = new SnapshotDecoder(schema);
+        dec.Receive(hello);
+        for (int i = 0; i < n - 1; i++) dec.Receive(f3[i]);
+        for (int i = 0; i < Fit - (n - 1); i++) dec.Receive(f2[i]);
+        Check(dec.PartialCount == 2 && dec.PartialBytes == (long)Fit * C, "reassembly bound, latest none: the bound reached with 3 then 2");
+        var r2 = dec.Receive(f2[Fit - (n - 1)]);
+        Check(r2 == Received.Pending && dec.PartialCount == 1 && dec.PartialBytes == (long)(Fit - (n - 1) + 1) * C && !dec.StateDigest().Contains("3/" + n + "/"),
+              "reassembly bound, latest none: all rank equal, the one begun earliest (3) goes first: " + dec.PartialCount + " partials");
+        // a new packet ranks last among its equals: with 2 then 3 held, 7's new partial drops 2 and is kept
+        Func<SnapshotDecoder> full = () =>
+        {
+            var d = new SnapshotDecoder(schema);
+            d.Receive(hello);
+            for (int i = 0; i < n - 1; i++) d.Receive(f2[i]);
+            for (int i = 0; i < Fit - (n - 1); i++) d.Receive(f3[i]);
+            return d;
+        };
+        dec = full();
+        Check(dec.PartialBytes == (long)Fit * C && dec.PartialCount == 2, "reassembly bound, latest none: 2 then 3 fill the bound");
+        r2 = dec.Receive(frags(7)[0]);
+        string parts = dec.StateDigest().Split('|')[4];
+        Check(r2 == Received.Pending && dec.PartialCount == 2 && !parts.Contains("2/" + n + "/") && parts.Contains("3/" + n + "/") && parts.Contains("7/" + n + "/"),
+              "reassembly bound, latest none: a new packet's chunk drops the one begun earliest, and is kept: " + parts);
+        // its own packet first among equals: 2's last chunk drops 2 and is not kept (it does not complete); 3 stays
+        dec = full();
+        r2 = dec.Receive(f2[n - 1]);
+        parts = dec.StateDigest().Split('|')[4];
+        Check(r2 == Received.Pending && dec.PartialCount == 1 && parts.Contains("3/" + n + "/") && dec.PartialBytes == (long)(Fit - (n - 1)) * C,
+              "reassembly bound, latest none: a chunk whose own packet comes up first drops it and is not kept; the later packet stays: " + Kind(dec, r2) + " " + parts);
+    }
+
     // ------------------------------------------------------------------------------- the runner's options
 
     /// <summary>The lines a StreamClient (nonce given) or a plain decoder gives a datagram file, as qc-decode prints them.</summary>
