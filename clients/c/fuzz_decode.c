@@ -14,7 +14,9 @@
    cost model never passes it. A record's how: 0 the bytes are a datagram as it arrived; 1 a bare
    packet the harness seals with the adopted stream's whole-packet check (so that mutations reach
    the packet decoder, not only the check); 2 a fragment body sealed with the fragment check; 3 a
-   hello body sealed with the hello check (CRC or tag, as the mode says). */
+   hello body sealed with the hello check (CRC or tag, as the mode says). A hello of another
+   stream that is not newer (its started not later) is adopted only while the adopted stream has
+   decoded no packet (wire-format 13). */
 #define QUANTCODEC_IMPLEMENTATION
 #include "quantcodec.h"
 
@@ -158,7 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t len = (size_t)data[pos] | (size_t)data[pos + 1] << 8;
         int how = data[pos + 2] % 4, st, was_fragment, latest0 = dp->latest, adopted0 = dp->adopted;
         uint32_t c0, r0;
-        uint64_t sid0 = dp->stream_id;
+        uint64_t sid0 = dp->stream_id, started0 = dp->started;
         qc_result res;
         pos += 3;
         if (len > size - pos) len = size - pos;
@@ -203,6 +205,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 }
             }
         } else if (st != QC_PENDING) {
+            abort();
+        } else if (res.adopted && adopted0 && dp->stream_id != sid0 && dp->started <= started0 && latest0 >= 0) {
+            /* wire-format 13: another stream that is not newer is taken only while nothing is decoded */
+            fprintf(stderr, "ORACLE: an older stream's hello adopted after a packet decoded\n");
             abort();
         }
         if (client) {

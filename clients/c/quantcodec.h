@@ -188,8 +188,9 @@ typedef struct qc_decoder_config {
     size_t alloc_limit;         /* every byte allocated, at most: kind `memory` past it (0: none) */
     size_t max_entities;        /* entities of one snapshot, at most (0: 1 << 24) */
     int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767) */
-    int max_partials;           /* partial packets held at once (0: 1024); beyond, the one begun
-                                   earliest is dropped, as when their chunks pass 256 * max_datagram */
+    int max_partials;           /* partial packets held at once (0: 1024); beyond, they give way as
+                                   when their chunks pass 256 * max_datagram (wire-format 12, rule
+                                   4): the furthest behind latest first, then the one begun earliest */
 } qc_decoder_config;
 
 typedef struct qc_result {
@@ -232,7 +233,7 @@ typedef struct qc_decoder {
     uint64_t ambiguous[1024];       /* one bit per sequence number */
     qc_snapshot *loose;             /* the last snapshot returned and not held */
     /* reassembly */
-    qc_partial *partials;           /* begun order, oldest first */
+    qc_partial *partials;           /* in the order begun */
     size_t chunk_bytes;
     uint64_t begun;
     /* scratch of the packet decoder (grown on demand, counted in bytes) */
@@ -4966,9 +4967,13 @@ static int qc__take_hello(qc_decoder *d, const uint8_t *data, size_t len, qc_res
             snprintf(res->message, sizeof res->message, "hello: the current stream's hello again");
             return QC_PENDING;
         }
-        if (h.started <= d->started) {
-            snprintf(res->message, sizeof res->message, "hello: a hello of an older stream %016llx (started %llu, the current one %llu)",
-                     (unsigned long long)h.stream_id, (unsigned long long)h.started, (unsigned long long)d->started);
+        /* (wire-format 13: a stream that has decoded no packet yet holds nothing, so it refuses
+           no other; a stray hello adopted cannot keep the client from its server, whose next
+           hello takes it back) */
+        if (h.started <= d->started && d->latest >= 0) {
+            snprintf(res->message, sizeof res->message, "hello: a hello of an older stream %016llx (started %llu, the current one %llu, "
+                     "which has decoded packets)", (unsigned long long)h.stream_id, (unsigned long long)h.started,
+                     (unsigned long long)d->started);
             return qc__refuse(res, QC_E_HELLO);
         }
     }
@@ -4999,6 +5004,40 @@ static int qc__packet(qc_decoder *d, const uint8_t *p, size_t n, qc_result *res)
     res->ack = 1;
     res->ack_seq = (uint16_t)d->latest;
     return QC_SNAPSHOT;
+}
+
+/* How far packet `seq` is behind latest (wire-format 12, rule 4): (latest - seq) mod 65536, less
+   65536 from 32768 on (a packet newer than latest is behind by a negative number); 0 for every
+   packet while no packet is decoded. */
+static int qc__behind(const qc_decoder *d, int seq) {
+    int dd;
+    if (d->latest < 0) return 0;
+    dd = (d->latest - seq) & QC__M;
+    return dd >= 0x8000 ? dd - 0x10000 : dd;
+}
+
+/* Room for one more chunk of the partial packet `own` (NULL: one begun now, packet `seq`), under
+   both bounds: the chunks' 256 * max_datagram (wire-format 12, rule 4) and max_partials (this
+   client's, for a new partial packet). Until both hold, the partial packets are dropped oldest
+   first: the furthest behind latest, equals in the order begun (the list's order; a new one
+   last among its equals). When `own` comes up it is dropped (if it was held) and 0 is returned:
+   the chunk is not kept, and the packets ranked after it stay. Allocates nothing. */
+static int qc__make_room(qc_decoder *d, qc_partial *own, int seq) {
+    size_t limit = 256 * (size_t)d->max_datagram;
+    int own_rank = qc__behind(d, seq);
+    while (d->chunk_bytes + d->chunk > limit || (own == NULL && d->npartials >= d->max_partials)) {
+        qc_partial *p, *oldest = NULL, **pp, **at = NULL;
+        int best = 0;
+        for (pp = &d->partials; (p = *pp) != NULL; pp = &p->next) {
+            int r = qc__behind(d, p->seq);
+            if (oldest == NULL || r > best) { oldest = p; at = pp; best = r; }
+        }
+        if (oldest == NULL || (own == NULL && own_rank > best)) return 0;   /* a new own packet the oldest */
+        *at = oldest->next;
+        qc__partial_free(d, oldest);
+        if (oldest == own) return 0;
+    }
+    return 1;
 }
 
 static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_result *res) {
@@ -5048,13 +5087,12 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
         snprintf(res->message, sizeof res->message, "fragment %d of packet %d: a duplicate", index, seq);
         return QC_PENDING;
     }
-    /* every chunk counts as a full one (docs/wire-format.md section 12, rule 4) */
-    while (d->partials != NULL && (d->chunk_bytes + C > 256 * (size_t)d->max_datagram ||
-                                   (p == NULL && d->npartials >= d->max_partials))) {
-        qc_partial *first = d->partials;
-        d->partials = first->next;
-        if (first == p) p = NULL;
-        qc__partial_free(d, first);
+    /* every chunk counts as a full one (docs/wire-format.md section 12, rule 4); no room: the
+       oldest partial packets give way, the packet's own ranked with them */
+    if (!qc__make_room(d, p, seq)) {
+        snprintf(res->message, sizeof res->message, "fragment %d of packet %d: not kept (its packet the oldest held, "
+                 "the reassembly's bound reached)", index, seq);
+        return QC_PENDING;
     }
     node = (qc__chunk_node *)qc__dalloc(d, QC__NODE_HEAD + clen);
     if (node == NULL) {

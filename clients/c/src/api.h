@@ -188,8 +188,9 @@ typedef struct qc_decoder_config {
     size_t alloc_limit;         /* every byte allocated, at most: kind `memory` past it (0: none) */
     size_t max_entities;        /* entities of one snapshot, at most (0: 1 << 24) */
     int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767) */
-    int max_partials;           /* partial packets held at once (0: 1024); beyond, the one begun
-                                   earliest is dropped, as when their chunks pass 256 * max_datagram */
+    int max_partials;           /* partial packets held at once (0: 1024); beyond, they give way as
+                                   when their chunks pass 256 * max_datagram (wire-format 12, rule
+                                   4): the furthest behind latest first, then the one begun earliest */
 } qc_decoder_config;
 
 typedef struct qc_result {
@@ -232,7 +233,7 @@ typedef struct qc_decoder {
     uint64_t ambiguous[1024];       /* one bit per sequence number */
     qc_snapshot *loose;             /* the last snapshot returned and not held */
     /* reassembly */
-    qc_partial *partials;           /* begun order, oldest first */
+    qc_partial *partials;           /* in the order begun */
     size_t chunk_bytes;
     uint64_t begun;
     /* scratch of the packet decoder (grown on demand, counted in bytes) */

@@ -562,7 +562,8 @@ static uint32_t digest_reasm(const qc_decoder *d) {
 
 static const char *const STREAMS[][2] = {
     {"pose_clean", "pose"}, {"pose_lossy", "pose"}, {"all_kinds_pred", "all_kinds"}, {"all_kinds_nopred", "all_kinds"},
-    {"fragments", "pose"}, {"hostile", "pose"}, {"restart", "pose"}, {"one_bit", "one_bit"}
+    {"fragments", "pose"}, {"hostile", "pose"}, {"restart", "pose"}, {"one_bit", "one_bit"},
+    {"stray_hello", "pose"}, {"fragment_duplicates", "pose"}
 };
 
 static int load_stream(int which, qc_schema *sc, char **dtext, size_t *dlen, char **etext, size_t *elen) {
@@ -620,6 +621,216 @@ static void test_kit_streams(void) {
         free(dtext);
         free(etext);
     }
+}
+
+/* ---- wire-format 13: a hello of another stream that is not newer is adopted while the adopted
+   stream has decoded no packet (latest none), and refused (kind hello, nothing changed) once it
+   has; built from pose_clean's hello, resealed with other stream_ids and started ---- */
+static void hello_variant(const dgram *h, uint64_t stream_id, uint64_t started, uint8_t *out) {
+    int i;
+    uint32_t c;
+    memcpy(out, h->p, h->n);
+    for (i = 0; i < 8; i++) { out[10 + i] = (uint8_t)(stream_id >> (8 * i)); out[18 + i] = (uint8_t)(started >> (8 * i)); }
+    c = qc_crc32c(out, h->n - 4, qc_crc32c((const uint8_t *)"quantcodec hello", 16, 0));
+    for (i = 0; i < 4; i++) out[h->n - 4 + (size_t)i] = (uint8_t)(c >> (8 * i));
+}
+
+static void test_hello_adoption(void) {
+    qc_schema sc;
+    char *dtext, *etext;
+    size_t dlen, elen, n, k, h;
+    static dgram dg[100000];
+    static uint8_t older[512], equal[512], newer[512];
+    qc_decoder d;
+    qc_client cl;
+    qc_result res;
+    qc_error err;
+    uint64_t sid, started;
+    uint32_t c0, r0;
+    int st, got = 0;
+    if (load_stream(0, &sc, &dtext, &dlen, &etext, &elen) < 0) return;
+    n = split_datagrams(dtext, dlen, dg, 100000);
+    for (h = 0; h < n && !(dg[h].n >= 55 && dg[h].n <= sizeof older && memcmp(dg[h].p, "QCHL", 4) == 0); h++) {}
+    if (h == n) { CHECK(0, "hello adoption: no hello in pose_clean"); goto done; }
+    sid = qc__load_le64(dg[h].p + 10);
+    started = qc__load_le64(dg[h].p + 18);
+    hello_variant(&dg[h], sid ^ 0x5A5A, started - 1, older);     /* another stream, started earlier */
+    hello_variant(&dg[h], sid ^ 0xA5A5, started, equal);         /* another stream, started the same */
+    hello_variant(&dg[h], sid ^ 0x3C3C, started + 1, newer);     /* another stream, started later */
+    qc_decoder_init(&d, &sc, NULL, &err);
+    st = qc_decoder_datagram(&d, dg[h].p, dg[h].n, &res);
+    CHECK(st == QC_PENDING && res.adopted && d.stream_id == sid, "hello adoption: the stream's hello (%d: %s)", st, res.message);
+    /* nothing decoded yet: another stream's hello is taken whatever its started */
+    st = qc_decoder_datagram(&d, equal, dg[h].n, &res);
+    CHECK(st == QC_PENDING && res.adopted && d.stream_id == (sid ^ 0xA5A5),
+          "hello adoption: a hello of another stream started the same, before any packet: %d (%s)", st, res.message);
+    st = qc_decoder_datagram(&d, older, dg[h].n, &res);
+    CHECK(st == QC_PENDING && res.adopted && d.stream_id == (sid ^ 0x5A5A) && d.started == started - 1,
+          "hello adoption: an older stream's hello before any packet: %d (%s)", st, res.message);
+    st = qc_decoder_datagram(&d, older, dg[h].n, &res);
+    CHECK(st == QC_PENDING && !res.adopted, "hello adoption: the adopted hello again: %d, adopted %d", st, res.adopted);
+    /* the stream's own hello takes it back (newer than the older one), then its packets decode */
+    st = qc_decoder_datagram(&d, dg[h].p, dg[h].n, &res);
+    CHECK(st == QC_PENDING && res.adopted && d.stream_id == sid, "hello adoption: the stream's own hello taken back: %d (%s)", st, res.message);
+    for (k = h + 1; k < n && !got; k++) got = qc_decoder_datagram(&d, dg[k].p, dg[k].n, &res) == QC_SNAPSHOT;
+    CHECK(got && qc_decoder_latest(&d) >= 0, "hello adoption: no packet of pose_clean decoded after its hello");
+    /* a packet decoded: another stream's hello that is not newer is refused, nothing changed */
+    c0 = digest_core(&d);
+    r0 = digest_reasm(&d);
+    st = qc_decoder_datagram(&d, older, dg[h].n, &res);
+    CHECK(st == QC_E_HELLO && strcmp(res.kind, "hello") == 0 && strstr(res.message, "older stream") != NULL,
+          "hello adoption: an older stream's hello after a packet: %d (%s)", st, res.message);
+    st = qc_decoder_datagram(&d, equal, dg[h].n, &res);
+    CHECK(st == QC_E_HELLO && d.stream_id == sid, "hello adoption: a hello started the same after a packet: %d (%s)", st, res.message);
+    CHECK(digest_core(&d) == c0 && digest_reasm(&d) == r0, "hello adoption: a refused older hello changed the state");
+    /* a newer stream's hello is adopted even then, and starts the client over */
+    st = qc_decoder_datagram(&d, newer, dg[h].n, &res);
+    CHECK(st == QC_PENDING && res.adopted && d.stream_id == (sid ^ 0x3C3C) && qc_decoder_latest(&d) == -1,
+          "hello adoption: a newer stream's hello after a packet: %d (%s)", st, res.message);
+    qc_decoder_free(&d);
+    /* the session client: an older hello adopted before any packet makes a reply due (a new stream) */
+    qc_client_init(&cl, &sc, NULL, 0, 0, 7, &err);
+    {
+        uint8_t r[QC_REPLY_MAX];
+        qc_client_reply(&cl, r);    /* (the first, a hello request) */
+        qc_client_receive(&cl, dg[h].p, dg[h].n, &res);
+        qc_client_reply(&cl, r);
+        st = qc_client_receive(&cl, older, dg[h].n, &res);
+        CHECK(st == QC_PENDING && res.adopted && qc_client_reply(&cl, r) != 0 && r[0] == 0x41 && r[1] == 0,
+              "hello adoption: the client's reply after an older hello adopted before any packet (%d)", st);
+    }
+    qc_client_free(&cl);
+done:
+    qc_schema_free(&sc);
+    free(dtext);
+    free(etext);
+}
+
+/* ---- wire-format 12, rule 4: at the reassembly's bound (256 * max_datagram, chunks counted as
+   C bytes), partial packets give way oldest first by how far their seq is behind latest, equals
+   in the order begun, the fragment's own packet ranked with them: an older packet's fragments
+   (a duplicated packet) never push out a newer one, and a newer packet's chunks push out an
+   older partial packet even when it was begun later. The fragments are fragment_duplicates'
+   (max_datagram 64, C = 52: 315 chunks fit; packets 0..5 of 196-197 fragments). ---- */
+typedef struct { const uint8_t *p[6][256]; size_t n[6][256]; int count[6]; const uint8_t *hello; size_t hello_len; } frag_kit;
+
+static void frag_feed(qc_decoder *d, const frag_kit *fk, int seq, int from, int to, int *snaps, int *last_seq) {
+    int i;
+    for (i = from; i < to; i++) {
+        qc_result res;
+        if (qc_decoder_datagram(d, fk->p[seq][i], fk->n[seq][i], &res) == QC_SNAPSHOT) { (*snaps)++; *last_seq = res.snapshot->seq; }
+    }
+}
+
+static const qc_partial *frag_partial(const qc_decoder *d, int seq) {
+    const qc_partial *p;
+    for (p = d->partials; p != NULL && p->seq != seq; p = p->next) {}
+    return p;
+}
+
+static void test_reassembly_bound(void) {
+    qc_schema sc;
+    char *stext, *dtext;
+    size_t slen, dlen, n, k;
+    static dgram dg[100000];
+    static frag_kit fk;
+    qc_decoder d;
+    qc_decoder_config cfg;
+    qc_result res;
+    qc_error err;
+    int snaps, last, ok = 1;
+    const qc_partial *p;
+    stext = read_rel("conformance/schemas/pose.json", &slen);
+    dtext = read_rel("conformance/streams/fragment_duplicates.bin", &dlen);
+    if (stext == NULL || dtext == NULL || qc_schema_parse(&sc, stext, slen, NULL, &err) < 0) {
+        CHECK(0, "reassembly bound: cannot load fragment_duplicates");
+        free(stext); free(dtext);
+        return;
+    }
+    memset(&fk, 0, sizeof fk);
+    n = split_datagrams(dtext, dlen, dg, 100000);
+    for (k = 0; k < n; k++) {
+        const uint8_t *q = dg[k].p;
+        if (dg[k].n >= 4 && memcmp(q, "QCHL", 4) == 0) { fk.hello = q; fk.hello_len = dg[k].n; continue; }
+        if (dg[k].n < 13 || qc__le16(q) > 5) { ok = 0; continue; }
+        if (fk.p[q[0]][q[2]] == NULL) { fk.p[q[0]][q[2]] = q; fk.n[q[0]][q[2]] = dg[k].n; }
+        fk.count[q[0]] = q[3] + 1;
+    }
+    for (k = 0; k < 6; k++) {
+        int i;
+        ok = ok && fk.count[k] > 158 && fk.count[k] <= 256;
+        for (i = 0; ok && i < fk.count[k]; i++) ok = fk.p[k][i] != NULL;
+    }
+    if (!ok || fk.hello == NULL) { CHECK(0, "reassembly bound: fragment_duplicates is not packets 0..5 of 159-256 fragments"); goto done; }
+
+    /* 1. packet 0 decoded; packet 1 all but its last fragment; packet 0's fragments again (a
+       duplicated packet, older than 1): none of them kept once the bound is reached, packet 1
+       keeps every chunk, and its last fragment completes it */
+    qc_decoder_init(&d, &sc, NULL, &err);
+    snaps = 0; last = -1;
+    qc_decoder_datagram(&d, fk.hello, fk.hello_len, &res);
+    CHECK(d.adopted && d.max_datagram == 64 && d.chunk == 52, "reassembly bound: the hello (max_datagram %d)", d.max_datagram);
+    frag_feed(&d, &fk, 0, 0, fk.count[0], &snaps, &last);
+    CHECK(snaps == 1 && last == 0, "reassembly bound: packet 0 (%d views)", snaps);
+    frag_feed(&d, &fk, 1, 0, fk.count[1] - 1, &snaps, &last);
+    frag_feed(&d, &fk, 0, 0, fk.count[0], &snaps, &last);
+    p = frag_partial(&d, 1);
+    CHECK(p != NULL && p->nheld == fk.count[1] - 1, "reassembly bound: an older packet's fragments pushed out the newer one (%d chunks left of %d)",
+          p ? p->nheld : 0, fk.count[1] - 1);
+    CHECK(d.chunk_bytes <= 256 * 64 && frag_partial(&d, 0) != NULL && d.npartials == 2,
+          "reassembly bound: %lu chunk bytes held, %d partial packets", (unsigned long)d.chunk_bytes, d.npartials);
+    frag_feed(&d, &fk, 1, fk.count[1] - 1, fk.count[1], &snaps, &last);
+    CHECK(snaps == 2 && last == 1, "reassembly bound: packet 1 not completed after packet 0's duplicates (%d views, last %d)", snaps, last);
+    qc_decoder_free(&d);
+    CHECK(d.bytes == 0, "reassembly bound: %lu bytes held after free", (unsigned long)d.bytes);
+
+    /* 2. packet 0 decoded; 100 chunks of packet 2, then 150 of packet 1 (older, begun later:
+       both fit), then the rest of packet 2: packet 1 gives way to its chunks, packet 2 decodes */
+    qc_decoder_init(&d, &sc, NULL, &err);
+    snaps = 0; last = -1;
+    qc_decoder_datagram(&d, fk.hello, fk.hello_len, &res);
+    frag_feed(&d, &fk, 0, 0, fk.count[0], &snaps, &last);
+    frag_feed(&d, &fk, 2, 0, 100, &snaps, &last);
+    frag_feed(&d, &fk, 1, 0, 150, &snaps, &last);
+    CHECK(d.npartials == 2 && d.chunk_bytes == 250 * 52, "reassembly bound: 250 chunks held (%lu bytes)", (unsigned long)d.chunk_bytes);
+    frag_feed(&d, &fk, 2, 100, fk.count[2], &snaps, &last);
+    CHECK(snaps == 2 && last == 2, "reassembly bound: packet 2 not completed past an older partial packet begun later (%d views, last %d)",
+          snaps, last);
+    CHECK(d.npartials == 0 && d.chunk_bytes == 0, "reassembly bound: packet 1 not dropped (%d partial packets)", d.npartials);
+    qc_decoder_free(&d);
+
+    /* 3. before any packet is decoded every partial packet ranks equal: the one begun earliest
+       gives way (packet 2, 200 chunks, then packet 1 to the bound: packet 2 dropped) */
+    qc_decoder_init(&d, &sc, NULL, &err);
+    snaps = 0; last = -1;
+    qc_decoder_datagram(&d, fk.hello, fk.hello_len, &res);
+    frag_feed(&d, &fk, 2, 0, fk.count[2] - 1, &snaps, &last);
+    frag_feed(&d, &fk, 1, 0, fk.count[1], &snaps, &last);
+    CHECK(snaps == 1 && last == 1 && frag_partial(&d, 2) == NULL, "reassembly bound: before any packet, the partial packet begun earliest "
+          "gives way (%d views, last %d)", snaps, last);
+    qc_decoder_free(&d);
+
+    /* 4. max_partials (this client's bound) ranks the same way: at 2, packet 0 decoded, packets
+       2 and 1 begun; a fragment of packet 0 again is not kept, one of packet 3 drops packet 1 */
+    memset(&cfg, 0, sizeof cfg);
+    cfg.max_partials = 2;
+    qc_decoder_init(&d, &sc, &cfg, &err);
+    snaps = 0; last = -1;
+    qc_decoder_datagram(&d, fk.hello, fk.hello_len, &res);
+    frag_feed(&d, &fk, 0, 0, fk.count[0], &snaps, &last);
+    frag_feed(&d, &fk, 2, 0, 1, &snaps, &last);
+    frag_feed(&d, &fk, 1, 0, 1, &snaps, &last);
+    frag_feed(&d, &fk, 0, 0, 1, &snaps, &last);
+    CHECK(d.npartials == 2 && frag_partial(&d, 2) != NULL && frag_partial(&d, 1) != NULL && frag_partial(&d, 0) == NULL,
+          "max_partials: an older packet's fragment pushed out a newer partial packet");
+    frag_feed(&d, &fk, 3, 0, 1, &snaps, &last);
+    CHECK(d.npartials == 2 && frag_partial(&d, 2) != NULL && frag_partial(&d, 3) != NULL && frag_partial(&d, 1) == NULL,
+          "max_partials: a newer packet's fragment did not push out the oldest partial packet");
+    qc_decoder_free(&d);
+done:
+    qc_schema_free(&sc);
+    free(stext);
+    free(dtext);
 }
 
 /* ---- every kit stream within the documented worst case: a budget of exactly
@@ -2113,6 +2324,8 @@ int main(int argc, char **argv) {
     test_kit_values();
     test_kit_records();
     test_kit_streams();
+    test_hello_adoption();
+    test_reassembly_bound();
     test_kit_args();
     test_memory();
     test_eg_tables();
