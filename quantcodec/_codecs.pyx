@@ -723,6 +723,16 @@ cdef class Grid(_FloatScalar):
 # ------------------------------------------------------------------------------------------------
 # Exact scalars: never clamped, a value that does not fit raises RangeError.
 
+cdef object _exact_floats(object a):
+    """A float array given to an exact codec, in double precision (SPEC section 0): float16 and
+    float32 are widened (exactly) before any comparison with the codec's bounds. Compared in their
+    own precision, the bounds would be rounded to it (NumPy compares a float32 array with a Python
+    number in float32): Int(32)'s 2**31 - 1 becomes 2**31, and 2**31 itself would pass as in range."""
+    if a.dtype.itemsize < 8:
+        return a.astype(_F64)
+    return a
+
+
 cdef class _ExactScalar(Codec):
 
     def __init__(self, *args, **kwargs):
@@ -768,6 +778,7 @@ cdef class _ExactScalar(Codec):
         a = x if isinstance(x, np.ndarray) else np.asarray(x)
         k = a.dtype.kind
         if k == 'f':
+            a = _exact_floats(a)
             bad = ~np.isfinite(a) | (a != np.trunc(a))
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
@@ -1066,6 +1077,7 @@ cdef class IntRange(_ExactScalar):
         k = a.dtype.kind
         lo, hi = self.d.smin, self.d.smax
         if k == 'f':
+            a = _exact_floats(a)
             bad = ~np.isfinite(a) | (a != np.trunc(a))
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])

@@ -5,6 +5,7 @@ import copy
 import json
 import math
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -443,6 +444,56 @@ def test_exact_codecs():
     with pytest.raises(qc.DecodeError, match="row 2"):
         qc.Enum(3).dequantize(np.array([0, 1, 3]))
     assert qc.Bool().dequantize(np.array([0, 1], dtype=np.uint32)).dtype == np.bool_
+
+
+# The first value past each exact codec's range, exactly representable in float32 and float16
+# (the bound itself, 2**31 - 1 say, is not: compared in the array's own precision it rounded to the
+# value, which then passed as in range and wrapped to a wrong code).
+EXACT_EDGES = [
+    (qc.Int(32), 2.0**31, "-2147483648..2147483647"), (qc.Int(32), -2.0**31 - 256, "-2147483648..2147483647"),
+    (qc.UInt(32), 2.0**32, "0..4294967295"), (qc.Int(31), 2.0**30, "-1073741824..1073741823"),
+    (qc.UInt(31), 2.0**31, "0..2147483647"), (qc.UInt(25), 2.0**25, "0..33554431"),
+    (qc.Int(64), 2.0**63, "-9223372036854775808..9223372036854775807"),
+    (qc.UInt(64), 2.0**64, "0..18446744073709551615"),
+    (qc.Enum(2**32), 2.0**32, "0..4294967295"), (qc.Enum(2**31), 2.0**31, "0..2147483647"),
+    (qc.IntRange(0, 2**31 - 1), 2.0**31, "0..2147483647"),
+    (qc.IntRange(-2**31, 2**31 - 1), 2.0**31, "-2147483648..2147483647"),
+    (qc.IntRange(-2**31, 2**31 - 1), -2.0**31 - 256, "-2147483648..2147483647"),
+    (qc.IntRange(2**62, 2**63 - 1), 2.0**63, "4611686018427387904..9223372036854775807"),
+    (qc.Int(12), 2.0**11, "-2048..2047"), (qc.UInt(11), 2.0**11, "0..2047"),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("codec,value,span", EXACT_EDGES, ids=lambda v: repr(v) if isinstance(v, qc.Codec) else None)
+def test_exact_codecs_refuse_the_first_value_past_the_range_in_every_float_dtype(codec, value, span, dtype):
+    # SPEC sections 0 and 2: compared in double precision whatever the input dtype; never clamped
+    if abs(value) > float(np.finfo(dtype).max) or float(np.asarray(value, dtype=dtype)) != value:
+        pytest.skip("not representable in this dtype")
+    name = type(codec).__name__
+    ok = float(codec.lo if name == "IntRange" else 1)          # a value inside the range
+    msg = rf"{name}\.quantize: row 1: value {re.escape(str(int(value) if name == 'IntRange' else value))} outside {span}$"
+    a = np.array([ok, value], dtype=dtype)
+    with pytest.raises(qc.RangeError, match="^" + msg) as e:
+        codec.quantize(a)
+    assert e.value.row == 1
+    with pytest.raises(qc.RangeError, match="row 1"):
+        codec.roundtrip(a)
+    if name != "Enum":                                          # (Enum takes labels and ints only)
+        with pytest.raises(qc.RangeError, match=rf"outside {span}"):
+            codec.quantize(dtype(value))
+    s = qc.Schema("S", [("n", codec), ("v", qc.Vector(codec, codec)), ("z", qc.NearlyZero(codec, 0))])
+    good = np.array([ok, ok], dtype=dtype)
+    cols = {"n": good, "v": np.stack([good, good], axis=1), "z": good}
+    s.encode_many(cols)
+    for f, bad in (("n", a), ("v", np.stack([good, a], axis=1)), ("z", a)):
+        with pytest.raises(qc.RangeError, match=rf"^field '{f}': " + msg) as e:
+            s.encode_many(dict(cols, **{f: bad}))
+        assert e.value.row == 1
+    if value > 0:
+        # the largest integer below it that the dtype holds is in range: it encodes to its exact code
+        top = np.floor(np.nextafter(np.asarray(value, dtype=dtype), dtype(0)))
+        assert codec.quantize(np.array([top])).tolist() == codec.quantize(np.array([int(top)], dtype=object).astype(np.uint64)).tolist()
 
 
 @pytest.mark.parametrize("n", [2**31 - 1, 2**31, 2**31 + 1, 2**32 - 1, 2**32])
