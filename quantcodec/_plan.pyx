@@ -869,13 +869,16 @@ cdef class Plan:
         cdef const qdesc* d = &self.slots[s].d
         cdef str nm = self.slot_names[s]
         codec = self.slot_codecs[s]
+        if isinstance(v, np.ndarray) and (<object>v).ndim == 0:
+            # a 0-d array is its one value (docs/schema-format.md "Records"), as for float fields
+            v = (<object>v)[()]
         if d.kind == K_ENUM:
             if isinstance(v, str):
                 idx = self.slot_index[s]
                 if idx is not None and v in idx:
                     out[0] = <uint64_t>idx[v]
                     return 0
-                raise RangeError(f"{nm}: unknown label {v!r} for {codec!r}")
+                raise RangeError(f"{nm}: unknown label {str(v)!r} for {codec!r}")   # (a NumPy str as the str)
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"{nm}: expected a label or an index, got {type(v).__name__}")
             iv = int(v)
