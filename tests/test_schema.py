@@ -7,6 +7,7 @@ import json
 import math
 import os
 import pickle
+import re
 import subprocess
 import sys
 import types
@@ -987,6 +988,26 @@ def test_spec_errors(tmp_path):
     with pytest.raises(qc.SchemaError, match=r"bad.json: field 'a': UInt spec"):
         qc.Schema.load(tmp_path / "bad.json")
     assert qc.Schema.from_spec({"name": "x", "fields": [["a", {"kind": "UInt", "bits": 3}]]}).version == 1
+
+
+def test_load_file_errors_are_schema_errors_naming_the_file(tmp_path):
+    # docs/schema-format.md: "Any file error is a qc.SchemaError that names the file and what was
+    # wrong"; a missing file or a directory once raised FileNotFoundError / IsADirectoryError
+    missing = tmp_path / "nowhere" / "player.json"
+    with pytest.raises(qc.SchemaError, match=rf"^{re.escape(str(missing))}: cannot read the schema file: "
+                                             r"No such file or directory$") as e:
+        qc.Schema.load(missing)
+    assert isinstance(e.value.__cause__, FileNotFoundError)
+    with pytest.raises(qc.SchemaError, match=rf"^{re.escape(str(tmp_path))}: cannot read the schema file: "
+                                             r"Is a directory$") as e:
+        qc.Schema.load(str(tmp_path))
+    assert isinstance(e.value.__cause__, IsADirectoryError)
+    if os.name == "posix" and os.geteuid() != 0:
+        locked = tmp_path / "locked.json"
+        locked.write_text(PS.to_json())
+        locked.chmod(0)
+        with pytest.raises(qc.SchemaError, match=r"locked.json: cannot read the schema file: Permission denied$"):
+            qc.Schema.load(locked)
 
 
 def test_deeply_nested_specs_are_schema_errors(tmp_path):
