@@ -548,6 +548,64 @@ def test_nearly_zero():
     assert s.quantize(np.array([0.0, 1.0])).shape == (2, 2)
 
 
+def test_nearly_zero_of_an_enum_takes_labels_as_the_enum_does():
+    # SPEC section 2: Enum "encode takes a label or an index"; NearlyZero(Enum([...])) was built but
+    # refused labels (TypeError). A label counts as its index for the threshold.
+    labels = ["idle", "walk", "run"]
+    nz = qc.NearlyZero(qc.Enum(labels), 0)
+    assert [nz.quantize(v) for v in ("idle", "walk", "run", np.str_("run"), np.array("walk"))] == \
+        [(0, 0), (1, 1), (1, 2), (1, 2), (1, 1)]
+    assert [nz.quantize(i) for i in (0, 1, 2)] == [(0, 0), (1, 1), (1, 2)]
+    assert nz.roundtrip("walk") == nz.roundtrip(1) == "walk" and nz.roundtrip("idle") == nz.roundtrip(0)
+    for form in (["walk", "idle", "run"], np.array(["walk", "idle", "run"]), np.array(["walk", "idle", "run"], dtype=object)):
+        assert nz.quantize(form).tolist() == nz.quantize(np.array([1, 0, 2])).tolist() == [[1, 1], [0, 0], [1, 2]]
+    assert nz.quantize(np.array([["run"], ["idle"]])).shape == (2, 1, 2)
+    with pytest.raises(qc.RangeError, match=r"^Enum\(\['idle', 'walk', 'run'\]\): unknown label 'fly'$"):
+        nz.quantize("fly")
+    with pytest.raises(qc.RangeError, match=r"^Enum.quantize: row 1: unknown label 'fly'") as e:
+        nz.quantize(["walk", "fly"])
+    assert e.value.row == 1
+    with pytest.raises(qc.RangeError, match="has no labels"):
+        qc.NearlyZero(qc.Enum(3), 0).quantize(["walk"])
+    # inside a Vector: the Enum components take labels, the others numbers
+    nzv = qc.NearlyZero(qc.Vector(qc.Enum(labels), qc.Bounded(-1, 1, 8)), 0.01)
+    assert nzv.quantize(("idle", 0.0)) == (0, (0, 0)) and nzv.quantize(("idle", 0.5)) == nzv.quantize((0, 0.5))
+    assert nzv.quantize(("run", 0.0)) == nzv.quantize((2, 0.0)) and nzv.quantize(("run", 0.0))[0] == 1
+    # arrays as Vector takes them: label columns for the Enum components, numbers for the others
+    # (a mixed array is str or object, which a Bounded column refuses in Vector too)
+    rows = np.array([("idle", 0.0), ("run", 0.5)], dtype=object)
+    for c in (nzv, nzv.inner):
+        with pytest.raises(TypeError, match="expected a float or integer array, got dtype object"):
+            c.quantize(rows)
+    two = qc.NearlyZero(qc.Vector(qc.Enum(labels), qc.Enum(labels)), 0)
+    assert two.quantize(np.array([["idle", "idle"], ["idle", "run"]])).tolist() == [[0, 0, 0], [1, 0, 2]]
+    # and in a schema: records, batches and the same bytes as by index
+    s = qc.Schema("T", [("state", nz), ("pose", nzv), ("pair", two)])
+    rec = {"state": "walk", "pose": ("run", 0.5), "pair": ("idle", "walk")}
+    assert s.encode(rec) == s.encode({"state": 1, "pose": (2, 0.5), "pair": (0, 1)})
+    assert s.encode({"state": np.array("idle"), "pose": ("idle", 0.0), "pair": ["idle", np.array("idle")]}) == \
+        s.encode({"state": 0, "pose": (0, 0.0), "pair": (0, 0)})
+    assert s.decode(s.encode(rec))["state"] == "walk"
+    cols = {"state": np.array(["walk", "idle", "run"]), "pose": np.array([[0, 0.0], [2, 0.5], [1, -0.5]]),
+            "pair": np.array([["idle", "idle"], ["run", "idle"], ["idle", "walk"]])}
+    by_index = dict(cols, state=np.array([1, 0, 2]), pair=np.array([[0, 0], [2, 0], [0, 1]]))
+    assert s.encode_many(cols) == s.encode_many(by_index)
+    codes = s.quantize_many(cols)
+    assert codes["state"].tolist() == [[1, 1], [0, 0], [1, 2]] and codes["pair"].tolist() == [[0, 0, 0], [1, 2, 0], [1, 0, 1]]
+    assert [s.quantize(r) for r in ({"state": "walk", "pose": (0, 0.0), "pair": ("idle", "idle")},
+                                    {"state": "idle", "pose": (2, 0.5), "pair": ("run", "idle")})] == \
+        [tuple(tuple(map(int, codes[f][i])) if f == "state" else (int(codes[f][i][0]), tuple(map(int, codes[f][i][1:])))
+               for f in s.names) for i in (0, 1)]
+    rec = {"state": "fly", "pose": (0, 0.0), "pair": (0, 0)}
+    with pytest.raises(qc.RangeError, match=r"^field 'state': unknown label 'fly'"):
+        s.encode(rec)
+    with pytest.raises(qc.RangeError, match=r"^field 'pair'\[1\]: unknown label 'fly'"):
+        s.encode(dict(rec, state=0, pair=("idle", "fly")))
+    with pytest.raises(qc.RangeError, match=r"^field 'state': Enum.quantize: row 2: unknown label 'fly'") as e:
+        s.encode_many(dict(cols, state=np.array(["walk", "idle", "fly"])))
+    assert e.value.row == 2
+
+
 def test_nearly_zero_vector_code_as_lists_reads_as_the_tuple():
     # a code through JSON comes back as [flag, [c0, c1, c2]]: ragged, so one code, not an array
     nz = qc.NearlyZero(qc.Vector(*[qc.Bounded(-1, 1, 8)] * 3), 0.01)
