@@ -910,6 +910,23 @@ def test_quat_requantized_codes_move_once_into_a_two_cycle(bits, share):
     assert ang.max() <= q.max_error
 
 
+@pytest.mark.parametrize("bits", [6, 9])
+def test_quat_codes_of_fresh_rotations_either_come_back_or_settle_after_one_trip(bits):
+    # docs/codecs.md: of the codes one round trip moves, most come back on the next trip and the
+    # rest stay on the new code; from the first round trip on, every code has period 1 or 2
+    for mode in ("endpoints", "midpoint"):
+        q = qc.Quat(bits, mode=mode)
+        x = RNG.normal(size=(100_000, 4))
+        k = [q.quantize(x)]
+        for _ in range(5):
+            k.append(q.quantize(q.dequantize(k[-1])))
+        assert all(np.array_equal(k[i], k[i + 2]) for i in range(1, 4))
+        moved = k[0] != k[1]
+        back, settled = moved & (k[2] == k[0]), moved & (k[2] == k[1])
+        assert 0.5 < back.sum() / moved.sum() < 0.9 and 0.1 < settled.sum() / moved.sum() < 0.45
+        assert (moved & ~back & ~settled).sum() <= 0.02 * moved.sum()
+
+
 def test_unit_vector_error_bound_random():
     for bits in (8, 12, 16):
         u = qc.UnitVector(bits)
