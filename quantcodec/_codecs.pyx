@@ -665,7 +665,12 @@ cdef class Half(_FloatScalar):
 
 
 cdef class Grid(_FloatScalar):
-    """A coordinate in a large world: a signed cell index plus a bins-rule offset inside the cell."""
+    """A coordinate in a large world: a signed cell index plus a bins-rule offset inside the cell.
+
+    The error is at most max_error (cell_size / 2**offset_bits / 2) plus the decode's rounding,
+    under 1.5 ulps of the coordinate: the bound holds (to within 10%) where the step
+    cell_size / 2**offset_bits is at least 8 ulps of the largest coordinate encoded, and fails
+    where the step is finer than the doubles there (docs/codecs.md, Grid)."""
     cdef readonly double cell_size
     cdef readonly int cell_bits, offset_bits
 
