@@ -665,7 +665,12 @@ cdef class Half(_FloatScalar):
 
 
 cdef class Grid(_FloatScalar):
-    """A coordinate in a large world: a signed cell index plus a bins-rule offset inside the cell."""
+    """A coordinate in a large world: a signed cell index plus a bins-rule offset inside the cell.
+
+    The error is at most max_error (cell_size / 2**offset_bits / 2) plus the decode's rounding,
+    under 1.5 ulps of the coordinate: the bound holds (to within 10%) where the step
+    cell_size / 2**offset_bits is at least 8 ulps of the largest coordinate encoded, and fails
+    where the step is finer than the doubles there (docs/codecs.md, Grid)."""
     cdef readonly double cell_size
     cdef readonly int cell_bits, offset_bits
 
@@ -723,6 +728,16 @@ cdef class Grid(_FloatScalar):
 # ------------------------------------------------------------------------------------------------
 # Exact scalars: never clamped, a value that does not fit raises RangeError.
 
+cdef object _exact_floats(object a):
+    """A float array given to an exact codec, in double precision (SPEC section 0): float16 and
+    float32 are widened (exactly) before any comparison with the codec's bounds. Compared in their
+    own precision, the bounds would be rounded to it (NumPy compares a float32 array with a Python
+    number in float32): Int(32)'s 2**31 - 1 becomes 2**31, and 2**31 itself would pass as in range."""
+    if a.dtype.itemsize < 8:
+        return a.astype(_F64)
+    return a
+
+
 cdef class _ExactScalar(Codec):
 
     def __init__(self, *args, **kwargs):
@@ -768,6 +783,7 @@ cdef class _ExactScalar(Codec):
         a = x if isinstance(x, np.ndarray) else np.asarray(x)
         k = a.dtype.kind
         if k == 'f':
+            a = _exact_floats(a)
             bad = ~np.isfinite(a) | (a != np.trunc(a))
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
@@ -1066,6 +1082,7 @@ cdef class IntRange(_ExactScalar):
         k = a.dtype.kind
         lo, hi = self.d.smin, self.d.smax
         if k == 'f':
+            a = _exact_floats(a)
             bad = ~np.isfinite(a) | (a != np.trunc(a))
             if bad.any():
                 i = int(np.flatnonzero(bad.ravel())[0])
@@ -1668,8 +1685,47 @@ cdef class NearlyZero(Codec):
     def _zero_value(self):
         return tuple([0.0] * self.ncomp) if self._vec() else 0.0
 
+    def _label_indices(self, x):
+        """`x` with the labels given for Enum components replaced by their indices (the value the
+        threshold is compared with, and what the Enum encodes them to); `x` itself when it holds
+        no label. An unknown label is the Enum's RangeError (naming the row in an array)."""
+        cdef Py_ssize_t j
+        if self._vec():
+            comps = (<Vector>self.inner).codecs
+            if not any(isinstance(c, Enum) for c in comps):
+                return x
+            if _is_seq1(x, self.ncomp):
+                items = list(_items(x))
+                if not any(isinstance(v, str) or (isinstance(v, np.ndarray) and v.ndim == 0 and v.dtype.kind == 'U')
+                           for v in items):
+                    return x
+                return tuple((<Enum>c)._to_int(v[()] if isinstance(v, np.ndarray) else v)
+                             if isinstance(c, Enum) and (isinstance(v, str) or isinstance(v, np.ndarray)) else v
+                             for c, v in zip(comps, items))
+            if isinstance(x, (np.ndarray, list, tuple)):
+                a = x if isinstance(x, np.ndarray) else np.asarray(x)
+                if a.dtype.kind not in 'UO' or a.ndim < 1 or a.shape[a.ndim - 1] != self.ncomp:
+                    return x
+                # the Enum columns through their labels, the others as numbers (as Vector takes them)
+                cols = [c.quantize(a[..., j]) if isinstance(c, Enum)
+                        else float_input(a[..., j], "NearlyZero.quantize") for j, c in enumerate(comps)]
+                return np.stack([np.asarray(col, dtype=_F64) for col in cols], axis=-1)
+            return x
+        if not isinstance(self.inner, Enum):
+            return x
+        if isinstance(x, str):
+            return (<Enum>self.inner)._to_int(x)
+        if isinstance(x, (np.ndarray, list, tuple)):
+            a = x if isinstance(x, np.ndarray) else np.asarray(x)
+            if a.dtype.kind == 'U' or (a.dtype.kind == 'O' and a.size and all(isinstance(v, str) for v in a.flat)):
+                if a.ndim == 0:
+                    return (<Enum>self.inner)._to_int(str(a[()]))
+                return self.inner.quantize(a)
+        return x
+
     @cython.binding(False)       # a plain method: bound, it is called without a CyFunction layer
     def quantize(self, x, out=None):
+        x = self._label_indices(x)
         if out is None and (_is_seq1(x, self.ncomp) if self._vec() else _is_number(x)):
             vals = list(_items(x)) if self._vec() else [x]
             # _as_double: an int too large for a double is +-inf (moving), as in the array path
@@ -1681,7 +1737,7 @@ cdef class NearlyZero(Codec):
     def _quantize_count(self, x, out=None):
         owner = "NearlyZero.quantize"
         k = self.ncomp
-        a = float_input(x, owner)
+        a = float_input(self._label_indices(x), owner)
         if self._vec():
             if a.ndim < 1 or a.shape[a.ndim - 1] != k:
                 raise ValueError(f"{owner}: expected shape (..., {k}), got {a.shape}")

@@ -226,6 +226,17 @@ cdef str _range_text(object codec):
 
 # ------------------------------------------------------------------------------------------------
 
+cdef inline double _nz_num(Plan p, Py_ssize_t s, object v) except? -1.0:
+    """The number a NearlyZero flag compares with the threshold, of slot s's value: an Enum's
+    label (a str, or a 0-d array of one) counts as its index; anything else as Plan._num.
+    (A function, not a method: Plan's vtable, which other modules cimport, stays as it is.)"""
+    cdef uint64_t c = 0
+    if p.slots[s].d.kind == K_ENUM and (isinstance(v, str) or isinstance(v, np.ndarray)):
+        p._exact(s, v, &c)
+        return <double>c
+    return p._num(s, v)
+
+
 cdef class Plan:
     """A schema's fields compiled into a C array of slots (see `_plan.pxd`).
 
@@ -593,6 +604,12 @@ cdef class Plan:
                     if not isinstance(a, np.ndarray):
                         a = np.asarray(a)
                     self._check_shape(f, a, self._value_shape(f, n), owner, False)
+                    if (fk == F_NZ or fk == F_NZVEC) and a.dtype.kind in 'UO':
+                        # labels of an Enum inside NearlyZero: their indices, as the codec takes them
+                        try:
+                            a = np.asarray((<NearlyZero>self.codecs[f])._label_indices(a))
+                        except (ValueError, TypeError) as e:
+                            raise self._wrap(f, e) from None
                     if fk == F_EXACT:
                         if not self._exact_fast(s, a, m, n):
                             self._exact_column(f, s, a, mat)
@@ -869,13 +886,16 @@ cdef class Plan:
         cdef const qdesc* d = &self.slots[s].d
         cdef str nm = self.slot_names[s]
         codec = self.slot_codecs[s]
+        if isinstance(v, np.ndarray) and (<object>v).ndim == 0:
+            # a 0-d array is its one value (docs/schema-format.md "Records"), as for float fields
+            v = (<object>v)[()]
         if d.kind == K_ENUM:
             if isinstance(v, str):
                 idx = self.slot_index[s]
                 if idx is not None and v in idx:
                     out[0] = <uint64_t>idx[v]
                     return 0
-                raise RangeError(f"{nm}: unknown label {v!r} for {codec!r}")
+                raise RangeError(f"{nm}: unknown label {str(v)!r} for {codec!r}")   # (a NumPy str as the str)
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"{nm}: expected a label or an index, got {type(v).__name__}")
             iv = int(v)
@@ -1015,7 +1035,7 @@ cdef class Plan:
             for j in range(k):
                 self._slot_in(s + j, <object>items[j], row)
         elif fk == F_NZ:
-            a = self._num(s + 1, v)
+            a = _nz_num(self, s + 1, v)
             if nz_at_rest(a, self.slots[s].threshold):
                 row[s] = 0
                 row[s + 1] = 0
@@ -1030,7 +1050,7 @@ cdef class Plan:
                 keep = self._items(f, v, k, &items)
             moving = False
             for j in range(k):
-                a = self._num(s + 1 + j, <object>items[j])
+                a = _nz_num(self, s + 1 + j, <object>items[j])
                 if j < 4:
                     x[j] = a                # (each value converted once)
                 if not nz_at_rest(a, self.slots[s].threshold):

@@ -14,9 +14,15 @@ tick, then answer every client from it::
 
 ``positions`` are the entities' positions in the world's row order (N x 2 or N x 3, any float
 dtype: e.g. ``world.columns["position"]``, or the floats the world was quantized from), ``ids``
-the world's ids (ascending, as ``Snapshot.ids``); ``centres`` is M x D, one row per client. The
-id arrays come back ascending, as ``StreamServer.send(interest=...)`` and ``ViewBuilder`` take
-them.
+the world's ids (``Snapshot.ids``: ascending; any order is taken, sorted once at the build, but
+each id once: a repeat is a ValueError naming its row); ``centres`` is M x D, one row per client.
+The id arrays come back ascending whatever the order of ``ids``, as
+``StreamServer.send(interest=...)`` and ``ViewBuilder`` take them.
+
+The index's memory is linear in the entities: a table of every cell's start (8 bytes a cell)
+while the grid has at most 4 cells an entity (or 65,536 cells), else the start of each occupied
+cell alone, found by a binary search (a world of 2 entities 40 m apart in 1 cm cells: 16
+million cells, no table of them). The grid may have at most 2**62 cells in all (2**40 a side).
 
 Why a uniform grid in NumPy and not a KD-tree: the entities move every tick, so the index is
 rebuilt every tick, and the queries are all of one radius. The grid is built in two passes of
@@ -51,6 +57,9 @@ __all__ = ["GridIndex", "within"]
 
 _U64 = np.dtype(np.uint64)
 _CELLS_MAX = 2.0 ** 40          # cells a side at most (past it a cell number is refused)
+_GRID_MAX = 2 ** 62             # cells in all at most (a cell's key, column * ny + row, is an int64)
+_DENSE_PER_ENTITY = 4           # a table of every cell's start while the grid has at most this many
+_DENSE_MIN = 1 << 16            # cells an entity, or this many cells; else the occupied cells' keys
 
 
 class GridIndex:
@@ -58,7 +67,10 @@ class GridIndex:
     two columns (pass the horizontal ones first: ``pos[:, [0, 2]]`` for a y-up world, or just
     those two); distances use every column. ``cell``: the cell size (a half to a quarter of the
     usual query radius: the candidate rows then hug the circle); ``lo``: the grid's corner
-    (default: the positions' minimum)."""
+    (default: the positions' minimum). ``ids``: the entities' ids, each once (default: the rows),
+    ascending as a snapshot's or in any order (sorted once here); the results are ascending.
+    ``start`` is every cell's first sorted row (``keys`` None) while the grid has at most 4
+    cells an entity (or 2**16 cells), else the occupied cells' alone, their keys in ``keys``."""
 
     def __init__(self, positions, ids=None, *, cell, lo=None):
         p = np.asarray(positions)
@@ -78,6 +90,16 @@ class GridIndex:
         self.n = n
         self.cell = cell
         self.dim = d
+        # The results come back ascending by sorting each client's rows (the C pass's radix sort),
+        # so the rows the index works on are the entities in ascending id order: the world's rows
+        # (a snapshot's ids ascend: nothing to do but one comparison of neighbours), else the
+        # rows sorted by id once here. A repeated id is refused, naming its row.
+        perm = _id_order(self.ids)
+        if perm is None:
+            sids = self.ids
+        else:
+            sids = self.ids[perm]
+            p = p[perm]
         # two passes of C over the entities (quantcodec._interest): the corner (default: the
         # positions' minimum) and each entity's cell, then a stable counting sort of the rows by
         # cell (within a cell the rows stay ascending), the positions and ids in that order
@@ -94,21 +116,65 @@ class GridIndex:
         self.lo = np.array([lo0, lo1])
         self.nx = int(mx) + 1
         self.ny = int(my) + 1
-        self.start = np.zeros(self.nx * self.ny + 1, dtype=np.int64)
-        self.order = np.empty(n, dtype=np.intp)
+        ncell = self.nx * self.ny
+        if ncell > _GRID_MAX:
+            raise ValueError(f"GridIndex: the grid would be more than 2**62 cells ({self.nx} x {self.ny} "
+                             f"= {ncell} cells of {cell:g}): use a larger cell")
         self._cols = [np.empty(n) for j in range(d)]
-        self._gids = np.empty(n, dtype=_U64)
-        grid_sort(cx, cy, self.ny, self.start, self.order, cols, self._cols, self.ids, self._gids)
-        self._order = self.order
+        if ncell <= max(_DENSE_PER_ENTITY * n, _DENSE_MIN):
+            # a table of every cell's start: cell k's rows are order[start[k]:start[k + 1]]
+            self.keys = None
+            self.start = np.zeros(ncell + 1, dtype=np.int64)
+            order = np.empty(n, dtype=np.intp)
+            self._gids = np.empty(n, dtype=_U64)
+            grid_sort(cx, cy, self.ny, self.start, order, cols, self._cols, sids, self._gids)
+        else:
+            # many more cells than entities: the occupied cells' keys (ascending) and their
+            # starts, from a stable sort of the entities' keys (memory linear in the entities)
+            key = cx * self.ny + cy
+            rb = max(1, (n - 1).bit_length())
+            if ncell <= 1 << (63 - rb):
+                # key and row in one int64 (row in the low bits): a sort of values, stable by
+                # construction (a third faster than a stable argsort of the keys)
+                key <<= rb
+                key |= np.arange(n, dtype=np.int64)
+                key.sort()
+                order = (key & ((1 << rb) - 1)).astype(np.intp, copy=False)
+                sk = key >> rb
+            else:
+                order = np.argsort(key, kind="stable").astype(np.intp, copy=False)
+                sk = key[order]
+            cut = np.flatnonzero(sk[1:] != sk[:-1]) + 1
+            self.keys = sk[np.concatenate(([0], cut))] if n else sk
+            self.start = np.concatenate(([0], cut, [n])).astype(np.int64) if n else np.zeros(1, np.int64)
+            for j in range(d):
+                np.take(cols[j], order, out=self._cols[j])
+            self._gids = sids[order]
+        # _order: each grid-order entity's rank in id order (what the query sorts by); order:
+        # its row in the world (the same unless the ids were given out of order)
+        self._order = order
+        self._sids = sids
+        self.order = order if perm is None else perm[order]
+
+    def _span(self, k0, k1):
+        """The sorted rows of the cells with keys k0..k1 (int64 arrays, k0 <= k1 where a range
+        is wanted): (first, end) arrays, from the cell table or the occupied cells' keys."""
+        if self.keys is None:
+            return self.start[k0], self.start[k1 + 1]
+        return (self.start[np.searchsorted(self.keys, k0, "left")],
+                self.start[np.searchsorted(self.keys, k1, "right")])
 
     @property
     def _rowcols(self):
-        """The positions a column each in row order (the NumPy path's distances): made from the
-        grid-order columns, not kept (nothing holds on to the caller's array)."""
+        """The positions a column each in row order: made from the grid-order columns, not kept
+        (nothing holds on to the caller's array)."""
+        return self._scatter(self.order)
+
+    def _scatter(self, where):
         out = []
         for col in self._cols:
             r = np.empty_like(col)
-            r[self.order] = col
+            r[where] = col
             out.append(r)
         return out
 
@@ -138,8 +204,7 @@ class GridIndex:
         y1 = np.minimum(y1, self.ny - 1)
         ok = inside & (ix >= 0) & (ix < self.nx) & (y0 <= y1)
         ixc = np.clip(ix, 0, self.nx - 1)
-        lo = self.start[ixc * self.ny + np.minimum(y0, self.ny - 1)]
-        hi = self.start[ixc * self.ny + np.maximum(y1, 0) + 1]
+        lo, hi = self._span(ixc * self.ny + np.minimum(y0, self.ny - 1), ixc * self.ny + np.maximum(y1, 0))
         cnt = np.where(ok, hi - lo, 0)
         return lo, cnt
 
@@ -188,7 +253,7 @@ class GridIndex:
             np.cumsum(keep, out=kept[1:])
             e = np.cumsum(per)
             per = kept[e] - kept[e - per]
-        rows = self.order[idx]
+        rows = self._order[idx]         # (ranks in id order: ascending rows are ascending ids)
         bounds = np.cumsum(per)[:-1]
         if sort:
             # one sort of (client, row) keys: ascending ids a client (rows follow ids)
@@ -196,12 +261,13 @@ class GridIndex:
             key += rows
             key.sort(kind="stable")
             rows = key - np.repeat(np.arange(m, dtype=np.int64) * max(1, self.n), per)
-        out = np.split(self.ids[rows], bounds)
+        out = np.split(self._sids[rows], bounds)
         if not distances:
             return out
         d2 = None
+        rankcols = self._scatter(self._order)
         for j in range(self.dim):
-            t = self._rowcols[j][rows] - np.repeat(q[:, j], per)
+            t = rankcols[j][rows] - np.repeat(q[:, j], per)
             t *= t
             d2 = t if d2 is None else d2 + t
         return out, np.split(np.sqrt(d2), bounds)
@@ -266,6 +332,23 @@ class GridIndex:
         return self._query(centres, 0.0, int(ring), False, sort)
 
 
+def _id_order(ids):
+    """None when ``ids`` (uint64, 1-D) ascend, each once (a snapshot's ids: one comparison of
+    neighbours); else the rows in ascending id order (a stable sort). A repeated id is a
+    ValueError naming the first row that repeats an earlier one."""
+    n = ids.shape[0]
+    if n < 2 or bool(np.all(ids[1:] > ids[:-1])):
+        return None
+    perm = np.argsort(ids, kind="stable")
+    s = ids[perm]
+    dup = s[1:] == s[:-1]
+    if dup.any():
+        j = int(perm[1:][dup].min())            # (stable: the later row of each equal pair)
+        i = int(np.flatnonzero(ids == ids[j])[0])
+        raise ValueError(f"GridIndex: ids must be unique: row {j} repeats id {int(ids[j])} of row {i}")
+    return perm
+
+
 # the pool of within(threads=N): made at the first call that needs it, grown to the largest N
 # asked for less one (the calling thread runs the first part), made again in a forked child
 # (whose copy of it has no threads); a part has at least _PART_MIN centres (below that, the
@@ -317,12 +400,13 @@ def within(positions, ids, centres, radius, *, distances=False, method="grid"):
         raise ImportError("within(method='kdtree') needs scipy (pip install scipy)") from None
     p = np.asarray(positions, dtype=np.float64)
     ids = np.arange(p.shape[0], dtype=_U64) if ids is None else np.asarray(ids, dtype=_U64)
+    _id_order(ids)                              # (a repeated id refused, as GridIndex does)
     q = np.asarray(centres, dtype=np.float64)
     tree = cKDTree(p)
     pairs = cKDTree(q).sparse_distance_matrix(tree, float(radius), output_type="ndarray")
     owner = pairs["i"].astype(np.int64)
     rows = pairs["j"].astype(np.int64)
-    order = np.lexsort((rows, owner))
+    order = np.lexsort((ids[rows], owner))      # (ascending ids a client, whatever their order)
     owner, rows = owner[order], rows[order]
     bounds = np.cumsum(np.bincount(owner, minlength=q.shape[0]))[:-1]
     out = np.split(ids[rows], bounds)

@@ -369,10 +369,16 @@ class Schema(SchemaBase):
     @classmethod
     def load(cls, path, *, strict=False):
         """Read a schema file: JSON (.json) or TOML (.toml), with the structure of `spec()`.
-        Any other suffix: JSON if the text starts with '{', else TOML."""
+        Any other suffix: JSON if the text starts with '{', else TOML. Any file error (one that
+        cannot be read, bad JSON or TOML, a bad spec) is a SchemaError naming the file."""
         path = os.fspath(path)
-        with open(path, "rb") as fh:
-            data = fh.read()
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as e:
+            # a missing file, a directory, no permission: the schema cannot be read, a SchemaError
+            # naming the file (docs/schema-format.md), the OS error chained as its cause
+            raise SchemaError(f"{path}: cannot read the schema file: {e.strerror or e}") from e
         suffix = os.path.splitext(path)[1].lower()
         is_json = suffix == ".json" or (suffix != ".toml" and data.lstrip()[:1] == b"{")
         if is_json:

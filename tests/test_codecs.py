@@ -5,6 +5,7 @@ import copy
 import json
 import math
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -357,6 +358,29 @@ def test_grid_rules():
     assert g.code_dtype == np.uint64
 
 
+@pytest.mark.parametrize("cell", [0.1, 0.37, 1.0, 16.0, 75.0])
+def test_grid_error_is_max_error_plus_the_decode_rounding(cell):
+    # docs/codecs.md, Grid: at x the error is at most max_error + 1.5 ulp(x); within 10% of
+    # max_error where the step is 8 ulps of x or more, exact for power-of-two cells from 2 ulps
+    for ob in (8, 16, 24, 32):
+        g = qc.Grid(cell, 63 - ob, ob)
+        for e in range(0, 46, 5):
+            if 2.0 ** (e + 1) >= cell * 2.0 ** (62 - ob):
+                break
+            x = RNG.uniform(2.0**e, 2.0 ** (e + 1), 4000) * RNG.choice([-1, 1], 4000)
+            err = np.abs(g.roundtrip(x) - x)
+            assert np.all(err <= g.max_error + 1.5 * np.spacing(np.abs(x))), (g, e)
+            ulps = g.step / np.spacing(2.0 ** (e + 1))
+            if ulps >= 8:
+                assert err.max() <= 1.1 * g.max_error, (g, e)
+            if ulps >= 2 and math.log2(cell).is_integer():
+                assert err.max() <= g.max_error, (g, e)
+    # the example the page gives: a step (6e-9) finer than the doubles there (3.7e-9 apart)
+    g = qc.Grid(0.1, 40, 24)
+    x = RNG.uniform(2**24, 2**25, 20000)
+    assert 2.4 * g.max_error < np.abs(g.roundtrip(x) - x).max() <= 2.5 * g.max_error
+
+
 def test_quat_figures():
     q = qc.Quat(9)
     assert q.bits == 29
@@ -445,6 +469,56 @@ def test_exact_codecs():
     assert qc.Bool().dequantize(np.array([0, 1], dtype=np.uint32)).dtype == np.bool_
 
 
+# The first value past each exact codec's range, exactly representable in float32 and float16
+# (the bound itself, 2**31 - 1 say, is not: compared in the array's own precision it rounded to the
+# value, which then passed as in range and wrapped to a wrong code).
+EXACT_EDGES = [
+    (qc.Int(32), 2.0**31, "-2147483648..2147483647"), (qc.Int(32), -2.0**31 - 256, "-2147483648..2147483647"),
+    (qc.UInt(32), 2.0**32, "0..4294967295"), (qc.Int(31), 2.0**30, "-1073741824..1073741823"),
+    (qc.UInt(31), 2.0**31, "0..2147483647"), (qc.UInt(25), 2.0**25, "0..33554431"),
+    (qc.Int(64), 2.0**63, "-9223372036854775808..9223372036854775807"),
+    (qc.UInt(64), 2.0**64, "0..18446744073709551615"),
+    (qc.Enum(2**32), 2.0**32, "0..4294967295"), (qc.Enum(2**31), 2.0**31, "0..2147483647"),
+    (qc.IntRange(0, 2**31 - 1), 2.0**31, "0..2147483647"),
+    (qc.IntRange(-2**31, 2**31 - 1), 2.0**31, "-2147483648..2147483647"),
+    (qc.IntRange(-2**31, 2**31 - 1), -2.0**31 - 256, "-2147483648..2147483647"),
+    (qc.IntRange(2**62, 2**63 - 1), 2.0**63, "4611686018427387904..9223372036854775807"),
+    (qc.Int(12), 2.0**11, "-2048..2047"), (qc.UInt(11), 2.0**11, "0..2047"),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("codec,value,span", EXACT_EDGES, ids=lambda v: repr(v) if isinstance(v, qc.Codec) else None)
+def test_exact_codecs_refuse_the_first_value_past_the_range_in_every_float_dtype(codec, value, span, dtype):
+    # SPEC sections 0 and 2: compared in double precision whatever the input dtype; never clamped
+    if abs(value) > float(np.finfo(dtype).max) or float(np.asarray(value, dtype=dtype)) != value:
+        pytest.skip("not representable in this dtype")
+    name = type(codec).__name__
+    ok = float(codec.lo if name == "IntRange" else 1)          # a value inside the range
+    msg = rf"{name}\.quantize: row 1: value {re.escape(str(int(value) if name == 'IntRange' else value))} outside {span}$"
+    a = np.array([ok, value], dtype=dtype)
+    with pytest.raises(qc.RangeError, match="^" + msg) as e:
+        codec.quantize(a)
+    assert e.value.row == 1
+    with pytest.raises(qc.RangeError, match="row 1"):
+        codec.roundtrip(a)
+    if name != "Enum":                                          # (Enum takes labels and ints only)
+        with pytest.raises(qc.RangeError, match=rf"outside {span}"):
+            codec.quantize(dtype(value))
+    s = qc.Schema("S", [("n", codec), ("v", qc.Vector(codec, codec)), ("z", qc.NearlyZero(codec, 0))])
+    good = np.array([ok, ok], dtype=dtype)
+    cols = {"n": good, "v": np.stack([good, good], axis=1), "z": good}
+    s.encode_many(cols)
+    for f, bad in (("n", a), ("v", np.stack([good, a], axis=1)), ("z", a)):
+        with pytest.raises(qc.RangeError, match=rf"^field '{f}': " + msg) as e:
+            s.encode_many(dict(cols, **{f: bad}))
+        assert e.value.row == 1
+    if value > 0:
+        # the largest integer below it that the dtype holds is in range: it encodes to its exact code
+        top = np.floor(np.nextafter(np.asarray(value, dtype=dtype), dtype(0)))
+        assert codec.quantize(np.array([top])).tolist() == codec.quantize(np.array([int(top)], dtype=object).astype(np.uint64)).tolist()
+
+
 @pytest.mark.parametrize("n", [2**31 - 1, 2**31, 2**31 + 1, 2**32 - 1, 2**32])
 def test_enum_counts_up_to_2_to_the_32(n):
     # counts above 2**31 - 1 once overflowed a C int (OverflowError); up to 2**32 are legal
@@ -495,6 +569,64 @@ def test_nearly_zero():
     assert s.quantize(0.04) == (0, 0) and s.roundtrip(0.04) == 0.0 and s.quantize(0.5)[0] == 1
     assert s.max_error == max(s.inner.max_error, 0.05)
     assert s.quantize(np.array([0.0, 1.0])).shape == (2, 2)
+
+
+def test_nearly_zero_of_an_enum_takes_labels_as_the_enum_does():
+    # SPEC section 2: Enum "encode takes a label or an index"; NearlyZero(Enum([...])) was built but
+    # refused labels (TypeError). A label counts as its index for the threshold.
+    labels = ["idle", "walk", "run"]
+    nz = qc.NearlyZero(qc.Enum(labels), 0)
+    assert [nz.quantize(v) for v in ("idle", "walk", "run", np.str_("run"), np.array("walk"))] == \
+        [(0, 0), (1, 1), (1, 2), (1, 2), (1, 1)]
+    assert [nz.quantize(i) for i in (0, 1, 2)] == [(0, 0), (1, 1), (1, 2)]
+    assert nz.roundtrip("walk") == nz.roundtrip(1) == "walk" and nz.roundtrip("idle") == nz.roundtrip(0)
+    for form in (["walk", "idle", "run"], np.array(["walk", "idle", "run"]), np.array(["walk", "idle", "run"], dtype=object)):
+        assert nz.quantize(form).tolist() == nz.quantize(np.array([1, 0, 2])).tolist() == [[1, 1], [0, 0], [1, 2]]
+    assert nz.quantize(np.array([["run"], ["idle"]])).shape == (2, 1, 2)
+    with pytest.raises(qc.RangeError, match=r"^Enum\(\['idle', 'walk', 'run'\]\): unknown label 'fly'$"):
+        nz.quantize("fly")
+    with pytest.raises(qc.RangeError, match=r"^Enum.quantize: row 1: unknown label 'fly'") as e:
+        nz.quantize(["walk", "fly"])
+    assert e.value.row == 1
+    with pytest.raises(qc.RangeError, match="has no labels"):
+        qc.NearlyZero(qc.Enum(3), 0).quantize(["walk"])
+    # inside a Vector: the Enum components take labels, the others numbers
+    nzv = qc.NearlyZero(qc.Vector(qc.Enum(labels), qc.Bounded(-1, 1, 8)), 0.01)
+    assert nzv.quantize(("idle", 0.0)) == (0, (0, 0)) and nzv.quantize(("idle", 0.5)) == nzv.quantize((0, 0.5))
+    assert nzv.quantize(("run", 0.0)) == nzv.quantize((2, 0.0)) and nzv.quantize(("run", 0.0))[0] == 1
+    # arrays as Vector takes them: label columns for the Enum components, numbers for the others
+    # (a mixed array is str or object, which a Bounded column refuses in Vector too)
+    rows = np.array([("idle", 0.0), ("run", 0.5)], dtype=object)
+    for c in (nzv, nzv.inner):
+        with pytest.raises(TypeError, match="expected a float or integer array, got dtype object"):
+            c.quantize(rows)
+    two = qc.NearlyZero(qc.Vector(qc.Enum(labels), qc.Enum(labels)), 0)
+    assert two.quantize(np.array([["idle", "idle"], ["idle", "run"]])).tolist() == [[0, 0, 0], [1, 0, 2]]
+    # and in a schema: records, batches and the same bytes as by index
+    s = qc.Schema("T", [("state", nz), ("pose", nzv), ("pair", two)])
+    rec = {"state": "walk", "pose": ("run", 0.5), "pair": ("idle", "walk")}
+    assert s.encode(rec) == s.encode({"state": 1, "pose": (2, 0.5), "pair": (0, 1)})
+    assert s.encode({"state": np.array("idle"), "pose": ("idle", 0.0), "pair": ["idle", np.array("idle")]}) == \
+        s.encode({"state": 0, "pose": (0, 0.0), "pair": (0, 0)})
+    assert s.decode(s.encode(rec))["state"] == "walk"
+    cols = {"state": np.array(["walk", "idle", "run"]), "pose": np.array([[0, 0.0], [2, 0.5], [1, -0.5]]),
+            "pair": np.array([["idle", "idle"], ["run", "idle"], ["idle", "walk"]])}
+    by_index = dict(cols, state=np.array([1, 0, 2]), pair=np.array([[0, 0], [2, 0], [0, 1]]))
+    assert s.encode_many(cols) == s.encode_many(by_index)
+    codes = s.quantize_many(cols)
+    assert codes["state"].tolist() == [[1, 1], [0, 0], [1, 2]] and codes["pair"].tolist() == [[0, 0, 0], [1, 2, 0], [1, 0, 1]]
+    assert [s.quantize(r) for r in ({"state": "walk", "pose": (0, 0.0), "pair": ("idle", "idle")},
+                                    {"state": "idle", "pose": (2, 0.5), "pair": ("run", "idle")})] == \
+        [tuple(tuple(map(int, codes[f][i])) if f == "state" else (int(codes[f][i][0]), tuple(map(int, codes[f][i][1:])))
+               for f in s.names) for i in (0, 1)]
+    rec = {"state": "fly", "pose": (0, 0.0), "pair": (0, 0)}
+    with pytest.raises(qc.RangeError, match=r"^field 'state': unknown label 'fly'"):
+        s.encode(rec)
+    with pytest.raises(qc.RangeError, match=r"^field 'pair'\[1\]: unknown label 'fly'"):
+        s.encode(dict(rec, state=0, pair=("idle", "fly")))
+    with pytest.raises(qc.RangeError, match=r"^field 'state': Enum.quantize: row 2: unknown label 'fly'") as e:
+        s.encode_many(dict(cols, state=np.array(["walk", "idle", "fly"])))
+    assert e.value.row == 2
 
 
 def test_nearly_zero_vector_code_as_lists_reads_as_the_tuple():
@@ -799,6 +931,23 @@ def test_quat_requantized_codes_move_once_into_a_two_cycle(bits, share):
     a, b = q.dequantize(c1[moved]), q.dequantize(c2[moved])
     ang = 2 * np.degrees(np.arccos(np.minimum(1, np.abs(np.sum(a * b, axis=1)))))
     assert ang.max() <= q.max_error
+
+
+@pytest.mark.parametrize("bits", [6, 9])
+def test_quat_codes_of_fresh_rotations_either_come_back_or_settle_after_one_trip(bits):
+    # docs/codecs.md: of the codes one round trip moves, most come back on the next trip and the
+    # rest stay on the new code; from the first round trip on, every code has period 1 or 2
+    for mode in ("endpoints", "midpoint"):
+        q = qc.Quat(bits, mode=mode)
+        x = RNG.normal(size=(100_000, 4))
+        k = [q.quantize(x)]
+        for _ in range(5):
+            k.append(q.quantize(q.dequantize(k[-1])))
+        assert all(np.array_equal(k[i], k[i + 2]) for i in range(1, 4))
+        moved = k[0] != k[1]
+        back, settled = moved & (k[2] == k[0]), moved & (k[2] == k[1])
+        assert 0.5 < back.sum() / moved.sum() < 0.9 and 0.1 < settled.sum() / moved.sum() < 0.45
+        assert (moved & ~back & ~settled).sum() <= 0.02 * moved.sum()
 
 
 def test_unit_vector_error_bound_random():

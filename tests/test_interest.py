@@ -165,6 +165,15 @@ def same_build(index, p, ids, cell, lo=None):
     want = numpy_build(p, ids, cell, lo)
     got = (index.lo, index.nx, index.ny, index.start, index.order, index._cols, index._gids)
     assert np.array_equal(got[0], want[0]) and got[1:3] == want[1:3]
+    ncell = want[1] * want[2]
+    if ncell <= max(4 * len(p), 2**16):
+        assert index.keys is None and index.start.shape == (ncell + 1,)
+    else:
+        # many more cells than entities: the occupied cells alone, their keys and starts
+        start = want[3]
+        keys = np.flatnonzero(np.diff(start))
+        assert index.keys.dtype == np.int64 and np.array_equal(index.keys, keys)
+        want = want[:3] + (np.concatenate([[0], start[keys + 1]]),) + want[4:]
     for a, b in zip(got[3:5] + (got[6],), want[3:5] + (want[6],)):
         assert a.dtype == b.dtype and np.array_equal(a, b)
     assert len(got[5]) == len(want[5])
@@ -314,3 +323,99 @@ def test_threads_in_a_forked_child():
             os._exit(code)
     status = wait_child(pid, "within(threads=2)")
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def brute_cells(p, ids, centres, cell, lo, ring):
+    """The ids in the (2 ring + 1) ** 2 cells around each centre, by each entity's own cell."""
+    c = np.maximum(np.floor((p[:, :2] - lo) / cell), 0)
+    out = []
+    for q in centres:
+        k = np.floor((q[:2] - lo) / cell)
+        near = np.all(np.abs(c - k) <= ring, axis=1)
+        out.append(np.sort(ids[near]))
+    return out
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+@pytest.mark.parametrize("cell", [40.0, 0.05])                # a table of cells; occupied cells only
+def test_ids_in_any_order_come_back_ascending(dim, cell):
+    """The docstrings' promise, whatever the order of the ids given: each client's ids ascending
+    (within, within_csr, cells, the NumPy path, threads), the brute-force answer id for id, the
+    distances aligned with them; ``order`` still maps the grid order to the world's rows."""
+    rng, p, ids = world(dim, n=4000, seed=31)
+    for shuffled in (rng.permutation(ids), ids[::-1].copy(), np.arange(len(ids), dtype=np.uint64)[::-1]):
+        index = interest.GridIndex(p, shuffled, cell=cell)
+        assert (index.keys is None) == (cell == 40.0)
+        assert np.array_equal(index.ids, shuffled) and np.array_equal(index.ids[index.order], index._gids)
+        centres = np.concatenate([rng.uniform(-350, 1050, size=(100, dim)), p[:3]])
+        for r in (0.0, 30.0, 120.0):
+            want = brute(p, shuffled, centres, r)
+            got, dist = index.within(centres, r, distances=True)
+            for w, g, d, q in zip(want, got, dist, centres):
+                assert np.array_equal(g, w)
+                rows = np.searchsorted(shuffled, g, sorter=np.argsort(shuffled))
+                rows = np.argsort(shuffled)[rows]
+                assert np.array_equal(d, np.sqrt(((p[rows] - q) ** 2).sum(axis=1)))
+            off, flat = index.within_csr(centres, r)
+            assert all(np.array_equal(flat[off[i]:off[i + 1]], w) for i, w in enumerate(want))
+            assert all(np.array_equal(a, w) for a, w in zip(index.within(centres, r, threads=2), want))
+            assert all(np.array_equal(a, w) for a, w in zip(index._query(centres, r, None, False, True, numpy=True), want))
+            unsorted = index.within(centres, r, sort=False)
+            assert all(np.array_equal(np.sort(a), w) for a, w in zip(unsorted, want))
+        if cell == 40.0:
+            for ring in (0, 1):
+                want = brute_cells(p, shuffled, centres, cell, index.lo, ring)
+                assert all(np.array_equal(a, w) for a, w in zip(index.cells(centres, ring=ring), want))
+    assert all(np.array_equal(a, w) for a, w in
+               zip(interest.within(p, ids[::-1].copy(), p[:20], 50.0), brute(p, ids[::-1], p[:20], 50.0)))
+
+
+def test_repeated_ids_are_refused_naming_the_row():
+    rng, p, ids = world(2, n=100, seed=2)
+    for rep, j, i in (([7, 7, 7], 1, 0), ([5, 9, 3, 9, 5], 3, 1), ([1, 2, 3, 4, 2], 4, 1)):
+        with pytest.raises(ValueError, match=rf"^GridIndex: ids must be unique: row {j} repeats id "
+                                             rf"{rep[j]} of row {i}$"):
+            interest.GridIndex(p[:len(rep)], np.array(rep, np.uint64), cell=1.0)
+    dup = ids.copy()
+    dup[60] = dup[20]                                      # ascending but for one repeat
+    with pytest.raises(ValueError, match=rf"row 60 repeats id {dup[20]} of row 20$"):
+        interest.GridIndex(p, dup, cell=1.0)
+    with pytest.raises(ValueError, match="row 1 repeats id 4 of row 0"):
+        interest.within(p[:2], [4, 4], p[:1], 5.0)
+
+
+def test_memory_grows_with_the_entities_not_the_cells():
+    """A grid of many more cells than entities keeps the occupied cells alone (the probe's 2
+    entities 40 m apart in 1 cm cells took a 128 MB table of 16 million cells), and answers as
+    the table does."""
+    two = np.array([[0.0, 0.0], [40.0, 40.0]])
+    index = interest.GridIndex(two, cell=0.01)
+    assert index.nx * index.ny == 4001 * 4001
+    assert index.keys.tolist() == [0, 4000 * 4001 + 4000] and index.start.tolist() == [0, 1, 2]
+    assert [a.tolist() for a in index.within([[20.0, 20.0], [0.0, 0.0], [40.0, 40.005]], 30.0)] == \
+        [[0, 1], [0], [1]]
+    far = interest.GridIndex(np.array([[0.0, 0.0], [1000.0, 1000.0]]), np.array([1, 2], np.uint64), cell=1e-3)
+    assert far.start.nbytes == 24 and far.keys.nbytes == 16
+    assert [a.tolist() for a in far.cells([[0.0, 0.0], [1000.0, 1000.0], [500.0, 500.0]], ring=2)] == [[1], [2], []]
+    # the same answers from a table and from the occupied cells, entities dense or sparse
+    rng, p, ids = world(2, n=3000, seed=8)
+    centres = rng.uniform(-350, 1050, size=(200, 2))
+    for cell in (8.0, 1.0, 0.25):                          # 28,000 cells (a table), 1.8 and 28 million
+        index = interest.GridIndex(p, ids, cell=cell)
+        assert (index.keys is None) == (cell == 8.0)
+        assert index.start.nbytes <= 8 * max(4 * len(p), 2**16) + 8
+        for r in (0.0, 3.0, 9.0):
+            got, dist = index.within(centres, r, distances=True)
+            want = brute(p, ids, centres, r)
+            assert all(np.array_equal(a, w) for a, w in zip(got, want))
+    # 1.8e16 cells: too many to hold a row number beside the key in an int64 (the argsort path)
+    index = interest.GridIndex(p, ids, cell=1e-5)
+    assert index.nx * index.ny > 2 ** 51 and index.keys.shape == (len(p),)
+    assert np.array_equal(index._gids, ids[index.order]) and np.all(np.diff(index.keys) > 0)
+    assert all(np.array_equal(a, [w]) for a, w in zip(index.within(p[:50], 0.0), ids[:50]))
+    near = p[:50] + 1e-5
+    assert all(np.array_equal(a, w) for a, w in zip(index.within(near, 3e-5), brute(p, ids, near, 3e-5)))
+    with pytest.raises(ValueError, match=r"^GridIndex: the grid would be more than 2\*\*62 cells "
+                                         r"\(1000000000000 x 1000000000000 = 1000000000000000000000000 cells "
+                                         r"of 1e-09\): use a larger cell$"):
+        interest.GridIndex(np.array([[0.0, 0.0], [1000.0, 1000.0]]), cell=1e-9)

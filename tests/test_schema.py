@@ -7,6 +7,7 @@ import json
 import math
 import os
 import pickle
+import re
 import subprocess
 import sys
 import types
@@ -272,6 +273,32 @@ def test_numpy_values():
     assert PS.encode(rec32) == PS.encode(REC)
     # a 0-d array is a number; small integer-valued floats are accepted for exact fields
     assert PS.encode(dict(REC, yaw=np.array(1.25), health=100.0)) == PS.encode(REC)
+
+
+def test_zero_d_arrays_are_their_value_for_every_field_kind():
+    # docs/schema-format.md "Records": values may be 0-d arrays; the exact codecs once refused them
+    # (TypeError "expected an integer, got ndarray"), alone, in a Vector and inside NearlyZero
+    def zero_d(v):
+        if isinstance(v, tuple):
+            return tuple(np.array(x) for x in v)
+        return np.array(v)
+    want = AK.encode(AK_REC)
+    for name in AK.names:
+        assert AK.encode(dict(AK_REC, **{name: zero_d(AK_REC[name])})) == want, name
+    assert AK.encode({n: zero_d(v) for n, v in AK_REC.items()}) == want
+    assert AK.encode(dict(AK_REC, nzir=np.array(0), enum=np.array(np.str_("c")), enum_n=np.array(4, np.uint8),
+                          u64=np.array(2**64 - 1, np.uint64))) == AK.encode(dict(AK_REC, nzir=0))
+    assert AK.quantize(dict(AK_REC, hp=np.array(100))) == AK.quantize(AK_REC)
+    # and checked as the plain value is: the same errors and messages
+    for name, v, exc, msg in [("hp", 101, qc.RangeError, r"field 'hp': value 101 outside 0..100"),
+                              ("i7", 2.5, qc.RangeError, r"field 'i7': 2.5 is not an integer"),
+                              ("i7", True, TypeError, r"field 'i7': expected an integer, got bool"),
+                              ("enum", "z", qc.RangeError, r"field 'enum': unknown label 'z'"),
+                              ("nzir", 6, qc.RangeError, r"field 'nzir': value 6 outside -5..5"),
+                              ("vec", (0.5, 16, 0, 1.0), qc.RangeError, r"field 'vec'\[1\]: value 16 outside 0..15")]:
+        for form in (v, zero_d(v)):
+            with pytest.raises(exc, match="^" + msg):
+                AK.encode(dict(AK_REC, **{name: form}))
 
 
 def test_enum_by_index_or_label():
@@ -961,6 +988,26 @@ def test_spec_errors(tmp_path):
     with pytest.raises(qc.SchemaError, match=r"bad.json: field 'a': UInt spec"):
         qc.Schema.load(tmp_path / "bad.json")
     assert qc.Schema.from_spec({"name": "x", "fields": [["a", {"kind": "UInt", "bits": 3}]]}).version == 1
+
+
+def test_load_file_errors_are_schema_errors_naming_the_file(tmp_path):
+    # docs/schema-format.md: "Any file error is a qc.SchemaError that names the file and what was
+    # wrong"; a missing file or a directory once raised FileNotFoundError / IsADirectoryError
+    missing = tmp_path / "nowhere" / "player.json"
+    with pytest.raises(qc.SchemaError, match=rf"^{re.escape(str(missing))}: cannot read the schema file: "
+                                             r"No such file or directory$") as e:
+        qc.Schema.load(missing)
+    assert isinstance(e.value.__cause__, FileNotFoundError)
+    with pytest.raises(qc.SchemaError, match=rf"^{re.escape(str(tmp_path))}: cannot read the schema file: "
+                                             r"Is a directory$") as e:
+        qc.Schema.load(str(tmp_path))
+    assert isinstance(e.value.__cause__, IsADirectoryError)
+    if os.name == "posix" and os.geteuid() != 0:
+        locked = tmp_path / "locked.json"
+        locked.write_text(PS.to_json())
+        locked.chmod(0)
+        with pytest.raises(qc.SchemaError, match=r"locked.json: cannot read the schema file: Permission denied$"):
+            qc.Schema.load(locked)
 
 
 def test_deeply_nested_specs_are_schema_errors(tmp_path):
