@@ -195,6 +195,26 @@ def _find_message(messages, message):
     return full[0], messages[full[0]]
 
 
+def _default(field):
+    """An option parameter's default: proto2's ``[default = ...]`` read as its type reads it (an
+    integer type an int, a float IEEE single precision, as a value given explicitly), else 0."""
+    if not field.HasField("default_value"):
+        return 0
+    T = _descriptor_pb2().FieldDescriptorProto
+    text = field.default_value
+    try:
+        if field.type == T.TYPE_FLOAT:
+            return struct.unpack("<f", struct.pack("<f", float(text)))[0]
+        if field.type == T.TYPE_DOUBLE:
+            return float(text)
+        if field.type == T.TYPE_BOOL:
+            return text == "true"
+        return int(text)
+    except (ValueError, OverflowError):
+        raise SchemaError(f"option parameter {field.name!r}: its default {text!r} is not a "
+                          f"number of its type") from None
+
+
 def _annotations(field, messages, options):
     """{option name: {param: value}} of one FieldDescriptorProto."""
     found = {}
@@ -212,7 +232,7 @@ def _annotations(field, messages, options):
         params = found.setdefault(name, {})
         for f in kind.field:            # an absent parameter has its default: 0 (proto3), or proto2's
             if f.name not in params:
-                params[f.name] = float(f.default_value) if f.HasField("default_value") else 0
+                params[f.name] = _default(f)
         for pn, pwt, praw in _fields(raw):
             if pn in by_number:
                 params[by_number[pn].name] = _scalar(by_number[pn], pwt, praw)
@@ -236,6 +256,14 @@ def schema_from_proto(schema_cls, source, message, *, include=(), version=1, nam
     for f in msg.field:
         ann = _annotations(f, messages, options)
         where = f"{full.lstrip('.')}.{f.name}"
+        if f.HasField("oneof_index") and not f.proto3_optional:
+            # a member of a oneof (proto3's `optional` is a oneof of its own: not one of these):
+            # one member or another is set, where a snapshot's row has every field
+            if ann or unannotated == "raise":
+                raise SchemaError(f"{where}: a member of oneof "
+                                  f"{msg.oneof_decl[f.oneof_index].name!r} cannot be quantized (a "
+                                  f"record has every field; a oneof sets one of its members)")
+            continue
         if len(ann) > 1:
             raise SchemaError(f"{where}: carries {' and '.join(sorted(ann))}; a field takes one of them")
         if ann and f.label == T.LABEL_REPEATED:

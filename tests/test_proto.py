@@ -162,3 +162,47 @@ def test_errors_name_what_is_wrong(tmp_path):
     only = descriptor_pb2.FileDescriptorSet(file=[f for f in fds.file if f.name == "player.proto"])
     with pytest.raises(qc.SchemaError, match="include_imports"):
         qc.Schema.from_proto(only, "PlayerState")
+
+
+def test_proto2_defaults_are_read_as_their_type(tmp_path):
+    """docs/protobuf.md, Defaults: an integer parameter's [default = 5] is the integer 5 (it was
+    5.0, which UInt refused), a float one's is single precision as an explicit value is."""
+    _protoc()
+    (tmp_path / "o2.proto").write_text(
+        'syntax = "proto2";\npackage g2;\nimport "google/protobuf/descriptor.proto";\n'
+        'message Quantized { optional float min = 1; optional float max = 2 [default = 0.1];'
+        ' optional uint32 bits = 3 [default = 12]; }\n'
+        'message BitPacked { optional uint32 bits = 1 [default = 5]; }\n'
+        'extend google.protobuf.FieldOptions { optional Quantized quantized = 50101;'
+        ' optional BitPacked bit_packed = 50103; }\n')
+    (tmp_path / "m2.proto").write_text(
+        'syntax = "proto2";\nimport "o2.proto";\n'
+        'message A { required uint32 z = 1 [(g2.bit_packed) = { }]; }\n'
+        'message B { optional uint32 x = 1 [(g2.quantized) = { }]; }\n'
+        'message C { optional uint32 x = 1 [(g2.quantized) = { max: 0.1, bits: 12 }]; }\n')
+    a = qc.Schema.from_proto(tmp_path / "m2.proto", "A", include=[tmp_path])
+    assert a == qc.Schema("A", [("z", qc.UInt(5))])
+    b = qc.Schema.from_proto(tmp_path / "m2.proto", "B", include=[tmp_path])
+    c = qc.Schema.from_proto(tmp_path / "m2.proto", "C", include=[tmp_path])
+    assert b.fields[0][1] == qc.Bounded(0, 0.10000000149011612, 12) == c.fields[0][1]
+
+
+def test_oneof_members_are_left_out_or_refused(tmp_path):
+    """docs/protobuf.md: a oneof's members are left out (refused with unannotated="raise"), an
+    annotated one refused; proto3's optional (a synthetic oneof) is read as any field."""
+    _protoc()
+
+    def schema(body, **kw):
+        (tmp_path / "m.proto").write_text(
+            f'syntax = "proto3";\nimport "options.proto";\nmessage M {{ {body} }}\n')
+        return qc.Schema.from_proto(tmp_path / "m.proto", "M", include=[PROTO], **kw)
+
+    keep = 'uint32 id = 1 [(game.options.bit_packed) = { bits: 8 }];'
+    assert schema(keep + ' oneof p { bool jumped = 2; string s = 3; }') == qc.Schema("M", [("id", qc.UInt(8))])
+    with pytest.raises(qc.SchemaError, match=r"M\.jumped: a member of oneof 'p'"):
+        schema(keep + ' oneof p { bool jumped = 2; }', unannotated="raise")
+    with pytest.raises(qc.SchemaError, match=r"M\.damage: a member of oneof 'p' cannot be quantized"):
+        schema(keep + ' oneof p { uint32 damage = 3 [(game.options.bit_packed) = { bits: 7 }]; }')
+    opt = schema(keep + ' optional uint32 hp = 2 [(game.options.bit_packed) = { bits: 7 }];'
+                 ' optional bool alive = 3;')
+    assert opt == qc.Schema("M", [("id", qc.UInt(8)), ("hp", qc.UInt(7)), ("alive", qc.Bool())])
