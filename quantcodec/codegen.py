@@ -35,6 +35,11 @@ _RESERVED = {
     "MaxBytes", "AreCodesInRange", "Quantize", "Dequantize", "Read", "Encode", "Decode",
     "CheckFingerprint", "CreateDecoder", "C", "LoadSchema", "ToString", "Equals", "GetHashCode",
     "GetType", "Finalize", "MemberwiseClone", "ReferenceEquals",
+    # the runtime's types and the System names the generated code uses: a struct or member of
+    # that name would hide them inside the struct (CS0176, CS0523, CS1061)
+    "Codec", "Vec2", "Vec3", "Vec4", "Quat4", "Snapshot", "SnapshotDecoder", "SchemaException",
+    "RangeException", "DecodeException", "BitWriter", "BitReader", "Math", "ArgumentException",
+    "System", "QuantCodec",
 }
 _CS_KEYWORDS = set("""abstract as base bool break byte case catch char checked class const continue decimal
 default delegate do double else enum event explicit extern false finally fixed float for foreach goto if
@@ -223,6 +228,15 @@ def generate_csharp(schema, namespace="QuantCodec.Generated", *, name=None):
     if not all(_ident_char(ch, i == 0 or prev == ".") or ch == "." for i, (prev, ch) in
                enumerate(zip("." + namespace, namespace))) or ".." in namespace or namespace.endswith("."):
         raise ValueError(f"not a C# namespace: {namespace!r}")
+    bad = [part for part in namespace.split(".") if part in _CS_KEYWORDS]
+    if bad:
+        raise ValueError(f"not a C# namespace: {namespace!r} ({bad[0]!r} is a C# keyword)")
+    if name is not None:
+        if not isinstance(name, str) or not name or not all(_ident_char(ch, i == 0) for i, ch in enumerate(name)):
+            raise ValueError(f"not a C# identifier for the struct: {name!r}")
+        if name in _CS_KEYWORDS or name in _RESERVED:
+            raise ValueError(f"the struct cannot be named {name!r}: "
+                             f"{'a C# keyword' if name in _CS_KEYWORDS else 'a name the generated code uses'}")
     struct = name or _pascal(schema.name, "Record")
     if struct in _RESERVED or struct.startswith("@"):
         struct = struct.lstrip("@") + "Record"
