@@ -437,7 +437,7 @@ def test_report_trace_bad_enum_label(cli, schema_files, tmp_path):
     js, _ = schema_files
     cols = make_trace(ticks=2, n=2)
     cols["state"] = np.array([["idle", "fly"], ["idle", "run"]])
-    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "state", "'fly'")
+    assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "state", "holds label 'fly', not one of")
 
 
 def test_report_trace_object_arrays_refused(cli, schema_files, tmp_path):

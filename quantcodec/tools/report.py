@@ -188,7 +188,7 @@ def _labels_to_indices(path, name, codec, a):
         try:
             out[i] = lookup[v]
         except KeyError:
-            raise UserError(f"{path}: field {name!r} holds label {v!r}, not one of {list(labels)}") from None
+            raise UserError(f"{path}: field {name!r} holds label {str(v)!r}, not one of {list(labels)}") from None
     return out.reshape(a.shape)
 
 
