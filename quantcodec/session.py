@@ -330,8 +330,8 @@ class StreamServer:
         so does the same tick with another world (clients refuse two snapshots under one
         number); the same tick with the same world is a resend (the hello if due, and the packet
         coded against the newest acknowledgements; with a budget, within what the tick's
-        datagrams so far left of it: the budget is a tick's, resends included). Ticks may skip. A send that raised did not
-        use its tick: it may be sent again, with any world.
+        datagrams so far left of it: the budget is a tick's, resends included). Ticks may skip.
+        A send that raised did not use its tick: it may be sent again, with any world.
 
         ``world``: this tick's Snapshot (quantized once for all clients). ``interest``: None
         (every entity), ``{client: ids}``, or ``callable(client, world) -> ids``; ``priority``:
@@ -444,8 +444,10 @@ class StreamServer:
         """A client the server has taken no reply from for ``history`` ticks has its stream
         started over, once (docs/wire-format.md section 18): whatever silenced it (a link down,
         or a hello of another server that it adopted, and then refuses this stream's packets
-        and this server its acks) nothing it holds can serve as a baseline by now, and a new
-        stream's hello, newer than anything it may have adopted, brings it back."""
+        and this server its acks) nothing it holds can serve as a baseline by now, and the new
+        stream's hello brings it back (a stream it adopted but decoded nothing of refuses no
+        other stream's hello, section 13). Done before the tick's arguments are checked: a send
+        that raises keeps it (the hello goes with the next tick)."""
         for peer in peers:
             if self._new_ticks - peer.reply_ticks >= self._history \
                     and peer.quiet_restart != peer.reply_ticks:
