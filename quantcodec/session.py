@@ -46,16 +46,16 @@ def _rseq_newer(a, b):
 
 
 _popcount = getattr(int, "bit_count", lambda x: bin(x).count("1"))    # (int.bit_count: 3.10+)
-_SENT_BITS = 96     # the ticks sent that StreamServer remembers (a bit each), for LinkStats.delivered
-_TICKS_KEPT = 128   # the ticks whose seq it remembers, for where a client's stream began
 _NONCES = 8         # the incarnations (nonces) of a client whose reply numbers the server keeps
 
 
 @dataclass(frozen=True)
 class LinkStats:
     """What one client's replies tell the server about its link (``StreamServer.link``). The
-    session has no clock: everything is counted in the ticks it sends (a resend of a tick is
-    that tick), so multiply by your tick's duration for seconds.
+    session has no clock: everything is counted in ticks (a resend of a tick is that tick), so
+    multiply by your tick's duration for seconds. ``ack_age``, ``rtt`` and ``delivered``'s
+    window count tick numbers (the ``tick`` given to ``send``); ``quiet`` counts the sends (the
+    same while ticks do not skip).
 
     - ``ack_age``: ticks from the newest tick the client has acknowledged on its current stream
       to the last tick sent (0: it holds the last one); None before its first ack, or when that
@@ -65,10 +65,11 @@ class LinkStats:
       acknowledged, when the client first acknowledges it; None before the first.
     - ``srtt``, ``rttvar``: the round trip smoothed and its mean deviation, as TCP keeps them
       (RFC 6298: gains 1/8 and 1/4); ``srtt + 4 * rttvar`` bounds most round trips.
-    - ``delivered``: of the ticks sent to the client on its current stream among the 32 before
-      its newest acknowledged one (``history - 1`` when that is fewer), the fraction it holds,
-      from its last ack: a measure of the packets that arrive whole (a packet of fragments
-      arrives when all of them do); None until such a tick exists.
+    - ``delivered``: of the ticks whose packet went to the client on its current stream, among
+      the 32 before its newest acknowledged one (``history - 1`` when that is fewer), the
+      fraction it holds, from its last ack: a measure of the packets that arrive whole (a
+      packet of fragments arrives when all of them do; a tick that sent it no packet, the
+      hello alone or nothing under its budget, does not count); None until such a tick exists.
     - ``quiet``: ticks sent since the last reply taken from the client (an ack or a hello
       request: one the server refused does not count; a resend of a tick is that tick); since
       it connected if none. A timeout of yours:
@@ -117,8 +118,8 @@ class _Peer:
     """What the server keeps of one connected client."""
 
     __slots__ = ("client", "encoder", "budget", "nonce", "replies", "acked",
-                 "hello_due", "hello_alone", "tick_bytes", "views", "hello_len", "stream_ticks", "ack_seq",
-                 "ack_ticks", "rtt", "srtt", "rttvar", "delivered", "reply_ticks", "quiet_restart",
+                 "hello_due", "hello_alone", "tick_bytes", "views", "hello_len", "sent", "ack_seq",
+                 "ack_tick", "rtt", "srtt", "rttvar", "delivered", "reply_ticks", "quiet_restart",
                  "linger")
 
     def __init__(self, client, encoder, budget, ticks):
@@ -136,22 +137,23 @@ class _Peer:
         self.views = None          # the client's view builder (interest or budget)
         self.hello_len = len(encoder.hello())
         # LinkStats, counted in the server's ticks sent (resends not counted)
-        self.stream_ticks = ticks  # the ticks sent before its stream's first packet
+        self.sent = 0              # bit j: tick seq - j (seq: the last tick's) sent it a packet
+                                   # of its current stream (LinkStats.delivered)
         self.ack_seq = None        # the newest seq it acknowledged on this stream
-        self.ack_ticks = 0         # the ticks sent when that ack was taken
+        self.ack_tick = None       # and the tick number it was (LinkStats.ack_age)
         self.rtt = self.srtt = self.rttvar = self.delivered = None
         self.reply_ticks = ticks   # the ticks sent when its last reply was taken (or it connected)
         self.quiet_restart = None  # reply_ticks when its stream was last started over for quiet
         self.linger = None         # hysteresis: its interest of late (quantcodec._interest.Linger)
 
-    def restart(self, ticks):
+    def restart(self):
         """The client restarted: a new stream (id, hello), the next packet in full."""
         self.encoder.reset()
         self.nonce = None
         self.acked = False
         self.views = None
-        self.stream_ticks = ticks
-        self.ack_seq = None
+        self.sent = 0
+        self.ack_seq = self.ack_tick = None
         self.delivered = None
 
 
@@ -222,8 +224,8 @@ class StreamServer:
         self._last_tick = None     # the tick of the last send that returned (its seq: tick mod 65536)
         self._last_world = None    # and its world
         self._resend = False       # (during a send: it is a resend of the last tick)
-        self._sent_mask = 0        # bit j: the tick j ticks before the last one was sent
-        self._tick_seqs = {}       # tick count -> that tick's seq, for the last _TICKS_KEPT ticks
+        self._sent_bits = self._history + 34     # the ticks a client's `sent` holds: any ack
+                                                 # within history, and the 32 before it
         self._window = min(32, self._history - 1)    # the ticks an ack's bits tell of
 
     def _encoder(self):
@@ -305,10 +307,10 @@ class StreamServer:
         with self._lock:
             peer = self._peer(client, "link")
             age = None
-            if peer.ack_seq is not None:
-                age = (int(self._last_tick) - peer.ack_seq) & 0xFFFF
-                if age < self._new_ticks - peer.ack_ticks:
-                    age = None              # (the seq distance wrapped: too old to tell)
+            if peer.ack_tick is not None:
+                age = int(self._last_tick) - peer.ack_tick
+                if age > 32767:
+                    age = None              # (too old to tell)
             return LinkStats(age, peer.rtt, peer.srtt, peer.rttvar, peer.delivered,
                              self._new_ticks - peer.reply_ticks)
 
@@ -417,23 +419,23 @@ class StreamServer:
                 if e is err[1]:
                     raise e
                 raise e from None
+            ahead = 0 if not new_tick else 1 if last is None else (seq - int(last)) & 0xFFFF
+            keep = (1 << self._sent_bits) - 1
             for peer, datagrams in zip(peers, out):
                 hello = peer.encoder.hello()
-                if datagrams and datagrams[0] is hello:
+                with_hello = bool(datagrams) and datagrams[0] is hello
+                if with_hello:
                     peer.hello_due = False      # (it went out: once after a hello request)
                 if new_tick:
                     # (the hello alone: no room for a packet beside it this tick, see _begin_one)
-                    peer.hello_alone = peer.budget is not None and len(datagrams) == 1 \
-                        and datagrams[0] is hello
+                    peer.hello_alone = peer.budget is not None and len(datagrams) == 1 and with_hello
                     peer.tick_bytes = 0
+                    peer.sent = (peer.sent << min(ahead, self._sent_bits)) & keep
                 peer.tick_bytes += sum(map(len, datagrams))
-            if now != self._new_ticks:                              # (a new tick, not a resend)
-                ahead = 1 if last is None else (seq - int(last)) & 0xFFFF
-                self._sent_mask = ((self._sent_mask << min(ahead, _SENT_BITS)) | 1) \
-                    & ((1 << _SENT_BITS) - 1)
+                if len(datagrams) > with_hello:
+                    peer.sent |= 1              # (a packet of this tick went to it)
+            if new_tick:
                 self._new_ticks = now
-                self._tick_seqs[now] = seq
-                self._tick_seqs.pop(now - _TICKS_KEPT, None)
             for kept in lingering:
                 kept.commit()
             self._last_tick = tick
@@ -452,7 +454,7 @@ class StreamServer:
             if self._new_ticks - peer.reply_ticks >= self._history \
                     and peer.quiet_restart != peer.reply_ticks:
                 peer.quiet_restart = peer.reply_ticks
-                peer.restart(self._new_ticks)
+                peer.restart()
 
     def _linger(self, peer, ids, weights, now, lingering):
         """Hysteresis: ``ids`` with the entities that left the client's interest less than
@@ -613,7 +615,7 @@ class StreamServer:
         peer.reply_ticks = self._new_ticks
         if peer.nonce is not None and peer.nonce != nonce:
             # a new incarnation: the client restarted and holds nothing this stream can use
-            peer.restart(self._new_ticks)
+            peer.restart()
             return None
         peer.nonce = nonce
         if flags & 1:
@@ -636,27 +638,19 @@ class StreamServer:
         ack_seq = peer.ack_seq
         if ack_seq is None or 1 <= ((latest - ack_seq) & 0xFFFF) < 0x8000:     # newly acked
             peer.ack_seq = latest
-            peer.ack_ticks = self._new_ticks
+            peer.ack_tick = int(self._last_tick) - age
             peer.rtt = r = age + 1
             if peer.srtt is None:
                 peer.srtt, peer.rttvar = float(r), r / 2.0
             else:
                 peer.rttvar = 0.75 * peer.rttvar + 0.25 * abs(peer.srtt - r)
                 peer.srtt = 0.875 * peer.srtt + 0.125 * r
-        # the ticks latest - 1 - i (i < w) sent: bit age + 1 + i of the mask of the ticks sent
-        if age + 1 >= _SENT_BITS:
-            return
+        # the ticks latest - 1 - i (i < w) that sent it a packet of this stream: bit age + 1 + i
+        # of its mask (reset when its stream starts over, so only this stream's)
         w = self._window
-        sent = (self._sent_mask >> (age + 1)) & ((1 << w) - 1)
-        if self._new_ticks - peer.stream_ticks - 2 - age < w:
-            # a young stream: only the ticks from its first packet on (the ticks sent since
-            # it began, less one, is how far back it began at least; past the ticks kept, further
-            # back than the mask reaches)
-            first = self._tick_seqs.get(peer.stream_ticks + 1)
-            if first is not None:
-                back = ((last - first) & 0xFFFF) - age - 1      # how far before latest it began
-                if back < w:
-                    sent &= (1 << max(0, back + 1)) - 1
+        if age + 1 + w > self._sent_bits:
+            return                          # (an ack older than history: nothing to tell)
+        sent = (peer.sent >> (age + 1)) & ((1 << w) - 1)
         if sent:
             peer.delivered = _popcount(acks & sent) / _popcount(sent)
 

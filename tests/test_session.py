@@ -1084,3 +1084,60 @@ def test_a_resend_under_a_budget_keeps_the_tick_within_it():
     server.receive("c", qc.StreamClient(SCHEMA, nonce=99).reply())
     assert server.send(8, snap)["c"] == []
     assert server.send(9, world.tick())["c"][0] == server.encoder("c").hello()
+
+
+def test_link_delivered_counts_only_the_ticks_that_sent_the_client_a_packet():
+    """LinkStats.delivered: a tick that sent the client the hello alone (a budget of exactly the
+    hello) is no packet lost: on a lossless link it stays 1.0 (it read 0.0, then 0.5, ...)."""
+    hello = len(qc.SnapshotEncoder(SCHEMA).hello())
+    server = qc.StreamServer(SCHEMA, budget=hello)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    world = World(40)
+    seen = []
+    for t in range(30):
+        for d in server.send(t, world.tick())["c"]:
+            client.receive(d)
+        r = client.reply()
+        if r is not None:
+            server.receive("c", r)
+        seen.append(server.link("c").delivered)
+    assert [d for d in seen if d is not None] and all(d == 1.0 for d in seen if d is not None)
+
+
+@pytest.mark.parametrize("up", [95, 120])
+def test_link_delivered_with_a_round_trip_of_a_hundred_ticks(up):
+    """The ticks the server remembers for delivered cover any ack within history (they were 96:
+    from a round trip of 96 ticks on, delivered stayed None)."""
+    server = qc.StreamServer(SCHEMA, history=300)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    world = World(10)
+    replies = []
+    for t in range(up + 80):
+        for d in server.send(t, world.tick())["c"]:
+            client.receive(d)
+        r = client.reply()
+        if r is not None:
+            replies.append((t + up, r))
+        while replies and replies[0][0] <= t:
+            server.receive("c", replies.pop(0)[1])
+    s = server.link("c")
+    assert s.rtt == up + 1 and s.ack_age == up and s.delivered == 1.0
+
+
+def test_link_ack_age_counts_tick_numbers_past_the_wrap():
+    """ack_age is None once the ack is more than 32,767 ticks old, also when ticks skip past the
+    16-bit wrap (it read 60000, then the wrapped distance 24464)."""
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    world = World(5)
+    for d in server.send(1, world.tick())["c"]:
+        client.receive(d)
+    server.receive("c", client.reply())
+    ages = []
+    for t in (30001, 60001, 90001):
+        server.send(t, world.tick())
+        ages.append(server.link("c").ack_age)
+    assert ages == [30000, None, None]
