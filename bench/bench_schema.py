@@ -215,6 +215,13 @@ def bench_batches():
 
 
 def main():
+    import argparse
+    global QUICK, REPEAT
+    ap = argparse.ArgumentParser(description="Schema microbenchmarks against struct and NumPy "
+                                 "baselines (see the module docstring).")
+    ap.add_argument("--quick", action="store_true", help="fewer repeats (5 instead of 15)")
+    QUICK = ap.parse_args().quick
+    REPEAT = 5 if QUICK else 15
     rows = bench_records() + bench_batches()
     w = max(len(r[0]) for r in rows)
     wb = max(len(r[2]) for r in rows)
