@@ -19,6 +19,15 @@ import * as qc from './quantcodec.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
+const USAGE = 'usage: node clients/js/bench.mjs [--rounds 15] [--number 1000] [--python PYTHON] [--also DIR/quantcodec.mjs]\n' +
+  '  PYTHON: a Python with the quantcodec package installed (default: $QC_PYTHON, else the repository\'s .venv, else python3)';
+if (args.includes('--help') || args.includes('-h')) { console.log(USAGE); process.exit(0); }
+for (let i = 0; i < args.length; i += 2) {
+  if (!['--rounds', '--number', '--python', '--also'].includes(args[i]) || i + 1 >= args.length) {
+    console.error(`bench.mjs: ${i + 1 >= args.length && args[i].startsWith('--') ? `${args[i]} needs a value` : `unknown argument ${args[i]}`}\n${USAGE}`);
+    process.exit(2);
+  }
+}
 const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : dflt; };
 const ROUNDS = Number(opt('--rounds', 15));
 const ALSO = opt('--also', null);
