@@ -5094,6 +5094,36 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
                  "the reassembly's bound reached)", index, seq);
         return QC_PENDING;
     }
+    if (p != NULL && p->nheld + 1 == count) {
+        /* the chunk that completes the packet: P is the chunks in order and this one, joined
+           without keeping it; the partial packet goes only once P is decoded or refused for
+           what it is, so that a refusal for memory (the join, or the packet's snapshot) leaves
+           it as it was, and the same fragment again completes it */
+        size_t total = p->bytes + clen;
+        uint8_t *packet = (uint8_t *)qc__dalloc(d, total);
+        int st;
+        if (packet == NULL) {
+            snprintf(res->message, sizeof res->message, "packet %d: out of memory reassembling it", seq);
+            return qc__refuse(res, QC_E_MEMORY);
+        }
+        for (node = p->chunks; node != NULL; node = node->next)
+            memcpy(packet + (size_t)node->index * C, (uint8_t *)node + QC__NODE_HEAD, node->len);
+        memcpy(packet + (size_t)index * C, body + 8, clen);
+        if (qc_crc32c(packet, total, d->seed_p) != pcheck || total < 2 || qc__le16(packet) != (unsigned)seq) {
+            qc__dfree(d, packet, total);
+            qc__partial_unlink(d, p);
+            qc__partial_free(d, p);
+            snprintf(res->message, sizeof res->message, "fragments of packet %d: the reassembled packet fails its check", seq);
+            return qc__refuse(res, QC_E_FRAGMENT);
+        }
+        st = qc__packet(d, packet, total, res);
+        qc__dfree(d, packet, total);
+        if (st != QC_E_MEMORY) {
+            qc__partial_unlink(d, p);
+            qc__partial_free(d, p);
+        }
+        return st;
+    }
     node = (qc__chunk_node *)qc__dalloc(d, QC__NODE_HEAD + clen);
     if (node == NULL) {
         snprintf(res->message, sizeof res->message, "fragment of packet %d: out of memory", seq);
@@ -5121,35 +5151,8 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
     p->nheld++;
     p->bytes += clen;
     d->chunk_bytes += C;   /* every chunk counted as a full one */
-    if (p->nheld < count) {
-        snprintf(res->message, sizeof res->message, "fragment %d of %d of packet %d kept", index, count, seq);
-        return QC_PENDING;
-    }
-    /* complete: P is the chunks in order */
-    {
-        size_t total = p->bytes, plen;
-        uint8_t *packet;
-        int st;
-        qc__partial_unlink(d, p);
-        packet = (uint8_t *)qc__dalloc(d, total);
-        if (packet == NULL) {
-            qc__partial_free(d, p);
-            snprintf(res->message, sizeof res->message, "packet %d: out of memory reassembling it", seq);
-            return qc__refuse(res, QC_E_MEMORY);
-        }
-        for (node = p->chunks; node != NULL; node = node->next)
-            memcpy(packet + (size_t)node->index * C, (uint8_t *)node + QC__NODE_HEAD, node->len);
-        plen = total;
-        qc__partial_free(d, p);
-        if (qc_crc32c(packet, plen, d->seed_p) != pcheck || plen < 2 || qc__le16(packet) != (unsigned)seq) {
-            qc__dfree(d, packet, total);
-            snprintf(res->message, sizeof res->message, "fragments of packet %d: the reassembled packet fails its check", seq);
-            return qc__refuse(res, QC_E_FRAGMENT);
-        }
-        st = qc__packet(d, packet, plen, res);
-        qc__dfree(d, packet, total);
-        return st;
-    }
+    snprintf(res->message, sizeof res->message, "fragment %d of %d of packet %d kept", index, count, seq);
+    return QC_PENDING;
 }
 
 /* a call's result before anything is read (pending, nothing decoded), and the snapshot the
@@ -5346,7 +5349,7 @@ void qc_interp_free(qc_interp *ip) {
     if (ip->schema == NULL) return;
     nf = ip->schema->nfields; nv = ip->nvalues;
     for (i = 0; i < ip->nviews; i++) qc__ip_free(ip, ip->views[i].ids, ip->views[i].bytes);
-    qc__ip_free(ip, ip->views, (size_t)(ip->capacity + 1) * sizeof(qc_interp_view));
+    qc__ip_free(ip, ip->views, ((size_t)ip->capacity + 1) * sizeof(qc_interp_view));
     qc__ip_free(ip, ip->offset, (size_t)(nf + 1) * sizeof(int));
     qc__ip_free(ip, ip->frule, (size_t)(nf + 1) * sizeof(int));
     qc__ip_free(ip, ip->crule, (size_t)(nv + 1) * sizeof(int));
@@ -5360,6 +5363,8 @@ int qc_interp_init(qc_interp *ip, const qc_schema *s, int capacity, double max_e
     int f, k, col;
     memset(ip, 0, sizeof *ip);
     if (capacity < 2) return qc__fail(err, "qc_interp_init: capacity must be an integer of at least 2, got %d", capacity);
+    if ((size_t)capacity >= SIZE_MAX / sizeof(qc_interp_view))
+        return qc__fail(err, "qc_interp_init: a capacity of %d views cannot be allocated", capacity);
     if (!(max_extrapolation >= 0.0 && max_extrapolation - max_extrapolation == 0.0))
         return qc__fail(err, "qc_interp_init: max_extrapolation must be finite and >= 0, got %g", max_extrapolation);
     ip->al = qc__allocator_of(al);
@@ -5367,7 +5372,7 @@ int qc_interp_init(qc_interp *ip, const qc_schema *s, int capacity, double max_e
     ip->capacity = capacity;
     ip->max_extrapolation = max_extrapolation;
     for (f = 0; f < s->nfields; f++) ip->nvalues += s->fields[f].nvalues;
-    ip->views = (qc_interp_view *)qc__ip_alloc(ip, (size_t)(capacity + 1) * sizeof(qc_interp_view));
+    ip->views = (qc_interp_view *)qc__ip_alloc(ip, ((size_t)capacity + 1) * sizeof(qc_interp_view));
     ip->offset = (int *)qc__ip_alloc(ip, (size_t)(s->nfields + 1) * sizeof(int));
     ip->frule = (int *)qc__ip_alloc(ip, (size_t)(s->nfields + 1) * sizeof(int));
     ip->crule = (int *)qc__ip_alloc(ip, (size_t)(ip->nvalues + 1) * sizeof(int));

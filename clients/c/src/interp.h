@@ -31,7 +31,7 @@ void qc_interp_free(qc_interp *ip) {
     if (ip->schema == NULL) return;
     nf = ip->schema->nfields; nv = ip->nvalues;
     for (i = 0; i < ip->nviews; i++) qc__ip_free(ip, ip->views[i].ids, ip->views[i].bytes);
-    qc__ip_free(ip, ip->views, (size_t)(ip->capacity + 1) * sizeof(qc_interp_view));
+    qc__ip_free(ip, ip->views, ((size_t)ip->capacity + 1) * sizeof(qc_interp_view));
     qc__ip_free(ip, ip->offset, (size_t)(nf + 1) * sizeof(int));
     qc__ip_free(ip, ip->frule, (size_t)(nf + 1) * sizeof(int));
     qc__ip_free(ip, ip->crule, (size_t)(nv + 1) * sizeof(int));
@@ -45,6 +45,8 @@ int qc_interp_init(qc_interp *ip, const qc_schema *s, int capacity, double max_e
     int f, k, col;
     memset(ip, 0, sizeof *ip);
     if (capacity < 2) return qc__fail(err, "qc_interp_init: capacity must be an integer of at least 2, got %d", capacity);
+    if ((size_t)capacity >= SIZE_MAX / sizeof(qc_interp_view))
+        return qc__fail(err, "qc_interp_init: a capacity of %d views cannot be allocated", capacity);
     if (!(max_extrapolation >= 0.0 && max_extrapolation - max_extrapolation == 0.0))
         return qc__fail(err, "qc_interp_init: max_extrapolation must be finite and >= 0, got %g", max_extrapolation);
     ip->al = qc__allocator_of(al);
@@ -52,7 +54,7 @@ int qc_interp_init(qc_interp *ip, const qc_schema *s, int capacity, double max_e
     ip->capacity = capacity;
     ip->max_extrapolation = max_extrapolation;
     for (f = 0; f < s->nfields; f++) ip->nvalues += s->fields[f].nvalues;
-    ip->views = (qc_interp_view *)qc__ip_alloc(ip, (size_t)(capacity + 1) * sizeof(qc_interp_view));
+    ip->views = (qc_interp_view *)qc__ip_alloc(ip, ((size_t)capacity + 1) * sizeof(qc_interp_view));
     ip->offset = (int *)qc__ip_alloc(ip, (size_t)(s->nfields + 1) * sizeof(int));
     ip->frule = (int *)qc__ip_alloc(ip, (size_t)(s->nfields + 1) * sizeof(int));
     ip->crule = (int *)qc__ip_alloc(ip, (size_t)(ip->nvalues + 1) * sizeof(int));

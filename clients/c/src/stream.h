@@ -480,6 +480,36 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
                  "the reassembly's bound reached)", index, seq);
         return QC_PENDING;
     }
+    if (p != NULL && p->nheld + 1 == count) {
+        /* the chunk that completes the packet: P is the chunks in order and this one, joined
+           without keeping it; the partial packet goes only once P is decoded or refused for
+           what it is, so that a refusal for memory (the join, or the packet's snapshot) leaves
+           it as it was, and the same fragment again completes it */
+        size_t total = p->bytes + clen;
+        uint8_t *packet = (uint8_t *)qc__dalloc(d, total);
+        int st;
+        if (packet == NULL) {
+            snprintf(res->message, sizeof res->message, "packet %d: out of memory reassembling it", seq);
+            return qc__refuse(res, QC_E_MEMORY);
+        }
+        for (node = p->chunks; node != NULL; node = node->next)
+            memcpy(packet + (size_t)node->index * C, (uint8_t *)node + QC__NODE_HEAD, node->len);
+        memcpy(packet + (size_t)index * C, body + 8, clen);
+        if (qc_crc32c(packet, total, d->seed_p) != pcheck || total < 2 || qc__le16(packet) != (unsigned)seq) {
+            qc__dfree(d, packet, total);
+            qc__partial_unlink(d, p);
+            qc__partial_free(d, p);
+            snprintf(res->message, sizeof res->message, "fragments of packet %d: the reassembled packet fails its check", seq);
+            return qc__refuse(res, QC_E_FRAGMENT);
+        }
+        st = qc__packet(d, packet, total, res);
+        qc__dfree(d, packet, total);
+        if (st != QC_E_MEMORY) {
+            qc__partial_unlink(d, p);
+            qc__partial_free(d, p);
+        }
+        return st;
+    }
     node = (qc__chunk_node *)qc__dalloc(d, QC__NODE_HEAD + clen);
     if (node == NULL) {
         snprintf(res->message, sizeof res->message, "fragment of packet %d: out of memory", seq);
@@ -507,35 +537,8 @@ static int qc__fragment(qc_decoder *d, const uint8_t *data, size_t len, qc_resul
     p->nheld++;
     p->bytes += clen;
     d->chunk_bytes += C;   /* every chunk counted as a full one */
-    if (p->nheld < count) {
-        snprintf(res->message, sizeof res->message, "fragment %d of %d of packet %d kept", index, count, seq);
-        return QC_PENDING;
-    }
-    /* complete: P is the chunks in order */
-    {
-        size_t total = p->bytes, plen;
-        uint8_t *packet;
-        int st;
-        qc__partial_unlink(d, p);
-        packet = (uint8_t *)qc__dalloc(d, total);
-        if (packet == NULL) {
-            qc__partial_free(d, p);
-            snprintf(res->message, sizeof res->message, "packet %d: out of memory reassembling it", seq);
-            return qc__refuse(res, QC_E_MEMORY);
-        }
-        for (node = p->chunks; node != NULL; node = node->next)
-            memcpy(packet + (size_t)node->index * C, (uint8_t *)node + QC__NODE_HEAD, node->len);
-        plen = total;
-        qc__partial_free(d, p);
-        if (qc_crc32c(packet, plen, d->seed_p) != pcheck || plen < 2 || qc__le16(packet) != (unsigned)seq) {
-            qc__dfree(d, packet, total);
-            snprintf(res->message, sizeof res->message, "fragments of packet %d: the reassembled packet fails its check", seq);
-            return qc__refuse(res, QC_E_FRAGMENT);
-        }
-        st = qc__packet(d, packet, plen, res);
-        qc__dfree(d, packet, total);
-        return st;
-    }
+    snprintf(res->message, sizeof res->message, "fragment %d of %d of packet %d kept", index, count, seq);
+    return QC_PENDING;
 }
 
 /* a call's result before anything is read (pending, nothing decoded), and the snapshot the

@@ -6,6 +6,7 @@
        test REPO_ROOT [--quick]                                                             */
 #define QUANTCODEC_IMPLEMENTATION
 #include "../quantcodec.h"
+#include <limits.h>
 
 static int g_pass, g_fail;
 static char g_root[1024];
@@ -1007,6 +1008,80 @@ static void test_memory(void) {
     qc_schema_free(&sc);
     free(dtext);
     free(etext);
+}
+
+/* an allocator that records the largest request and fails those over 4 GiB */
+typedef struct { size_t biggest; } recording;
+static void *r_alloc(void *ud, size_t n) {
+    recording *r = (recording *)ud;
+    if (n > r->biggest) r->biggest = n;
+    return n > ((size_t)1 << 32) ? NULL : malloc(n);
+}
+static void r_free(void *ud, void *p, size_t n) { (void)ud; (void)n; free(p); }
+
+/* ---- memory: every allocation of every datagram failing in turn ---- */
+typedef struct { long allow; size_t live; } failing;    /* allow: allocations before one fails (-1: none) */
+static void *f_alloc(void *ud, size_t n) {
+    failing *f = (failing *)ud;
+    if (f->allow == 0) { f->allow = -1; return NULL; }
+    if (f->allow > 0) f->allow--;
+    f->live += n;
+    return malloc(n);
+}
+static void f_free(void *ud, void *p, size_t n) { failing *f = (failing *)ud; f->live -= n; free(p); }
+
+/* README, Memory: a datagram refused for memory changes nothing, and the same datagram again
+   decodes as it would have. A decoder whose allocator fails at the 1st, 2nd, ... allocation of
+   each datagram in turn (retrying the datagram until it goes through) keeps in step with one
+   that never fails: the same results, the same state after each datagram. On the fragments
+   streams a refusal on the fragment that completes a packet used to drop the partial packet. */
+static void test_memory_failures(void) {
+    static const int which[] = {4, 1, 9};        /* fragments, pose_lossy, fragment_duplicates */
+    int w;
+    for (w = 0; w < 3; w++) {
+        qc_schema sc;
+        char *dtext, *etext;
+        size_t dlen, elen, n, k;
+        static dgram dg[100000];
+        qc_decoder a, b;
+        qc_decoder_config cfg;
+        qc_error err;
+        failing f = {-1, 0};
+        long refusals = 0, bad = 0;
+        if (load_stream(which[w], &sc, &dtext, &dlen, &etext, &elen) < 0) continue;
+        n = split_datagrams(dtext, dlen, dg, 100000);
+        memset(&cfg, 0, sizeof cfg);
+        qc_decoder_init(&a, &sc, &cfg, &err);
+        cfg.allocator.alloc = f_alloc;
+        cfg.allocator.free = f_free;
+        cfg.allocator.ud = &f;
+        qc_decoder_init(&b, &sc, &cfg, &err);
+        for (k = 0; k < n && bad < 5; k++) {
+            qc_result ra, rb;
+            int sa = qc_decoder_datagram(&a, dg[k].p, dg[k].n, &ra), sb2, j;
+            for (j = 0;; j++) {
+                uint32_t c0 = digest_core(&b);
+                f.allow = j;
+                sb2 = qc_decoder_datagram(&b, dg[k].p, dg[k].n, &rb);
+                if (sb2 != QC_E_MEMORY) break;
+                refusals++;
+                if (digest_core(&b) != c0) { bad++; CHECK(0, "memory failures %s: datagram %lu, allocation %d: a refusal changed the state", STREAMS[which[w]][0], (unsigned long)k, j + 1); }
+            }
+            f.allow = -1;
+            if (sb2 != sa || digest_core(&a) != digest_core(&b) || digest_reasm(&a) != digest_reasm(&b) ||
+                (sa == QC_SNAPSHOT && (ra.snapshot->seq != rb.snapshot->seq || ra.snapshot->n != rb.snapshot->n))) {
+                bad++;
+                CHECK(0, "memory failures %s: datagram %lu: %d against %d once it went through", STREAMS[which[w]][0], (unsigned long)k, sb2, sa);
+            }
+        }
+        CHECK(bad == 0 && refusals > 0, "memory failures %s: %ld refusals, %ld departures", STREAMS[which[w]][0], refusals, bad);
+        qc_decoder_free(&a);
+        qc_decoder_free(&b);
+        CHECK(f.live == 0, "memory failures %s: %lu bytes leaked", STREAMS[which[w]][0], (unsigned long)f.live);
+        qc_schema_free(&sc);
+        free(dtext);
+        free(etext);
+    }
 }
 
 /* ---- units ---- */
@@ -2226,6 +2301,16 @@ static void test_interp_units(void) {
     if (qc_schema_parse(&sc, interp_schema_json, strlen(interp_schema_json), NULL, &err) != 0) { CHECK(0, "interp schema: %s", err.message); return; }
     CHECK(qc_interp_init(&ip, &sc, 1, 2.0, NULL, &err) < 0 && strstr(err.message, "capacity") != NULL, "capacity 1 refused");
     CHECK(qc_interp_init(&ip, &sc, 4, -1.0, NULL, &err) < 0 && strstr(err.message, "max_extrapolation") != NULL, "negative max_extrapolation refused");
+    /* capacity + 1 views, counted in size_t (it overflowed an int at INT_MAX): the allocator is
+       asked for exactly that (and fails it here), or, where no size_t holds it, init refuses */
+    {
+        recording r = {0};
+        qc_allocator al;
+        al.alloc = r_alloc; al.free = r_free; al.ud = &r;
+        CHECK(qc_interp_init(&ip, &sc, INT_MAX, 1.0, &al, &err) < 0 &&
+              (sizeof(size_t) < 8 || r.biggest == ((size_t)INT_MAX + 1) * sizeof(qc_interp_view)),
+              "capacity INT_MAX: %lu bytes asked for", (unsigned long)r.biggest);
+    }
     CHECK(qc_interp_init(&ip, &sc, 4, 1.0, NULL, &err) == 0, "init: %s", err.message);
     CHECK(qc_interp_sample(&ip, 0.0, &fr) < 0, "sample before any push refused");
 
@@ -2328,6 +2413,7 @@ int main(int argc, char **argv) {
     test_reassembly_bound();
     test_kit_args();
     test_memory();
+    test_memory_failures();
     test_eg_tables();
     test_worst_case();
     test_keyed();
