@@ -893,6 +893,23 @@ def test_set_budget_keeps_the_stream():
         server.set_budget("nobody", 600)
 
 
+def _lossless_tick(server, client, t, snap, name="c"):
+    """One tick over a lossless link, the reply taken at once: the views it completed (the
+    tick's datagrams checked within the client's budget)."""
+    views = []
+    out = server.send(t, snap)[name]
+    budget = server.budget_of(name)
+    assert budget is None or sum(map(len, out)) <= budget
+    for d in out:
+        v = client.receive(d)
+        if v is not None:
+            views.append(v)
+    r = client.reply()
+    if r is not None:
+        server.receive(name, r)
+    return views
+
+
 def _budget_len(message):
     return int(re.search(r"takes up to (\d+) bytes", message).group(1))
 
@@ -916,18 +933,8 @@ def test_a_budget_that_cannot_carry_one_entity_is_refused_naming_the_client():
     # at that budget the entity arrives (a packet of its own once the hello is acked)
     client = qc.StreamClient(BIG)
     world = BIG.snapshot([1], {"v": np.full((1, 60), 0.5)})
-    got = []
-    for t in range(6):
-        out = server.send(t, world)["x"]
-        assert sum(map(len, out)) <= need
-        for d in out:
-            v = client.receive(d)
-            if v is not None:
-                got.append(len(v.ids))
-        r = client.reply()
-        if r is not None:
-            server.receive("x", r)
-    assert got and got[-1] == 1
+    got = [len(v.ids) for t in range(6) for v in _lossless_tick(server, client, t, world, "x")]
+    assert got and got[-1] == 1 and server.link("x").delivered == 1.0
     # with fragments (a record past max_datagram) the bound counts their headers and checks
     qc.StreamServer(BIG, budget=need + 10)
     with pytest.raises(ValueError, match="cannot carry one entity") as e:
@@ -1096,11 +1103,7 @@ def test_link_delivered_counts_only_the_ticks_that_sent_the_client_a_packet():
     world = World(40)
     seen = []
     for t in range(30):
-        for d in server.send(t, world.tick())["c"]:
-            client.receive(d)
-        r = client.reply()
-        if r is not None:
-            server.receive("c", r)
+        _lossless_tick(server, client, t, world.tick())
         seen.append(server.link("c").delivered)
     assert [d for d in seen if d is not None] and all(d == 1.0 for d in seen if d is not None)
 
