@@ -187,7 +187,8 @@ typedef struct qc_decoder_config {
     size_t key_len;
     size_t alloc_limit;         /* every byte allocated, at most: kind `memory` past it (0: none) */
     size_t max_entities;        /* entities of one snapshot, at most (0: 1 << 24) */
-    int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767) */
+    int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767;
+                                   negative: qc_decoder_init refuses it) */
     int max_partials;           /* partial packets held at once (0: 1024); beyond, they give way as
                                    when their chunks pass 256 * max_datagram (wire-format 12, rule
                                    4): the furthest behind latest first, then the one begun earliest */
@@ -4692,6 +4693,16 @@ size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_e
 
 int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *cfg, qc_error *err) {
     memset(d, 0, sizeof *d);
+    if (cfg != NULL && (cfg->max_history < 0 || cfg->max_partials < 0)) {
+        /* (0 is "the default"; a negative one is a mistake, not a default) */
+        if (err != NULL) {
+            err->kind = -1;
+            snprintf(err->message, sizeof err->message, "qc_decoder_config: %s %d is negative (0: the default)",
+                     cfg->max_history < 0 ? "max_history" : "max_partials",
+                     cfg->max_history < 0 ? cfg->max_history : cfg->max_partials);
+        }
+        return -1;
+    }
     d->schema = s;
     d->al = qc__allocator_of(cfg != NULL ? &cfg->allocator : NULL);
     d->alloc_limit = cfg != NULL ? cfg->alloc_limit : 0;

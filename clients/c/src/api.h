@@ -187,7 +187,8 @@ typedef struct qc_decoder_config {
     size_t key_len;
     size_t alloc_limit;         /* every byte allocated, at most: kind `memory` past it (0: none) */
     size_t max_entities;        /* entities of one snapshot, at most (0: 1 << 24) */
-    int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767) */
+    int max_history;            /* a hello with a larger history is refused, kind hello (0: 32767;
+                                   negative: qc_decoder_init refuses it) */
     int max_partials;           /* partial packets held at once (0: 1024); beyond, they give way as
                                    when their chunks pass 256 * max_datagram (wire-format 12, rule
                                    4): the furthest behind latest first, then the one begun earliest */

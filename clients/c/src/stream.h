@@ -78,6 +78,16 @@ size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_e
 
 int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *cfg, qc_error *err) {
     memset(d, 0, sizeof *d);
+    if (cfg != NULL && (cfg->max_history < 0 || cfg->max_partials < 0)) {
+        /* (0 is "the default"; a negative one is a mistake, not a default) */
+        if (err != NULL) {
+            err->kind = -1;
+            snprintf(err->message, sizeof err->message, "qc_decoder_config: %s %d is negative (0: the default)",
+                     cfg->max_history < 0 ? "max_history" : "max_partials",
+                     cfg->max_history < 0 ? cfg->max_history : cfg->max_partials);
+        }
+        return -1;
+    }
     d->schema = s;
     d->al = qc__allocator_of(cfg != NULL ? &cfg->allocator : NULL);
     d->alloc_limit = cfg != NULL ? cfg->alloc_limit : 0;

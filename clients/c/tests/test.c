@@ -1309,6 +1309,15 @@ static void test_siphash(void) {
         cfg.key_len = 256;
         err.message[0] = 0;
         CHECK(qc_decoder_init(&d, &sc, &cfg, &err) < 0 && strstr(err.message, "1 to 255") != NULL, "a 256-byte key: %s", err.message);
+        /* negative bounds are mistakes, not defaults (0 is the default): refused, naming them */
+        memset(&cfg, 0, sizeof cfg);
+        cfg.max_history = -1;
+        CHECK(qc_decoder_init(&d, &sc, &cfg, &err) < 0 && strstr(err.message, "max_history -1 is negative") != NULL,
+              "max_history -1: %s", err.message);
+        cfg.max_history = 0;
+        cfg.max_partials = -5;
+        CHECK(qc_decoder_init(&d, &sc, &cfg, &err) < 0 && strstr(err.message, "max_partials -5 is negative") != NULL,
+              "max_partials -5: %s", err.message);
         CHECK(qc_client_init(&cl, &sc, big, 0, 0, 5, &err) < 0 && strstr(err.message, "0 bytes") != NULL, "a key of 0 bytes: %s", err.message);
         CHECK(qc_client_init(&cl, &sc, NULL, 0, 0, (int64_t)1 << 32, &err) < 0 && strstr(err.message, "nonce") != NULL,
               "a nonce of 2**32 accepted: %s", err.message);
