@@ -100,12 +100,13 @@ def _check_budget(budget, hello_len, one_len, owner):
     return budget
 
 
-def _one_entity_len(schema, encoder, max_datagram):
+def _one_entity_len(schema, encoder):
     """The bytes a tick that carry one entity whole, at most: a packet with no entity (its header
     and check), plus the record's largest size and the 100 bits the encoder reserves beside it for
     its id and counts, in fragments where that passes ``max_datagram`` (their headers and checks)."""
     empty = Snapshot._make(schema, np.empty(0, np.uint64),
                            np.empty((0, _plan_of(schema, "StreamServer").nslot), np.uint64))
+    max_datagram = encoder.max_datagram
     n = len(encoder.encode(0, empty)) + (schema.bits + 100 + 7) // 8
     if n <= max_datagram:
         return n
@@ -202,9 +203,8 @@ class StreamServer:
         self._cache = PacketCache(256)
         probe = self._encoder()          # checks schema, history, max_datagram, predict, key
         self._hello_len = len(probe.hello())
-        probe = SnapshotEncoder(schema, self._history, predict=self._predict,
-                                max_datagram=self._max_datagram, key=self._key)
-        self._one_len = _one_entity_len(schema, probe, self._max_datagram)
+        # (a probe of its own, outside the shared PacketCache: its empty packet is no client's)
+        self._one_len = _one_entity_len(schema, self._encoder(cache=False))
         self._budget = _check_budget(budget, self._hello_len, self._one_len, "StreamServer")
         self._peers = {}
         self._lock = threading.RLock()
@@ -228,8 +228,9 @@ class StreamServer:
                                                  # within history, and the 32 before it
         self._window = min(32, self._history - 1)    # the ticks an ack's bits tell of
 
-    def _encoder(self):
-        return SnapshotEncoder(self._schema, self._history, predict=self._predict, cache=self._cache,
+    def _encoder(self, cache=True):
+        return SnapshotEncoder(self._schema, self._history, predict=self._predict,
+                               cache=self._cache if cache else None,
                                max_datagram=self._max_datagram, key=self._key)
 
     # -- clients ------------------------------------------------------------------------------
