@@ -67,8 +67,9 @@ class GridIndex:
     two columns (pass the horizontal ones first: ``pos[:, [0, 2]]`` for a y-up world, or just
     those two); distances use every column. ``cell``: the cell size (a half to a quarter of the
     usual query radius: the candidate rows then hug the circle); ``lo``: the grid's corner
-    (default: the positions' minimum). ``ids``: the entities' ids, each once (default: the rows),
-    ascending as a snapshot's or in any order (sorted once here); the results are ascending.
+    (default: the positions' minimum; an entity below or left of a corner given is in the first
+    row or column of cells, which reach out to it). ``ids``: the entities' ids, each once (default: the rows), ascending as a snapshot's or in
+    any order (sorted once here); the results are ascending.
     ``start`` is every cell's first sorted row (``keys`` None) while the grid has at most 4
     cells an entity (or 2**16 cells), else the occupied cells' alone, their keys in ``keys``."""
 
@@ -106,8 +107,12 @@ class GridIndex:
         cols = [p[:, j] for j in range(d)]
         cx = np.empty(n, dtype=np.int64)
         cy = np.empty(n, dtype=np.int64)
-        finite, lo0, lo1, mx, my = grid_cells(
-            cols, None if lo is None else np.asarray(lo, np.float64)[:2], cell, cx, cy)
+        if lo is not None:
+            lo = np.asarray(lo, np.float64).ravel()
+            if lo.shape[0] < 2 or not np.isfinite(lo[:2]).all():
+                raise ValueError(f"GridIndex: lo must be a finite corner (x, y), got {lo.tolist()}")
+            lo = lo[:2]
+        finite, lo0, lo1, mx, my = grid_cells(cols, lo, cell, cx, cy)
         if not finite:
             raise ValueError("GridIndex: positions must be finite")
         if max(mx, my) >= _CELLS_MAX:
@@ -179,32 +184,47 @@ class GridIndex:
         return out
 
     def _ranges(self, q, radius, ring):
-        """Per centre and grid column ix - R..ix + R: the range of sorted rows of the cells of
-        that column that may hold entities within ``radius`` (``ring`` None), or the cells within
-        ``ring`` of the centre's cell. Returns (lo, count) arrays of shape (m, 2R + 1)."""
+        """Per centre and grid column: the range of sorted rows of the cells of that column that
+        may hold entities within ``radius`` (``ring`` None), or the cells within ``ring`` of the
+        centre's cell (its own cell, as the entities' cells but not clamped to the grid). For the
+        radius, the first column and row of cells reach out to minus infinity: the entities
+        below or left of a corner given are in them. A centre's columns are those of ix - R..ix + R in the grid, at most the grid's
+        width of them (a radius past the world's extent, or a centre far outside it, costs no
+        more than the whole grid). Returns (lo, count) arrays of shape (m, min(2 R + 1, nx))."""
         cell = self.cell
-        qx = np.floor((q[:, 0] - self.lo[0]) / cell).astype(np.int64)
-        qy = np.floor((q[:, 1] - self.lo[1]) / cell).astype(np.int64)
-        R = int(np.ceil(radius / cell)) if ring is None else int(ring)
-        j = np.arange(-R, R + 1)
-        ix = qx[:, None] + j[None, :]                           # (m, 2R+1)
+        nx, ny = self.nx, self.ny
+        # cell numbers in floats first, clipped to the grid (an int64 could not hold a far
+        # centre's): [0, n] for a range's first cell, [e, n - 1] for its last (e -1: none; 0 for
+        # the radius, whose first cells reach out)
+        fx = np.floor((q[:, 0] - self.lo[0]) / cell)
+        fy = np.floor((q[:, 1] - self.lo[1]) / cell)
+        R = float(ring) if ring is not None else np.ceil(radius / cell)
+        e = -1 if ring is not None else 0
+        c0 = np.clip(fx - R, 0, nx).astype(np.int64)
+        c1 = np.clip(fx + R, e, nx - 1).astype(np.int64)
+        W = int(min(2 * R + 1, nx))
+        ix = c0[:, None] + np.arange(W, dtype=np.int64)[None, :]           # (m, W)
         if ring is None:
-            # the nearest x of each grid column to the centre, and the circle's half chord there
+            # each grid column's nearest x to the centre, and the circle's half chord there
             x0 = self.lo[0] + ix * cell
-            dx = np.maximum(np.maximum(x0 - q[:, :1], q[:, :1] - (x0 + cell)), 0.0)
+            x1 = x0 + cell
+            x0[ix == 0] = -np.inf
+            dx = np.maximum(np.maximum(x0 - q[:, :1], q[:, :1] - x1), 0.0)
             inside = dx <= radius
-            hw = np.sqrt(np.maximum(radius * radius - dx * dx, 0.0))
-            y0 = np.floor((q[:, 1:2] - hw - self.lo[1]) / cell).astype(np.int64)
-            y1 = np.floor((q[:, 1:2] + hw - self.lo[1]) / cell).astype(np.int64)
+            with np.errstate(invalid="ignore", over="ignore"):
+                hw = np.sqrt(np.maximum(radius * radius - dx * dx, 0.0))
+                hw[np.isnan(hw)] = np.inf       # (both squares past the largest double: the widest)
+                y0 = np.floor((q[:, 1:2] - hw - self.lo[1]) / cell)
+                y1 = np.floor((q[:, 1:2] + hw - self.lo[1]) / cell)
         else:
             inside = np.ones(ix.shape, dtype=bool)
-            y0 = np.broadcast_to(qy[:, None] - R, ix.shape)
-            y1 = np.broadcast_to(qy[:, None] + R, ix.shape)
-        y0 = np.maximum(y0, 0)
-        y1 = np.minimum(y1, self.ny - 1)
-        ok = inside & (ix >= 0) & (ix < self.nx) & (y0 <= y1)
-        ixc = np.clip(ix, 0, self.nx - 1)
-        lo, hi = self._span(ixc * self.ny + np.minimum(y0, self.ny - 1), ixc * self.ny + np.maximum(y1, 0))
+            y0 = np.broadcast_to(fy[:, None] - R, ix.shape)
+            y1 = np.broadcast_to(fy[:, None] + R, ix.shape)
+        y0 = np.clip(y0, 0, ny).astype(np.int64)
+        y1 = np.clip(y1, e, ny - 1).astype(np.int64)
+        ok = inside & (ix <= c1[:, None]) & (y0 <= y1)
+        ixc = np.minimum(ix, nx - 1)
+        lo, hi = self._span(ixc * ny + np.minimum(y0, ny - 1), ixc * ny + np.maximum(y1, 0))
         cnt = np.where(ok, hi - lo, 0)
         return lo, cnt
 

@@ -419,3 +419,54 @@ def test_memory_grows_with_the_entities_not_the_cells():
                                          r"\(1000000000000 x 1000000000000 = 1000000000000000000000000 cells "
                                          r"of 1e-09\): use a larger cell$"):
         interest.GridIndex(np.array([[0.0, 0.0], [1000.0, 1000.0]]), cell=1e-9)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_entities_below_a_corner_given_are_found(dim):
+    """An entity below or left of the corner given (``lo``) is in the first row or column of
+    cells: ``within`` finds it as any other (before: those cells were searched only where the
+    circle crossed their extent, so such entities were never found), whatever the query's
+    path (C, NumPy, threads)."""
+    rng, p, ids = world(dim, n=3000, seed=41, spread=300.0)
+    centres = np.concatenate([rng.uniform(-150, 350, size=(60, dim)), p[:5]])
+    for lo in ((50.0, 50.0), (0.0, 400.0), (1e3, 1e3), (-1e6, 20.0)):
+        index = interest.GridIndex(p, ids, cell=25.0, lo=lo)
+        for r in (0.0, 10.0, 60.0, 500.0):
+            want = brute(p, ids, centres, r)
+            got = index.within(centres, r)
+            assert all(np.array_equal(g, w) for g, w in zip(got, want)), (lo, r)
+            assert all(np.array_equal(g, w) for g, w in zip(index.within(centres, r, threads=2), want))
+            numpy = index._query(centres, r, None, False, True, numpy=True)
+            assert all(np.array_equal(g, w) for g, w in zip(numpy, want))
+    # the probe's case: each entity queried at its own place
+    pos = np.array([[49.0, 49.0], [60.0, 60.0], [10.0, 80.0]])
+    g = interest.GridIndex(pos, np.array([1, 2, 3]), cell=5.0, lo=(50.0, 50.0))
+    assert [a.tolist() for a in g.within(pos, 1.0)] == [[1], [2], [3]]
+    with pytest.raises(ValueError, match="lo must be a finite corner"):
+        interest.GridIndex(pos, cell=5.0, lo=(np.nan, 0.0))
+    with pytest.raises(ValueError, match="lo must be a finite corner"):
+        interest.GridIndex(pos, cell=5.0, lo=(1.0,))
+
+
+def test_a_radius_past_the_world_costs_no_more_than_the_grid():
+    """The query's columns are those of the grid: a radius far past the world's extent, or a
+    centre far outside it, looks at most at every cell once (before: arrays of 2 R + 1 columns
+    a centre, 4 GB for a radius of 1e8 in 5 m cells, and a ValueError for 1e300)."""
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0, 100, (1000, 2))
+    ids = np.arange(1000, dtype=np.uint64)
+    g = interest.GridIndex(p, ids, cell=5.0)
+    centres = np.array([[50.0, 50.0], [-1e9, 3.0], [1e12, -1e12], [40.0, 1e12]])
+    for r in (1e4, 1e8, 1e12, 1e200, 1e300, 1.7e308):
+        lo, cnt = g._ranges(centres, r, None)
+        assert lo.shape == cnt.shape == (4, g.nx)
+        with np.errstate(over="ignore"):
+            want = brute(p, ids, centres, r)
+        assert all(np.array_equal(a, w) for a, w in zip(g.within(centres, r), want)), r
+    assert all(len(a) == 1000 for a in g.within(centres[:1], 1e300))
+    # rings as wide: the same arrays' size, the same answers as each entity's own cell gives
+    for ring in (10**6, 10**9, 10**12):
+        lo, cnt = g._ranges(centres, 0.0, ring)
+        assert lo.shape == (4, g.nx)
+        want = brute_cells(p, ids, centres, 5.0, g.lo, ring)
+        assert all(np.array_equal(a, w) for a, w in zip(g.cells(centres, ring=ring), want)), ring
