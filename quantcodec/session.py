@@ -14,6 +14,7 @@ The encoder and decoder beneath stay public for users who run a session of their
 
 from __future__ import annotations
 
+import numbers
 import os
 import struct
 import threading
@@ -737,11 +738,28 @@ def _weights_array(w, client, aligned):
     GIL (_named gives that error the client's name)."""
     if w is None:
         return None
-    try:
-        a = np.asarray(w, dtype=np.float64)
-    except (TypeError, ValueError) as e:
-        raise TypeError(f"StreamServer.send: client {client!r}: priority weights must be numbers "
-                        f"({e})") from None
+    if type(w) is np.ndarray and w.dtype == np.float64:
+        a = w                       # (the common case)
+    else:
+        # numbers only: strings are not parsed, nor complex numbers cut to their real part
+        # (bools are 0 and 1)
+        got = "a string" if isinstance(w, (str, bytes)) else None
+        if got is None:
+            try:
+                a = np.asarray(w)
+            except (TypeError, ValueError) as e:
+                raise TypeError(f"StreamServer.send: client {client!r}: priority weights must be "
+                                f"numbers ({e})") from None
+            if a.dtype.kind == "O" and a.ndim == 1:
+                bad = next((i for i, x in enumerate(a) if not isinstance(x, numbers.Real)), None)
+                if bad is not None:
+                    got = f"{type(a[bad]).__name__} at row {bad}"
+            elif a.dtype.kind not in "biuf":
+                got = f"{a.dtype} values"
+        if got is not None:
+            raise TypeError(f"StreamServer.send: client {client!r}: priority weights must be "
+                            f"numbers, got {got}")
+        a = a.astype(np.float64, copy=False)
     if a.ndim != 1:
         raise ValueError(f"StreamServer.send: client {client!r}: priority weights must be "
                          f"one-dimensional, got shape {a.shape}")

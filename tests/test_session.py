@@ -287,7 +287,12 @@ BAD_PRIORITY = [
     ([1.0], ValueError, r"1 priority weights for 3 entities in the world \(one weight a row\)"),
     ([1.0, -1.0, 1.0], ValueError, r"weights must be finite and non-negative, got -1.0 at row 1"),
     ([1.0, 1.0, np.nan], ValueError, "weights must be finite and non-negative, got nan at row 2"),
-    ("abc", TypeError, "priority weights must be numbers"),
+    ("abc", TypeError, "priority weights must be numbers, got a string"),
+    (["1.0", "2", "3"], TypeError, "priority weights must be numbers, got <U3 values"),
+    (np.array(["1.0", "2", "3"]), TypeError, "priority weights must be numbers, got <U3 values"),
+    ([b"1", b"2", b"3"], TypeError, r"priority weights must be numbers, got \|S1 values"),
+    (np.array([1 + 5j] * 3), TypeError, "priority weights must be numbers, got complex128 values"),
+    ([1.0, None, 1.0], TypeError, "priority weights must be numbers, got NoneType at row 1"),
     ([[1.0, 1.0, 1.0]], ValueError, r"priority weights must be one-dimensional, got shape \(1, 3\)"),
 ]
 
@@ -327,6 +332,19 @@ def test_refused_weights_name_the_client_and_the_row(budget, threads, weights, k
     with pytest.raises(ValueError, match=r"client 1: 2 priority weights for 3 interest ids"):
         server.send(0, world, interest={0: None, 1: [12, 11, 99], 2: None},
                     priority={0: None, 1: [1.0, 2.0], 2: None})
+
+
+def test_weights_of_any_real_dtype_are_taken_bools_as_0_and_1():
+    # (strings and complex numbers are refused above: BAD_PRIORITY)
+    world = World(3).tick()
+    views = []
+    for weights in ([1, 0, 1], np.array([True, False, True]), np.array([1, 0, 1], np.float32),
+                    np.array([1, 0, 1], np.uint8), np.array([1.0, 0.0, 1.0], dtype=object)):
+        server = qc.StreamServer(SCHEMA, budget=2000)
+        server.connect("a")
+        client = qc.StreamClient(SCHEMA)
+        views.append([client.receive(d) for d in server.send(0, world, priority={"a": weights})["a"]][-1])
+    assert all(v == views[0] for v in views) and views[0] == world
 
 
 def test_interest_ids_above_2_63_in_a_python_list_are_taken_exactly():
