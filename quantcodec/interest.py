@@ -335,8 +335,8 @@ class GridIndex:
         return (offsets, out, dist) if distances else (offsets, out)
 
     def within(self, centres, radius, *, distances=False, sort=True, threads=1):
-        """For each centre (row of ``centres``), the ids of the entities at most ``radius`` away,
-        ascending, and with ``distances=True`` their distances too (aligned). ``sort=False``
+        """For each centre (row of ``centres``), the ids of the entities at most ``radius`` away
+        (finite, at least 0; distances compared as sums of squares in doubles), ascending, and with ``distances=True`` their distances too (aligned). ``sort=False``
         leaves each client's ids in grid order (a ViewBuilder takes them in any order, and sorts
         them in its own thread). ``threads=N``: the centres cut into N parts (of at least 64),
         queried at once on the calling thread and a pool of the module's (the same answers, in
