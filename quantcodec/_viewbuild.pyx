@@ -1359,6 +1359,8 @@ cdef void _choose(job_t* j, Py_ssize_t nnew, Py_ssize_t nchg) noexcept nogil:
         _cumcost(sc, nord, j.bits_new, j.bits_chg)
         avail = (roomd - s0) * 8.0
         k = _right(sc.cum, nord, avail * FILL)
+        if k == 0 and nforced == 0 and nord > 0:
+            k = 1       # (nothing else this tick: the most urgent tried, the trial decides)
         lo_k = -1
         have_hi = False
         hi_k = 0

@@ -397,6 +397,8 @@ class ViewBuilderPy:
             cum = np.cumsum(cost)
             avail = (room - s0) * 8.0
             k = int(np.searchsorted(cum, avail * _FILL, side="right"))
+            if k == 0 and not forced.any() and order.shape[0]:
+                k = 1       # (nothing else this tick: the most urgent tried, the trial decides)
             lo, hi = -1, None        # k = lo fits, k = hi does not
             best = None
             for _ in range(MAX_TRIALS):
