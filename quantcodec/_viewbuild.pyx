@@ -628,6 +628,7 @@ cdef class ViewBuilder:
     cdef public int64_t _rtt
     cdef object _prev
     cdef object _prev_seq
+    cdef int _nb_seq                # the first packet of a run coded with no baseline, or -1
     cdef object _state
     cdef public double _bits_new
     cdef public double _bits_chg
@@ -666,6 +667,7 @@ cdef class ViewBuilder:
         self._prev = None
         self._prev_seq = None
         self._state = None
+        self._nb_seq = -1
         bits = schema.bits
         self._bits_new = float(bits + 16)
         self._bits_chg = float(max(8, bits // 2))
@@ -717,6 +719,7 @@ cdef class ViewBuilder:
         self._k[self._ki].has_rows = False
         self._wids = None
         self._prev = self._prev_seq = self._state = None
+        self._nb_seq = -1
 
     cdef object _previous(self, state):
         prev = self._prev
@@ -724,6 +727,17 @@ cdef class ViewBuilder:
             return prev
         newest = state.state()[0]
         return None if newest is None else state.sent.get(newest)
+
+    cdef object _no_baseline(self, prev, int seq, base, encoder):
+        """The previous view, or None when the packets have had no baseline for ``history``
+        ticks (_views.ViewBuilderPy._no_baseline)."""
+        if base is not None:
+            self._nb_seq = -1
+        elif self._nb_seq < 0:
+            self._nb_seq = seq
+        elif ((seq - self._nb_seq) & 0xFFFF) >= encoder.history:
+            return None
+        return prev
 
     cdef object _ids_of(self, ids):
         """The interest ids as a C-contiguous uint64 array (the checks of _views._select)."""
@@ -999,6 +1013,7 @@ cdef class ViewBuilder:
         if j.budgeted:
             j.roomd = <double>room
             bdist, base, pdist, pred = state.refs(seq)
+            prev = self._no_baseline(prev, seq, base, encoder)
             j.md = encoder.max_datagram
             j.check = _framing.check_len(getattr(encoder, "_check_p", 0))
             self._md = j.md

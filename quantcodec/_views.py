@@ -210,6 +210,7 @@ class ViewBuilderPy:
         self._prev = None
         self._prev_seq = None
         self._state = None
+        self._nb_seq = -1
         bits = schema.bits
         self._bits_new = float(bits + 16)            # a whole record and its id, learned after
         self._bits_chg = float(max(8, bits // 2))    # a changed record, learned after
@@ -238,6 +239,7 @@ class ViewBuilderPy:
         self._acc = np.zeros(0, dtype=np.float64)
         self._live = np.zeros(0, dtype=np.int64)
         self._prev = self._prev_seq = self._state = None
+        self._nb_seq = -1
 
     # -- the view -------------------------------------------------------------------------------
 
@@ -248,6 +250,21 @@ class ViewBuilderPy:
             return prev
         newest = state.state()[0]
         return None if newest is None else state.sent.get(newest)
+
+    def _no_baseline(self, prev, seq, base, encoder):
+        """The previous view, or None when the packets have had no baseline for ``history``
+        ticks. The start view is the previous one while an acknowledgement may still make a
+        view in flight a baseline; past that (a round trip longer than the history: every
+        acknowledgement names a view the encoder no longer holds) a packet is whole whatever
+        it carries, and the view starts from nothing, its room given by priority, so that every
+        entity of the interest gets its turn instead of the first views' entities for ever."""
+        if base is not None:
+            self._nb_seq = -1
+        elif self._nb_seq < 0:
+            self._nb_seq = seq
+        elif ((seq - self._nb_seq) & 0xFFFF) >= encoder.history:
+            return None
+        return prev
 
     def _carry(self, tid):
         """The accumulated priorities of ``tid``'s entities (0 for those new to the interest) and
@@ -292,6 +309,7 @@ class ViewBuilderPy:
             return self._keep(seq, view, tid, acc, live, None, n, 0)
 
         bdist, base, pdist, pred = state.refs(seq)
+        prev = self._no_baseline(prev, seq, base, encoder)
         md = encoder.max_datagram
         check = _framing.check_len(getattr(encoder, "_check_p", 0))
         coder = self._coder
