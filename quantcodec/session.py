@@ -238,7 +238,8 @@ class StreamServer:
 
     def connect(self, client, *, budget=None):
         """Start a stream for ``client`` (any hashable: an address). ``budget`` (bytes a tick)
-        overrides the server's for this client. Connecting a client again starts it over."""
+        overrides the server's for this client. Connecting a client again starts it over (a new
+        stream and hello, its budget this call's)."""
         hash(client)
         b = self._budget if budget is None else _check_budget(
             budget, self._hello_len, self._one_len, f"StreamServer.connect({client!r})")
@@ -285,8 +286,8 @@ class StreamServer:
         return self._mk is not None
 
     def set_budget(self, client, budget):
-        """Change ``client``'s budget (bytes a tick, or None) from its next tick on, without
-        starting its stream over (``connect`` would)."""
+        """Change ``client``'s budget (bytes a tick, or None: no budget, not the server's) from
+        its next tick on, without starting its stream over (``connect`` would)."""
         with self._lock:
             peer = self._peer(client, "set_budget")
             peer.budget = _check_budget(budget, peer.hello_len, self._one_len,
@@ -579,7 +580,8 @@ class StreamServer:
     def receive(self, client, datagram):
         """Take a datagram ``client`` sent (a reply: an ack or a hello request). DecodeError,
         with nothing changed, for anything else: junk, a damaged or forged reply, one of another
-        stream or schema, a replayed or stale one (docs/wire-format.md section 18)."""
+        stream or schema, a replayed or stale one (docs/wire-format.md section 18), or one from
+        a client not connected (kind ``check``, as a stray)."""
         data = _bytes_of(datagram, "StreamServer.receive")
         with self._lock:
             peer = self._peers.get(client)
