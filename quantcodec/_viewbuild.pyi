@@ -46,3 +46,8 @@ class ViewBuilder:
 def compute(builders: list[ViewBuilder]) -> None:
     """The second step of the builds begun on ``builders`` (ViewBuilder.begin), all in one span
     without the GIL; each build's ``end`` makes its view."""
+
+def start_view(prev: Snapshot | None, seq: int, base: Snapshot | None, history: int,
+               nb_seq: int) -> tuple[Snapshot | None, int]:
+    """The view a build starts from (``prev``, or None once the packets have had no baseline
+    for ``history`` ticks) and the first packet of that run (``nb_seq``, -1: none), updated."""

@@ -609,6 +609,24 @@ cdef struct job_t:
 
 
 @cython.final
+def start_view(prev, int seq, base, int history, int nb_seq):
+    """``(prev or None, nb_seq)``: the view a build starts from, the previous one, unless the
+    packets have had no baseline for ``history`` ticks (``nb_seq``: the first packet of that
+    run, or -1; returned updated). Both builders' rule (ViewBuilderPy too): the start view is
+    the previous one while an acknowledgement may still make a view in flight a baseline; past
+    that (a round trip longer than the history: every acknowledgement names a view the encoder
+    no longer holds) a packet is whole whatever it carries, and the view starts from nothing,
+    its room given by priority, so that every entity of the interest gets its turn instead of
+    the first views' entities for ever."""
+    if base is not None:
+        return prev, -1
+    if nb_seq < 0:
+        return prev, seq
+    if ((seq - nb_seq) & 0xFFFF) >= history:
+        return None, nb_seq
+    return prev, nb_seq
+
+
 cdef class ViewBuilder:
     """The views of one client: ``ViewBuilder(schema, encoder, share=None)``; see
     quantcodec._views (the module's docstring and the reference ``ViewBuilderPy``, whose
@@ -727,17 +745,6 @@ cdef class ViewBuilder:
             return prev
         newest = state.state()[0]
         return None if newest is None else state.sent.get(newest)
-
-    cdef object _no_baseline(self, prev, int seq, base, encoder):
-        """The previous view, or None when the packets have had no baseline for ``history``
-        ticks (_views.ViewBuilderPy._no_baseline)."""
-        if base is not None:
-            self._nb_seq = -1
-        elif self._nb_seq < 0:
-            self._nb_seq = seq
-        elif ((seq - self._nb_seq) & 0xFFFF) >= encoder.history:
-            return None
-        return prev
 
     cdef object _ids_of(self, ids):
         """The interest ids as a C-contiguous uint64 array (the checks of _views._select)."""
@@ -1013,7 +1020,7 @@ cdef class ViewBuilder:
         if j.budgeted:
             j.roomd = <double>room
             bdist, base, pdist, pred = state.refs(seq)
-            prev = self._no_baseline(prev, seq, base, encoder)
+            prev, self._nb_seq = start_view(prev, seq, base, encoder.history, self._nb_seq)
             j.md = encoder.max_datagram
             j.check = _framing.check_len(getattr(encoder, "_check_p", 0))
             self._md = j.md

@@ -251,21 +251,6 @@ class ViewBuilderPy:
         newest = state.state()[0]
         return None if newest is None else state.sent.get(newest)
 
-    def _no_baseline(self, prev, seq, base, encoder):
-        """The previous view, or None when the packets have had no baseline for ``history``
-        ticks. The start view is the previous one while an acknowledgement may still make a
-        view in flight a baseline; past that (a round trip longer than the history: every
-        acknowledgement names a view the encoder no longer holds) a packet is whole whatever
-        it carries, and the view starts from nothing, its room given by priority, so that every
-        entity of the interest gets its turn instead of the first views' entities for ever."""
-        if base is not None:
-            self._nb_seq = -1
-        elif self._nb_seq < 0:
-            self._nb_seq = seq
-        elif ((seq - self._nb_seq) & 0xFFFF) >= encoder.history:
-            return None
-        return prev
-
     def _carry(self, tid):
         """The accumulated priorities of ``tid``'s entities (0 for those new to the interest) and
         the ticks until which they are live (-1: not live)."""
@@ -309,7 +294,7 @@ class ViewBuilderPy:
             return self._keep(seq, view, tid, acc, live, None, n, 0)
 
         bdist, base, pdist, pred = state.refs(seq)
-        prev = self._no_baseline(prev, seq, base, encoder)
+        prev, self._nb_seq = start_view(prev, seq, base, encoder.history, self._nb_seq)
         md = encoder.max_datagram
         check = _framing.check_len(getattr(encoder, "_check_p", 0))
         coder = self._coder
@@ -522,4 +507,4 @@ def _rows_differ(a, b):
     return d
 
 
-from ._viewbuild import ViewBuilder, ViewShare, compute  # noqa: E402  (the compiled builder)
+from ._viewbuild import ViewBuilder, ViewShare, compute, start_view  # noqa: E402  (the compiled builder)
