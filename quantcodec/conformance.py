@@ -785,6 +785,39 @@ def _streams(schemas):
                                   "each tick's interleaved with the tick before's again: the older "
                                   "packet's chunks give way at the reassembly's bound",
                                   ["fragment-bound"])
+
+    # 12. deltas that land on codes that are not valid (sections 2 and 7.3, Checks): a twin
+    # encoder under the same stream codes its deltas against its own snapshot of a number, which
+    # the client holds with other codes; added to the client's, each lands one field on a code
+    # past its valid ones (IntRange past hi - lo, a midpoint Bounded on its top code; an Enum's
+    # change goes as its code, never as a difference): malformed, and the client's state as
+    # before (the real stream's delta against that number decodes next)
+    schema = schemas["all_kinds"]
+    s = _Stream(schema, rng, stream_id=0xE0E0, history=8, predict=False)
+    twin = s._encoder(0xE0E0, 1_000_000)
+    ids = np.array([7, 11], dtype=np.uint64)
+    base = _random_columns(schema, rng, 2, rest=0.0)
+    codec = dict(schema.fields)
+
+    def snap(fname, code):
+        cols = {k: v.copy() for k, v in base.items()}
+        cols[fname][0] = codec[fname].dequantize(code)
+        return schema.snapshot(ids, cols)
+
+    s.inject(s.enc.hello())
+    seq = 0
+    for fname, good, alt in (("hp", 100, 0), ("temp", 125, 3), ("b_mid", 254, 0)):
+        s.inject(s.enc.encode(seq, snap(fname, good)))            # full: the client holds it
+        twin.encode(seq, snap(fname, alt))
+        twin.ack(seq)
+        s.inject(twin.encode(seq + 1, snap(fname, alt + 1)))       # lands on good + 1: malformed
+        s.enc.ack(seq)
+        s.inject(s.enc.encode(seq + 1, snap(fname, good - 1)))     # the real delta: decodes
+        seq += 2
+    out["invalid_delta"] = ("all_kinds", s.out, "deltas of a twin encoder landing on codes that "
+                            "are not valid (IntRange past hi - lo, a midpoint Bounded's top "
+                            "code); the real deltas decode after them",
+                            ["invalid-delta"])
     return out
 
 

@@ -51,8 +51,8 @@ export class FieldReader {
     this.pp = new Uint8Array(comps.length);
     this.slotValid = schema.slots.map((s) => (s.cls === 'flag' ? null : allValid(s.codec) ? null : s.codec));
     // numeric tables for the fast path (fields without wide slots or components over 32 bits)
-    this.vkind = new Int8Array(S);          // 0 every code valid, 1 PowerCurve, 2 Enum or midpoint Bounded (a top code), 3 Quat
-    this.vlim = new Float64Array(S);        // PowerCurve: the negative zero code; Enum: n - 1; Bounded: its top code
+    this.vkind = new Int8Array(S);          // 0 every code valid, 1 PowerCurve, 2 Enum, IntRange or midpoint Bounded (a top code), 3 Quat
+    this.vlim = new Float64Array(S);        // PowerCurve: the negative zero code; Enum: n - 1; IntRange: hi - lo; Bounded: its top code
     this.signedS = new Uint8Array(S);
     this.cbitsS = new Int32Array(S);
     this.qtopS = new Float64Array(S);       // Quat: the mode's top component code (the remap's mirror)
@@ -67,6 +67,7 @@ export class FieldReader {
       if (c.kind === 'PowerCurve') { this.vkind[i] = 1; this.vlim[i] = c.half; }
       else if (c.kind === 'Enum') { this.vkind[i] = 2; this.vlim[i] = c.n - 1; }
       else if (c.kind === 'Bounded') { this.vkind[i] = 2; this.vlim[i] = c.maxcode; }   // midpoint
+      else if (c.kind === 'IntRange') { this.vkind[i] = 2; this.vlim[i] = Number(c.spanB); }   // codes 0 .. hi - lo
       else if (c.kind === 'Quat') {
         this.vkind[i] = 3;
         if (c.cbits <= 16) {
@@ -395,6 +396,6 @@ function allValid(c) {
     case 'Bounded': return c.mode !== 'midpoint';      // midpoint: 2**b - 1 is not a code
     case 'Angle': case 'UInt': case 'Int': case 'Half': case 'Grid': case 'UnitVector': case 'Bool': return true;
     case 'Fixed': return true;
-    default: return false;        // PowerCurve (negative zero), Enum (codes >= n), Quat
+    default: return false;        // PowerCurve (negative zero), Enum (codes >= n), IntRange (codes > hi - lo), Quat
   }
 }
