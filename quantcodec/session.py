@@ -122,7 +122,7 @@ class _Peer:
     __slots__ = ("client", "encoder", "budget", "nonce", "replies", "acked",
                  "hello_due", "hello_alone", "tick_bytes", "views", "hello_len", "sent", "ack_seq",
                  "ack_tick", "rtt", "srtt", "rttvar", "delivered", "reply_ticks", "quiet_restart",
-                 "linger")
+                 "linger", "leaving", "cut", "asked")
 
     def __init__(self, client, encoder, budget, ticks):
         self.client = client
@@ -147,6 +147,10 @@ class _Peer:
         self.reply_ticks = ticks   # the ticks sent when its last reply was taken (or it connected)
         self.quiet_restart = None  # reply_ticks when its stream was last started over for quiet
         self.linger = None         # hysteresis: its interest of late (quantcodec._interest.Linger)
+        self.leaving = None        # removals too large for its budget: the ids that left its
+        self.cut = 0               # interest still in its acknowledged view (ascending), and how
+                                   # many of them the next packet removes (StreamServer._leave)
+        self.asked = None          # this tick's interest ids as given (None: the whole world)
 
     def restart(self):
         """The client restarted: a new stream (id, hello), the next packet in full."""
@@ -157,6 +161,7 @@ class _Peer:
         self.sent = 0
         self.ack_seq = self.ack_tick = None
         self.delivered = None
+        self.leaving = None
 
 
 class StreamServer:
@@ -392,6 +397,9 @@ class StreamServer:
                                          world if ids is None else ids)
                 if self._hysteresis:
                     ids, weights = self._linger(peer, ids, weights, now, lingering)
+                peer.asked = ids
+                if peer.leaving is not None:
+                    ids, weights = self._leave(peer, ids, weights, seq)
                 jobs.append((peer, ids, weights))
             if interest is not None or priority is not None or self._budget is not None \
                     or any(peer.budget is not None for peer in peers):
@@ -437,6 +445,9 @@ class StreamServer:
                 peer.tick_bytes += sum(map(len, datagrams))
                 if len(datagrams) > with_hello:
                     peer.sent |= 1              # (a packet of this tick went to it)
+                elif new_tick and peer.budget is not None and peer.asked is not None \
+                        and not peer.hello_alone:
+                    self._stuck(peer, seq)
             if new_tick:
                 self._new_ticks = now
             for kept in lingering:
@@ -478,6 +489,44 @@ class StreamServer:
                 least = 0.0             # (the given weights' own error is raised for them)
             weights = np.concatenate((weights, np.full(ids.shape[0] - n, least)))
         return ids, weights
+
+    def _stuck(self, peer, seq):
+        """A tick that sent a client with a budget and an interest no packet: when its
+        acknowledged view holds entities that left its interest, their removal did not fit
+        (docs/views.md, "The removals of a large interest change"). From the next tick the view
+        keeps them (weight 0, their acknowledged codes) but for ``cut`` of them, half of them at
+        first and half as many after each tick that sends nothing again."""
+        base = peer.encoder._state.refs(seq)[1]
+        if base is None:
+            return
+        if peer.leaving is None:
+            out = base.ids[~np.isin(base.ids, peer.asked)]
+            if out.shape[0]:
+                peer.leaving = out
+                peer.cut = out.shape[0] // 2
+        elif peer.cut:
+            peer.cut //= 2
+        else:
+            peer.leaving = None         # (keeping them all did not help: as without)
+
+    def _leave(self, peer, ids, weights, seq):
+        """``ids`` and ``weights`` with the entities that left the client's interest and that
+        its acknowledged view still holds, but for the first ``cut`` of them (those this packet
+        removes), at weight 0 (_stuck). Over when its acknowledged view holds none of them."""
+        base = peer.encoder._state.refs(seq)[1]
+        left = peer.leaving
+        if base is not None:
+            left = left[np.isin(left, base.ids)]
+        if ids is not None:
+            left = left[~np.isin(left, ids)]
+        if base is None or ids is None or not left.shape[0]:
+            peer.leaving = None
+            return ids, weights
+        peer.leaving = left
+        keep = left[min(peer.cut, left.shape[0]):]
+        if weights is None:
+            weights = np.ones(ids.shape[0])
+        return np.concatenate((ids, keep)), np.concatenate((weights, np.zeros(keep.shape[0])))
 
     def _builders(self, jobs):
         """Each client that needs a view builder (a budget or weights) has one, made here on the
