@@ -1424,6 +1424,10 @@ cdef class Vector(Codec):
         if any(dt.kind == 'i' for dt in dts) and any(dt == _U64 and (<Codec>c).bits == 64 for dt, c in zip(dts, codecs)):
             raise SchemaError("Vector: a 64-bit unsigned component cannot share one code array with signed components; "
                               "use separate fields")
+        if any(isinstance(c, IntRange) for c in codecs) and any(
+                isinstance(c, _ExactScalar) and dt == _U64 and (<Codec>c).bits == 64 for dt, c in zip(dts, codecs)):
+            raise SchemaError("Vector: a 64-bit unsigned component cannot share one value array with an IntRange "
+                              "(its values are int64); use separate fields")
         self.codecs = tuple(codecs)
         self.bits = sum((<Codec>c).bits for c in codecs)
         self.d.kind = 0
@@ -1503,7 +1507,8 @@ cdef class Vector(Codec):
         if not self._float_components():
             # exact components decode exactly: all exact -> the code dtype; mixed with floats -> float64
             exact = all(isinstance(c, _ExactScalar) for c in self.codecs)
-            vdt = self._code_dtype if exact else _F64
+            # (the components' value dtypes, not their codes': an IntRange's values are lo + code)
+            vdt = _common_dtype([(<_ExactScalar>c)._value_dtype() for c in self.codecs]) if exact else _F64
             cols = [self.codecs[j].dequantize(np.ascontiguousarray(a[..., j])) for j in range(k)]
             if out is None:
                 out = np.empty(a.shape, dtype=vdt)

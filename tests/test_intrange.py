@@ -191,3 +191,34 @@ def test_snapshots_and_delta_stream():
                     temp=np.clip(cols["temp"] + rng.integers(-1, 2, 40), -40, 85))
     rec = view.records()[3]
     assert isinstance(rec["health"], int) and 0 <= rec["health"] <= 100
+
+
+@pytest.mark.parametrize("others", [(qc.UInt(3),), (qc.UInt(40), qc.Bool()), (qc.Int(8),), (qc.Enum(5),)])
+@pytest.mark.parametrize("lo, hi", [(-5, -2), (2**33, 2**33 + 5), (-2**62, 2**62 - 1), (0, 100)])
+def test_a_vector_of_exact_components_holds_an_intrange_value(lo, hi, others):
+    """A Vector of exact components decodes each IntRange value as lo + code, in a dtype that
+    holds it (int64), whatever the other components (an interpolation parity probe found
+    Vector(IntRange(-5, -2), UInt(3)) decoding -5 as 4294967291: the vector's code dtype,
+    uint32, held the values; IntRange(2**33, ...) came back mod 2**32). Snapshot.columns,
+    Vector.dequantize and .roundtrip alike; the component alone is the reference."""
+    vec = qc.Vector(qc.IntRange(lo, hi), *others)
+    rng = np.random.default_rng(lo & 0xFFFF)
+    vals = np.stack([rng.integers(lo, hi, 50, endpoint=True)]
+                    + [rng.integers(0, 2, 50) for _ in others], axis=1)
+    want = vals[:, 0]
+    got = vec.dequantize(vec.quantize(vals))
+    assert got.dtype == np.int64 and np.array_equal(got[:, 0], want)
+    assert np.array_equal(vec.roundtrip(vals)[:, 0], want)
+    assert np.array_equal(got[:, 1:], vals[:, 1:])
+    schema = qc.Schema("V", [("v", vec)])
+    snap = schema.snapshot(np.arange(50, dtype=np.uint64), {"v": vals})
+    assert np.array_equal(snap.columns["v"][:, 0], want)
+    assert [r["v"][0] for r in snap.records().values()] == want.tolist()
+
+
+def test_a_vector_refuses_an_intrange_beside_a_64_bit_unsigned_component():
+    # (no NumPy dtype holds both: int64 values beside ones up to 2**64 - 1)
+    with pytest.raises(qc.SchemaError, match="cannot share one value array with an IntRange"):
+        qc.Vector(qc.IntRange(0, 5), qc.UInt(64))
+    vec = qc.Vector(qc.IntRange(0, 5), qc.UInt(63))
+    assert vec.dequantize(vec.quantize([[3, 2**63 - 1]])).tolist() == [[3, 2**63 - 1]]
