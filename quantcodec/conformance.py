@@ -973,7 +973,8 @@ def _interpolation_file(schema, rng):
         ops.append({"push": {"seq": seqs[k], "ids": view.ids.tolist(), "codes": codes}, "kept": kept})
         newest = it.newest
         if step == 0:
-            sample(newest - 1.0)                                  # before the only view: held (early)
+            sample(float("nan"))                                  # no render time: held (early), and
+            sample(newest - 1.0)                                  # the latest render time still unset
         if step >= 2:
             for d in (4.0, 3.5, 2.75, 2.0, 1.0 / 3.0):
                 sample(newest - d)                                 # between views, and on one

@@ -62,14 +62,20 @@ def lerp(x0, x1, a):
     return x0 + (x1 - x0) * a
 
 
+def _floor(x):
+    """IEEE 754's floor, as every client's: infinities and NaN are their own floor (Python's
+    math.floor raises on them: an extrapolation past the largest double reaches them)."""
+    return math.floor(x) if math.isfinite(x) else x
+
+
 def shortest(d, full):
     """``d`` wrapped into [-full/2, full/2)."""
-    return d - full * math.floor(d / full + 0.5)
+    return d - full * _floor(d / full + 0.5)
 
 
 def wrap(v, full, lo):
     """``v`` wrapped into [lo, lo + full)."""
-    return v - full * math.floor((v - lo) / full)
+    return v - full * _floor((v - lo) / full)
 
 
 def nlerp(q0, q1, a, hemisphere):
@@ -189,7 +195,8 @@ class Interpolator:
         t = float(t)
         if not self.views:
             raise ValueError("Interpolator.sample: no view pushed yet")
-        self.last_t = t if self.last_t is None else max(self.last_t, t)
+        if t == t:      # (a NaN is no render time: it leaves the latest one, as in every client)
+            self.last_t = t if self.last_t is None else max(self.last_t, t)
         ticks = [v[0] for v in self.views]
         ia = max((i for i, x in enumerate(ticks) if x <= t), default=None)
         if ia is None:

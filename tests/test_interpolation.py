@@ -126,6 +126,34 @@ def test_extrapolation_is_bounded_then_holds():
     assert it.stats["extrapolated"] == 2
 
 
+def test_an_extrapolation_past_the_largest_double_is_no_error():
+    """max_extrapolation is any finite double; extrapolated that far, a position is infinite
+    and an angle NaN, as IEEE's floor gives in every client (Python's math.floor raised
+    OverflowError out of sample, after counting it: an interpolation parity probe)."""
+    it = Interpolator(SCHEMA, max_extrapolation=1.7976931348623157e308)
+    it.push(view(10, [1], (0, 0, 0), yaw=0.1, heading=10.0))
+    it.push(view(11, [1], (60, 0, 0), yaw=3.0, heading=100.0))
+    s = it.sample(math.inf)
+    assert s.columns["position"][0][0] == math.inf
+    assert math.isnan(s.columns["yaw"][0]) and math.isnan(s.columns["heading"][0])
+    assert it.stats["extrapolated"] == 1
+
+
+def test_a_nan_render_time_is_no_render_time_for_late_views():
+    """stats.late counts a view pushed at or before the latest render time sampled; a NaN time
+    sampled first made that time NaN for good in all four languages, so no view was ever late
+    again (an interpolation parity probe; docs/interpolation.md now says it)."""
+    it = Interpolator(SCHEMA)
+    it.push(view(10, [1], (0, 0, 0)))
+    it.sample(math.nan)                                   # held (early), no render time
+    it.push(view(12, [1], (1, 0, 0)))
+    assert it.stats["late"] == 0
+    it.sample(20.0)
+    it.sample(math.nan)                                   # (leaves 20 as the latest)
+    it.push(view(15, [1], (2, 0, 0)))
+    assert it.stats["late"] == 1 and it.stats["early"] == 2
+
+
 def test_before_the_oldest_and_the_sequence_wrap():
     it = Interpolator(SCHEMA)
     it.push(view(65534, [1], (0, 0, 0)))

@@ -209,8 +209,10 @@ int qc_interp_sample(qc_interp *ip, double t, qc_interp_frame *out) {
     int ia = -1, i;
     const qc_interp_view *A;
     if (ip->nviews == 0) return -1;
-    if (!ip->has_last || t > ip->last_t) ip->last_t = t;
-    ip->has_last = 1;
+    if (t == t) {                   /* (a NaN is no render time: it leaves the latest one) */
+        if (!ip->has_last || t > ip->last_t) ip->last_t = t;
+        ip->has_last = 1;
+    }
     for (i = 0; i < ip->nviews; i++) if ((double)ip->views[i].tick <= t) ia = i;
     if (ia < 0) {
         if (qc__ip_out(ip, &ip->views[0], NULL, 0, 0.0, out) < 0) return -1;

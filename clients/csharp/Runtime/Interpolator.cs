@@ -210,8 +210,11 @@ namespace QuantCodec
             if (reuse != null && !ReferenceEquals(reuse.Schema, schema))
                 throw new ArgumentException("Interpolator.Sample: the sample to reuse is of another interpolator's schema");
             if (views.Count == 0) throw new InvalidOperationException("Interpolator.Sample: no view pushed yet");
-            lastT = !sampled || t > lastT ? t : lastT;   // Python's max(last_t, t), NaN included
-            sampled = true;
+            if (!double.IsNaN(t))           // (a NaN is no render time: it leaves the latest one)
+            {
+                lastT = !sampled || t > lastT ? t : lastT;
+                sampled = true;
+            }
             int ia = -1;
             for (int i = 0; i < views.Count; i++) if (views[i].Tick <= t) ia = i;
             if (ia < 0)

@@ -192,7 +192,7 @@ export class Interpolator {
   sample(t) {
     if (typeof t !== 'number') throw new TypeError(`Interpolator.sample: the render time must be a number of ticks, got ${t === null ? 'null' : typeof t}`);
     if (!this.views.length) throw new Error('Interpolator.sample: no view pushed yet');
-    this.lastT = this.lastT === null || t > this.lastT ? t : this.lastT;     // (Python's max: a NaN t leaves it)
+    if (t === t) this.lastT = this.lastT === null || t > this.lastT ? t : this.lastT;     // (a NaN is no render time)
     const V = this.views;
     let ia = -1;
     for (let i = 0; i < V.length; i++) if (V[i].tick <= t) ia = i;
