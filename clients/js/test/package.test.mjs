@@ -99,6 +99,24 @@ test('tsc --strict type-checks an app importing the package by name (node16 and 
   assert.match(r.stdout, /TS2322/);
 });
 
+test("tsc --strict type-checks the README's TypeScript client (es2020, node16 and nodenext)", { skip: skipTsc }, () => {
+  assert.ok(project, 'installed');
+  const readme = fs.readFileSync(path.join(PKG, 'README.md'), 'utf8');
+  const blocks = readme.split('```ts\n').slice(1).map((b) => b.split('```\n')[0]);
+  assert.equal(blocks.length, 1, 'one TypeScript block in the README');
+  assert.match(blocks[0], /^import \{[^}]*\} from 'quantcodec';\n/);
+  fs.writeFileSync(path.join(project, 'readme.mts'), blocks[0]);
+  for (const m of ['node16', 'nodenext']) {
+    const r = spawnSync('tsc', ['--strict', '--noEmit', '--target', 'es2020', '--lib', 'es2020,dom', '--module', m, '--moduleResolution', m, 'readme.mts'], { cwd: project, encoding: 'utf8' });
+    assert.equal(r.status, 0, `tsc --module ${m}: ${r.stdout}${r.stderr}`);
+  }
+  // without the casts, the columns' union type is an error (what the README says it needs them for)
+  fs.writeFileSync(path.join(project, 'nocast.mts'), blocks[0].replaceAll(' as Float64Array', ''));
+  const r = spawnSync('tsc', ['--strict', '--noEmit', '--target', 'es2020', '--lib', 'es2020,dom', '--module', 'node16', '--moduleResolution', 'node16', 'nocast.mts'], { cwd: project, encoding: 'utf8' });
+  assert.notEqual(r.status, 0);
+  assert.match(r.stdout, /TS2339: Property 'subarray' does not exist/);
+});
+
 test("tsc --strict resolves the README's relative import './quantcodec.mjs' (quantcodec.d.mts)", { skip: skipTsc }, () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qc-js-rel-'));
   try {
