@@ -12,7 +12,7 @@ import quantcodec as qc
 from quantcodec import cli, codegen
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-GENERATED = ROOT / "clients" / "csharp" / "tests" / "generated"
+GENERATED = ROOT / "clients" / "csharp" / "Tests~" / "generated"
 SCHEMAS = {
     "pose": ROOT / "conformance" / "schemas" / "pose.json",
     "all_kinds": ROOT / "conformance" / "schemas" / "all_kinds.json",
@@ -30,7 +30,7 @@ def test_generated_csharp_is_the_golden_file(name):
         schema = qc.Schema.load(path)
     text = codegen.generate_csharp(schema)
     assert text == (GENERATED / f"{name}.cs").read_text(), (
-        f"regenerate with quantcodec codegen --lang csharp: clients/csharp/tests/generated/{name}.cs")
+        f"regenerate with quantcodec codegen --lang csharp: clients/csharp/Tests~/generated/{name}.cs")
     assert schema.fingerprint in text
 
 

@@ -223,7 +223,7 @@ def test_the_kit_vectors_are_what_the_reference_gives():
 
 def test_the_reference_loads_on_its_own():
     """The clients' tests load quantcodec/interpolation.py by its path, NumPy alone, with
-    duck-typed schemas and views (clients/csharp/tests/interp_reference.py): it imports nothing
+    duck-typed schemas and views (clients/csharp/Tests~/interp_reference.py): it imports nothing
     of the package until it raises a SchemaError."""
     import importlib.util
     path = pathlib.Path(qc.__file__).resolve().parent / "interpolation.py"

@@ -35,7 +35,7 @@ if stale "$out/QuantCodec.dll" "$@" "$here/runtime-sources" \
     mv "$out/QuantCodec.dll.tmp" "$out/QuantCodec.dll"
     printf '%s\n' "$list" > "$out/QuantCodec.sources"
 fi
-if stale "$out/qc-decode.exe" "$out/QuantCodec.dll" "$here"/tools/QcDecode.cs; then
-    $MCS -r:"$out/QuantCodec.dll" -out:"$out/qc-decode.exe.tmp" "$here"/tools/QcDecode.cs
+if stale "$out/qc-decode.exe" "$out/QuantCodec.dll" "$here"/Tools~/QcDecode.cs; then
+    $MCS -r:"$out/QuantCodec.dll" -out:"$out/qc-decode.exe.tmp" "$here"/Tools~/QcDecode.cs
     mv "$out/qc-decode.exe.tmp" "$out/qc-decode.exe"
 fi

@@ -328,7 +328,7 @@ static partial class Tests
 {""name"":""e"",""codec"":{""kind"":""Enum"",""labels"":[""x"",""y""]}},
 {""name"":""b"",""codec"":{""kind"":""Bool""}}]}";
 
-    /// <summary>A Python with numpy for tests/interp_reference.py (QC_TEST_PYTHON, else python3), or null.</summary>
+    /// <summary>A Python with numpy for Tests~/interp_reference.py (QC_TEST_PYTHON, else python3), or null.</summary>
     static string NumpyPython()
     {
         foreach (var py in new[] { Environment.GetEnvironmentVariable("QC_TEST_PYTHON"), "python3" })
@@ -428,7 +428,7 @@ static partial class Tests
         string src = Path.Combine(dir, "interp_scenarios.json"), dst = Path.Combine(dir, "interp_reference.json");
         File.WriteAllText(src, sb.ToString());
         File.Delete(dst);
-        var psi = new System.Diagnostics.ProcessStartInfo(py, "\"" + Path.Combine(here, "tests", "interp_reference.py") + "\" \"" + root + "\" \"" + src + "\" \"" + dst + "\"")
+        var psi = new System.Diagnostics.ProcessStartInfo(py, "\"" + Path.Combine(here, "Tests~", "interp_reference.py") + "\" \"" + root + "\" \"" + src + "\" \"" + dst + "\"")
         { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         string err;
         using (var p = System.Diagnostics.Process.Start(psi))

@@ -1,5 +1,6 @@
 // The package layouts (not the code): what Unity's Package Manager reads from clients/csharp
-// (package.json, Runtime/QuantCodec.asmdef, the scripts the asmdef takes, no stray plugin), and
+// (package.json, Runtime/QuantCodec.asmdef, the scripts the asmdef takes, no stray plugin or
+// script, a .meta for every asset with its deterministic GUID), and
 // QuantCodec.csproj's view of the same sources. Unity and the .NET SDK are not on Debian: these
 // tests check the files against the rules those tools apply (run-tests also compiles a Unity
 // project's Assets/ against the library, as Unity's Assembly-CSharp would be).
@@ -13,27 +14,70 @@ using QuantCodec;
 
 static partial class Tests
 {
-    /// <summary>Whether Unity skips a folder of a package: hidden (".name") or ending in "~".</summary>
-    static bool UnitySkips(string dirName) { return dirName.StartsWith(".") || dirName.EndsWith("~"); }
-
-    /// <summary>Every file of the package Unity imports (relative paths, '/' separated, sorted).</summary>
-    static List<string> UnityFiles(string dir, string rel)
+    /// <summary>Whether Unity's importer skips a file or folder of a package (and all under such a
+    /// folder): hidden (".name"), ending in "~" (Tests~, Bench~, Tools~, build~), a folder "cvs", a
+    /// file "*.tmp".</summary>
+    static bool UnitySkips(string name, bool isDir)
     {
-        var o = new List<string>();
+        if (name.StartsWith(".") || name.EndsWith("~")) return true;
+        return isDir ? name.ToLowerInvariant() == "cvs" : name.ToLowerInvariant().EndsWith(".tmp");
+    }
+
+    /// <summary>Every file and folder of the package Unity imports, less the .meta files (relative
+    /// paths, '/' separated, sorted), and whether each is a folder.</summary>
+    static SortedDictionary<string, bool> UnityAssets(string dir, string rel)
+    {
+        var o = new SortedDictionary<string, bool>(StringComparer.Ordinal);
         foreach (var f in Directory.GetFiles(dir))
         {
             string n = Path.GetFileName(f);
-            if (n.StartsWith(".") || n.EndsWith("~")) continue;
-            o.Add(rel + n);
+            if (UnitySkips(n, false) || n.EndsWith(".meta")) continue;
+            o[rel + n] = false;
         }
         foreach (var d in Directory.GetDirectories(dir))
         {
             string n = Path.GetFileName(d);
-            if (UnitySkips(n)) continue;
-            o.AddRange(UnityFiles(d, rel + n + "/"));
+            if (UnitySkips(n, true)) continue;
+            o[rel + n] = true;
+            foreach (var kv in UnityAssets(d, rel + n + "/")) o[kv.Key] = kv.Value;
         }
+        return o;
+    }
+
+    /// <summary>Every file of the package Unity imports, less the .meta files (relative paths, '/' separated, sorted).</summary>
+    static List<string> UnityFiles(string dir, string rel)
+    {
+        return UnityAssets(dir, rel).Where(kv => !kv.Value).Select(kv => kv.Key).ToList();
+    }
+
+    /// <summary>Every .meta file under the package, skipped folders included (relative paths).</summary>
+    static List<string> AllMetaFiles(string dir, string rel)
+    {
+        var o = Directory.GetFiles(dir).Select(Path.GetFileName).Where(n => n.EndsWith(".meta")).Select(n => rel + n).ToList();
+        foreach (var d in Directory.GetDirectories(dir))
+            o.AddRange(AllMetaFiles(d, rel + Path.GetFileName(d) + "/"));
         o.Sort(StringComparer.Ordinal);
         return o;
+    }
+
+    /// <summary>The GUID of an asset of the package (Tools~/unity_meta.py's rule, never to change):
+    /// md5("com.quantcodec.client:" + its path relative to the package root), lowercase hex.</summary>
+    static string MetaGuid(string rel)
+    {
+        using (var md5 = System.Security.Cryptography.MD5.Create())
+            return string.Concat(md5.ComputeHash(System.Text.Encoding.UTF8.GetBytes("com.quantcodec.client:" + rel)).Select(b => b.ToString("x2")));
+    }
+
+    /// <summary>The importer Unity 2021.3 writes into an asset's .meta.</summary>
+    static string MetaImporter(string rel, bool isDir)
+    {
+        if (isDir) return "DefaultImporter";
+        string ext = Path.GetExtension(rel).ToLowerInvariant();
+        if (ext == ".cs") return "MonoImporter";
+        if (ext == ".asmdef") return "AssemblyDefinitionImporter";
+        if (rel == "package.json") return "PackageManifestImporter";
+        if (new[] { ".txt", ".md", ".json", ".xml", ".html", ".htm", ".bytes", ".csv", ".yaml", ".fnt" }.Contains(ext)) return "TextScriptImporter";
+        return "DefaultImporter";
     }
 
     static string Str(JsonValue o, string key)
@@ -84,8 +128,37 @@ static partial class Tests
         // QuantCodec.dll in the folder would be a second assembly of the same name): builds go to build~/
         var plugins = files.Where(f => Regex.IsMatch(f, @"\.(dll|exe|so|dylib|a|bundle|jar|aar|pdb|mdb)$", RegexOptions.IgnoreCase)).ToList();
         Check(plugins.Count == 0, "no plugin file Unity would import: " + string.Join(", ", plugins));
-        // no hand-made .meta files: Unity writes them (with their GUIDs) on import
-        Check(!files.Any(f => f.EndsWith(".meta")), "no .meta files (Unity generates them)");
+        // ---- the .meta files: committed, since a package added by git URL is immutable and Unity
+        // ignores an asset without one there ("has no meta file, but it's in an immutable folder")
+        var assets = UnityAssets(here, "");
+        var metaFiles = AllMetaFiles(here, "");
+        var missing = new List<string>();
+        var wrongGuid = new List<string>();
+        var wrongImporter = new List<string>();
+        foreach (var kv in assets)
+        {
+            string mp = Path.Combine(here, kv.Key + ".meta");
+            if (!File.Exists(mp)) { missing.Add(kv.Key); continue; }
+            var lines = File.ReadAllText(mp).Split('\n');
+            if (lines.Length < 4 || lines[0] != "fileFormatVersion: 2" || lines[1] != "guid: " + MetaGuid(kv.Key))
+                wrongGuid.Add(kv.Key + ".meta");
+            // a folder: "folderAsset: yes" then DefaultImporter; a file: its importer, right after the guid
+            string imp = kv.Value ? (lines.Length > 3 && lines[2] == "folderAsset: yes" ? lines[3] : "?") : (lines.Length > 2 ? lines[2] : "?");
+            if (imp != MetaImporter(kv.Key, kv.Value) + ":") wrongImporter.Add(kv.Key + ".meta (" + imp + ")");
+        }
+        Check(assets.Count > 0 && missing.Count == 0, "every file and folder Unity imports has its .meta (" + assets.Count + "); missing: " + string.Join(", ", missing));
+        Check(wrongGuid.Count == 0, "every .meta has fileFormatVersion 2 and its path's GUID (Tools~/unity_meta.py): " + string.Join(", ", wrongGuid));
+        Check(wrongImporter.Count == 0, "every .meta names the importer of its kind: " + string.Join(", ", wrongImporter));
+        Func<string, bool> inSkipped = m => { var parts = m.Split('/'); return parts.Take(parts.Length - 1).Any(p => UnitySkips(p, true)); };
+        var hiddenMetas = metaFiles.Where(inSkipped).ToList();
+        Check(hiddenMetas.Count == 0, "no .meta in a folder Unity skips (Tests~, Bench~, Tools~, build~, hidden): " + string.Join(", ", hiddenMetas));
+        var orphans = metaFiles.Where(m => !inSkipped(m) && !assets.ContainsKey(m.Substring(0, m.Length - ".meta".Length))).ToList();
+        Check(orphans.Count == 0, "no .meta without its asset: " + string.Join(", ", orphans));
+        var guids = metaFiles.Select(m => File.ReadAllLines(Path.Combine(here, m)).Where(l => l.StartsWith("guid: ")).Select(l => l.Substring(6).Trim()).FirstOrDefault() ?? "")
+            .ToList();
+        Check(guids.All(g => Regex.IsMatch(g, "^[0-9a-f]{32}$")), "every .meta has a GUID of 32 lowercase hex digits");
+        var dupes = guids.GroupBy(g => g).Where(g => g.Count() > 1).Select(g => g.Key).ToList();
+        Check(dupes.Count == 0, "the GUIDs are unique: " + string.Join(", ", dupes));
 
         // ---- Runtime/QuantCodec.asmdef
         JsonValue asm = null;
@@ -122,10 +195,14 @@ static partial class Tests
             Check(Regex.IsMatch(text, @"(?m)^namespace QuantCodec(\.|\s|$)"), f + " is in the QuantCodec namespace");
             Check(!Regex.IsMatch(text, @"(?m)^\s*using\s+UnityEngine"), f + " uses no UnityEngine (noEngineReferences)");
         }
-        // every other .cs of the folder (tests, bench, tools) has no asmdef: Unity ignores it in a package
+        // every script Unity sees is the asmdef's: none outside Runtime/ (a script outside every
+        // assembly definition logs "will not be compiled because it exists outside the Assets folder
+        // and does not belong to any assembly definition file" in every project using the package);
+        // the tests', the bench's and the runner's live in Tests~/, Bench~/, Tools~/, which Unity skips
         var others = files.Where(f => f.EndsWith(".cs") && !f.StartsWith("Runtime/")).ToList();
-        Check(others.All(f => f.StartsWith("tests/") || f.StartsWith("bench/") || f.StartsWith("tools/")),
-            "the other scripts are the tests', the bench's and the runner's: " + string.Join(", ", others));
+        Check(others.Count == 0, "no script outside Runtime/ where Unity looks: " + string.Join(", ", others));
+        foreach (var d in new[] { "Tests~", "Bench~", "Tools~" })
+            Check(Directory.Exists(Path.Combine(here, d)) && UnitySkips(d, true), d + "/ is there, and Unity skips it");
 
         // ---- QuantCodec.csproj (SDK-style): the same sources, both targets, the same version
         var doc = new XmlDocument();
@@ -136,7 +213,7 @@ static partial class Tests
         Check(prop("TargetFrameworks") == "netstandard2.0;netstandard2.1", "the csproj targets netstandard2.0 and netstandard2.1");
         Check(prop("AssemblyName") == "QuantCodec" && prop("RootNamespace") == "QuantCodec", "the csproj builds the QuantCodec assembly");
         Check(prop("Version") == version, "the csproj's version is package.json's");
-        Check(prop("EnableDefaultItems") == "false", "the csproj globs only what it names (not tests/, bench/, tools/)");
+        Check(prop("EnableDefaultItems") == "false", "the csproj globs only what it names (not Tests~/, Bench~/, Tools~/)");
         var compile = proj.SelectNodes("ItemGroup/Compile").Cast<XmlElement>().ToList();
         Check(compile.Count == 1 && compile[0].GetAttribute("Include") == "Runtime/**/*.cs"
               && compile[0].GetAttribute("Exclude") == "Runtime/**/.*/**;Runtime/**/*~/**",

@@ -1,14 +1,14 @@
-"""Write tests/data/lockstep_*: the lockstep test of the C# client (run-tests reads them).
+"""Write Tests~/data/lockstep_*: the lockstep test of the C# client (run-tests reads them).
 
 Two schemas share fields (position, rotation, velocity, yaw) with the same codecs: a full-state
 schema (PlayerFull, every field) and a delta schema (PlayerDelta, the moving fields only). The
 server sends one entity's full record with PlayerFull (schema.encode) and a snapshot stream of the
 same entity (and others) with PlayerDelta (hello, a full packet, deltas with extrapolation). The
 C# test decodes both and checks that the shared fields decode onto the same values, bit for bit,
-at the tick the full record was taken. Deterministic: python tests/make_lockstep.py rewrites the
+at the tick the full record was taken. Deterministic: python Tests~/make_lockstep.py rewrites the
 same bytes.
 
-    . /work/venv/bin/activate; python clients/csharp/tests/make_lockstep.py
+    . /work/venv/bin/activate; python clients/csharp/Tests~/make_lockstep.py
 """
 import json
 import math

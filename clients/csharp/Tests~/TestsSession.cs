@@ -708,14 +708,14 @@ static partial class Tests
 
     // ------------------------------------------------------------------------------- the hostile stream
 
-    /// <summary>Run tests/make_hostile.py with the Python run-tests found (QC_TEST_PYTHON); false (and
+    /// <summary>Run Tests~/make_hostile.py with the Python run-tests found (QC_TEST_PYTHON); false (and
     /// why) when there is none.</summary>
     static bool MakeHostile(string outPath, out string why)
     {
         why = null;
         string py = Environment.GetEnvironmentVariable("QC_TEST_PYTHON");
         if (string.IsNullOrEmpty(py)) { why = "quantcodec is not importable here (run-tests found no Python with it; QC_PYTHON names one)"; return false; }
-        var psi = new ProcessStartInfo(py, "\"" + Path.Combine(here, "tests", "make_hostile.py") + "\" \"" + Path.Combine(root, "conformance/schemas/pose.json") + "\" \"" + outPath + "\"")
+        var psi = new ProcessStartInfo(py, "\"" + Path.Combine(here, "Tests~", "make_hostile.py") + "\" \"" + Path.Combine(root, "conformance/schemas/pose.json") + "\" \"" + outPath + "\"")
         { UseShellExecute = false, RedirectStandardOutput = true, RedirectStandardError = true };
         string pp = Environment.GetEnvironmentVariable("QC_TEST_PYTHONPATH");
         if (!string.IsNullOrEmpty(pp)) psi.EnvironmentVariables["PYTHONPATH"] = pp;

@@ -11,8 +11,8 @@ snapshot). Python: ``SnapshotDecoder.decode(datagram)``, the whole call. C#:
 Mono process each round); the figures are medians over the rounds.
 
     pip install .   # in the clone, once (or any environment where quantcodec is installed)
-    python clients/csharp/bench/bench.py [--stream-only] [--compare-with main] [--rounds 5] [--repeats 5]
-    python clients/csharp/bench/bench.py --instructions [--compare-with main]    # valgrind's counts
+    python clients/csharp/Bench~/bench.py [--stream-only] [--compare-with main] [--rounds 5] [--repeats 5]
+    python clients/csharp/Bench~/bench.py --instructions [--compare-with main]    # valgrind's counts
 
 First the whole-stream figure: 1000 bodies, 600 ticks, fragments at 1200 bytes, decoded by a new
 decoder each pass, Python and C# alternating rounds (ns per entity, datagrams/s, the ratio),

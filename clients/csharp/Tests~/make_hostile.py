@@ -7,7 +7,7 @@ of the kit's Pose schema (12 slots: 2,080,256 bytes each in the cost model) in f
 the rest with kind ``limits``. OUT.bin holds the datagrams, each as a 4-byte little-endian length
 and its bytes (the runner's format). Deterministic apart from the stream id and start time.
 
-    python clients/csharp/tests/make_hostile.py conformance/schemas/pose.json OUT.bin [N] [DELTAS]
+    python clients/csharp/Tests~/make_hostile.py conformance/schemas/pose.json OUT.bin [N] [DELTAS]
 """
 import json
 import struct

@@ -1,4 +1,4 @@
-// The C# half of bench/bench.py (never a timed test): decode time and allocation per packet.
+// The C# half of Bench~/bench.py (never a timed test): decode time and allocation per packet.
 //   mono bench.exe SCHEMA.json DATAGRAMS.bin NUMBER
 // DATAGRAMS.bin: the stream up to the measured packet (hello, then every earlier tick's packet);
 // its last datagram is the one timed. Prints one JSON line: the per-call time of decoding the

@@ -10,21 +10,21 @@ static partial class Tests
     static void Lockstep()
     {
         // two schemas share fields: a full record of one and a delta stream of the other decode the
-        // shared fields onto the same values (tests/make_lockstep.py writes the data)
-        var full = Schema.Load(Path.Combine(here, "tests/data/lockstep_full.json"));
-        var delta = Schema.Load(Path.Combine(here, "tests/data/lockstep_delta.json"));
+        // shared fields onto the same values (Tests~/make_lockstep.py writes the data)
+        var full = Schema.Load(Path.Combine(here, "Tests~/data/lockstep_full.json"));
+        var delta = Schema.Load(Path.Combine(here, "Tests~/data/lockstep_delta.json"));
         Schema.CheckLockstep(full, delta);
         passed++;
-        var other = Schema.FromJson(File.ReadAllText(Path.Combine(here, "tests/data/lockstep_delta.json")).Replace("\"bits\": 11", "\"bits\": 12"));
+        var other = Schema.FromJson(File.ReadAllText(Path.Combine(here, "Tests~/data/lockstep_delta.json")).Replace("\"bits\": 11", "\"bits\": 12"));
         Check(Throws<SchemaException>(() => Schema.CheckLockstep(full, other)), "schemas of another grid are not in lockstep");
-        var records = Json.ParseUtf8(File.ReadAllBytes(Path.Combine(here, "tests/data/lockstep_records.json"))).Get("records").Items;
+        var records = Json.ParseUtf8(File.ReadAllBytes(Path.Combine(here, "Tests~/data/lockstep_records.json"))).Get("records").Items;
         var byTick = new Dictionary<int, JsonValue>();
         foreach (var r in records) byTick[int.Parse(r.Get("tick").Text)] = r;
         var dec = new SnapshotDecoder(delta);
         int compared = 0;
         var fv = new double[full.ValueCount];
         var dv = new double[delta.ValueCount];
-        foreach (var d in ReadDatagrams(Path.Combine(here, "tests/data/lockstep_stream.bin")))
+        foreach (var d in ReadDatagrams(Path.Combine(here, "Tests~/data/lockstep_stream.bin")))
         {
             var res = dec.Receive(d);
             Check(res != Received.Refused, "lockstep stream: refused " + dec.LastErrorKind + " " + dec.LastError);

@@ -1,7 +1,7 @@
 // The cost of a datagram's check (never a timed test; the numbers go in reports and README.md):
 // SipHash-2-4 (the keyed tag, wire-format section 17) against CRC-32C, on a 1,200-byte datagram
 // (a full one at the default max_datagram) and a 20-byte reply (an ack with its tag).
-//   mcs -optimize+ -r:build~/QuantCodec.dll -out:build~/checkbench.exe bench/CheckBench.cs
+//   mcs -optimize+ -r:build~/QuantCodec.dll -out:build~/checkbench.exe Bench~/CheckBench.cs
 //   mono build~/checkbench.exe [REPEATS] [NUMBER]
 // Prints, per size, the median over REPEATS runs of NUMBER calls of the time per call.
 using System;
