@@ -5,6 +5,10 @@ plain NumPy code keeps working. ``UserError`` is not one of them: it belongs to 
 command and its tools (``quantcodec.tools``).
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable, ClassVar, Tuple
+
 __all__ = ["CodecError", "SchemaError", "RangeError", "DecodeError", "UserError"]
 
 
@@ -17,7 +21,13 @@ class SchemaError(CodecError):
 
 
 class RangeError(CodecError):
-    """A value that cannot be encoded: exact data out of range, a zero quaternion, strict clamping."""
+    """A value that cannot be encoded: exact data out of range, a zero quaternion, strict clamping.
+
+    The error of a snapshot's entity (``schema.snapshot(...)`` with ``bad="raise"``) has ``id``
+    (the entity's id) and ``row`` (its row in the input); other RangeErrors have neither."""
+
+    id: int
+    row: int
 
 
 class DecodeError(CodecError):
@@ -30,19 +40,21 @@ class DecodeError(CodecError):
     ``"stale"`` (a reply to the server that is not newer than one it took, section 18).
     """
 
-    KINDS = ("no-hello", "check", "hello", "schema", "fragment", "baseline", "malformed", "limits", "stale")
+    KINDS: ClassVar[Tuple[str, ...]] = ("no-hello", "check", "hello", "schema", "fragment", "baseline", "malformed", "limits", "stale")
 
-    def __init__(self, *args, kind="malformed"):
+    kind: str
+
+    def __init__(self, *args: object, kind: str = "malformed") -> None:
         super().__init__(*args)
         if kind not in DecodeError.KINDS:
             raise ValueError(f"DecodeError: unknown kind {kind!r}")
         self.kind = kind
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[Callable[..., DecodeError], Tuple[Any, ...]]:
         return (_decode_error, (self.args, self.kind))
 
 
-def _decode_error(args, kind):
+def _decode_error(args: Tuple[object, ...], kind: str) -> DecodeError:
     return DecodeError(*args, kind=kind)
 
 

@@ -47,13 +47,22 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, List, Optional, Tuple, Union, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from ._interest import grid_cells, grid_sort, grid_within_csr
 from .snapshot import _integer_ids
 
+if TYPE_CHECKING:
+    from typing_extensions import Literal
+
 __all__ = ["GridIndex", "within"]
+
+# What the public signatures give (strings to the interpreter: `from __future__ import annotations`)
+_Ids = List["npt.NDArray[np.uint64]"]           # one id array a centre (a client)
+_Distances = List["npt.NDArray[np.float64]"]    # and its entities' distances, aligned
 
 _U64 = np.dtype(np.uint64)
 _CELLS_MAX = 2.0 ** 40          # cells a side at most (past it a cell number is refused)
@@ -73,7 +82,8 @@ class GridIndex:
     ``start`` is every cell's first sorted row (``keys`` None) while the grid has at most 4
     cells an entity (or 2**16 cells), else the occupied cells' alone, their keys in ``keys``."""
 
-    def __init__(self, positions, ids=None, *, cell, lo=None):
+    def __init__(self, positions: npt.ArrayLike, ids: Optional[npt.ArrayLike] = None, *, cell: float,
+                 lo: Optional[npt.ArrayLike] = None) -> None:
         p = np.asarray(positions)
         if p.ndim != 2 or p.shape[1] not in (2, 3):
             raise ValueError(f"GridIndex: positions must be N x 2 or N x 3, got shape {p.shape}")
@@ -128,8 +138,8 @@ class GridIndex:
         self._cols = [np.empty(n) for j in range(d)]
         if ncell <= max(_DENSE_PER_ENTITY * n, _DENSE_MIN):
             # a table of every cell's start: cell k's rows are order[start[k]:start[k + 1]]
-            self.keys = None
-            self.start = np.zeros(ncell + 1, dtype=np.int64)
+            self.keys: Optional[npt.NDArray[np.int64]] = None
+            self.start: npt.NDArray[np.int64] = np.zeros(ncell + 1, dtype=np.int64)
             order = np.empty(n, dtype=np.intp)
             self._gids = np.empty(n, dtype=_U64)
             grid_sort(cx, cy, self.ny, self.start, order, cols, self._cols, sids, self._gids)
@@ -313,7 +323,24 @@ class GridIndex:
         first = self._csr(q[:cut[1]], lo[:cut[1]], cnt[:cut[1]], radius, distances, sort)
         return [first] + [f.result() for f in futures]
 
-    def within_csr(self, centres, radius, *, distances=False, sort=True, threads=1):
+    @overload
+    def within_csr(self, centres: npt.ArrayLike, radius: float, *, distances: Literal[False] = ...,
+                   sort: bool = ..., threads: int = ...
+                   ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]]: ...
+    @overload
+    def within_csr(self, centres: npt.ArrayLike, radius: float, *, distances: Literal[True],
+                   sort: bool = ..., threads: int = ...
+                   ) -> Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]: ...
+    @overload
+    def within_csr(self, centres: npt.ArrayLike, radius: float, *, distances: bool, sort: bool = ...,
+                   threads: int = ...
+                   ) -> Union[Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]],
+                              Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]]: ...
+
+    def within_csr(self, centres: npt.ArrayLike, radius: float, *, distances: bool = False, sort: bool = True,
+                   threads: int = 1
+                   ) -> Union[Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64]],
+                              Tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64]]]:
         """``within`` as one flat result (CSR): ``(offsets, ids)``, and with ``distances=True``
         ``(offsets, ids, distances)``. ``offsets`` (int64, one more than the centres): client
         i's ids are ``ids[offsets[i]:offsets[i + 1]]`` (ascending unless ``sort=False``), its
@@ -334,7 +361,18 @@ class GridIndex:
             dist = np.concatenate([p[2] for p in parts]) if distances else None
         return (offsets, out, dist) if distances else (offsets, out)
 
-    def within(self, centres, radius, *, distances=False, sort=True, threads=1):
+    @overload
+    def within(self, centres: npt.ArrayLike, radius: float, *, distances: Literal[False] = ...,
+               sort: bool = ..., threads: int = ...) -> _Ids: ...
+    @overload
+    def within(self, centres: npt.ArrayLike, radius: float, *, distances: Literal[True], sort: bool = ...,
+               threads: int = ...) -> Tuple[_Ids, _Distances]: ...
+    @overload
+    def within(self, centres: npt.ArrayLike, radius: float, *, distances: bool, sort: bool = ...,
+               threads: int = ...) -> Union[_Ids, Tuple[_Ids, _Distances]]: ...
+
+    def within(self, centres: npt.ArrayLike, radius: float, *, distances: bool = False, sort: bool = True,
+               threads: int = 1) -> Union[_Ids, Tuple[_Ids, _Distances]]:
         """For each centre (row of ``centres``), the ids of the entities at most ``radius`` away
         (finite, at least 0; distances compared as sums of squares in doubles), ascending, and with ``distances=True`` their distances too (aligned). ``sort=False``
         leaves each client's ids in grid order (a ViewBuilder takes them in any order, and sorts
@@ -344,7 +382,7 @@ class GridIndex:
         return self._query(centres, _radius(radius, "within"), None, distances, sort,
                            threads=threads)
 
-    def cells(self, centres, ring=1, *, sort=True):
+    def cells(self, centres: npt.ArrayLike, ring: int = 1, *, sort: bool = True) -> _Ids:
         """For each centre, the ids of the entities in its cell and in the ``ring`` cells around
         it on every side ((2 ring + 1) ** 2 cells of the grid), ascending."""
         if isinstance(ring, bool) or not isinstance(ring, (int, np.integer)) or ring < 0:
@@ -407,7 +445,20 @@ def _slices(flat, offsets):
     return [flat[i:j] for i, j in zip(b, b[1:])]
 
 
-def within(positions, ids, centres, radius, *, distances=False, method="grid"):
+@overload
+def within(positions: npt.ArrayLike, ids: Optional[npt.ArrayLike], centres: npt.ArrayLike, radius: float, *,
+           distances: Literal[False] = ..., method: Literal["grid", "kdtree"] = ...) -> _Ids: ...
+@overload
+def within(positions: npt.ArrayLike, ids: Optional[npt.ArrayLike], centres: npt.ArrayLike, radius: float, *,
+           distances: Literal[True], method: Literal["grid", "kdtree"] = ...) -> Tuple[_Ids, _Distances]: ...
+@overload
+def within(positions: npt.ArrayLike, ids: Optional[npt.ArrayLike], centres: npt.ArrayLike, radius: float, *,
+           distances: bool, method: Literal["grid", "kdtree"] = ...) -> Union[_Ids, Tuple[_Ids, _Distances]]: ...
+
+
+def within(positions: npt.ArrayLike, ids: Optional[npt.ArrayLike], centres: npt.ArrayLike, radius: float, *,
+           distances: bool = False, method: Literal["grid", "kdtree"] = "grid"
+           ) -> Union[_Ids, Tuple[_Ids, _Distances]]:
     """One-call form: the ids (and distances) within ``radius`` of each centre.
     ``method="grid"`` (NumPy, the default) or ``"kdtree"`` (scipy.spatial.cKDTree, if installed)."""
     if method == "grid":

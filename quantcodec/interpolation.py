@@ -13,12 +13,17 @@ order docs/interpolation.md writes them.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
 
 # (no import of the package here: the clients' tests load this file on its own, with NumPy
 # alone, as the reference their interpolators are checked against; see _schema_error)
+
+if TYPE_CHECKING:       # (for the type checker alone: see the note above)
+    from quantcodec.schema import Schema
+    from quantcodec.snapshot import Snapshot
 
 __all__ = ["Interpolator", "Sample"]
 
@@ -100,11 +105,15 @@ def nlerp(q0, q1, a, hemisphere):
 class Sample(NamedTuple):
     """What ``Interpolator.sample`` gives: ``ids`` (ascending) and ``columns`` (field -> array, as
     ``Snapshot.columns``), the two views' ticks ``a`` and ``b`` (b None: extrapolated or held), and
-    ``alpha`` (the fraction of the way from a to b; for extrapolation, ticks past a)."""
-    ids: np.ndarray
-    columns: dict
+    ``alpha``: the fraction of the way from a to b; for extrapolation, the ticks past a (at most
+    ``max_extrapolation``) over the ticks from the view before a to a,
+    ``min(t - a, max_extrapolation) / (a - p)`` (docs/interpolation.md); 0.0 when held."""
+    # (typing's names, not `int | None` or `dict[...]`: a NamedTuple's annotations are evaluated
+    # at run time by typing.get_type_hints, and Python 3.9 has neither)
+    ids: npt.NDArray[np.uint64]
+    columns: Dict[str, npt.NDArray[Any]]
     a: int
-    b: int | None
+    b: Optional[int]
     alpha: float
 
 
@@ -131,23 +140,25 @@ class Interpolator:
     (pushed after render time had passed its tick), extrapolated and early samples.
     """
 
-    def __init__(self, schema, *, capacity=32, max_extrapolation=2.0):
+    def __init__(self, schema: Schema, *, capacity: int = 32, max_extrapolation: float = 2.0) -> None:
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 2:
             raise ValueError(f"Interpolator: capacity must be an integer of at least 2, got {capacity!r}")
         max_extrapolation = float(max_extrapolation)
         if not 0.0 <= max_extrapolation < math.inf:
             raise ValueError(f"Interpolator: max_extrapolation must be finite and >= 0, got {max_extrapolation}")
-        self.schema = schema
-        self.capacity = capacity
-        self.max_extrapolation = max_extrapolation
-        self.rules = {name: field_rules(codec) for name, codec in schema.fields}
-        self.shapes = {}           # field -> (dtype, shape of a row) of the views' columns
-        self.views = []            # (tick, ids list, {field: list of rows}) ascending by tick
-        self.newest = None
-        self.last_t = None
-        self.stats = {"pushed": 0, "dropped": 0, "late": 0, "extrapolated": 0, "early": 0}
+        # (the attributes' annotations are not evaluated: they need not import the package)
+        self.schema: Schema = schema
+        self.capacity: int = capacity
+        self.max_extrapolation: float = max_extrapolation
+        self.rules: Dict[str, List[Tuple[str, float, float]]] = {
+            name: field_rules(codec) for name, codec in schema.fields}
+        self.shapes: Dict[str, Tuple[np.dtype[Any], Tuple[int, ...]]] = {}  # field -> (dtype, shape of a row) of the views' columns
+        self.views: List[Tuple[int, List[int], Dict[str, List[Any]]]] = []  # (tick, ids list, {field: list of rows}) ascending by tick
+        self.newest: Optional[int] = None
+        self.last_t: Optional[float] = None
+        self.stats: Dict[str, int] = {"pushed": 0, "dropped": 0, "late": 0, "extrapolated": 0, "early": 0}
 
-    def tick(self, seq):
+    def tick(self, seq: int) -> int:
         """The unwrapped tick of a 16-bit ``seq`` (relative to the newest view pushed)."""
         seq = int(seq) & 0xFFFF
         if self.newest is None:
@@ -155,7 +166,10 @@ class Interpolator:
         d = (seq - self.newest) & 0xFFFF
         return self.newest + (d - 0x10000 if d >= 0x8000 else d)
 
-    def push(self, view):
+    def push(self, view: Snapshot) -> bool:
+        """Add a view (a Snapshot with ``seq``): True, or False when it is dropped (a tick already
+        held, or older than every view of a full buffer). TypeError for what is not a view,
+        ValueError for a view without ``seq``, SchemaError for a view of another schema."""
         if not (hasattr(view, "seq") and hasattr(view, "columns") and hasattr(view, "ids")):
             raise TypeError(f"Interpolator.push: expected a view (a Snapshot, as StreamClient.receive "
                             f"returns), got {type(view).__name__}")
@@ -188,7 +202,9 @@ class Interpolator:
         self.stats["pushed"] += 1
         return True
 
-    def sample(self, t):
+    def sample(self, t: float) -> Sample:
+        """Every entity's values at render time ``t`` (ticks, a float): a :class:`Sample`.
+        ValueError before any view is pushed; TypeError for a render time that is not a number."""
         if isinstance(t, (str, bytes, bytearray)):
             raise TypeError(f"Interpolator.sample: the render time must be a number of ticks, got "
                             f"{type(t).__name__}")

@@ -9,13 +9,18 @@ The file format, the fingerprint and the record wire layout are documented in
 docs/schema-format.md.
 """
 
+from __future__ import annotations
+
 import hashlib
 import json
 import math
 import numbers
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, NoReturn, Optional, Sequence, Tuple,
+                    Type, TypeVar, Union)
+
+import numpy.typing as npt
 
 from ._codecs import Codec, codec_from_spec
 from ._canonical import canonical_json as _canonical_json
@@ -24,7 +29,17 @@ from ._schemabase import SchemaBase, record_methods
 from .errors import SchemaError
 from .snapshot import Snapshot
 
+if TYPE_CHECKING:
+    from typing_extensions import Buffer, Literal
+
 __all__ = ["Schema", "check_lockstep"]
+
+# What the public signatures take (strings to the interpreter: `from __future__ import annotations`)
+_CodecArg = Union[Codec, Mapping[str, Any]]         # a codec, or its spec() dict
+_Fields = Union[Mapping[str, _CodecArg], Sequence[Union[Tuple[str, _CodecArg], Mapping[str, Any]]]]
+_Columns = Mapping[str, npt.ArrayLike]              # field -> array (or list) of values, a row an entity
+_Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+_S = TypeVar("_S", bound="Schema")
 
 _SPEC_KEYS = ("name", "version", "fields")
 _FINGERPRINT_HEX = 16     # hex digits of the fingerprint: 64 bits of sha256
@@ -106,11 +121,27 @@ class Schema(SchemaBase):
 
     The one-record methods (``encode``, ``decode``, ``quantize``, ``dequantize``, ``roundtrip``,
     ``encode_codes``, ``decode_codes``, ``valid``) take their argument positionally, like
-    ``struct.pack``: they are C methods of the compiled base class (``quantcodec._plan.SchemaBase``),
+    ``struct.pack``: they are C methods of the compiled base class (``quantcodec._schemabase.SchemaBase``),
     one C call per record into the schema's plan, without a keyword layer.
     """
 
-    def __init__(self, name, fields, *, version=1, strict=False):
+    if TYPE_CHECKING:
+        # set once by __init__ (past the immutable __setattr__): read-only
+        @property
+        def name(self) -> str: ...
+        @property
+        def version(self) -> int: ...
+        @property
+        def strict(self) -> bool: ...
+        @property
+        def fields(self) -> Tuple[Tuple[str, Codec], ...]: ...
+        @property
+        def fingerprint(self) -> str:
+            """The short hex string (16 digits) both ends compare at connect."""
+        _codecs: Dict[str, Codec]
+        _canon: str
+
+    def __init__(self, name: str, fields: _Fields, *, version: int = 1, strict: bool = False) -> None:
         if not isinstance(name, str) or not name:
             raise SchemaError(f"schema name must be a non-empty string, got {name!r}")
         if isinstance(version, bool) or not isinstance(version, numbers.Integral) or version < 0:
@@ -136,48 +167,48 @@ class Schema(SchemaBase):
 
     # ------------------------------------------------------------------ immutability, identity
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError(f"Schema is immutable (cannot set {name!r})")
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> NoReturn:
         raise AttributeError(f"Schema is immutable (cannot delete {name!r})")
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Schema):
             return NotImplemented
         return self._canon == other._canon
 
-    def __ne__(self, other):
+    def __ne__(self, other: object) -> bool:
         r = self.__eq__(other)
         return r if r is NotImplemented else not r
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._canon)
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[Callable[..., Schema], Tuple[Any, ...]]:
         return (_rebuild, (self.spec(), self.strict))
 
-    def __copy__(self):
+    def __copy__(self: _S) -> _S:
         return self
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self: _S, memo: object) -> _S:
         return self
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         fields = ", ".join(f"({n!r}, {c!r})" for n, c in self.fields)
         strict = ", strict=True" if self.strict else ""
         return f"Schema({self.name!r}, [{fields}], version={self.version}{strict})"
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.fields)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.names)
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self._codecs
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Codec:
         """The codec of field `name`."""
         try:
             return self._codecs[name]
@@ -185,51 +216,53 @@ class Schema(SchemaBase):
             raise KeyError(f"schema {self.name!r} has no field {name!r}") from None
 
     @property
-    def names(self):
+    def names(self) -> Tuple[str, ...]:
         """The field names, in wire order."""
         return self._plan.names
 
     @property
-    def codecs(self):
+    def codecs(self) -> Tuple[Codec, ...]:
         """The field codecs, in wire order."""
         return self._plan.codecs
 
     # ------------------------------------------------------------------ one record
     # encode, decode, quantize, dequantize, roundtrip, encode_codes, decode_codes, valid: C method
-    # descriptors of Schema itself, given by _plan.record_methods below (their documentation is
-    # there); each is one C call into the compiled plan per record
+    # descriptors of Schema itself, given by _schemabase.record_methods below (their documentation
+    # is there); each is one C call into the compiled plan per record. A record is a mapping, an
+    # object with the field attributes or a sequence in field order; codes a sequence in field order
 
     if TYPE_CHECKING:
         def encode(self, record: object, /) -> bytes: ...
-        def decode(self, data: object, /) -> dict: ...
-        def quantize(self, record: object, /) -> tuple: ...
-        def dequantize(self, codes: object, /) -> dict: ...
-        def roundtrip(self, record: object, /) -> dict: ...
-        def encode_codes(self, codes: object, /) -> bytes: ...
-        def decode_codes(self, data: object, /) -> tuple: ...
+        def decode(self, data: Buffer, /) -> Dict[str, Any]: ...
+        def quantize(self, record: object, /) -> Tuple[Any, ...]: ...
+        def dequantize(self, codes: Sequence[Any], /) -> Dict[str, Any]: ...
+        def roundtrip(self, record: object, /) -> Dict[str, Any]: ...
+        def encode_codes(self, codes: Sequence[Any], /) -> bytes: ...
+        def decode_codes(self, data: Buffer, /) -> Tuple[Any, ...]: ...
         def valid(self, codes: object, /) -> bool: ...
 
     # ------------------------------------------------------------------ batches
 
-    def quantize_many(self, columns):
+    def quantize_many(self, columns: _Columns) -> Dict[str, npt.NDArray[Any]]:
         """Columns (dict field -> array) -> dict of code arrays in each codec's array shape and dtype.
         Enum columns hold indices or labels."""
         return self._plan.matrix_to_codes(self._plan.quantize_matrix(columns, None, "quantize_many")[0])
 
-    def dequantize_many(self, code_columns):
+    def dequantize_many(self, code_columns: _Columns) -> Dict[str, npt.NDArray[Any]]:
         """Dict of code arrays -> dict of value arrays (float64; exact fields in their codec's
         dtype; enum columns carry indices). DecodeError for a code that is not valid."""
         return self._plan.dequantize_matrix(self._plan.codes_to_matrix(code_columns))
 
-    def encode_many(self, columns):
+    def encode_many(self, columns: _Columns) -> bytes:
         """Columns -> bytes: the N records back to back in one bit stream, padded at the end."""
         return self._plan.encode_many(columns)
 
-    def decode_many(self, data, count):
+    def decode_many(self, data: Buffer, count: int) -> Dict[str, npt.NDArray[Any]]:
         """bytes of `count` records (as encode_many writes them) -> dict of value arrays."""
         return self._plan.decode_many(data, count)
 
-    def snapshot(self, ids, columns, *, bad="raise", previous=None):
+    def snapshot(self, ids: npt.ArrayLike, columns: _Columns, *,
+                 bad: Literal["raise", "drop", "keep"] = "raise", previous: Optional[Snapshot] = None) -> Snapshot:
         """Quantize the world once: an immutable Snapshot of `columns` for entities `ids`
         (docs/snapshots.md). Ids and columns of different lengths are a SchemaError.
 
@@ -246,44 +279,44 @@ class Schema(SchemaBase):
     # ------------------------------------------------------------------ clamping
 
     @property
-    def clamped(self):
+    def clamped(self) -> Dict[str, int]:
         """Values clamped (or substituted: NaN, infinities) per field since the schema was built or
         last reset, counted by every call that quantizes floats (encode, quantize, roundtrip and
         their batch forms, snapshots). A dict in field order; ``reset_clamped()`` zeroes it."""
         return dict(zip(self.names, self._plan.clamp_counts()))
 
-    def reset_clamped(self):
+    def reset_clamped(self) -> Dict[str, int]:
         """Zero the clamp counters; returns the counts they had (as `clamped`)."""
         return dict(zip(self.names, self._plan.reset_clamps()))
 
     # ------------------------------------------------------------------ sizes and errors
 
     @property
-    def bits(self):
+    def bits(self) -> int:
         """The most bits one record takes (every NearlyZero flag 1)."""
         return self._plan.max_bits
 
     @property
-    def min_bits(self):
+    def min_bits(self) -> int:
         """The fewest bits one record takes (every NearlyZero flag 0)."""
         return self._plan.min_bits
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         """The most bytes one record takes (bits rounded up to a byte)."""
         return (self._plan.max_bits + 7) // 8
 
     @property
-    def steps(self):
+    def steps(self) -> Dict[str, Any]:
         """Each field's step (a tuple for vectors), by field."""
         return {n: c.step for n, c in self.fields}
 
     @property
-    def max_errors(self):
+    def max_errors(self) -> Dict[str, Any]:
         """Each field's worst error for in-range input (degrees for Quat and UnitVector), by field."""
         return {n: c.max_error for n, c in self.fields}
 
-    def describe(self):
+    def describe(self) -> str:
         """A table of the fields: codec, bits, step and worst error, and the total against raw
         32-bit floats (one float32 per value component)."""
         rows = []
@@ -314,7 +347,7 @@ class Schema(SchemaBase):
 
     # ------------------------------------------------------------------ spec, JSON, TOML, fingerprint
 
-    def spec(self):
+    def spec(self) -> Dict[str, Any]:
         """A JSON-able dict: {"name", "version", "fields": [{"name", "codec": codec.spec()}, ...]}."""
         return {
             "name": self.name,
@@ -323,7 +356,7 @@ class Schema(SchemaBase):
         }
 
     @classmethod
-    def from_spec(cls, spec, *, strict=False):
+    def from_spec(cls: Type[_S], spec: Mapping[str, Any], *, strict: bool = False) -> _S:
         """Rebuild a schema from `spec()` (or the same structure read from JSON or TOML)."""
         if not isinstance(spec, Mapping):
             raise SchemaError(f"schema spec must be a dict, got {type(spec).__name__}")
@@ -335,11 +368,11 @@ class Schema(SchemaBase):
                 raise SchemaError(f"schema spec is missing {key!r}")
         return cls(spec["name"], spec["fields"], version=spec.get("version", 1), strict=strict)
 
-    def to_json(self, indent=2):
+    def to_json(self, indent: Union[int, str, None] = 2) -> str:
         """The spec as JSON text (floats written exactly, by Python's repr)."""
         return json.dumps(self.spec(), indent=indent, allow_nan=False)
 
-    def to_toml(self):
+    def to_toml(self) -> str:
         """The spec as TOML text, which ``Schema.load`` (a ``.toml`` file) and ``tomllib.loads``
         read back to an equal schema with the same fingerprint: floats written exactly (Python's
         repr), keys whose value would be null left out (TOML has no null). Simple codecs are
@@ -356,7 +389,7 @@ class Schema(SchemaBase):
         return "\n".join(out) + "\n"
 
     @classmethod
-    def from_json(cls, text, *, strict=False):
+    def from_json(cls: Type[_S], text: Union[str, bytes, bytearray], *, strict: bool = False) -> _S:
         """Rebuild a schema from `to_json()` text (str or bytes)."""
         try:
             spec = json.loads(text, object_pairs_hook=_no_duplicates)
@@ -367,7 +400,7 @@ class Schema(SchemaBase):
         return cls.from_spec(spec, strict=strict)
 
     @classmethod
-    def load(cls, path, *, strict=False):
+    def load(cls: Type[_S], path: _Path, *, strict: bool = False) -> _S:
         """Read a schema file: JSON (.json) or TOML (.toml), with the structure of `spec()`.
         Any other suffix: JSON if the text starts with '{', else TOML. Any file error (one that
         cannot be read, bad JSON or TOML, a bad spec) is a SchemaError naming the file."""
@@ -402,8 +435,9 @@ class Schema(SchemaBase):
             raise SchemaError(f"{path}: {e}") from None
 
     @classmethod
-    def from_proto(cls, source, message, *, include=(), version=1, name=None, unannotated="skip",
-                   strict=False):
+    def from_proto(cls: Type[_S], source: object, message: str, *, include: Sequence[_Path] = (),
+                   version: int = 1, name: Optional[str] = None,
+                   unannotated: Literal["skip", "raise"] = "skip", strict: bool = False) -> _S:
         """A schema from a protobuf message whose fields carry the options ``(quantized) = {min,
         max, bits}`` (Bounded), ``(quantized_power) = {max, pow, bits}`` (PowerCurve) or
         ``(bit_packed) = {bits}`` (UInt; Int for signed types), in declaration order; bool fields
@@ -417,7 +451,7 @@ class Schema(SchemaBase):
         return schema_from_proto(cls, source, message, include=include, version=version, name=name,
                                  unannotated=unannotated, strict=strict)
 
-    def check_fingerprint(self, fingerprint):
+    def check_fingerprint(self, fingerprint: Union[str, bytes, bytearray]) -> None:
         """Raise SchemaError unless `fingerprint` (the peer's hex string, str or ASCII bytes; case
         and surrounding whitespace do not matter) equals this schema's."""
         fp = fingerprint
@@ -428,7 +462,7 @@ class Schema(SchemaBase):
                               f"with fingerprint {self.fingerprint}, the peer sent {fingerprint!r}")
 
 
-record_methods(Schema)      # encode, decode, ...: C methods of Schema (quantcodec/_plan.pyx)
+record_methods(Schema)      # encode, decode, ...: C methods of Schema (quantcodec/_schemabase.pyx)
 
 
 # ---------------------------------------------------------------------------------------- TOML writer
@@ -598,7 +632,7 @@ def _show(v):
     return repr(v) if not isinstance(v, (int, float)) or isinstance(v, bool) else str(v)
 
 
-def check_lockstep(a, b, fields=None):
+def check_lockstep(a: Schema, b: Schema, fields: Union[str, Iterable[str], None] = None) -> None:
     """Raise SchemaError listing every shared field whose codecs differ between schemas `a` and `b`
     (e.g. "position[1]: bits 14 vs 16"), so that a full-state message and a delta message decode
     onto the same grid. `fields` limits the check to those names (each must be in both schemas);

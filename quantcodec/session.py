@@ -21,8 +21,10 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Mapping, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _framing
 from ._history import PacketCache, seq_newer
@@ -30,6 +32,20 @@ from ._interest import Linger as _Linger
 from .errors import CodecError, DecodeError, SchemaError
 from .snapshot import (Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of, _history,
                        _integer_ids, _plan_of)
+
+if TYPE_CHECKING:
+    from .schema import Schema
+
+# What the public signatures take (strings to the interpreter: `from __future__ import annotations`).
+# A client is any hashable (an address); interest gives each client's ids (an array of
+# non-negative integers), priority each client's weights (numbers, one an id): a mapping by
+# client, or a callable of (client, world)
+_Datagram = Union[bytes, bytearray, memoryview]
+_Key = Union[bytes, bytearray, memoryview]
+# (the client's type is Any there, not Hashable: a Mapping is invariant in its key type, and a
+# callable's parameter contravariant, so a Dict[Address, ...] or a callable of an Address would
+# not be taken)
+_PerClient = Union[Mapping[Any, npt.ArrayLike], Callable[[Any, Snapshot], npt.ArrayLike]]
 
 __all__ = ["StreamServer", "StreamClient"]
 
@@ -77,11 +93,13 @@ class LinkStats:
       ``if server.link(c).quiet > 10 * tick_rate: server.disconnect(c)``.
     """
 
-    ack_age: int | None
-    rtt: int | None
-    srtt: float | None
-    rttvar: float | None
-    delivered: float | None
+    # (typing.Optional, not `int | None`: dataclasses' annotations are evaluated at run time by
+    # typing.get_type_hints, and Python 3.9 has no `|` between types)
+    ack_age: Optional[int]
+    rtt: Optional[int]
+    srtt: Optional[float]
+    rttvar: Optional[float]
+    delivered: Optional[float]
     quiet: int
 
 
@@ -193,8 +211,9 @@ class StreamServer:
     in connect order (docs/views.md, "Threads").
     """
 
-    def __init__(self, schema, *, history=64, max_datagram=1200, budget=None, key=None, predict=True,
-                 threads=1, hysteresis=0):
+    def __init__(self, schema: Schema, *, history: int = 64, max_datagram: int = 1200,
+                 budget: Optional[int] = None, key: Optional[_Key] = None, predict: bool = True,
+                 threads: int = 1, hysteresis: int = 0) -> None:
         # (checked here as well as by each encoder, so that the errors name the class called)
         _plan_of(schema, "StreamServer")
         self._schema = schema
@@ -241,7 +260,7 @@ class StreamServer:
 
     # -- clients ------------------------------------------------------------------------------
 
-    def connect(self, client, *, budget=None):
+    def connect(self, client: Hashable, *, budget: Optional[int] = None) -> None:
         """Start a stream for ``client`` (any hashable: an address). ``budget`` (bytes a tick)
         overrides the server's for this client. Connecting a client again starts it over (a new
         stream and hello, its budget this call's)."""
@@ -251,46 +270,46 @@ class StreamServer:
         with self._lock:
             self._peers[client] = _Peer(client, self._encoder(), b, self._new_ticks)
 
-    def disconnect(self, client):
+    def disconnect(self, client: Hashable) -> None:
         """Forget ``client`` (KeyError if it is not connected)."""
         with self._lock:
             self._peer(client, "disconnect")
             del self._peers[client]
 
     @property
-    def clients(self):
+    def clients(self) -> List[Hashable]:
         """The connected clients, in the order they connected."""
         with self._lock:
             return list(self._peers)
 
     @property
-    def schema(self):
+    def schema(self) -> Schema:
         return self._schema
 
     @property
-    def history(self):
+    def history(self) -> int:
         return self._history
 
     @property
-    def max_datagram(self):
+    def max_datagram(self) -> int:
         return self._max_datagram
 
     @property
-    def threads(self):
+    def threads(self) -> int:
         """How many threads ``send`` builds and codes the clients' packets on."""
         return self._threads
 
     @property
-    def budget(self):
+    def budget(self) -> Optional[int]:
         """The server's budget in bytes a tick (None: none)."""
         return self._budget
 
     @property
-    def keyed(self):
+    def keyed(self) -> bool:
         """Whether the streams carry keyed tags (a shared key)."""
         return self._mk is not None
 
-    def set_budget(self, client, budget):
+    def set_budget(self, client: Hashable, budget: Optional[int]) -> None:
         """Change ``client``'s budget (bytes a tick, or None: no budget, not the server's) from
         its next tick on, without starting its stream over (``connect`` would)."""
         with self._lock:
@@ -298,19 +317,19 @@ class StreamServer:
             peer.budget = _check_budget(budget, peer.hello_len, self._one_len,
                                         f"StreamServer.set_budget({client!r})")
 
-    def budget_of(self, client):
+    def budget_of(self, client: Hashable) -> Optional[int]:
         """``client``'s budget in bytes a tick (None: none)."""
         return self._peer(client, "budget_of").budget
 
-    def encoder(self, client):
+    def encoder(self, client: Hashable) -> SnapshotEncoder:
         """``client``'s SnapshotEncoder (the layer beneath: its history, acks, stream id)."""
         return self._peer(client, "encoder").encoder
 
-    def has_stream(self, client):
+    def has_stream(self, client: Hashable) -> bool:
         """Whether ``client`` has acked a packet of its current stream (its hello stops)."""
         return self._peer(client, "has_stream").acked
 
-    def link(self, client):
+    def link(self, client: Hashable) -> LinkStats:
         """What ``client``'s replies tell of its link: a :class:`LinkStats` (ticks, not seconds)."""
         with self._lock:
             peer = self._peer(client, "link")
@@ -330,7 +349,8 @@ class StreamServer:
 
     # -- sending ------------------------------------------------------------------------------
 
-    def send(self, tick, world, *, interest=None, priority=None):
+    def send(self, tick: int, world: Snapshot, *, interest: Optional[_PerClient] = None,
+             priority: Optional[_PerClient] = None) -> Dict[Hashable, List[bytes]]:
         """The datagrams of tick ``tick`` (its sequence number: ``tick`` mod 65536) for every
         connected client: ``{client: [datagram, ...]}`` (hello first when it is due, then the
         packet or its fragments; an empty list when a budget left no room this tick).
@@ -626,7 +646,7 @@ class StreamServer:
 
     # -- replies ------------------------------------------------------------------------------
 
-    def receive(self, client, datagram):
+    def receive(self, client: Hashable, datagram: _Datagram) -> None:
         """Take a datagram ``client`` sent (a reply: an ack or a hello request). DecodeError,
         with nothing changed, for anything else: junk, a damaged or forged reply, one of another
         stream or schema, a replayed or stale one (docs/wire-format.md section 18), or one from
@@ -721,7 +741,7 @@ class StreamServer:
         peer.reply_ticks = self._new_ticks
         return None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<StreamServer of {getattr(self._schema, 'name', '?')!r}: {len(self._peers)} clients, "
                 f"history {self._history}, max_datagram {self._max_datagram}, budget {self._budget}"
                 f"{', keyed' if self._mk else ''}>")
@@ -841,7 +861,8 @@ class StreamClient:
     default 256 MiB). ``nonce`` fixes the client's incarnation id (tests and the conformance
     kit; by default a random one, which is what tells the server that a client restarted)."""
 
-    def __init__(self, schema, *, key=None, max_bytes=None, nonce=None):
+    def __init__(self, schema: Schema, *, key: Optional[_Key] = None, max_bytes: Optional[int] = None,
+                 nonce: Optional[int] = None) -> None:
         # (checked here as well as by the decoder, so that the errors name the class called)
         _plan_of(schema, "StreamClient")
         _framing.shared_key(key, "StreamClient")
@@ -860,38 +881,38 @@ class StreamClient:
         self._lock = threading.Lock()
 
     @property
-    def decoder(self):
+    def decoder(self) -> SnapshotDecoder:
         """The SnapshotDecoder beneath (the adopted stream, what is held)."""
         return self._decoder
 
     @property
-    def latest(self):
+    def latest(self) -> Optional[int]:
         """The newest sequence number decoded on the current stream (None before the first)."""
         return self._decoder.latest
 
     @property
-    def view(self):
+    def view(self) -> Optional[Snapshot]:
         """The newest view received (a Snapshot), or None."""
         return self._view
 
     @property
-    def stream_id(self):
+    def stream_id(self) -> Optional[int]:
         return self._decoder.stream_id
 
     @property
-    def nonce(self):
+    def nonce(self) -> int:
         return self._nonce
 
     @property
-    def holding(self):
+    def holding(self) -> int:
         """What the client holds in section 19's model, in bytes (at most ``max_bytes``)."""
         return self._decoder._state.holding
 
     @property
-    def max_bytes(self):
+    def max_bytes(self) -> int:
         return self._decoder._max_bytes
 
-    def receive(self, datagram):
+    def receive(self, datagram: _Datagram) -> Optional[Snapshot]:
         """Take one datagram from the server: the view it completes, or None."""
         if not isinstance(datagram, (bytes, bytearray)):
             datagram = _bytes_of(datagram, "StreamClient.receive")    # (TypeError names this call)
@@ -913,7 +934,7 @@ class StreamClient:
                 self._view = None
             return view
 
-    def reply(self):
+    def reply(self) -> Optional[bytes]:
         """The reply to send the server now (bytes), or None (docs/wire-format.md section 18)."""
         with self._lock:
             if not self._due:
@@ -936,6 +957,6 @@ class StreamClient:
                     acks |= 1 << i
             return _framing.seal(_ACK.pack(ACK, 1, self._nonce, rseq, latest, acks), dec._check_r)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<StreamClient of {getattr(self._schema, 'name', '?')!r}: nonce {self._nonce:08x}, "
                 f"{self._decoder!r}>")

@@ -23,8 +23,10 @@ import os
 import threading
 import weakref
 import time
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from ._delta import DeltaDecoder, DeltaEncoder, Layout, SnapshotData, _untracked_class, ascending_ids, ids_u64, same_ids
 from ._history import DecoderState, EncoderState, PacketCache, seq_arg, seq_distance, seq_newer
@@ -32,6 +34,19 @@ from ._schemabase import plan_of
 from . import _framing
 from .errors import DecodeError, RangeError, SchemaError
 from ._bitstream import crc32c as _crc32c
+
+if TYPE_CHECKING:
+    from typing_extensions import Literal
+
+    from ._framing import Hello
+    from .schema import Schema
+
+# What the public signatures take (strings to the interpreter: `from __future__ import annotations`)
+_Ids = npt.ArrayLike                    # entity ids: a 1-D array (or list) of non-negative integers
+_Columns = Mapping[str, npt.ArrayLike]  # field -> values (or codes), a row an entity
+_IdArray = npt.NDArray[np.uint64]
+_Datagram = Union[bytes, bytearray, memoryview]     # (any contiguous buffer is taken)
+_Key = Union[bytes, bytearray, memoryview]
 
 __all__ = ["Snapshot", "SnapshotEncoder", "SnapshotDecoder", "PacketCache", "seq_newer", "seq_distance"]
 
@@ -219,7 +234,8 @@ class Snapshot(SnapshotData):
     # bad-entity report of a snapshot built with bad="drop" / "keep" that met any (unset: none)
     __slots__ = ("_report",)
 
-    def __init__(self, schema, ids, columns, *, bad="raise", previous=None):
+    def __init__(self, schema: Schema, ids: _Ids, columns: _Columns, *,
+                 bad: Literal["raise", "drop", "keep"] = "raise", previous: Optional[Snapshot] = None) -> None:
         plan = _plan_of(schema, "Snapshot")
         given = _check_ids(ids)
         ids, order = _sort_ids(given)
@@ -269,7 +285,7 @@ class Snapshot(SnapshotData):
         return self
 
     @classmethod
-    def from_codes(cls, schema, ids, code_columns):
+    def from_codes(cls, schema: Schema, ids: _Ids, code_columns: _Columns) -> Snapshot:
         """A snapshot from already-quantized codes (as ``schema.quantize_many`` gives them);
         DecodeError for a code that is not valid."""
         plan = _plan_of(schema, "Snapshot.from_codes")
@@ -281,7 +297,7 @@ class Snapshot(SnapshotData):
             matrix = matrix[order]
         return cls._make(schema, ids, np.ascontiguousarray(matrix))
 
-    def __reduce__(self):
+    def __reduce__(self) -> Tuple[Callable[..., Snapshot], Tuple[Any, ...]]:
         clamped = None if self._clamped is None else tuple(self._clamped)
         report = getattr(self, "_report", None)
         args = (self._schema, np.array(self._ids), np.array(self._matrix), self._seq, clamped)
@@ -292,26 +308,26 @@ class Snapshot(SnapshotData):
     # -- state ------------------------------------------------------------------------------------
 
     @property
-    def schema(self):
+    def schema(self) -> Schema:
         return self._schema
 
     @property
-    def seq(self):
+    def seq(self) -> Optional[int]:
         """The sequence number of a decoded view (0..65535); None for a server-side snapshot."""
         return self._seq
 
     @property
-    def ids(self):
+    def ids(self) -> _IdArray:
         """Entity ids, uint64, ascending (read-only)."""
         return self._ids
 
     @property
-    def matrix(self):
+    def matrix(self) -> npt.NDArray[np.uint64]:
         """The code matrix: one row per entity (in ``ids`` order), one uint64 carrier per slot."""
         return self._matrix
 
     @property
-    def clamped(self):
+    def clamped(self) -> Dict[str, int]:
         """Values clamped (or substituted) per field when this snapshot was quantized (all 0 for
         a decoded view: clamping happened on the server)."""
         if self._clamped is None:
@@ -319,7 +335,7 @@ class Snapshot(SnapshotData):
         return dict(zip(self._schema.names, self._clamped))
 
     @property
-    def bad(self):
+    def bad(self) -> Dict[int, str]:
         """``{id: reason}`` of the entities whose input was bad, ascending by id: dropped, or
         given their codes in ``previous`` (``bad="keep"``). Empty unless built with
         ``bad="drop"`` or ``"keep"`` from input that had any."""
@@ -327,19 +343,19 @@ class Snapshot(SnapshotData):
         return {} if report is None else dict(report["bad"])
 
     @property
-    def dropped(self):
+    def dropped(self) -> _IdArray:
         """Ids (uint64, ascending) of the bad entities left out of this snapshot."""
         report = getattr(self, "_report", None)
         return _NO_IDS if report is None else report["dropped"]
 
     @property
-    def kept(self):
+    def kept(self) -> _IdArray:
         """Ids (uint64, ascending) of the bad entities that have their codes of ``previous``."""
         report = getattr(self, "_report", None)
         return _NO_IDS if report is None else report["kept"]
 
     @property
-    def codes(self):
+    def codes(self) -> Dict[str, npt.NDArray[Any]]:
         """Dict of per-field code arrays (the shapes and dtypes of ``schema.quantize_many``)."""
         if self._codes is None:
             codes = _plan_of(self._schema, "Snapshot").matrix_to_codes(self._matrix)
@@ -347,7 +363,7 @@ class Snapshot(SnapshotData):
         return dict(self._codes)
 
     @property
-    def columns(self):
+    def columns(self) -> Dict[str, npt.NDArray[Any]]:
         """Dict of dequantized value arrays, rows in ``ids`` order: exactly what
         ``schema.roundtrip`` gives for the values the server quantized."""
         if self._columns is None:
@@ -355,16 +371,16 @@ class Snapshot(SnapshotData):
             self._columns = {k: _frozen(v) for k, v in cols.items()}
         return dict(self._columns)
 
-    def records(self):
+    def records(self) -> Dict[int, Dict[str, Any]]:
         """``{id: {field: value}}`` with the values of ``schema.roundtrip`` (tuples for vectors,
         labels for enums)."""
         plan = _plan_of(self._schema, "Snapshot")
         return dict(zip(self._ids.tolist(), plan.matrix_records(self._matrix)))
 
-    def __len__(self):
+    def __len__(self) -> int:
         return int(self._ids.shape[0])
 
-    def __contains__(self, ident):
+    def __contains__(self, ident: object) -> bool:
         # an id is an integer: "1", 1.5 or True are not ids (np.uint64 would truncate them)
         if not isinstance(ident, (int, np.integer)) or isinstance(ident, (bool, np.bool_)):
             return False
@@ -374,7 +390,7 @@ class Snapshot(SnapshotData):
         i = int(np.searchsorted(self._ids, key))
         return i < len(self._ids) and self._ids[i] == key
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Snapshot):
             return NotImplemented
         return (self._schema == other._schema and np.array_equal(self._ids, other._ids)
@@ -383,7 +399,7 @@ class Snapshot(SnapshotData):
     # (unhashable: equality compares contents)
     __hash__ = None  # type: ignore[assignment]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         name = getattr(self._schema, "name", "?")
         seq = "" if self._seq is None else f" seq={self._seq}"
         return f"<Snapshot{seq} of {name!r}: {len(self)} entities>"
@@ -593,8 +609,9 @@ class SnapshotEncoder:
     ``encode_datagrams`` splits one above ``max_datagram`` into fragments.
     """
 
-    def __init__(self, schema, history=64, *, predict=True, cache=None, max_datagram=1200,
-                 stream_id=None, key=None):
+    def __init__(self, schema: Schema, history: int = 64, *, predict: bool = True,
+                 cache: Optional[PacketCache] = None, max_datagram: int = 1200,
+                 stream_id: Optional[int] = None, key: Optional[_Key] = None) -> None:
         self._plan = _plan_of(schema, "SnapshotEncoder")
         self._mk = _framing.shared_key(key, "SnapshotEncoder")
         self._schema = schema
@@ -630,52 +647,52 @@ class SnapshotEncoder:
             self.ack = self._state.ack
 
     @property
-    def schema(self):
+    def schema(self) -> Schema:
         return self._schema
 
     @property
-    def history(self):
+    def history(self) -> int:
         """How many sequence numbers are held, the packet's own included: a baseline is at
         most ``history - 1`` back."""
         return self._history
 
     @property
-    def acked(self):
+    def acked(self) -> Tuple[int, ...]:
         """The acknowledged sequence numbers still held, newest first."""
         return self._state.state()[2]
 
     @property
-    def held(self):
+    def held(self) -> Tuple[int, ...]:
         """The sequence numbers of the snapshots held (sent, not yet too old), newest first."""
         return self._state.state()[1]
 
     @property
-    def cache(self):
+    def cache(self) -> Optional[PacketCache]:
         """The :class:`PacketCache` shared with other clients' encoders, or None."""
         return self._state.cache
 
     @property
-    def predict(self):
+    def predict(self) -> bool:
         """Whether packets may extrapolate from a second acknowledged snapshot."""
         return self._predict
 
     @property
-    def max_datagram(self):
+    def max_datagram(self) -> int:
         """The datagram budget in bytes: ``encode_datagrams`` never returns a larger one."""
         return self._max_datagram
 
     @property
-    def stream_id(self):
+    def stream_id(self) -> int:
         """The 64-bit id of the current stream (new at construction and at every ``reset()``)."""
         return self._stream_id
 
     @property
-    def started(self):
+    def started(self) -> int:
         """When the current stream started, in microseconds since the Unix epoch (it orders
         streams: a client adopts the hello of a newer one)."""
         return self._started_us
 
-    def hello(self):
+    def hello(self) -> bytes:
         """The hello datagram of the current stream (docs/wire-format.md section 13): the
         client checks its schema against it and adopts the stream's parameters
         (``SnapshotDecoder.from_hello``, or ``decoder.decode(hello)``). Send it when a client
@@ -686,7 +703,7 @@ class SnapshotEncoder:
                                               _framing.hello_check(self._mk))
         return self._hello
 
-    def encode_datagrams(self, seq, snapshot):
+    def encode_datagrams(self, seq: int, snapshot: Snapshot) -> List[bytes]:
         """The packet of ``encode(seq, snapshot)`` as datagrams of at most ``max_datagram``
         bytes: the one datagram ``encode`` gives when it fits, else its fragments (at most 256;
         CodecError beyond). Send them all; the client reassembles them."""
@@ -694,35 +711,35 @@ class SnapshotEncoder:
                                  self._seed_p)
 
     @property
-    def last_bits(self):
+    def last_bits(self) -> int:
         """The exact size in bits of the last packet encoded (before its padding to a byte)."""
         return self._coder.last_bits
 
     @property
-    def last_baseline(self):
+    def last_baseline(self) -> Optional[int]:
         """The baseline sequence number of the last packet encoded (None: it was sent in full)."""
         return self._state.last[0]
 
-    def encode(self, seq, snapshot):
+    def encode(self, seq: int, snapshot: Snapshot) -> bytes:
         """The datagram (bytes: the packet and its check, docs/wire-format.md section 11) that
         brings a client holding the acknowledged snapshots to ``snapshot``, numbered ``seq``
         (taken mod 65536), whatever its size; ``encode_datagrams`` cuts it to ``max_datagram``."""
         return self._state.encode(seq, snapshot)
 
-    def ack(self, seq):
+    def ack(self, seq: Optional[int]) -> bool:
         """Record that the client has snapshot ``seq``. Returns True if that snapshot is held
         (it can now serve as a baseline), False if it is unknown or too old, or ``seq`` is None
         (ignored: acks arrive late and duplicated)."""
         return self._state.ack(seq)
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget every snapshot and ack (a client that reconnects) and start a new stream (a new
         ``stream_id``, a new ``hello()``): the next packet is full, and the client needs the
         new hello to read it. Numbers held as suspect after a start over or an early ack are
         forgotten too."""
         self._start()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         _, held, acked = self._state.state()
         return (f"<SnapshotEncoder of {getattr(self._schema, 'name', '?')!r}: history {self._history}, "
                 f"stream {self._stream_id:016x}, {len(held)} held, {len(acked)} acked>")
@@ -749,7 +766,8 @@ class SnapshotDecoder:
     adopted does not hold the client: its server's next hello takes it back).
     """
 
-    def __init__(self, schema, history=64, *, key=None, max_bytes=None):
+    def __init__(self, schema: Schema, history: int = 64, *, key: Optional[_Key] = None,
+                 max_bytes: Optional[int] = None) -> None:
         self._plan = _plan_of(schema, "SnapshotDecoder")
         self._schema = schema
         self._history = _history(history, "SnapshotDecoder")
@@ -774,7 +792,8 @@ class SnapshotDecoder:
             self.decode = self._state.decode        # no Python frame per packet (as encode)
 
     @classmethod
-    def from_hello(cls, schema, hello, *, key=None, max_bytes=None):
+    def from_hello(cls, schema: Schema, hello: _Datagram, *, key: Optional[_Key] = None,
+                   max_bytes: Optional[int] = None) -> SnapshotDecoder:
         """A decoder on the stream that ``hello`` (the bytes of ``encoder.hello()``) announces,
         with its parameters. SchemaError saying what differs when the server's schema is not
         ``schema``; DecodeError when ``hello`` is not a hello this library can read (or, kind
@@ -849,45 +868,45 @@ class SnapshotDecoder:
         return None
 
     @property
-    def schema(self):
+    def schema(self) -> Schema:
         return self._schema
 
     @property
-    def history(self):
+    def history(self) -> int:
         """The stream's history (the hello's, once one is adopted)."""
         return self._history
 
     @property
-    def stream_id(self):
+    def stream_id(self) -> Optional[int]:
         """The id of the adopted stream, or None before a hello."""
         return None if self._hello is None else self._hello.stream_id
 
     @property
-    def hello_info(self):
+    def hello_info(self) -> Optional[Hello]:
         """What the adopted hello said (a named tuple: stream_id, started, history, predict,
         max_datagram, fingerprint, ...), or None."""
         return self._hello
 
     @property
-    def latest(self):
+    def latest(self) -> Optional[int]:
         """The newest sequence number decoded so far (None before the first): the ack."""
         return self._state.latest
 
     @property
-    def held(self):
+    def held(self) -> Tuple[int, ...]:
         """The sequence numbers of the snapshots held as possible baselines, newest first."""
         return self._state.state()[1]
 
-    def get(self, seq):
+    def get(self, seq: int) -> Optional[Snapshot]:
         """The held snapshot ``seq``, or None."""
         return self._state.get(seq)
 
-    def decode(self, datagram):
+    def decode(self, datagram: _Datagram) -> Optional[Snapshot]:
         """Take one datagram; returns the snapshot it completes, or None (a fragment that
         completes nothing, a hello). DecodeError (state unchanged) when it is refused."""
         return self._state.decode(datagram)
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget everything decoded (``latest`` back to None) and the partial packets; the
         adopted stream stays."""
         with self._lock:
@@ -895,7 +914,7 @@ class SnapshotDecoder:
             if self._frag is not None:
                 self._frag.clear()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         latest, held = self._state.state()
         stream = "no stream yet" if self._hello is None else f"stream {self._hello.stream_id:016x}"
         return (f"<SnapshotDecoder of {getattr(self._schema, 'name', '?')!r}: {stream}, history "

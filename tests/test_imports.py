@@ -3,7 +3,9 @@ module imports another (shared helpers live in tests/helpers.py, conftest.py, re
 
 Every import counts, at module level or inside a function (a deferred import is still a dependency,
 only one that fails later), in the Python modules and the Cython ones (`import`, `from .. import`,
-and `cimport`, which imports the other module when this one loads)."""
+and `cimport`, which imports the other module when this one loads). Imports under
+`if TYPE_CHECKING:` alone do not count: the interpreter never runs them, they only name types for
+the type checker (snapshot.py's signatures take a Schema, whose module imports snapshot)."""
 
 import ast
 import re
@@ -56,7 +58,17 @@ def _imports(path, modules):
 
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".py":
-        for node in ast.walk(ast.parse(text)):
+        tree = ast.parse(text)
+        typing_only = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and (
+                    (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING")
+                    or (isinstance(node.test, ast.Attribute) and node.test.attr == "TYPE_CHECKING")):
+                for stmt in node.body:
+                    typing_only.update(id(n) for n in ast.walk(stmt))
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
             if isinstance(node, ast.Import):
                 for a in node.names:
                     add(a.name)
