@@ -350,7 +350,7 @@ class StreamServer:
     # -- sending ------------------------------------------------------------------------------
 
     def send(self, tick: int, world: Snapshot, *, interest: Optional[_PerClient] = None,
-             priority: Optional[_PerClient] = None) -> Dict[Hashable, List[bytes]]:
+             priority: Optional[_PerClient] = None) -> Dict[Any, List[bytes]]:
         """The datagrams of tick ``tick`` (its sequence number: ``tick`` mod 65536) for every
         connected client: ``{client: [datagram, ...]}`` (hello first when it is due, then the
         packet or its fragments; an empty list when a budget left no room this tick).
