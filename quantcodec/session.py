@@ -950,10 +950,12 @@ class StreamClient:
             latest = dec.latest
             if latest is None:
                 return _framing.seal(_ACK.pack(ACK, 0, self._nonce, rseq, 0, 0), dec._check_r)
-            held = set(dec.held)
+            # (the 32 numbers before latest looked up one by one: `dec.held` lists and sorts the
+            # whole window, up to 32,767 numbers a reply under a hello of a long history)
+            get = dec._state.get
             acks = 0
             for i in range(32):
-                if (latest - 1 - i) & 0xFFFF in held:
+                if get((latest - 1 - i) & 0xFFFF) is not None:
                     acks |= 1 << i
             return _framing.seal(_ACK.pack(ACK, 1, self._nonce, rseq, latest, acks), dec._check_r)
 
