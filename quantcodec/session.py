@@ -140,7 +140,7 @@ class _Peer:
     __slots__ = ("client", "encoder", "budget", "nonce", "replies", "acked",
                  "hello_due", "hello_alone", "tick_bytes", "views", "hello_len", "sent", "ack_seq",
                  "ack_tick", "rtt", "srtt", "rttvar", "delivered", "reply_ticks", "quiet_restart",
-                 "linger", "leaving", "cut", "asked")
+                 "linger", "leaving", "cut", "asked", "request_check", "keyed", "one_len")
 
     def __init__(self, client, encoder, budget, ticks):
         self.client = client
@@ -169,6 +169,9 @@ class _Peer:
         self.cut = 0               # interest still in its acknowledged view (ascending), and how
                                    # many of them the next packet removes (StreamServer._leave)
         self.asked = None          # this tick's interest ids as given (None: the whole world)
+        self.request_check = None  # its stream's key: the hello requests' check, whether keyed,
+        self.keyed = False         # and the bytes that carry one entity whole (the server's, or
+        self.one_len = 0           # those of a key of its own: connect(client, key=...))
 
     def restart(self):
         """The client restarted: a new stream (id, hello), the next packet in full."""
@@ -186,7 +189,8 @@ class StreamServer:
     """The server half of a session: one stream per connected client.
 
     ``StreamServer(schema, *, history=64, max_datagram=1200, budget=None, key=None,
-    predict=True, threads=1, hysteresis=0)``; ``connect(client, *, budget=None)`` (``client``: any hashable, an address),
+    predict=True, threads=1, hysteresis=0)``; ``connect(client, *, budget=None, key=None)``
+    (``client``: any hashable, an address; ``key``: this client's own, instead of the server's),
     ``send(tick, world, *, interest=None, priority=None)`` -> ``{client: [datagram, ...]}``
     for every connected client, ``receive(client, datagram)`` for what clients send back (a
     ``DecodeError`` for anything that is not a fresh reply of that client's stream, which then
@@ -253,22 +257,45 @@ class StreamServer:
                                                  # within history, and the 32 before it
         self._window = min(32, self._history - 1)    # the ticks an ack's bits tell of
 
-    def _encoder(self, cache=True):
+    def _encoder(self, cache=True, key=None):
         return SnapshotEncoder(self._schema, self._history, predict=self._predict,
                                cache=self._cache if cache else None,
-                               max_datagram=self._max_datagram, key=self._key)
+                               max_datagram=self._max_datagram, key=self._key if key is None else key)
 
     # -- clients ------------------------------------------------------------------------------
 
-    def connect(self, client: Hashable, *, budget: Optional[int] = None) -> None:
+    def connect(self, client: Hashable, *, budget: Optional[int] = None,
+                key: Optional[_Key] = None) -> None:
         """Start a stream for ``client`` (any hashable: an address). ``budget`` (bytes a tick)
-        overrides the server's for this client. Connecting a client again starts it over (a new
-        stream and hello, its budget this call's)."""
-        hash(client)
-        b = self._budget if budget is None else _check_budget(
-            budget, self._hello_len, self._one_len, f"StreamServer.connect({client!r})")
+        overrides the server's for this client; ValueError when it is below the stream's hello
+        or cannot carry one entity whole. ``key`` (bytes, 1 to 255) is this client's own shared
+        secret instead of the server's ``key`` (e.g. each player's from the game's login): its
+        stream's datagrams both ways are then tagged with it, so that no other client, nor anyone
+        who sees another client's datagrams, can forge one of this stream or replay another
+        stream's datagram into it (with one key for every client, a hello of another client's
+        newer stream, replayed to this one, would start it over). Connecting a client again
+        starts it over (a new stream and hello, its budget and key this call's)."""
+        who = f"StreamServer.connect({client!r})"
+        try:
+            hash(client)
+        except TypeError as e:
+            raise TypeError(f"{who}: a client must be hashable (an address), got "
+                            f"{type(client).__name__}") from e
+        if key is None:
+            encoder, rc, keyed = self._encoder(), self._request_check, self._mk is not None
+            hello_len, one_len = self._hello_len, self._one_len
+        else:
+            k = bytes(key) if isinstance(key, (bytearray, memoryview)) else key
+            mk = _framing.shared_key(k, who)
+            encoder, rc, keyed = self._encoder(key=k), _framing.request_check(mk), True
+            hello_len = len(encoder.hello())
+            one_len = _one_entity_len(self._schema, self._encoder(cache=False, key=k))
+        b = self._budget if budget is None and key is None else _check_budget(
+            self._budget if budget is None else budget, hello_len, one_len, who)
         with self._lock:
-            self._peers[client] = _Peer(client, self._encoder(), b, self._new_ticks)
+            peer = _Peer(client, encoder, b, self._new_ticks)
+            peer.request_check, peer.keyed, peer.one_len = rc, keyed, one_len
+            self._peers[client] = peer
 
     def disconnect(self, client: Hashable) -> None:
         """Forget ``client`` (KeyError if it is not connected)."""
@@ -306,7 +333,8 @@ class StreamServer:
 
     @property
     def keyed(self) -> bool:
-        """Whether the streams carry keyed tags (a shared key)."""
+        """Whether the streams carry keyed tags (a server-wide key; ``connect(client, key=...)``
+        keys a client's stream whatever this says)."""
         return self._mk is not None
 
     def set_budget(self, client: Hashable, budget: Optional[int]) -> None:
@@ -314,7 +342,7 @@ class StreamServer:
         its next tick on, without starting its stream over (``connect`` would)."""
         with self._lock:
             peer = self._peer(client, "set_budget")
-            peer.budget = _check_budget(budget, peer.hello_len, self._one_len,
+            peer.budget = _check_budget(budget, peer.hello_len, peer.one_len,
                                         f"StreamServer.set_budget({client!r})")
 
     def budget_of(self, client: Hashable) -> Optional[int]:
@@ -653,7 +681,11 @@ class StreamServer:
         a client not connected (kind ``check``, as a stray)."""
         data = _bytes_of(datagram, "StreamServer.receive")
         with self._lock:
-            peer = self._peers.get(client)
+            try:
+                peer = self._peers.get(client)
+            except TypeError as e:
+                raise TypeError(f"StreamServer.receive: a client must be hashable (an address), "
+                                f"got {type(client).__name__}") from e
             if peer is None:
                 raise DecodeError(f"StreamServer.receive: a datagram from {client!r}, which is not "
                                   f"connected", kind="check")
@@ -663,11 +695,11 @@ class StreamServer:
             if n == _framing.REPLY_ACK + t and data[0] == ACK and _framing.holds(data, enc._check_r):
                 return self._ack(peer, data)
             if n == _framing.REPLY_HELLO + t and data[0] == HELLO_REQUEST \
-                    and _framing.holds(data, self._request_check):
+                    and _framing.holds(data, peer.request_check):
                 return self._hello_request(peer, data)
             raise DecodeError(f"StreamServer.receive: a datagram of {n} bytes from {client!r} is no "
                               f"reply of its stream {enc.stream_id:016x} (damaged, stray, of another "
-                              f"or an earlier stream{', or made without the key' if self._mk else ''})",
+                              f"or an earlier stream{', or made without the key' if peer.keyed else ''})",
                               kind="check")
 
     def _ack(self, peer, data):

@@ -824,6 +824,93 @@ def test_key_argument_errors():
         qc.StreamClient(SCHEMA, key=b"")
 
 
+def _two_clients(keys, server_key=None):
+    """A server with clients "a" and "b" (``keys``: their connect keys, or None for the
+    server's), their StreamClients, and one lossless tick at a time."""
+    server = qc.StreamServer(SCHEMA, key=server_key)
+    clients = {}
+    for name, k in zip("ab", keys):
+        server.connect(name, key=k)
+        clients[name] = qc.StreamClient(SCHEMA, key=k if k is not None else server_key)
+    return server, clients
+
+
+def _tick_all(server, clients, t, snap):
+    out = server.send(t, snap)
+    for name, client in clients.items():
+        for d in out[name]:
+            client.receive(d)
+        r = client.reply()
+        if r is not None:
+            server.receive(name, r)
+    return out
+
+
+@pytest.mark.parametrize("server_key", [None, b"the server-wide key"])
+def test_a_key_per_client_refuses_another_clients_stream_replayed(server_key):
+    # With one key for every client, a hello of another client's newer stream is genuine at
+    # every client: replayed to "a", it starts "a" over (docs/hostile-input.md). With a key of
+    # its own (connect(client, key=...)), "a" refuses it (kind check) and its view goes on.
+    world = World(20)
+    server, clients = _two_clients([b"alice's own secret", b"bob's own secret"], server_key)
+    for t in range(8):
+        _tick_all(server, clients, t, world.tick())
+    a = clients["a"]
+    stream = a.decoder.stream_id
+    for t in range(8, 40):
+        if t % 6 == 0:                       # "b" restarts: its server starts it a new stream
+            server.connect("b", key=b"bob's own secret")
+            clients["b"] = qc.StreamClient(SCHEMA, key=b"bob's own secret")
+        snap = world.tick()
+        out = _tick_all(server, clients, t, snap)
+        for d in out["b"]:
+            if d[:4] == b"QCHL":
+                with pytest.raises(qc.DecodeError) as e:
+                    a.receive(d)
+                assert e.value.kind == "check"
+        assert a.decoder.stream_id == stream and a.view.seq == t and a.view == snap
+    # the keys: "a"'s replies sealed with "b"'s key, or the server's, are refused
+    for k in (b"bob's own secret", server_key):
+        impostor = qc.StreamClient(SCHEMA, key=k)
+        with pytest.raises(qc.DecodeError) as e:
+            server.receive("a", impostor.reply())             # a hello request
+        assert e.value.kind == "check"
+
+
+def test_with_one_key_for_all_another_clients_hello_replayed_starts_a_client_over():
+    # (what the per-client key is for: the documented limit of a server-wide key)
+    world = World(20)
+    server, clients = _two_clients([None, None], b"the server-wide key")
+    for t in range(8):
+        _tick_all(server, clients, t, world.tick())
+    a = clients["a"]
+    stream = a.decoder.stream_id
+    server.connect("b")
+    clients["b"] = qc.StreamClient(SCHEMA, key=b"the server-wide key")
+    out = _tick_all(server, clients, 8, world.tick())
+    hello_b = [d for d in out["b"] if d[:4] == b"QCHL"]
+    assert hello_b and a.receive(hello_b[0]) is None
+    assert a.decoder.stream_id != stream and a.view is None
+
+
+def test_a_client_key_keys_its_budget_checks_and_its_errors():
+    hello = len(qc.SnapshotEncoder(SCHEMA).hello())
+    server = qc.StreamServer(SCHEMA, budget=hello)             # unkeyed: the hello fits
+    with pytest.raises(ValueError, match=rf"connect\('k'\): a budget of {hello} bytes a tick is "
+                                         rf"smaller than the stream's hello \({hello + 4} bytes\)"):
+        server.connect("k", key=b"a key")                      # its keyed hello does not
+    server.connect("k", key=b"a key", budget=hello + 4 + 60)
+    assert server.budget_of("k") == hello + 64 and len(server.encoder("k").hello()) == hello + 4
+    with pytest.raises(TypeError, match=r"connect\('k'\): key must be bytes"):
+        server.connect("k", key="text")
+    with pytest.raises(TypeError, match=r"StreamServer.connect\(\[1\]\): a client must be hashable"):
+        server.connect([1])
+    with pytest.raises(TypeError, match=r"StreamServer.receive: a client must be hashable"):
+        server.receive([1], b"\x00" * 24)
+    with pytest.raises(qc.DecodeError, match="or made without the key"):
+        server.receive("k", qc.StreamClient(SCHEMA).reply())
+
+
 # -- limits --------------------------------------------------------------------------------------
 
 def test_limits_refuse_a_hello_and_a_packet_leaving_the_state_as_it_was():
