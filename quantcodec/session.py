@@ -109,6 +109,9 @@ def _check_budget(budget, hello_len, one_len, owner):
     if isinstance(budget, bool) or not isinstance(budget, int):
         raise TypeError(f"{owner}: budget must be an integer number of bytes or None, got "
                         f"{type(budget).__name__}")
+    if budget < 1:
+        raise ValueError(f"{owner}: budget must be a positive number of bytes a tick (or None: "
+                         f"no budget), got {budget}")
     if budget < hello_len:
         raise ValueError(f"{owner}: a budget of {budget} bytes a tick is smaller than the stream's "
                          f"hello ({hello_len} bytes), which must fit in one tick")
@@ -419,10 +422,11 @@ class StreamServer:
             if last is not None and not seq_newer(seq, int(last) & 0xFFFF):
                 if seq != int(last) & 0xFFFF:
                     raise ValueError(
-                        f"StreamServer.send: tick {tick} is not after the last tick sent ({last}): "
-                        f"ticks move forward, the sequence number tick mod 65536 newer than the last "
-                        f"(less than 32768 ahead); a server whose ticks stopped that long starts "
-                        f"again with a new StreamServer")
+                        f"StreamServer.send: tick {tick} (sequence number {seq}) is not after the "
+                        f"last tick sent ({last}, sequence number {int(last) & 0xFFFF}): ticks move "
+                        f"forward, the sequence number tick mod 65536 newer than the last (less "
+                        f"than 32768 ahead); a server whose ticks stopped that long starts again "
+                        f"with a new StreamServer")
                 if not (world is self._last_world or world == self._last_world):
                     same = "" if int(tick) == int(last) else f" (sequence number {seq}, as tick {last}'s)"
                     raise ValueError(

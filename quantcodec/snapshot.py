@@ -141,7 +141,7 @@ def _integer_ids(ids, who="snapshot"):
         try:
             a = np.asarray(ids)
         except OverflowError:
-            raise ValueError(f"{who}: ids must be unsigned integers below 2**64") from None
+            a = np.array(list(ids), dtype=object)       # (the row is named below)
         if a.dtype.kind == "f" and a.ndim == 1 and all(
                 isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in ids):
             # Python ints above 2**63 beside small ones: NumPy makes them float64, which would
@@ -155,10 +155,11 @@ def _integer_ids(ids, who="snapshot"):
             if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"{who}: ids must be integers, got {v!r} "
                                 f"({type(v).__name__}) at row {i}")
-        try:
-            a = np.asarray([int(v) for v in flat], dtype=_U64).reshape(a.shape)
-        except (ValueError, OverflowError):
-            raise ValueError(f"{who}: ids must be unsigned integers below 2**64") from None
+        for i, v in enumerate(flat):
+            if not 0 <= int(v) < 2**64:
+                raise ValueError(f"{who}: ids must be unsigned integers below 2**64, got {int(v)} "
+                                 f"at row {i}")
+        a = np.asarray([int(v) for v in flat], dtype=_U64).reshape(a.shape)
     if a.dtype.kind not in "ui" or a.dtype == np.bool_:
         if a.size == 0 and a.dtype.kind == "f":
             a = a.astype(_U64)

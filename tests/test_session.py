@@ -281,7 +281,9 @@ BAD_INTEREST = [
     ([10.0, 11.0], TypeError, "interest: ids must be an integer array, got dtype float64"),
     (["a"], TypeError, "interest: ids must be an integer array"),
     ([True], TypeError, "interest: ids must be an integer array, got dtype bool"),
-    ([10, 2**64], ValueError, r"interest: ids must be unsigned integers below 2\*\*64"),
+    ([10, 2**64], ValueError, r"interest: ids must be unsigned integers below 2\*\*64, got 18446744073709551616 at row 1"),
+    ([2**64], ValueError, r"interest: ids must be unsigned integers below 2\*\*64, got 18446744073709551616 at row 0"),
+    ([2**63, 1, -1], ValueError, r"interest: ids must be unsigned integers below 2\*\*64, got -1 at row 2"),
 ]
 BAD_PRIORITY = [
     ([1.0], ValueError, r"1 priority weights for 3 entities in the world \(one weight a row\)"),
@@ -388,8 +390,9 @@ def test_ticks_move_forward():
     for t in (0, 1, 2, 5, 6):                    # skipped ticks are fine
         last, _ = tick(t)
     held = list(server.encoder("a").held)
-    for bad, why in ((5, "is not after the last tick sent \\(6\\)"), (0, "is not after"),
-                     (6 + 32768, "is not after"), (6, "again with another world"),
+    for bad, why in ((5, "\\(sequence number 5\\) is not after the last tick sent \\(6, sequence number 6\\)"),
+                     (0, "\\(sequence number 0\\) is not after"),
+                     (6 + 32768, "\\(sequence number 32774\\) is not after"), (6, "again with another world"),
                      (6 + 65536, "\\(sequence number 6, as tick 6's\\) again with another world")):
         n = len(called)
         with pytest.raises(ValueError, match=rf"StreamServer.send: tick {bad} {why}"):
@@ -981,6 +984,10 @@ def test_budget_smaller_than_the_hello_is_refused():
     server = qc.StreamServer(SCHEMA)
     with pytest.raises(ValueError, match="smaller than the stream's hello"):
         server.connect("c", budget=10)
+    for b in (0, -1):
+        with pytest.raises(ValueError, match=rf"^StreamServer: budget must be a positive number of "
+                                             rf"bytes a tick \(or None: no budget\), got {b}$"):
+            qc.StreamServer(SCHEMA, budget=b)
 
 
 def test_set_budget_keeps_the_stream():
