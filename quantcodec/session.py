@@ -342,7 +342,9 @@ class StreamServer:
 
     def set_budget(self, client: Hashable, budget: Optional[int]) -> None:
         """Change ``client``'s budget (bytes a tick, or None: no budget, not the server's) from
-        its next tick on, without starting its stream over (``connect`` would)."""
+        its next tick on, without starting its stream over (``connect`` would). ValueError, the
+        budget unchanged, for one below the stream's hello or too small to carry one entity
+        whole; KeyError for a client not connected."""
         with self._lock:
             peer = self._peer(client, "set_budget")
             peer.budget = _check_budget(budget, peer.hello_len, peer.one_len,
@@ -949,7 +951,11 @@ class StreamClient:
         return self._decoder._max_bytes
 
     def receive(self, datagram: _Datagram) -> Optional[Snapshot]:
-        """Take one datagram from the server: the view it completes, or None."""
+        """Take one datagram from the server: the view it completes, or None (a hello, a
+        fragment that completes nothing). ``qc.DecodeError`` (its ``kind`` says why:
+        docs/wire-format.md section 14) for junk, a damaged, stray, stale or foreign datagram, or
+        one past ``max_bytes`` (``limits``), and then nothing changed; TypeError for what is not
+        a buffer of bytes."""
         if not isinstance(datagram, (bytes, bytearray)):
             datagram = _bytes_of(datagram, "StreamClient.receive")    # (TypeError names this call)
         dec = self._decoder
