@@ -669,6 +669,13 @@ cdef class DecoderState:
         if nbytes >= W_HELLO_BODY + t and memcmp(buf, b"QCHL", 4) == 0 and _wholds(&self.check_h, buf, nbytes):
             return self.on_hello(PyBytes_FromStringAndSize(<const char*>buf, nbytes))
         if not self.bound:
+            if nbytes >= 4 and memcmp(buf, b"QCHL", 4) == 0:
+                # (the most common misconfiguration: a key on one side only, or another key)
+                raise DecodeError(f"snapshot stream: a hello of {nbytes} bytes fails its check: "
+                                  f"damaged, or sealed by a server with "
+                                  f"{'another key or none (this decoder has a key' if self.check_h.keyed else 'a key (this decoder has none'}"
+                                  f": both ends need the same one); no hello adopted yet",
+                                  kind="no-hello")
             raise DecodeError(f"snapshot stream: no hello adopted yet, so no datagram can be checked "
                               f"(a datagram of {nbytes} bytes refused)", kind="no-hello")
         raise DecodeError(f"snapshot stream: a datagram of {nbytes} bytes fails the check of stream "

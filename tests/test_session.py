@@ -820,6 +820,21 @@ def test_keyed_fragments_and_hello():
     assert views[-1] is not None and all(v is None for v in views[:-1])
 
 
+@pytest.mark.parametrize("server_key, client_key, says", [
+    (b"the server's", b"another", "another key or none (this decoder has a key"),
+    (None, b"a key", "another key or none (this decoder has a key"),
+    (b"the server's", None, "a key (this decoder has none"),
+])
+def test_a_hello_under_another_key_says_so(server_key, client_key, says):
+    # the commonest misconfiguration, named (the kind stays no-hello: wire-format 14, rule 4)
+    server = qc.StreamServer(SCHEMA, key=server_key)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA, key=client_key)
+    with pytest.raises(qc.DecodeError, match=re.escape(says) + ": both ends need the same one") as e:
+        client.receive(server.encoder("c").hello())
+    assert e.value.kind == "no-hello" and client.decoder.stream_id is None
+
+
 def test_key_argument_errors():
     with pytest.raises(TypeError, match="key must be bytes"):
         qc.StreamServer(SCHEMA, key="text")
