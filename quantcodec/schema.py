@@ -254,11 +254,20 @@ class Schema(SchemaBase):
         return self._plan.dequantize_matrix(self._plan.codes_to_matrix(code_columns))
 
     def encode_many(self, columns: _Columns) -> bytes:
-        """Columns -> bytes: the N records back to back in one bit stream, padded at the end."""
+        """Columns -> bytes: the N records back to back in one bit stream, padded at the end.
+        ``columns`` maps every field to an array of N rows (``(N,)``, ``(N, k)`` for vectors,
+        ``(N, 4)`` for Quat; enum columns hold indices). SchemaError naming the field for a
+        missing field or a column of the wrong shape or length; out-of-range floats (and NaN,
+        docs/codecs.md) clamp and are counted in ``clamped`` (RangeError naming the field with
+        ``strict=True``); RangeError naming the field and the row for a value an exact codec
+        refuses or a zero quaternion."""
         return self._plan.encode_many(columns)
 
     def decode_many(self, data: Buffer, count: int) -> Dict[str, npt.NDArray[Any]]:
-        """bytes of `count` records (as encode_many writes them) -> dict of value arrays."""
+        """bytes of `count` records (as encode_many writes them) -> dict of value arrays.
+        DecodeError saying which record and field when the bytes are short or long for
+        ``count`` records, the padding is not zero, or a code is not valid (nothing is
+        returned)."""
         return self._plan.decode_many(data, count)
 
     def snapshot(self, ids: npt.ArrayLike, columns: _Columns, *,
