@@ -158,7 +158,7 @@ def test_page_decodes_what_the_server_sent(server, tmp_path):
     assert not unknown, f"reports of snapshots the server no longer held: {unknown}"
     assert matched >= REPORTS
     assert len({r["seq"] for r in server.reports}) >= REPORTS
-    assert all(len(r["ids"]) == 300 for r in server.reports)
+    assert all(r["entities"] == 300 for r in server.reports)
 
     # the screenshot: bodies drawn on the canvas (top left, 640 x 640 CSS pixels), not a blank one
     width, height, ch, rows = read_png(shot.read_bytes())
@@ -221,3 +221,208 @@ def test_the_budget_control_caps_a_page_s_bytes(server):
     capped = [n for sent, n in per_tick[len(per_tick) // 2:] if sent]
     assert views >= 80 and capped and max(capped) <= 300
     assert max(n for sent, n in per_tick if not sent) > 300          # the whole world before
+
+
+# --------------------------------------------------------------------------------------------
+# a page played by a WebSocket client (no browser): its StreamClient replies, so acks flow
+
+
+async def play_page(url, seconds, budget=None, warmup=0.0):
+    """Be a page for `seconds`: decode the datagrams with a StreamClient, send its replies back,
+    set `budget` once connected; returns the tick messages received after `warmup` seconds (each
+    with "_at", its time since the start) and the number of views decoded."""
+    import asyncio
+    import json
+    import time
+
+    import quantcodec as qc
+    from websockets.asyncio.client import connect
+
+    async with connect(url.replace("http", "ws") + "ws") as ws:
+        setup = json.loads(await ws.recv())
+        client = qc.StreamClient(qc.Schema.from_json(setup["schema"]))
+        await ws.send(client.reply())                            # the hello request
+        if budget is not None:
+            await ws.send(json.dumps({"type": "budget", "bytes": budget}))
+        ticks, views, t0 = [], 0, time.monotonic()
+        while time.monotonic() - t0 < seconds:
+            try:
+                m = await asyncio.wait_for(ws.recv(), 0.25)
+            except asyncio.TimeoutError:
+                continue
+            if isinstance(m, str):
+                msg = json.loads(m)
+                if msg.get("type") == "tick" and time.monotonic() - t0 >= warmup:
+                    msg["_at"] = time.monotonic() - t0
+                    ticks.append(msg)
+                continue
+            try:
+                views += client.receive(m) is not None
+            except qc.DecodeError:
+                pass
+            r = client.reply()
+            if r is not None:
+                await ws.send(r)
+        return ticks, views
+
+
+def test_errors_are_each_page_s_own_and_grow_under_a_budget(server):
+    """The page's worst errors are those of the view that page decodes (the server decodes the
+    same datagrams beside it) against the world's floats of that view's tick: a page with a
+    budget of 150 bytes a tick holds stale entities, far off; a page with none is within the
+    quantization error. (Before: both showed the schema's roundtrip error, 0.98 mm.)"""
+    import asyncio
+
+    async def both():
+        return await asyncio.gather(play_page(server.url, 3.0, None, warmup=1.5),
+                                    play_page(server.url, 3.0, 150, warmup=1.5))
+
+    (free, free_views), (tight, tight_views) = asyncio.run(both())
+    assert free and tight and free_views > 30 and tight_views > 30
+    q_err = 0.002                                                  # (the scene's step is 1.95 mm)
+    free_pos = max(t["pos_err"] for t in free if t["pos_err"] is not None)
+    tight_pos = max(t["pos_err"] for t in tight if t["pos_err"] is not None)
+    free_rot = max(t["rot_err"] for t in free if t["rot_err"] is not None)
+    tight_rot = max(t["rot_err"] for t in tight if t["rot_err"] is not None)
+    print(f"worst position error: no budget {free_pos * 1000:.2f} mm, 150 bytes {tight_pos * 1000:.1f} mm; "
+          f"rotation {free_rot:.3f} / {tight_rot:.2f} deg; shown {tight[-1].get('shown')} of {tight[-1]['entities']}")
+    assert free_pos <= q_err, free_pos                             # exact views: the quantization error
+    assert tight_pos > 10 * q_err, tight_pos                       # stale entities: far more
+    assert tight_rot > 10 * free_rot
+    # how many of the world's entities the view holds: all of them without a budget
+    assert all(t["shown"] == t["entities"] for t in free[-10:])
+    assert 0 < tight[0]["shown"] <= tight[0]["entities"]
+
+
+def _stalled_reader(port):
+    """A WebSocket client that upgrades and then never reads: a raw socket with a small buffer."""
+    import base64
+    import socket
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    s.connect(("127.0.0.1", port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    s.sendall((f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+               f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(1)
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return s
+
+
+def test_a_page_that_stops_reading_holds_up_no_other(server):
+    """Each page has its own bounded queue and writer: a client that never reads does not stop
+    the ticks of a well-behaved page (before: the tick loop awaited each page's send in turn,
+    and every page froze for about 30 s)."""
+    import asyncio
+    import socket
+    import time
+
+    stalled = _stalled_reader(server.port)
+    try:
+        deadline = time.monotonic() + 10
+        while not server.clients and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (peer,) = list(server.clients)
+
+        def shrink():             # its server side buffers small, so that they fill at once
+            peer.ws.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            peer.ws.transport.set_write_buffer_limits(high=4096)
+        server._loop.call_soon_threadsafe(shrink)
+        ticks, _ = asyncio.run(play_page(server.url, 2.5, warmup=0.5))
+    finally:
+        stalled.close()
+    rate = len(ticks) / 2.0
+    print(f"ticks received beside a stalled reader: {len(ticks)} in 2 s ({rate:.0f}/s at {server.hz} Hz)")
+    assert rate >= 0.8 * server.hz, rate
+    assert peer.dropped_ticks > 0                                  # the stalled one's ticks were dropped
+
+
+BOGUS = [
+    "not json", "[1, 2]", '{"type": "budget", "bytes": "300"}', '{"type": "budget", "bytes": -5}',
+    '{"type": "budget", "bytes": 1000000000000000000000000000000}', '{"type": "budget", "bytes": NaN}',
+    '{"type": "budget", "bytes": [1]}', '{"type": "budget", "bytes": 1e400}', '{"type": "report", "line": 5}',
+    '{"type": "report", "line": "{\\"seq\\": [1], \\"ids\\": []}"}', b"\x00junk", b"", b"\x01" * ((1 << 20) - 64),
+    '{"type": "report", "line": "' + "[" * 50000 + '"}', "[" * 50000, '{"type": "budget", "bytes": 1e3000}',
+    '{"type": "report", "line": "{\\"seq\\": 70000, \\"ids\\": [], \\"codes\\": []}"}', '{"type": "nope"}',
+]
+
+
+def test_bogus_page_messages_are_ignored_without_a_traceback(server, capfd):
+    """Every junk message a page may send leaves its connection open and the server ticking,
+    with nothing on stderr (docs/index.md: errors are one line, never a traceback)."""
+    import asyncio
+    import json
+
+    from websockets.asyncio.client import connect
+
+    async def run():
+        async with connect(server.url.replace("http", "ws") + "ws", max_size=None) as ws:
+            assert json.loads(await ws.recv())["type"] == "setup"
+            for m in BOGUS:
+                await ws.send(m)
+            ticks = 0
+            while ticks < 20:                                     # still open, still ticking
+                m = await asyncio.wait_for(ws.recv(), 10)
+                if isinstance(m, str) and json.loads(m)["type"] == "tick":
+                    ticks += 1
+                    last = json.loads(m)
+            return last
+
+    last = asyncio.run(run())
+    text_bogus = sum(isinstance(m, str) for m in BOGUS)
+    assert last["invalid"] == text_bogus, last                   # each counted, none acted on
+    assert server.reports == []
+    out, err = capfd.readouterr()
+    assert "Traceback" not in err and err.strip() == "", err[-3000:]
+
+
+def _deep_size(obj, seen=None):
+    """Bytes of an object and everything it holds (lists, dicts, their items)."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return 0
+    seen.add(id(obj))
+    size = sys.getsizeof(obj)
+    if isinstance(obj, dict):
+        size += sum(_deep_size(k, seen) + _deep_size(v, seen) for k, v in obj.items())
+    elif isinstance(obj, (list, tuple)):
+        size += sum(_deep_size(v, seen) for v in obj)
+    return size
+
+
+def test_reports_are_bounded_in_bytes():
+    """Reports are kept as summaries (seq, entity count, match), at most MAX_REPORTS, and a line
+    above the cap is refused: 10 reports of 0.9 MB and 10 of 60 kB leave the server holding a
+    few kB (before: each parsed line was kept whole, some 40 MB here)."""
+    import asyncio
+    import json
+
+    from websockets.asyncio.client import connect
+    liveview = _server_module()
+    server = liveview.LiveServer("127.0.0.1", 0, n_entities=300, hz=60).start()
+    big = json.dumps({"seq": 1, "ids": list(range(125000)), "codes": [[1]] * 10})
+    assert 0.8e6 < len(big) < 1e6 and len(big) > getattr(server, "max_report_line", 0)
+    small = json.dumps({"seq": 2, "ids": [0] * 20000, "codes": []})          # under the cap: kept, summarized
+
+    async def run():
+        async with connect(server.url.replace("http", "ws") + "ws", max_size=None) as ws:
+            await ws.recv()
+            for _ in range(10):
+                await ws.send(json.dumps({"type": "report", "line": big}))
+                await ws.send(json.dumps({"type": "report", "line": small}))
+            while len(server.reports) < 10:
+                try:                                     # (reading: an unread backlog would stall the close)
+                    await asyncio.wait_for(ws.recv(), 0.05)
+                except asyncio.TimeoutError:
+                    pass
+
+    asyncio.run(run())
+    server.stop()
+    held = _deep_size(server.reports)
+    print(f"reports held after 10 of {len(big) / 1e6:.2f} MB and 10 of {len(small) / 1e3:.0f} kB: {held / 1e3:.1f} kB")
+    assert len(server.reports) == 10
+    assert all(r["seq"] == 2 and r["entities"] == 20000 and len(r) == 3 for r in server.reports)
+    assert held < 10e3, held
+    assert liveview.MAX_REPORTS == 10000

@@ -19,6 +19,31 @@ from above with the client's ``Interpolator`` (a playout delay behind the newest
 screen's frame rate), with the bytes per entity per update, the kbit/s of the raw, quantized and
 delta streams, the worst error and the interpolation buffer's statistics.
 
+The errors are each page's own: beside every page the server keeps a shadow ``StreamClient`` fed
+exactly the datagrams that page is sent (after the simulated loss), so it holds the view the page
+decodes; each view it completes, of tick ``s``, is measured against the world's floats of tick
+``s`` over the entities the view holds (under a budget a page starts with part of the world, and
+the entities waiting their turn are stale: the errors grow as the budget comes down). The tick
+message says how many of the world's entities the view holds.
+
+One slow page does not hold up the others: the tick loop never waits on a socket. Each page has
+its own outgoing queue of at most ``QUEUE_TICKS`` ticks' messages and a task that writes it; when
+a page's queue is full, that page's messages of the tick are dropped (counted, and told to the
+page in its next tick message): datagrams are unreliable anyway, and the session recovers by
+itself. A page that stops reading altogether is closed by the WebSocket keepalive (a ping every
+20 s, 20 s to answer).
+
+What a page sends is checked field by field: a budget is None or a whole number of bytes in
+1..MAX_BUDGET (a number the StreamServer refuses, such as one below the hello, changes nothing);
+a report's line is a string of at most ``max_report_line`` characters holding an object with an
+integer ``seq`` in 0..65535 and lists ``ids`` and ``codes``. Anything else is ignored and counted
+(``invalid`` of the page), never raised: no traceback, the connection stays open. The reports
+(the test hook ``?report=N``) are kept as summaries, not as sent: ``{"seq", "entities",
+"_match"}``, each compared with the snapshot when it arrives, at most ``MAX_REPORTS`` of them;
+so a line costs at most ``max_report_line`` characters while it is parsed (256 characters an
+entity, 64 KiB at least) and the store at most about ``MAX_REPORTS`` x 200 bytes (2 MB) in total,
+whatever the pages send.
+
 Everything is served from the package data by the WebSocket server itself (``/``,
 ``/view.mjs``, ``/quantcodec.mjs`` and the client's modules ``/src/*.mjs``; the stream is ``/ws``; ``/wait?n=N`` answers once the pages
 have reported N decoded snapshots, for the test): no other file is reachable and nothing is
@@ -35,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import json
+import math
 import pathlib
 import random
 import threading
@@ -58,6 +84,9 @@ PAGES = {
 WS_PATH = "/ws"
 WAIT_PATH = "/wait"
 RAW_FLOATS = 10                   # position 3, rotation 4, velocity 3 float32 a body: the raw stream
+QUEUE_TICKS = 30                  # a page's outgoing queue: ticks' messages waiting (0.5 s at 60 Hz)
+MAX_BUDGET = 1 << 20              # the largest budget a page may ask for, bytes a tick
+MAX_REPORTS = 10000               # reports kept (summaries: seq, entity count, match)
 
 
 class ServeError(RuntimeError):
@@ -136,13 +165,23 @@ def _pages():
 
 
 class _Client:
-    """One connected page (a client of the StreamServer, hashed by identity): its WebSocket and
-    its replies on their way (delayed by the simulated link)."""
+    """One connected page (a client of the StreamServer, hashed by identity): its WebSocket, its
+    outgoing queue (lists of a tick's messages, written by its own task), its replies on their
+    way (delayed by the simulated link), and a shadow StreamClient fed the datagrams it is sent,
+    which holds the view the page decodes (for the page's errors)."""
 
-    def __init__(self, ws):
+    def __init__(self, ws, schema):
+        import quantcodec
         self.ws = ws
+        self.queue = asyncio.Queue(maxsize=QUEUE_TICKS)
+        self.writer = None
+        self.shadow = quantcodec.StreamClient(schema)
         self.pending_replies = []     # (due time, datagram): the page's replies, delayed by the link
         self.refused_replies = 0
+        self.invalid = 0              # page messages ignored: not JSON, unknown, a field out of range
+        self.dropped_ticks = 0        # ticks not sent to this page: its queue was full
+        self.pos_err = self.rot_err = None    # the errors of the page's newest view (None: no view yet)
+        self.shown = 0                # entities the page's newest view holds
 
 
 class LiveServer:
@@ -179,7 +218,9 @@ class LiveServer:
         self.stream = StreamServer(self.schema, history=history, max_datagram=max_datagram)
         self.clients = set()
         self.snapshots = {}             # seq -> server snapshot (the last `keep`)
-        self.reports = []               # what pages reported decoding: {"seq", "ids", "codes"}
+        self.floats = {}                # seq -> (ids sorted, positions, orientations): the world's floats (the last `keep`)
+        self.reports = []               # what pages reported decoding: {"seq", "entities", "_match"}
+        self.max_report_line = max(1 << 16, 256 * n_entities)
         self.ticks = 0
         self._rng = random.Random(seed)
         self._pages = {path: (_page(name), ctype) for path, (name, ctype) in _pages().items()}
@@ -200,15 +241,32 @@ class LiveServer:
                                   n_kinematic=min(N_DRIVEN, self.n_entities))
             run += 1
 
-    def _stats(self, tick, snap):
-        """The worst errors of what every client decodes (the schema's roundtrip of the tick)
-        against the world's floats, for the page."""
-        from .report import quat_angle_deg
+    def _keep_floats(self, seq, tick):
         order = np.argsort(tick.ids, kind="stable")
-        cols = snap.columns
-        pos_err = float(np.abs(cols["position"] - tick.positions[order].astype(np.float64)).max())
-        rot_err = float(quat_angle_deg(tick.orientations[order], cols["rotation"]).max())
-        return pos_err, rot_err
+        self.floats[seq] = (np.asarray(tick.ids)[order], tick.positions[order].astype(np.float64),
+                            tick.orientations[order])
+        self.floats.pop((seq - self.keep) & 0xFFFF, None)
+
+    def view_errors(self, view):
+        """The worst position and rotation errors of a decoded ``view`` (a Snapshot of seq ``s``)
+        against the world's floats of tick ``s``, over the entities the view holds, and how many
+        it holds: (pos_err, rot_err, shown), or None when tick ``s`` is no longer kept."""
+        from .report import quat_angle_deg
+        world = self.floats.get(view.seq)
+        if world is None:
+            return None
+        ids, positions, orientations = world
+        vids = np.asarray(view.ids)
+        if len(vids) == 0 or len(ids) == 0:
+            return 0.0, 0.0, 0
+        at = np.minimum(np.searchsorted(ids, vids), len(ids) - 1)
+        mask = ids[at] == vids                       # (an entity the world no longer has: not measured)
+        if not mask.any():
+            return 0.0, 0.0, 0
+        cols = view.columns
+        pos_err = float(np.abs(cols["position"][mask] - positions[at[mask]]).max())
+        rot_err = float(quat_angle_deg(orientations[at[mask]], cols["rotation"][mask]).max())
+        return pos_err, rot_err, int(mask.sum())
 
     # -- serving -----------------------------------------------------------------------------
 
@@ -245,13 +303,14 @@ class LiveServer:
 
     async def _handler(self, ws):
         _, _, _, ConnectionClosed = require_websockets()
-        client = _Client(ws)
+        client = _Client(ws, self.schema)
         setup = {"type": "setup", "schema": self.schema.to_json(indent=None), "hz": self.hz,
                  "entities": self.n_entities, "raw_floats": RAW_FLOATS, "loss": self.loss,
                  "ack_delay_ms": self.ack_delay * 1000.0, "max_datagram": self.max_datagram,
                  "history": self.history, "world_half_width": 64.0}
         try:
             await ws.send(json.dumps(setup))
+            client.writer = asyncio.ensure_future(self._writer(client))
             self.stream.connect(client)                      # its stream: the hello goes with the next tick
             self.clients.add(client)
             async for message in ws:
@@ -260,38 +319,75 @@ class LiveServer:
                     if len(client.pending_replies) < 1024:
                         client.pending_replies.append((time.monotonic() + self.ack_delay, message))
                     continue
-                try:
-                    msg = json.loads(message)
-                except ValueError:
-                    continue
-                if not isinstance(msg, dict):
-                    continue
-                kind = msg.get("type")
-                if kind == "budget":
-                    # the page's budget control (docs/views.md): bytes a tick, or None for none
-                    b = msg.get("bytes")
-                    try:
-                        self.stream.set_budget(client, None if b is None else int(b))
-                    except (TypeError, ValueError):
-                        pass                                   # (below the hello: refused, unchanged)
-                    continue
-                if kind == "report" and len(self.reports) < 10000:
-                    try:
-                        line = json.loads(msg.get("line", ""))
-                    except (TypeError, ValueError):
-                        continue
-                    if isinstance(line, dict):
-                        line["_match"] = self._matches(line)       # compared at once: the snapshot is held
-                        self.reports.append(line)
+                if not self._on_text(client, message):
+                    client.invalid += 1
         except ConnectionClosed:
             pass
         finally:
             self.clients.discard(client)
+            if client.writer is not None:
+                client.writer.cancel()
             if client in self.stream.clients:
                 self.stream.disconnect(client)
 
-    async def _ticker(self):
+    async def _writer(self, client):
+        """Write a page's queue to its WebSocket, a tick's messages at a time (its own task: a
+        page that reads slowly holds up only itself)."""
         _, _, _, ConnectionClosed = require_websockets()
+        try:
+            while True:
+                for m in await client.queue.get():
+                    await client.ws.send(m)
+        except ConnectionClosed:
+            pass
+
+    def _on_text(self, client, message):
+        """A page's text message, checked field by field: True if it was valid (and done)."""
+        try:
+            msg = json.loads(message)
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(msg, dict):
+            return False
+        kind = msg.get("type")
+        if kind == "budget":
+            # the page's budget control (docs/views.md): bytes a tick, or None for none
+            b = msg.get("bytes", 0)
+            if b is not None:
+                if isinstance(b, bool) or not isinstance(b, (int, float)):
+                    return False
+                if isinstance(b, float) and not (math.isfinite(b) and b.is_integer()):
+                    return False
+                if not 1 <= b <= MAX_BUDGET:
+                    return False
+                b = int(b)
+            try:
+                self.stream.set_budget(client, b)
+            except (TypeError, ValueError):
+                return False                             # (below the hello: refused, unchanged)
+            return True
+        if kind == "report":
+            line = msg.get("line")
+            if not isinstance(line, str) or len(line) > self.max_report_line:
+                return False
+            try:
+                rep = json.loads(line)
+            except (ValueError, RecursionError):
+                return False
+            if not isinstance(rep, dict):
+                return False
+            seq, ids, codes = rep.get("seq"), rep.get("ids"), rep.get("codes")
+            if isinstance(seq, bool) or not isinstance(seq, int) or not 0 <= seq <= 0xFFFF:
+                return False
+            if not isinstance(ids, list) or not isinstance(codes, list):
+                return False
+            if len(self.reports) < MAX_REPORTS:
+                # compared at once (the snapshot is held now), kept as a summary
+                self.reports.append({"seq": seq, "entities": len(ids), "_match": self._matches(rep)})
+            return True
+        return False
+
+    async def _ticker(self):
         world = self._world()
         period = 1.0 / self.hz
         next_at = time.monotonic()
@@ -302,7 +398,7 @@ class LiveServer:
                                                    "velocity": tick.velocities})
             self.snapshots[seq] = snap
             self.snapshots.pop((seq - self.keep) & 0xFFFF, None)
-            pos_err, rot_err = self._stats(tick, snap) if self.clients else (0.0, 0.0)
+            self._keep_floats(seq, tick)
             now = time.monotonic()
             for client in list(self.clients):
                 due = [d for t, d in client.pending_replies if t <= now]
@@ -317,21 +413,31 @@ class LiveServer:
                 out = sent.get(client)
                 if out is None:
                     continue
-                try:
-                    delta = sum(len(d) for d in out)
-                    link = self.stream.link(client)          # what the page's acks told the server
-                    await client.ws.send(json.dumps({"type": "tick", "seq": seq, "tick": tick.index,
-                                                     "entities": int(len(tick.ids)), "delta_bytes": delta,
-                                                     "baseline": self.stream.encoder(client).last_baseline,
-                                                     "pos_err": pos_err, "rot_err": rot_err,
-                                                     "link": {"srtt": link.srtt, "delivered": link.delivered,
-                                                              "ack_age": link.ack_age}}))
-                    for d in out:
-                        if self.loss and self._rng.random() < self.loss:
-                            continue
-                        await client.ws.send(d)
-                except ConnectionClosed:
-                    self.clients.discard(client)
+                if client.queue.full():
+                    client.dropped_ticks += 1                # (the page reads too slowly: not sent)
+                    continue
+                delivered = [d for d in out if not (self.loss and self._rng.random() < self.loss)]
+                view = None
+                for d in delivered:                          # the page's view, decoded beside it
+                    try:
+                        v = client.shadow.receive(d)
+                    except DecodeError:
+                        continue
+                    if v is not None:
+                        view = v
+                if view is not None:
+                    errs = self.view_errors(view)
+                    if errs is not None:
+                        client.pos_err, client.rot_err, client.shown = errs
+                link = self.stream.link(client)              # what the page's acks told the server
+                msg = json.dumps({"type": "tick", "seq": seq, "tick": tick.index,
+                                  "entities": int(len(tick.ids)), "delta_bytes": sum(len(d) for d in out),
+                                  "baseline": self.stream.encoder(client).last_baseline,
+                                  "pos_err": client.pos_err, "rot_err": client.rot_err, "shown": client.shown,
+                                  "dropped_ticks": client.dropped_ticks, "invalid": client.invalid,
+                                  "link": {"srtt": link.srtt, "delivered": link.delivered,
+                                           "ack_age": link.ack_age}})
+                client.queue.put_nowait([msg, *delivered])
             self.ticks += 1
             seq = (seq + 1) & 0xFFFF
             next_at += period
