@@ -426,3 +426,55 @@ def test_reports_are_bounded_in_bytes():
     assert all(r["seq"] == 2 and r["entities"] == 20000 and len(r) == 3 for r in server.reports)
     assert held < 10e3, held
     assert liveview.MAX_REPORTS == 10000
+
+
+def _view_function(name):
+    """The source of an exported top-level function of quantcodec/web/view.mjs (the page module
+    itself needs a browser: its DOM code runs on import)."""
+    src = (ROOT / "quantcodec" / "web" / "view.mjs").read_text()
+    start = src.index(f"export function {name}(")
+    end = src.index("\n}\n", start) + 3
+    return src[start:end]
+
+
+def test_render_time_holds_during_a_stall_and_never_goes_back(tmp_path):
+    """The page's render time (view.mjs nextRenderTick): a playout delay behind the newest view,
+    advancing with the frames; while no view comes it stops at newest + the extrapolation bound
+    and holds (docs/interpolation.md: extrapolate at most max_extrapolation, then hold); after
+    a long stall it jumps forward to the delay behind, never back. (Before: it went back to
+    newest - delay whenever it passed newest + 2, and the bodies slid and snapped back ~10 times
+    a second during a stall.)"""
+    import json
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node on PATH")
+    script = tmp_path / "render.mjs"
+    script.write_text(_view_function("nextRenderTick") + """
+const hz = 60, dt = 1000 / 60, delay = 3, ext = 2, out = [];
+let t = null, newest = 1000;
+for (let f = 0; f < 120; f++) {                         // running: a view a frame
+  t = nextRenderTick(t, newest, delay, dt, hz, ext); out.push([newest, t]); newest += 1;
+}
+newest -= 1;
+for (let f = 0; f < 300; f++) {                         // a stall of 5 s: no view
+  t = nextRenderTick(t, newest, delay, dt * (f % 7 === 0 ? 3 : 1), hz, ext); out.push([newest, t]);
+}
+newest += 300;                                          // views again, 300 ticks on
+for (let f = 0; f < 60; f++) { t = nextRenderTick(t, newest, delay, dt, hz, ext); out.push([newest, t]); newest += 1; }
+console.log(JSON.stringify(out));
+""")
+    proc = subprocess.run([node, str(script)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    frames = json.loads(proc.stdout)
+    delay, ext = 3, 2
+    assert frames[0] == [1000, 1000 - delay]                               # starts a delay behind
+    running = frames[1:120]
+    assert all(abs((n - t) - delay) < 1e-9 for n, t in running)           # and keeps that distance
+    stall = frames[120:420]
+    newest = stall[0][0]
+    ts = [t for _, t in stall]
+    assert all(b >= a for a, b in zip(ts, ts[1:])), "the render time went back during a stall"
+    assert max(ts) == newest + ext and ts[-1] == newest + ext             # held at the bound
+    after = frames[420:]
+    assert after[0][1] == after[0][0] - delay                             # jumped forward, once
+    assert all(b[1] > a[1] for a, b in zip(after, after[1:]))

@@ -4,6 +4,12 @@
 // newest view, at the screen's frame rate. Served by quantcodec.tools.liveview
 // (quantcodec demo --serve) with quantcodec.mjs beside it.
 //
+// The errors shown are this page's own: the server decodes the datagrams it sends this page beside
+// it and measures each view against its floats of that view's tick (quantcodec/tools/liveview.py);
+// the worst of the last second is shown. The connection comes back by itself after a server
+// restart (retries 0.5 s, doubling to 5 s), with the same StreamClient: the new server's hello is
+// newer and is adopted (SPEC section 8).
+//
 // ?report=N: send the runner line of each of the first N decoded snapshots back to the server
 // ({"type": "report", "line": ...}), which compares them with what it sent (tests/test_liveview.py).
 import { Schema, StreamClient, Interpolator, DecodeError } from './quantcodec.mjs';
@@ -29,45 +35,74 @@ let bytesSinceSnapshot = 0;
 const refusals = {};
 const windowMs = 1000;
 const history = [];                   // {t, n, raw, quantized, delta} per decoded snapshot
-let worstPos = 0, worstRot = 0;
+const errors = [];                    // {t, pos, rot, shown, world} per tick message: this page's view
 let link = null;                      // the last tick's StreamServer.link of this page (srtt, delivered)
+let dropped = 0;                      // ticks the server did not send this page (it read too slowly)
 // Until the first acks reach the server, every packet goes in full with a hello beside it: the
 // delta row would show delta costing more than full snapshots. It says "warming up" until the
 // first packet with a baseline, and its window starts there.
 let firstDelta = false;
 let view = 24;                        // half-width of the drawn square, metres (fitted to the bodies)
 
-const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
-ws.binaryType = 'arraybuffer';
-ws.onopen = () => { $('status').textContent = 'connected, waiting for the hello'; };
-ws.onclose = () => { $('status').textContent = 'disconnected'; };
+// the connection, opened again after it closes (a server restart): 0.5 s, doubling up to 5 s
+const RETRY_FIRST_MS = 500, RETRY_MAX_MS = 5000;
+let ws = null, retryMs = RETRY_FIRST_MS, budget = null;
+function connect() {
+  const sock = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`);
+  sock.binaryType = 'arraybuffer';
+  ws = sock;
+  sock.onopen = () => { $('status').textContent = 'connected, waiting for the hello'; };
+  sock.onclose = () => {
+    if (ws !== sock) return;
+    $('status').textContent = `disconnected: trying again in ${(retryMs / 1000).toFixed(1)} s`;
+    setTimeout(connect, retryMs);
+    retryMs = Math.min(RETRY_MAX_MS, retryMs * 2);
+  };
+  sock.onmessage = (ev) => {
+    if (ws !== sock) return;
+    if (typeof ev.data === 'string') return onText(JSON.parse(ev.data));
+    onDatagram(new Uint8Array(ev.data));
+  };
+}
+connect();
+function sendBudget() {
+  if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'budget', bytes: budget }));
+}
 // the budget control: 0 is none; the server refuses a budget below its hello, so the least is 150
 $('budget').addEventListener('input', () => {
   const v = Number($('budget').value);
-  const bytes = v === 0 ? null : Math.max(150, v);
-  $('budget_v').textContent = bytes === null ? 'none' : `${bytes} bytes`;
-  if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify({ type: 'budget', bytes }));
+  budget = v === 0 ? null : Math.max(150, v);
+  $('budget_v').textContent = budget === null ? 'none' : `${budget} bytes`;
+  sendBudget();
 });
-ws.onmessage = (ev) => {
-  if (typeof ev.data === 'string') return onText(JSON.parse(ev.data));
-  onDatagram(new Uint8Array(ev.data));
-};
 
 function onText(msg) {
   if (msg.type === 'setup') {
+    retryMs = RETRY_FIRST_MS;                         // (connected: the next retry starts short again)
+    const same = setup !== null && setup.schema === msg.schema;
     setup = msg;
-    schema = Schema.fromJSON(msg.schema);
-    client = new StreamClient(schema);
-    buffer = newBuffer();
-    sendReply();                                     // the first reply: a hello request (connect me)
+    if (!same) {                                      // the first connection, or another schema
+      schema = Schema.fromJSON(msg.schema);
+      client = new StreamClient(schema);
+      buffer = newBuffer();
+    }
+    // after a reconnect the same client goes on: the server's hello (a restarted server's is
+    // newer) is adopted when it comes, and until then the client says where it is
+    client.due = true;
+    sendReply();                                     // a hello request (connect me), or an ack
+    if (budget !== null) sendBudget();               // (a new connection starts with none)
   } else if (msg.type === 'tick') {
     if (!firstDelta && msg.baseline !== null && msg.baseline !== undefined) {
       firstDelta = true;
       history.length = 0;                             // the window starts at the first delta
     }
-    worstPos = Math.max(worstPos, msg.pos_err);
-    worstRot = Math.max(worstRot, msg.rot_err);
+    if (msg.pos_err !== null && msg.pos_err !== undefined) {
+      const now = performance.now();
+      errors.push({ t: now, pos: msg.pos_err, rot: msg.rot_err, shown: msg.shown, world: msg.entities });
+      while (errors.length && errors[0].t < now - windowMs) errors.shift();
+    }
     if (msg.link) link = msg.link;                    // StreamServer.link: round trip and delivery
+    dropped = msg.dropped_ticks || 0;
   }
 }
 
@@ -83,11 +118,13 @@ function recordBits(snap, i) {
 }
 
 // the playout delay, in ticks: 50 ms of jitter at the tick rate, at least 2 ticks
+const MAX_EXTRAPOLATION = 2;          // ticks the buffer extrapolates past its newest view, then holds
 const delayTicks = () => Math.max(2, Math.ceil(setup.hz * 0.05));
-function newBuffer() { return new Interpolator(schema, { capacity: 64, maxExtrapolation: 2 }); }
+function newBuffer() { return new Interpolator(schema, { capacity: 64, maxExtrapolation: MAX_EXTRAPOLATION }); }
 function sendReply() {
+  if (ws.readyState !== WebSocket.OPEN) return;      // (kept due: said on the next connection)
   const reply = client.reply();                      // an ack or a hello request, or null
-  if (reply !== null && ws.readyState === WebSocket.OPEN) ws.send(reply);
+  if (reply !== null) ws.send(reply);
 }
 
 function onDatagram(d) {
@@ -136,19 +173,32 @@ function showStats(snap) {
     cells[1].textContent = n ? (bytes / n).toFixed(2) : '-';
     cells[2].textContent = seconds > 0 ? ((bytes * 8) / 1000 / seconds).toFixed(1) : '-';
   }
-  $('pos_err').textContent = `${(worstPos * 1000).toFixed(2)} mm`;
-  $('rot_err').textContent = `${worstRot.toFixed(3)} deg`;
+  let worstPos = null, worstRot = null;
+  for (const e of errors) { worstPos = Math.max(worstPos ?? 0, e.pos); worstRot = Math.max(worstRot ?? 0, e.rot); }
+  $('pos_err').textContent = worstPos === null ? '-' : formatMetres(worstPos);
+  $('rot_err').textContent = worstRot === null ? '-' : `${worstRot.toFixed(worstRot < 10 ? 3 : 1)} deg`;
   const moving = countMoving(snap);
-  $('entities').textContent = `${snap.count} / ${moving}`;
+  const world = errors.length ? errors[errors.length - 1].world : setup.entities;
+  $('entities').textContent = `${snap.count} of ${world} / ${moving}`;
   const ref = Object.entries(refusals).map(([k, v]) => `${k} ${v}`).join(', ');
   $('counts').textContent = `${decoded} / ${refused}${ref ? ` (${ref})` : ''}`;
-  const st = buffer.stats;
-  $('interp').textContent = `${st.late} / ${st.extrapolated} / ${st.dropped}`;
-  $('link').textContent = link && link.srtt !== null
+  showInterp();
+  $('link').textContent = (link && link.srtt !== null
     ? `round trip ${link.srtt.toFixed(1)} ticks, ${link.delivered === null ? '-' : Math.round(link.delivered * 100) + '%'} delivered`
-    : '-';
+    : '-') + (dropped ? `, ${dropped} ticks not sent (page too slow)` : '');
   const dec = client.decoder;
   $('status').textContent = `stream ${client.hello ? client.hello.streamId.toString(16).padStart(16, '0') : '?'}, latest ${client.latest}, history ${dec.history}, drawn ${delayTicks()} ticks behind`;
+}
+
+function formatMetres(m) {
+  return m < 1 ? `${(m * 1000).toFixed(2)} mm` : `${m.toFixed(2)} m`;
+}
+
+/** The interpolation buffer's statistics: every frame (they move during a stall too). */
+function showInterp() {
+  const st = buffer.stats;
+  const text = `${st.late} / ${st.extrapolated} / ${st.dropped}`;
+  if ($('interp').textContent !== text) $('interp').textContent = text;
 }
 
 let velFlagSlot = -1;
@@ -166,16 +216,27 @@ function heading(q) {
   return [1 - 2 * (y * y + z * z), 2 * (x * z - w * y)];
 }
 
-// the render time, in ticks: advanced by the frame time at the tick rate, started (and caught up
-// after a stall) a playout delay behind the newest view
+/**
+ * The render time of the next frame, in ticks: `t` (the last one, null at the start) advanced by
+ * the frame time `dtMs` at `hz` ticks a second, held at `newest + maxExtrapolation` while no view
+ * comes (the buffer extrapolates that far and then holds: the bodies stand still during a
+ * stall), and set to `newest - delay` at the start or when it has fallen more than two delays
+ * behind (clients/js/README.md). It never goes back while `newest` does not.
+ */
+export function nextRenderTick(t, newest, delay, dtMs, hz, maxExtrapolation) {
+  if (t === null || t < newest - 2 * delay) return newest - delay;
+  return Math.max(t, Math.min(t + Math.max(0, dtMs) * hz / 1000, newest + maxExtrapolation));
+}
+
+// the render time, in ticks (nextRenderTick): a playout delay behind the newest view
 let renderTick = null, lastFrame = null;
 function frame(now) {
   if (buffer === null || buffer.newest === null) { lastFrame = now; return; }
-  const behind = buffer.newest - delayTicks();
-  if (renderTick === null || renderTick < behind - delayTicks() || renderTick > buffer.newest + 2) renderTick = behind;
-  else if (lastFrame !== null) renderTick += Math.max(0, now - lastFrame) * setup.hz / 1000;
+  const dt = lastFrame === null ? 0 : now - lastFrame;
+  renderTick = nextRenderTick(renderTick, buffer.newest, delayTicks(), dt, setup.hz, MAX_EXTRAPOLATION);
   lastFrame = now;
   draw(buffer.sample(renderTick));
+  showInterp();
 }
 function loop(now) { frame(now); requestAnimationFrame(loop); }
 requestAnimationFrame(loop);
