@@ -399,8 +399,8 @@ def test_reports_are_bounded_in_bytes():
     import asyncio
     import json
 
+    liveview = _server_module()                      # (skips without websockets)
     from websockets.asyncio.client import connect
-    liveview = _server_module()
     server = liveview.LiveServer("127.0.0.1", 0, n_entities=300, hz=60).start()
     big = json.dumps({"seq": 1, "ids": list(range(125000)), "codes": [[1]] * 10})
     assert 0.8e6 < len(big) < 1e6 and len(big) > getattr(server, "max_report_line", 0)
