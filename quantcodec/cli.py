@@ -178,6 +178,7 @@ def build_parser():
     )
     parser.add_argument("--version", action="version", version=f"quantcodec {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.commands = sub.choices       # name -> its parser (filled below): main's usage errors
     fmt = argparse.RawDescriptionHelpFormatter
 
     demo = sub.add_parser(
@@ -192,7 +193,7 @@ def build_parser():
     demo.add_argument("-s", "--seconds", type=_positive_float, default=10.0, metavar="S",
                       help="simulated seconds (default: %(default)s)")
     demo.add_argument("--hz", type=_positive_int, default=60, metavar="HZ",
-                      help="tick rate: snapshots per second (default: %(default)s)")
+                      help="tick rate: snapshots per second (default: %(default)s; at most 240 with --serve)")
     demo.add_argument("--loss", type=_loss, default=0.05, metavar="RATE",
                       help="packet loss, 0.05 or 5%% (default: 0.05)")
     demo.add_argument("--ack-delay", type=_non_negative_float, default=100.0, metavar="MS",
@@ -214,7 +215,7 @@ def build_parser():
     live.add_argument("--allow-remote", action="store_true",
                       help="serve on a non-loopback address on purpose (other machines can then connect)")
     live.add_argument("--open", action="store_true", help="open the page in the default browser")
-    demo.set_defaults(run=_cmd_demo)
+    demo.set_defaults(run=_cmd_demo, usage_error=demo.error)     # (--serve's checks: status 2, the demo's usage)
 
     describe = sub.add_parser(
         "describe", formatter_class=fmt, epilog=_DESCRIBE_EPILOG,
@@ -324,10 +325,17 @@ def _cmd_demo(args):
 
 def _cmd_serve(args):
     from .tools import liveview
+    # a wrong command line, in the options' words (before the dependency): status 2
     if args.json or args.plot:
-        raise UserError("--serve streams to a web page: --json and --plot go with the plain demo")
+        args.usage_error("--serve streams to a web page: --json and --plot go with the plain demo")
+    if args.hz > liveview.MAX_HZ:
+        args.usage_error(f"--hz: the live view ticks at most {liveview.MAX_HZ} times a second, got {args.hz}")
+    if not args.host:
+        args.usage_error("--host: an address to bind, such as 127.0.0.1")
+    if not liveview.is_local_host(args.host) and not args.allow_remote:
+        args.usage_error(f"--host {args.host}: not a loopback address; the live view is for this machine "
+                         f"(add --allow-remote to serve other machines on purpose)")
     try:
-        liveview.check_host(args.host, args.allow_remote)     # (the user's words before the dependency)
         liveview.require_websockets()
         liveview.serve(args.host, args.port, allow_remote=args.allow_remote, open_browser=args.open,
                        n_entities=args.entities, hz=args.hz, loss=args.loss,
@@ -436,7 +444,9 @@ def _print_json(obj):
 def main(argv=None):
     """Run the command line; returns the exit status (the console script passes it to sys.exit)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:       # (told by the command's own parser: its usage, not the top level's)
+        (parser.commands.get(args.command) or parser).error(f"unrecognized arguments: {' '.join(extra)}")
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2

@@ -660,22 +660,42 @@ def test_the_figure_is_committed():
     assert "figures/error-vs-bits.png" in (DOCS / "choosing-bits.md").read_text()
 
 
-def test_demo_serve_refuses_a_remote_host(capsys, monkeypatch):
+def test_demo_serve_refuses_a_remote_host(cli, monkeypatch):
     # the host first, with or without websockets (the dependency is checked after it): here
-    # without, whether or not this machine has it
-    from quantcodec import cli
+    # without, whether or not this machine has it; a wrong command line, so status 2, in the
+    # options' words (not the Python keyword allow_remote=True)
     monkeypatch.setitem(sys.modules, "websockets", None)
-    assert cli.main(["demo", "--serve", "--host", "10.1.2.3"]) == 1
-    assert "not a loopback address" in capsys.readouterr().err
+    proc = cli("demo", "--serve", "--host", "10.1.2.3")
+    assert_user_error(proc, "quantcodec demo: error: --host 10.1.2.3: not a loopback address",
+                      "--allow-remote", status=2)
+    assert "allow_remote=True" not in proc.stderr and "usage: quantcodec demo" in proc.stderr
+    assert_user_error(cli("demo", "--serve", "--host", "0.0.0.0"), "not a loopback address", status=2)
+    assert_user_error(cli("demo", "--serve", "--host", ""), "--host", status=2)
 
 
-def test_demo_serve_refuses_the_plain_demos_options(capsys):
-    from quantcodec import cli
-    assert cli.main(["demo", "--serve", "--json"]) == 1
-    assert "--json and --plot go with the plain demo" in capsys.readouterr().err
-    with pytest.raises(SystemExit) as e:
-        cli.main(["demo", "--serve", "--port", "70000"])
-    assert e.value.code == 2
+def test_demo_serve_refuses_the_plain_demos_options(cli):
+    # docs/index.md: 2 for a wrong command line (these were 1)
+    assert_user_error(cli("demo", "--serve", "--json"), "--json and --plot go with the plain demo",
+                      "usage: quantcodec demo", status=2)
+    assert_user_error(cli("demo", "--serve", "--plot", "x.png"), "--json and --plot", status=2)
+    assert_user_error(cli("demo", "--serve", "--port", "70000"), "--port", status=2)
+
+
+def test_demo_serve_names_the_hz_limit(cli):
+    proc = cli("demo", "--serve", "--hz", "1000")
+    assert_user_error(proc, "--hz: the live view ticks at most 240 times a second, got 1000", status=2)
+    assert "hz must be" not in proc.stderr
+    assert "at most 240 with --serve" in " ".join(cli("demo", "--help").stdout.split())
+
+
+def test_an_unknown_option_of_a_command_shows_that_command_s_usage(cli):
+    proc = cli("demo", "--bogus")
+    assert_user_error(proc, "usage: quantcodec demo", "quantcodec demo: error: unrecognized arguments: --bogus",
+                      status=2)
+    assert "COMMAND ..." not in proc.stderr
+    assert_user_error(cli("describe", "a.json", "extra"), "usage: quantcodec describe",
+                      "quantcodec describe: error: unrecognized arguments: extra", status=2)
+    assert_user_error(cli("--bogus"), "usage: quantcodec [-h]", "unrecognized arguments: --bogus", status=2)
 
 
 # --------------------------------------------------------------------------------------------

@@ -84,6 +84,7 @@ PAGES = {
 WS_PATH = "/ws"
 WAIT_PATH = "/wait"
 RAW_FLOATS = 10                   # position 3, rotation 4, velocity 3 float32 a body: the raw stream
+MAX_HZ = 240                      # the live view's fastest tick rate
 QUEUE_TICKS = 30                  # a page's outgoing queue: ticks' messages waiting (0.5 s at 60 Hz)
 MAX_BUDGET = 1 << 20              # the largest budget a page may ask for, bytes a tick
 MAX_REPORTS = 10000               # reports kept (summaries: seq, entity count, match)
@@ -203,8 +204,8 @@ class LiveServer:
             raise ServeError(f"port must be in 0..65535, got {port!r}")
         if not (isinstance(n_entities, int) and n_entities >= 1):
             raise ServeError(f"n_entities must be a positive integer, got {n_entities!r}")
-        if not (isinstance(hz, int) and 1 <= hz <= 240):
-            raise ServeError(f"hz must be in 1..240, got {hz!r}")
+        if not (isinstance(hz, int) and 1 <= hz <= MAX_HZ):
+            raise ServeError(f"hz must be in 1..{MAX_HZ}, got {hz!r}")
         if not 0.0 <= loss < 1.0:
             raise ServeError(f"loss must be in [0, 1), got {loss!r}")
         from .demo import scene_schema
