@@ -196,15 +196,19 @@ export class Schema {
   slotsOf(codes: FieldCode[]): Integer[];
   /** A row of slot codes -> codes per field. */
   codesOf(row: ArrayLike<Integer>): FieldCode[];
+  /** TypeError for a record that is neither an object nor an array. */
   quantize(record: Record<string, unknown> | unknown[]): FieldCode[];
   dequantize(codes: FieldCode[]): Record<string, unknown>;
   valid(codes: unknown): boolean;
   /** One record's bytes (wire-format section 3, padded to a byte). */
   encodeCodes(codes: FieldCode[]): Uint8Array;
   encode(record: Record<string, unknown> | unknown[]): Uint8Array;
-  /** Only a canonical message decodes; DecodeError naming the field and bit otherwise. */
-  decodeCodes(bytes: Uint8Array): FieldCode[];
-  decode(bytes: Uint8Array): Record<string, unknown>;
+  /**
+   * Only a canonical message decodes; DecodeError naming the field and bit otherwise. The bytes in
+   * the forms SnapshotDecoder.decode takes (TypeError for anything else).
+   */
+  decodeCodes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView | ArrayLike<number>): FieldCode[];
+  decode(bytes: Uint8Array | ArrayBuffer | ArrayBufferView | ArrayLike<number>): Record<string, unknown>;
   /** Field summaries as a hello carries them. */
   summaries(): FieldSummary[];
 }
@@ -248,12 +252,19 @@ export interface Hello {
   nfields: number;
   fields: FieldSummary[];
 }
-/** Options of the datagram layer: `key`, a shared secret of 1 to 255 bytes (every check is then an 8-byte SipHash-2-4 tag, section 17). */
+/**
+ * Options of the datagram layer: `key`, a shared secret of 1 to 255 bytes (every check is then an
+ * 8-byte SipHash-2-4 tag, section 17). Every options argument of this module may be null or left
+ * out (no options); an option it does not know (a misspelt one) is a TypeError naming it.
+ */
 export interface KeyOptions { key?: Uint8Array | null }
-/** Whether a datagram is a hello whose magic and check (with a key: its tag under kH) hold. */
-export function isHello(datagram: Uint8Array, options?: KeyOptions): boolean;
+/**
+ * Whether a datagram is a hello whose magic and check (with a key: its tag under kH) hold. The
+ * datagram in the forms SnapshotDecoder.decode takes (TypeError for anything else, null included).
+ */
+export function isHello(datagram: Uint8Array | ArrayBuffer | ArrayBufferView | ArrayLike<number>, options?: KeyOptions | null): boolean;
 /** The fields of a hello; DecodeError 'check' when its check fails, 'hello' when malformed. */
-export function parseHello(datagram: Uint8Array, options?: KeyOptions): Hello;
+export function parseHello(datagram: Uint8Array | ArrayBuffer | ArrayBufferView | ArrayLike<number>, options?: KeyOptions | null): Hello;
 /** The bound on what a client holds when none is given (section 19): 268435456 (256 MiB). */
 export const DEFAULT_MAX_BYTES: number;
 export interface DecoderOptions extends KeyOptions {
@@ -274,12 +285,12 @@ export function streamKey(fingerprint: string, history: number, predict: boolean
  * datagram that returned a Snapshot, acknowledge `latest` to the server.
  */
 export class SnapshotDecoder {
-  constructor(schema: Schema, options?: DecoderOptions);
+  constructor(schema: Schema, options?: DecoderOptions | null);
   /**
    * A decoder on the stream of a hello; SchemaError saying what differs for another schema,
    * DecodeError 'limits' for a hello whose history and max_datagram could not fit maxBytes.
    */
-  static fromHello(schema: Schema, hello: Uint8Array, options?: DecoderOptions): SnapshotDecoder;
+  static fromHello(schema: Schema, hello: Uint8Array, options?: DecoderOptions | null): SnapshotDecoder;
   readonly schema: Schema;
   /** The stream's history (the hello's once one is adopted). */
   readonly history: number;
@@ -327,7 +338,7 @@ export interface StreamClientOptions extends KeyOptions {
  * refusal of kind no-hello or baseline.
  */
 export class StreamClient {
-  constructor(schema: Schema, options?: StreamClientOptions);
+  constructor(schema: Schema, options?: StreamClientOptions | null);
   readonly schema: Schema;
   /** The decoder underneath (its state: held snapshots, heldBytes, latest). */
   readonly decoder: SnapshotDecoder;
@@ -402,7 +413,7 @@ export class InterpolatedSample {
  * maxExtrapolation ticks. Bit for bit as the Python reference (quantcodec/interpolation.py).
  */
 export class Interpolator {
-  constructor(schema: Schema, options?: InterpolatorOptions);
+  constructor(schema: Schema, options?: InterpolatorOptions | null);
   readonly schema: Schema;
   readonly capacity: number;
   readonly maxExtrapolation: number;

@@ -1,6 +1,6 @@
 // src/client.mjs: the session client (StreamClient: replies, acks, hello requests; SPEC section 8,
 // wire-format section 18) and the runner's helpers (decodePacket, runnerLine, splitDatagrams).
-import { DecodeError } from './util.mjs';
+import { DecodeError, optionsArg } from './util.mjs';
 import { asciiBytes, toHex, u32le } from './hash.mjs';
 import { SEQ_MASK } from './snapshot.mjs';
 import { PacketCoder } from './packet.mjs';
@@ -9,6 +9,7 @@ import { SnapshotDecoder } from './stream.mjs';
 // The session client (SPEC section 8; wire-format section 18): one decoder, and the replies
 
 const ACK = 0x41, HELLO_REQUEST = 0x48;
+const CLIENT_OPTIONS = ['key', 'maxBytes', 'nonce', 'history'];
 
 function randomU32() {
   const c = globalThis.crypto;
@@ -30,7 +31,8 @@ function randomU32() {
  * client that restarts must draw a new one), `history` (until a hello gives the stream's own).
  */
 export class StreamClient {
-  constructor(schema, { key = null, maxBytes = null, nonce = null, history = 64 } = {}) {
+  constructor(schema, options) {
+    let { key = null, maxBytes = null, nonce = null, history = 64 } = optionsArg(options, CLIENT_OPTIONS, 'StreamClient');
     this.decoder = new SnapshotDecoder(schema, { key, maxBytes, history });
     if (nonce === null || nonce === undefined) nonce = randomU32();
     else if (!(Number.isInteger(nonce) && nonce >= 0 && nonce <= 0xffffffff)) throw new RangeError(`StreamClient: nonce must be an integer in 0..2**32-1, got ${nonce}`);

@@ -1,6 +1,6 @@
 // src/interpolation.mjs: snapshot interpolation (docs/interpolation.md): Interpolator, a buffer of
 // views keyed by tick, sampled at a render time.
-import { SchemaError } from './util.mjs';
+import { SchemaError, optionsArg } from './util.mjs';
 import { NearlyZero, Quat, UnitVector, Vector, show } from './codecs.mjs';
 import { Schema } from './schema.mjs';
 
@@ -115,7 +115,8 @@ export class InterpolatedSample {
  * InterpolatedSample; `stats` {pushed, dropped, late, extrapolated, early}.
  */
 export class Interpolator {
-  constructor(schema, { capacity = 32, maxExtrapolation = 2.0 } = {}) {
+  constructor(schema, options) {
+    const { capacity = 32, maxExtrapolation = 2.0 } = optionsArg(options, ['capacity', 'maxExtrapolation'], 'Interpolator');
     if (!(schema instanceof Schema)) throw new TypeError('Interpolator: expected a Schema');
     if (typeof capacity !== 'number' || !Number.isInteger(capacity) || capacity < 2) throw new RangeError(`Interpolator: capacity must be an integer of at least 2, got ${show(capacity)}`);
     const mx = Number(maxExtrapolation);

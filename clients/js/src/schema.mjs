@@ -1,12 +1,18 @@
 // src/schema.mjs: Schema: fields, the slot table (wire-format section 2), one record (section 3),
 // the fingerprint.
-import { DecodeError, P2, SchemaError, ValueRangeError, isInteger, norm, toBig } from './util.mjs';
+import { DecodeError, P2, SchemaError, ValueRangeError, bytesArg, describe, isInteger, norm, toBig } from './util.mjs';
 import { asciiBytes, sha256, toHex, u32le } from './hash.mjs';
 import { JsonFloat, canonJson, parseJSON } from './json.mjs';
 import { Codec, NearlyZero, Vector, codecFromSpec, intCode, show, slotCode } from './codecs.mjs';
 import { BitReader, BitWriter } from './bits.mjs';
 
 // Schema
+
+/** A record argument: an object {field: value} or an array in field order; TypeError otherwise. */
+function recordArg(record, who) {
+  if (record === null || typeof record !== 'object') throw new TypeError(`${who}: expected a record ({field: value} or an array of values in field order), got ${describe(record)}`);
+  return record;
+}
 
 const ID_RE = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*$/u;
 
@@ -153,6 +159,7 @@ export class Schema {
 
   /** Quantize a record (an object with the field names, or an array in field order) -> codes per field. */
   quantize(record) {
+    recordArg(record, 'Schema.quantize');
     return this.fields.map((f, i) => {
       const v = Array.isArray(record) ? record[i] : record[f.name];
       if (v === undefined) throw new SchemaError(`missing field '${f.name}'`);
@@ -191,7 +198,7 @@ export class Schema {
   }
 
   /** Quantize and encode a record. */
-  encode(record) { return this.encodeCodes(this.quantize(record)); }
+  encode(record) { return this.encodeCodes(this.quantize(recordArg(record, 'Schema.encode'))); }
 
   /** Read one record's slot codes at the reader's position, each checked; DecodeError naming the field and bit. */
   _readRow(r, where = '') {
@@ -218,6 +225,7 @@ export class Schema {
   /** Decode one record's bytes to its codes per field: only a canonical message (no extra bytes,
    * zero padding) is accepted; DecodeError otherwise. */
   decodeCodes(bytes) {
+    bytes = bytesArg(bytes, 'Schema.decodeCodes', 'one record');
     const r = new BitReader(bytes);
     const row = this._readRow(r);
     const left = r.nbits - r.pos;
@@ -227,7 +235,7 @@ export class Schema {
   }
 
   /** Decode one record's bytes to its values {field: value}. */
-  decode(bytes) { return this.dequantize(this.decodeCodes(bytes)); }
+  decode(bytes) { return this.dequantize(this.decodeCodes(bytesArg(bytes, 'Schema.decode', 'one record'))); }
 
   /** Field summaries as a hello carries them: [{name, kind, bits, h}]. */
   summaries() {

@@ -1,6 +1,6 @@
 // src/stream.mjs: the datagram layer (wire-format sections 10-15, 17, 19): checks, the hello,
 // fragments, the history window, limits; SnapshotDecoder.
-import { DecodeError, SchemaError, toBig } from './util.mjs';
+import { DecodeError, SchemaError, bytesArg, optionsArg, toBig } from './util.mjs';
 import { SIP_HI, SIP_LO, asciiBytes, crc32c, masterKey, sharedKey, sipCore, sipWords, subKey, u16le, u32le, u64le, utf8 } from './hash.mjs';
 import { KIND_NAMES } from './codecs.mjs';
 import { Schema } from './schema.mjs';
@@ -94,7 +94,9 @@ function seedOf(key, letter) {
  * history, maxDatagram, streamId (BigInt), started (BigInt), fingerprint, schemaVersion,
  * schemaName, nfields, fields: [{name, kind, bits, h}]}; DecodeError('hello') when malformed.
  */
-export function parseHello(d, { key = null } = {}) {
+export function parseHello(d, options) {
+  const { key = null } = optionsArg(options, KEY_OPTIONS, 'parseHello');
+  d = bytesArg(d, 'parseHello', 'one datagram');
   const ck = checksFor(key);
   if (!helloHolds(d, ck)) throw new DecodeError(`hello: not a hello (too short, no QCHL magic, or its ${ck.T === 8 ? 'SipHash tag under this key' : 'check'} fails)`, 'check');
   return readHello(d, ck.T);
@@ -141,7 +143,11 @@ function readHello(d, T) {
 }
 
 /** Whether d is a hello whose magic and check hold (with `{key}`: its SipHash tag under kH). */
-export function isHello(d, { key = null } = {}) { return helloHolds(d, checksFor(key)); }
+export function isHello(d, options) {
+  const { key = null } = optionsArg(options, KEY_OPTIONS, 'isHello');
+  return helloHolds(bytesArg(d, 'isHello', 'one datagram'), checksFor(key));
+}
+const KEY_OPTIONS = ['key'];
 function helloHolds(d, ck) {
   return d.length >= HELLO_BASE + ck.T && d[0] === MAGIC[0] && d[1] === MAGIC[1] && d[2] === MAGIC[2] && d[3] === MAGIC[3] && ck.H.holds(d, d.length);
 }
@@ -270,33 +276,10 @@ class Reassembly {
   }
 }
 
-/**
- * One datagram's bytes: a Uint8Array (a Node Buffer is one) as it is; an ArrayBuffer, or any
- * typed array or DataView, as the bytes it covers; an array of byte values (0..255) copied.
- * Anything else is a TypeError naming what it is: a string, null, a Blob (what a browser's
- * WebSocket hands over unless its binaryType is 'arraybuffer'), or an array of datagrams.
- */
-export function datagramBytes(d, who) {
-  if (d instanceof Uint8Array) return d;
-  if (d instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && d instanceof SharedArrayBuffer)) return new Uint8Array(d);
-  if (ArrayBuffer.isView(d)) return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
-  const what = d === null ? 'null' : Array.isArray(d) ? 'an array' : typeof d === 'object' ? (d.constructor && d.constructor.name) || 'an object' : typeof d;
-  if (d !== null && typeof d === 'object' && Number.isInteger(d.length) && d.length >= 0) {
-    const out = new Uint8Array(d.length);
-    for (let i = 0; i < d.length; i++) {
-      const x = d[i];
-      if (!(Number.isInteger(x) && x >= 0 && x <= 255)) {
-        const many = x !== null && typeof x === 'object' && (x instanceof Uint8Array || x instanceof ArrayBuffer || Array.isArray(x));
-        throw new TypeError(`${who}: expected one datagram as bytes, got ${what} whose item ${i} is ${many ? 'a datagram: it takes one datagram at a time' : 'no byte value (0..255)'}`);
-      }
-      out[i] = x;
-    }
-    return out;
-  }
-  const blob = typeof Blob !== 'undefined' && d instanceof Blob;
-  throw new TypeError(`${who}: expected one datagram as bytes (a Uint8Array, an ArrayBuffer, a Buffer or an array of byte values), got ${what}` +
-    (blob ? ": a browser's WebSocket hands over Blobs unless ws.binaryType = 'arraybuffer'" : ''));
-}
+/** One datagram's bytes (util.mjs bytesArg): TypeError naming what else it got. */
+export function datagramBytes(d, who) { return bytesArg(d, who, 'one datagram'); }
+
+const DECODER_OPTIONS = ['history', 'key', 'maxBytes'];
 
 /**
  * A snapshot stream's client (sections 10-19). `decode(datagram)` returns the Snapshot a datagram
@@ -312,7 +295,8 @@ export function datagramBytes(d, who) {
  * section 19 on what the decoder holds, in its cost model; DEFAULT_MAX_BYTES when not given).
  */
 export class SnapshotDecoder {
-  constructor(schema, { history = 64, key = null, maxBytes = null } = {}) {
+  constructor(schema, options) {
+    const { history = 64, key = null, maxBytes = null } = optionsArg(options, DECODER_OPTIONS, 'SnapshotDecoder');
     if (!(schema instanceof Schema)) throw new TypeError('SnapshotDecoder: expected a Schema');
     if (!Number.isInteger(history) || history < 1 || history > 0x7fff) throw new RangeError(`SnapshotDecoder: history must be in 1..32767, got ${history}`);
     this.schema = schema;
@@ -337,9 +321,9 @@ export class SnapshotDecoder {
    * A decoder that adopted the stream of `hello` (SchemaError, saying what differs, for another
    * schema; DecodeError of kind `limits` for a hello whose parameters could not fit maxBytes).
    */
-  static fromHello(schema, hello, options = {}) {
+  static fromHello(schema, hello, options) {
     const dec = new SnapshotDecoder(schema, options);
-    const h = parseHello(hello, { key: options.key });
+    const h = parseHello(hello, { key: options == null ? null : options.key });
     const diffs = helloDifferences(schema, h);
     if (diffs.length) throw new SchemaError(`the stream's schema differs from this end's: ${diffs.join('; ')}`);
     dec._checkHello(h);

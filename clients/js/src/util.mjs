@@ -117,3 +117,62 @@ export function parseFloatHex(s) {
   }
   return m[1] ? -v : v;
 }
+
+// ------------------------------------------------------------------------------------------------
+// Arguments
+
+/** What a value is, for a TypeError's message: 'null', 'a string', 'an array', 'a DataView'... */
+export function describe(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') {
+    const name = v.constructor && v.constructor.name;
+    return name && name !== 'Object' ? `a ${name}` : 'an object';
+  }
+  if (typeof v === 'number' || typeof v === 'bigint') return `the ${typeof v} ${typeof v === 'bigint' ? v + 'n' : v}`;
+  if (typeof v === 'string') return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
+  return typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`;
+}
+
+const NO_OPTIONS = Object.freeze({});
+/**
+ * An options argument: undefined or null are no options ({}); otherwise an object whose every
+ * own key is one of `known` (a misspelt option is a TypeError naming it and the known ones, as
+ * Python refuses an unexpected keyword argument).
+ */
+export function optionsArg(o, known, who) {
+  if (o === undefined || o === null) return NO_OPTIONS;
+  if (typeof o !== 'object' || Array.isArray(o)) throw new TypeError(`${who}: options must be an object {${known.join(', ')}}, got ${describe(o)}`);
+  for (const k of Object.keys(o)) {
+    if (!known.includes(k)) throw new TypeError(`${who}: unknown option '${k}' (the options are ${known.join(', ')})`);
+  }
+  return o;
+}
+
+/**
+ * Bytes given as an argument: a Uint8Array (a Node Buffer is one) as it is; an ArrayBuffer or
+ * SharedArrayBuffer, or any typed array or DataView, as the bytes it covers; an array of byte
+ * values (0..255) copied. Anything else is a TypeError naming `who` and what it got (`noun`:
+ * what the bytes are, 'one datagram' or 'one record').
+ */
+export function bytesArg(d, who, noun) {
+  if (d instanceof Uint8Array) return d;
+  if (d instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && d instanceof SharedArrayBuffer)) return new Uint8Array(d);
+  if (ArrayBuffer.isView(d)) return new Uint8Array(d.buffer, d.byteOffset, d.byteLength);
+  const what = d === null ? 'null' : Array.isArray(d) ? 'an array' : typeof d === 'object' ? (d.constructor && d.constructor.name) || 'an object' : typeof d;
+  if (d !== null && typeof d === 'object' && Number.isInteger(d.length) && d.length >= 0) {
+    const out = new Uint8Array(d.length);
+    for (let i = 0; i < d.length; i++) {
+      const x = d[i];
+      if (!(Number.isInteger(x) && x >= 0 && x <= 255)) {
+        const many = x !== null && typeof x === 'object' && (x instanceof Uint8Array || x instanceof ArrayBuffer || Array.isArray(x));
+        throw new TypeError(`${who}: expected ${noun} as bytes, got ${what} whose item ${i} is ${many ? `${noun === 'one datagram' ? 'a datagram' : 'a list of bytes'}: it takes ${noun} at a time` : 'no byte value (0..255)'}`);
+      }
+      out[i] = x;
+    }
+    return out;
+  }
+  const blob = typeof Blob !== 'undefined' && d instanceof Blob;
+  throw new TypeError(`${who}: expected ${noun} as bytes (a Uint8Array, an ArrayBuffer, a Buffer or an array of byte values), got ${what}` +
+    (blob ? ": a browser's WebSocket hands over Blobs unless ws.binaryType = 'arraybuffer'" : ''));
+}
