@@ -13,11 +13,12 @@ namespace QuantCodec
         public long NBits;
 
         public BitReader() { }
-        public BitReader(byte[] data) { Reset(data, 0, data.Length); }
+        public BitReader(byte[] data) { Arg.NotNull(data, "data", "BitReader"); Reset(data, 0, data.Length); }
         public BitReader(byte[] data, int offset, int length) { Reset(data, offset, length); }
 
         public void Reset(byte[] data, int offset, int length)
         {
+            Arg.Slice(data, offset, length, "data", "offset", "length", "BitReader");
             buf = data; start = offset; nbytes = length; Pos = 0; NBits = 8L * length;
         }
 

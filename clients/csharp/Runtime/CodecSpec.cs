@@ -11,6 +11,7 @@ namespace QuantCodec
         /// what the fingerprint and the hello's per-field hash are computed over.</summary>
         public void WriteCanonical(StringBuilder sb)
         {
+            Arg.NotNull(sb, "sb", "Codec.WriteCanonical");
             sb.Append('{');
             switch (Kind)
             {

@@ -50,6 +50,7 @@ namespace QuantCodec
         public void DequantizeQuat(ulong c, double[] outv, int offset = 0)
         {
             double x, y, z, w;
+            Arg.Room(outv, offset, 4, "outv", "offset", "Codec.DequantizeQuat");
             DequantizeQuat(c, out x, out y, out z, out w);
             outv[offset] = x; outv[offset + 1] = y; outv[offset + 2] = z; outv[offset + 3] = w;
         }
@@ -152,6 +153,7 @@ namespace QuantCodec
         public void DequantizeUnitVector(ulong c, double[] outv, int offset = 0)
         {
             double x, y, z;
+            Arg.Room(outv, offset, 3, "outv", "offset", "Codec.DequantizeUnitVector");
             DequantizeUnitVector(c, out x, out y, out z);
             outv[offset] = x; outv[offset + 1] = y; outv[offset + 2] = z;
         }
@@ -162,6 +164,7 @@ namespace QuantCodec
         /// is at most the threshold (NaN is moving).</summary>
         public bool IsMoving(double[] values, int offset, int count)
         {
+            Arg.Slice(values, offset, count, "values", "offset", "count", "Codec.IsMoving");
             for (int i = 0; i < count; i++) if (!(Math.Abs(values[offset + i]) <= Threshold)) return true;
             return false;
         }

@@ -24,6 +24,7 @@ namespace QuantCodec
 
         public static uint Compute(byte[] data, int offset, int count, uint seed = 0)
         {
+            Arg.Slice(data, offset, count, "data", "offset", "count", "Crc32C.Compute");
             uint crc = ~seed;
             int i = offset, end = offset + count;
             uint[] t = T;
@@ -40,7 +41,7 @@ namespace QuantCodec
             return ~crc;
         }
 
-        public static uint Compute(byte[] data) { return Compute(data, 0, data.Length, 0); }
+        public static uint Compute(byte[] data) { Arg.NotNull(data, "data", "Crc32C.Compute"); return Compute(data, 0, data.Length, 0); }
 
         /// <summary>Compute, reading the bytes as 64-bit words copied into scratch (grown as needed; the
         /// caller's, one a thread): one load per 8 bytes instead of eight, a third less time under Mono.</summary>

@@ -39,7 +39,7 @@ namespace QuantCodec
         /// <summary>The double whose float.hex() (or any hex float text) is s; also "inf", "-inf", "nan".</summary>
         public static double ParseHex(string s)
         {
-            if (s == null) throw new FormatException("null hex float");
+            Arg.NotNull(s, "s", "FloatBits.ParseHex");
             string t = s.Trim();
             bool neg = false;
             int i = 0;
@@ -91,6 +91,7 @@ namespace QuantCodec
         /// ties to even: the double Python's float() gives.</summary>
         public static double ParseDecimal(string s)
         {
+            Arg.NotNull(s, "s", "FloatBits.ParseDecimal");
             int i = 0;
             bool neg = false;
             if (i < s.Length && s[i] == '-') { neg = true; i++; }

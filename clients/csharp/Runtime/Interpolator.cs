@@ -60,11 +60,31 @@ namespace QuantCodec
             Count = n; A = a; B = b; Alpha = alpha; Stats = stats;
         }
 
-        /// <summary>The values of the field named (Count rows of Width doubles).</summary>
-        public double[] this[string field] { get { return Values[Schema.FieldIndex(field)]; } }
+        /// <summary>The values of the field named (Count rows of Width doubles). KeyNotFoundException
+        /// naming it when the schema has no such field (as a Dictionary's indexer), ArgumentNullException
+        /// for null.</summary>
+        public double[] this[string field]
+        {
+            get
+            {
+                Arg.NotNull(field, "field", "Sample[field]");
+                int f = Schema.FieldIndex(field);
+                if (f < 0)
+                {
+                    var names = new string[Schema.Fields.Length];
+                    for (int i = 0; i < names.Length; i++) names[i] = Schema.Fields[i].Name;
+                    throw new KeyNotFoundException("Sample[field]: schema '" + Schema.Name + "' has no field '" + field + "' (its fields: " + string.Join(", ", names) + ")");
+                }
+                return Values[f];
+            }
+        }
 
-        /// <summary>How many doubles a row of a field has.</summary>
-        public int Width(int field) { return Schema.Fields[field].ValueCount; }
+        /// <summary>How many doubles a row of a field has (field 0..Schema.Fields.Length-1).</summary>
+        public int Width(int field)
+        {
+            Arg.Index(field, Schema.Fields.Length, "field", "Sample.Width");
+            return Schema.Fields[field].ValueCount;
+        }
 
         /// <summary>The row of an entity id (binary search), or -1.</summary>
         public int IndexOf(ulong id)
@@ -177,7 +197,7 @@ namespace QuantCodec
         {
             if (view == null) throw new ArgumentNullException("view");
             if (!ReferenceEquals(view.Schema, schema) && view.Schema.Fingerprint != schema.Fingerprint)
-                throw new ArgumentException("Interpolator.Push: the view is of another schema");
+                throw new ArgumentException("Interpolator.Push: the view is of another schema", "view");
             long t = Tick(view.Seq);
             int i = 0;
             while (i < views.Count && views[i].Tick < t) i++;
@@ -208,7 +228,7 @@ namespace QuantCodec
         public Sample Sample(double t, Sample reuse)
         {
             if (reuse != null && !ReferenceEquals(reuse.Schema, schema))
-                throw new ArgumentException("Interpolator.Sample: the sample to reuse is of another interpolator's schema");
+                throw new ArgumentException("Interpolator.Sample: the sample to reuse is of another interpolator's schema", "reuse");
             if (views.Count == 0) throw new InvalidOperationException("Interpolator.Sample: no view pushed yet");
             if (!double.IsNaN(t))           // (a NaN is no render time: it leaves the latest one)
             {

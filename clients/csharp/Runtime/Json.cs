@@ -79,6 +79,7 @@ namespace QuantCodec
 
         public static JsonValue Parse(string text)
         {
+            Arg.NotNull(text, "text", "Json.Parse");
             var p = new Parser(text);
             p.Ws();
             JsonValue v = p.Value(0);
@@ -89,6 +90,7 @@ namespace QuantCodec
 
         public static JsonValue ParseUtf8(byte[] data)
         {
+            Arg.NotNull(data, "data", "Json.ParseUtf8");
             string s;
             try { s = new UTF8Encoding(false, true).GetString(data); }
             catch (ArgumentException) { throw new JsonException("not valid UTF-8"); }
@@ -248,6 +250,8 @@ namespace QuantCodec
         /// <summary>A string as Python's json.dumps(..., ensure_ascii=True) writes it.</summary>
         public static void WriteString(StringBuilder sb, string v)
         {
+            Arg.NotNull(sb, "sb", "Json.WriteString");
+            Arg.NotNull(v, "v", "Json.WriteString");
             sb.Append('"');
             foreach (char c in v)
             {

@@ -178,6 +178,7 @@ namespace QuantCodec
 
         public static Schema Load(string path)
         {
+            Arg.NotNull(path, "path", "Schema.Load");
             byte[] data;
             try { data = File.ReadAllBytes(path); }
             catch (Exception e) { throw new SchemaException(path + ": cannot read: " + e.Message); }
@@ -186,14 +187,17 @@ namespace QuantCodec
             catch (SchemaException e) { throw new SchemaException(path + ": " + e.Message); }
         }
 
+        /// <summary>A schema from its JSON text; SchemaException naming what is wrong, ArgumentNullException for null.</summary>
         public static Schema FromJson(string text)
         {
+            Arg.NotNull(text, "text", "Schema.FromJson");
             try { return FromJson(Json.Parse(text)); }
             catch (JsonException e) { throw new SchemaException("not a valid schema JSON document: " + e.Message); }
         }
 
         public static Schema FromJson(JsonValue spec)
         {
+            Arg.NotNull(spec, "spec", "Schema.FromJson");
             if (spec.Type != JsonType.Object) throw new SchemaException("schema spec must be an object, got " + spec.TypeName);
             foreach (var m in spec.Members)
                 if (m.Key != "name" && m.Key != "version" && m.Key != "fields")
@@ -265,6 +269,7 @@ namespace QuantCodec
         /// <summary>A codec from its spec (the JSON of codec.spec()); SchemaException naming what is wrong.</summary>
         public static Codec CodecFromSpec(JsonValue spec)
         {
+            Arg.NotNull(spec, "spec", "Schema.CodecFromSpec");
             if (spec.Type != JsonType.Object) throw new SchemaException("codec spec must be an object, got " + spec.TypeName);
             var kv = spec.Get("kind");
             string kind = kv != null && kv.Type == JsonType.String ? kv.Text : null;
@@ -456,6 +461,8 @@ namespace QuantCodec
         /// <summary>Write one record's slot codes (no padding) into w; RangeException for an invalid code.</summary>
         public void WriteCodes(BitWriter w, ulong[] codes, int offset = 0)
         {
+            Arg.NotNull(w, "w", "Schema.WriteCodes");
+            Arg.Room(codes, offset, Slots.Length, "codes", "offset", "Schema.WriteCodes");
             for (int s = 0; s < Slots.Length; s++)
             {
                 var sl = Slots[s];
@@ -469,7 +476,8 @@ namespace QuantCodec
         /// <summary>One record, padded to a byte (schema.encode_codes).</summary>
         public byte[] EncodeCodes(ulong[] codes)
         {
-            if (codes == null || codes.Length != Slots.Length) throw new RangeException("expected " + Slots.Length + " slot codes");
+            Arg.NotNull(codes, "codes", "Schema.EncodeCodes");
+            if (codes.Length != Slots.Length) throw new RangeException("expected " + Slots.Length + " slot codes");
             var w = new BitWriter();
             WriteCodes(w, codes);
             return w.ToArray();
@@ -479,6 +487,8 @@ namespace QuantCodec
         /// naming the field and the bit for a short read or an invalid code.</summary>
         public void ReadCodes(BitReader r, ulong[] codes, int offset = 0)
         {
+            Arg.NotNull(r, "r", "Schema.ReadCodes");
+            Arg.Room(codes, offset, Slots.Length, "codes", "offset", "Schema.ReadCodes");
             int S = Slots.Length;
             for (int s = 0; s < S; s++)
             {
@@ -503,11 +513,21 @@ namespace QuantCodec
             }
         }
 
-        /// <summary>schema.decode_codes: exactly one canonical record (padding zero, no extra byte).</summary>
-        public ulong[] DecodeCodes(byte[] data) { return DecodeCodes(data, 0, data.Length, new ulong[Slots.Length]); }
+        /// <summary>schema.decode_codes: exactly one canonical record (padding zero, no extra byte);
+        /// DecodeException for a short, long or invalid record, ArgumentNullException for null.</summary>
+        public ulong[] DecodeCodes(byte[] data)
+        {
+            Arg.NotNull(data, "data", "Schema.DecodeCodes");
+            return DecodeCodes(data, 0, data.Length, new ulong[Slots.Length]);
+        }
 
+        /// <summary>DecodeCodes of data[offset .. offset + length) into into[0 .. Slots.Length), returned.
+        /// A slice past data is ArgumentOutOfRangeException, an into shorter than Slots.Length
+        /// ArgumentException (the caller's errors, not the record's).</summary>
         public ulong[] DecodeCodes(byte[] data, int offset, int length, ulong[] into)
         {
+            Arg.Slice(data, offset, length, "data", "offset", "length", "Schema.DecodeCodes");
+            Arg.Room(into, 0, Slots.Length, "into", "offset", "Schema.DecodeCodes");
             var r = new BitReader(data, offset, length);
             ReadCodes(r, into);
             long left = r.Remaining;
@@ -523,6 +543,7 @@ namespace QuantCodec
         /// indices, bools as 0/1). Floats clamp; exact values must fit (RangeException).</summary>
         public ulong[] Quantize(double[] values)
         {
+            Arg.NotNull(values, "values", "Schema.Quantize");
             var codes = new ulong[Slots.Length];
             Quantize(values, 0, codes, 0);
             return codes;
@@ -530,7 +551,11 @@ namespace QuantCodec
 
         public void Quantize(double[] values, int voff, ulong[] codes, int coff)
         {
+            Arg.NotNull(values, "values", "Schema.Quantize");
+            if (voff < 0 || voff > values.Length)
+                throw new ArgumentOutOfRangeException("voff", "Schema.Quantize: voff " + voff + " is outside values (" + values.Length + " elements)");
             if (values.Length - voff < ValueCount) throw new RangeException("expected " + ValueCount + " values");
+            Arg.Room(codes, coff, Slots.Length, "codes", "coff", "Schema.Quantize");
             for (int s = 0; s < Slots.Length; s++)
             {
                 var sl = Slots[s];
@@ -563,6 +588,8 @@ namespace QuantCodec
         /// of a resting NearlyZero are 0.0. Codes are not checked: decoders check them.</summary>
         public void Dequantize(ulong[] codes, int coff, double[] values, int voff)
         {
+            Arg.Room(codes, coff, Slots.Length, "codes", "coff", "Schema.Dequantize");
+            Arg.Room(values, voff, ValueCount, "values", "voff", "Schema.Dequantize");
             for (int s = 0; s < Slots.Length; s++)
             {
                 var sl = Slots[s];
@@ -587,6 +614,7 @@ namespace QuantCodec
 
         public double[] Dequantize(ulong[] codes)
         {
+            Arg.NotNull(codes, "codes", "Schema.Dequantize");
             var v = new double[ValueCount];
             Dequantize(codes, 0, v, 0);
             return v;
@@ -596,6 +624,8 @@ namespace QuantCodec
         /// check_lockstep): SchemaException listing every shared field whose codecs differ.</summary>
         public static void CheckLockstep(Schema a, Schema b)
         {
+            Arg.NotNull(a, "a", "Schema.CheckLockstep");
+            Arg.NotNull(b, "b", "Schema.CheckLockstep");
             var diffs = new List<string>();
             foreach (var f in a.Fields)
             {

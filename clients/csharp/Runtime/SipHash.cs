@@ -16,6 +16,7 @@ namespace QuantCodec
         /// bytes 0..7 and 8..15, little-endian).</summary>
         public static ulong Compute(ulong k0, ulong k1, byte[] data, int offset, int count)
         {
+            Arg.Slice(data, offset, count, "data", "offset", "count", "SipHash.Compute");
             ulong v0 = k0 ^ 0x736f6d6570736575UL, v1 = k1 ^ 0x646f72616e646f6dUL;
             ulong v2 = k0 ^ 0x6c7967656e657261UL, v3 = k1 ^ 0x7465646279746573UL;
             int i = offset, end = offset + (count & ~7);
@@ -61,11 +62,12 @@ namespace QuantCodec
         /// <summary>SipHash-2-4 under a 16-byte key.</summary>
         public static ulong Compute(byte[] key16, byte[] data, int offset, int count)
         {
-            if (key16 == null || key16.Length != 16) throw new ArgumentException("SipHash needs a 16-byte key");
+            Arg.NotNull(key16, "key16", "SipHash.Compute");
+            if (key16.Length != 16) throw new ArgumentException("SipHash needs a 16-byte key, not " + key16.Length, "key16");
             return Compute(Le64(key16, 0), Le64(key16, 8), data, offset, count);
         }
 
-        public static ulong Compute(byte[] key16, byte[] data) { return Compute(key16, data, 0, data.Length); }
+        public static ulong Compute(byte[] key16, byte[] data) { Arg.NotNull(data, "data", "SipHash.Compute"); return Compute(key16, data, 0, data.Length); }
 
         internal static ulong Le64(byte[] d, int i)
         {
@@ -88,7 +90,8 @@ namespace QuantCodec
         public TagKey(ulong k0, ulong k1) { K0 = k0; K1 = k1; }
         public TagKey(byte[] key16)
         {
-            if (key16 == null || key16.Length != 16) throw new ArgumentException("a tag key is 16 bytes");
+            Arg.NotNull(key16, "key16", "TagKey");
+            if (key16.Length != 16) throw new ArgumentException("a tag key is 16 bytes, not " + key16.Length, "key16");
             K0 = SipHash.Le64(key16, 0); K1 = SipHash.Le64(key16, 8);
         }
 
@@ -118,7 +121,7 @@ namespace QuantCodec
         {
             if (key == null) throw new ArgumentNullException("key");
             if (key.Length < MinKey || key.Length > MaxKey)
-                throw new ArgumentException("a shared key is 1 to 255 bytes (16 or more random bytes), not " + key.Length);
+                throw new ArgumentException("a shared key is 1 to 255 bytes (16 or more random bytes), not " + key.Length, "key");
             var m = new byte[key.Length + 1];
             Buffer.BlockCopy(key, 0, m, 1, key.Length);
             var z = new TagKey(Z);
@@ -132,10 +135,11 @@ namespace QuantCodec
         }
 
         /// <summary>sub(L) = u64le(SipHash(mk, L || 0x00)) || u64le(SipHash(mk, L || 0x01)).</summary>
-        public TagKey Sub(byte[] label) { return Sub(label, 0, label.Length); }
+        public TagKey Sub(byte[] label) { Arg.NotNull(label, "label", "KeySchedule.Sub"); return Sub(label, 0, label.Length); }
 
         public TagKey Sub(byte[] label, int offset, int count)
         {
+            Arg.Slice(label, offset, count, "label", "offset", "count", "KeySchedule.Sub");
             var m = new byte[count + 1];
             Buffer.BlockCopy(label, offset, m, 0, count);
             m[count] = 0;

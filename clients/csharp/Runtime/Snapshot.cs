@@ -29,6 +29,7 @@ namespace QuantCodec
 
         public Snapshot(Schema schema, int capacity)
         {
+            Arg.NotNull(schema, "schema", "Snapshot");
             Schema = schema;
             SlotCount = schema.Slots.Length;
             Ids = new ulong[Math.Max(capacity, 1)];
@@ -74,7 +75,14 @@ namespace QuantCodec
             HasCtx = false;
         }
 
-        public ulong Code(int row, int slot) { return Codes[row * SlotCount + slot]; }
+        /// <summary>The code of one slot of one entity: row 0..Count-1, slot 0..SlotCount-1
+        /// (ArgumentOutOfRangeException otherwise).</summary>
+        public ulong Code(int row, int slot)
+        {
+            Arg.Index(row, Count, "row", "Snapshot.Code");
+            Arg.Index(slot, SlotCount, "slot", "Snapshot.Code");
+            return Codes[row * SlotCount + slot];
+        }
 
         /// <summary>The row of an entity id (binary search), or -1.</summary>
         public int IndexOf(ulong id)
@@ -91,9 +99,12 @@ namespace QuantCodec
         }
 
         /// <summary>One scalar slot's value: 0.0 for the slots of a resting NearlyZero, the flag itself
-        /// (0.0 / 1.0) for a flag slot. (Quat and UnitVector slots: use Values or the codec.)</summary>
+        /// (0.0 / 1.0) for a flag slot. (Quat and UnitVector slots: use Values or the codec.) Row
+        /// 0..Count-1, slot 0..SlotCount-1 (ArgumentOutOfRangeException otherwise).</summary>
         public double Value(int row, int slot)
         {
+            Arg.Index(row, Count, "row", "Snapshot.Value");
+            Arg.Index(slot, SlotCount, "slot", "Snapshot.Value");
             var sl = Schema.Slots[slot];
             ulong c = Codes[row * SlotCount + slot];
             if (sl.Class == SlotClass.Flag) return c;
@@ -101,8 +112,13 @@ namespace QuantCodec
             return sl.Codec.Dequantize(c);
         }
 
-        /// <summary>The flat values of one entity (Schema.Quantize's layout) into values[offset..].</summary>
-        public void Values(int row, double[] values, int offset = 0) { Schema.Dequantize(Codes, row * SlotCount, values, offset); }
+        /// <summary>The flat values of one entity (Schema.Quantize's layout) into values[offset..]
+        /// (Schema.ValueCount of them): row 0..Count-1.</summary>
+        public void Values(int row, double[] values, int offset = 0)
+        {
+            Arg.Index(row, Count, "row", "Snapshot.Values");
+            Schema.Dequantize(Codes, row * SlotCount, values, offset);
+        }
 
         internal bool SameAs(Snapshot o)
         {

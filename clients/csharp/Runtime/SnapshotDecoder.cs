@@ -179,6 +179,7 @@ namespace QuantCodec
         /// (kind baseline or malformed) leaves the state as it was.</summary>
         public Snapshot DecodePacket(byte[] packet, int offset, int length)
         {
+            Arg.Slice(packet, offset, length, "packet", "offset", "length", "SnapshotDecoder.DecodePacket");
             return Packet(packet, offset, length);
         }
 
@@ -225,8 +226,7 @@ namespace QuantCodec
         Snapshot Take(byte[] d, int off, int n)
         {
             if (d == null) throw new ArgumentNullException("data", "SnapshotDecoder: no datagram (null)");
-            if (off < 0 || n < 0 || n > d.Length - off)
-                throw new ArgumentException("SnapshotDecoder: datagram slice out of range: offset " + off + ", length " + n + " of " + d.Length + " bytes");
+            Arg.Slice(d, off, n, "datagram", "offset", "length", "SnapshotDecoder");
             if (hello != null && n >= 1 + T)
             {
                 if (keys == null)
@@ -279,12 +279,15 @@ namespace QuantCodec
 
         static DecodeException HelloErr(string m) { return new DecodeException("hello", "hello: " + m); }
 
-        /// <summary>Parse a hello (its check must hold); DecodeException kind "hello" when malformed.</summary>
+        /// <summary>Parse a hello, d[off .. off + n) (its check must hold); DecodeException kind "check"
+        /// when it is no hello or its check fails, "hello" when malformed. A slice past d is the caller's
+        /// error: ArgumentOutOfRangeException (ArgumentNullException for null).</summary>
         public static HelloInfo ParseHello(byte[] d, int off, int n) { return ParseHello(d, off, n, null); }
 
         /// <summary>Parse a hello whose check is the tag under keys (null: CRC-32C).</summary>
         public static HelloInfo ParseHello(byte[] d, int off, int n, KeySchedule keys)
         {
+            Arg.Slice(d, off, n, "d", "off", "n", "SnapshotDecoder.ParseHello");
             if (!IsHello(d, off, n, keys)) throw new DecodeException("check", "hello: not a hello (too short, no QCHL magic, or its " + (keys == null ? "check" : "keyed tag") + " fails)");
             var h = new HelloInfo();
             h.Version = d[off + 4];
@@ -361,6 +364,7 @@ namespace QuantCodec
         /// fingerprints are equal).</summary>
         public List<string> Differences(HelloInfo h)
         {
+            Arg.NotNull(h, "h", "SnapshotDecoder.Differences");
             var o = new List<string>();
             if (h.Fingerprint == Schema.Fingerprint) return o;
             o.Add("fingerprint " + Schema.Fingerprint + " here, " + h.Fingerprint + " in the hello");
@@ -415,9 +419,12 @@ namespace QuantCodec
         }
 
         /// <summary>Adopt a stream from its hello (what decoding a hello does when it is accepted): checks
-        /// the schema (SchemaException saying what differs), starts the client over.</summary>
+        /// the schema (SchemaException saying what differs), starts the client over. DecodeException
+        /// for what is no hello (kind check) or a malformed one (hello) or one past MaxBytes (limits);
+        /// ArgumentNullException for null.</summary>
         public void AdoptHello(byte[] d)
         {
+            Arg.NotNull(d, "d", "SnapshotDecoder.AdoptHello");
             HelloInfo h = ParseHello(d, 0, d.Length, keys);
             var diffs = Differences(h);
             if (diffs.Count > 0) throw new SchemaException("the server's schema is not this one: " + string.Join("; ", diffs));

@@ -51,6 +51,7 @@ static partial class Tests
             new KeyValuePair<string, Action>("interpolation kit", InterpKit),
             new KeyValuePair<string, Action>("interpolation cases", InterpUnits),
             new KeyValuePair<string, Action>("interpolation vs Python", InterpPython),
+            new KeyValuePair<string, Action>("bad arguments", BadArguments),
             new KeyValuePair<string, Action>("package layout", Package),
         };
         string only = args.Length > 1 ? args[1] : null;
