@@ -192,10 +192,16 @@ namespace QuantCodec
 
         /// <summary>Adds a view (as StreamClient.Receive returns it; its values are copied). False
         /// when it is dropped: its tick is held already, or the buffer is full and it is older than
-        /// every view held.</summary>
+        /// every view held. A view does not outlive its decoder: SnapshotDecoder.Dispose (and
+        /// StreamClient.Dispose) leaves every view it returned empty, so such a view (or a Clone made
+        /// of it after Dispose) is refused with ArgumentException (ParamName "view") and nothing
+        /// changes; Clone() before Dispose what is to be pushed after it.</summary>
         public bool Push(Snapshot view)
         {
             if (view == null) throw new ArgumentNullException("view");
+            if (view.Released)
+                throw new ArgumentException("Interpolator.Push: the view's decoder was disposed, which left it empty (seq " + view.Seq
+                    + "): push views before Dispose, or Clone() them before it", "view");
             if (!ReferenceEquals(view.Schema, schema) && view.Schema.Fingerprint != schema.Fingerprint)
                 throw new ArgumentException("Interpolator.Push: the view is of another schema", "view");
             long t = Tick(view.Seq);

@@ -16,6 +16,8 @@ namespace QuantCodec
         public ulong[] Codes;       // Count * SlotCount, row major
         public readonly int SlotCount;
         internal bool Pooled;
+        // emptied by its decoder's Dispose (Release), or a Clone of such a view: no view any more
+        internal bool Released;
         // What the decoder remembers of how it made this snapshot, when it kept its baseline's entities
         // row for row (Base, as that object was at generation BaseGen): the rows that differ from it
         // (Changed), and, when it had an extrapolation snapshot of the same entities (PredOf, at
@@ -70,6 +72,7 @@ namespace QuantCodec
             Changed = null;
             Ctx = null;
             Count = 0;
+            Released = true;
             Base = null;
             PredOf = null;
             HasCtx = false;
@@ -129,10 +132,11 @@ namespace QuantCodec
             return true;
         }
 
-        /// <summary>A copy that the decoder never reuses.</summary>
+        /// <summary>A copy that the decoder never reuses. (Clone before the decoder's Dispose: a clone of
+        /// a view it emptied is as empty, and Interpolator.Push refuses both.)</summary>
         public Snapshot Clone()
         {
-            var s = new Snapshot(Schema, Count) { Seq = Seq, Count = Count };
+            var s = new Snapshot(Schema, Count) { Seq = Seq, Count = Count, Released = Released };
             Array.Copy(Ids, s.Ids, Count);
             Array.Copy(Codes, s.Codes, Count * SlotCount);
             return s;

@@ -489,7 +489,8 @@ namespace QuantCodec
         /// <summary>Done with this decoder and every snapshot it returned: the buffers of the snapshots it
         /// holds go to a pool that the decoders made after it take them from (a client that reconnects
         /// then decodes into memory it already has: no fresh pages, no GC work for them). Those snapshots
-        /// are left empty (Count 0, Ids and Codes of length 0): Clone() what you keep beyond Dispose.
+        /// are left empty (Count 0, Ids and Codes of length 0; Interpolator.Push refuses them): Clone()
+        /// what you keep beyond Dispose, before it.
         /// The pool keeps a buffer only while it holds at most this decoder's MaxBytes (PooledBytes,
         /// ClearPool). The decoder is then as after Reset (its stream kept, nothing held) and may be
         /// used again; a decoder never disposed is collected as before, its buffers with it.</summary>

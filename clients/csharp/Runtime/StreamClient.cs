@@ -71,7 +71,8 @@ namespace QuantCodec
         }
 
         /// <summary>Done with this client (a reconnect makes a new one): its decoder's Dispose, whose
-        /// buffers the next client's decoder takes; every view it returned is left empty.</summary>
+        /// buffers the next client's decoder takes; every view it returned is left empty (and
+        /// Interpolator.Push refuses it): Clone() before Dispose what you keep.</summary>
         public void Dispose() { decoder.Dispose(); }
 
         /// <summary>The datagram to send the server now, or null when no reply is due (section 18): a

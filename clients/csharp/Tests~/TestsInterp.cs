@@ -309,6 +309,31 @@ static partial class Tests
         Check(Bits(ip11.Sample(1)["x"][0]) == Bits(x0), "a pushed view is copied, not referenced");
         Check(Throws<ArgumentException>(() => ip11.Push(new Snapshot(new Schema("Other", new List<KeyValuePair<string, Codec>>
             { new KeyValuePair<string, Codec>("x", Codec.Bool()) }), 1))), "a view of another schema refused");
+        InterpDisposedViews();
+    }
+
+    // A view does not outlive its decoder: Dispose leaves it empty, and Push refuses it (it took it
+    // as a real view of no entity, an empty tick, until a tester found it: probe-jscs finding 4).
+    static void InterpDisposedViews()
+    {
+        var s = Schema.Load(Path.Combine(root, "conformance", "schemas", "pose.json"));
+        var client = new StreamClient(s, nonce: 1);
+        Snapshot last = null, kept = null;
+        foreach (var d in ReadDatagrams(Path.Combine(root, "conformance", "streams", "pose_clean.bin")))
+        {
+            try { var v = client.Receive(d); if (v != null) last = v; } catch (DecodeException) { }
+        }
+        int n = last.Count;
+        kept = last.Clone();
+        client.Dispose();
+        var ip = new Interpolator(s);
+        string param = null;
+        try { ip.Push(last); } catch (ArgumentException e) { param = e.ParamName; }
+        Check(param == "view" && ip.Count == 0 && ip.Stats.Pushed == 0 && ip.Newest == null,
+              "Push of a view whose client was disposed: ArgumentException (view), nothing changed");
+        Check(Throws<ArgumentException>(() => ip.Push(last.Clone())) && ip.Count == 0, "Push of a Clone made after Dispose: refused too");
+        Check(n > 0 && ip.Push(kept) && ip.Sample(kept.Seq).Count == n, "a Clone made before Dispose pushes, with its entities");
+        Check(ip.Push(new Snapshot(s, 0) { Seq = kept.Seq + 1 }) && ip.Sample(kept.Seq + 1).Count == 0, "an empty view of the user's own is still a view");
     }
 }
 
