@@ -298,7 +298,10 @@ export class SnapshotDecoder {
   readonly latest: number | null;
   /** The adopted hello, or null. */
   readonly hello: Hello | null;
-  /** The bound of section 19 (bytes, in its cost model). */
+  /**
+   * The bound of section 19 (bytes, in its cost model), fixed when the decoder is made: readonly at
+   * runtime too (an assignment throws TypeError in strict code), as are schema and history.
+   */
   readonly maxBytes: number;
   /**
    * What the decoder holds in section 19's cost model: each snapshot 256 + n * (8 + 8 * slots)
@@ -342,8 +345,9 @@ export class StreamClient {
   readonly schema: Schema;
   /** The decoder underneath (its state: held snapshots, heldBytes, latest). */
   readonly decoder: SnapshotDecoder;
+  /** (Every readonly member of StreamClient, SnapshotDecoder and Interpolator is read-only at runtime too.) */
   readonly nonce: number;
-  /** The number the next reply carries (mod 2**32). */
+  /** The number the next reply carries (mod 2**32): settable to an integer in 0..2**32-1 only (TypeError, RangeError). */
   rseq: number;
   /** Whether a reply is due. */
   readonly due: boolean;

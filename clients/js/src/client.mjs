@@ -1,6 +1,6 @@
 // src/client.mjs: the session client (StreamClient: replies, acks, hello requests; SPEC section 8,
 // wire-format section 18) and the runner's helpers (decodePacket, runnerLine, splitDatagrams).
-import { DecodeError, optionsArg } from './util.mjs';
+import { DecodeError, describe, fixed, optionsArg } from './util.mjs';
 import { asciiBytes, toHex, u32le } from './hash.mjs';
 import { SEQ_MASK } from './snapshot.mjs';
 import { PacketCoder } from './packet.mjs';
@@ -33,16 +33,25 @@ function randomU32() {
 export class StreamClient {
   constructor(schema, options) {
     let { key = null, maxBytes = null, nonce = null, history = 64 } = optionsArg(options, CLIENT_OPTIONS, 'StreamClient');
-    this.decoder = new SnapshotDecoder(schema, { key, maxBytes, history });
+    const decoder = new SnapshotDecoder(schema, { key, maxBytes, history });
     if (nonce === null || nonce === undefined) nonce = randomU32();
     else if (!(Number.isInteger(nonce) && nonce >= 0 && nonce <= 0xffffffff)) throw new RangeError(`StreamClient: nonce must be an integer in 0..2**32-1, got ${nonce}`);
-    this.nonce = nonce;
-    this.rseq = 0;              // the number of the next reply (mod 2**32)
-    // whether a reply is due (section 18): from the start, whose reply is a hello request (the
-    // word that asks a server to connect this client), then after what the due rule names
-    this.due = true;
+    fixed(this, { decoder, nonce });      // (read-only: its bound and key; the incarnation replies carry)
     this._fp = asciiBytes(schema.fingerprint);
     this._view = null;
+  }
+  #rseq = 0;          // the number of the next reply (mod 2**32)
+  // whether a reply is due (section 18): from the start, whose reply is a hello request (the word
+  // that asks a server to connect this client), then after what the due rule names
+  #due = true;
+  /** Whether a reply is due (read-only: receive() and reply() keep it). */
+  get due() { return this.#due; }
+  /** The number the next reply carries; settable to an integer in 0..2**32-1 (RangeError otherwise). */
+  get rseq() { return this.#rseq; }
+  set rseq(v) {
+    if (typeof v !== 'number') throw new TypeError(`StreamClient.rseq must be an integer in 0..2**32-1, got ${describe(v)}`);
+    if (!(Number.isInteger(v) && v >= 0 && v <= 0xffffffff)) throw new RangeError(`StreamClient.rseq must be an integer in 0..2**32-1, got ${v}`);
+    this.#rseq = v;
   }
   get schema() { return this.decoder.schema; }
   /**
@@ -69,14 +78,14 @@ export class StreamClient {
     try {
       view = dec.decode(datagram);
     } catch (e) {
-      if (e instanceof DecodeError && (e.kind === 'no-hello' || e.kind === 'baseline')) this.due = true;
+      if (e instanceof DecodeError && (e.kind === 'no-hello' || e.kind === 'baseline')) this.#due = true;
       throw e;
     }
     if (view !== null) {
-      this.due = true;
+      this.#due = true;
       if (this._view === null || view.seq === dec.latest || dec.stream !== stream) this._view = view;
     } else if (dec.stream !== stream) {
-      this.due = true;
+      this.#due = true;
       this._view = null;
     }
     return view;
@@ -88,7 +97,7 @@ export class StreamClient {
    */
   reply() {
     if (!this.due) return null;
-    this.due = false;
+    this.#due = false;
     const dec = this.decoder, T = dec.T, h = dec.stream;
     let out;
     if (h === null) {
@@ -96,14 +105,14 @@ export class StreamClient {
       out[0] = HELLO_REQUEST;
       out[1] = 0;
       putU32(out, 2, this.nonce);
-      putU32(out, 6, this.rseq);
+      putU32(out, 6, this.#rseq);
       out.set(this._fp, 10);
       dec.checks.Q.seal(out, 26);
     } else {
       out = new Uint8Array(16 + T);
       out[0] = ACK;
       putU32(out, 2, this.nonce);
-      putU32(out, 6, this.rseq);
+      putU32(out, 6, this.#rseq);
       const latest = dec._latest;
       if (latest >= 0) {
         out[1] = 1;
@@ -115,7 +124,7 @@ export class StreamClient {
       }
       dec.checkR.seal(out, 16);
     }
-    this.rseq = (this.rseq + 1) >>> 0;
+    this.#rseq = (this.#rseq + 1) >>> 0;
     return out;
   }
 }

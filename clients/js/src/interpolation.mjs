@@ -1,6 +1,6 @@
 // src/interpolation.mjs: snapshot interpolation (docs/interpolation.md): Interpolator, a buffer of
 // views keyed by tick, sampled at a render time.
-import { SchemaError, optionsArg } from './util.mjs';
+import { SchemaError, fixed, optionsArg } from './util.mjs';
 import { NearlyZero, Quat, UnitVector, Vector, show } from './codecs.mjs';
 import { Schema } from './schema.mjs';
 
@@ -121,17 +121,17 @@ export class Interpolator {
     if (typeof capacity !== 'number' || !Number.isInteger(capacity) || capacity < 2) throw new RangeError(`Interpolator: capacity must be an integer of at least 2, got ${show(capacity)}`);
     const mx = Number(maxExtrapolation);
     if (!(mx >= 0.0 && mx < Infinity)) throw new RangeError(`Interpolator: maxExtrapolation must be finite and >= 0, got ${show(maxExtrapolation)}`);
-    this.schema = schema;
-    this.capacity = capacity;
-    this.maxExtrapolation = mx;
+    // (read-only: an assignment to capacity could let the buffer grow without bound)
+    fixed(this, { schema, capacity, maxExtrapolation: mx, stats: { pushed: 0, dropped: 0, late: 0, extrapolated: 0, early: 0 } });
     this.plans = schema.fieldInfo.map((fi) => fieldPlan(schema, fi));
     this.width = {};
     for (const p of this.plans) this.width[p.name] = p.width;
     this.views = [];           // {tick, ids, cols: [column per field]} ascending by tick
-    this.newest = null;
     this.lastT = null;
-    this.stats = { pushed: 0, dropped: 0, late: 0, extrapolated: 0, early: 0 };
   }
+  #newest = null;
+  /** The newest tick pushed (unwrapped), or null; read-only (tick() unwraps against it). */
+  get newest() { return this.#newest; }
 
   get size() { return this.views.length; }
   get oldest() { return this.views.length ? this.views[0].tick : null; }
@@ -162,7 +162,7 @@ export class Interpolator {
     if (this.lastT !== null && t <= this.lastT) this.stats.late++;
     V.splice(i, 0, { tick: t, ids: Array.from(view.ids), cols: this._columns(view) });
     if (V.length > this.capacity) V.shift();
-    if (this.newest === null || t > this.newest) this.newest = t;
+    if (this.#newest === null || t > this.#newest) this.#newest = t;
     this.stats.pushed++;
     return true;
   }

@@ -1,6 +1,6 @@
 // src/stream.mjs: the datagram layer (wire-format sections 10-15, 17, 19): checks, the hello,
 // fragments, the history window, limits; SnapshotDecoder.
-import { DecodeError, SchemaError, bytesArg, optionsArg, toBig } from './util.mjs';
+import { DecodeError, SchemaError, bytesArg, fixed, optionsArg, toBig } from './util.mjs';
 import { SIP_HI, SIP_LO, asciiBytes, crc32c, masterKey, sharedKey, sipCore, sipWords, subKey, u16le, u32le, u64le, utf8 } from './hash.mjs';
 import { KIND_NAMES } from './codecs.mjs';
 import { Schema } from './schema.mjs';
@@ -299,13 +299,14 @@ export class SnapshotDecoder {
     const { history = 64, key = null, maxBytes = null } = optionsArg(options, DECODER_OPTIONS, 'SnapshotDecoder');
     if (!(schema instanceof Schema)) throw new TypeError('SnapshotDecoder: expected a Schema');
     if (!Number.isInteger(history) || history < 1 || history > 0x7fff) throw new RangeError(`SnapshotDecoder: history must be in 1..32767, got ${history}`);
-    this.schema = schema;
-    this.coder = new PacketCoder(schema);
-    this.maxBytes = maxBytesOption(maxBytes, 'SnapshotDecoder');
-    this.mk = key === null || key === undefined ? null : masterKey(sharedKey(key, 'SnapshotDecoder'));
-    this.checks = streamlessChecks(this.mk);     // H, Q; P, F, R once a stream is adopted
-    this.T = this.checks.T;
-    this.rowCost = 8 + 8 * schema.nslots;        // section 19: an id and a 64-bit code a slot
+    const mk = key === null || key === undefined ? null : masterKey(sharedKey(key, 'SnapshotDecoder'));
+    const checks = streamlessChecks(mk);         // H, Q; P, F, R once a stream is adopted
+    // (read-only: an assignment to the bound, the key or its checks would switch them off unseen)
+    fixed(this, {
+      schema, coder: new PacketCoder(schema), maxBytes: maxBytesOption(maxBytes, 'SnapshotDecoder'),
+      mk, checks, T: checks.T,
+      rowCost: 8 + 8 * schema.nslots,            // section 19: an id and a 64-bit code a slot
+    });
     this.stream = null;         // the adopted hello
     this._setHistory(history);
     this.held = new Map();      // seq -> Snapshot
@@ -315,7 +316,10 @@ export class SnapshotDecoder {
     this.reassembly = null;
     this._limitFn = (N) => this._limit(N);
   }
-  _setHistory(h) { this.history = h; this.keep = Math.min(2 * h - 1, 0x8000); }
+  #history = 64;
+  /** The stream's history (the hello's once one is adopted); read-only. */
+  get history() { return this.#history; }
+  _setHistory(h) { this.#history = h; this.keep = Math.min(2 * h - 1, 0x8000); }
 
   /**
    * A decoder that adopted the stream of `hello` (SchemaError, saying what differs, for another

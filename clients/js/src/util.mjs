@@ -176,3 +176,11 @@ export function bytesArg(d, who, noun) {
   throw new TypeError(`${who}: expected ${noun} as bytes (a Uint8Array, an ArrayBuffer, a Buffer or an array of byte values), got ${what}` +
     (blob ? ": a browser's WebSocket hands over Blobs unless ws.binaryType = 'arraybuffer'" : ''));
 }
+
+/**
+ * Make `props` read-only properties of `obj` (set once: an assignment throws TypeError in strict
+ * code, as ES modules are): a limit, key or check a later assignment could switch off.
+ */
+export function fixed(obj, props) {
+  for (const [k, value] of Object.entries(props)) Object.defineProperty(obj, k, { value, writable: false, enumerable: true, configurable: false });
+}
