@@ -282,8 +282,11 @@ int qc_quantize_values(const qc_codec *c, const double *x, uint64_t *codes, int 
 int qc_ncodes(const qc_codec *c);
 int qc_nvalues(const qc_codec *c);
 /* One field's values from a decoded snapshot's row (the entity's nslots codes, valid: the
-   decoder checked them; they are not checked again): nvalues doubles. */
+   decoder checked them; they are not checked again): nvalues doubles. 0, or -1 (nothing
+   written) when field is not 0 .. nfields - 1, e.g. qc_field_index's -1. */
 int qc_field_values(const qc_schema *s, int field, const uint64_t *row, double *out);
+/* The index of the field of that name, or -1 when the schema has none (check it: a schema of
+   another version may lack or rename a field). */
 int qc_field_index(const qc_schema *s, const char *name);
 
 /* ---- records (wire-format section 3) -------------------------------------------------------

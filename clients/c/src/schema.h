@@ -860,7 +860,10 @@ size_t qc_schema_slot_table(const qc_schema *s, char *buf, size_t cap) {
 }
 
 int qc_field_values(const qc_schema *s, int field, const uint64_t *row, double *out) {
-    const qc_field *fd = &s->fields[field];
+    const qc_field *fd;
+    /* -1 (what qc_field_index gives for a name the schema lacks) or past the last: an error */
+    if (field < 0 || field >= s->nfields) return -1;
+    fd = &s->fields[field];
     qc__dq_codes(fd->codec, row + fd->first_slot, out);
     return 0;
 }

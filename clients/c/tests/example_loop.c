@@ -42,6 +42,10 @@ int main(int argc, char **argv) {
     }
     pos = qc_field_index(&schema, "position");
     rot = qc_field_index(&schema, "rotation");
+    if (pos < 0 || rot < 0) {                   /* -1: the schema has no such field */
+        fprintf(stderr, "schema %s lacks position or rotation\n", schema.name);
+        return 1;
+    }
     while (at + 4 <= dlen) {
         const uint8_t *buf = (const uint8_t *)data + at + 4;
         size_t n = (size_t)(uint8_t)data[at] | (size_t)(uint8_t)data[at + 1] << 8 | (size_t)(uint8_t)data[at + 2] << 16;

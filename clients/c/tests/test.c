@@ -2401,6 +2401,30 @@ static void test_interp_units(void) {
     qc_schema_free(&sc);
 }
 
+/* ---- the API's edges: arguments out of range, NULL, sizes (the tester's report on the C API) -- */
+
+/* qc_field_values checks its field index: qc_field_index's -1 for a missing name, or one past
+   the last field, is -1 with nothing written (it read fields[-1] before) */
+static void test_field_values_index(void) {
+    qc_schema sc;
+    qc_error err;
+    size_t slen;
+    char *stext = read_rel("conformance/schemas/pose.json", &slen);
+    uint64_t row[64] = {0};
+    double out[8] = {1.5, 1.5, 1.5, 1.5};
+    int pos;
+    if (stext == NULL || qc_schema_parse(&sc, stext, slen, NULL, &err) != 0) { CHECK(0, "field values: pose schema"); free(stext); return; }
+    CHECK(qc_field_index(&sc, "no such field") == -1, "qc_field_index of a missing name: -1");
+    CHECK(qc_field_values(&sc, qc_field_index(&sc, "no such field"), row, out) == -1 && out[0] == 1.5,
+          "qc_field_values(-1): -1, nothing written");
+    CHECK(qc_field_values(&sc, sc.nfields, row, out) == -1 && out[0] == 1.5, "qc_field_values(nfields): -1");
+    CHECK(qc_field_values(&sc, INT_MIN, row, out) == -1, "qc_field_values(INT_MIN): -1");
+    pos = qc_field_index(&sc, "position");
+    CHECK(pos >= 0 && qc_field_values(&sc, pos, row, out) == 0, "qc_field_values of a real field: 0");
+    qc_schema_free(&sc);
+    free(stext);
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
@@ -2431,6 +2455,7 @@ int main(int argc, char **argv) {
     test_limits_hostile();
     test_interp_kit(NULL);
     test_interp_units();
+    test_field_values_index();
     test_fuzz(quick ? 1 : 10);
     test_fuzz_keyed(quick ? 1 : 4);
     printf("%d passed, %d failed\n", g_pass, g_fail);
