@@ -130,7 +130,9 @@ namespace QuantCodec
         public int Latest { get { return latest; } }
         public bool HasLatest { get { return latest >= 0; } }
 
-        /// <summary>The held snapshot `seq` among the possible baselines, or null.</summary>
+        /// <summary>The held snapshot `seq` among the possible baselines, or null. seq is a 16-bit
+        /// sequence number taken mod 65536, as Python's SnapshotDecoder.get masks it (seq &amp; 0xFFFF):
+        /// Get(-1) is Get(65535) and Get(65536) is Get(0), never an error.</summary>
         public Snapshot Get(int seq)
         {
             Snapshot s;

@@ -36,6 +36,10 @@ static partial class Tests
         var views = new List<Snapshot>();
         foreach (var d in ds) { try { var v = c.Receive(d); if (v != null) views.Add(v.Clone()); } catch (DecodeException) { } }
         var view = views[0];
+        // what is documented rather than refused: Get's seq is taken mod 65536 (as Python's get)
+        var g = c.Decoder.Get(c.Decoder.Latest);
+        Check(g != null && ReferenceEquals(c.Decoder.Get(c.Decoder.Latest - 65536), g) && ReferenceEquals(c.Decoder.Get(c.Decoder.Latest + 65536), g),
+              "Decoder.Get takes seq mod 65536");
 
         // records: Schema.DecodeCodes and the rest of the record API
         var codes = new ulong[S];
