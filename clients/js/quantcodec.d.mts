@@ -373,10 +373,11 @@ export function splitDatagrams(bytes: Uint8Array): Uint8Array[];
 
 // -- snapshot interpolation (docs/interpolation.md) ----------------------------------------------
 
+/** Numbers only: anything else is a TypeError, a number out of range a RangeError, naming the option. */
 export interface InterpolatorOptions {
-  /** The most views held (at least 2; default 32). */
+  /** The most views held: an integer of at least 2 (default 32). */
   capacity?: number;
-  /** The most ticks past the newest view extrapolated (default 2.0). */
+  /** The most ticks past the newest view extrapolated: finite and >= 0 (default 2.0). */
   maxExtrapolation?: number;
 }
 export interface InterpolatorStats {
@@ -427,9 +428,13 @@ export class Interpolator {
   readonly oldest: number | null;
   /** The views held. */
   readonly size: number;
-  /** The unwrapped tick of a 16-bit seq. */
-  tick(seq: number): number;
-  /** Adds a view (a Snapshot); false when it is dropped (a duplicate, or too old for a full buffer). */
+  /** The unwrapped tick of a 16-bit seq: an integer (TypeError for a non-number, RangeError for NaN, an infinity, a fraction). */
+  tick(seq: number | bigint): number;
+  /**
+   * Adds a view (a Snapshot); false when it is dropped (a duplicate, or too old for a full buffer).
+   * TypeError for anything that is not a Snapshot, SchemaError for a view of another schema: both
+   * before anything changes (stats included).
+   */
   push(view: Snapshot): boolean;
   /** Every entity's values at render time t (ticks; e.g. interpolator.newest - delay + elapsed). */
   sample(t: number): InterpolatedSample;

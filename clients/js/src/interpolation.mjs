@@ -1,6 +1,7 @@
 // src/interpolation.mjs: snapshot interpolation (docs/interpolation.md): Interpolator, a buffer of
 // views keyed by tick, sampled at a render time.
-import { SchemaError, fixed, optionsArg } from './util.mjs';
+import { SchemaError, describe, fixed, optionsArg } from './util.mjs';
+import { Snapshot } from './snapshot.mjs';
 import { NearlyZero, Quat, UnitVector, Vector, show } from './codecs.mjs';
 import { Schema } from './schema.mjs';
 
@@ -118,8 +119,11 @@ export class Interpolator {
   constructor(schema, options) {
     const { capacity = 32, maxExtrapolation = 2.0 } = optionsArg(options, ['capacity', 'maxExtrapolation'], 'Interpolator');
     if (!(schema instanceof Schema)) throw new TypeError('Interpolator: expected a Schema');
-    if (typeof capacity !== 'number' || !Number.isInteger(capacity) || capacity < 2) throw new RangeError(`Interpolator: capacity must be an integer of at least 2, got ${show(capacity)}`);
-    const mx = Number(maxExtrapolation);
+    // (numbers only, both alike: a string, null or an array is a TypeError, not coerced)
+    if (typeof capacity !== 'number') throw new TypeError(`Interpolator: capacity must be an integer of at least 2, got ${describe(capacity)}`);
+    if (!Number.isInteger(capacity) || capacity < 2) throw new RangeError(`Interpolator: capacity must be an integer of at least 2, got ${show(capacity)}`);
+    if (typeof maxExtrapolation !== 'number') throw new TypeError(`Interpolator: maxExtrapolation must be a finite number >= 0 (ticks), got ${describe(maxExtrapolation)}`);
+    const mx = maxExtrapolation;
     if (!(mx >= 0.0 && mx < Infinity)) throw new RangeError(`Interpolator: maxExtrapolation must be finite and >= 0, got ${show(maxExtrapolation)}`);
     // (read-only: an assignment to capacity could let the buffer grow without bound)
     fixed(this, { schema, capacity, maxExtrapolation: mx, stats: { pushed: 0, dropped: 0, late: 0, extrapolated: 0, early: 0 } });
@@ -136,9 +140,16 @@ export class Interpolator {
   get size() { return this.views.length; }
   get oldest() { return this.views.length ? this.views[0].tick : null; }
 
-  /** The unwrapped tick of a 16-bit seq, against the newest view pushed. */
+  /**
+   * The unwrapped tick of a 16-bit seq, against the newest view pushed. An integer only (a number
+   * or a bigint, taken mod 2**16): TypeError for anything else, RangeError for NaN, an infinity or
+   * a fraction (Python's int(seq) refuses NaN and the infinities too).
+   */
   tick(seq) {
-    seq = Number(seq) & 0xffff;
+    if (typeof seq === 'bigint') seq = Number(BigInt.asUintN(16, seq));
+    else if (typeof seq !== 'number') throw new TypeError(`Interpolator.tick: seq must be an integer, got ${describe(seq)}`);
+    else if (!Number.isInteger(seq)) throw new RangeError(`Interpolator.tick: seq must be an integer, got ${seq}`);
+    seq = seq & 0xffff;
     if (this.newest === null) return seq;
     const d = (seq - this.newest) & 0xffff;
     return this.newest + (d >= 0x8000 ? d - 0x10000 : d);
@@ -146,9 +157,10 @@ export class Interpolator {
 
   /** Add a decoded view (a Snapshot, as StreamClient.receive returns); false when dropped. */
   push(view) {
-    if (view === null || view === undefined || view.seq === null || view.seq === undefined) throw new TypeError('Interpolator.push: expected a decoded view (a Snapshot with a seq)');
+    // (everything that can refuse the view comes before anything changes: the stats too)
+    if (!(view instanceof Snapshot)) throw new TypeError(`Interpolator.push: expected a view (a Snapshot, as StreamClient.receive returns), got ${describe(view)}`);
     const vs = view.schema;
-    if (vs instanceof Schema && vs !== this.schema && vs.fingerprint !== this.schema.fingerprint) {
+    if (vs !== this.schema && vs.fingerprint !== this.schema.fingerprint) {
       throw new SchemaError(`Interpolator.push: a view of schema '${vs.name}' in the buffer of schema '${this.schema.name}' (their fingerprints differ)`);
     }
     const t = this.tick(view.seq);
@@ -159,8 +171,9 @@ export class Interpolator {
       this.stats.dropped++;
       return false;
     }
+    const entry = { tick: t, ids: Array.from(view.ids), cols: this._columns(view) };
     if (this.lastT !== null && t <= this.lastT) this.stats.late++;
-    V.splice(i, 0, { tick: t, ids: Array.from(view.ids), cols: this._columns(view) });
+    V.splice(i, 0, entry);
     if (V.length > this.capacity) V.shift();
     if (this.#newest === null || t > this.#newest) this.#newest = t;
     this.stats.pushed++;

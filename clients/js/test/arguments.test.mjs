@@ -96,3 +96,51 @@ test('StreamClient / SnapshotDecoder / Interpolator: null options are no options
     for (const o of [5, 'maxBytes', [1]]) throwsLike(() => make(o), TypeError, new RegExp(`^${who}: options must be an object`), `${who}(${JSON.stringify(o)})`);
   }
 });
+
+test('Interpolator options: numbers only, checked alike; a TypeError or RangeError naming the option', { skip }, () => {
+  const s = pose();
+  for (const v of ['2', null, [3], true, 2n, {}]) {
+    throwsLike(() => new qc.Interpolator(s, { maxExtrapolation: v }), TypeError, /^Interpolator: maxExtrapolation must be a finite number >= 0/, `maxExtrapolation ${String(v)}`);
+  }
+  for (const v of [NaN, -1, -0.5, Infinity, -Infinity]) {
+    throwsLike(() => new qc.Interpolator(s, { maxExtrapolation: v }), RangeError, /^Interpolator: maxExtrapolation must be finite and >= 0/, `maxExtrapolation ${v}`);
+  }
+  for (const v of ['4', null, [4], true, 4n]) {
+    throwsLike(() => new qc.Interpolator(s, { capacity: v }), TypeError, /^Interpolator: capacity must be an integer of at least 2/, `capacity ${String(v)}`);
+  }
+  for (const v of [1, 0, -3, 2.5, NaN, Infinity]) {
+    throwsLike(() => new qc.Interpolator(s, { capacity: v }), RangeError, /^Interpolator: capacity must be an integer of at least 2/, `capacity ${v}`);
+  }
+  const ip = new qc.Interpolator(s, { capacity: 2, maxExtrapolation: 0 });
+  assert.deepEqual([ip.capacity, ip.maxExtrapolation], [2, 0]);
+  assert.equal(new qc.Interpolator(s, { maxExtrapolation: undefined }).maxExtrapolation, 2, 'undefined: the default');
+});
+
+test('Interpolator.push of what is not a Snapshot: TypeError before anything changes (stats included)', { skip }, () => {
+  const s = pose();
+  const c = new qc.StreamClient(s, { nonce: 1 }), views = [];
+  for (const d of stream('pose_clean')) { try { const v = c.receive(d); if (v) views.push(v); } catch { /* refused */ } }
+  const ip = new qc.Interpolator(s);
+  ip.push(views[0]); ip.push(views[1]);
+  ip.sample(ip.newest + 5);                    // render time past both: a push at an older tick would count late
+  const before = JSON.stringify({ stats: ip.stats, size: ip.size, newest: ip.newest, oldest: ip.oldest });
+  const fakes = [
+    ['a plain object', { seq: views[0].seq - 3, ids: [1], count: 1 }],
+    ['an object with code()', { seq: views[0].seq - 3, ids: [1], count: 1, schema: s, code: () => 0 }],
+    ['null', null], ['undefined', undefined], ['a number', 7], ['a sample', ip.sample(ip.newest)],
+  ];
+  for (const [name, f] of fakes) {
+    throwsLike(() => ip.push(f), TypeError, /^Interpolator\.push: expected a view \(a Snapshot, as StreamClient\.receive returns\), got /, name);
+    assert.equal(JSON.stringify({ stats: ip.stats, size: ip.size, newest: ip.newest, oldest: ip.oldest }), before, `${name}: nothing changed`);
+  }
+  assert.equal(ip.push(views[2]), true, 'a real view still goes in');
+});
+
+test('Interpolator.tick: an integer (number or bigint) only; NaN, infinities and fractions a RangeError, other types a TypeError', { skip }, () => {
+  const ip = new qc.Interpolator(pose());
+  for (const [seq, t] of [[5, 5], [0, 0], [65535, 65535], [-1, 65535], [70000, 4464], [2 ** 40 + 7, 7], [5n, 5], [-1n, 65535], [2n ** 70n + 3n, 3]]) {
+    assert.equal(ip.tick(seq), t, `tick(${String(seq)})`);
+  }
+  for (const v of [NaN, Infinity, -Infinity, 5.5, -0.25]) throwsLike(() => ip.tick(v), RangeError, /^Interpolator\.tick: seq must be an integer, got /, `tick(${v})`);
+  for (const v of ['5', null, undefined, true, [5], {}]) throwsLike(() => ip.tick(v), TypeError, /^Interpolator\.tick: seq must be an integer, got /, `tick(${String(v)})`);
+});
