@@ -106,7 +106,13 @@ namespace QuantCodec
             get { return maxBytes; }
             set { if (value < 1) throw new ArgumentOutOfRangeException("MaxBytes", "MaxBytes must be positive (bytes), not " + value + ", as in every client"); maxBytes = value; }
         }
-        /// <summary>What the held snapshots cost in section 19's model (256 + n * (8 + 8 * S) each).</summary>
+        /// <summary>What the held snapshots cost in section 19's model: 256 + n * (8 + 8 * S) for each
+        /// snapshot of the window held (n its entities, S the schema's slots), and nothing else. It
+        /// does not count the reassembly's allowance 256 * max_datagram, which section 19's checks add
+        /// to it (a packet is refused when HeldBytes + its snapshot's cost + 256 * max_datagram would
+        /// pass MaxBytes), nor the partial packets' bytes (PartialBytes): JavaScript's heldBytes
+        /// includes the allowance, this does not. A model, not the process's memory (README.md,
+        /// Limits: about 2.2 times it for snapshots of 0 or 1 entity, under Mono).</summary>
         public long HeldBytes { get { return heldCost; } }
         /// <summary>Section 19's cost of a held snapshot of n entities under this schema.</summary>
         public long SnapshotCost(long n) { return SnapshotOverhead + n * EntityCost; }

@@ -36,10 +36,17 @@ static partial class Tests
         var views = new List<Snapshot>();
         foreach (var d in ds) { try { var v = c.Receive(d); if (v != null) views.Add(v.Clone()); } catch (DecodeException) { } }
         var view = views[0];
-        // what is documented rather than refused: Get's seq is taken mod 65536 (as Python's get)
+        // what is documented rather than refused: Get's seq is taken mod 65536 (as Python's get);
+        // HeldBytes is the held snapshots' model cost only, without the reassembly's allowance
         var g = c.Decoder.Get(c.Decoder.Latest);
         Check(g != null && ReferenceEquals(c.Decoder.Get(c.Decoder.Latest - 65536), g) && ReferenceEquals(c.Decoder.Get(c.Decoder.Latest + 65536), g),
               "Decoder.Get takes seq mod 65536");
+        long model = 0;
+        for (int sq = 0; sq < 65536; sq++) { var h = c.Decoder.Get(sq); if (h != null) model += c.Decoder.SnapshotCost(h.Count); }
+        var fresh = new SnapshotDecoder(s);
+        fresh.Receive(hello);
+        Check(fresh.HasStream && fresh.HeldBytes == 0 && c.Decoder.HeldBytes >= model && model > 0,
+              "HeldBytes: 0 after a hello (no reassembly allowance), at least the held baselines' model cost (" + c.Decoder.HeldBytes + " >= " + model + ")");
 
         // records: Schema.DecodeCodes and the rest of the record API
         var codes = new ulong[S];
