@@ -400,7 +400,14 @@ void qc_interp_free(qc_interp *ip);
 /* The unwrapped tick of a 16-bit seq, relative to the newest view pushed. */
 int64_t qc_interp_tick(const qc_interp *ip, uint16_t seq);
 /* A decoded view: 1 kept, 0 dropped (a tick held already, or older than every view of a full
-   buffer), -1 when the allocator refused (nothing changed). */
+   buffer), -1 when the allocator refused (nothing changed), -2 when the view's rows are not
+   this schema's width (nothing changed).
+   THE VIEW MUST COME FROM A DECODER OR CLIENT OF THIS BUFFER'S SCHEMA (res.snapshot of
+   qc_client_receive / qc_decoder_*). Its rows are read as n * schema->nslots valid codes of
+   this schema, unchecked: a view of another width is refused (-2, known from its `bytes`), but
+   one of another schema of the same slot count is not detectable and gives meaningless values.
+   A view built by the caller must set bytes to 0 and hold valid codes of this schema, ids
+   ascending. */
 int qc_interp_push(qc_interp *ip, const qc_snapshot *view);
 /* The frame at render time t: 0, or -1 (nothing pushed yet, or the allocator refused). */
 int qc_interp_sample(qc_interp *ip, double t, qc_interp_frame *out);

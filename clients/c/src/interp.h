@@ -93,10 +93,15 @@ int64_t qc_interp_tick(const qc_interp *ip, uint16_t seq) {
 
 int qc_interp_push(qc_interp *ip, const qc_snapshot *view) {
     const qc_schema *s = ip->schema;
-    int64_t t = qc_interp_tick(ip, view->seq);
+    int64_t t;
     int i, at, f;
     size_t e, bytes;
     qc_interp_view v;
+    /* a decoder's view carries its allocation, qc_snapshot_bytes(its schema, n): rows of
+       another width are another schema's, read past their end (fewer slots) or misread (more);
+       a view the caller built has bytes 0 and is taken on trust */
+    if (view->bytes != 0 && view->bytes != qc_snapshot_bytes(s, view->n)) return -2;
+    t = qc_interp_tick(ip, view->seq);
     for (i = 0; i < ip->nviews; i++)
         if (ip->views[i].tick == t) { ip->stats.dropped++; return 0; }
     if (ip->nviews >= ip->capacity && t < ip->views[0].tick) { ip->stats.dropped++; return 0; }

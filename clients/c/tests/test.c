@@ -2209,6 +2209,7 @@ static void test_interp_kit(const char *file) {     /* NULL: the kit's; else a f
             int kept;
             v.seq = (uint16_t)jint(qc_json_get(push, "seq"));
             v.n = ids->nkids;
+            v.bytes = 0;                            /* built here, not by a decoder */
             v.ids = (uint64_t *)malloc((v.n + 1) * 8);
             v.rows = (uint64_t *)malloc((v.n * (size_t)sc.nslots + 1) * 8);
             for (e = 0; e < v.n; e++) {
@@ -2279,7 +2280,7 @@ static const char *interp_schema_json =
 static void interp_view(const qc_schema *sc, qc_snapshot *v, uint16_t seq, size_t n, const uint64_t *ids,
                         const double *x, const double *yaw, const double (*rot)[4], const uint64_t *hp) {
     size_t e;
-    v->seq = seq; v->n = n;
+    v->seq = seq; v->n = n; v->bytes = 0;   /* built here, not by a decoder */
     v->ids = (uint64_t *)malloc((n + 1) * 8);
     v->rows = (uint64_t *)malloc((n * (size_t)sc->nslots + 1) * 8);
     for (e = 0; e < n; e++) {
@@ -2425,6 +2426,49 @@ static void test_field_values_index(void) {
     free(stext);
 }
 
+/* qc_interp_push refuses a decoder's view of another width (it carries its allocation in
+   bytes): a pose view (12 slots) into an all_kinds buffer read past the rows' end (ASan: a heap
+   overflow in qc__dq_codes), an all_kinds view into a pose buffer gave garbage; both are -2 now,
+   nothing changed. Each buffer still takes its own schema's views. */
+static int first_view(int which, qc_schema *sc, qc_decoder *d, const qc_snapshot **view) {
+    char *dtext, *etext;
+    size_t dlen, elen, k, n;
+    dgram dg[4096];
+    qc_error err;
+    qc_result res;
+    *view = NULL;
+    if (load_stream(which, sc, &dtext, &dlen, &etext, &elen) < 0) return -1;
+    if (qc_decoder_init(d, sc, NULL, &err) != 0) { free(dtext); free(etext); qc_schema_free(sc); return -1; }
+    n = split_datagrams(dtext, dlen, dg, 4096);
+    for (k = 0; k < n && *view == NULL; k++)
+        if (qc_decoder_datagram(d, dg[k].p, dg[k].n, &res) == QC_SNAPSHOT && res.snapshot->n > 0) *view = res.snapshot;
+    free(dtext); free(etext);
+    return *view != NULL ? 0 : -1;
+}
+
+static void test_interp_other_schema(void) {
+    qc_schema pose, ak;
+    qc_decoder dp, da;
+    const qc_snapshot *vp = NULL, *va = NULL;
+    qc_interp ip, ia;
+    qc_error err;
+    int okp = first_view(0, &pose, &dp, &vp) == 0, oka = first_view(2, &ak, &da, &va) == 0;   /* pose_clean, all_kinds_pred */
+    CHECK(okp && oka, "interp other schema: a view of pose_clean and of all_kinds_pred");
+    if (okp && oka) {
+        CHECK(pose.nslots != ak.nslots && vp->bytes == qc_snapshot_bytes(&pose, vp->n), "interp other schema: widths %d, %d", pose.nslots, ak.nslots);
+        CHECK(qc_interp_init(&ip, &pose, 4, 1.0, NULL, &err) == 0 && qc_interp_init(&ia, &ak, 4, 1.0, NULL, &err) == 0, "interp other schema: init");
+        CHECK(qc_interp_push(&ia, vp) == -2 && ia.nviews == 0 && ia.stats.pushed == 0 && ia.stats.dropped == 0 && !ia.has_newest,
+              "a view of fewer slots (pose) into an all_kinds buffer: -2, nothing changed");
+        CHECK(qc_interp_push(&ip, va) == -2 && ip.nviews == 0 && ip.stats.pushed == 0 && !ip.has_newest,
+              "a view of more slots (all_kinds) into a pose buffer: -2, nothing changed");
+        CHECK(qc_interp_push(&ip, vp) == 1 && qc_interp_push(&ia, va) == 1, "each buffer takes its own schema's view");
+        qc_interp_free(&ip);
+        qc_interp_free(&ia);
+    }
+    if (okp) { qc_decoder_free(&dp); qc_schema_free(&pose); }
+    if (oka) { qc_decoder_free(&da); qc_schema_free(&ak); }
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
@@ -2456,6 +2500,7 @@ int main(int argc, char **argv) {
     test_interp_kit(NULL);
     test_interp_units();
     test_field_values_index();
+    test_interp_other_schema();
     test_fuzz(quick ? 1 : 10);
     test_fuzz_keyed(quick ? 1 : 4);
     printf("%d passed, %d failed\n", g_pass, g_fail);
