@@ -307,12 +307,16 @@ int qc_decoder_latest(const qc_decoder *d);                    /* -1 before the 
 const qc_snapshot *qc_decoder_get(const qc_decoder *d, int seq);  /* a held baseline, or NULL */
 /* The most bytes a decoder can hold for this schema, history, entity count and datagram budget
    (every held snapshot of max_entities, the decode scratch, the reassembly buffers, the
-   Exp-Golomb look-up tables). */
+   Exp-Golomb look-up tables). history 1..32767 and max_datagram 64..65507 (a hello's ranges,
+   wire-format 13), max_partials >= 0 (0: 1024, as in qc_decoder_config): outside them, 0 (an
+   error: no real bound is 0). SIZE_MAX when the bound does not fit a size_t (saturated). */
 size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram, int max_partials);
-/* Memory a snapshot of n entities takes. */
+/* Memory a snapshot of n entities takes: sizeof(qc_snapshot) rounded up to 16 (48 on 64-bit
+   platforms) + 8 * n * (1 + nslots); SIZE_MAX when that does not fit a size_t (saturated). */
 size_t qc_snapshot_bytes(const qc_schema *s, size_t n);
-/* wire-format 19's cost model: a held snapshot of n entities (256 + n * (8 + 8 * nslots)), and
-   what the held snapshots cost now (their sum) plus reassembly's bound (256 * max_datagram). */
+/* wire-format 19's cost model: a held snapshot of n entities (256 + n * (8 + 8 * nslots);
+   UINT64_MAX when that does not fit, saturated), and what the held snapshots cost now (their
+   sum) plus reassembly's bound (256 * max_datagram). */
 uint64_t qc_snapshot_cost(const qc_schema *s, uint64_t n);
 uint64_t qc_decoder_cost(const qc_decoder *d);
 

@@ -16,12 +16,19 @@ static void qc__dfree(qc_decoder *d, void *p, size_t n) {
 
 #define QC__SNAP_HEAD ((sizeof(qc_snapshot) + 15) / 16 * 16)
 
+/* size_t sums and products that stop at SIZE_MAX instead of wrapping (the sizes' upper bounds) */
+static size_t qc__sat_add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
+static size_t qc__sat_mul(size_t a, size_t b) { return b != 0 && a > SIZE_MAX / b ? SIZE_MAX : a * b; }
+
 size_t qc_snapshot_bytes(const qc_schema *s, size_t n) {
-    return QC__SNAP_HEAD + n * 8 * (1 + (size_t)s->nslots);
+    /* SIZE_MAX past a size_t (which no allocator gives): an upper bound never wraps */
+    return qc__sat_add(QC__SNAP_HEAD, qc__sat_mul(n, 8 * (1 + (size_t)s->nslots)));
 }
 
 uint64_t qc_snapshot_cost(const qc_schema *s, uint64_t n) {
-    return 256 + n * (8 + 8 * (uint64_t)s->nslots);
+    uint64_t per = 8 + 8 * (uint64_t)s->nslots;
+    /* UINT64_MAX past a uint64_t (more than any max_bytes) */
+    return n > (UINT64_MAX - 256) / per ? UINT64_MAX : 256 + n * per;
 }
 
 uint64_t qc_decoder_cost(const qc_decoder *d) {

@@ -53,27 +53,39 @@ static size_t qc__scratch_bytes(const qc_schema *s, size_t n) {
     /* removed + 8 lists of kept (size_t), new ids and rows, the per-packet tables and the
        tail's padded copy, a byte per field and one per changed entity and field; with the
        growth margin of qc__scratch */
-    size_t b = (9 * (n + 1) + 1) * sizeof(size_t) + n * (1 + (size_t)s->nslots) * 8 +
-               qc__tables_bytes(s) + ((size_t)s->nfields + 1) + n * (size_t)s->nfields;
-    return b + b / 4 + 4096;
+    /* (9 * (n + 1) + 1) size_t's + n * (1 + nslots) * 8 + tables + nfields + 1 + n * nfields,
+       as a fixed part plus n per entity; SIZE_MAX when it does not fit */
+    size_t per = 9 * sizeof(size_t) + (1 + (size_t)s->nslots) * 8 + (size_t)s->nfields;
+    size_t b = qc__sat_add(10 * sizeof(size_t) + qc__tables_bytes(s) + ((size_t)s->nfields + 1), qc__sat_mul(n, per));
+    return qc__sat_add(qc__sat_add(b, b / 4), 4096);
 }
 
 size_t qc_decoder_worst_case_bytes(const qc_schema *s, int history, size_t max_entities, int max_datagram, int max_partials) {
-    size_t keep = (size_t)(2 * history - 1 <= 32768 ? 2 * history - 1 : 32768);
-    size_t snaps = (keep + 2) * qc_snapshot_bytes(s, max_entities);   /* held + one decoding + one loose */
-    size_t lists = keep * (sizeof(uint16_t) + sizeof(qc_snapshot *));
-    size_t chunk_limit = 256 * (size_t)max_datagram, np = (size_t)(max_partials > 0 ? max_partials : 1024);
+    size_t keep, snaps, lists, chunk_limit, np, reasm, hello, total;
+    /* the hello's ranges (wire-format 13: history 1..32767, max_datagram 64..65507) and the
+       config's (max_partials >= 0, 0: 1024); outside them 0, which no real bound is (below 16
+       bytes of max_datagram the chunk size divided by zero) */
+    if (history < 1 || history > 32767 || max_datagram < 64 || max_datagram > 65507 || max_partials < 0) return 0;
+    keep = (size_t)(2 * history - 1 <= 32768 ? 2 * history - 1 : 32768);
+    snaps = qc__sat_mul(keep + 2, qc_snapshot_bytes(s, max_entities));   /* held + one decoding + one loose */
+    lists = keep * (sizeof(uint16_t) + sizeof(qc_snapshot *));
+    chunk_limit = 256 * (size_t)max_datagram;
+    np = (size_t)(max_partials > 0 ? max_partials : 1024);
     /* reassembly: the chunk bytes (at most 256 * max_datagram), a node per chunk (full chunks:
        at most chunk_limit / C, C = max_datagram - 8 - T, the fewest bytes with a key's T = 8;
        short ones: one per partial packet), a header per partial packet, and the reassembled
        packet (at most the chunk limit) */
-    size_t reasm = 2 * chunk_limit + (np + chunk_limit / (size_t)(max_datagram - 16) + 1) * QC__NODE_HEAD + np * sizeof(qc_partial);
-    size_t hello = 2 * (size_t)65507;     /* the adopted hello and, while adopting, the next */
+    reasm = qc__sat_add(2 * chunk_limit + (chunk_limit / (size_t)(max_datagram - 16) + 1) * QC__NODE_HEAD,
+                        qc__sat_mul(np, QC__NODE_HEAD + sizeof(qc_partial)));
+    hello = 2 * (size_t)65507;     /* the adopted hello and, while adopting, the next */
     /* a packet reassembled from fragments is at most 256 * (max_datagram - 12) bytes: its new
        entities are at most 8 per byte, so max_entities above that is never reached */
-    /* the scratch twice: growing it keeps the old one until the new one is filled */
-    return snaps + 2 * lists + 2 * qc__scratch_bytes(s, max_entities) + reasm + hello +
-           (size_t)QC_EG_TABLES * QC_EG_TABLE_BYTES + 64;
+    /* the scratch twice: growing it keeps the old one until the new one is filled; every sum
+       stops at SIZE_MAX (an absurd max_entities) instead of wrapping */
+    total = qc__sat_add(snaps, 2 * lists);
+    total = qc__sat_add(total, qc__sat_mul(2, qc__scratch_bytes(s, max_entities)));
+    total = qc__sat_add(total, reasm);
+    return qc__sat_add(total, hello + (size_t)QC_EG_TABLES * QC_EG_TABLE_BYTES + 64);
 }
 
 int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *cfg, qc_error *err) {

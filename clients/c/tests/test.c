@@ -2469,6 +2469,45 @@ static void test_interp_other_schema(void) {
     if (oka) { qc_decoder_free(&da); qc_schema_free(&ak); }
 }
 
+/* The size helpers' arguments: qc_decoder_worst_case_bytes is 0 (its error) outside a hello's
+   ranges (max_datagram 16 divided by zero, below 16 it wrapped; negative ones gave numbers), and
+   the three saturate instead of wrapping on absurd inputs (they returned 4.6e18, 2^64 - 56, 152) */
+static void test_size_arguments(void) {
+    qc_schema sc;
+    qc_error err;
+    size_t slen, per, head, n;
+    uint64_t cper, cn;
+    char *stext = read_rel("conformance/schemas/pose.json", &slen);
+    static const int bad_md[] = {16, 15, 0, -1, -1200, 63, 65508, INT_MAX, INT_MIN};
+    static const int bad_h[] = {0, -1, -64, 32768, INT_MAX, INT_MIN};
+    unsigned i;
+    if (stext == NULL || qc_schema_parse(&sc, stext, slen, NULL, &err) != 0) { CHECK(0, "size arguments: pose schema"); free(stext); return; }
+    free(stext);
+    for (i = 0; i < sizeof bad_md / sizeof *bad_md; i++)
+        CHECK(qc_decoder_worst_case_bytes(&sc, 64, 100, bad_md[i], 0) == 0, "worst case, max_datagram %d: 0", bad_md[i]);
+    for (i = 0; i < sizeof bad_h / sizeof *bad_h; i++)
+        CHECK(qc_decoder_worst_case_bytes(&sc, bad_h[i], 100, 1200, 0) == 0, "worst case, history %d: 0", bad_h[i]);
+    CHECK(qc_decoder_worst_case_bytes(&sc, 64, 100, 1200, -1) == 0, "worst case, max_partials -1: 0");
+    /* the ranges' edges are bounds */
+    CHECK(qc_decoder_worst_case_bytes(&sc, 1, 100, 64, 0) > 0 && qc_decoder_worst_case_bytes(&sc, 32767, 100, 65507, 1) > 0 &&
+          qc_decoder_worst_case_bytes(&sc, 64, 0, 1200, 0) > 0, "worst case at the ranges' edges: a bound");
+    /* saturated, and never below what a smaller count needs */
+    CHECK(qc_decoder_worst_case_bytes(&sc, 32767, SIZE_MAX / 2, 1200, 0) == SIZE_MAX &&
+          qc_decoder_worst_case_bytes(&sc, 1, SIZE_MAX, 64, 0) == SIZE_MAX, "worst case of an absurd entity count: SIZE_MAX");
+    head = qc_snapshot_bytes(&sc, 0);
+    per = 8 * (1 + (size_t)sc.nslots);
+    n = (SIZE_MAX - head) / per;
+    CHECK(qc_snapshot_bytes(&sc, n) == head + n * per && qc_snapshot_bytes(&sc, n + 1) == SIZE_MAX &&
+          qc_snapshot_bytes(&sc, SIZE_MAX) == SIZE_MAX, "qc_snapshot_bytes saturates at SIZE_MAX (%lu at SIZE_MAX)",
+          (unsigned long)qc_snapshot_bytes(&sc, SIZE_MAX));
+    cper = 8 + 8 * (uint64_t)sc.nslots;
+    cn = (UINT64_MAX - 256) / cper;
+    CHECK(qc_snapshot_cost(&sc, cn) == 256 + cn * cper && qc_snapshot_cost(&sc, cn + 1) == UINT64_MAX &&
+          qc_snapshot_cost(&sc, UINT64_MAX) == UINT64_MAX, "qc_snapshot_cost saturates at UINT64_MAX (%llu at UINT64_MAX)",
+          (unsigned long long)qc_snapshot_cost(&sc, UINT64_MAX));
+    qc_schema_free(&sc);
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
@@ -2501,6 +2540,7 @@ int main(int argc, char **argv) {
     test_interp_units();
     test_field_values_index();
     test_interp_other_schema();
+    test_size_arguments();
     test_fuzz(quick ? 1 : 10);
     test_fuzz_keyed(quick ? 1 : 4);
     printf("%d passed, %d failed\n", g_pass, g_fail);
