@@ -2508,6 +2508,44 @@ static void test_size_arguments(void) {
     qc_schema_free(&sc);
 }
 
+/* The README's per-snapshot figures against the API: every "H + 8 * n * (1 + nslots)" and the
+   "(D fewer than its cost)" beside it (on 64-bit platforms, which the README's figures are for).
+   It said 16 and 240: the header is sizeof(qc_snapshot) rounded up to 16, 48 on 64-bit. */
+static void test_readme_snapshot_bytes(void) {
+    qc_schema sc;
+    qc_error err;
+    size_t slen, rlen, n = 1000;
+    char *stext = read_rel("conformance/schemas/pose.json", &slen), *readme = read_rel("clients/c/README.md", &rlen);
+    const char *p;
+    int found = 0, diffs = 0;
+    if (stext == NULL || readme == NULL || qc_schema_parse(&sc, stext, slen, NULL, &err) != 0) {
+        CHECK(0, "README snapshot bytes: the README or the pose schema");
+        free(stext); free(readme); return;
+    }
+    CHECK(qc_snapshot_bytes(&sc, n) - qc_snapshot_bytes(&sc, 0) == 8 * n * (1 + (size_t)sc.nslots) &&
+          qc_snapshot_bytes(&sc, 0) == (sizeof(qc_snapshot) + 15) / 16 * 16, "qc_snapshot_bytes: the header plus 8 * n * (1 + nslots)");
+    if (sizeof(void *) == 8) {
+        for (p = strstr(readme, " + 8 * n * (1 + nslots)"); p != NULL; p = strstr(p + 1, " + 8 * n * (1 + nslots)")) {
+            const char *q = p;
+            while (q > readme && q[-1] >= '0' && q[-1] <= '9') q--;
+            found++;
+            CHECK(q < p && strtoul(q, NULL, 10) == qc_snapshot_bytes(&sc, 0), "README: '%.*s + 8 * n * (1 + nslots)', the API gives %lu",
+                  (int)(p - q), q, (unsigned long)qc_snapshot_bytes(&sc, 0));
+        }
+        for (p = strstr(readme, " fewer than its cost"); p != NULL; p = strstr(p + 1, " fewer than its cost")) {
+            const char *q = p;
+            while (q > readme && q[-1] >= '0' && q[-1] <= '9') q--;
+            diffs++;
+            CHECK(q < p && strtoull(q, NULL, 10) == qc_snapshot_cost(&sc, n) - qc_snapshot_bytes(&sc, n),
+                  "README: '%.*s fewer than its cost', the API gives %llu", (int)(p - q), q,
+                  (unsigned long long)(qc_snapshot_cost(&sc, n) - qc_snapshot_bytes(&sc, n)));
+        }
+        CHECK(found >= 2 && diffs >= 1, "README: the snapshot formula found %d times, the difference %d", found, diffs);
+    }
+    qc_schema_free(&sc);
+    free(stext); free(readme);
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
@@ -2541,6 +2579,7 @@ int main(int argc, char **argv) {
     test_field_values_index();
     test_interp_other_schema();
     test_size_arguments();
+    test_readme_snapshot_bytes();
     test_fuzz(quick ? 1 : 10);
     test_fuzz_keyed(quick ? 1 : 4);
     printf("%d passed, %d failed\n", g_pass, g_fail);
