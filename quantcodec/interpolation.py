@@ -143,6 +143,10 @@ class Interpolator:
     def __init__(self, schema: Schema, *, capacity: int = 32, max_extrapolation: float = 2.0) -> None:
         if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 2:
             raise ValueError(f"Interpolator: capacity must be an integer of at least 2, got {capacity!r}")
+        if isinstance(max_extrapolation, (bool, np.bool_)) or not isinstance(
+                max_extrapolation, (int, float, np.integer, np.floating)):
+            raise TypeError(f"Interpolator: max_extrapolation must be a number (ticks), got "
+                            f"{type(max_extrapolation).__name__}")
         max_extrapolation = float(max_extrapolation)
         if not 0.0 <= max_extrapolation < math.inf:
             raise ValueError(f"Interpolator: max_extrapolation must be finite and >= 0, got {max_extrapolation}")
@@ -159,7 +163,13 @@ class Interpolator:
         self.stats: Dict[str, int] = {"pushed": 0, "dropped": 0, "late": 0, "extrapolated": 0, "early": 0}
 
     def tick(self, seq: int) -> int:
-        """The unwrapped tick of a 16-bit ``seq`` (relative to the newest view pushed)."""
+        """The unwrapped tick of a 16-bit ``seq`` (relative to the newest view pushed): an
+        integer (a float only when whole), taken mod 65536; TypeError for what is not a number,
+        ValueError for a fraction, NaN or an infinity (as every client refuses them)."""
+        if isinstance(seq, (bool, np.bool_)) or not isinstance(seq, (int, float, np.integer, np.floating)):
+            raise TypeError(f"Interpolator.tick: seq must be an integer, got {type(seq).__name__}")
+        if isinstance(seq, (float, np.floating)) and not float(seq).is_integer():
+            raise ValueError(f"Interpolator.tick: seq must be an integer, got {float(seq)!r}")
         seq = int(seq) & 0xFFFF
         if self.newest is None:
             return seq

@@ -169,6 +169,16 @@ def test_arguments():
         Interpolator(SCHEMA, capacity=1)
     with pytest.raises(ValueError, match="max_extrapolation"):
         Interpolator(SCHEMA, max_extrapolation=-1)
+    # numbers only, as the JavaScript client (once '2' was taken as 2 here and refused there)
+    for bad in ("2", None, [3], True):
+        with pytest.raises(TypeError, match="max_extrapolation must be a number"):
+            Interpolator(SCHEMA, max_extrapolation=bad)
+    ip = Interpolator(SCHEMA)
+    assert [ip.tick(s) for s in (5, 5.0, np.int64(70000), -1)] == [5, 5, 4464, 65535]
+    for bad, kind in ((5.5, ValueError), (math.nan, ValueError), (math.inf, ValueError),
+                      ("5", TypeError), (None, TypeError), (True, TypeError)):
+        with pytest.raises(kind, match="Interpolator.tick: seq must be an integer"):
+            ip.tick(bad)
     with pytest.raises(ValueError, match="no view"):
         Interpolator(SCHEMA).sample(0)
     it = Interpolator(SCHEMA)
