@@ -15,6 +15,18 @@
        #include "quantcodec.h"
 
    and include it plainly everywhere else. C99, the C standard library only, no global state.
+
+   Arguments, lifetimes, threads (README: "Arguments, lifetimes, threads"). Every qc_*_free takes
+   NULL (nothing done, as free(NULL)), a zero-filled struct, one whose init/parse failed, or
+   one freed already. NULL is allowed for err, an allocator (malloc/free), qc_decoder_init's
+   cfg, a key with key_len 0, clamped/nclamped, a datagram's data when len is 0, and
+   qc_schema_slot_table's buf when cap is 0. ANY OTHER NULL POINTER IS THE CALLER'S ERROR
+   (undefined behaviour, not checked), and so is any use of a freed object except freeing it
+   again or initializing it again. A parsed qc_schema is read-only: one may be shared by any
+   number of threads, decoders, clients and buffers, and must outlive them. A qc_decoder,
+   qc_client or qc_interp belongs to one thread at a time (no locks inside). The functions that
+   only read a schema or codec (dequantize, quantize, qc_field_values, records, checks) may run
+   in any number of threads at once.
    Every byte the library holds comes from the allocator the caller gives (qc_allocator; NULL
    members: malloc/free), counted against the caller's alloc_limit; see
    qc_decoder_worst_case_bytes for the bound of a decoder, and max_bytes for the wire format's
@@ -2746,6 +2758,7 @@ fail:
 }
 
 void qc_schema_free(qc_schema *s) {
+    if (s == NULL) return;              /* like free(NULL) */
     if (s->chunks != NULL) qc__arena_free(s->al, (qc__chunk *)s->chunks);
     memset(s, 0, sizeof *s);
 }
@@ -4772,6 +4785,7 @@ int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *
 static void qc__hello_free(qc_decoder *d);
 
 void qc_decoder_free(qc_decoder *d) {
+    if (d == NULL) return;              /* like free(NULL) */
     qc__forget(d);
     qc__snap_free(d, d->loose);
     d->loose = NULL;
@@ -5313,7 +5327,7 @@ int qc_client_init(qc_client *c, const qc_schema *s, const uint8_t *key, size_t 
     return qc_client_init_config(c, s, &cfg, nonce, err);
 }
 
-void qc_client_free(qc_client *c) { qc_decoder_free(&c->dec); }
+void qc_client_free(qc_client *c) { if (c != NULL) qc_decoder_free(&c->dec); }   /* NULL: like free(NULL) */
 
 int qc_client_receive(qc_client *c, const uint8_t *data, size_t len, qc_result *res) {
     int st = qc_decoder_datagram(&c->dec, data, len, res);
@@ -5393,7 +5407,7 @@ static int qc__ip_rule(const qc_codec *c, double *full, double *lo) {
 
 void qc_interp_free(qc_interp *ip) {
     int i, nf, nv;
-    if (ip->schema == NULL) return;
+    if (ip == NULL || ip->schema == NULL) return;   /* NULL: like free(NULL); freed already: nothing */
     nf = ip->schema->nfields; nv = ip->nvalues;
     for (i = 0; i < ip->nviews; i++) qc__ip_free(ip, ip->views[i].ids, ip->views[i].bytes);
     qc__ip_free(ip, ip->views, ((size_t)ip->capacity + 1) * sizeof(qc_interp_view));

@@ -15,6 +15,18 @@
        #include "quantcodec.h"
 
    and include it plainly everywhere else. C99, the C standard library only, no global state.
+
+   Arguments, lifetimes, threads (README: "Arguments, lifetimes, threads"). Every qc_*_free takes
+   NULL (nothing done, as free(NULL)), a zero-filled struct, one whose init/parse failed, or
+   one freed already. NULL is allowed for err, an allocator (malloc/free), qc_decoder_init's
+   cfg, a key with key_len 0, clamped/nclamped, a datagram's data when len is 0, and
+   qc_schema_slot_table's buf when cap is 0. ANY OTHER NULL POINTER IS THE CALLER'S ERROR
+   (undefined behaviour, not checked), and so is any use of a freed object except freeing it
+   again or initializing it again. A parsed qc_schema is read-only: one may be shared by any
+   number of threads, decoders, clients and buffers, and must outlive them. A qc_decoder,
+   qc_client or qc_interp belongs to one thread at a time (no locks inside). The functions that
+   only read a schema or codec (dequantize, quantize, qc_field_values, records, checks) may run
+   in any number of threads at once.
    Every byte the library holds comes from the allocator the caller gives (qc_allocator; NULL
    members: malloc/free), counted against the caller's alloc_limit; see
    qc_decoder_worst_case_bytes for the bound of a decoder, and max_bytes for the wire format's

@@ -28,7 +28,7 @@ static int qc__ip_rule(const qc_codec *c, double *full, double *lo) {
 
 void qc_interp_free(qc_interp *ip) {
     int i, nf, nv;
-    if (ip->schema == NULL) return;
+    if (ip == NULL || ip->schema == NULL) return;   /* NULL: like free(NULL); freed already: nothing */
     nf = ip->schema->nfields; nv = ip->nvalues;
     for (i = 0; i < ip->nviews; i++) qc__ip_free(ip, ip->views[i].ids, ip->views[i].bytes);
     qc__ip_free(ip, ip->views, ((size_t)ip->capacity + 1) * sizeof(qc_interp_view));

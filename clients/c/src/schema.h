@@ -823,6 +823,7 @@ fail:
 }
 
 void qc_schema_free(qc_schema *s) {
+    if (s == NULL) return;              /* like free(NULL) */
     if (s->chunks != NULL) qc__arena_free(s->al, (qc__chunk *)s->chunks);
     memset(s, 0, sizeof *s);
 }

@@ -133,6 +133,7 @@ int qc_decoder_init(qc_decoder *d, const qc_schema *s, const qc_decoder_config *
 static void qc__hello_free(qc_decoder *d);
 
 void qc_decoder_free(qc_decoder *d) {
+    if (d == NULL) return;              /* like free(NULL) */
     qc__forget(d);
     qc__snap_free(d, d->loose);
     d->loose = NULL;
@@ -674,7 +675,7 @@ int qc_client_init(qc_client *c, const qc_schema *s, const uint8_t *key, size_t 
     return qc_client_init_config(c, s, &cfg, nonce, err);
 }
 
-void qc_client_free(qc_client *c) { qc_decoder_free(&c->dec); }
+void qc_client_free(qc_client *c) { if (c != NULL) qc_decoder_free(&c->dec); }   /* NULL: like free(NULL) */
 
 int qc_client_receive(qc_client *c, const uint8_t *data, size_t len, qc_result *res) {
     int st = qc_decoder_datagram(&c->dec, data, len, res);

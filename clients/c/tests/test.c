@@ -2546,6 +2546,57 @@ static void test_readme_snapshot_bytes(void) {
     free(stext); free(readme);
 }
 
+/* NULL and lifetimes as the README's "Arguments, lifetimes, threads" says: every *_free takes
+   NULL (each dereferenced it), a zero-filled struct, and one freed already; the optional
+   pointers the README lists may be NULL */
+static void test_null_arguments(void) {
+    qc_schema sc, zs;
+    qc_decoder d, zd;
+    qc_client c, zc;
+    qc_interp ip, zi;
+    qc_result res;
+    size_t slen, need;
+    uint8_t key[16] = {1};
+    char *stext = read_rel("conformance/schemas/pose.json", &slen);
+    qc_schema_free(NULL);
+    qc_decoder_free(NULL);
+    qc_client_free(NULL);
+    qc_interp_free(NULL);
+    qc_json_free(NULL, NULL);
+    CHECK(1, "every *_free(NULL) returns, doing nothing");
+    memset(&zs, 0, sizeof zs); memset(&zd, 0, sizeof zd); memset(&zc, 0, sizeof zc); memset(&zi, 0, sizeof zi);
+    qc_schema_free(&zs); qc_decoder_free(&zd); qc_client_free(&zc); qc_interp_free(&zi);
+    CHECK(1, "every *_free of a zero-filled struct returns");
+    if (stext == NULL || qc_schema_parse(&sc, stext, slen, NULL, NULL) != 0) { CHECK(0, "null arguments: pose schema"); free(stext); return; }
+    free(stext);
+    CHECK(qc_schema_parse(&zs, "{", 1, NULL, NULL) == -1, "qc_schema_parse: err NULL on a failure");
+    qc_schema_free(&zs);
+    need = qc_schema_slot_table(&sc, NULL, 0);
+    CHECK(need > 0, "qc_schema_slot_table(buf NULL, cap 0): the length");
+    CHECK(qc_decoder_init(&d, &sc, NULL, NULL) == 0, "qc_decoder_init: cfg NULL, err NULL");
+    CHECK(qc_decoder_datagram(&d, NULL, 0, &res) < 0 && res.kind != NULL, "qc_decoder_datagram(NULL, 0): refused");
+    qc_decoder_free(&d);
+    qc_decoder_free(&d);
+    CHECK(d.bytes == 0, "qc_decoder_free twice");
+    CHECK(qc_client_init(&c, &sc, NULL, 5, 0, 1, NULL) == -1, "qc_client_init: key NULL with a length refused, err NULL");
+    qc_client_free(&c);
+    CHECK(qc_client_init(&c, &sc, key, 16, 0, 1, NULL) == 0, "qc_client_init: err NULL");
+    CHECK(qc_client_receive(&c, NULL, 0, &res) < 0, "qc_client_receive(NULL, 0): refused");
+    qc_client_free(&c);
+    qc_client_free(&c);
+    CHECK(qc_client_init(&c, &sc, NULL, 0, 0, 1, NULL) == 0, "a client initialized again after its free");
+    qc_client_free(&c);
+    CHECK(qc_interp_init(&ip, &sc, 1, 1.0, NULL, NULL) == -1, "qc_interp_init: err NULL on a failure");
+    qc_interp_free(&ip);
+    CHECK(qc_interp_init(&ip, &sc, 4, 1.0, NULL, NULL) == 0, "qc_interp_init: al NULL, err NULL");
+    qc_interp_free(&ip);
+    qc_interp_free(&ip);
+    CHECK(ip.bytes == 0, "qc_interp_free twice");
+    qc_schema_free(&sc);
+    qc_schema_free(&sc);
+    CHECK(sc.chunks == NULL, "qc_schema_free twice");
+}
+
 int main(int argc, char **argv) {
     int quick = argc > 2 && strcmp(argv[2], "--quick") == 0;
     snprintf(g_root, sizeof g_root, "%s", argc > 1 ? argv[1] : "../..");
@@ -2580,6 +2631,7 @@ int main(int argc, char **argv) {
     test_interp_other_schema();
     test_size_arguments();
     test_readme_snapshot_bytes();
+    test_null_arguments();
     test_fuzz(quick ? 1 : 10);
     test_fuzz_keyed(quick ? 1 : 4);
     printf("%d passed, %d failed\n", g_pass, g_fail);
