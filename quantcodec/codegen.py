@@ -26,7 +26,7 @@ import re
 import sys
 import unicodedata
 
-__all__ = ["generate_csharp", "main", "add_arguments", "run"]
+__all__ = ["generate_csharp", "check_namespace", "check_struct_name", "main", "add_arguments", "run"]
 
 _FLOAT_KINDS = ("Bounded", "Fixed", "Angle", "PowerCurve", "Half", "Grid")
 _AXES = ("X", "Y", "Z", "W")
@@ -41,12 +41,27 @@ _RESERVED = {
     "RangeException", "DecodeException", "BitWriter", "BitReader", "Math", "ArgumentException",
     "System", "QuantCodec",
 }
+# every type the generated code names is written in full from global::, so that no namespace
+# (--namespace Foo.Vec3, System.Math, or one of the user's own) and no member can hide it
+_QC = "global::QuantCodec."
+_SYS = "global::System."
+# the generated private members: a lowercase ASCII initial, which no member derived from a field
+# name can have (_pascal upper-cases the first letter of each word, or puts "_" first)
+_CODECS, _LOAD, _SLOTS = "qcCodecs", "qcLoadSchema", "qcSlotCodecs"
+_PRIVATE = {_CODECS, _LOAD, _SLOTS}
+# the types it names: a namespace of the same full name (or inside one) would be a namespace and a
+# type at once, which C# resolves to the namespace (CS0437, then CS0234)
+_USED_TYPES = {"System.Math", "System.ArgumentException"} | {
+    "QuantCodec." + t for t in ("Schema", "Codec", "SchemaException", "Snapshot", "SnapshotDecoder",
+                                "BitWriter", "FloatBits", "Vec2", "Vec3", "Vec4", "Quat4")}
 _CS_KEYWORDS = set("""abstract as base bool break byte case catch char checked class const continue decimal
 default delegate do double else enum event explicit extern false finally fixed float for foreach goto if
 implicit in int interface internal is lock long namespace new null object operator out override params
 private protected public readonly ref return sbyte sealed short sizeof stackalloc static string struct
 switch this throw true try typeof uint ulong unchecked unsafe ushort using virtual void volatile
-while""".split())
+while""".split()) | {
+    # mcs's undocumented keywords (CS1041 as identifiers)
+    "__arglist", "__makeref", "__reftype", "__refvalue"}
 
 
 # ------------------------------------------------------------------------------------------------
@@ -127,6 +142,42 @@ class _Names:
         return name
 
 
+def _is_identifier(text):
+    return (isinstance(text, str) and bool(text)
+            and all(_ident_char(ch, i == 0) for i, ch in enumerate(text)))
+
+
+def check_namespace(namespace):
+    """ValueError unless ``namespace`` is a C# namespace the generated file can declare: dotted
+    identifiers, none of them a keyword. (Any such namespace works, even one whose last part is
+    a type the code uses, such as ``Foo.Vec3`` or ``System.Math``: the code names every type
+    from ``global::``.)"""
+    if not isinstance(namespace, str) or not namespace:
+        raise ValueError(f"not a C# namespace: {namespace!r} (it is empty)")
+    parts = namespace.split(".")
+    if not all(_is_identifier(part) for part in parts):
+        raise ValueError(f"not a C# namespace: {namespace!r} (dotted identifiers: letters, digits and _, "
+                         f"not starting with a digit)")
+    bad = [part for part in parts if part in _CS_KEYWORDS or part == "global"]
+    if bad:
+        raise ValueError(f"not a C# namespace: {namespace!r} ({bad[0]!r} is a C# keyword)")
+    for i in range(1, len(parts) + 1):
+        if ".".join(parts[:i]) in _USED_TYPES:
+            raise ValueError(f"not a namespace for the generated code: {namespace!r} (the type "
+                             f"{'.'.join(parts[:i])} it uses would be a namespace too)")
+    return namespace
+
+
+def check_struct_name(name):
+    """ValueError unless ``name`` can name the generated struct."""
+    if not _is_identifier(name):
+        raise ValueError(f"not a C# identifier for the struct: {name!r}")
+    if name in _CS_KEYWORDS or name in _RESERVED or name in _PRIVATE:
+        raise ValueError(f"the struct cannot be named {name!r}: "
+                         f"{'a C# keyword' if name in _CS_KEYWORDS else 'a name the generated code uses'}")
+    return name
+
+
 # ------------------------------------------------------------------------------------------------
 # types
 
@@ -171,7 +222,7 @@ class _Field:
             k = len(comps)
             self.axes = list(_AXES[:k]) if k <= 4 else [f"C{i}" for i in range(k)]
             if 2 <= k <= 4 and all(c.spec()["kind"] in _FLOAT_KINDS for c in comps):
-                self.type = f"Vec{k}"
+                self.type = f"{_QC}Vec{k}"
             else:
                 self.type = names.get(self.member + "Vector")
                 lines = [f"/// <summary>The value of field '{_xml(name)}': a vector of {k} component(s).</summary>",
@@ -181,9 +232,9 @@ class _Field:
                 lines.append("}")
                 self.nested.append(lines)
         elif self.inner_kind == "Quat":
-            self.type = "Quat4"
+            self.type = f"{_QC}Quat4"
         elif self.inner_kind == "UnitVector":
-            self.type = "Vec3"
+            self.type = f"{_QC}Vec3"
         elif self.inner_kind == "Enum" and inner.labels is not None:
             self.enum_type = names.get(self.member + "Label")
             self.type = self.enum_type
@@ -225,18 +276,9 @@ def generate_csharp(schema, namespace="QuantCodec.Generated", *, name=None):
             schema = Schema.from_spec(schema)
         else:
             schema = Schema.load(schema)
-    if not all(_ident_char(ch, i == 0 or prev == ".") or ch == "." for i, (prev, ch) in
-               enumerate(zip("." + namespace, namespace))) or ".." in namespace or namespace.endswith("."):
-        raise ValueError(f"not a C# namespace: {namespace!r}")
-    bad = [part for part in namespace.split(".") if part in _CS_KEYWORDS]
-    if bad:
-        raise ValueError(f"not a C# namespace: {namespace!r} ({bad[0]!r} is a C# keyword)")
+    check_namespace(namespace)
     if name is not None:
-        if not isinstance(name, str) or not name or not all(_ident_char(ch, i == 0) for i, ch in enumerate(name)):
-            raise ValueError(f"not a C# identifier for the struct: {name!r}")
-        if name in _CS_KEYWORDS or name in _RESERVED:
-            raise ValueError(f"the struct cannot be named {name!r}: "
-                             f"{'a C# keyword' if name in _CS_KEYWORDS else 'a name the generated code uses'}")
+        check_struct_name(name)
     struct = name or _pascal(schema.name, "Record")
     if struct in _RESERVED or struct.startswith("@"):
         struct = struct.lstrip("@") + "Record"
@@ -257,9 +299,6 @@ def generate_csharp(schema, namespace="QuantCodec.Generated", *, name=None):
       f"{schema.version}, fingerprint {schema.fingerprint}.")
     w("// Do not edit: regenerate it when the schema changes. Needs the QuantCodec runtime (clients/csharp/Runtime).")
     w("// </auto-generated>")
-    w("using System;")
-    w("using QuantCodec;")
-    w("")
     w(f"namespace {namespace}")
     w("{")
     body = []
@@ -321,23 +360,23 @@ def generate_csharp(schema, namespace="QuantCodec.Generated", *, name=None):
     a("")
     a("/// <summary>The runtime schema (built from SpecJson on first use; its fingerprint is checked "
       "against Fingerprint).</summary>")
-    a("public static readonly Schema Schema = LoadSchema();")
-    a("static readonly Codec[] C = SlotCodecs();")
+    a(f"public static readonly {_QC}Schema Schema = {_LOAD}();")
+    a(f"static readonly {_QC}Codec[] {_CODECS} = {_SLOTS}();")
     a("")
-    a("static Schema LoadSchema()")
+    a(f"static {_QC}Schema {_LOAD}()")
     a("{")
-    a("    var s = Schema.FromJson(SpecJson);")
+    a(f"    var s = {_QC}Schema.FromJson(SpecJson);")
     a("    if (s.Fingerprint != Fingerprint || s.Slots.Length != SlotCount)")
     a("    {")
-    a(f"        throw new SchemaException(\"{struct}: the runtime computes the fingerprint \" + s.Fingerprint + "
+    a(f"        throw new {_QC}SchemaException(\"{struct}: the runtime computes the fingerprint \" + s.Fingerprint + "
       f"\", the generated code has \" + Fingerprint + \": regenerate the code or update the runtime\");")
     a("    }")
     a("    return s;")
     a("}")
     a("")
-    a("static Codec[] SlotCodecs()")
+    a(f"static {_QC}Codec[] {_SLOTS}()")
     a("{")
-    a("    var c = new Codec[SlotCount];")
+    a(f"    var c = new {_QC}Codec[SlotCount];")
     a("    for (int s = 0; s < SlotCount; s++) c[s] = Schema.Slots[s].Codec;")
     a("    return c;")
     a("}")
@@ -346,7 +385,7 @@ def generate_csharp(schema, namespace="QuantCodec.Generated", *, name=None):
     a("public static void CheckFingerprint(string peerFingerprint) { Schema.CheckFingerprint(peerFingerprint); }")
     a("")
     a("/// <summary>A snapshot decoder of this schema: it refuses a hello of any other schema.</summary>")
-    a("public static SnapshotDecoder CreateDecoder() { return new SnapshotDecoder(Schema); }")
+    a(f"public static {_QC}SnapshotDecoder CreateDecoder() {{ return new {_QC}SnapshotDecoder(Schema); }}")
     a("")
     # AreCodesInRange
     a("/// <summary>Whether codes[offset .. offset + SlotCount) are codes a quantizer can produce: the "
@@ -366,11 +405,11 @@ def generate_csharp(schema, namespace="QuantCodec.Generated", *, name=None):
             a("else")
             a("{")
             for s in range(s0 + 1, s0 + f.slots):
-                a(f"if (!C[{s}].Valid(codes[offset + {s}])) return false;")
+                a(f"if (!{_CODECS}[{s}].Valid(codes[offset + {s}])) return false;")
             a("}")
         else:
             for s in range(s0, s0 + f.slots):
-                a(f"if (!C[{s}].Valid(codes[offset + {s}])) return false;")
+                a(f"if (!{_CODECS}[{s}].Valid(codes[offset + {s}])) return false;")
     a("    return true;")
     a("}")
     a("")
@@ -395,9 +434,9 @@ def generate_csharp(schema, namespace="QuantCodec.Generated", *, name=None):
     a("}")
     a("")
     a("/// <summary>Entity `row` of a decoded snapshot (no allocation).</summary>")
-    a(f"public static {struct} Read(Snapshot snapshot, int row)")
+    a(f"public static {struct} Read({_QC}Snapshot snapshot, int row)")
     a("{")
-    a("    if (snapshot.SlotCount != SlotCount) throw new ArgumentException(\"a snapshot of another schema\");")
+    a(f"    if (snapshot.SlotCount != SlotCount) throw new {_SYS}ArgumentException(\"a snapshot of another schema\");")
     a("    return Dequantize(snapshot.Codes, row * SlotCount);")
     a("}")
     a("")
@@ -411,7 +450,7 @@ def generate_csharp(schema, namespace="QuantCodec.Generated", *, name=None):
     a("")
     a("/// <summary>Append this record's codes (no padding) to a bit stream; scratch holds SlotCount codes "
       "(no allocation).</summary>")
-    a("public void Encode(BitWriter writer, ulong[] scratch)")
+    a(f"public void Encode({_QC}BitWriter writer, ulong[] scratch)")
     a("{")
     a("    Quantize(scratch, 0);")
     a("    Schema.WriteCodes(writer, scratch, 0);")
@@ -453,21 +492,21 @@ def _indent(lines):
 
 def _scalar_q(kind, codec, slot, expr, ctype):
     if kind in _FLOAT_KINDS:
-        return f"C[{slot}].Quantize({expr})"
+        return f"{_CODECS}[{slot}].Quantize({expr})"
     if kind == "Int" or kind == "IntRange":
-        return f"C[{slot}].QuantizeInt({expr})"
+        return f"{_CODECS}[{slot}].QuantizeInt({expr})"
     if kind == "Bool":
         return f"({expr} ? 1UL : 0UL)"
-    return f"C[{slot}].QuantizeUInt((ulong){expr})"
+    return f"{_CODECS}[{slot}].QuantizeUInt((ulong){expr})"
 
 
 def _scalar_dq(kind, codec, slot, code, ctype):
     if kind in _FLOAT_KINDS:
-        return f"C[{slot}].Dequantize({code})"
+        return f"{_CODECS}[{slot}].Dequantize({code})"
     if kind == "Int":
         return f"(int)(long){code}" if ctype == "int" else f"(long){code}"
     if kind == "IntRange":
-        return f"C[{slot}].DequantizeLong({code})"
+        return f"{_CODECS}[{slot}].DequantizeLong({code})"
     if kind == "Bool":
         return f"{code} != 0"
     if ctype == "ulong":
@@ -481,7 +520,7 @@ def _as_double(kind, ctype, expr):
     if ctype == "bool":
         return f"({expr} ? 1.0 : 0.0)"
     if ctype == "ulong":
-        return f"FloatBits.U64ToDouble({expr})"
+        return f"{_QC}FloatBits.U64ToDouble({expr})"
     return f"(double){expr}"
 
 
@@ -491,14 +530,14 @@ def _quantize_field(a, f):
     if f.kind == "NearlyZero":
         # every magnitude at most the threshold: one 0 bit (as NearlyZero.quantize)
         if f.inner_kind == "Vector":
-            parts = [f"Math.Abs({_as_double(c.spec()['kind'], _scalar_type(c), f'{v}.{ax}')}) <= t"
+            parts = [f"{_SYS}Math.Abs({_as_double(c.spec()['kind'], _scalar_type(c), f'{v}.{ax}')}) <= t"
                      for ax, c in zip(f.axes, f.comps)]
         else:
             ct = f.type if f.enum_type is None else "uint"
             expr = v if f.enum_type is None else f"(uint){v}"
-            parts = [f"Math.Abs({_as_double(f.inner_kind, ct, expr)}) <= t"]
+            parts = [f"{_SYS}Math.Abs({_as_double(f.inner_kind, ct, expr)}) <= t"]
         a("{")
-        a(f"    double t = C[{s}].Threshold;")
+        a(f"    double t = {_CODECS}[{s}].Threshold;")
         a(f"    if ({' && '.join(parts)})")
         a("    {")
         a(f"        codes[offset + {s}] = 0;")
@@ -522,11 +561,11 @@ def _quantize_inner(a, f, v, s):
             ck = c.spec()["kind"]
             a(f"codes[offset + {s + i}] = {_scalar_q(ck, c, s + i, f'{v}.{ax}', _scalar_type(c))};")
     elif k == "Quat":
-        a(f"codes[offset + {s}] = C[{s}].QuantizeQuat({v}.X, {v}.Y, {v}.Z, {v}.W);")
+        a(f"codes[offset + {s}] = {_CODECS}[{s}].QuantizeQuat({v}.X, {v}.Y, {v}.Z, {v}.W);")
     elif k == "UnitVector":
-        a(f"codes[offset + {s}] = C[{s}].QuantizeUnitVector({v}.X, {v}.Y, {v}.Z);")
+        a(f"codes[offset + {s}] = {_CODECS}[{s}].QuantizeUnitVector({v}.X, {v}.Y, {v}.Z);")
     elif f.enum_type is not None:
-        a(f"codes[offset + {s}] = C[{s}].QuantizeUInt((ulong){v});")
+        a(f"codes[offset + {s}] = {_CODECS}[{s}].QuantizeUInt((ulong){v});")
     else:
         a(f"codes[offset + {s}] = {_scalar_q(k, f.inner, s, v, f.type)};")
 
@@ -549,9 +588,9 @@ def _dequantize_inner(a, f, v, s):
         for i, (ax, c) in enumerate(zip(f.axes, f.comps)):
             a(f"{v}.{ax} = {_scalar_dq(c.spec()['kind'], c, s + i, f'codes[offset + {s + i}]', _scalar_type(c))};")
     elif k == "Quat":
-        a(f"C[{s}].DequantizeQuat(codes[offset + {s}], out {v}.X, out {v}.Y, out {v}.Z, out {v}.W);")
+        a(f"{_CODECS}[{s}].DequantizeQuat(codes[offset + {s}], out {v}.X, out {v}.Y, out {v}.Z, out {v}.W);")
     elif k == "UnitVector":
-        a(f"C[{s}].DequantizeUnitVector(codes[offset + {s}], out {v}.X, out {v}.Y, out {v}.Z);")
+        a(f"{_CODECS}[{s}].DequantizeUnitVector(codes[offset + {s}], out {v}.X, out {v}.Y, out {v}.Z);")
     elif f.enum_type is not None:
         a(f"{v} = ({f.enum_type})(uint)codes[offset + {s}];")
     else:
@@ -561,14 +600,34 @@ def _dequantize_inner(a, f, v, s):
 # ------------------------------------------------------------------------------------------------
 # the command
 
+def _arg(check):
+    """An argparse type of a checker: its ValueError becomes a usage error (exit status 2)."""
+    def convert(text):
+        try:
+            return check(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+    convert.__name__ = check.__name__
+    return convert
+
+
+def _output_path(text):
+    if not text:
+        raise ValueError("an empty file name (leave -o out to write to standard output)")
+    return text
+
+
 def add_arguments(parser):
     """The arguments of ``quantcodec codegen`` (for the lead's subparser)."""
     parser.add_argument("--lang", default="csharp", choices=["csharp"],
                         help="the language to write: csharp, the only one so far (default: %(default)s)")
     parser.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of standard output")
-    parser.add_argument("--namespace", default="QuantCodec.Generated", help="the C# namespace (default %(default)s)")
-    parser.add_argument("--name", default=None, help="the struct's name (default: the schema name in PascalCase)")
+    parser.add_argument("-o", "--output", metavar="FILE", type=_arg(_output_path),
+                        help="write here instead of standard output")
+    parser.add_argument("--namespace", default="QuantCodec.Generated", type=_arg(check_namespace),
+                        help="the C# namespace (default %(default)s)")
+    parser.add_argument("--name", default=None, type=_arg(check_struct_name),
+                        help="the struct's name (default: the schema name in PascalCase)")
     return parser
 
 
@@ -584,8 +643,12 @@ def run(args):
         print(f"quantcodec codegen: error: {e}", file=sys.stderr)
         return 1
     if args.output:
-        with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+        try:
+            with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        except OSError as e:        # (/proc/x.cs, a full disk: one line, not a traceback)
+            print(f"quantcodec codegen: error: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
+            return 1
     else:
         sys.stdout.write(text)
     return 0
