@@ -720,23 +720,25 @@ export class NearlyZero extends Codec {
 }
 
 const NOT_SCALAR = ['Vector', 'NearlyZero', 'Quat', 'UnitVector'];
-function nestedKind(spec) { return spec && typeof spec === 'object' && !Array.isArray(spec) ? spec.kind : undefined; }
+function nestedKind(spec) { return spec && typeof spec === 'object' && !Array.isArray(spec) && Object.hasOwn(spec, 'kind') ? spec.kind : undefined; }
 
 /** A codec from its spec (as codec.spec() / the schema JSON writes it). */
 export function codecFromSpec(spec) {
   if (spec instanceof Codec) return spec;
   if (!spec || typeof spec !== 'object' || Array.isArray(spec)) throw new SchemaError(`codec spec must be a dict, got ${Array.isArray(spec) ? 'list' : typeof spec}`);
-  const d = { ...spec };
-  const kind = d.kind;
-  delete d.kind;
-  if (!(kind in KIND_CODES)) throw new SchemaError(`unknown codec kind ${show(kind)}; expected one of ${Object.keys(KIND_CODES).join(', ')}`);
+  // (own properties only, here and in take(): a kind or key such as 'constructor' or '__proto__'
+  // names an Object.prototype member, which is no codec kind and no parameter)
+  const d = new Map(Object.entries(spec));
+  const kind = d.get('kind');
+  d.delete('kind');
+  if (typeof kind !== 'string' || !Object.hasOwn(KIND_CODES, kind)) throw new SchemaError(`unknown codec kind ${show(kind)}; expected one of ${Object.keys(KIND_CODES).join(', ')}`);
   const take = (key, dflt) => {
-    if (key in d) { const v = d[key]; delete d[key]; return v; }
+    if (d.has(key)) { const v = d.get(key); d.delete(key); return v; }
     if (dflt === undefined) throw new SchemaError(`${kind} spec is missing '${key}'`);
     return dflt;
   };
   const done = () => {
-    const extra = Object.keys(d).sort();
+    const extra = [...d.keys()].sort();
     if (extra.length) throw new SchemaError(`${kind} spec has unknown keys ${JSON.stringify(extra)}`);
   };
   let c;
@@ -750,7 +752,7 @@ export function codecFromSpec(spec) {
     case 'Int': { const b = take('bits'); done(); c = new Int(b); break; }
     case 'IntRange': { const l = take('lo'), h = take('hi'); done(); c = new IntRange(l, h); break; }
     case 'Bool': done(); c = new Bool(); break;
-    case 'Enum': { const v = 'labels' in d ? take('labels') : take('count'); done(); c = new Enum(v); break; }
+    case 'Enum': { const v = d.has('labels') ? take('labels') : take('count'); done(); c = new Enum(v); break; }
     case 'Quat': { const b = take('bits', 9), mode = take('mode', 'endpoints'); done(); c = new Quat(b, mode); break; }
     case 'UnitVector': { const b = take('bits'); done(); c = new UnitVector(b); break; }
     case 'Grid': { const cs = take('cell_size'), cb = take('cell_bits'), ob = take('offset_bits'); done(); c = new Grid(cs, cb, ob); break; }
@@ -762,7 +764,7 @@ export function codecFromSpec(spec) {
       break;
     }
     case 'NearlyZero': {
-      const k = nestedKind(d.inner);
+      const k = nestedKind(d.get('inner'));
       if (NOT_SCALAR.includes(k) && k !== 'Vector') throw new SchemaError(`NearlyZero: inner must be a scalar codec or a Vector, got a ${k} spec`);
       const inner = codecFromSpec(take('inner'));
       const t = take('threshold'); done();

@@ -38,7 +38,7 @@ export class Schema {
         if (item && typeof item === 'object' && !Array.isArray(item) && !(item instanceof Codec)) {
           const keys = Object.keys(item);
           const extra = keys.filter((k) => k !== 'name' && k !== 'codec');
-          if (extra.length || !('name' in item) || !('codec' in item)) throw new SchemaError(`field ${i}: expected keys 'name' and 'codec', got ${JSON.stringify(keys.sort())}`);
+          if (extra.length || !Object.hasOwn(item, 'name') || !Object.hasOwn(item, 'codec')) throw new SchemaError(`field ${i}: expected keys 'name' and 'codec', got ${JSON.stringify(keys.sort())}`);
           return [item.name, item.codec];
         }
         if (Array.isArray(item) && item.length === 2) return [item[0], item[1]];
@@ -70,8 +70,8 @@ export class Schema {
     if (!spec || typeof spec !== 'object' || Array.isArray(spec)) throw new SchemaError(`schema spec must be a dict, got ${typeof spec}`);
     const extra = Object.keys(spec).filter((k) => !['name', 'version', 'fields'].includes(k)).sort();
     if (extra.length) throw new SchemaError(`schema spec has unknown keys ${JSON.stringify(extra)} (expected name, version, fields)`);
-    for (const k of ['name', 'fields']) if (!(k in spec)) throw new SchemaError(`schema spec is missing '${k}'`);
-    return new Schema(spec.name, spec.fields, { version: 'version' in spec ? spec.version : 1 });
+    for (const k of ['name', 'fields']) if (!Object.hasOwn(spec, k)) throw new SchemaError(`schema spec is missing '${k}'`);
+    return new Schema(spec.name, spec.fields, { version: Object.hasOwn(spec, 'version') ? spec.version : 1 });
   }
 
   /** A schema from its JSON text (schema.to_json(), docs/schema-format.md). */
