@@ -1,6 +1,6 @@
 // src/interpolation.mjs: snapshot interpolation (docs/interpolation.md): Interpolator, a buffer of
 // views keyed by tick, sampled at a render time.
-import { SchemaError, describe, fixed, optionsArg } from './util.mjs';
+import { SchemaError, describe, fixed, getOwn, optionsArg, setOwn } from './util.mjs';
 import { Snapshot } from './snapshot.mjs';
 import { NearlyZero, Quat, UnitVector, Vector, show } from './codecs.mjs';
 import { Schema } from './schema.mjs';
@@ -90,9 +90,9 @@ export class InterpolatedSample {
   values(i) {
     const out = {};
     for (const f of this.schema.fields) {
-      const w = this.width[f.name], col = this.columns[f.name];
-      out[f.name] = w === 1 && !(f.codec instanceof Vector) && !(f.codec instanceof NearlyZero && f.codec.isVec)
-        ? col[i] : Array.prototype.slice.call(col, i * w, (i + 1) * w);
+      const w = getOwn(this.width, f.name), col = getOwn(this.columns, f.name);
+      setOwn(out, f.name, w === 1 && !(f.codec instanceof Vector) && !(f.codec instanceof NearlyZero && f.codec.isVec)
+        ? col[i] : Array.prototype.slice.call(col, i * w, (i + 1) * w));
     }
     return out;
   }
@@ -129,7 +129,7 @@ export class Interpolator {
     fixed(this, { schema, capacity, maxExtrapolation: mx, stats: { pushed: 0, dropped: 0, late: 0, extrapolated: 0, early: 0 } });
     this.plans = schema.fieldInfo.map((fi) => fieldPlan(schema, fi));
     this.width = {};
-    for (const p of this.plans) this.width[p.name] = p.width;
+    for (const p of this.plans) setOwn(this.width, p.name, p.width);
     this.views = [];           // {tick, ids, cols: [column per field]} ascending by tick
     this.lastT = null;
   }
@@ -245,7 +245,7 @@ export class Interpolator {
     this.plans.forEach((p, f) => {
       const w = p.width, ca = A.cols[f];
       const out = p.exact ? ca.slice() : new Float64Array(ca);
-      columns[p.name] = out;
+      setOwn(columns, p.name, out);
       if (how === 0) return;
       const co = O.cols[f];
       if (p.kind !== 'scalar') {

@@ -1,6 +1,6 @@
 // src/schema.mjs: Schema: fields, the slot table (wire-format section 2), one record (section 3),
 // the fingerprint.
-import { DecodeError, P2, SchemaError, ValueRangeError, bytesArg, describe, isInteger, norm, toBig } from './util.mjs';
+import { DecodeError, P2, SchemaError, ValueRangeError, bytesArg, describe, getOwn, isInteger, norm, setOwn, toBig } from './util.mjs';
 import { asciiBytes, sha256, toHex, u32le } from './hash.mjs';
 import { JsonFloat, canonJson, parseJSON } from './json.mjs';
 import { Codec, NearlyZero, Vector, codecFromSpec, intCode, show, slotCode } from './codecs.mjs';
@@ -14,7 +14,9 @@ function recordArg(record, who) {
   return record;
 }
 
-const ID_RE = /^[\p{L}\p{Nl}_][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}]*$/u;
+// Field names: ASCII identifiers only (rule R2 of docs/schema-format.md): "a Python identifier"
+// was read differently by every language and every Unicode version.
+const ID_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** One slot of the schema's layout (wire-format section 2). */
 class Slot {
@@ -49,7 +51,7 @@ export class Schema {
     if (!items.length) throw new SchemaError('a schema needs at least one field');
     const seen = new Set();
     this.fields = items.map(([fname, codec]) => {
-      if (typeof fname !== 'string' || !ID_RE.test(fname)) throw new SchemaError(`field names must be identifiers (letters, digits and _, not starting with a digit), got ${show(fname)}`);
+      if (typeof fname !== 'string' || !ID_RE.test(fname)) throw new SchemaError(`field names must be ASCII identifiers (letters A-Z and a-z, digits and _, not starting with a digit), got ${show(fname)}`);
       if (seen.has(fname)) throw new SchemaError(`duplicate field name '${fname}'`);
       seen.add(fname);
       if (!(codec instanceof Codec)) {
@@ -153,7 +155,7 @@ export class Schema {
   /** The decoded values of a row of slot codes, as an object {field: value}. */
   valuesOf(row) {
     const out = {};
-    this.fieldInfo.forEach((fi, i) => { out[fi.name] = this.fields[i].codec.dequantize(this.codesOf(row)[i]); });
+    this.fieldInfo.forEach((fi, i) => { setOwn(out, fi.name, this.fields[i].codec.dequantize(this.codesOf(row)[i])); });
     return out;
   }
 
@@ -161,7 +163,7 @@ export class Schema {
   quantize(record) {
     recordArg(record, 'Schema.quantize');
     return this.fields.map((f, i) => {
-      const v = Array.isArray(record) ? record[i] : record[f.name];
+      const v = Array.isArray(record) ? record[i] : getOwn(record, f.name);
       if (v === undefined) throw new SchemaError(`missing field '${f.name}'`);
       return f.codec.quantize(v);
     });
@@ -170,7 +172,7 @@ export class Schema {
   /** codes per field -> decoded values {field: value}. */
   dequantize(codes) {
     const out = {};
-    this.fields.forEach((f, i) => { out[f.name] = f.codec.dequantize(codes[i]); });
+    this.fields.forEach((f, i) => { setOwn(out, f.name, f.codec.dequantize(codes[i])); });
     return out;
   }
 

@@ -184,3 +184,13 @@ export function bytesArg(d, who, noun) {
 export function fixed(obj, props) {
   for (const [k, value] of Object.entries(props)) Object.defineProperty(obj, k, { value, writable: false, enumerable: true, configurable: false });
 }
+
+// A field named '__proto__' (an ASCII identifier, so a valid field name) is an own property of a
+// record object like any other: plain assignment would set the object's prototype instead.
+/** o[k] = v as an own, enumerable data property, '__proto__' included. */
+export function setOwn(o, k, v) {
+  if (k === '__proto__') Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
+}
+/** o[k] when it is o's own property ('__proto__' included), else undefined for '__proto__'. */
+export function getOwn(o, k) { return k === '__proto__' && !Object.hasOwn(o, k) ? undefined : o[k]; }

@@ -21,3 +21,35 @@ test('R9: an unknown kind, an Object.prototype member name included, is a Schema
   assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Enum","constructor":3}')), isSchemaError(/missing 'count'/));
   assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Bool","toString":1}')), isSchemaError(/unknown keys \["toString"\]/));
 });
+
+test('R2: field names are ASCII identifiers [A-Za-z_][A-Za-z0-9_]*, whatever the Unicode tables say', () => {
+  const named = (n) => `{"name":"S","fields":[{"name":${JSON.stringify(n)},"codec":{"kind":"Bool"}}]}`;
+  for (const n of ['x', '_', 'A_b9', '__proto__', 'constructor', 'x'.repeat(5000)]) assert.deepEqual(qc.Schema.fromJSON(named(n)).names, [n]);
+  // (letters of every script, Other_ID_Start/Continue, newer Unicode letters, non-BMP letters,
+  // spaces, controls, marks, ZWJ, BOM, lone surrogates: all refused)
+  const bad = ['', '9x', 'a-b', 'a b', 'é', 'xé', 'Ϳ', '\u037a', '℘', 'a·', '℮', 'a\u00a0', 'a\u0080', 'a\u200d', '\ufeffa',
+    '٣a', 'a\u0301', '\u{20000}', '\u{1d400}', 'x\u{1f600}', '\u{1e030}', 'a\ud800', 'a\u0000', 'a$', 'ｘ'];
+  for (const n of bad) assert.throws(() => qc.Schema.fromJSON(named(n)), isSchemaError(/field names must be ASCII identifiers/), JSON.stringify(n));
+  assert.throws(() => new qc.Schema('S', [['é', new qc.Bool()]]), isSchemaError(/ASCII identifiers/));
+});
+
+test("R2: a field named '__proto__' or 'constructor' is a field like any other in records and samples", () => {
+  const s = qc.Schema.fromJSON('{"name":"S","fields":[{"name":"__proto__","codec":{"kind":"UInt","bits":8}},{"name":"constructor","codec":{"kind":"UInt","bits":8}},{"name":"y","codec":{"kind":"UInt","bits":8}}]}');
+  const rec = JSON.parse('{"__proto__":5,"constructor":6,"y":7}');
+  const bytes = s.encode(rec);
+  assert.deepEqual(s.encode([5, 6, 7]), bytes);
+  const back = s.decode(bytes);
+  assert.deepEqual(Object.keys(back), ['__proto__', 'constructor', 'y']);
+  assert.equal(Object.getPrototypeOf(back), Object.prototype);
+  assert.equal(back.__proto__ + back.constructor + back.y, 18);
+  assert.deepEqual(Object.entries(s.valuesOf(s.slotsOf([5, 6, 7]))), [['__proto__', 5], ['constructor', 6], ['y', 7]]);
+  assert.throws(() => s.quantize({ constructor: 6, y: 7 }), isSchemaError(/missing field '__proto__'/));
+  const snap = (seq, row) => new qc.Snapshot(s, seq, [1], Float64Array.from(row), null);
+  assert.deepEqual(Object.entries(snap(1, [5, 6, 7]).values(0)), [['__proto__', 5], ['constructor', 6], ['y', 7]]);
+  const ip = new qc.Interpolator(s);
+  ip.push(snap(1, [4, 6, 8]));
+  ip.push(snap(2, [6, 8, 10]));
+  const v = ip.sample(1).values(0);
+  assert.deepEqual(Object.keys(v), ['__proto__', 'constructor', 'y']);
+  assert.deepEqual([v.__proto__, v.constructor], [v.y - 4, v.y - 2]);
+});
