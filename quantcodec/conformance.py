@@ -985,6 +985,124 @@ def _interpolation_file(schema, rng):
     return {"schema": "schemas/pose.json", "capacity": 6, "max_extrapolation": _hexf(2.0), "ops": ops}
 
 
+def _schema_doc(fields=None, **top):
+    """A schema document's text (key order kept), ``fields`` as JSON text pieces."""
+    d = {"name": "Cases", "version": 1}
+    d.update(top)
+    head = ", ".join(f"{json.dumps(k)}: {v if isinstance(v, _Raw) else json.dumps(v, ensure_ascii=False)}"
+                     for k, v in d.items())
+    fields = fields if fields is not None else ['{"name": "a", "codec": {"kind": "UInt", "bits": 3}}']
+    return "{" + head + ', "fields": [' + ", ".join(fields) + "]}"
+
+
+class _Raw(str):
+    """A JSON value written as given (a number literal as the case spells it)."""
+
+
+def _field(name, codec):
+    return '{"name": ' + json.dumps(name, ensure_ascii=False) + ', "codec": ' + codec + "}"
+
+
+def schema_cases():
+    """Schema documents (bytes) every client must read as Python does (docs/schema-format.md,
+    "One reading everywhere"): (name, bytes)."""
+    ok = _schema_doc().encode()
+    nz = lambda inner, t: _field("v", '{"kind": "NearlyZero", "inner": ' + inner + ', "threshold": ' + t + "}")
+    bounded = '{"kind": "Bounded", "min": 0.0, "max": 1.0, "bits": 8}'
+    cases = [
+        ("plain", ok),
+        # R1: UTF-8, one byte-order mark skipped
+        ("utf8_bom", b"\xef\xbb\xbf" + ok),
+        ("two_boms", b"\xef\xbb\xbf\xef\xbb\xbf" + ok),
+        ("utf16le_bom", _schema_doc().encode("utf-16")),
+        ("utf16be", _schema_doc().encode("utf-16-be")),
+        ("invalid_byte_ff", ok.replace(b'"Cases"', b'"Cases\xff"')),
+        ("overlong_nul", ok.replace(b'"Cases"', b'"Cases\xc0\x80"')),
+        ("truncated_sequence", ok.replace(b'"Cases"', b'"Cases\xe2\x82"')),
+        ("encoded_surrogate", ok.replace(b'"Cases"', b'"Cases\xed\xa0\x80"')),
+        ("utf8_name_and_labels", _schema_doc([_field("state", '{"kind": "Enum", "labels": ["idle", "\u00e9t\u00e9", "\u2603", "q\\"uote", "tab\\t"]}')],
+                                             name="Spieler\u20ac\U0001f600").encode()),
+        # R2: field names are ASCII identifiers
+        *[(f"field_name_ok_{i}", _schema_doc([_field(n, '{"kind": "Bool"}')]).encode())
+          for i, n in enumerate(["_", "A", "a1", "_9", "snake_case_Name", "x" * 200])],
+        *[(f"field_name_refused_{i}", _schema_doc([_field(n, '{"kind": "Bool"}')]).encode())
+          for i, n in enumerate(["", "1a", "a-b", "a b", "\u00e9", "\u2118", "x\u00b7y", "\u0394elta",
+                                 "\U0001f600", "a\u00a0", "a\u0000", "a\u200d", "\u0130d", "\u212a",
+                                 "\U00020000"])],
+        # R3: no U+0000 in the schema's name or an Enum label
+        ("nul_in_schema_name", _schema_doc(name="a\u0000b").encode()),
+        ("nul_in_label", _schema_doc([_field("e", '{"kind": "Enum", "labels": ["x", "y\\u0000"]}')]).encode()),
+        ("escaped_nul_in_name", _schema_doc(name=_Raw('"a\\u0000"')).encode()),
+        # R4: -0.0 is 0.0, a version -0 is 0
+        *[(f"negative_zero_{i}", _schema_doc([_field("p", '{"kind": "Bounded", "min": ' + z + ', "max": 1.0, "bits": 8}')]).encode())
+          for i, z in enumerate(["0.0", "-0.0", "-0", "-0e5", "-1e-400", "0"])],
+        ("negative_zero_offset", _schema_doc([_field("f", '{"kind": "Fixed", "step": 0.5, "bits": 8, "offset": -0.0}')]).encode()),
+        ("version_minus_zero", _schema_doc(version=_Raw("-0")).encode()),
+        ("version_zero", _schema_doc(version=0).encode()),
+        # R5: 0 <= version <= 2**63 - 1
+        ("version_max", _schema_doc(version=2**63 - 1).encode()),
+        ("version_past_max", _schema_doc(version=2**63).encode()),
+        ("version_401_digits", _schema_doc(version=_Raw("9" * 401)).encode()),
+        ("version_negative", _schema_doc(version=-1).encode()),
+        ("version_float", _schema_doc(version=_Raw("1.0")).encode()),
+        # R6: NearlyZero's threshold below the largest magnitude its inner codec decodes to
+        ("nz_bounded_ok", _schema_doc([nz(bounded, "0.99")]).encode()),
+        ("nz_bounded_at_reach", _schema_doc([nz(bounded, "1.0")]).encode()),
+        ("nz_bounded_past_reach", _schema_doc([nz(bounded, "5")]).encode()),
+        ("nz_bounded_negative_side", _schema_doc([nz('{"kind": "Bounded", "min": -3.0, "max": 1.0, "bits": 8}', "2.9")]).encode()),
+        ("nz_bounded_negative_reach", _schema_doc([nz('{"kind": "Bounded", "min": -3.0, "max": 1.0, "bits": 8}', "3")]).encode()),
+        ("nz_powercurve", _schema_doc([nz('{"kind": "PowerCurve", "max": 4.0, "pow": 2.0, "bits": 8}', "4")]).encode()),
+        ("nz_fixed_signed_ok", _schema_doc([nz('{"kind": "Fixed", "step": 0.25, "bits": 4, "signed": true, "offset": 0.5}', "2.2")]).encode()),
+        ("nz_fixed_signed_at", _schema_doc([nz('{"kind": "Fixed", "step": 0.25, "bits": 4, "signed": true, "offset": 0.5}', "2.25")]).encode()),
+        ("nz_fixed_unsigned_at", _schema_doc([nz('{"kind": "Fixed", "step": 0.1, "bits": 3, "signed": false, "offset": -1.0}', "1.0")]).encode()),
+        ("nz_fixed_unsigned_below", _schema_doc([nz('{"kind": "Fixed", "step": 0.1, "bits": 3, "signed": false, "offset": -1.0}', "0.9999999999999999")]).encode()),
+        # (7 * 0.1 in doubles is 0.7000000000000001: the reach is the product, not 0.7)
+        ("nz_fixed_product_at", _schema_doc([nz('{"kind": "Fixed", "step": 0.1, "bits": 3, "signed": false, "offset": 0.0}', "0.7000000000000001")]).encode()),
+        ("nz_fixed_product_below", _schema_doc([nz('{"kind": "Fixed", "step": 0.1, "bits": 3, "signed": false, "offset": 0.0}', "0.7")]).encode()),
+        ("nz_uint", _schema_doc([nz('{"kind": "UInt", "bits": 3}', "7")]).encode()),
+        ("nz_uint_ok", _schema_doc([nz('{"kind": "UInt", "bits": 3}', "6.5")]).encode()),
+        ("nz_int", _schema_doc([nz('{"kind": "Int", "bits": 4}', "8")]).encode()),
+        ("nz_int_ok", _schema_doc([nz('{"kind": "Int", "bits": 4}', "7.99")]).encode()),
+        ("nz_bool", _schema_doc([nz('{"kind": "Bool"}', "1")]).encode()),
+        ("nz_intrange", _schema_doc([nz('{"kind": "IntRange", "lo": -5, "hi": 3}', "5")]).encode()),
+        ("nz_intrange_ok", _schema_doc([nz('{"kind": "IntRange", "lo": -5, "hi": 3}', "4.5")]).encode()),
+        ("nz_vector", _schema_doc([nz('{"kind": "Vector", "codecs": [' + bounded + ', {"kind": "UInt", "bits": 2}]}', "3")]).encode()),
+        ("nz_vector_ok", _schema_doc([nz('{"kind": "Vector", "codecs": [' + bounded + ', {"kind": "UInt", "bits": 2}]}', "2.5")]).encode()),
+        ("nz_vector_with_angle", _schema_doc([nz('{"kind": "Vector", "codecs": [' + bounded + ', {"kind": "Angle", "bits": 8}]}', "100")]).encode()),
+        ("nz_angle_no_reach", _schema_doc([nz('{"kind": "Angle", "bits": 8}', "1000")]).encode()),
+        ("nz_half_no_reach", _schema_doc([nz('{"kind": "Half"}', "1e30")]).encode()),
+        ("nz_negative", _schema_doc([nz(bounded, "-0.5")]).encode()),
+        ("nz_minus_zero", _schema_doc([nz(bounded, "-0.0")]).encode()),
+        # R8: number literals of any length, correctly rounded
+        ("long_float_literal", _schema_doc([_field("p", '{"kind": "Bounded", "min": -1.' + "0" * 600 + '1, "max": 1.0, "bits": 8}')]).encode()),
+        ("long_float_tie", _schema_doc([_field("p", '{"kind": "Bounded", "min": 0.0, "max": 9007199254740993' + "0" * 300 + 'e-300, "bits": 8}')]).encode()),
+        # R9: unknown kinds, however spelled
+        *[(f"kind_{k.strip('_')}", _schema_doc([_field("k", '{"kind": "' + k + '"}')]).encode())
+          for k in ("constructor", "toString", "__proto__", "hasOwnProperty", "valueOf", "bounded")],
+        # and the JSON rules already pinned (duplicate keys, trailing commas, comments, NaN)
+        ("duplicate_key", _schema_doc([_field("d", '{"kind": "UInt", "bits": 3, "bits": 4}')]).encode()),
+        ("trailing_comma", _schema_doc().replace("]}", "],}").encode()),
+        ("comment", ("// schema\n" + _schema_doc()).encode()),
+        ("nan_literal", _schema_doc([_field("p", '{"kind": "Bounded", "min": NaN, "max": 1.0, "bits": 8}')]).encode()),
+    ]
+    return cases
+
+
+def _schema_cases_file():
+    from .errors import SchemaError
+    from .schema import Schema
+    out = []
+    for name, data in schema_cases():
+        try:
+            fp = Schema.from_json(data).fingerprint
+        except SchemaError:
+            fp = None
+        out.append({"name": name, "hex": data.hex(), "ok": fp is not None, "fingerprint": fp})
+    return {"format": 1, "about": "schema documents every client reads as the Python package does "
+                                  "(docs/schema-format.md, 'One reading everywhere'): ok -> the "
+                                  "fingerprint, else refused", "cases": out}
+
+
 def make(directory):
     """Write the kit into ``directory`` (created if missing). Deterministic: the same package
     writes the same bytes."""
@@ -1045,5 +1163,7 @@ def make(directory):
     path = "interpolation/pose.json"
     (root / path).write_text(json.dumps(_interpolation_file(schemas["pose"], rng), indent=1) + "\n")
     manifest["interpolation"] = [path]
+    (root / "schema_cases.json").write_text(json.dumps(_schema_cases_file(), indent=1, ensure_ascii=True) + "\n")
+    manifest["schema_cases"] = "schema_cases.json"
     (root / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest

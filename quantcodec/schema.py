@@ -16,6 +16,7 @@ import json
 import math
 import numbers
 import os
+import re
 from collections.abc import Mapping
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, NoReturn, Optional, Sequence, Tuple,
                     Type, TypeVar, Union)
@@ -56,11 +57,63 @@ def _no_duplicates(pairs):
     return out
 
 
+_ASCII_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_MAX_VERSION = 2**63 - 1
+_MAX_FIELDS = 65535         # fields of a schema, and components of a Vector (docs/schema-format.md)
+
+
 def _check_name(name):
-    if not isinstance(name, str) or not name.isidentifier():
-        raise SchemaError(f"field names must be identifiers (letters, digits and _, not starting with a "
-                          f"digit), got {name!r}")
+    # ASCII only: every client reads the same names (a "Python identifier" was read differently
+    # by each language and each Unicode version; docs/schema-format.md, "One reading")
+    if not isinstance(name, str) or not _ASCII_NAME.match(name):
+        raise SchemaError(f"field names must be ASCII identifiers (letters A-Z and a-z, digits and _, "
+                          f"not starting with a digit), got {name!r}")
     return name
+
+
+def _check_strings(name, pairs):
+    """The rules of a schema document beyond each codec's own (docs/schema-format.md, "One
+    reading"): no U+0000 in the schema's name or an Enum label, at most 65,535 fields and
+    65,535 components a Vector."""
+    if "\x00" in name:
+        raise SchemaError(f"schema name must not contain U+0000, got {name!r}")
+    if len(pairs) > _MAX_FIELDS:
+        raise SchemaError(f"a schema has at most {_MAX_FIELDS} fields, got {len(pairs)}")
+
+    def walk(field, codec):
+        spec = codec.spec()
+        kind = spec.get("kind")
+        if kind == "Enum" and "labels" in spec:
+            for label in spec["labels"]:
+                if "\x00" in label:
+                    raise SchemaError(f"field {field!r}: Enum labels must not contain U+0000, got {label!r}")
+        elif kind == "Vector":
+            if len(codec.codecs) > _MAX_FIELDS:
+                raise SchemaError(f"field {field!r}: a Vector has at most {_MAX_FIELDS} components, got "
+                                  f"{len(codec.codecs)}")
+            for c in codec.codecs:
+                walk(field, c)
+        elif kind == "NearlyZero":
+            walk(field, codec.inner)
+
+    for n, c in pairs:
+        walk(n, c)
+
+
+def _json_text(data, owner):
+    """A schema document's text: bytes are UTF-8, strictly (one leading byte-order mark skipped;
+    invalid bytes, encoded surrogates, UTF-16 refused); a str loses one leading U+FEFF."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data)
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise SchemaError(f"{owner}not UTF-8: {e}") from None
+    if isinstance(data, str) and data.startswith("\ufeff"):
+        return data[1:]
+    return data
 
 
 def _field_pairs(fields):
@@ -111,7 +164,7 @@ class Schema(SchemaBase):
 
     ``Schema(name, fields, *, version=1, strict=False)``. ``fields`` is a list of
     ``(name, codec)`` pairs or a dict (its order is the wire order); a codec may also be given
-    as its ``spec()`` dict. Field names are unique Python identifiers.
+    as its ``spec()`` dict. Field names are unique ASCII identifiers (letters, digits and _, not starting with a digit).
 
     Records are mappings, objects with the field attributes (namedtuples included), or plain
     tuples (or lists) in field order. Immutable, hashable and comparable by ``spec()``;
@@ -144,11 +197,12 @@ class Schema(SchemaBase):
     def __init__(self, name: str, fields: _Fields, *, version: int = 1, strict: bool = False) -> None:
         if not isinstance(name, str) or not name:
             raise SchemaError(f"schema name must be a non-empty string, got {name!r}")
-        if isinstance(version, bool) or not isinstance(version, numbers.Integral) or version < 0:
-            raise SchemaError(f"schema version must be a non-negative integer, got {version!r}")
+        if isinstance(version, bool) or not isinstance(version, numbers.Integral) or not 0 <= version <= _MAX_VERSION:
+            raise SchemaError(f"schema version must be an integer from 0 to 2**63 - 1, got {version!r}")
         if not isinstance(strict, bool):
             raise SchemaError(f"strict must be True or False, got {strict!r}")
         pairs = _field_pairs(fields)
+        _check_strings(name, pairs)
         plan = Plan([c for _, c in pairs], [n for n, _ in pairs], strict=strict)
         spec = {
             "name": name,
@@ -401,7 +455,10 @@ class Schema(SchemaBase):
     def from_json(cls: Type[_S], text: Union[str, bytes, bytearray], *, strict: bool = False) -> _S:
         """Rebuild a schema from `to_json()` text (str or bytes)."""
         try:
-            spec = json.loads(text, object_pairs_hook=_no_duplicates)
+            spec = json.loads(_json_text(text, "not a valid schema JSON document: "),
+                              object_pairs_hook=_no_duplicates)
+        except SchemaError:
+            raise
         except (ValueError, TypeError) as e:
             raise SchemaError(f"not a valid schema JSON document: {e}") from None
         except RecursionError:
@@ -425,15 +482,18 @@ class Schema(SchemaBase):
         is_json = suffix == ".json" or (suffix != ".toml" and data.lstrip()[:1] == b"{")
         if is_json:
             try:
-                spec = json.loads(data, object_pairs_hook=_no_duplicates)
+                spec = json.loads(_json_text(data, f"{path}: not valid JSON: "), object_pairs_hook=_no_duplicates)
+            except SchemaError:
+                raise
             except ValueError as e:
                 raise SchemaError(f"{path}: not valid JSON: {e}") from None
             except RecursionError:
                 raise SchemaError(f"{path}: not valid JSON: nested too deeply") from None
         else:
             tomllib = _tomllib()
+            text = _json_text(data, f"{path}: not valid TOML: ")
             try:
-                spec = tomllib.loads(data.decode("utf-8"))
+                spec = tomllib.loads(text)
             except (ValueError, UnicodeDecodeError) as e:
                 raise SchemaError(f"{path}: not valid TOML: {e}") from None
             except RecursionError:

@@ -211,3 +211,36 @@ def test_client_runner_matches_the_reference(lang, name):
     assert not bad, (f"clients/{lang} differs from the reference on {len(bad)} of {len(want)} "
                      f"datagrams of {name}; first at datagram {bad[0]}:\n got  {got[bad[0]][:300]}\n "
                      f"want {want[bad[0]][:300]}")
+
+
+# -- schema documents: one reading everywhere (docs/schema-format.md) ---------------------------
+
+SCHEMA_CASES = json.loads((KIT / MANIFEST["schema_cases"]).read_text())["cases"]
+# what the rules say of each case, written from docs/schema-format.md (not from the package)
+SCHEMA_CASES_REFUSED = {
+    "two_boms", "utf16le_bom", "utf16be", "invalid_byte_ff", "overlong_nul", "truncated_sequence",
+    "encoded_surrogate", "nul_in_schema_name", "nul_in_label", "escaped_nul_in_name",
+    "version_past_max", "version_401_digits", "version_negative", "version_float",
+    "nz_bounded_at_reach", "nz_bounded_past_reach", "nz_bounded_negative_reach", "nz_powercurve",
+    "nz_fixed_signed_at", "nz_fixed_unsigned_at", "nz_fixed_product_at", "nz_uint", "nz_int",
+    "nz_bool", "nz_intrange", "nz_vector", "nz_negative", "duplicate_key", "trailing_comma",
+    "comment", "nan_literal", *(f"field_name_refused_{i}" for i in range(15)),
+    *(f"kind_{k}" for k in ("constructor", "toString", "proto", "hasOwnProperty", "valueOf", "bounded")),
+}
+
+
+def test_the_schema_cases_are_what_the_rules_say():
+    names = [c["name"] for c in SCHEMA_CASES]
+    assert len(names) == len(set(names)) and SCHEMA_CASES_REFUSED <= set(names)
+    for c in SCHEMA_CASES:
+        assert c["ok"] == (c["name"] not in SCHEMA_CASES_REFUSED), c["name"]
+        data = bytes.fromhex(c["hex"])
+        if c["ok"]:
+            assert qc.Schema.from_json(data).fingerprint == c["fingerprint"]
+        else:
+            with pytest.raises(qc.SchemaError):
+                qc.Schema.from_json(data)
+    fp = {c["name"]: c["fingerprint"] for c in SCHEMA_CASES}
+    # -0.0 is 0.0, however written; a version -0 is 0; a BOM changes nothing
+    assert len({fp[f"negative_zero_{i}"] for i in range(6)}) == 1
+    assert fp["version_minus_zero"] == fp["version_zero"] and fp["utf8_bom"] == fp["plain"]

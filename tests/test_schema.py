@@ -100,7 +100,12 @@ def test_codec_spec_dicts_are_accepted():
 
 @pytest.mark.parametrize("fields, message", [
     ([("a", qc.UInt(3)), ("a", qc.Bool())], "duplicate field name 'a'"),
-    ([("", qc.UInt(3))], "field names must be identifiers"),
+    ([("", qc.UInt(3))], "field names must be ASCII identifiers"),
+    # ASCII only (docs/schema-format.md, "One reading everywhere"): these are Python identifiers
+    ([("\u00e9", qc.UInt(3))], "field names must be ASCII identifiers (letters A-Z and a-z, digits and _, "
+                                "not starting with a digit), got '\u00e9'"),
+    ([("\u2118", qc.UInt(3))], "got '\u2118'"),
+    ([("\u0394elta", qc.UInt(3))], "got '\u0394elta'"),
     ([("1x", qc.UInt(3))], "'1x'"),
     ([("a-b", qc.UInt(3))], "'a-b'"),
     ([(3, qc.UInt(3))], "got 3"),
@@ -119,7 +124,7 @@ def test_bad_fields(fields, message):
 @pytest.mark.parametrize("kw, message", [
     (dict(name=""), "schema name must be a non-empty string"),
     (dict(name=5), "schema name must be a non-empty string, got 5"),
-    (dict(version=-1), "version must be a non-negative integer, got -1"),
+    (dict(version=-1), "version must be an integer from 0 to 2**63 - 1, got -1"),
     (dict(version=True), "got True"),
     (dict(version="3"), "got '3'"),
     (dict(strict=1), "strict must be True or False"),
@@ -1474,3 +1479,37 @@ def test_describe_nearly_zero_shows_the_worst_error_of_max_errors():
     assert w.split()[-1] == f"{max(s.max_errors['w']):.4g}"
     comps = [line for line in table if line.startswith("  w[")]
     assert [c.split()[-1] for c in comps] == [f"{e:.4g}" for e in s.max_errors["w"]]     # 0.007874, 0.005
+
+
+def test_names_labels_versions_and_sizes_read_one_way_everywhere():
+    # docs/schema-format.md, "One reading everywhere"
+    with pytest.raises(qc.SchemaError, match=r"schema name must not contain U\+0000"):
+        qc.Schema("a\x00b", [("a", qc.UInt(3))])
+    with pytest.raises(qc.SchemaError, match=r"field 'e': Enum labels must not contain U\+0000"):
+        qc.Schema("S", [("e", qc.NearlyZero(qc.Enum(["x", "y\x00"]), 0))])
+    assert qc.Schema("S\u20ac", [("e", qc.Enum(["\u00e9t\u00e9", "\u2603"]))], version=2**63 - 1)
+    for v in (2**63, -1):
+        with pytest.raises(qc.SchemaError, match=r"schema version must be an integer from 0 to 2\*\*63 - 1"):
+            qc.Schema("S", [("a", qc.UInt(3))], version=v)
+    with pytest.raises(qc.SchemaError, match="a Vector has at most 65535 components, got 65536"):
+        qc.Schema("S", [("v", qc.Vector(*[qc.Bool()] * 65536))])
+    doc = qc.Schema("S", [("a", qc.UInt(3))]).to_json().encode()
+    fp = qc.Schema.from_json(doc).fingerprint
+    assert qc.Schema.from_json(b"\xef\xbb\xbf" + doc).fingerprint == fp
+    assert qc.Schema.from_json("\ufeff" + doc.decode()).fingerprint == fp
+    for bad in (doc.decode().encode("utf-16"), doc.replace(b'"S"', b'"S\xed\xa0\x80"'),
+                doc.replace(b'"S"', b'"S\xff"')):
+        with pytest.raises(qc.SchemaError, match="not UTF-8"):
+            qc.Schema.from_json(bad)
+
+
+def test_schema_load_reads_utf8_only(tmp_path):
+    doc = qc.Schema("S", [("a", qc.UInt(3))]).to_json()
+    (tmp_path / "bom.json").write_bytes(b"\xef\xbb\xbf" + doc.encode())
+    assert qc.Schema.load(tmp_path / "bom.json").fingerprint == qc.Schema.from_json(doc).fingerprint
+    (tmp_path / "u16.json").write_bytes(doc.encode("utf-16"))
+    with pytest.raises(qc.SchemaError, match=r"u16.json: not valid JSON: not UTF-8"):
+        qc.Schema.load(tmp_path / "u16.json")
+    (tmp_path / "bad.toml").write_bytes(b'name = "S\xff"\n')
+    with pytest.raises(qc.SchemaError, match=r"bad.toml: not valid TOML: not UTF-8"):
+        qc.Schema.load(tmp_path / "bad.toml")
