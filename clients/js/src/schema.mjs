@@ -3,7 +3,7 @@
 import { DecodeError, P2, SchemaError, ValueRangeError, bytesArg, describe, getOwn, isInteger, norm, setOwn, toBig } from './util.mjs';
 import { asciiBytes, sha256, toHex, u32le } from './hash.mjs';
 import { JsonFloat, canonJson, parseJSON } from './json.mjs';
-import { Codec, NearlyZero, Vector, codecFromSpec, intCode, show, slotCode } from './codecs.mjs';
+import { Codec, Enum, NearlyZero, Vector, codecFromSpec, intCode, show, slotCode } from './codecs.mjs';
 import { BitReader, BitWriter } from './bits.mjs';
 
 // Schema
@@ -17,6 +17,20 @@ function recordArg(record, who) {
 // Field names: ASCII identifiers only (rule R2 of docs/schema-format.md): "a Python identifier"
 // was read differently by every language and every Unicode version.
 const ID_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+// The rules of a schema document beyond each codec's own (docs/schema-format.md, "One reading",
+// R3, R5, R7): no U+0000 in the schema's name or an Enum label, a version of at most 2**63 - 1,
+// at most 65,535 fields and 65,535 components a Vector.
+const MAX_VERSION = 2n ** 63n - 1n;
+const MAX_FIELDS = 65535;
+function checkStrings(field, codec) {
+  if (codec instanceof Enum && codec.labels) {
+    for (const l of codec.labels) if (l.includes('\0')) throw new SchemaError(`field '${field}': Enum labels must not contain U+0000, got ${show(l)}`);
+  } else if (codec instanceof Vector) {
+    if (codec.codecs.length > MAX_FIELDS) throw new SchemaError(`field '${field}': a Vector has at most ${MAX_FIELDS} components, got ${codec.codecs.length}`);
+    for (const c of codec.codecs) checkStrings(field, c);
+  } else if (codec instanceof NearlyZero) checkStrings(field, codec.inner);
+}
 
 /** One slot of the schema's layout (wire-format section 2). */
 class Slot {
@@ -33,7 +47,8 @@ export class Schema {
    */
   constructor(name, fields, { version = 1 } = {}) {
     if (typeof name !== 'string' || !name) throw new SchemaError(`schema name must be a non-empty string, got ${show(name)}`);
-    if (typeof version === 'boolean' || version instanceof JsonFloat || !isInteger(version) || version < 0) throw new SchemaError(`schema version must be a non-negative integer, got ${show(version)}`);
+    if (name.includes('\0')) throw new SchemaError(`schema name must not contain U+0000, got ${show(name)}`);
+    if (typeof version === 'boolean' || version instanceof JsonFloat || !isInteger(version) || version < 0 || version > MAX_VERSION) throw new SchemaError(`schema version must be an integer from 0 to 2**63 - 1, got ${show(version)}`);
     let items;
     if (Array.isArray(fields)) {
       items = fields.map((item, i) => {
@@ -49,6 +64,7 @@ export class Schema {
     } else if (fields && typeof fields === 'object') items = Object.entries(fields);
     else throw new SchemaError(`fields must be a dict or a list of (name, codec) pairs, got ${typeof fields}`);
     if (!items.length) throw new SchemaError('a schema needs at least one field');
+    if (items.length > MAX_FIELDS) throw new SchemaError(`a schema has at most ${MAX_FIELDS} fields, got ${items.length}`);
     const seen = new Set();
     this.fields = items.map(([fname, codec]) => {
       if (typeof fname !== 'string' || !ID_RE.test(fname)) throw new SchemaError(`field names must be ASCII identifiers (letters A-Z and a-z, digits and _, not starting with a digit), got ${show(fname)}`);
@@ -58,6 +74,7 @@ export class Schema {
         if (!codec || typeof codec !== 'object' || Array.isArray(codec)) throw new SchemaError(`field '${fname}': expected a codec (or a codec spec dict), got ${show(codec)}`);
         try { codec = codecFromSpec(codec); } catch (e) { if (e instanceof SchemaError) throw new SchemaError(`field '${fname}': ${e.message}`); throw e; }
       }
+      checkStrings(fname, codec);
       return { name: fname, codec };
     });
     this.name = name;

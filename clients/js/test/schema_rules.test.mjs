@@ -53,3 +53,34 @@ test("R2: a field named '__proto__' or 'constructor' is a field like any other i
   assert.deepEqual(Object.keys(v), ['__proto__', 'constructor', 'y']);
   assert.deepEqual([v.__proto__, v.constructor], [v.y - 4, v.y - 2]);
 });
+
+test('R3: the schema name and Enum labels may be any string without U+0000', () => {
+  const ok = qc.Schema.fromJSON(one('{"kind":"Enum","labels":["a\\u0001b","","\\ud800","\\u00e9"]}', '\u00e9 \ud83d\ude00\u2028'));
+  assert.equal(ok.name, '\u00e9 \ud83d\ude00\u2028');
+  assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Bool"}', 'S\u0000')), isSchemaError(/schema name must not contain U\+0000/));
+  assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Enum","labels":["a\\u0000b","a"]}')), isSchemaError(/field 'x': Enum labels must not contain U\+0000/));
+  assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Vector","codecs":[{"kind":"Bool"},{"kind":"Enum","labels":["\\u0000"]}]}')), isSchemaError(/U\+0000/));
+  assert.throws(() => qc.Schema.fromJSON(one('{"kind":"NearlyZero","inner":{"kind":"Vector","codecs":[{"kind":"Enum","labels":["b","\\u0000"]}]},"threshold":0}')), isSchemaError(/U\+0000/));
+  assert.throws(() => new qc.Schema('S', [['x', new qc.Enum(['\0'])]]), isSchemaError(/U\+0000/));
+});
+
+test('R5: version is an integer from 0 to 2**63 - 1', () => {
+  const fp = (v) => qc.Schema.fromJSON(`{"name":"S","version":${v},"fields":{"x":{"kind":"Bool"}}}`).version;
+  assert.equal(fp('9223372036854775807'), 9223372036854775807n);
+  assert.equal(fp('0'), 0);
+  assert.ok(Object.is(fp('-0'), 0));
+  for (const v of ['9223372036854775808', '18446744073709551616', '1' + '0'.repeat(30), '-1', '1.0', '1e3', 'true', '"1"']) {
+    assert.throws(() => fp(v), isSchemaError(/schema version must be an integer from 0 to 2\*\*63 - 1/), v);
+  }
+  assert.throws(() => new qc.Schema('S', [['x', new qc.Bool()]], { version: 2n ** 63n }), qc.SchemaError);
+});
+
+test('R7: at most 65,535 fields, and 65,535 components a Vector', () => {
+  const vec = (n) => `{"kind":"Vector","codecs":[${new Array(n).fill('{"kind":"Bool"}').join(',')}]}`;
+  assert.equal(qc.Schema.fromJSON(one(vec(65535))).nslots, 65535);
+  assert.throws(() => qc.Schema.fromJSON(one(vec(65536))), isSchemaError(/field 'x': a Vector has at most 65535 components, got 65536/));
+  assert.throws(() => qc.Schema.fromJSON(one(`{"kind":"NearlyZero","inner":${vec(65536)},"threshold":0}`)), isSchemaError(/at most 65535 components/));
+  const fields = (n) => `{"name":"S","fields":[${Array.from({ length: n }, (_, i) => `{"name":"f${i}","codec":{"kind":"Bool"}}`).join(',')}]}`;
+  assert.equal(qc.Schema.fromJSON(fields(65535)).fields.length, 65535);
+  assert.throws(() => qc.Schema.fromJSON(fields(65536)), isSchemaError(/a schema has at most 65535 fields, got 65536/));
+});
