@@ -73,7 +73,7 @@ namespace QuantCodec
         {
             if (double.IsNaN(v) || double.IsInfinity(v))
                 throw new SchemaException(owner + ": " + name + " must be finite, got " + Repr(v));
-            return v + 0.0;     // -0.0 -> 0.0, as Python's _float_param
+            return FloatBits.PositiveZero(v);     // -0.0 -> 0.0, as Python's _float_param
         }
 
         internal static string Repr(double v) { return FloatBits.ToHex(v); }

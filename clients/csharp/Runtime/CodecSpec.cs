@@ -69,7 +69,8 @@ namespace QuantCodec
             sb.Append('}');
         }
 
-        static void Hex(StringBuilder sb, double v) { sb.Append('"').Append(FloatBits.ToHex(v)).Append('"'); }
+        // -0.0 is written as 0.0 (docs/schema-format.md: the fingerprint is over spec(), which has 0.0)
+        static void Hex(StringBuilder sb, double v) { sb.Append('"').Append(FloatBits.ToHex(FloatBits.PositiveZero(v))).Append('"'); }
 
         public string CanonicalJson() { var sb = new StringBuilder(); WriteCanonical(sb); return sb.ToString(); }
 

@@ -15,6 +15,10 @@ namespace QuantCodec
         public static double FromBits(ulong bits) { return BitConverter.Int64BitsToDouble(unchecked((long)bits)); }
         public static ulong ToBits(double x) { return unchecked((ulong)BitConverter.DoubleToInt64Bits(x)); }
 
+        /// <summary>x with -0.0 made 0.0 (every other value as it is), as Python's schema parameters
+        /// and canonical text have it. By the bits: Mono folds "x + 0.0" to x, which keeps -0.0.</summary>
+        public static double PositiveZero(double x) { return ToBits(x) == 0x8000000000000000UL ? 0.0 : x; }
+
         /// <summary>Python's float.hex(): "0x1.0000000000000p+11", "-0x0.0p+0", "inf", "nan".</summary>
         public static string ToHex(double x)
         {
