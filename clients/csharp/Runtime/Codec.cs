@@ -302,7 +302,56 @@ namespace QuantCodec
                 throw new SchemaException("NearlyZero: inner must be a scalar codec or a Vector, got a " + (inner == null ? "null" : inner.Kind.ToString()) + " spec");
             threshold = Finite("NearlyZero", "threshold", threshold);
             if (threshold < 0) throw new SchemaException("NearlyZero: threshold must be non-negative, got " + Repr(threshold));
+            double reach;
+            if (Reach(inner, out reach) && threshold >= reach)
+                throw new SchemaException("NearlyZero: threshold " + Repr(threshold) + " covers the whole range of " + inner.Describe()
+                    + " (no decoded value is farther than " + Repr(reach) + " from zero): every value would be sent as zero; the threshold must be below that");
             return new Codec(inner, threshold);
+        }
+
+        /// <summary>The largest magnitude a value of c decodes to (Python's _codecs.pyx _reach), in
+        /// doubles; false where it is not simple to say (Angle, Half, Grid, Enum; a Vector with such a
+        /// component): NearlyZero refuses a threshold at or above it.</summary>
+        static bool Reach(Codec c, out double r)
+        {
+            r = 0.0;
+            switch (c.Kind)
+            {
+                case CodecKind.Vector:
+                    {
+                        bool any = false;
+                        foreach (var k in c.Components)
+                        {
+                            double x;
+                            if (!Reach(k, out x)) return false;
+                            if (!any || x > r) r = x;
+                            any = true;
+                        }
+                        return any;
+                    }
+                case CodecKind.Bounded: r = Math.Max(Math.Abs(c.Min), Math.Abs(c.Max)); return true;
+                case CodecKind.PowerCurve: r = c.PowMax; return true;
+                case CodecKind.Fixed:
+                    {
+                        int b = c.Bits;
+                        double lo, hi;      // the end codes as doubles (Python: int * float converts the int)
+                        if (c.Signed) { lo = -P2(b - 1); hi = FloatBits.U64ToDouble((1UL << (b - 1)) - 1); }
+                        else { lo = 0.0; hi = FloatBits.U64ToDouble(b >= 64 ? ulong.MaxValue : (1UL << b) - 1); }
+                        r = Math.Max(Math.Abs(c.Offset + lo * c.StepSize), Math.Abs(c.Offset + hi * c.StepSize));
+                        return true;
+                    }
+                case CodecKind.UInt: r = FloatBits.U64ToDouble(c.Bits >= 64 ? ulong.MaxValue : (1UL << c.Bits) - 1); return true;
+                case CodecKind.Int: r = P2(c.Bits - 1); return true;
+                case CodecKind.Bool: r = 1.0; return true;
+                case CodecKind.IntRange:
+                    {
+                        ulong mlo = c.Lo < 0 ? (ulong)(-(c.Lo + 1)) + 1 : (ulong)c.Lo;
+                        ulong mhi = c.Hi < 0 ? (ulong)(-(c.Hi + 1)) + 1 : (ulong)c.Hi;
+                        r = FloatBits.U64ToDouble(Math.Max(mlo, mhi));
+                        return true;
+                    }
+                default: return false;
+            }
         }
 
         Codec(Codec inner, double threshold) : this(CodecKind.NearlyZero, 1 + inner.Bits) { Inner = inner; Threshold = threshold; }

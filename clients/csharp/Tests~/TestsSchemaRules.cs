@@ -12,6 +12,7 @@ static partial class Tests
     static void SchemaRules()
     {
         SchemaRuleNegZero();
+        SchemaRuleNearlyZeroReach();
     }
 
     /// <summary>The schema of the bytes doc, as Schema.Load reads its file.</summary>
@@ -81,5 +82,52 @@ static partial class Tests
         Check(Bits(nz.Threshold) == 0 && nz.CanonicalJson().EndsWith("\"threshold\":\"0x0.0p+0\"}", StringComparison.Ordinal), "R4: Codec.NearlyZero(threshold -0.0) holds 0.0: " + nz.CanonicalJson());
         var b = Codec.Bounded(-0.0, 1, 8);
         Check(Bits(b.Min) == 0 && b.Equals(Codec.Bounded(0.0, 1, 8)), "R4: Codec.Bounded(min -0.0) equals Bounded(0.0, ...)");
+    }
+
+    // R6: NearlyZero refuses a threshold at or above the largest magnitude inner decodes to
+    static void SchemaRuleNearlyZeroReach()
+    {
+        // inner, the reach (the smallest refused threshold), a threshold just under it
+        string[][] cases =
+        {
+            new[] { "{\"kind\":\"Bounded\",\"min\":0,\"max\":1,\"bits\":8}", "1", "0.999" },
+            new[] { "{\"kind\":\"Bounded\",\"min\":-3,\"max\":1,\"bits\":8}", "3", "2.999" },
+            new[] { "{\"kind\":\"PowerCurve\",\"max\":50,\"pow\":2,\"bits\":10}", "50", "49.9" },
+            new[] { "{\"kind\":\"Fixed\",\"step\":0.5,\"bits\":4}", "4", "3.99" },                              // -8*0.5, 7*0.5
+            new[] { "{\"kind\":\"Fixed\",\"step\":0.5,\"bits\":4,\"offset\":10}", "13.5", "13.49" },           // 10 + 7*0.5
+            new[] { "{\"kind\":\"Fixed\",\"step\":1,\"bits\":8,\"signed\":false,\"offset\":-300}", "300", "299.9" },
+            new[] { "{\"kind\":\"Fixed\",\"step\":1,\"bits\":64,\"signed\":false}", "18446744073709551616", "18446744073709549568" },
+            new[] { "{\"kind\":\"Fixed\",\"step\":1,\"bits\":64}", "9223372036854775808", "9223372036854774784" },
+            new[] { "{\"kind\":\"UInt\",\"bits\":4}", "15", "14.9" },
+            new[] { "{\"kind\":\"UInt\",\"bits\":64}", "18446744073709551615", "18446744073709549568" },   // 2**64 - 1 is 2**64 as a double
+            new[] { "{\"kind\":\"Int\",\"bits\":8}", "128", "127.9" },
+            new[] { "{\"kind\":\"Int\",\"bits\":64}", "9223372036854775808", "9223372036854774784" },
+            new[] { "{\"kind\":\"Bool\"}", "1", "0.5" },
+            new[] { "{\"kind\":\"IntRange\",\"lo\":-5,\"hi\":3}", "5", "4.9" },
+            new[] { "{\"kind\":\"IntRange\",\"lo\":-9223372036854775808,\"hi\":-9223372036854775800}", "9223372036854775808", "9223372036854774784" },
+            new[] { "{\"kind\":\"Vector\",\"codecs\":[{\"kind\":\"Bounded\",\"min\":-2,\"max\":1,\"bits\":8},{\"kind\":\"UInt\",\"bits\":2}]}", "3", "2.5" },
+        };
+        foreach (var c in cases)
+        {
+            Refused("R6: NearlyZero(" + c[0] + ", " + c[1] + ")", Doc("{\"kind\":\"NearlyZero\",\"inner\":" + c[0] + ",\"threshold\":" + c[1] + "}"));
+            Refused("R6: NearlyZero(" + c[0] + ", 1e300)", Doc("{\"kind\":\"NearlyZero\",\"inner\":" + c[0] + ",\"threshold\":1e300}"));
+            string fp = DocFp(Doc("{\"kind\":\"NearlyZero\",\"inner\":" + c[0] + ",\"threshold\":" + c[2] + "}"));
+            Check(fp.Length == 16, "R6: NearlyZero(" + c[0] + ", " + c[2] + ") is accepted: " + fp);
+        }
+        // no reach, no check: Angle, Half, Grid, Enum, and a Vector holding one of them
+        string[] noReach =
+        {
+            "{\"kind\":\"Angle\",\"bits\":8}", "{\"kind\":\"Half\"}", "{\"kind\":\"Grid\",\"cell_size\":1,\"cell_bits\":4,\"offset_bits\":4}",
+            "{\"kind\":\"Enum\",\"count\":4}", "{\"kind\":\"Enum\",\"labels\":[\"a\",\"b\"]}",
+            "{\"kind\":\"Vector\",\"codecs\":[{\"kind\":\"Bool\"},{\"kind\":\"Angle\",\"bits\":8}]}",
+        };
+        foreach (var inner in noReach)
+        {
+            string fp = DocFp(Doc("{\"kind\":\"NearlyZero\",\"inner\":" + inner + ",\"threshold\":1e300}"));
+            Check(fp.Length == 16, "R6: NearlyZero(" + inner + ", 1e300) has no reach to check: " + fp);
+        }
+        Check(Throws<SchemaException>(() => Codec.NearlyZero(Codec.UInt(3), 7.0)) && Codec.NearlyZero(Codec.UInt(3), 6.5).Threshold == 6.5,
+              "R6: Codec.NearlyZero(UInt(3), 7) refused, 6.5 taken");
+        Check(Throws<SchemaException>(() => Codec.NearlyZero(Codec.Bool(), -0.5)), "R6: a negative threshold is refused");
     }
 }
