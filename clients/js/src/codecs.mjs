@@ -683,12 +683,39 @@ export class Vector extends Codec {
   valid(code) { return Array.isArray(code) && code.length === this.codecs.length && this.codecs.every((c, i) => c.valid(code[i])); }
 }
 
+/**
+ * The largest magnitude a value of `c` decodes to, in doubles, or null where there is none to
+ * check against (Angle, Half, Grid, Enum): rule R6 of docs/schema-format.md, as the reference's
+ * _reach (quantcodec/_codecs.pyx). A Vector: the largest of its components', null if any is null.
+ */
+function reach(c) {
+  if (c instanceof Vector) {
+    let m = -Infinity;
+    for (const x of c.codecs) { const r = reach(x); if (r === null) return null; m = r > m ? r : m; }
+    return m;
+  }
+  if (c instanceof Bounded) return Math.max(Math.abs(c.min), Math.abs(c.max));
+  if (c instanceof PowerCurve) return c.max;
+  if (c instanceof Fixed) {
+    // (Python's offset + lo * step: the int code rounded to a double, times step, plus offset)
+    const lo = Number(c.smin) * c.stepSize, hi = Number(c.smax) * c.stepSize;
+    return Math.max(Math.abs(c.offset + lo), Math.abs(c.offset + hi));
+  }
+  if (c instanceof UInt) return Number(B2[c.bits] - 1n);
+  if (c instanceof Int) return Number(B2[c.bits - 1]);
+  if (c instanceof Bool) return 1.0;
+  if (c instanceof IntRange) { const a = c.loB < 0n ? -c.loB : c.loB, b = c.hiB < 0n ? -c.hiB : c.hiB; return Number(a > b ? a : b); }
+  return null;
+}
+
 export class NearlyZero extends Codec {
   constructor(inner, threshold) {
     super();
     if (!(inner instanceof Codec) || inner instanceof NearlyZero || inner instanceof Quat || inner instanceof UnitVector) throw new SchemaError(`NearlyZero: inner must be a scalar codec or a Vector, got ${inner}`);
     const t = floatParam('NearlyZero', 'threshold', threshold);
     if (t < 0) throw new SchemaError(`NearlyZero: threshold must be non-negative, got ${pyRepr(t)}`);
+    const r = reach(inner);
+    if (r !== null && t >= r) throw new SchemaError(`NearlyZero: threshold ${pyRepr(t)} covers the whole range of ${inner} (no decoded value is farther than ${pyRepr(r)} from zero): every value would be sent as zero; the threshold must be below that`);
     this.kind = 'NearlyZero'; this.inner = inner; this.threshold = t; this.bits = 1 + inner.bits;
     this.isVec = inner instanceof Vector; this.k = this.isVec ? inner.codecs.length : 1;
   }

@@ -84,3 +84,32 @@ test('R7: at most 65,535 fields, and 65,535 components a Vector', () => {
   assert.equal(qc.Schema.fromJSON(fields(65535)).fields.length, 65535);
   assert.throws(() => qc.Schema.fromJSON(fields(65536)), isSchemaError(/a schema has at most 65535 fields, got 65536/));
 });
+
+test('R6: a NearlyZero threshold at or past the reach of its inner codec is refused', () => {
+  const nz = (inner, t) => one(`{"kind":"NearlyZero","threshold":${t},"inner":${inner}}`);
+  const covers = isSchemaError(/NearlyZero: threshold .* covers the whole range of/);
+  const cases = [           // [inner, largest threshold accepted (just below the reach), the reach]
+    ['{"kind":"Bounded","min":0.0,"max":1.0,"bits":8}', 0.9999999999999999, '1.0'],
+    ['{"kind":"Bounded","min":-3,"max":1,"bits":8}', 2.9999999999999996, '3'],
+    ['{"kind":"PowerCurve","max":2.5,"pow":2,"bits":8}', 2.4999999999999996, '2.5'],
+    ['{"kind":"Fixed","step":0.5,"bits":4}', 3.9999999999999996, '4'],                          // -8 * 0.5
+    ['{"kind":"Fixed","step":0.5,"bits":4,"signed":false,"offset":-1}', 6.499999999999999, '6.5'], // 15 * 0.5 - 1
+    ['{"kind":"Fixed","step":1,"bits":64,"signed":false}', 18446744073709550000, '18446744073709551616'],
+    ['{"kind":"UInt","bits":4}', 14.999999999999998, '15.0'],
+    ['{"kind":"UInt","bits":64}', 18446744073709550000, '18446744073709551615'],   // 2**64 - 1 as a double is 2**64
+    ['{"kind":"Int","bits":4}', 7.999999999999999, '8'],
+    ['{"kind":"Bool"}', 0.9999999999999999, '1.0'],
+    ['{"kind":"IntRange","lo":-7,"hi":3}', 6.999999999999999, '7'],
+    ['{"kind":"Vector","codecs":[{"kind":"Bool"},{"kind":"UInt","bits":3}]}', 6.999999999999999, '7'],
+  ];
+  for (const [inner, below, at] of cases) {
+    qc.Schema.fromJSON(nz(inner, below));
+    assert.throws(() => qc.Schema.fromJSON(nz(inner, at)), covers, `${inner} at ${at}`);
+    assert.throws(() => qc.Schema.fromJSON(nz(inner, '1e300')), covers, `${inner} past`);
+  }
+  // no reach, no check: Angle, Half, Grid, Enum, and a Vector with one of them
+  for (const inner of ['{"kind":"Angle","bits":8}', '{"kind":"Half"}', '{"kind":"Grid","cell_size":1,"cell_bits":4,"offset_bits":4}',
+    '{"kind":"Enum","count":3}', '{"kind":"Vector","codecs":[{"kind":"Bool"},{"kind":"Half"}]}']) qc.Schema.fromJSON(nz(inner, '1e300'));
+  assert.throws(() => new qc.NearlyZero(new qc.Bounded(0, 1, 8), 5), covers);     // the docs' own example
+  assert.throws(() => qc.Schema.fromJSON(nz('{"kind":"Bool"}', -1)), isSchemaError(/threshold must be non-negative/));
+});
