@@ -49,11 +49,18 @@ namespace QuantCodec
         public Schema(string name, IList<KeyValuePair<string, Codec>> fields, long version = 1)
             : this(name, fields, new BigInteger(version)) { }
 
+        /// <summary>The largest schema version (2**63 - 1), and the most fields a schema has and
+        /// components a Vector has (docs/schema-format.md, "One reading").</summary>
+        public static readonly BigInteger MaxVersion = long.MaxValue;
+        public const int MaxFields = 65535;
+
         public Schema(string name, IList<KeyValuePair<string, Codec>> fields, BigInteger version)
         {
             if (string.IsNullOrEmpty(name)) throw new SchemaException("schema name must be a non-empty string");
-            if (version.Sign < 0) throw new SchemaException("schema version must be a non-negative integer, got " + version);
+            if (version.Sign < 0 || version > MaxVersion) throw new SchemaException("schema version must be an integer from 0 to 2**63 - 1, got " + version);
             if (fields == null || fields.Count == 0) throw new SchemaException("a schema needs at least one field");
+            if (name.IndexOf('\0') >= 0) throw new SchemaException("schema name must not contain U+0000, got " + Quote(name));
+            if (fields.Count > MaxFields) throw new SchemaException("a schema has at most " + MaxFields + " fields, got " + fields.Count);
             Name = name;
             Version = version;
             Fields = new Field[fields.Count];
@@ -67,6 +74,7 @@ namespace QuantCodec
                 if (!seen.Add(fn)) throw new SchemaException("duplicate field name '" + fn + "'");
                 Codec c = fields[f].Value;
                 if (c == null) throw new SchemaException("field '" + fn + "': no codec");
+                CheckStrings(fn, c);
                 var fld = new Field { Name = fn, Codec = c, FirstSlot = slots.Count, FirstValue = nv };
                 AddSlots(slots, c, f, ref nv, false);
                 fld.SlotCount = slots.Count - fld.FirstSlot;
@@ -130,19 +138,45 @@ namespace QuantCodec
             slots.Add(s);
         }
 
+        // Field names are ASCII identifiers, [A-Za-z_][A-Za-z0-9_]*: every client reads the same
+        // names (a "Python identifier" was read differently by each language and Unicode version).
         static void CheckName(string n)
         {
             bool ok = !string.IsNullOrEmpty(n);
             for (int i = 0; ok && i < n.Length; i++)
             {
                 char ch = n[i];
-                var cat = char.GetUnicodeCategory(ch);
-                bool start = ch == '_' || char.IsLetter(ch) || cat == UnicodeCategory.LetterNumber;
-                bool cont = start || cat == UnicodeCategory.DecimalDigitNumber || cat == UnicodeCategory.NonSpacingMark
-                            || cat == UnicodeCategory.SpacingCombiningMark || cat == UnicodeCategory.ConnectorPunctuation;
-                ok = i == 0 ? start : cont;
+                bool letter = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || ch == '_';
+                ok = letter || (i > 0 && ch >= '0' && ch <= '9');
             }
-            if (!ok) throw new SchemaException("field names must be identifiers (letters, digits and _, not starting with a digit), got '" + n + "'");
+            if (!ok) throw new SchemaException("field names must be ASCII identifiers (letters A-Z and a-z, digits and _, not starting with a digit), got " + Quote(n));
+        }
+
+        /// <summary>The document rules beyond each codec's own (Python's _check_strings): no U+0000 in
+        /// an Enum label, at most MaxFields components in a Vector.</summary>
+        static void CheckStrings(string field, Codec c)
+        {
+            switch (c.Kind)
+            {
+                case CodecKind.Enum:
+                    if (c.Labels != null)
+                        foreach (var l in c.Labels)
+                            if (l.IndexOf('\0') >= 0) throw new SchemaException("field '" + field + "': Enum labels must not contain U+0000, got " + Quote(l));
+                    break;
+                case CodecKind.Vector:
+                    if (c.Components.Length > MaxFields) throw new SchemaException("field '" + field + "': a Vector has at most " + MaxFields + " components, got " + c.Components.Length);
+                    foreach (var k in c.Components) CheckStrings(field, k);
+                    break;
+                case CodecKind.NearlyZero: CheckStrings(field, c.Inner); break;
+            }
+        }
+
+        /// <summary>A string for an error message, control and non-ASCII characters as \u escapes.</summary>
+        static string Quote(string v)
+        {
+            var sb = new StringBuilder();
+            Json.WriteString(sb, v);
+            return sb.ToString();
         }
 
         internal static string Sha256Hex(byte[] data)
@@ -209,7 +243,8 @@ namespace QuantCodec
             BigInteger ver = BigInteger.One;
             if (version != null)
             {
-                if (!version.IsInteger || version.AsBigInteger().Sign < 0) throw new SchemaException("schema version must be a non-negative integer, got " + version.TypeName + (version.Type == JsonType.Number ? " " + version.Text : ""));
+                if (!version.IsInteger || version.AsBigInteger().Sign < 0 || version.AsBigInteger() > MaxVersion)
+                    throw new SchemaException("schema version must be an integer from 0 to 2**63 - 1, got " + version.TypeName + (version.Type == JsonType.Number ? " " + Trunc(version.Text) : ""));
                 ver = version.AsBigInteger();
             }
             var pairs = new List<KeyValuePair<string, JsonValue>>();
@@ -254,6 +289,8 @@ namespace QuantCodec
             }
             return new Schema(name.Text, built, ver);
         }
+
+        static string Trunc(string t) { return t.Length <= 40 ? t : t.Substring(0, 20) + "..." + t.Substring(t.Length - 10) + " (" + t.Length + " characters)"; }
 
         static readonly string[] Kinds = { "Bounded", "Fixed", "Angle", "PowerCurve", "Half", "UInt", "Int", "Bool", "Enum", "Quat", "UnitVector", "Vector", "Grid", "NearlyZero", "IntRange" };
 

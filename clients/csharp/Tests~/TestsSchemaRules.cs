@@ -13,6 +13,8 @@ static partial class Tests
     {
         SchemaRuleNegZero();
         SchemaRuleNearlyZeroReach();
+        SchemaRuleNames();
+        SchemaRuleVersionAndLimits();
     }
 
     /// <summary>The schema of the bytes doc, as Schema.Load reads its file.</summary>
@@ -129,5 +131,76 @@ static partial class Tests
         Check(Throws<SchemaException>(() => Codec.NearlyZero(Codec.UInt(3), 7.0)) && Codec.NearlyZero(Codec.UInt(3), 6.5).Threshold == 6.5,
               "R6: Codec.NearlyZero(UInt(3), 7) refused, 6.5 taken");
         Check(Throws<SchemaException>(() => Codec.NearlyZero(Codec.Bool(), -0.5)), "R6: a negative threshold is refused");
+    }
+
+    // R2: field names are ASCII identifiers; R3: no U+0000 in the schema name or a label
+    static void SchemaRuleNames()
+    {
+        foreach (var n in new[] { "a", "_", "A9", "_0_", "position_x", "Zz" })
+        {
+            string fp = DocFp(Doc("{\"kind\":\"Bool\"}", n));
+            Check(fp.Length == 16, "R2: field name '" + n + "' is taken: " + fp);
+        }
+        // the probe's repros (each accepted by some client, refused by another) and plain ASCII misses
+        string[] bad =
+        {
+            "", "1a", "a-b", "a b", "a.b", "$a", "a\\u0000",
+            "\\ud840\\udc00", "\\ud835\\udc00", "x\\ud83d\\ude00", "\\u037f", "\\u037a", "\\u2e2f", "\\u2118", "a\\u00b7", "A\\u0387",
+            "a\\u00a0", "a\\u0080", "\\ud838\\udc30", "\\u00e9t\\u00e9", "a\\u200d", "\\u0663a", "a\\ufeff", "a\\ud800", "\\uff21",
+        };
+        foreach (var n in bad) Refused("R2: field name \"" + n + "\"", Doc("{\"kind\":\"Bool\"}", n));
+        Refused("R2: a raw UTF-8 name", U8(Doc("{\"kind\":\"Bool\"}", "caf\u00e9")));
+        Refused("R2: a name in the dict form", "{\"name\":\"S\",\"fields\":{\"\\u00e9\":{\"kind\":\"Bool\"}}}");
+        Refused("R2: a name in the pair form", "{\"name\":\"S\",\"fields\":[[\"\\u00e9\",{\"kind\":\"Bool\"}]]}");
+        Check(Throws<SchemaException>(() => new Schema("S", new[] { new KeyValuePair<string, Codec>("\u00e9", Codec.Bool()) })), "R2: the constructor refuses a non-ASCII name");
+        // R3
+        Refused("R3: U+0000 in the schema name", "{\"name\":\"S\\u0000\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Bool\"}}]}");
+        Refused("R3: U+0000 in an Enum label", Doc("{\"kind\":\"Enum\",\"labels\":[\"a\\u0000b\",\"a\"]}"));
+        Refused("R3: U+0000 in a label in a Vector", Doc("{\"kind\":\"Vector\",\"codecs\":[{\"kind\":\"Enum\",\"labels\":[\"x\",\"\\u0000\"]}]}"));
+        Refused("R3: U+0000 in a label under NearlyZero", Doc("{\"kind\":\"NearlyZero\",\"inner\":{\"kind\":\"Enum\",\"labels\":[\"x\",\"y\\u0000\"]},\"threshold\":0}"));
+        Check(Throws<SchemaException>(() => new Schema("a\0", new[] { new KeyValuePair<string, Codec>("f", Codec.Bool()) })), "R3: the constructor refuses U+0000 in the name");
+        foreach (var text in new[] { "S\\u0001", "\\u00e9\\ud83d\\ude00 \\\"x\\\"", "\\ud800", "\\u2028" })
+        {
+            string fp = DocFp("{\"name\":\"" + text + "\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Enum\",\"labels\":[\"" + text + "\",\"b\"]}}]}");
+            Check(fp.Length == 16, "R3: name and label \"" + text + "\" are taken: " + fp);
+        }
+    }
+
+    static string Fields(int n, string codec)
+    {
+        var sb = new StringBuilder("{\"name\":\"S\",\"fields\":[");
+        for (int i = 0; i < n; i++) sb.Append(i > 0 ? "," : "").Append("[\"f").Append(i).Append("\",").Append(codec).Append(']');
+        return sb.Append("]}").ToString();
+    }
+
+    static string Bools(int n)
+    {
+        var sb = new StringBuilder("{\"kind\":\"Vector\",\"codecs\":[");
+        for (int i = 0; i < n; i++) sb.Append(i > 0 ? "," : "").Append("{\"kind\":\"Bool\"}");
+        return sb.Append("]}").ToString();
+    }
+
+    // R5: 0 <= version <= 2**63 - 1; R7: at most 65,535 fields and 65,535 components a Vector
+    static void SchemaRuleVersionAndLimits()
+    {
+        Func<string, string> ver = v => "{\"name\":\"S\",\"version\":" + v + ",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Bool\"}}]}";
+        foreach (var v in new[] { "0", "1", "4294967296", "9223372036854775807" })
+        {
+            Schema s = null;
+            try { s = LoadDoc(U8(ver(v))); } catch (SchemaException) { }
+            Check(s != null && s.Version.ToString() == v && s.CanonicalJson.EndsWith("\"version\":" + v + "}", StringComparison.Ordinal), "R5: version " + v + " is taken");
+        }
+        foreach (var v in new[] { "9223372036854775808", "18446744073709551616", "1" + new string('0', 400), "1" + new string('0', 5000), "-1", "1.0", "1e3", "\"1\"", "true", "null" })
+            Refused("R5: version " + (v.Length > 30 ? v.Substring(0, 10) + "... (" + v.Length + " digits)" : v), ver(v));
+        Check(Throws<SchemaException>(() => new Schema("S", new[] { new KeyValuePair<string, Codec>("f", Codec.Bool()) }, System.Numerics.BigInteger.One << 63)),
+              "R5: the constructor refuses version 2**63");
+        // R7
+        string fp = DocFp(Doc(Bools(65535)));
+        Check(fp.Length == 16, "R7: a Vector of 65,535 components is taken: " + fp);
+        Refused("R7: a Vector of 65,536 components", Doc(Bools(65536)));
+        Refused("R7: a Vector of 65,536 components under NearlyZero", Doc("{\"kind\":\"NearlyZero\",\"inner\":" + Bools(65536) + ",\"threshold\":0}"));
+        fp = DocFp(Fields(65535, "{\"kind\":\"Bool\"}"));
+        Check(fp.Length == 16, "R7: 65,535 fields are taken: " + fp);
+        Refused("R7: 65,536 fields", Fields(65536, "{\"kind\":\"Bool\"}"));
     }
 }
