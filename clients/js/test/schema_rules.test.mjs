@@ -113,3 +113,22 @@ test('R6: a NearlyZero threshold at or past the reach of its inner codec is refu
   assert.throws(() => new qc.NearlyZero(new qc.Bounded(0, 1, 8), 5), covers);     // the docs' own example
   assert.throws(() => qc.Schema.fromJSON(nz('{"kind":"Bool"}', -1)), isSchemaError(/threshold must be non-negative/));
 });
+
+test('R8: number literals of any length are read, floats correctly rounded, integers exact', () => {
+  const bounded = (max) => qc.Schema.fromJSON(one(`{"kind":"Bounded","min":-1,"max":${max},"bits":8}`)).fingerprint;
+  const tie = '1.00000000000000011102230246251565404236316680908203125';     // 1 + 2**-53, the midpoint of 1 and the next double
+  for (const n of [0, 400, 1000, 100000]) {
+    assert.equal(bounded(tie + '0'.repeat(n)), bounded('1.0'), `tie + ${n} zeros: to even`);
+    assert.equal(bounded(tie + '0'.repeat(n) + '1'), bounded('1.0000000000000002'), `tie + ${n} zeros + 1: up`);
+    assert.equal(bounded(`0.${'0'.repeat(n)}${'9'.repeat(500)}e${n}`), bounded('1'), `${n} zeros, 500 nines`);
+  }
+  assert.equal(bounded('1' + '0'.repeat(300)), bounded('1e300'));
+  assert.equal(bounded('1' + '0'.repeat(300) + '.' + '0'.repeat(5000)), bounded('1e300'));
+  // the tester's repro: "min": 0.000...0001 (400 zeros), a double 0.0
+  const zeroMin = qc.Schema.fromJSON(`{"name":"S","fields":[{"name":"f","codec":{"kind":"Bounded","min":0.${'0'.repeat(400)}1,"max":1.0,"bits":8}}]}`);
+  assert.equal(zeroMin.fingerprint, qc.Schema.fromJSON('{"name":"S","fields":[{"name":"f","codec":{"kind":"Bounded","min":0,"max":1.0,"bits":8}}]}').fingerprint);
+  // long integer literals stay exact: a 401-digit version is refused as too large, not as bad JSON
+  assert.throws(() => qc.Schema.fromJSON(`{"name":"S","version":1${'0'.repeat(400)},"fields":{"x":{"kind":"Bool"}}}`), isSchemaError(/version must be an integer from 0 to 2\*\*63 - 1/));
+  assert.equal(qc.parseJSON('1' + '0'.repeat(5000)), 10n ** 5000n);
+  assert.equal(qc.parseJSON(`[${'0.5,'.repeat(1e5)}1]`).length, 1e5 + 1);
+});
