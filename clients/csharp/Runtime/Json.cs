@@ -88,14 +88,48 @@ namespace QuantCodec
             return v;
         }
 
+        /// <summary>A document from its bytes: UTF-8, one leading byte order mark (EF BB BF) skipped;
+        /// bytes that are not well-formed UTF-8 (RFC 3629: invalid or overlong bytes, truncated
+        /// sequences, encoded surrogates ED A0..BF xx, above U+10FFFF) refused, so UTF-16 is too.</summary>
         public static JsonValue ParseUtf8(byte[] data)
         {
             Arg.NotNull(data, "data", "Json.ParseUtf8");
+            int start = data.Length >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF ? 3 : 0;
+            int bad = Utf8Error(data, start);
+            if (bad >= 0) throw new JsonException("not valid UTF-8 (byte " + bad + ")");
             string s;
-            try { s = new UTF8Encoding(false, true).GetString(data); }
+            try { s = new UTF8Encoding(false, true).GetString(data, start, data.Length - start); }
             catch (ArgumentException) { throw new JsonException("not valid UTF-8"); }
-            if (s.Length > 0 && s[0] == '\uFEFF') throw new JsonException("a byte order mark is not JSON");
             return Parse(s);
+        }
+
+        /// <summary>The offset of the first byte that is not well-formed UTF-8 (the Unicode
+        /// standard's table 3-7), or -1. Checked here, not left to the runtime's decoder.</summary>
+        static int Utf8Error(byte[] d, int i)
+        {
+            int n = d.Length;
+            while (i < n)
+            {
+                int b = d[i];
+                if (b < 0x80) { i++; continue; }
+                int need, lo = 0x80, hi = 0xBF;
+                if (b >= 0xC2 && b <= 0xDF) need = 1;
+                else if (b == 0xE0) { need = 2; lo = 0xA0; }
+                else if (b == 0xED) { need = 2; hi = 0x9F; }      // no surrogates
+                else if (b >= 0xE1 && b <= 0xEF) need = 2;
+                else if (b == 0xF0) { need = 3; lo = 0x90; }
+                else if (b >= 0xF1 && b <= 0xF3) need = 3;
+                else if (b == 0xF4) { need = 3; hi = 0x8F; }      // at most U+10FFFF
+                else return i;
+                for (int k = 1; k <= need; k++)
+                {
+                    if (i + k >= n) return i;
+                    int c = d[i + k];
+                    if (k == 1 ? c < lo || c > hi : c < 0x80 || c > 0xBF) return i;
+                }
+                i += need + 1;
+            }
+            return -1;
         }
 
         sealed class Parser

@@ -221,10 +221,22 @@ namespace QuantCodec
             catch (SchemaException e) { throw new SchemaException(path + ": " + e.Message); }
         }
 
-        /// <summary>A schema from its JSON text; SchemaException naming what is wrong, ArgumentNullException for null.</summary>
+        /// <summary>A schema from the bytes of its file, as Load reads them: UTF-8 (one leading byte
+        /// order mark skipped; invalid bytes, encoded surrogates and so UTF-16 refused).
+        /// SchemaException naming what is wrong, ArgumentNullException for null.</summary>
+        public static Schema FromJson(byte[] utf8)
+        {
+            Arg.NotNull(utf8, "utf8", "Schema.FromJson");
+            try { return FromJson(Json.ParseUtf8(utf8)); }
+            catch (JsonException e) { throw new SchemaException("not a valid schema JSON document: " + e.Message); }
+        }
+
+        /// <summary>A schema from its JSON text (one leading U+FEFF skipped); SchemaException naming
+        /// what is wrong, ArgumentNullException for null.</summary>
         public static Schema FromJson(string text)
         {
             Arg.NotNull(text, "text", "Schema.FromJson");
+            if (text.Length > 0 && text[0] == '\uFEFF') text = text.Substring(1);
             try { return FromJson(Json.Parse(text)); }
             catch (JsonException e) { throw new SchemaException("not a valid schema JSON document: " + e.Message); }
         }

@@ -15,6 +15,7 @@ static partial class Tests
         SchemaRuleNearlyZeroReach();
         SchemaRuleNames();
         SchemaRuleVersionAndLimits();
+        SchemaRuleEncoding();
     }
 
     /// <summary>The schema of the bytes doc, as Schema.Load reads its file.</summary>
@@ -202,5 +203,52 @@ static partial class Tests
         fp = DocFp(Fields(65535, "{\"kind\":\"Bool\"}"));
         Check(fp.Length == 16, "R7: 65,535 fields are taken: " + fp);
         Refused("R7: 65,536 fields", Fields(65536, "{\"kind\":\"Bool\"}"));
+    }
+
+    static byte[] Cat(params byte[][] parts)
+    {
+        var o = new List<byte>();
+        foreach (var p in parts) o.AddRange(p);
+        return o.ToArray();
+    }
+
+    // R1: UTF-8, one leading byte order mark skipped, ill-formed bytes (and so UTF-16) refused
+    static void SchemaRuleEncoding()
+    {
+        string doc = Doc("{\"kind\":\"Bool\"}");
+        string want = DocFp(doc);
+        var bom = new byte[] { 0xEF, 0xBB, 0xBF };
+        Accepted("R1: a UTF-8 byte order mark is skipped", Cat(bom, U8(doc)), want);
+        Refused("R1: two byte order marks", Cat(bom, bom, U8(doc)));
+        Refused("R1: a byte order mark after white space", Cat(U8(" "), bom, U8(doc)));
+        Check(Schema.FromJson("\uFEFF" + doc).Fingerprint == want, "R1: FromJson(string) skips one leading U+FEFF");
+        Check(Throws<SchemaException>(() => Schema.FromJson("\uFEFF\uFEFF" + doc)), "R1: FromJson(string) refuses a second U+FEFF");
+        Refused("R1: UTF-16LE with its byte order mark", Cat(new byte[] { 0xFF, 0xFE }, Encoding.Unicode.GetBytes(doc)));
+        Refused("R1: UTF-16BE with its byte order mark", Cat(new byte[] { 0xFE, 0xFF }, Encoding.BigEndianUnicode.GetBytes(doc)));
+        Refused("R1: UTF-16LE", Encoding.Unicode.GetBytes(doc));
+        Refused("R1: UTF-32LE", Encoding.UTF32.GetBytes(doc));
+        // ill-formed UTF-8 inside the schema's name (a string, where a lenient reader would take it)
+        var ill = new[]
+        {
+            new byte[] { 0xFF }, new byte[] { 0xFE }, new byte[] { 0x80 }, new byte[] { 0xBF }, new byte[] { 0xC0, 0x80 }, new byte[] { 0xC1, 0xBF },
+            new byte[] { 0xE0, 0x80, 0xAF }, new byte[] { 0xE0, 0x9F, 0xBF }, new byte[] { 0xF0, 0x80, 0x80, 0x80 }, new byte[] { 0xF0, 0x8F, 0xBF, 0xBF },
+            new byte[] { 0xF4, 0x90, 0x80, 0x80 }, new byte[] { 0xF5, 0x80, 0x80, 0x80 }, new byte[] { 0xF8, 0x88, 0x80, 0x80, 0x80 },
+            new byte[] { 0xED, 0xA0, 0x80 }, new byte[] { 0xED, 0xBF, 0xBF }, new byte[] { 0xED, 0xA0, 0xBD, 0xED, 0xB8, 0x80 },
+            new byte[] { 0xC3 }, new byte[] { 0xE2, 0x82 }, new byte[] { 0xF0, 0x9F, 0x98 }, new byte[] { 0xC3, 0x41 },
+        };
+        foreach (var b in ill)
+        {
+            Refused("R1: bytes " + ToHex(b) + " in a string", Cat(U8("{\"name\":\"S"), b, U8("\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Bool\"}}]}")));
+        }
+        Refused("R1: a truncated sequence at the end", Cat(U8(doc), new byte[] { 0xE2, 0x82 }));
+        // well-formed: the edges of each range, taken with the fingerprint of the same text escaped
+        var good = new[] { "\u0080", "\u07FF", "\u0800", "\uD7FF", "\uE000", "\uFFFD", "\uFFFF", "\U00010000", "\U0010FFFF" };
+        foreach (var g in good)
+        {
+            var esc = new StringBuilder();
+            foreach (char ch in g) esc.Append("\\u").Append(((int)ch).ToString("x4"));
+            Accepted("R1: U+" + char.ConvertToUtf32(g, 0).ToString("X4") + " raw in the name", U8("{\"name\":\"S" + g + "\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Bool\"}}]}"),
+                DocFp("{\"name\":\"S" + esc + "\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Bool\"}}]}"));
+        }
     }
 }
