@@ -176,8 +176,13 @@ export interface FieldSummary { name: string; kind: string; bits: number; h: num
 export class Schema {
   constructor(name: string, fields: Array<[string, Codec | CodecSpec]> | Array<{ name: string; codec: Codec | CodecSpec }> | Record<string, Codec | CodecSpec>, options?: { version?: Integer });
   static fromSpec(spec: { name: string; version?: Integer; fields: unknown }): Schema;
-  /** From the JSON text schema.to_json() writes (docs/schema-format.md). */
-  static fromJSON(text: string): Schema;
+  /** From the JSON text schema.to_json() writes (docs/schema-format.md); one leading U+FEFF is
+   * skipped. Bytes are read as fromBytes reads them. SchemaError for a document the rules of
+   * "One reading everywhere" refuse. */
+  static fromJSON(text: string | Uint8Array | ArrayBuffer | ArrayBufferView): Schema;
+  /** From a schema file's bytes: strict UTF-8 (invalid bytes, overlong forms, encoded surrogates,
+   * UTF-16 refused with a SchemaError), one leading byte-order mark skipped. */
+  static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView | ArrayLike<number>): Schema;
   readonly name: string;
   readonly version: Integer;
   readonly fields: ReadonlyArray<{ name: string; codec: Codec }>;

@@ -50,7 +50,7 @@ if (rest.length !== 2) fail(rest.length < 2 ? 'SCHEMA.json and DATAGRAMS.bin are
 const [schemaPath, dataPath] = rest;
 let schema, datagrams;
 try {
-  schema = Schema.fromJSON(fs.readFileSync(schemaPath, 'utf8'));
+  schema = Schema.fromBytes(fs.readFileSync(schemaPath));      // (strict UTF-8, one BOM skipped)
   datagrams = splitDatagrams(new Uint8Array(fs.readFileSync(dataPath)));
 } catch (e) {
   process.stderr.write(`qc-decode: ${e.message}\n`);

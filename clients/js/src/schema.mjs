@@ -32,6 +32,14 @@ function checkStrings(field, codec) {
   } else if (codec instanceof NearlyZero) checkStrings(field, codec.inner);
 }
 
+/** A schema from the document's text, byte-order mark already dealt with. */
+function schemaOfText(text) {
+  let spec;
+  // (a key given twice is refused, as Python refuses it: two readers must not build two schemas)
+  try { spec = parseJSON(text, { tagFloats: true, noDuplicates: true }); } catch (e) { throw new SchemaError(`not a valid schema JSON document: ${e.message}`); }
+  return Schema.fromSpec(spec);
+}
+
 /** One slot of the schema's layout (wire-format section 2). */
 class Slot {
   constructor(index, cls, bits, field, span, cbits, signed, codec, path) {
@@ -93,12 +101,30 @@ export class Schema {
     return new Schema(spec.name, spec.fields, { version: Object.hasOwn(spec, 'version') ? spec.version : 1 });
   }
 
-  /** A schema from its JSON text (schema.to_json(), docs/schema-format.md). */
+  /**
+   * A schema from its JSON text (schema.to_json(), docs/schema-format.md); one leading U+FEFF is
+   * skipped. Bytes (a Uint8Array, Buffer, ArrayBuffer) are read as Schema.fromBytes reads them.
+   */
   static fromJSON(text) {
-    let spec;
-    // (a key given twice is refused, as Python refuses it: two readers must not build two schemas)
-    try { spec = parseJSON(text, { tagFloats: true, noDuplicates: true }); } catch (e) { throw new SchemaError(`not a valid schema JSON document: ${e.message}`); }
-    return Schema.fromSpec(spec);
+    if (typeof text !== 'string') {
+      if (text instanceof ArrayBuffer || ArrayBuffer.isView(text)) return Schema.fromBytes(text);
+      throw new TypeError(`Schema.fromJSON: expected the document's text (a string) or its bytes, got ${describe(text)}`);
+    }
+    return schemaOfText(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+  }
+
+  /**
+   * A schema from its document's bytes, as a file holds them (rule R1 of docs/schema-format.md):
+   * UTF-8, one leading byte-order mark (EF BB BF) skipped; bytes that are not well-formed UTF-8
+   * (invalid bytes, overlong forms, truncated sequences, encoded surrogates, so UTF-16 too) are
+   * a SchemaError.
+   */
+  static fromBytes(bytes) {
+    bytes = bytesArg(bytes, 'Schema.fromBytes', 'a schema document');
+    let text;
+    // (fatal: no U+FFFD stands in for a bad byte; ignoreBOM false: the decoder drops one BOM)
+    try { text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes); } catch (e) { throw new SchemaError(`not a valid schema JSON document: not UTF-8 (${e.message})`); }
+    return schemaOfText(text);
   }
 
   spec() { return { name: this.name, version: this.version, fields: this.fields.map((f) => ({ name: f.name, codec: f.codec.spec() })) }; }

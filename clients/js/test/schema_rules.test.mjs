@@ -2,7 +2,12 @@
 // R1-R9 of the conformance kit's schema_cases.json): the kit's cases, and this client's own.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import * as qc from '../quantcodec.mjs';
+import os from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { HERE, KIT, readJSON, hexBytes } from '../support/helpers.mjs';
 
 const isSchemaError = (re) => (e) => e instanceof qc.SchemaError && (!re || re.test(e.message));
 /** A document with one field x of the given codec spec (JSON text). */
@@ -131,4 +136,75 @@ test('R8: number literals of any length are read, floats correctly rounded, inte
   assert.throws(() => qc.Schema.fromJSON(`{"name":"S","version":1${'0'.repeat(400)},"fields":{"x":{"kind":"Bool"}}}`), isSchemaError(/version must be an integer from 0 to 2\*\*63 - 1/));
   assert.equal(qc.parseJSON('1' + '0'.repeat(5000)), 10n ** 5000n);
   assert.equal(qc.parseJSON(`[${'0.5,'.repeat(1e5)}1]`).length, 1e5 + 1);
+});
+
+test('R1: a document from bytes is strict UTF-8, one byte-order mark skipped', () => {
+  const doc = '{"name":"S\u00e9","fields":[{"name":"f","codec":{"kind":"UInt","bits":3}}]}';
+  const bytes = new TextEncoder().encode(doc);
+  const fp = qc.Schema.fromJSON(doc).fingerprint;
+  const cat = (...parts) => Uint8Array.from(parts.flatMap((p) => Array.from(p)));
+  const BOM = [0xef, 0xbb, 0xbf];
+  assert.equal(qc.Schema.fromBytes(bytes).fingerprint, fp);
+  assert.equal(qc.Schema.fromBytes(cat(BOM, bytes)).fingerprint, fp);
+  assert.equal(qc.Schema.fromBytes(Buffer.from(cat(BOM, bytes))).fingerprint, fp);
+  assert.equal(qc.Schema.fromBytes(cat(BOM, bytes).buffer).fingerprint, fp);
+  assert.equal(qc.Schema.fromJSON(cat(BOM, bytes)).fingerprint, fp);                 // fromJSON takes bytes too
+  assert.equal(qc.Schema.fromJSON('\ufeff' + doc).fingerprint, fp);                  // a string: one U+FEFF skipped
+  assert.throws(() => qc.Schema.fromJSON('\ufeff\ufeff' + doc), isSchemaError(/not a valid schema JSON document/));
+  assert.throws(() => qc.Schema.fromBytes(cat(BOM, BOM, bytes)), isSchemaError(/not a valid schema JSON document/));
+  // not well-formed UTF-8 in the name (the tester's min/utf8_invalid_ff.json and friends): refused
+  const inName = (...b) => cat(new TextEncoder().encode('{"name":"S'), b, new TextEncoder().encode('","fields":[{"name":"f","codec":{"kind":"Bool"}}]}'));
+  assert.equal(qc.Schema.fromBytes(inName(0xc3, 0xa9)).name, 'S\u00e9');
+  assert.equal(qc.Schema.fromBytes(inName(0xf4, 0x8f, 0xbf, 0xbf)).name, 'S\u{10ffff}');
+  assert.equal(qc.Schema.fromBytes(inName(0xed, 0x9f, 0xbf)).name, 'S\ud7ff');
+  for (const bad of [[0xff], [0xfe], [0x80], [0xc3], [0xc0, 0x80], [0xc1, 0xbf], [0xe0, 0x80, 0xaf], [0xf4, 0x90, 0x80, 0x80],
+    [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xed, 0xa0, 0xbd, 0xed, 0xb8, 0x80], [0xf8, 0x88, 0x80, 0x80, 0x80]]) {
+    assert.throws(() => qc.Schema.fromBytes(inName(...bad)), isSchemaError(/not UTF-8/), bad.map((x) => x.toString(16)).join(' '));
+  }
+  // UTF-16 and UTF-32, with and without their byte-order marks: refused
+  const u16 = (le) => Uint8Array.from(Array.from(doc).flatMap((c) => (le ? [c.charCodeAt(0), 0] : [0, c.charCodeAt(0)])));
+  for (const b of [u16(true), cat([0xff, 0xfe], u16(true)), u16(false), cat([0xfe, 0xff], u16(false)),
+    cat([0xff, 0xfe, 0, 0], Uint8Array.from(Array.from(doc).flatMap((c) => [c.charCodeAt(0), 0, 0, 0])))]) {
+    assert.throws(() => qc.Schema.fromBytes(b), qc.SchemaError);
+  }
+  assert.throws(() => qc.Schema.fromBytes('{}'), TypeError);
+  assert.throws(() => qc.Schema.fromJSON(null), TypeError);
+  assert.throws(() => qc.Schema.fromJSON({ name: 'S' }), TypeError);
+});
+
+// The kit's documents (conformance/schema_cases.json, written by the Python package): each one's
+// bytes read as a file is read, accepted with Python's fingerprint or refused with a SchemaError.
+const manifestFile = path.join(KIT, 'manifest.json');
+const casesName = fs.existsSync(manifestFile) ? readJSON(manifestFile).schema_cases : undefined;
+const casesFile = casesName ? path.join(KIT, casesName) : null;
+test('kit schema documents (conformance/schema_cases.json)', { skip: casesFile && fs.existsSync(casesFile) ? false : `no schema_cases in ${KIT}` }, () => {
+  const kit = readJSON(casesFile);
+  assert.equal(kit.format, 1);
+  assert.ok(kit.cases.length > 0);
+  const wrong = [];
+  for (const c of kit.cases) {
+    let got;
+    try { got = qc.Schema.fromBytes(hexBytes(c.hex)).fingerprint; } catch (e) { got = e instanceof qc.SchemaError ? null : `${e.name}: ${e.message}`; }
+    if (got !== c.fingerprint || (got !== null) !== c.ok) wrong.push(`${c.name}: expected ${c.ok ? c.fingerprint : 'a SchemaError'}, got ${got === null ? 'a SchemaError' : got}`);
+  }
+  assert.deepEqual(wrong, []);
+});
+
+test('R1: qc-decode reads the schema file as bytes: a BOM skipped, bad UTF-8 refused (exit 2)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qc-rules-'));
+  try {
+    const doc = Buffer.from('{"name":"S","fields":[{"name":"f","codec":{"kind":"Bool"}}]}');
+    const empty = path.join(dir, 'none.bin');
+    fs.writeFileSync(empty, '');
+    const run = (bytes) => {
+      const f = path.join(dir, 's.json');
+      fs.writeFileSync(f, bytes);
+      return spawnSync(path.join(HERE, '..', 'qc-decode'), [f, empty], { encoding: 'utf8' });
+    };
+    assert.equal(run(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), doc])).status, 0);
+    const bad = run(Buffer.concat([doc.subarray(0, 10), Buffer.from([0xff]), doc.subarray(10)]));
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /not UTF-8/);
+    assert.equal(run(Buffer.concat([doc.subarray(0, 10), Buffer.from([0xed, 0xa0, 0x80]), doc.subarray(10)])).status, 2);
+  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
 });
