@@ -10,11 +10,14 @@
 
 Exit status: 0 on success, 1 when an input is wrong (a missing or unreadable file, a schema or a
 trace that does not load, a missing optional dependency), 2 for a wrong command line (argparse's
-convention). Errors go to stderr as one line, ``quantcodec <command>: error: <what>``, never as a
-traceback; a traceback means a bug in quantcodec.
+convention: a bad option value too). Errors go to stderr as one line, ``quantcodec <command>:
+error: <what>`` (a usage error prints the command's usage before it), never as a traceback; a
+traceback means a bug in quantcodec. Output cut short by a reader that left (``| head``) ends
+quietly.
 """
 
 import argparse
+import errno
 import math
 import os
 import sys
@@ -34,6 +37,46 @@ def _positive_int(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
     return value
+
+
+def _int_range(lo, hi, what):
+    def convert(text):
+        value = _int(text)
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{what} in {lo}..{hi}, got {text!r}")
+        return value
+    return convert
+
+
+def _float_range(lo, hi):
+    def convert(text):
+        value = _finite_float(text)
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"must be in {lo:g}..{hi:g}, got {text!r}")
+        return value
+    return convert
+
+
+MAX_DEMO_ENTITIES = 10_000      # (memory and time grow faster than the count: 10,000 bodies take ~0.4 GB)
+MAX_BYTES_LIMIT = 2**63 - 1     # decode-stream --max-bytes: a C ssize_t
+REPORT_HZ = (1e-3, 1e6)         # report --hz: a tick a quarter hour to a million a second
+
+
+def _key_hex(text):
+    """decode-stream --key: 1 to 255 bytes in hex (docs/wire-format.md section 17)."""
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not hex: {text!r}") from None
+    if not 1 <= len(key) <= 255:
+        raise argparse.ArgumentTypeError(f"a key is 1 to 255 bytes, got {len(key)}")
+    return key
+
+
+def _path(text):
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path")
+    return text
 
 
 def _int(text):
@@ -188,8 +231,10 @@ def build_parser():
                     "simulated lossy link: raw float32s, per-field quantization, snapshot delta "
                     "compression. Prints bytes per entity per update, kbit/s, the share of entities "
                     "that changed and the worst errors of each stream.")
-    demo.add_argument("-n", "--entities", type=_positive_int, default=300, metavar="N",
-                      help="number of bodies, the 2 driven ones included (default: %(default)s)")
+    demo.add_argument("-n", "--entities", type=_int_range(1, MAX_DEMO_ENTITIES, "a number of bodies"),
+                      default=300, metavar="N",
+                      help=f"number of bodies, the 2 driven ones included, at most {MAX_DEMO_ENTITIES:,} "
+                           f"(default: %(default)s)")
     demo.add_argument("-s", "--seconds", type=_positive_float, default=10.0, metavar="S",
                       help="simulated seconds (default: %(default)s)")
     demo.add_argument("--hz", type=_positive_int, default=60, metavar="HZ",
@@ -234,8 +279,9 @@ def build_parser():
                     "on real data: edit the schema file and run it again.")
     report.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
     report.add_argument("trace", metavar="TRACE.npz", help="recorded per-tick values by field name (docs/trace-format.md)")
-    report.add_argument("--hz", type=_positive_float, default=None,
-                        help="tick rate of the trace, for kbit/s (default: the trace's 'hz', else 60)")
+    report.add_argument("--hz", type=_float_range(*REPORT_HZ), default=None,
+                        help=f"tick rate of the trace, for kbit/s, {REPORT_HZ[0]:g} to {REPORT_HZ[1]:g} "
+                             f"(default: the trace's 'hz', else 60)")
     report.add_argument("--ack-delay", type=_non_negative_float, default=100.0, metavar="MS",
                         help="delta snapshots are taken against the snapshot sent this long before "
                              "(acked, no loss) (default: %(default)s)")
@@ -263,11 +309,12 @@ def build_parser():
                     "for a completed snapshot, {\"error\":\"KIND\"} for a refused datagram, "
                     "{\"pending\":true} for one that completes nothing (docs/wire-format.md section "
                     "14 says which refusal each error is).")
-    ds.add_argument("--key", metavar="HEX", help="the shared key, in hex: keyed checks "
-                    "(docs/wire-format.md section 17)")
-    ds.add_argument("--max-bytes", type=int, metavar="N", help="the client's limit on what it holds "
-                    "(section 19; default 268435456)")
-    ds.add_argument("--replies", type=int, metavar="NONCE", help="decode with a StreamClient of this "
+    ds.add_argument("--key", metavar="HEX", type=_key_hex, help="the shared key, 1 to 255 bytes in hex: "
+                    "keyed checks (docs/wire-format.md section 17)")
+    ds.add_argument("--max-bytes", type=_int_range(1, MAX_BYTES_LIMIT, "a byte count"), metavar="N",
+                    help="the client's limit on what it holds (section 19; default 268435456)")
+    ds.add_argument("--replies", type=_int_range(0, 0xFFFFFFFF, "a nonce"), metavar="NONCE",
+                    help="decode with a StreamClient of this "
                     "nonce and end each line with the reply it makes after that datagram "
                     "(\"reply\": hex or null; section 18)")
     ds.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
@@ -281,7 +328,7 @@ def build_parser():
                     "vectors, datagram streams and their expected runner output) into DIR. The "
                     "same package version writes the same bytes.")
     kit.add_argument("action", choices=["make"], help="make: write the kit")
-    kit.add_argument("directory", metavar="DIR", help="the folder to write (created if missing)")
+    kit.add_argument("directory", metavar="DIR", type=_path, help="the folder to write (created if missing)")
     kit.set_defaults(run=_cmd_conformance)
 
     from . import codegen
@@ -385,16 +432,8 @@ def _cmd_decode_stream(args):
         raise UserError(f"cannot read {args.datagrams}: {e.strerror or e}") from None
     except ValueError as e:
         raise UserError(str(e)) from None
-    try:
-        key = None if args.key is None else bytes.fromhex(args.key)
-    except ValueError:
-        raise UserError(f"--key: not hex: {args.key!r}") from None
-    if args.replies is not None and not 0 <= args.replies <= 0xFFFFFFFF:
-        raise UserError(f"--replies: a nonce is in 0..4294967295, got {args.replies}")
-    if args.max_bytes is not None and args.max_bytes < 1:
-        raise UserError(f"--max-bytes: must be positive, got {args.max_bytes}")
     out = sys.stdout
-    for line in runner_lines(schema, datagrams, key=key, max_bytes=args.max_bytes, replies=args.replies):
+    for line in runner_lines(schema, datagrams, key=args.key, max_bytes=args.max_bytes, replies=args.replies):
         out.write(line + "\n")
     return 0
 
@@ -451,16 +490,46 @@ def main(argv=None):
         parser.print_help(sys.stderr)
         return 2
     try:
-        return args.run(args)
+        status = args.run(args)
+        sys.stdout.flush()          # (a write error of buffered output: here, not at exit)
+        return status
     except UserError as e:
-        print(f"quantcodec {args.command}: error: {e}", file=sys.stderr)
-        return 1
+        return _error(args, e)
     except KeyboardInterrupt:
         print(f"quantcodec {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # `quantcodec demo | head`: the reader left. Point stdout at devnull so that the
-        # interpreter's final flush does not raise again (the recipe of Python's signal docs).
+        # `quantcodec demo | head`: the reader left; end quietly, as Unix tools do
+        _detach_stdout()
+        return 1
+    except OSError as e:
+        # a write error (a full disk, /dev/full) or another OS refusal: one line, not a traceback
+        if e.filename is not None:
+            return _error(args, f"{e.strerror or e} ({e.filename})")
+        _detach_stdout()            # (most likely stdout's own write: no file named)
+        if e.errno in _WRITE_ERRNOS:
+            return _error(args, f"cannot write the output: {e.strerror}")
+        return _error(args, f"{e.strerror or e}")
+    except MemoryError:
+        return _error(args, "not enough memory for this run (try a smaller one)")
+    except (ValueError, OverflowError) as e:
+        # a value no option check caught: still one line (and worth a bug report)
+        return _error(args, str(e) or type(e).__name__)
+
+
+def _error(args, what):
+    print(f"quantcodec {args.command}: error: {what}", file=sys.stderr)
+    return 1
+
+
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EIO, errno.EFBIG, errno.EDQUOT, errno.EROFS, errno.EBADF}
+
+
+def _detach_stdout():
+    """Point stdout at devnull, so that the interpreter's final flush of what is still buffered
+    does not raise again (the recipe of Python's signal docs)."""
+    try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 1
+    except (OSError, ValueError, AttributeError):     # (a stdout without a file descriptor: pytest's)
+        pass

@@ -217,6 +217,76 @@ def test_conformance_make_where_it_cannot_write(cli, tmp_path):
                       "cannot write the kit to", "a-file")
 
 
+def test_conformance_make_refuses_an_empty_directory(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)         # (it wrote the whole kit into the working directory)
+    assert_user_error(cli("conformance", "make", ""), "DIR", "empty", status=2)
+    assert list(tmp_path.iterdir()) == []
+
+
+POSE = ROOT / "conformance" / "schemas" / "pose.json"
+
+
+@pytest.mark.parametrize("option, needle", [
+    (["--key", ""], "1 to 255 bytes, got 0"), (["--key", "ab" * 256], "1 to 255 bytes, got 256"),
+    (["--key", "zz"], "not hex"), (["--max-bytes", "0"], "--max-bytes"), (["--max-bytes", "-1"], "--max-bytes"),
+    (["--max-bytes", "99999999999999999999999999"], "--max-bytes"), (["--replies", "-1"], "--replies"),
+    (["--replies", str(2**32)], "--replies"), (["--replies", "x"], "--replies"),
+])
+def test_decode_stream_bad_option_values_are_usage_errors(cli, tmp_path, option, needle):
+    """Exit status 2, as for report and demo (they were 1, or a traceback: ValueError from the
+    key check, OverflowError for a --max-bytes beyond a C ssize_t)."""
+    data = tmp_path / "d.bin"
+    data.write_bytes(b"")
+    assert_user_error(cli("decode-stream", *option, POSE, data), needle, status=2)
+
+
+def _run_cli_to(stdout, *args):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = PACKAGE_PARENT + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen([sys.executable, "-m", "quantcodec", *map(str, args)], cwd=tempfile.gettempdir(),
+                            env=env, stdout=stdout, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("args", [["describe", POSE], ["decode-stream", POSE, None], ["conformance", "make", None]])
+def test_a_full_output_is_one_line_not_a_traceback(tmp_path, args):
+    """`describe > /dev/full` was an OSError traceback (from print, or the final flush)."""
+    data = tmp_path / "many.bin"
+    data.write_bytes((b"\x03\x00\x00\x00abc") * 5000)
+    args = [a if a is not None else (data if args[0] == "decode-stream" else tmp_path / "kit") for a in args]
+    with open("/dev/full", "w") as full:
+        proc = _run_cli_to(full, *args)
+        err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 1, err
+    assert err.count("\n") == 1 and err.startswith(f"quantcodec {args[0]}: error: cannot write the output: "), err
+
+
+def test_a_reader_that_leaves_ends_the_output_quietly(tmp_path):
+    data = tmp_path / "many.bin"
+    data.write_bytes((b"\x03\x00\x00\x00abc") * 200_000)
+    proc = _run_cli_to(subprocess.PIPE, "decode-stream", POSE, data)
+    proc.stdout.readline()
+    proc.stdout.close()                 # like `| head -1`
+    err = proc.stderr.read()
+    proc.stderr.close()
+    proc.wait(timeout=120)
+    assert err == "" and proc.returncode == 1
+
+
+@pytest.mark.parametrize("error, needle", [
+    (ValueError("a value no check caught"), "a value no check caught"),
+    (OverflowError("too large"), "too large"), (MemoryError(), "not enough memory"),
+    (FileNotFoundError(2, "No such file or directory", "/proc/x"), "No such file or directory (/proc/x)"),
+])
+def test_an_unforeseen_error_of_a_command_is_still_one_line(cli, monkeypatch, error, needle):
+    from quantcodec import cli as cli_module
+
+    def boom(args):
+        raise error
+    monkeypatch.setattr(cli_module, "_cmd_describe", boom)
+    assert_user_error(cli("describe", POSE), needle)
+
+
 def test_describe_malformed_json(cli, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"name": "X", "fields": [')
@@ -447,7 +517,8 @@ def test_report_trace_object_arrays_refused(cli, schema_files, tmp_path):
     assert_user_error(cli("report", js, save_trace(tmp_path / "t.npz", cols)), "yaw", "dtype")
 
 
-@pytest.mark.parametrize("option", [["--hz", "0"], ["--hz", "nan"], ["--ack-delay", "-5"], ["--ack-delay", "x"]])
+@pytest.mark.parametrize("option", [["--hz", "0"], ["--hz", "nan"], ["--ack-delay", "-5"], ["--ack-delay", "x"],
+                                    ["--hz", "1e308"], ["--hz", "1e-300"]])
 def test_report_bad_options(cli, schema_files, tmp_path, option):
     js, _ = schema_files
     trace = save_trace(tmp_path / "t.npz", make_trace(ticks=3, n=2))
@@ -531,6 +602,7 @@ def test_demo_text(demo_json):
 @pytest.mark.parametrize("option", [
     ["--entities", "0"], ["--entities", "many"], ["--seconds", "-1"], ["--seconds", "inf"], ["--hz", "0"],
     ["--loss", "1"], ["--loss", "-0.1"], ["--loss", "150%"], ["--ack-delay", "-1"], ["--seed", "-3"],
+    ["--entities", "99999999999"], ["--entities", "10001"],
 ])
 def test_demo_bad_options(cli, option):
     assert_user_error(cli("demo", *option), option[0], status=2)
