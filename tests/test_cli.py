@@ -380,15 +380,47 @@ def test_report_json_accounting(schema_files, tmp_path):
         assert fields[name]["delta_bits"] == 0.0 and fields[name]["changed"] == 0.0
     # yaw is random every tick: every entity changes it
     assert fields["yaw"]["changed"] == 1.0 and fields["yaw"]["delta_bits"] > 0
-    # the parts add up to the whole
+    # the parts add up to the whole: the fields and the shared line to the packets' bits, and
+    # with the framing (padding, checks, fragment headers) to the datagrams'
     delta, full = r["delta"], r["full"]
-    assert math.isclose(sum(f["delta_bits"] for f in r["fields"]) + delta["shared_bits_per_entity"],
-                        delta["bits_per_entity"])
-    assert math.isclose(sum(f["full_bits"] for f in r["fields"]) + full["shared_bits_per_entity"],
-                        full["bits_per_entity"])
+    for part, bits in ((delta, "delta_bits"), (full, "full_bits")):
+        assert math.isclose(sum(f[bits] for f in r["fields"]) + part["shared_bits_per_entity"],
+                            part["packet_bits_per_entity"])
+        assert math.isclose(part["packet_bits_per_entity"] + part["framing_bits_per_entity"], part["bits_per_entity"])
+        assert part["framing_bits_per_entity"] * 12 >= 32        # at least the check, every packet
     assert full["shared_bits_per_entity"] >= 0 and delta["bits_per_entity"] < full["bits_per_entity"]
     assert math.isclose(full["kbit_per_s"], full["bytes_per_packet"] * 8 * 30.0 / 1000)
     assert r["raw"]["bytes_per_entity"] == 4 * (3 + 4 + 3 + 1 + 1 + 1)
+
+
+@pytest.mark.parametrize("n", [12, 700])
+def test_report_counts_the_datagrams_the_encoder_sends(cli, schema_files, tmp_path, n):
+    """Bytes a packet are the datagrams' (padding, the 4-byte check and, at 700 entities, the
+    fragments' headers included), as the encoder returns them: the report said 10.6 bytes for
+    a packet of 15, where the demo counts the check."""
+    js, _ = schema_files
+    cols = make_trace(ticks=8, n=n)
+    trace = save_trace(tmp_path / "t.npz", cols)
+    r = report_json(js, trace, "--ack-delay", "0", "--no-progress", runner=cli)
+    schema = qc.Schema.from_spec(PLAYER_SPEC)
+    ids = np.arange(n, dtype=np.uint64)
+
+    def sent(acked):
+        enc = qc.SnapshotEncoder(schema)
+        sizes = []
+        for t in range(8):
+            if acked and t > 0:
+                enc.ack(t - 1)
+            snap = qc.Snapshot.from_codes(schema, ids, schema.quantize_many({k: v[t] for k, v in cols.items()}))
+            sizes.append(sum(len(d) for d in enc.encode_datagrams(t, snap)))
+        return sizes
+    full, delta = sent(False), sent(True)
+    if n == 700:
+        assert min(full) > 1200                     # fragmented
+    assert r["full"]["bytes_per_packet"] == pytest.approx(np.mean(full))
+    assert r["delta"]["bytes_per_packet"] == pytest.approx(np.mean(delta[1:]))
+    assert r["full"]["bytes_per_entity"] == pytest.approx(np.mean(full) / n)
+    assert r["full"]["kbit_per_s"] == pytest.approx(np.mean(full) * 8 * 60 / 1000)
 
 
 def test_report_matches_entities_by_id_not_row(cli, schema_files, tmp_path):

@@ -13,7 +13,10 @@ The trace format is documented in docs/trace-format.md; the method in docs/trace
   stream k has the first k fields changing as recorded and the others frozen (held at their
   first-tick values); field k costs stream k+1 minus stream k. The split adds up exactly: stream 0
   (nothing changes) is the "shared" line (header, ids, empty change sets), and an entity's
-  "changed" overhead is paid by the first field, in wire order, that changes for it.
+  "changed" overhead is paid by the first field, in wire order, that changes for it;
+- the totals (bytes and kbit/s) count the datagrams as ``encode_datagrams`` sends them: the
+  packet padded to a byte, its 4-byte check and, above ``max_datagram`` (1,200 bytes), the
+  fragments' headers and checks; the "framing" line is that cost beyond the packet's bits.
 """
 
 import math
@@ -25,6 +28,8 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from ..errors import UserError
+
+HZ_RANGE = (1e-3, 1e6)        # a trace's 'hz' (and --hz): a tick a quarter hour to a million a second
 
 __all__ = ["load_schema", "load_trace", "Trace", "run", "format_text", "field_errors", "quat_angle_deg",
            "changed_rows"]
@@ -171,8 +176,8 @@ def load_trace(path, schema):
     hz = None
     if "hz" in special and "hz" in arrays:
         h = arrays["hz"]
-        if h.size != 1 or h.dtype.kind not in "iuf" or not (math.isfinite(float(h.reshape(-1)[0])) and float(h.reshape(-1)[0]) > 0):
-            raise UserError(f"{path}: 'hz' must be one positive number, got {h!r}")
+        if h.size != 1 or h.dtype.kind not in "iuf" or not (HZ_RANGE[0] <= float(h.reshape(-1)[0]) <= HZ_RANGE[1]):
+            raise UserError(f"{path}: 'hz' must be one number in {HZ_RANGE[0]:g}..{HZ_RANGE[1]:g}, got {h!r}")
         hz = float(h.reshape(-1)[0])
     return Trace(path=path, columns=columns, ids=ids, hz=hz, ids_given=ids_given, ignored=ignored)
 
@@ -278,11 +283,26 @@ def changed_rows(ids_now, codes_now, ids_base, codes_base):
     return changed
 
 
+def _wire_bytes(datagram_len, max_datagram):
+    """What ``encode_datagrams`` sends for a datagram of this length (the packet padded to a byte
+    and its 4-byte check): itself when it fits, else its fragments, each with its header and
+    check (docs/wire-format.md section 12). Counted past 256 fragments too, where the encoder
+    would refuse: the report is a what-if."""
+    from .._framing import CHECK, FRAGMENT_HEADER
+    if datagram_len <= max_datagram:
+        return datagram_len
+    packet = datagram_len - CHECK
+    count = -(-packet // (max_datagram - FRAGMENT_HEADER - CHECK))
+    return packet + count * (FRAGMENT_HEADER + CHECK)
+
+
 def _stream_bits(schema, trace, frames, lag, history, bar):
-    """Bits of the delta packets of each tick, baseline `lag` ticks back (None: full every tick)."""
+    """Bits of the packets of each tick, baseline `lag` ticks back (None: full every tick), and
+    the bits of the datagrams that carry them."""
     from ..snapshot import Snapshot, SnapshotEncoder
     enc = SnapshotEncoder(schema, history=history)
     bits = np.empty(trace.n_ticks, dtype=np.int64)
+    wire = np.empty(trace.n_ticks, dtype=np.int64)
     for t in range(trace.n_ticks):
         bar.update(1)
         if lag is not None and t - lag >= 0:
@@ -291,9 +311,10 @@ def _stream_bits(schema, trace, frames, lag, history, bar):
         # counted as a clamp (the report's 'clamped' column), where schema.snapshot's default
         # (bad="raise") would refuse the tick
         snap = Snapshot.from_codes(schema, trace.ids[t], schema.quantize_many(frames(t)))
-        enc.encode(t % 65536, snap)
+        datagram = enc.encode(t % 65536, snap)
         bits[t] = enc.last_bits            # the packet's bits before padding to a whole byte
-    return bits
+        wire[t] = 8 * _wire_bytes(len(datagram), enc.max_datagram)
+    return bits, wire
 
 
 def run(schema, trace, *, hz, ack_delay_ms, progress=False):
@@ -373,7 +394,7 @@ def _run(schema, trace, hz, ack_delay_ms, bar):
     def frames(t):
         return {name: trace.columns[name][t] for name in schema.names}
 
-    full = _stream_bits(schema, trace, frames, None, history, bar)
+    full, full_wire = _stream_bits(schema, trace, frames, None, history, bar)
     delta_ticks = slice(lag, n_t)
     n_delta = n_t - lag
     names = list(schema.names)
@@ -390,14 +411,20 @@ def _run(schema, trace, hz, ack_delay_ms, bar):
 
     # streams[k]: delta packets with the first k fields live; streams[F] is the real stream
     streams = [_stream_bits(schema, trace, live(k), lag, history, bar) for k in range(len(names) + 1)]
+    delta_wire = streams[-1][1]
+    streams = [bits for bits, _ in streams]
     delta = streams[-1]
     for k, f in enumerate(fields):
         f["delta_bits"] = (float((streams[k + 1][delta_ticks] - streams[k][delta_ticks]).sum() / (n_e * n_delta))
                            if n_delta > 0 else None)
     frozen_bits = float(streams[0][delta_ticks].mean() / n_e) if n_delta > 0 else None
 
-    full_per_entity = float(full.mean() / n_e)
-    delta_per_entity = float(delta[delta_ticks].mean() / n_e) if n_delta > 0 else None
+    # the totals: what goes on the wire (the datagrams); the fields' and shared bits: the packets'
+    # bits before framing; 'framing' is the difference (padding, checks, fragment headers)
+    full_per_entity = float(full_wire.mean() / n_e)
+    full_packet = float(full.mean() / n_e)
+    delta_per_entity = float(delta_wire[delta_ticks].mean() / n_e) if n_delta > 0 else None
+    delta_packet = float(delta[delta_ticks].mean() / n_e) if n_delta > 0 else None
     field_full = sum(f["full_bits"] for f in fields)
     field_delta = sum(f["delta_bits"] for f in fields) if n_delta > 0 else None
     return {
@@ -411,15 +438,17 @@ def _run(schema, trace, hz, ack_delay_ms, bar):
         "delta_ticks": n_delta,
         "fields": fields,
         "full": {"bits_per_entity": full_per_entity, "fields_bits_per_entity": field_full,
-                 "shared_bits_per_entity": full_per_entity - field_full,
-                 "bytes_per_entity": full_per_entity / 8, "kbit_per_s": float(full.mean()) * hz / 1000.0,
-                 "bytes_per_packet": float(full.mean()) / 8},
+                 "shared_bits_per_entity": full_packet - field_full,
+                 "packet_bits_per_entity": full_packet, "framing_bits_per_entity": full_per_entity - full_packet,
+                 "bytes_per_entity": full_per_entity / 8, "kbit_per_s": float(full_wire.mean()) * hz / 1000.0,
+                 "bytes_per_packet": float(full_wire.mean()) / 8},
         "delta": None if n_delta <= 0 else {
             "bits_per_entity": delta_per_entity, "fields_bits_per_entity": field_delta,
             "shared_bits_per_entity": frozen_bits,
+            "packet_bits_per_entity": delta_packet, "framing_bits_per_entity": delta_per_entity - delta_packet,
             "bytes_per_entity": delta_per_entity / 8,
-            "kbit_per_s": float(delta[delta_ticks].mean()) * hz / 1000.0,
-            "bytes_per_packet": float(delta[delta_ticks].mean()) / 8},
+            "kbit_per_s": float(delta_wire[delta_ticks].mean()) * hz / 1000.0,
+            "bytes_per_packet": float(delta_wire[delta_ticks].mean()) / 8},
         "raw": {"bytes_per_entity": 4 * sum(_float_count(c) for c in schema.codecs)},
     }
 
@@ -494,6 +523,11 @@ def format_text(r):
                  "-" if delta is None or delta["bits_per_entity"] <= 0 else
                  f"{delta['shared_bits_per_entity'] / delta['bits_per_entity'] * 100:.1f}%",
                  "", "", "", ""))
+    rows.append(("framing", "", f"{full['framing_bits_per_entity']:.2f}",
+                 "-" if delta is None else f"{delta['framing_bits_per_entity']:.2f}",
+                 "-" if delta is None or delta["bits_per_entity"] <= 0 else
+                 f"{delta['framing_bits_per_entity'] / delta['bits_per_entity'] * 100:.1f}%",
+                 "", "", "", ""))
     rows.append(("total", "", f"{full['bits_per_entity']:.2f}",
                  "-" if delta is None else f"{delta['bits_per_entity']:.2f}", "", "", "", "", ""))
     widths = [max(len(head[i]), *(len(row[i]) for row in rows)) for i in range(len(head))]
@@ -503,12 +537,15 @@ def format_text(r):
 
     out.append(line(head))
     out.append(line(tuple("-" * w for w in widths)))
-    out += [line(row) for row in rows[:-2]]
+    out += [line(row) for row in rows[:-3]]
     out.append(line(tuple("-" * w for w in widths)))
-    out += [line(row) for row in rows[-2:]]
+    out += [line(row) for row in rows[-3:]]
     out.append("")
     out.append("bits are per entity per update; 'shared' is what a packet costs when no field changes (header, ids,")
-    out.append("change sets); fields are charged in wire order, unfrozen one at a time (docs/trace-format.md)")
+    out.append("change sets); fields are charged in wire order, unfrozen one at a time (docs/trace-format.md);")
+    out.append("'framing' is what the datagrams add to the packets' bits: padding to a byte, the 4-byte check,")
+    out.append("fragment headers above 1200 bytes; so bytes and kbit/s are the datagrams' (without the hello, a")
+    out.append("key's 4 more bytes a datagram, or UDP/IP headers)")
     out.append(f"raw float32:  {r['raw']['bytes_per_entity']:.2f} bytes per entity per update")
     out.append(f"full:         {full['bytes_per_entity']:.2f} bytes per entity per update, "
                f"{full['kbit_per_s']:.1f} kbit/s for all {tr['entities']} entities")
