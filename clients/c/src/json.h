@@ -51,7 +51,9 @@ static size_t qc__utf8_put(char *o, unsigned cp) {   /* (lone surrogates as 3 by
     return 4;
 }
 
-/* One UTF-8 sequence at s (n bytes left): its length and code point, or 0 if not valid UTF-8. */
+/* One UTF-8 sequence at s (n bytes left): its length and code point, or 0 if not well-formed
+   UTF-8 (RFC 3629: overlongs, past U+10FFFF, truncated, and the encoded surrogates ED A0 80 ..
+   ED BF BF refused). */
 static size_t qc__utf8_get(const unsigned char *s, size_t n, unsigned *cp) {
     unsigned c = s[0];
     size_t len, k;
@@ -66,7 +68,7 @@ static size_t qc__utf8_get(const unsigned char *s, size_t n, unsigned *cp) {
         if ((s[k] & 0xC0) != 0x80) return 0;
         v = (v << 6) | (s[k] & 0x3F);
     }
-    if (v < min || v > 0x10FFFF) return 0;
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
     *cp = v;
     return len;
 }
@@ -118,7 +120,7 @@ static int qc__jstring(qc__jp *p, const char **out, size_t *olen) {
         {
             unsigned cp;
             size_t l = qc__utf8_get((const unsigned char *)p->s + p->i, p->n - p->i, &cp);
-            if (l == 0) return qc__jfail(p, "invalid UTF-8 in a string");
+            if (l == 0) return qc__jfail(p, "invalid UTF-8 in a string (a bad, overlong or truncated sequence, or an encoded surrogate)");
             memcpy(buf + n, p->s + p->i, l);
             n += l;
             p->i += l;

@@ -424,7 +424,7 @@ static void qc__emit_str(qc__out *o, const char *s) {   /* json.dumps(ensure_asc
     while (i < n) {
         unsigned cp;
         size_t l = qc__utf8_get(p + i, n - i, &cp);
-        if (l == 0) {      /* a lone surrogate, kept as 3 bytes (WTF-8) */
+        if (l == 0) {      /* a lone surrogate from a \u escape, kept as 3 bytes (WTF-8) */
             cp = ((unsigned)(p[i] & 0x0F) << 12) | ((unsigned)(p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
             l = 3;
         }

@@ -1184,6 +1184,84 @@ static void test_units(void) {
     }
 }
 
+/* ---- schema documents, one reading (docs/schema-format.md, rules R1-R9): every case of a file
+   of the kit's schema_cases.json format, {"format": 1, "cases": [{"name", "hex", "ok",
+   "fingerprint"}]}: its bytes as qc_schema_parse reads a file; ok: parsed with that fingerprint,
+   else refused with a message ---- */
+static int schema_cases_file(const char *rel) {     /* -1: no such file; else the cases read */
+    size_t len, i, nbad = 0, nc = 0;
+    char *text = read_rel(rel, &len);
+    void *mem;
+    qc_error err;
+    const qc_json *root, *cases;
+    if (text == NULL) return -1;
+    root = qc_json_parse(text, len, NULL, &mem, &err);
+    CHECK(root != NULL, "%s: %s", rel, root ? "" : err.message);
+    if (root == NULL) { free(text); return 0; }
+    cases = qc_json_get(root, "cases");
+    CHECK(qc_json_get(root, "format") != NULL && strcmp(qc_json_get(root, "format")->text, "1") == 0 &&
+          cases != NULL && cases->type == QC_JSON_ARRAY && cases->nkids > 0, "%s: not a format-1 file of cases", rel);
+    for (i = 0; cases != NULL && i < cases->nkids; i++) {
+        const qc_json *c = &cases->kids[i], *jn = qc_json_get(c, "name"), *jh = qc_json_get(c, "hex"),
+                      *jo = qc_json_get(c, "ok"), *jf = qc_json_get(c, "fingerprint");
+        size_t n, k;
+        char *bytes;
+        qc_schema sc;
+        int rc, ok;
+        if (jn == NULL || jh == NULL || jo == NULL || jh->type != QC_JSON_STRING || jh->len % 2) {
+            CHECK(0, "%s: case %lu malformed", rel, (unsigned long)i); nbad++; continue;
+        }
+        n = jh->len / 2;
+        bytes = (char *)malloc(n + 1);
+        for (k = 0; k < n; k++) { unsigned b; sscanf(jh->text + 2 * k, "%2x", &b); bytes[k] = (char)b; }
+        ok = jo->type == QC_JSON_TRUE;
+        err.message[0] = 0;
+        rc = qc_schema_parse(&sc, bytes, n, NULL, &err);
+        nc++;
+        if (ok) {
+            int same = rc == 0 && jf != NULL && jf->type == QC_JSON_STRING && strcmp(sc.fingerprint, jf->text) == 0;
+            if (!same) {
+                nbad++;
+                CHECK(0, "%s: %s: want accepted, fingerprint %s; got %s %s", rel, jn->text,
+                      jf != NULL && jf->type == QC_JSON_STRING ? jf->text : "?", rc == 0 ? "fingerprint" : "refused:",
+                      rc == 0 ? sc.fingerprint : err.message);
+            }
+        } else if (rc == 0 || err.message[0] == 0) {
+            nbad++;
+            CHECK(0, "%s: %s: want refused, got %s%s", rel, jn->text, rc == 0 ? "accepted, fingerprint " : "no message",
+                  rc == 0 ? sc.fingerprint : "");
+        }
+        if (rc == 0) qc_schema_free(&sc);
+        free(bytes);
+    }
+    CHECK(nbad == 0, "%s: %lu of %lu cases read otherwise", rel, (unsigned long)nbad, (unsigned long)nc);
+    qc_json_free(mem, NULL);
+    free(text);
+    return (int)nc;
+}
+
+static void test_schema_cases(void) {
+    size_t len;
+    char *mtext = read_rel("conformance/manifest.json", &len), path[512];
+    void *mmem = NULL;
+    qc_error err;
+    const qc_json *man = mtext ? qc_json_parse(mtext, len, NULL, &mmem, &err) : NULL, *jc;
+    int n = schema_cases_file("clients/c/tests/schema_cases.json");
+    CHECK(n > 0, "clients/c/tests/schema_cases.json missing or empty");
+    /* the kit's file, where the manifest names it ("schema_cases"), else where it would be */
+    jc = qc_json_get(man, "schema_cases");
+    snprintf(path, sizeof path, "conformance/%s", jc != NULL && jc->type == QC_JSON_STRING ? jc->text : "schema_cases.json");
+    n = schema_cases_file(path);
+    if (n < 0) {
+        CHECK(jc == NULL, "%s: named by the manifest, missing", path);
+        printf("  (no %s in the kit: its schema cases skipped)\n", path);
+    } else {
+        printf("  %s: %d cases\n", path, n);
+    }
+    if (mmem != NULL) qc_json_free(mmem, NULL);
+    free(mtext);
+}
+
 /* the decoder's per-slot validity (tables, classes) against qc_valid, code for code */
 static void test_slot_validity(void) {
     size_t len;
@@ -2610,6 +2688,7 @@ int main(int argc, char **argv) {
     test_slot_validity();
     test_codec_goldens();
     test_schema_goldens();
+    test_schema_cases();
     test_snapshot_goldens();
     test_kit_values();
     test_kit_records();
