@@ -119,6 +119,14 @@ def _declared_members(text):
     return {m.group(1).lstrip("@") for m in decl.finditer(text)} - {"get", "set"}
 
 
+def _a_field_name(name):
+    try:
+        qc.Schema("S", [(name, qc.Bool())])
+    except (qc.SchemaError, ValueError):
+        return False
+    return True
+
+
 def test_every_generated_member_name_as_a_field_name_compiles(tmp_path):
     """A field named like a generated member must not clash with it (a field 'slot_codecs' gave
     CS0102 against the private method SlotCodecs()): each name alone, as an Enum (its Label /
@@ -131,7 +139,8 @@ def test_every_generated_member_name_as_a_field_name_compiles(tmp_path):
     assert {"SchemaName", "CheckFingerprint", "AreCodesInRange", "ELabel", "NzVector", "NzThreshold",
             "qcCodecs", "qcSlotCodecs", "qcLoadSchema"} <= members, members
     names = list(dict.fromkeys(PROBE_NAMES + sorted(members) + sorted(_snake(m) for m in members)))
-    assert len(names) > 200
+    names = [n for n in names if _a_field_name(n)]       # (the schema rules may refuse some: non-ASCII)
+    assert len(names) > 180
     codecs = [qc.Enum(["a", "b"]), qc.NearlyZero(qc.Vector(*[qc.Bounded(0, 1, 4)] * 5), 0.1)]
     sources = []
     for i, name in enumerate(names):
