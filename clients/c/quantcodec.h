@@ -2498,14 +2498,43 @@ static void qc__emit_schema(qc__out *o, const qc_schema *s) {
     qc__emits(o, "}");
 }
 
-static int qc__is_identifier(const char *n) {
-    const unsigned char *p = (const unsigned char *)n;
-    if (*p == 0 || (*p >= '0' && *p <= '9')) return 0;
-    for (; *p; p++) {
-        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' || *p >= 0x80))
+/* A field name: ASCII [A-Za-z_][A-Za-z0-9_]*, n bytes (docs/schema-format.md, "One reading", R2:
+   not "a Python identifier", which each language and Unicode version read otherwise). */
+static int qc__is_identifier(const char *s, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t k;
+    if (n == 0 || (p[0] >= '0' && p[0] <= '9')) return 0;
+    for (k = 0; k < n; k++) {
+        if (!((p[k] >= 'a' && p[k] <= 'z') || (p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= '0' && p[k] <= '9') || p[k] == '_'))
             return 0;
     }
     return 1;
+}
+
+/* s (n bytes, UTF-8) quoted for a message as Python's repr() would show it in ASCII: printable
+   ASCII as is, the rest escaped (\xNN, \uNNNN, \UNNNNNNNN); cut with "..." to fit cap. */
+static const char *qc__quoted(const char *s, size_t n, char *out, size_t cap) {
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0, o = 0;
+    out[o++] = '\'';
+    while (i < n && o + 16 < cap) {
+        unsigned cp;
+        size_t l = qc__utf8_get(p + i, n - i, &cp);
+        if (l == 0) {       /* a lone surrogate from a \u escape (WTF-8), or any other byte */
+            if (n - i >= 3 && p[i] == 0xED) { cp = ((unsigned)(p[i] & 0x0F) << 12) | ((unsigned)(p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F); l = 3; }
+            else { cp = p[i]; l = 1; }
+        }
+        i += l;
+        if (cp == '\\' || cp == '\'') { out[o++] = '\\'; out[o++] = (char)cp; }
+        else if (cp >= 0x20 && cp < 0x7F) out[o++] = (char)cp;
+        else if (cp < 0x100) o += (size_t)sprintf(out + o, "\\x%02x", cp);
+        else if (cp < 0x10000) o += (size_t)sprintf(out + o, "\\u%04x", cp);
+        else o += (size_t)sprintf(out + o, "\\U%08x", cp);
+    }
+    if (i < n) { memcpy(out + o, "...", 3); o += 3; }
+    out[o++] = '\'';
+    out[o] = 0;
+    return out;
 }
 
 /* The slots and components of a codec (wire-format section 2). */
@@ -2634,9 +2663,10 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
         {
             const char *nm = fname != NULL ? (fname->type == QC_JSON_STRING ? fname->text : NULL) : item->key;
             size_t nl = fname != NULL ? fname->len : strlen(item->key);
-            if (nm == NULL || strlen(nm) != nl || !qc__is_identifier(nm)) {
-                qc__fail(err, "field names must be identifiers (letters, digits and _, not starting with a digit), got %s",
-                         nm != NULL ? nm : qc__jtype_name(fname));
+            if (nm == NULL || !qc__is_identifier(nm, nl)) {
+                char q[96];
+                qc__fail(err, "field names must be ASCII identifiers (letters A-Z and a-z, digits and _, not starting "
+                         "with a digit), got %s", nm != NULL ? qc__quoted(nm, nl, q, sizeof q) : qc__jtype_name(fname));
                 goto fail;
             }
             for (j = 0; j < k; j++)
