@@ -166,7 +166,7 @@ typedef struct qc_field {
 
 typedef struct qc_schema {
     const char *name;
-    const char *version_text;   /* the version as decimal text (any size, as Python allows) */
+    const char *version_text;   /* the version as decimal text (0 .. 2**63 - 1; -0 written 0) */
     uint32_t version32;         /* the version mod 2**32 (the hello's) */
     int nfields, nslots, ncomps, ncodecs;
     qc_field *fields;
@@ -2622,12 +2622,20 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
         s->version32 = 1;
     } else {
         uint32_t v32 = 0;
-        if (jv->type != QC_JSON_NUMBER || !jv->is_int || jv->neg) {
-            qc__fail(err, "schema version must be a non-negative integer, got %s", jv->type == QC_JSON_NUMBER ? jv->text : qc__jtype_name(jv));
+        /* an integer literal 0 .. 2**63 - 1, compared as digits (JSON has no leading zeros); -0 is 0
+           (jv->neg is 0 for it), written "0" in the canonical JSON as Python's int gives it */
+        const char *dg = jv->type == QC_JSON_NUMBER && jv->text[0] == '-' ? jv->text + 1 : jv->text;
+        size_t nd = jv->type == QC_JSON_NUMBER ? jv->len - (size_t)(dg - jv->text) : 0;
+        if (jv->type != QC_JSON_NUMBER || !jv->is_int || jv->neg ||
+            nd > 19 || (nd == 19 && memcmp(dg, "9223372036854775807", 19) > 0)) {
+            char q[64];
+            if (jv->type == QC_JSON_NUMBER && jv->len > 40) snprintf(q, sizeof q, "%.20s... (%lu digits)", jv->text, (unsigned long)nd);
+            qc__fail(err, "schema version must be an integer from 0 to 2**63 - 1, got %s",
+                     jv->type != QC_JSON_NUMBER ? qc__jtype_name(jv) : jv->len > 40 ? q : jv->text);
             goto fail;
         }
-        for (k = 0; k < jv->len; k++) v32 = v32 * 10u + (uint32_t)(jv->text[k] - '0');
-        s->version_text = qc__arena_strdup(&a, jv->text, jv->len);
+        for (k = 0; k < nd; k++) v32 = v32 * 10u + (uint32_t)(dg[k] - '0');
+        s->version_text = qc__arena_strdup(&a, dg, nd);
         s->version32 = v32;
     }
     if (jf->type != QC_JSON_ARRAY && jf->type != QC_JSON_OBJECT) {

@@ -166,7 +166,7 @@ typedef struct qc_field {
 
 typedef struct qc_schema {
     const char *name;
-    const char *version_text;   /* the version as decimal text (any size, as Python allows) */
+    const char *version_text;   /* the version as decimal text (0 .. 2**63 - 1; -0 written 0) */
     uint32_t version32;         /* the version mod 2**32 (the hello's) */
     int nfields, nslots, ncomps, ncodecs;
     qc_field *fields;
