@@ -93,6 +93,43 @@ static int qc__is_scalar_kind(int k) { return k != QC_VECTOR && k != QC_NEARLYZE
 
 static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int depth);
 
+/* The largest magnitude a value of c decodes to (Python's _codecs.pyx _reach), in doubles: 1 and
+   *r, or 0 where there is none to say (Angle, Half, Grid, Enum, a Vector with one of those). */
+static int qc__reach(const qc_codec *c, double *r) {
+    QC__NOFMA
+    double a, x;
+    int i;
+    uint64_t m;
+    switch (c->kind) {
+    case QC_VECTOR:
+        for (i = 0; i < c->ninner; i++) {
+            if (!qc__reach(&c->inner[i], &x)) return 0;
+            if (i == 0 || x > *r) *r = x;
+        }
+        return c->ninner > 0;
+    case QC_BOUNDED: a = fabs(c->p1); x = fabs(c->p2); *r = a > x ? a : x; return 1;
+    case QC_POWERCURVE: *r = c->p1; return 1;
+    case QC_FIXED: {    /* offset + lo*step, offset + hi*step: the product rounded first */
+        double lo = c->mode ? (double)c->smin : 0.0, hi = c->mode ? (double)c->smax : (double)c->maxcode;
+        double p = lo * c->p1, q = hi * c->p1;
+        a = fabs(c->p2 + p); x = fabs(c->p2 + q);
+        *r = a > x ? a : x;
+        return 1;
+    }
+    case QC_UINT: *r = (double)qc__mask(c->bits); return 1;
+    case QC_INT: *r = qc__pow2(c->bits - 1); return 1;
+    case QC_BOOL: *r = 1.0; return 1;
+    case QC_INTRANGE: {
+        uint64_t lo = c->smin < 0 ? (uint64_t)0 - (uint64_t)c->smin : (uint64_t)c->smin;
+        uint64_t hi = c->smax < 0 ? (uint64_t)0 - (uint64_t)c->smax : (uint64_t)c->smax;
+        m = lo > hi ? lo : hi;
+        *r = (double)m;
+        return 1;
+    }
+    default: return 0;
+    }
+}
+
 static int qc__nested_kind(const qc_json *spec) {
     const qc_json *k = qc_json_get(spec, "kind");
     if (k == NULL || k->type != QC_JSON_STRING) return 0;
@@ -393,6 +430,13 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
             return qc__fail(b->err, "%sNearlyZero: inner must be a scalar codec or a Vector", b->where);
         if (qc__float_param(b, kn, "threshold", jt, &t) < 0) return -1;
         if (t < 0) return qc__fail(b->err, "%sNearlyZero: threshold must be non-negative, got %s", b->where, jt->text);
+        {
+            double r;
+            if (qc__reach(c->inner, &r) && t >= r)
+                return qc__fail(b->err, "%sNearlyZero: threshold %.17g covers the whole range of its inner %s (no decoded "
+                                "value is farther than %.17g from zero): every value would be sent as zero; the threshold "
+                                "must be below that", b->where, t, qc__kind_names[c->inner->kind], r);
+        }
         c->p1 = t;
         c->bits = 1 + c->inner->bits;
         return 0;
