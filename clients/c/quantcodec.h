@@ -261,8 +261,11 @@ typedef struct qc_decoder {
 } qc_decoder;
 
 /* ---- schemas -------------------------------------------------------------------------------
-   qc_schema_parse: the schema from its JSON text (docs/schema-format.md; strict JSON, a UTF-8
-   BOM allowed). 0, or -1 with err set (what and where). qc_schema_free releases it. */
+   qc_schema_parse: the schema from its JSON text (docs/schema-format.md and its "one reading",
+   as every client reads it: strict JSON in well-formed UTF-8, one leading BOM skipped; field
+   names ASCII [A-Za-z_][A-Za-z0-9_]*; no U+0000 in the name or a label; version 0 .. 2**63 - 1;
+   at most 65,535 fields and Vector components). 0, or -1 with err set (what and where).
+   qc_schema_free releases it. */
 int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocator *al, qc_error *err);
 void qc_schema_free(qc_schema *s);
 /* The slot table as text ("slot 0: position[0] Bounded 18 bits ord\n..."), into buf. */
@@ -2242,7 +2245,7 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
                 if (v->kids[i].type != QC_JSON_STRING)
                     return qc__fail(b->err, "%sEnum: labels must be strings, got %s", b->where, qc__jtype_name(&v->kids[i]));
                 if (strlen(v->kids[i].text) != v->kids[i].len)
-                    return qc__fail(b->err, "%sEnum: label %lu has a NUL character (not supported by this client)", b->where, (unsigned long)i);
+                    return qc__fail(b->err, "%sEnum labels must not contain U+0000 (NUL), label %lu does", b->where, (unsigned long)i);
                 for (j = 0; j < i; j++)
                     if (strcmp(v->kids[j].text, v->kids[i].text) == 0)
                         return qc__fail(b->err, "%sEnum: duplicate labels ['%s']", b->where, v->kids[i].text);
@@ -2331,7 +2334,8 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
                 return qc__fail(b->err, "%sVector: component %lu must be a scalar codec, got a %s spec", b->where, (unsigned long)i, qc__kind_names[k]);
         }
         if (jc->nkids == 0) return qc__fail(b->err, "%sVector: needs at least one component codec", b->where);
-        if (jc->nkids > 65535) return qc__fail(b->err, "%sVector: too many components", b->where);
+        if (jc->nkids > 65535)
+            return qc__fail(b->err, "%sa Vector has at most 65535 components, got %lu", b->where, (unsigned long)jc->nkids);
         c->ninner = (int)jc->nkids;
         c->inner = (qc_codec *)qc__arena_alloc(b->a, jc->nkids * sizeof(qc_codec));
         if (c->inner == NULL) return qc__fail(b->err, "out of memory");
@@ -2659,7 +2663,7 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
     if (jn == NULL) { qc__fail(err, "schema spec is missing 'name'"); goto fail; }
     if (jf == NULL) { qc__fail(err, "schema spec is missing 'fields'"); goto fail; }
     if (jn->type != QC_JSON_STRING || jn->len == 0) { qc__fail(err, "schema name must be a non-empty string, got %s", qc__jtype_name(jn)); goto fail; }
-    if (strlen(jn->text) != jn->len) { qc__fail(err, "schema name has a NUL character (not supported by this client)"); goto fail; }
+    if (strlen(jn->text) != jn->len) { qc__fail(err, "schema name must not contain U+0000 (NUL)"); goto fail; }
     s->name = qc__arena_strdup(&a, jn->text, jn->len);
     if (jv == NULL) {
         s->version_text = "1";
@@ -2688,7 +2692,7 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
     }
     nf = jf->nkids;
     if (nf == 0) { qc__fail(err, "a schema needs at least one field"); goto fail; }
-    if (nf > 65535) { qc__fail(err, "a schema of more than 65535 fields is not supported"); goto fail; }
+    if (nf > 65535) { qc__fail(err, "a schema has at most 65535 fields, got %lu", (unsigned long)nf); goto fail; }
     s->nfields = (int)nf;
     s->fields = (qc_field *)qc__arena_alloc(&a, nf * sizeof(qc_field));
     s->codecs = (qc_codec *)qc__arena_alloc(&a, nf * sizeof(qc_codec));

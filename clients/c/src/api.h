@@ -261,8 +261,11 @@ typedef struct qc_decoder {
 } qc_decoder;
 
 /* ---- schemas -------------------------------------------------------------------------------
-   qc_schema_parse: the schema from its JSON text (docs/schema-format.md; strict JSON, a UTF-8
-   BOM allowed). 0, or -1 with err set (what and where). qc_schema_free releases it. */
+   qc_schema_parse: the schema from its JSON text (docs/schema-format.md and its "one reading",
+   as every client reads it: strict JSON in well-formed UTF-8, one leading BOM skipped; field
+   names ASCII [A-Za-z_][A-Za-z0-9_]*; no U+0000 in the name or a label; version 0 .. 2**63 - 1;
+   at most 65,535 fields and Vector components). 0, or -1 with err set (what and where).
+   qc_schema_free releases it. */
 int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocator *al, qc_error *err);
 void qc_schema_free(qc_schema *s);
 /* The slot table as text ("slot 0: position[0] Bounded 18 bits ord\n..."), into buf. */

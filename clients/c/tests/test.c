@@ -1262,6 +1262,76 @@ static void test_schema_cases(void) {
     free(mtext);
 }
 
+/* R7 (too big for the cases file): 65,535 Vector components and fields read, 65,536 refused;
+   and what the refusals of R2-R7 say */
+static void test_schema_rules_units(void) {
+    sbuf v = {0, 0, 0}, f = {0, 0, 0};
+    qc_schema sc;
+    qc_error err;
+    int i, rc;
+    char nm[32];
+    static const struct { const char *json, *msg; } says[] = {
+        {"{\"name\":\"S\",\"fields\":[{\"name\":\"x\\u00e9\\ud800\\\\'\",\"codec\":{\"kind\":\"Bool\"}}]}",
+         "field names must be ASCII identifiers (letters A-Z and a-z, digits and _, not starting with a digit), got 'x\\xe9\\ud800\\\\\\''"},
+        {"{\"name\":\"S\",\"fields\":[{\"name\":\"a\\u0000\",\"codec\":{\"kind\":\"Bool\"}}]}",
+         "field names must be ASCII identifiers (letters A-Z and a-z, digits and _, not starting with a digit), got 'a\\x00'"},
+        {"{\"name\":\"S\\u0000\",\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"Bool\"}}]}", "schema name must not contain U+0000 (NUL)"},
+        {"{\"name\":\"S\",\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"Enum\",\"labels\":[\"b\",\"a\\u0000\"]}}]}",
+         "field 'a': Enum labels must not contain U+0000 (NUL), label 1 does"},
+        {"{\"name\":\"S\",\"version\":9223372036854775808,\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"Bool\"}}]}",
+         "schema version must be an integer from 0 to 2**63 - 1, got 9223372036854775808"},
+        {"{\"name\":\"S\",\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"NearlyZero\",\"threshold\":5,\"inner\":{\"kind\":\"Bounded\",\"min\":0,\"max\":1,\"bits\":8}}}]}",
+         "field 'a': NearlyZero: threshold 5 covers the whole range of its inner Bounded (no decoded value is farther than 1 from zero)"},
+        {"{\"name\":\"S\xed\xa0\x80\",\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"Bool\"}}]}",
+         "not valid JSON: invalid UTF-8 in a string (a bad, overlong or truncated sequence, or an encoded surrogate) at line 1 column 11"},
+        {"{\"name\":\"S\",\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"__proto__\"}}]}", "field 'a': unknown codec kind '__proto__'"},
+    };
+    for (i = 0; i < (int)(sizeof says / sizeof says[0]); i++) {
+        rc = qc_schema_parse(&sc, says[i].json, strlen(says[i].json), NULL, &err);
+        CHECK(rc < 0 && strncmp(err.message, says[i].msg, strlen(says[i].msg)) == 0, "rule message %d: %s", i, rc < 0 ? err.message : "accepted");
+        if (rc == 0) qc_schema_free(&sc);
+    }
+    {   /* -0 is 0: the version's text and the hello's 32 bits */
+        const char *js = "{\"name\":\"S\",\"version\":-0,\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"Bool\"}}]}";
+        rc = qc_schema_parse(&sc, js, strlen(js), NULL, &err);
+        CHECK(rc == 0 && strcmp(sc.version_text, "0") == 0 && sc.version32 == 0, "version -0: %s", rc == 0 ? sc.version_text : err.message);
+        if (rc == 0) qc_schema_free(&sc);
+        js = "{\"name\":\"S\",\"version\":9223372036854775807,\"fields\":[{\"name\":\"a\",\"codec\":{\"kind\":\"Bool\"}}]}";
+        rc = qc_schema_parse(&sc, js, strlen(js), NULL, &err);
+        CHECK(rc == 0 && sc.version32 == 0xFFFFFFFFu, "version 2**63 - 1: %s", rc == 0 ? sc.version_text : err.message);
+        if (rc == 0) qc_schema_free(&sc);
+    }
+    sb_puts(&v, "{\"name\": \"S\", \"fields\": [{\"name\": \"f\", \"codec\": {\"kind\": \"Vector\", \"codecs\": [");
+    sb_puts(&f, "{\"name\": \"S\", \"fields\": {");
+    for (i = 0; i < 65535; i++) {
+        sb_puts(&v, i ? ",{\"kind\": \"Bool\"}" : "{\"kind\": \"Bool\"}");
+        snprintf(nm, sizeof nm, "%s\"f%d\": {\"kind\": \"Bool\"}", i ? "," : "", i);
+        sb_puts(&f, nm);
+    }
+    sb_puts(&v, "]}}]}");
+    sb_puts(&f, "}}");
+    rc = qc_schema_parse(&sc, v.b, v.n, NULL, &err);
+    CHECK(rc == 0 && strcmp(sc.fingerprint, "1937ebd68322cd55") == 0 && sc.nslots == 65535, "Vector of 65535: %s",
+          rc == 0 ? sc.fingerprint : err.message);
+    if (rc == 0) qc_schema_free(&sc);
+    rc = qc_schema_parse(&sc, f.b, f.n, NULL, &err);
+    CHECK(rc == 0 && strcmp(sc.fingerprint, "8f6830dc7ad5b37f") == 0 && sc.nfields == 65535, "65535 fields: %s",
+          rc == 0 ? sc.fingerprint : err.message);
+    if (rc == 0) qc_schema_free(&sc);
+    v.n -= 5; sb_puts(&v, ",{\"kind\": \"Bool\"}]}}]}");
+    f.n -= 2; sb_puts(&f, ",\"g\": {\"kind\": \"Bool\"}}}");
+    rc = qc_schema_parse(&sc, v.b, v.n, NULL, &err);
+    CHECK(rc < 0 && strcmp(err.message, "field 'f': a Vector has at most 65535 components, got 65536") == 0, "Vector of 65536: %s",
+          rc == 0 ? "accepted" : err.message);
+    if (rc == 0) qc_schema_free(&sc);
+    rc = qc_schema_parse(&sc, f.b, f.n, NULL, &err);
+    CHECK(rc < 0 && strcmp(err.message, "a schema has at most 65535 fields, got 65536") == 0, "65536 fields: %s",
+          rc == 0 ? "accepted" : err.message);
+    if (rc == 0) qc_schema_free(&sc);
+    free(v.b);
+    free(f.b);
+}
+
 /* the decoder's per-slot validity (tables, classes) against qc_valid, code for code */
 static void test_slot_validity(void) {
     size_t len;
@@ -2689,6 +2759,7 @@ int main(int argc, char **argv) {
     test_codec_goldens();
     test_schema_goldens();
     test_schema_cases();
+    test_schema_rules_units();
     test_snapshot_goldens();
     test_kit_values();
     test_kit_records();
