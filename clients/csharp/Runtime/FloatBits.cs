@@ -99,17 +99,33 @@ namespace QuantCodec
             int i = 0;
             bool neg = false;
             if (i < s.Length && s[i] == '-') { neg = true; i++; }
-            BigInteger mant = BigInteger.Zero;
+            // The significant digits: leading zeros dropped, at most MaxDigits kept and, past them, one
+            // more digit 1 when any dropped digit is not 0. A tie between two doubles has at most 767
+            // significant digits, so this rounds as the whole literal does, in time linear in its
+            // length (a literal may be as long as the document).
+            const int MaxDigits = 800;
+            var digits = new StringBuilder();
             long e10 = 0;
-            int nd = 0;
-            bool any = false;
-            for (; i < s.Length && s[i] >= '0' && s[i] <= '9'; i++) { mant = mant * 10 + (s[i] - '0'); any = true; nd++; }
+            bool any = false, sticky = false;
+            for (; i < s.Length && s[i] >= '0' && s[i] <= '9'; i++)
+            {
+                any = true;
+                if (digits.Length < MaxDigits) { if (digits.Length > 0 || s[i] != '0') digits.Append(s[i]); }
+                else { e10++; sticky |= s[i] != '0'; }
+            }
             if (i < s.Length && s[i] == '.')
             {
                 i++;
-                for (; i < s.Length && s[i] >= '0' && s[i] <= '9'; i++) { mant = mant * 10 + (s[i] - '0'); e10--; any = true; }
+                for (; i < s.Length && s[i] >= '0' && s[i] <= '9'; i++)
+                {
+                    any = true;
+                    if (digits.Length < MaxDigits) { if (digits.Length > 0 || s[i] != '0') digits.Append(s[i]); e10--; }
+                    else sticky |= s[i] != '0';
+                }
             }
             if (!any) throw new FormatException("not a number: " + s);
+            if (sticky) { digits.Append('1'); e10--; }
+            BigInteger mant = digits.Length == 0 ? BigInteger.Zero : BigInteger.Parse(digits.ToString(), System.Globalization.CultureInfo.InvariantCulture);
             if (i < s.Length && (s[i] == 'e' || s[i] == 'E'))
             {
                 i++;
@@ -117,7 +133,8 @@ namespace QuantCodec
                 if (i < s.Length && (s[i] == '+' || s[i] == '-')) { en = s[i] == '-'; i++; }
                 long ev = 0;
                 bool ed = false;
-                for (; i < s.Length && s[i] >= '0' && s[i] <= '9'; i++) { if (ev < 1000000) ev = ev * 10 + (s[i] - '0'); ed = true; }
+                // (capped far beyond any digit count a string can hold: the value is then 0 or inf)
+                for (; i < s.Length && s[i] >= '0' && s[i] <= '9'; i++) { if (ev < 100000000000000000L) ev = ev * 10 + (s[i] - '0'); ed = true; }
                 if (!ed) throw new FormatException("not a number: " + s);
                 e10 += en ? -ev : ev;
             }

@@ -16,6 +16,7 @@ static partial class Tests
         SchemaRuleNames();
         SchemaRuleVersionAndLimits();
         SchemaRuleEncoding();
+        SchemaRuleNumbersAndKinds();
     }
 
     /// <summary>The schema of the bytes doc, as Schema.Load reads its file.</summary>
@@ -221,7 +222,10 @@ static partial class Tests
         Accepted("R1: a UTF-8 byte order mark is skipped", Cat(bom, U8(doc)), want);
         Refused("R1: two byte order marks", Cat(bom, bom, U8(doc)));
         Refused("R1: a byte order mark after white space", Cat(U8(" "), bom, U8(doc)));
-        Check(Schema.FromJson("\uFEFF" + doc).Fingerprint == want, "R1: FromJson(string) skips one leading U+FEFF");
+        string text;
+        try { text = Schema.FromJson("\uFEFF" + doc).Fingerprint; }
+        catch (SchemaException e) { text = "refused: " + e.Message; }
+        Check(text == want, "R1: FromJson(string) skips one leading U+FEFF, got " + text);
         Check(Throws<SchemaException>(() => Schema.FromJson("\uFEFF\uFEFF" + doc)), "R1: FromJson(string) refuses a second U+FEFF");
         Refused("R1: UTF-16LE with its byte order mark", Cat(new byte[] { 0xFF, 0xFE }, Encoding.Unicode.GetBytes(doc)));
         Refused("R1: UTF-16BE with its byte order mark", Cat(new byte[] { 0xFE, 0xFF }, Encoding.BigEndianUnicode.GetBytes(doc)));
@@ -249,6 +253,35 @@ static partial class Tests
             foreach (char ch in g) esc.Append("\\u").Append(((int)ch).ToString("x4"));
             Accepted("R1: U+" + char.ConvertToUtf32(g, 0).ToString("X4") + " raw in the name", U8("{\"name\":\"S" + g + "\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Bool\"}}]}"),
                 DocFp("{\"name\":\"S" + esc + "\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Bool\"}}]}"));
+        }
+    }
+
+    // R8: number literals of any length are read, correctly rounded; R9: an unknown kind is named
+    static void SchemaRuleNumbersAndKinds()
+    {
+        Func<string, string> max = m => Doc("{\"kind\":\"Bounded\",\"min\":0,\"max\":" + m + ",\"bits\":8}");
+        string one = DocFp(max("1"));
+        Accepted("R8: 0.(400 zeros)1e401 is 1.0", max("0." + new string('0', 400) + "1e401"), one);
+        Accepted("R8: 1 and 400 zeros, e-400, is 1.0", max("1" + new string('0', 400) + "e-400"), one);
+        // an exponent of 8 digits offset by as many fraction digits (a reader that stops reading
+        // the exponent's digits at a million reads 1e-5), and a million digits read in linear time
+        Accepted("R8: 0.(10,000,004 zeros)1e10000005 is 1.0", max("0." + new string('0', 10000004) + "1e10000005"), one);
+        Accepted("R8: 1(1,000,000 zeros)e-1000000 is 1.0", max("1" + new string('0', 1000000) + "e-1000000"), one);
+        Accepted("R8: 1.(1,000,000 digits 3)e0 is 1.3333333333333333", max("1." + new string('3', 1000000)), DocFp(max("1.3333333333333333")));
+        Accepted("R8: an exponent of 25 digits on 0 is 0", Doc("{\"kind\":\"Bounded\",\"min\":0e1000000000000000000000000,\"max\":1,\"bits\":8}"), DocFp(Doc("{\"kind\":\"Bounded\",\"min\":0,\"max\":1,\"bits\":8}")));
+        Refused("R8: 1e1000000000000000000000000 is not finite", max("1e1000000000000000000000000"));
+        Refused("R8: 1e400 is not finite", max("1e400"));
+        // the tie between 1 and 1 + 2**-52, just above it, just below it (a long literal each)
+        string tie = "1.00000000000000011102230246251565404236316680908203125";
+        Accepted("R8: a tie rounds to even", max(tie), one);
+        Accepted("R8: a tie's exact decimal with trailing zeros rounds to even", max(tie + new string('0', 600)), one);
+        Accepted("R8: just above a tie rounds up", max(tie + new string('0', 600) + "1"), DocFp(max("1.0000000000000002")));
+        Accepted("R8: just below a tie rounds down", max("1.00000000000000011102230246251565404236316680908203124" + new string('9', 600)), one);
+        // R9
+        foreach (var k in new[] { "constructor", "toString", "__proto__", "hasOwnProperty", "valueOf", "bounded", "" })
+        {
+            string r = DocFp(Doc("{\"kind\":\"" + k + "\"}"));
+            Check(r.StartsWith("refused: ", StringComparison.Ordinal) && r.Contains("unknown codec kind '" + k + "'"), "R9: kind '" + k + "' is an unknown kind: " + r);
         }
     }
 }
