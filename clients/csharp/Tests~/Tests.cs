@@ -32,6 +32,7 @@ static partial class Tests
             new KeyValuePair<string, Action>("float bits and JSON", FloatAndJson),
             new KeyValuePair<string, Action>("schemas and fingerprints", SchemasAndFingerprints),
             new KeyValuePair<string, Action>("schema reading rules", SchemaRules),
+            new KeyValuePair<string, Action>("kit schema cases", SchemaKit),
             new KeyValuePair<string, Action>("codec goldens", CodecGoldens),
             new KeyValuePair<string, Action>("kit values", KitValues),
             new KeyValuePair<string, Action>("kit records", KitRecords),
