@@ -244,3 +244,27 @@ def test_the_schema_cases_are_what_the_rules_say():
     # -0.0 is 0.0, however written; a version -0 is 0; a BOM changes nothing
     assert len({fp[f"negative_zero_{i}"] for i in range(6)}) == 1
     assert fp["version_minus_zero"] == fp["version_zero"] and fp["utf8_bom"] == fp["plain"]
+
+
+@pytest.mark.parametrize("lang", sorted(CLIENTS))
+def test_client_reads_every_schema_case_as_python(lang, tmp_path):
+    """clients/<lang>/qc-decode given each kit schema document: refused where Python refuses it
+    (a non-zero exit), and where Python reads it, the same fingerprint (it takes the hello of
+    Python's stream, which it refuses, kind schema, on a fingerprint of its own)."""
+    _toolchain(lang)
+    doc, datagrams = tmp_path / "case.json", tmp_path / "hello.bin"
+    wrong = []
+    for case in SCHEMA_CASES:
+        data = bytes.fromhex(case["hex"])
+        doc.write_bytes(data)
+        hellos = [qc.SnapshotEncoder(qc.Schema.from_json(data), stream_id=1).hello()] if case["ok"] else []
+        conformance.write_datagrams(datagrams, hellos)
+        proc = subprocess.run([str(_runner(lang)), str(doc), str(datagrams)],
+                              capture_output=True, text=True, timeout=300)
+        if case["ok"] and (proc.returncode != 0 or proc.stdout != '{"pending":true}\n'):
+            wrong.append(f"{case['name']}: Python reads it (fingerprint {case['fingerprint']}), "
+                         f"clients/{lang} gave exit {proc.returncode}, {proc.stdout.strip()[:80]!r} "
+                         f"{proc.stderr.strip()[-160:]!r}")
+        elif not case["ok"] and proc.returncode == 0:
+            wrong.append(f"{case['name']}: Python refuses it, clients/{lang} read it")
+    assert not wrong, f"{len(wrong)} of {len(SCHEMA_CASES)} schema cases read otherwise:\n" + "\n".join(wrong)
