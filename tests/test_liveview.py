@@ -199,13 +199,7 @@ def test_the_budget_control_caps_a_page_s_bytes(server):
                     continue
                 if per_tick:
                     per_tick[-1][1] += len(m)
-                try:
-                    views += client.receive(m) is not None
-                except qc.DecodeError:
-                    pass
-                r = client.reply()
-                if r is not None:
-                    await ws.send(r)
+                views += await _page_takes(client, ws, m)
                 if views >= 20 and not budget_sent:
                     await ws.send(json.dumps({"type": "budget", "bytes": 300}))
                     budget_sent = True
@@ -226,6 +220,19 @@ def test_the_budget_control_caps_a_page_s_bytes(server):
 # --------------------------------------------------------------------------------------------
 # a page played by a WebSocket client (no browser): its StreamClient replies, so acks flow
 
+
+
+async def _page_takes(client, ws, datagram):
+    """A datagram as the page takes it: decoded (junk refused, as the page does), its reply
+    sent back; 1 when it completed a view."""
+    try:
+        got = client.receive(datagram) is not None
+    except qc.DecodeError:
+        got = False
+    r = client.reply()
+    if r is not None:
+        await ws.send(r)
+    return int(got)
 
 async def play_page(url, seconds, budget=None, warmup=0.0):
     """Be a page for `seconds`: decode the datagrams with a StreamClient, send its replies back,
@@ -256,13 +263,7 @@ async def play_page(url, seconds, budget=None, warmup=0.0):
                     msg["_at"] = time.monotonic() - t0
                     ticks.append(msg)
                 continue
-            try:
-                views += client.receive(m) is not None
-            except qc.DecodeError:
-                pass
-            r = client.reply()
-            if r is not None:
-                await ws.send(r)
+            views += await _page_takes(client, ws, m)
         return ticks, views
 
 
