@@ -16,6 +16,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zlib
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -432,7 +433,8 @@ def test_reports_are_bounded_in_bytes():
 def _view_function(name):
     """The source of an exported top-level function of quantcodec/web/view.mjs (the page module
     itself needs a browser: its DOM code runs on import)."""
-    src = (ROOT / "quantcodec" / "web" / "view.mjs").read_text()
+    # (from the package imported, not the checkout: the wheels' tests run outside the tree)
+    src = resources.files("quantcodec").joinpath("web", "view.mjs").read_text(encoding="utf-8")
     start = src.index(f"export function {name}(")
     end = src.index("\n}\n", start) + 3
     return src[start:end]
