@@ -1033,6 +1033,15 @@ def schema_cases():
         ("nul_in_schema_name", _schema_doc(name="a\u0000b").encode()),
         ("nul_in_label", _schema_doc([_field("e", '{"kind": "Enum", "labels": ["x", "y\\u0000"]}')]).encode()),
         ("escaped_nul_in_name", _schema_doc(name=_Raw('"a\\u0000"')).encode()),
+        # ... and no lone surrogate: a \u escape can write one, no UTF-8 text holds one
+        *[(f"lone_surrogate_{i}", doc.encode()) for i, doc in enumerate([
+            _schema_doc(name=_Raw('"\\ud800"')), _schema_doc(name=_Raw('"a\\udc00b"')),
+            _schema_doc(name=_Raw('"\\ude00\\ud83d"')), _schema_doc(name=_Raw('"\\ud83dx"')),
+            _schema_doc(name=_Raw('"x\\uDBFF"')), _schema_doc(name=_Raw('"\\ud83d\\u0041"')),
+            _schema_doc([_field("e", '{"kind": "Enum", "labels": ["x", "\\udfff"]}')]),
+            _schema_doc([_field("e", '{"kind": "Enum", "labels": ["\\ud83d\\ud83d\\ude00", "y"]}')])])],
+        ("escaped_pair_in_name_and_label", _schema_doc([_field("e", '{"kind": "Enum", "labels": ["\\ud83d\\ude00", "\\uD83D\\uDE01"]}')],
+                                                     name=_Raw('"p\\ud83d\\ude00q"')).encode()),
         # R4: -0.0 is 0.0, a version -0 is 0
         *[(f"negative_zero_{i}", _schema_doc([_field("p", '{"kind": "Bounded", "min": ' + z + ', "max": 1.0, "bits": 8}')]).encode())
           for i, z in enumerate(["0.0", "-0.0", "-0", "-0e5", "-1e-400", "0"])],

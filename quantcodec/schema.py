@@ -71,12 +71,26 @@ def _check_name(name):
     return name
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_text(what, text):
+    # a str may hold a lone surrogate (a JSON "\\ud800" escape reads as one); no UTF-8 text can,
+    # so it could not go into a hello, and each client read it its own way
+    if "\x00" in text:
+        raise SchemaError(f"{what} must not contain U+0000, got {text!r}")
+    m = _SURROGATE.search(text)
+    if m:
+        raise SchemaError(f"{what} must be Unicode text: a lone surrogate U+{ord(m.group()):04X} at "
+                          f"character {m.start()}, got {text!r}")
+
+
 def _check_strings(name, pairs):
     """The rules of a schema document beyond each codec's own (docs/schema-format.md, "One
-    reading"): no U+0000 in the schema's name or an Enum label, at most 65,535 fields and
-    65,535 components a Vector."""
-    if "\x00" in name:
-        raise SchemaError(f"schema name must not contain U+0000, got {name!r}")
+    reading"): the schema's name and Enum labels are Unicode text without U+0000 (and without a
+    lone surrogate, which no UTF-8 text holds), at most 65,535 fields and 65,535 components a
+    Vector."""
+    _check_text("schema name", name)
     if len(pairs) > _MAX_FIELDS:
         raise SchemaError(f"a schema has at most {_MAX_FIELDS} fields, got {len(pairs)}")
 
@@ -85,8 +99,7 @@ def _check_strings(name, pairs):
         kind = spec.get("kind")
         if kind == "Enum" and "labels" in spec:
             for label in spec["labels"]:
-                if "\x00" in label:
-                    raise SchemaError(f"field {field!r}: Enum labels must not contain U+0000, got {label!r}")
+                _check_text(f"field {field!r}: Enum labels", label)
         elif kind == "Vector":
             if len(codec.codecs) > _MAX_FIELDS:
                 raise SchemaError(f"field {field!r}: a Vector has at most {_MAX_FIELDS} components, got "

@@ -225,6 +225,7 @@ SCHEMA_CASES_REFUSED = {
     "nz_fixed_signed_at", "nz_fixed_unsigned_at", "nz_fixed_product_at", "nz_uint", "nz_int",
     "nz_bool", "nz_intrange", "nz_vector", "nz_negative", "duplicate_key", "trailing_comma",
     "comment", "nan_literal", *(f"field_name_refused_{i}" for i in range(15)),
+    *(f"lone_surrogate_{i}" for i in range(8)),
     *(f"kind_{k}" for k in ("constructor", "toString", "proto", "hasOwnProperty", "valueOf", "bounded")),
 }
 
@@ -244,6 +245,11 @@ def test_the_schema_cases_are_what_the_rules_say():
     # -0.0 is 0.0, however written; a version -0 is 0; a BOM changes nothing
     assert len({fp[f"negative_zero_{i}"] for i in range(6)}) == 1
     assert fp["version_minus_zero"] == fp["version_zero"] and fp["utf8_bom"] == fp["plain"]
+    # an escaped surrogate pair is the character it encodes, as the same text in UTF-8 is
+    pair = json.loads(bytes.fromhex(next(c["hex"] for c in SCHEMA_CASES if c["name"] == "escaped_pair_in_name_and_label")))
+    assert pair["name"] == "p\U0001f600q" and pair["fields"][0]["codec"]["labels"] == ["\U0001f600", "\U0001f601"]
+    assert fp["escaped_pair_in_name_and_label"] == qc.Schema(
+        "p\U0001f600q", [("e", qc.Enum(["\U0001f600", "\U0001f601"]))]).fingerprint
 
 
 @pytest.mark.parametrize("lang", sorted(CLIENTS))

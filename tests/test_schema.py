@@ -1487,6 +1487,13 @@ def test_names_labels_versions_and_sizes_read_one_way_everywhere():
         qc.Schema("a\x00b", [("a", qc.UInt(3))])
     with pytest.raises(qc.SchemaError, match=r"field 'e': Enum labels must not contain U\+0000"):
         qc.Schema("S", [("e", qc.NearlyZero(qc.Enum(["x", "y\x00"]), 0))])
+    with pytest.raises(qc.SchemaError, match=r"schema name must be Unicode text: a lone surrogate U\+D800 at character 1"):
+        qc.Schema("a\ud800", [("a", qc.UInt(3))])            # it would not go into a hello (UTF-8)
+    with pytest.raises(qc.SchemaError, match=r"field 'e': Enum labels must be Unicode text: a lone surrogate U\+DE00"):
+        qc.Schema("S", [("e", qc.Enum(["x", "\ude00\ud83d"]))])
+    with pytest.raises(qc.SchemaError, match="lone surrogate U\\+D83D at character 0"):
+        qc.Schema.from_json('{"name": "\\ud83dx", "fields": [{"name": "a", "codec": {"kind": "Bool"}}]}')
+    assert qc.Schema.from_json('{"name": "\\ud83d\\ude00", "fields": [{"name": "a", "codec": {"kind": "Bool"}}]}').name == "\U0001f600"
     assert qc.Schema("S\u20ac", [("e", qc.Enum(["\u00e9t\u00e9", "\u2603"]))], version=2**63 - 1)
     for v in (2**63, -1):
         with pytest.raises(qc.SchemaError, match=r"schema version must be an integer from 0 to 2\*\*63 - 1"):

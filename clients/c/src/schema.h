@@ -93,6 +93,25 @@ static int qc__is_scalar_kind(int k) { return k != QC_VECTOR && k != QC_NEARLYZE
 
 static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int depth);
 
+/* whether text (n bytes, from the JSON reader) holds a lone surrogate: a \u escape of one, which
+   the reader keeps as 3 bytes ED A0..BF xx (WTF-8); raw UTF-8 surrogates it refuses. *at: where,
+   in characters (code points, as Python counts), *cp: the surrogate (docs/schema-format.md, R3) */
+static int qc__lone_surrogate(const char *text, size_t n, size_t *at, unsigned *cp) {
+    const unsigned char *p = (const unsigned char *)text;
+    size_t i = 0, l;
+    for (*at = 0; i < n; i += l, ++*at) {
+        l = qc__utf8_get(p + i, n - i, cp);
+        if (l == 0) {
+            if (n - i >= 3 && p[i] == 0xED && p[i + 1] >= 0xA0) {
+                *cp = ((unsigned)(p[i] & 0x0F) << 12) | ((unsigned)(p[i + 1] & 0x3F) << 6) | (p[i + 2] & 0x3F);
+                return 1;
+            }
+            l = 1;      /* (not from the reader: none such) */
+        }
+    }
+    return 0;
+}
+
 /* The largest magnitude a value of c decodes to (Python's _codecs.pyx _reach), in doubles: 1 and
    *r, or 0 where there is none to say (Angle, Half, Grid, Enum, a Vector with one of those). */
 static int qc__reach(const qc_codec *c, double *r) {
@@ -289,7 +308,8 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
         static const char *const keys_l[] = {"labels", NULL};
         static const char *const keys_c[] = {"count", NULL};
         uint64_t n;
-        size_t i, j;
+        size_t i, j, at;
+        unsigned cp;
         if (jl == NULL && jc == NULL) return qc__fail(b->err, "%sEnum spec is missing 'count'", b->where);
         if (qc__check_keys(b, kn, spec, jl != NULL ? keys_l : keys_c) < 0) return -1;
         v = jl != NULL ? jl : jc;
@@ -306,6 +326,9 @@ static int qc__build_codec(qc__sb *b, const qc_json *spec, qc_codec *c, int dept
                     return qc__fail(b->err, "%sEnum: labels must be strings, got %s", b->where, qc__jtype_name(&v->kids[i]));
                 if (strlen(v->kids[i].text) != v->kids[i].len)
                     return qc__fail(b->err, "%sEnum labels must not contain U+0000 (NUL), label %lu does", b->where, (unsigned long)i);
+                if (qc__lone_surrogate(v->kids[i].text, v->kids[i].len, &at, &cp))
+                    return qc__fail(b->err, "%sEnum labels must be Unicode text: a lone surrogate U+%04X at character %lu, label %lu",
+                                    b->where, cp, (unsigned long)at, (unsigned long)i);
                 for (j = 0; j < i; j++)
                     if (strcmp(v->kids[j].text, v->kids[i].text) == 0)
                         return qc__fail(b->err, "%sEnum: duplicate labels ['%s']", b->where, v->kids[i].text);
@@ -700,7 +723,8 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
     qc_json *root;
     const qc_json *jn, *jv, *jf;
     qc__sb b;
-    size_t k, nf;
+    size_t k, nf, at;
+    unsigned cp;
     int f, ns = 0, nc = 0;
     char where[200];
     memset(s, 0, sizeof *s);
@@ -724,6 +748,10 @@ int qc_schema_parse(qc_schema *s, const char *json, size_t len, const qc_allocat
     if (jf == NULL) { qc__fail(err, "schema spec is missing 'fields'"); goto fail; }
     if (jn->type != QC_JSON_STRING || jn->len == 0) { qc__fail(err, "schema name must be a non-empty string, got %s", qc__jtype_name(jn)); goto fail; }
     if (strlen(jn->text) != jn->len) { qc__fail(err, "schema name must not contain U+0000 (NUL)"); goto fail; }
+    if (qc__lone_surrogate(jn->text, jn->len, &at, &cp)) {
+        qc__fail(err, "schema name must be Unicode text: a lone surrogate U+%04X at character %lu", cp, (unsigned long)at);
+        goto fail;
+    }
     s->name = qc__arena_strdup(&a, jn->text, jn->len);
     if (jv == NULL) {
         s->version_text = "1";

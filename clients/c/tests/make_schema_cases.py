@@ -55,7 +55,7 @@ for tag, raw, ok in [("ff", b"\xff", False), ("c0_80_overlong", b"\xc0\x80", Fal
     case(f"r1_name_{tag}", b'{"name": "S' + raw + b'", "fields": [{"name": "f", "codec": {"kind": "Bool"}}]}', ok)
 case("r1_label_surrogate_bytes",
      b'{"name": "S", "fields": [{"name": "f", "codec": {"kind": "Enum", "labels": ["a\xed\xa0\x80", "b"]}}]}', False)
-case("r1_escaped_lone_surrogate", one(BOOL, name='"S\\ud800"'), True)
+case("r1_escaped_lone_surrogate", one(BOOL, name='"S\\ud800"'), False)      # R3: not text
 case("r1_escaped_pair", one(BOOL, name='"S\\ud83d\\ude00"'), True)
 
 # R2: field names are ASCII [A-Za-z_][A-Za-z0-9_]*
@@ -75,12 +75,20 @@ case("r2_dict_key_non_ascii", doc('{"\u00e9": {"kind": "Bool"}}'), False)
 case("r2_pair_non_ascii", doc('[["a\u00e9", {"kind": "Bool"}]]'), False)
 case("r2_dict_key_ascii", doc('{"a_1": {"kind": "Bool"}}'), True)
 
-# R3: the schema's name and Enum labels: anything without U+0000
+# R3: the schema's name and Enum labels: any Unicode text without U+0000
 case("r3_name_nul", one(BOOL, name='"S\\u0000"'), False)
 case("r3_name_only_nul", one(BOOL, name='"\\u0000"'), False)
 case("r3_label_nul", one('{"kind": "Enum", "labels": ["a\\u0000b", "a"]}'), False)
 case("r3_name_control", one(BOOL, name='"S\\u0001\\u001f"'), True)
 case("r3_name_unicode", one(BOOL, name='"\u00dcn\u00efc\u00f6d\u00e9 \U0001F600 \u00a0"'), True)
+# ... nor a lone surrogate (a \u escape writes one; no UTF-8 text holds one)
+case("r3_name_lone_low", one(BOOL, name='"a\\udc00b"'), False)
+case("r3_name_reversed_pair", one(BOOL, name='"\\ude00\\ud83d"'), False)
+case("r3_name_high_then_ascii", one(BOOL, name='"\\ud83dx"'), False)
+case("r3_name_high_then_escaped_ascii", one(BOOL, name='"\\ud83d\\u0041"'), False)
+case("r3_name_pair_then_lone", one(BOOL, name='"\\ud83d\\ude00\\udbff"'), False)
+case("r3_label_lone", one('{"kind": "Enum", "labels": ["a", "\\udfff"]}'), False)
+case("r3_label_pair", one('{"kind": "Enum", "labels": ["\\ud83d\\ude00", "\\uD83D\\uDE01"]}'), True)
 case("r3_label_unicode", one('{"kind": "Enum", "labels": ["\u00e9", "e\u0301", "\\u0001", " "]}'), True)
 
 # R4: -0.0 is 0.0 in the fingerprint's text; a version -0 is 0

@@ -59,7 +59,7 @@ namespace QuantCodec
             if (string.IsNullOrEmpty(name)) throw new SchemaException("schema name must be a non-empty string");
             if (version.Sign < 0 || version > MaxVersion) throw new SchemaException("schema version must be an integer from 0 to 2**63 - 1, got " + version);
             if (fields == null || fields.Count == 0) throw new SchemaException("a schema needs at least one field");
-            if (name.IndexOf('\0') >= 0) throw new SchemaException("schema name must not contain U+0000, got " + Quote(name));
+            CheckText("schema name", name);
             if (fields.Count > MaxFields) throw new SchemaException("a schema has at most " + MaxFields + " fields, got " + fields.Count);
             Name = name;
             Version = version;
@@ -152,8 +152,25 @@ namespace QuantCodec
             if (!ok) throw new SchemaException("field names must be ASCII identifiers (letters A-Z and a-z, digits and _, not starting with a digit), got " + Quote(n));
         }
 
-        /// <summary>The document rules beyond each codec's own (Python's _check_strings): no U+0000 in
-        /// an Enum label, at most MaxFields components in a Vector.</summary>
+        /// <summary>The schema's name and an Enum label are Unicode text without U+0000: no NUL, and no
+        /// lone surrogate (a JSON \\u escape can write one; no UTF-8 text holds one), as Python's
+        /// _check_text says; the position in characters (code points), as Python counts.</summary>
+        static void CheckText(string what, string text)
+        {
+            if (text.IndexOf('\0') >= 0) throw new SchemaException(what + " must not contain U+0000, got " + Quote(text));
+            int at = 0;
+            for (int i = 0; i < text.Length; i++, at++)
+            {
+                char ch = text[i];
+                if (char.IsHighSurrogate(ch) && i + 1 < text.Length && char.IsLowSurrogate(text[i + 1])) { i++; continue; }
+                if (char.IsSurrogate(ch))
+                    throw new SchemaException(what + " must be Unicode text: a lone surrogate U+" + ((int)ch).ToString("X4") +
+                                              " at character " + at + ", got " + Quote(text));
+            }
+        }
+
+        /// <summary>The document rules beyond each codec's own (Python's _check_strings): the name and
+        /// Enum labels checked by CheckText, at most MaxFields components in a Vector.</summary>
         static void CheckStrings(string field, Codec c)
         {
             switch (c.Kind)
@@ -161,7 +178,7 @@ namespace QuantCodec
                 case CodecKind.Enum:
                     if (c.Labels != null)
                         foreach (var l in c.Labels)
-                            if (l.IndexOf('\0') >= 0) throw new SchemaException("field '" + field + "': Enum labels must not contain U+0000, got " + Quote(l));
+                            CheckText("field '" + field + "': Enum labels", l);
                     break;
                 case CodecKind.Vector:
                     if (c.Components.Length > MaxFields) throw new SchemaException("field '" + field + "': a Vector has at most " + MaxFields + " components, got " + c.Components.Length);

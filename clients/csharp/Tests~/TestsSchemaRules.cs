@@ -135,7 +135,7 @@ static partial class Tests
         Check(Throws<SchemaException>(() => Codec.NearlyZero(Codec.Bool(), -0.5)), "R6: a negative threshold is refused");
     }
 
-    // R2: field names are ASCII identifiers; R3: no U+0000 in the schema name or a label
+    // R2: field names are ASCII identifiers; R3: no U+0000 nor a lone surrogate in the schema name or a label
     static void SchemaRuleNames()
     {
         foreach (var n in new[] { "a", "_", "A9", "_0_", "position_x", "Zz" })
@@ -161,7 +161,19 @@ static partial class Tests
         Refused("R3: U+0000 in a label in a Vector", Doc("{\"kind\":\"Vector\",\"codecs\":[{\"kind\":\"Enum\",\"labels\":[\"x\",\"\\u0000\"]}]}"));
         Refused("R3: U+0000 in a label under NearlyZero", Doc("{\"kind\":\"NearlyZero\",\"inner\":{\"kind\":\"Enum\",\"labels\":[\"x\",\"y\\u0000\"]},\"threshold\":0}"));
         Check(Throws<SchemaException>(() => new Schema("a\0", new[] { new KeyValuePair<string, Codec>("f", Codec.Bool()) })), "R3: the constructor refuses U+0000 in the name");
-        foreach (var text in new[] { "S\\u0001", "\\u00e9\\ud83d\\ude00 \\\"x\\\"", "\\ud800", "\\u2028" })
+        // a lone surrogate (a \\u escape can write one; no UTF-8 text holds one) is not text; a pair is its character
+        foreach (var t in new[] { new[] { "\\ud800", "D800", "0" }, new[] { "a\\udc00b", "DC00", "1" }, new[] { "\\ude00\\ud83d", "DE00", "0" },
+                                  new[] { "\\ud83dx", "D83D", "0" }, new[] { "\\ud83d\\ude00\\ud800", "D800", "1" } })
+        {
+            string fp = DocFp("{\"name\":\"" + t[0] + "\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Bool\"}}]}");
+            Check(fp.StartsWith("refused: ", StringComparison.Ordinal) && fp.Contains(": schema name must be Unicode text: a lone surrogate U+" + t[1] + " at character " + t[2] + ", got"),
+                  "R3: the name \"" + t[0] + "\" is refused as a lone surrogate: " + fp);
+        }
+        string lfp = DocFp(Doc("{\"kind\":\"Enum\",\"labels\":[\"a\",\"\\udfff\"]}"));
+        Check(lfp.StartsWith("refused: ", StringComparison.Ordinal) && lfp.Contains(": field 'f': Enum labels must be Unicode text: a lone surrogate U+DFFF at character 0"),
+              "R3: a lone surrogate in a label is refused: " + lfp);
+        Check(Throws<SchemaException>(() => new Schema("S\ud800", new[] { new KeyValuePair<string, Codec>("f", Codec.Bool()) })), "R3: the constructor refuses a lone surrogate in the name");
+        foreach (var text in new[] { "S\\u0001", "\\u00e9\\ud83d\\ude00 \\\"x\\\"", "\\uD83D\\uDE01", "\\u2028" })
         {
             string fp = DocFp("{\"name\":\"" + text + "\",\"fields\":[{\"name\":\"f\",\"codec\":{\"kind\":\"Enum\",\"labels\":[\"" + text + "\",\"b\"]}}]}");
             Check(fp.Length == 16, "R3: name and label \"" + text + "\" are taken: " + fp);

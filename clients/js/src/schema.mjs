@@ -19,13 +19,23 @@ function recordArg(record, who) {
 const ID_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 // The rules of a schema document beyond each codec's own (docs/schema-format.md, "One reading",
-// R3, R5, R7): no U+0000 in the schema's name or an Enum label, a version of at most 2**63 - 1,
+// R3, R5, R7): no U+0000 nor a lone surrogate in the schema's name or an Enum label, a version of at most 2**63 - 1,
 // at most 65,535 fields and 65,535 components a Vector.
 const MAX_VERSION = 2n ** 63n - 1n;
+// a lone surrogate (a JSON "\\ud800" escape reads as one): not Unicode text, refused as Python does
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+function checkText(what, text) {
+  if (text.includes('\0')) throw new SchemaError(`${what} must not contain U+0000, got ${show(text)}`);
+  const m = LONE_SURROGATE.exec(text);
+  if (m) {
+    const at = [...text.slice(0, m.index)].length;   // in characters (code points), as Python counts
+    throw new SchemaError(`${what} must be Unicode text: a lone surrogate U+${m[0].charCodeAt(0).toString(16).toUpperCase()} at character ${at}, got ${show(text)}`);
+  }
+}
 const MAX_FIELDS = 65535;
 function checkStrings(field, codec) {
   if (codec instanceof Enum && codec.labels) {
-    for (const l of codec.labels) if (l.includes('\0')) throw new SchemaError(`field '${field}': Enum labels must not contain U+0000, got ${show(l)}`);
+    for (const l of codec.labels) checkText(`field '${field}': Enum labels`, l);
   } else if (codec instanceof Vector) {
     if (codec.codecs.length > MAX_FIELDS) throw new SchemaError(`field '${field}': a Vector has at most ${MAX_FIELDS} components, got ${codec.codecs.length}`);
     for (const c of codec.codecs) checkStrings(field, c);
@@ -55,7 +65,7 @@ export class Schema {
    */
   constructor(name, fields, { version = 1 } = {}) {
     if (typeof name !== 'string' || !name) throw new SchemaError(`schema name must be a non-empty string, got ${show(name)}`);
-    if (name.includes('\0')) throw new SchemaError(`schema name must not contain U+0000, got ${show(name)}`);
+    checkText('schema name', name);
     if (typeof version === 'boolean' || version instanceof JsonFloat || !isInteger(version) || version < 0 || version > MAX_VERSION) throw new SchemaError(`schema version must be an integer from 0 to 2**63 - 1, got ${show(version)}`);
     let items;
     if (Array.isArray(fields)) {

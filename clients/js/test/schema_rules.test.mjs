@@ -59,14 +59,26 @@ test("R2: a field named '__proto__' or 'constructor' is a field like any other i
   assert.deepEqual([v.__proto__, v.constructor], [v.y - 4, v.y - 2]);
 });
 
-test('R3: the schema name and Enum labels may be any string without U+0000', () => {
-  const ok = qc.Schema.fromJSON(one('{"kind":"Enum","labels":["a\\u0001b","","\\ud800","\\u00e9"]}', '\u00e9 \ud83d\ude00\u2028'));
+test('R3: the schema name and Enum labels may be any Unicode text without U+0000', () => {
+  const ok = qc.Schema.fromJSON(one('{"kind":"Enum","labels":["a\\u0001b","","\\ud83d\\ude00","\\u00e9"]}', '\u00e9 \ud83d\ude00\u2028'));
+  assert.deepEqual(ok.fields[0].codec.labels, ['a\u0001b', '', '\u{1f600}', '\u00e9']);
   assert.equal(ok.name, '\u00e9 \ud83d\ude00\u2028');
   assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Bool"}', 'S\u0000')), isSchemaError(/schema name must not contain U\+0000/));
   assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Enum","labels":["a\\u0000b","a"]}')), isSchemaError(/field 'x': Enum labels must not contain U\+0000/));
   assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Vector","codecs":[{"kind":"Bool"},{"kind":"Enum","labels":["\\u0000"]}]}')), isSchemaError(/U\+0000/));
   assert.throws(() => qc.Schema.fromJSON(one('{"kind":"NearlyZero","inner":{"kind":"Vector","codecs":[{"kind":"Enum","labels":["b","\\u0000"]}]},"threshold":0}')), isSchemaError(/U\+0000/));
   assert.throws(() => new qc.Schema('S', [['x', new qc.Enum(['\0'])]]), isSchemaError(/U\+0000/));
+});
+
+test('R3: a lone surrogate (a \\u escape can write one) is not text: refused in the name and labels', () => {
+  for (const [name, at, cp] of [['\\ud800', 0, 'D800'], ['a\\udc00b', 1, 'DC00'], ['\\ude00\\ud83d', 0, 'DE00'],
+                                ['\\ud83dx', 0, 'D83D'], ['\\ud83d\\ude00\\ud800', 1, 'D800']]) {
+    assert.throws(() => qc.Schema.fromJSON(`{"name": "${name}", "fields": [{"name": "x", "codec": {"kind": "Bool"}}]}`),
+      isSchemaError(new RegExp(`^schema name must be Unicode text: a lone surrogate U\\+${cp} at character ${at}, got`)));
+  }
+  assert.throws(() => qc.Schema.fromJSON(one('{"kind":"Enum","labels":["a","\\udfff"]}')),
+    isSchemaError(/^field 'x': Enum labels must be Unicode text: a lone surrogate U\+DFFF at character 0/));
+  assert.throws(() => new qc.Schema('S\ud800', [['x', new qc.Bool()]]), isSchemaError(/lone surrogate U\+D800 at character 1/));
 });
 
 test('R5: version is an integer from 0 to 2**63 - 1', () => {
