@@ -143,7 +143,7 @@ class _Peer:
     __slots__ = ("client", "encoder", "budget", "nonce", "replies", "acked",
                  "hello_due", "hello_alone", "tick_bytes", "views", "hello_len", "sent", "ack_seq",
                  "ack_tick", "rtt", "srtt", "rttvar", "delivered", "reply_ticks", "quiet_restart",
-                 "linger", "leaving", "cut", "asked", "request_check", "keyed", "one_len")
+                 "linger", "leaving", "cut", "asked", "request_check", "keyed", "one_len", "tick_view")
 
     def __init__(self, client, encoder, budget, ticks):
         self.client = client
@@ -175,6 +175,7 @@ class _Peer:
         self.request_check = None  # its stream's key: the hello requests' check, whether keyed,
         self.keyed = False         # and the bytes that carry one entity whole (the server's, or
         self.one_len = 0           # those of a key of its own: connect(client, key=...))
+        self.tick_view = None      # (seq, view): the view its packet of the last tick carried
 
     def restart(self):
         """The client restarted: a new stream (id, hello), the next packet in full."""
@@ -186,6 +187,7 @@ class _Peer:
         self.ack_seq = self.ack_tick = None
         self.delivered = None
         self.leaving = None
+        self.tick_view = None
 
 
 class StreamServer:
@@ -391,9 +393,10 @@ class StreamServer:
         Ticks move forward: a tick whose sequence number is older than the last returned send's
         (an earlier tick, or one 32768 or more ahead) raises ValueError and changes nothing, and
         so does the same tick with another world (clients refuse two snapshots under one
-        number); the same tick with the same world is a resend (the hello if due, and the packet
-        coded against the newest acknowledgements; with a budget, within what the tick's
-        datagrams so far left of it: the budget is a tick's, resends included). Ticks may skip.
+        number); the same tick with the same world is a resend (the hello if due, and to a
+        client that got a packet of the tick the same view, whatever interest and priority say
+        now, coded against the newest acknowledgements; with a budget, only if it fits what the
+        tick's datagrams so far left: the budget is a tick's, resends included). Ticks may skip.
         A send that raised did not use its tick: it may be sent again, with any world.
 
         ``world``: this tick's Snapshot (quantized once for all clients). ``interest``: None
@@ -440,6 +443,9 @@ class StreamServer:
             if new_tick:
                 self._restart_quiet(peers)
             self._resend = not new_tick
+            if new_tick:
+                for peer in peers:
+                    peer.tick_view = None
             # the user's callables on this thread, in connect order, and what they gave checked
             # (the weights' values are checked while the views are built), before anything is coded
             jobs = []
@@ -632,7 +638,8 @@ class StreamServer:
         return None
 
     def _begin_one(self, job, seq, world, views):
-        """(peer, hello due, view or None, begun): a client's view, or its build begun."""
+        """(peer, hello due, view or None, begun, fit): a client's view, or its build begun; fit:
+        what its datagrams may total (a resend under a budget), or None."""
         peer, ids, weights = job
         # the hello until the client has acked a packet of its stream, and once after a hello
         # request; when its last tick's datagrams were the hello alone (a budget with no room for
@@ -644,18 +651,23 @@ class StreamServer:
             # a resend of the tick: what the tick's datagrams so far left of the budget
             budget -= peer.tick_bytes
             if hello and budget < peer.hello_len:
-                return peer, False, None, False     # (nothing: the hello stays due)
+                return peer, False, None, False, None     # (nothing: the hello stays due)
+        if self._resend and peer.tick_view is not None and peer.tick_view[0] == seq:
+            # a client that got a packet of this tick gets the same view again, coded against
+            # its newest acks: another under the same number would be refused as ambiguous
+            # (and a smaller one, built in what is left of the budget, would be its newest)
+            return peer, hello, peer.tick_view[1], False, budget
         room = None if budget is None else budget - (peer.hello_len if hello else 0)
         if ids is None and weights is None and room is None:
-            return peer, hello, world, False
+            return peer, hello, world, False, None
         if room is None and weights is None:
-            return peer, hello, views.restrict(world, ids), False
+            return peer, hello, views.restrict(world, ids), False, None
         peer.views.begin(seq, world, ids, weights, room)
-        return peer, hello, None, True
+        return peer, hello, None, True, None
 
     def _end_one(self, begun, seq):
         """A client's datagrams: its view ended when it was begun, coded, framed."""
-        peer, hello, view, built = begun
+        peer, hello, view, built, fit = begun
         enc = peer.encoder
         if built:
             view = peer.views.end()
@@ -663,6 +675,7 @@ class StreamServer:
             datagrams = []
         else:
             d = enc.encode(seq, view)
+            peer.tick_view = (seq, view)
             # (a packet that fits is its one datagram: no call into the fragmenting)
             if len(d) <= self._max_datagram:
                 datagrams = [d]
@@ -674,6 +687,8 @@ class StreamServer:
                         f"StreamServer.send: client {peer.client!r}: {e}; or give it a budget "
                         f"(StreamServer(budget=...) or connect(client, budget=...)), and its view "
                         f"arrives over several ticks, most important first (docs/views.md)") from None
+        if fit is not None and sum(map(len, datagrams)) + (peer.hello_len if hello else 0) > fit:
+            datagrams = []      # (the view again does not fit what the tick left: not resent)
         if hello:
             datagrams.insert(0, enc.hello())
         return datagrams

@@ -1284,6 +1284,46 @@ def test_a_resend_under_a_budget_keeps_the_tick_within_it():
     assert server.send(9, world.tick())["c"][0] == server.encoder("c").hello()
 
 
+def test_a_resend_carries_the_view_its_tick_sent_never_another():
+    """A resend of a tick (the same world) to a client that got a packet of it carries the same
+    view, coded against its newest acks, or nothing when that does not fit what the tick left of
+    the budget; another view under the same number (a smaller one, built in what was left of the
+    budget, or one of another interest) was decoded as the client's newest and then served as
+    no baseline: with a resend every tick, a static world never reached the client whole."""
+    world = World(30)
+    world.vel[:] = 0.0
+    snap = world.tick()
+    for budget in (150, 200, 400):
+        server = qc.StreamServer(SCHEMA, budget=budget)
+        server.connect("c")
+        client = qc.StreamClient(SCHEMA)
+        for t in range(40):
+            seen = {}
+            for d in server.send(t, snap)["c"] + server.send(t, snap)["c"]:
+                view = client.receive(d)
+                if view is not None:
+                    assert seen.setdefault(view.seq, view) == view, (budget, t)   # one view a number
+            server.receive("c", client.reply())
+        assert client.view == snap, budget
+        assert server.link("c").delivered == 1.0
+    # the interest given again may differ: the resend is still the tick's view
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    half, rest = snap.ids[:15], snap.ids[15:]
+    for t in range(6):
+        views = [client.receive(d) for d in server.send(t, snap, interest={"c": half})["c"]
+                 + server.send(t, snap, interest={"c": rest})["c"]]
+        views = [v for v in views if v is not None]
+        assert len(views) == 2 and views[0] == views[1] and np.array_equal(views[1].ids, half)
+        server.receive("c", client.reply())
+    # a client connected between a tick and its resend gets the tick's view of its own
+    server.connect("d")
+    late = qc.StreamClient(SCHEMA)
+    got = [late.receive(d) for d in server.send(5, snap, interest={"c": half, "d": rest})["d"]]
+    assert np.array_equal(got[-1].ids, rest)
+
+
 def test_link_delivered_counts_only_the_ticks_that_sent_the_client_a_packet():
     """LinkStats.delivered: a tick that sent the client the hello alone (a budget of exactly the
     hello) is no packet lost: on a lossless link it stays 1.0 (it read 0.0, then 0.5, ...)."""
