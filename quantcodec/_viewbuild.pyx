@@ -81,6 +81,10 @@ cdef int IDLE_TICKS = 4
 cdef Py_ssize_t IDLE_VIEWS = 16
 cdef int PROBE_EVERY = 16
 cdef double FILL = 0.97          # the share of the room an estimate may plan for
+# the largest weight taken: an entity's priority grows by its weight each tick it waits, and
+# one of 1e308 reached inf in two ticks, where ties are broken by row and the last rows waited
+# for ever; only the weights' ratios count (docs/views.md, "Priority")
+cdef double MAX_WEIGHT = 1e100
 
 _U64 = np.dtype(np.uint64)
 _F64 = np.dtype(np.float64)
@@ -1091,8 +1095,8 @@ cdef class ViewBuilder:
         W, a, wids, state, bdist, base, pdist, pred = jr[0], jr[1], jr[2], jr[6], jr[7], jr[8], jr[9], jr[10]
         self.trials += j.trials
         if j.status == ST_WEIGHTS:
-            raise ValueError(f"views: weights must be finite and non-negative, got {j.badw!r} "
-                             f"at row {j.bad}")
+            raise ValueError(f"views: weights must be finite, non-negative and at most 1e100 (only "
+                             f"their ratios count), got {j.badw!r} at row {j.bad}")
         if j.status == ST_MEMORY:
             raise MemoryError()
         if j.status == ST_ERROR:
@@ -1255,11 +1259,13 @@ cdef void _compute(job_t* j) noexcept nogil:
             rp[i] = rows[i]
     j.n = n
     if wp != NULL:
-        for i in range(n):
-            nd = wp[src[i]]
-            if not (isfinite(nd) and nd >= 0):
+        # every weight given, those of a repeated id or one not in the world too (so that a
+        # weight is refused whatever the world holds this tick)
+        for i in range(m if ap != NULL else nw):
+            nd = wp[i]
+            if not (nd >= 0 and nd <= MAX_WEIGHT):      # (NaN fails both)
                 j.status = ST_WEIGHTS
-                j.bad = src[i]
+                j.bad = i
                 j.badw = nd
                 return
     # 2. the priorities carried over (merge join on ascending ids), plus this tick's weights

@@ -136,16 +136,16 @@ def _weights(weights, n, src):
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1:
         raise ValueError(f"views: weights must be one-dimensional, got shape {w.shape}")
-    if src is not None:
-        w = w[src]
-    elif w.shape[0] != n:
+    if src is None and w.shape[0] != n:
         raise ValueError(f"views: {w.shape[0]} weights for {n} entities")
-    bad = np.flatnonzero(~(np.isfinite(w) & (w >= 0)))
+    # every weight given (a repeated id's, one not in the world), at most 1e100: a priority
+    # grows by its weight each tick, and 1e308 reached inf in two (ties then wait for ever)
+    bad = np.flatnonzero(~((w >= 0) & (w <= 1e100)))
     if bad.size:
         i = int(bad[0])
-        raise ValueError(f"views: weights must be finite and non-negative, got {float(w[i])!r} "
-                         f"at row {i if src is None else int(src[i])}")
-    return w
+        raise ValueError(f"views: weights must be finite, non-negative and at most 1e100 (only "
+                         f"their ratios count), got {float(w[i])!r} at row {i}")
+    return w if src is None else w[src]
 
 
 _CONST = {}

@@ -192,8 +192,8 @@ def test_errors_in_the_views_surface_as_serially(threads):
     bad[11] = -np.ones(world.ids.shape[0])    # negative weights, in the last run
     with pytest.raises(ValueError) as serial:
         server.send(0, world, priority=bad)
-    assert str(serial.value) == ("StreamServer.send: client 4: weights must be finite and "
-                                 "non-negative, got inf at row 7")
+    assert str(serial.value) == ("StreamServer.send: client 4: weights must be finite, non-negative "
+                                 "and at most 1e100 (only their ratios count), got inf at row 7")
     for c in range(4):                          # before the failing client: coded (as if lost)
         assert server.encoder(c).held == (0,)
     assert server.encoder(4).held == ()
@@ -218,7 +218,7 @@ def test_an_error_found_without_the_gil_stops_its_batch_where_one_thread_stops()
     scene, server, clients, world, good = twelve(2, seed=5)
     bad = dict(good)
     bad[2] = -np.ones(world.ids.shape[0])       # in the first run (clients 0-5), its batch
-    with pytest.raises(ValueError, match="finite and non-negative"):
+    with pytest.raises(ValueError, match="finite, non-negative and at most 1e100"):
         server.send(0, world, priority=bad)
     assert [server.encoder(c).held for c in range(6)] == [(0,), (0,), (), (), (), ()]
     exact_run(server, clients, scene, range(1, 8), good, 700)

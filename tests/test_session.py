@@ -287,8 +287,10 @@ BAD_INTEREST = [
 ]
 BAD_PRIORITY = [
     ([1.0], ValueError, r"1 priority weights for 3 entities in the world \(one weight a row\)"),
-    ([1.0, -1.0, 1.0], ValueError, r"weights must be finite and non-negative, got -1.0 at row 1"),
-    ([1.0, 1.0, np.nan], ValueError, "weights must be finite and non-negative, got nan at row 2"),
+    ([1.0, -1.0, 1.0], ValueError, r"weights must be finite, non-negative and at most 1e100 \(only their ratios count\), got -1.0 at row 1"),
+    ([1.0, 1.0, np.nan], ValueError, r"weights must be finite, non-negative and at most 1e100 \(only their ratios count\), got nan at row 2"),
+    # a priority grows by its weight a tick: 1e308 reached inf in two, and the tied waited for ever
+    ([1.0, 1e101, 1.0], ValueError, r"weights must be finite, non-negative and at most 1e100 \(only their ratios count\), got 1e\+101 at row 1"),
     ("abc", TypeError, "priority weights must be numbers, got a string"),
     (["1.0", "2", "3"], TypeError, "priority weights must be numbers, got <U3 values"),
     (np.array(["1.0", "2", "3"]), TypeError, "priority weights must be numbers, got <U3 values"),
@@ -326,8 +328,13 @@ def test_refused_weights_name_the_client_and_the_row(budget, threads, weights, k
     # (client 0 before it coded, as if its packet were lost)
     held = [server.encoder(c).held for c in range(3)]
     assert held == ([(0,), (), ()] if "finite" in message else [(), (), ()])
+    # every weight given is checked, that of an id given twice or of one not in the world too
+    # (which passed, and a NaN was refused only on the tick its entity was in the world)
+    for ids, weights, row in (([12, 11, 12], [1.0, 2.0, -5.0], 2), ([12, 99, 10], [1.0, np.nan, 2.0], 1)):
+        with pytest.raises(ValueError, match=rf"client 1: weights must be finite, non-negative and at most 1e100 \(only their ratios count\), got .* at row {row}"):
+            server.send(0, world, interest={0: None, 1: ids, 2: None}, priority={0: None, 1: weights, 2: None})
     # the weights given for the interest's ids, in the order given: the row is theirs
-    with pytest.raises(ValueError, match=r"client 1: weights must be finite and non-negative, "
+    with pytest.raises(ValueError, match=r"client 1: weights must be finite, non-negative and at most 1e100 \(only their ratios count\), "
                                          r"got -0.5 at row 1"):
         server.send(0, world, interest={0: None, 1: [12, 11, 10], 2: None},
                     priority={0: None, 1: [1.0, -0.5, 2.0], 2: None})

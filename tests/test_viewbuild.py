@@ -183,7 +183,7 @@ def test_a_build_refused_in_compute_raises_at_end_and_keeps_nothing():
     world = w.step(schema)
     b1.begin(1, world, world.ids[:80], -np.ones(80), 200)
     compute([b1])
-    with pytest.raises(ValueError, match="finite and non-negative"):
+    with pytest.raises(ValueError, match="finite, non-negative and at most 1e100"):
         b1.end()
     after = b1.priorities(), b1._bits_chg, b1._s0_est, b1.last_bytes
     assert np.array_equal(before[0][1], after[0][1]) and before[1:] == after[1:]
