@@ -818,6 +818,22 @@ def _streams(schemas):
                             "are not valid (IntRange past hi - lo, a midpoint Bounded's top "
                             "code); the real deltas decode after them",
                             ["invalid-delta"])
+
+    # 14. keep-alives (section 18): the stream, then junk: while no reply is due, every 32nd
+    # call of reply() makes one all the same (here an ack: the kit calls reply() after each
+    # datagram, and before a hello every datagram makes a hello request due), so that a server
+    # started again hears of the client
+    schema = schemas["pose"]
+    s = _Stream(schema, rng, stream_id=0xA11E, history=8)
+    w = _World(schema, rng, n=6)
+    for t in range(4):
+        w.tick()
+        s.step(t, w.snapshot())
+    s.deliver(True)
+    for _ in range(70):
+        s.inject(rng.bytes(int(rng.integers(1, 48))))
+    out["keepalive"] = ("pose", s.out, "the stream, then junk: with replies, a keep-alive ack every "
+                        "32nd call of reply() while none is due", ["keepalive"])
     return out
 
 
@@ -982,6 +998,20 @@ def _interpolation_file(schema, rng):
     for d in (0.5, 1.0, 2.0, 3.0):
         sample(newest + d)                                         # extrapolated, then capped
     sample(it.views[0][0] - 1.5)                                   # before the oldest kept
+    # a new stream (a restarted server's ticks from its own start): reset, then a new timeline
+    # whose seqs, unwrapped against the old newest, would have been older than every held view
+    it.reset()
+    ops.append({"reset": True})
+    for step, k in enumerate((2, 3, 5, 4)):
+        seq = 100 + 3 * k
+        view = Snapshot._make(schema, views[k].ids, views[k].matrix, seq=seq)
+        kept = it.push(view)
+        m = view.matrix
+        codes = [[int(np.int64(v)) if sg else int(v) for v, sg in zip(row, signed)] for row in m.tolist()]
+        ops.append({"push": {"seq": seq, "ids": view.ids.tolist(), "codes": codes}, "kept": kept})
+        if step >= 1:
+            sample(it.newest - 1.5)
+    sample(it.newest + 0.5)
     return {"schema": "schemas/pose.json", "capacity": 6, "max_extrapolation": _hexf(2.0), "ops": ops}
 
 

@@ -176,6 +176,16 @@ class Interpolator:
         d = (seq - self.newest) & 0xFFFF
         return self.newest + (d - 0x10000 if d >= 0x8000 else d)
 
+    def reset(self) -> None:
+        """Forget every view and the latest render time (``stats`` go on counting): the next
+        view pushed starts a new timeline, its tick its ``seq``. For a client that adopted a
+        new stream (a restarted server counts its ticks from its own start, and its views,
+        unwrapped against the old stream's newest, would be older than every held one and
+        dropped): call it when ``StreamClient.stream_id`` changes."""
+        self.views = []
+        self.newest = None
+        self.last_t = None
+
     def push(self, view: Snapshot) -> bool:
         """Add a view (a Snapshot with ``seq``): True, or False when it is dropped (a tick already
         held, or older than every view of a full buffer). TypeError for what is not a view,

@@ -904,13 +904,19 @@ def _named(e, client):
     return e
 
 
+# a client's reply() returns a reply every KEEPALIVE_CALLS-th call while none is due (section 18)
+KEEPALIVE_CALLS = 32
+
+
 class StreamClient:
     """The client half of a session: ``StreamClient(schema, *, key=None, max_bytes=None)``.
 
     ``receive(datagram)`` takes any datagram from the server and returns the view it completes
     (a Snapshot) or None; DecodeError (kind as SnapshotDecoder's, state unchanged) for one it
-    refuses. ``reply()`` is what to send back now (bytes) or None: call it after each datagram,
-    or once a tick. ``max_bytes`` bounds what the client holds (docs/wire-format.md section 19;
+    refuses. ``reply()`` is what to send back now (bytes) or None: call it once a tick (or a
+    frame), and after each datagram if you like; while nothing makes a reply due, every 32nd
+    call returns one all the same (a keep-alive: a restarted server learns of the client from
+    it, docs/wire-format.md section 18). ``max_bytes`` bounds what the client holds (docs/wire-format.md section 19;
     default 256 MiB). ``nonce`` fixes the client's incarnation id (tests and the conformance
     kit; by default a random one, which is what tells the server that a client restarted)."""
 
@@ -930,6 +936,7 @@ class StreamClient:
         self._nonce = nonce
         self._rseq = 0
         self._due = True            # a new client's first reply: a hello request (section 18)
+        self._idle = 0              # the calls of reply() in a row that returned nothing
         self._view = None
         self._lock = threading.Lock()
 
@@ -992,10 +999,14 @@ class StreamClient:
             return view
 
     def reply(self) -> Optional[bytes]:
-        """The reply to send the server now (bytes), or None (docs/wire-format.md section 18)."""
+        """The reply to send the server now (bytes), or None (docs/wire-format.md section 18):
+        one when a reply is due, and a keep-alive when the last 31 calls returned nothing."""
         with self._lock:
             if not self._due:
-                return None
+                if self._idle < KEEPALIVE_CALLS - 1:
+                    self._idle += 1
+                    return None
+            self._idle = 0
             self._due = False
             dec = self._decoder
             rseq = self._rseq

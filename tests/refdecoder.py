@@ -447,9 +447,14 @@ class ReferenceStream:
         raise Refused("no-hello" if self.hello is None else "check")
 
     def reply(self):
-        """Section 18: the reply due (bytes), or None."""
+        """Section 18: the reply due (bytes), or None; a keep-alive (the reply it would be) when
+        the last 31 calls returned None."""
         if not self.due:
-            return None
+            self.idle = getattr(self, "idle", 0) + 1
+            if self.idle < 32:
+                return None
+            self.hits["reply:keepalive-" + ("request" if self.hello is None else "ack")] += 1
+        self.idle = 0
         self.due = False
         rseq, self.rseq = self.rseq, (self.rseq + 1) % 2**32
         if self.hello is None:

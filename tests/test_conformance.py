@@ -141,6 +141,9 @@ PER_STREAM = {
                 "hello:older", "hello:schema", "hello:refused", "fragment:inconsistent"],
     "restart": ["hello:newer-stream", "refused:check"],
     "one_bit": ["abs:1bit-flip", "set:mode1", "set:mode2"],
+    # section 18's keep-alives (counted only where replies are made; the kit calls reply() after
+    # each datagram, and before a hello every datagram makes a hello request due: acks only)
+    "keepalive.replies": ["reply:keepalive-ack"],
 }
 
 

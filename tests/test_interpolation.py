@@ -213,12 +213,17 @@ def test_the_kit_vectors_are_what_the_reference_gives():
                       max_extrapolation=struct.unpack(">d", bytes.fromhex(data["max_extrapolation"]))[0])
     kinds = {"early", "extrapolated", "late", "dropped"}
     seen = set()
+    resets = False
     for op in data["ops"]:
         if "push" in op:
             p = op["push"]
             m = np.array(p["codes"], dtype=np.int64).astype(np.uint64).reshape(len(p["ids"]), -1)
             v = qc.Snapshot._make(schema, np.array(p["ids"], dtype=np.uint64), m, seq=p["seq"])
             assert it.push(v) == op["kept"]
+            continue
+        if "reset" in op:
+            it.reset()
+            resets = True
             continue
         t = struct.unpack(">d", bytes.fromhex(op["sample"]))[0]
         s = it.sample(t)
@@ -229,6 +234,32 @@ def test_the_kit_vectors_are_what_the_reference_gives():
         assert it.stats == op["stats"]
         seen |= {k for k in kinds if op["stats"][k]}
     assert seen == kinds                                  # every case the doc names is reached
+    assert resets                                         # and a reset, then a new timeline
+
+
+def test_reset_starts_a_new_timeline_for_a_new_stream():
+    """A restarted server's ticks start again from its own start: unwrapped against the old
+    stream's newest they are older than every held view of a full buffer, and were dropped
+    (the picture froze, up to 32,768 ticks); after reset() they are the timeline."""
+    schema = qc.Schema("S", [("x", qc.Bounded(0, 100, 16))])
+
+    def view(seq, x):
+        s = schema.snapshot([1], {"x": [x]})
+        return qc.Snapshot._make(schema, s.ids, s.matrix, seq=seq)
+
+    it = Interpolator(schema, capacity=4)
+    for k in range(3596, 3600):
+        assert it.push(view(k, k % 100))
+    it.sample(3598.5)
+    assert not it.push(view(0, 10.0))                    # the new stream's first view: dropped
+    it.reset()
+    assert (it.views, it.newest, it.last_t) == ([], None, None)
+    with pytest.raises(ValueError):
+        it.sample(0.0)                                    # nothing pushed since
+    assert it.push(view(0, 10.0)) and it.push(view(1, 20.0)) and it.newest == 1
+    got = it.sample(0.5)
+    assert (got.a, got.b, got.alpha) == (0, 1, 0.5) and abs(got.columns["x"][0] - 15.0) < 0.01
+    assert it.stats == {"pushed": 6, "dropped": 1, "late": 0, "extrapolated": 0, "early": 0}
 
 
 def test_the_reference_loads_on_its_own():

@@ -1331,6 +1331,74 @@ def test_a_resend_carries_the_view_its_tick_sent_never_another():
     assert np.array_equal(got[-1].ids, rest)
 
 
+def test_reply_makes_a_keep_alive_every_32nd_call_while_none_is_due():
+    """wire-format section 18: a call of reply() that would return nothing returns the reply all
+    the same when the 31 before it returned nothing; any reply starts the count again."""
+    client = qc.StreamClient(SCHEMA, nonce=7)
+    got = [client.reply() for _ in range(65)]
+    made = [i for i, r in enumerate(got) if r is not None]
+    assert made == [0, 32, 64]                            # the first is due: a hello request
+    assert all(got[i][0] == 0x48 and got[i][6:10] == struct.pack("<I", k) for k, i in enumerate(made))
+    server = qc.StreamServer(SCHEMA)
+    server.connect("c")
+    world = World(5)
+    for t in range(3):
+        _lossless_tick(server, client, t, world.tick())
+    got = [client.reply() for _ in range(40)]             # nothing arrives: a keep-alive ack
+    assert [i for i, r in enumerate(got) if r is not None] == [31] and got[31][0] == 0x41
+    server.receive("c", got[31])                          # (fresh: taken)
+    for d in server.send(3, world.tick())["c"]:
+        client.receive(d)
+    assert client.reply() is not None                     # due: and the count starts again
+    assert [client.reply() for _ in range(31)] == [None] * 31 and client.reply() is not None
+
+
+def test_a_restarted_server_hears_of_its_clients_from_their_keep_alives():
+    """SPEC section 8: a server that restarts is back to exact views with no user code beyond
+    passing datagrams both ways. The new server knows no client; the clients' replies, called
+    once a tick, came only after datagrams, so none ever reached it and no client came back.
+    Now a keep-alive reaches it within 32 ticks, the application connects the address as any
+    new one, and the hello of the newer stream brings the client back."""
+    class App:
+        """The application's server: it connects an address on its first datagram
+        (examples/udp_stream.py), passes every datagram to the session."""
+
+        def __init__(self):
+            self.server = qc.StreamServer(SCHEMA)
+
+        def datagram(self, addr, d):
+            if addr not in self.server.clients:
+                self.server.connect(addr)
+            try:
+                self.server.receive(addr, d)
+            except qc.DecodeError:
+                pass                                      # (an ack of the old stream: check)
+
+    world = World(20)
+    clients = {("10.0.0.1", 5000): qc.StreamClient(SCHEMA), ("10.0.0.2", 5000): qc.StreamClient(SCHEMA)}
+    app, back = App(), None
+    for t in range(140):
+        if t == 20:
+            app = None                                    # the server goes down ...
+        elif t == 60:
+            app = App()                                   # ... and starts again, knowing nobody
+        snap = world.tick()
+        for addr, datagrams in (app.server.send(t, snap) if app else {}).items():
+            for d in datagrams:
+                clients[addr].receive(d)
+        for addr, client in clients.items():
+            r = client.reply()                            # once a tick
+            if r is not None and app is not None:
+                app.datagram(addr, r)
+        if t == 19:
+            assert all(c.view == snap for c in clients.values())
+        if t >= 60 and all(c.view is not None and c.view.seq == t and c.view == snap
+                           and c.stream_id == app.server.encoder(a).stream_id for a, c in clients.items()):
+            back = t
+            break
+    assert back is not None and back <= 60 + 32 + 3, back
+
+
 def test_link_delivered_counts_only_the_ticks_that_sent_the_client_a_packet():
     """LinkStats.delivered: a tick that sent the client the hello alone (a budget of exactly the
     hello) is no packet lost: on a lossless link it stays 1.0 (it read 0.0, then 0.5, ...)."""
