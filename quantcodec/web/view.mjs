@@ -86,9 +86,9 @@ function onText(msg) {
       client = new StreamClient(schema);
       buffer = newBuffer();
     }
-    // after a reconnect the same client goes on: the server's hello (a restarted server's is
-    // newer) is adopted when it comes, and until then the client says where it is
-    client.due = true;
+    // after a reconnect the same client goes on: the server connects the page when it opens,
+    // and its hello (a restarted server's is newer) is adopted when it comes; whatever reply is
+    // due goes now, and the frames' calls of reply() send keep-alives while nothing arrives
     sendReply();                                     // a hello request (connect me), or an ack
     if (budget !== null) sendBudget();               // (a new connection starts with none)
   } else if (msg.type === 'tick') {
@@ -238,7 +238,11 @@ function frame(now) {
   draw(buffer.sample(renderTick));
   showInterp();
 }
-function loop(now) { frame(now); requestAnimationFrame(loop); }
+function loop(now) {
+  frame(now);
+  if (client !== null && ws !== null) sendReply();   // once a frame: keep-alives (wire-format 18)
+  requestAnimationFrame(loop);
+}
 requestAnimationFrame(loop);
 
 function draw(s) {
