@@ -205,6 +205,15 @@ class Client(asyncio.DatagramProtocol):
             self.replies += 1
             self.switch.send(self.transport, reply, self.server_addr)
 
+    def tick(self):
+        """Once a tick, whatever arrived: reply() returns a keep-alive every 32nd call while no
+        reply is due (wire-format.md section 18), so that a server that restarted, knowing
+        nobody, hears of this client and connects it."""
+        reply = self.session.reply()
+        if reply is not None:
+            self.replies += 1
+            self.switch.send(self.transport, reply, self.server_addr)
+
     def hello(self):
         """Say hello: a new client's first reply is a hello request, which makes the server
         connect its address."""
@@ -255,6 +264,8 @@ async def run(ticks=120, hz=60, bodies=100, loss=0.2, dup=0.05, reorder=0.2, see
             # wait for the next tick; the clients work meanwhile
             delay = start + (k + 1) / hz - time.perf_counter()
             await asyncio.sleep(max(delay, 0.0))
+            for _, c in ends:
+                c.tick()
             behind += sum(c.session.latest != seq for _, c in ends)
             if not quiet and k % hz == 0:
                 print(f"tick {k:5d}: clients at {[c.session.latest for _, c in ends]}, "
