@@ -147,6 +147,13 @@ def _integer_ids(ids, who="snapshot"):
             # Python ints above 2**63 beside small ones: NumPy makes them float64, which would
             # round them; each is converted exactly instead
             a = np.array(list(ids), dtype=object)
+        elif a.dtype.kind in "iu" and isinstance(ids, (list, tuple)):
+            # NumPy takes a bool beside ints for 0 or 1: another entity's id (a bool array, or
+            # bools alone, are refused below by their dtype)
+            for i, v in enumerate(ids):
+                if isinstance(v, (bool, np.bool_)):
+                    raise TypeError(f"{who}: ids must be integers, got {v!r} ({type(v).__name__}) "
+                                    f"at row {i}")
     if a.dtype == object:
         flat = a.ravel()
         for i, v in enumerate(flat):

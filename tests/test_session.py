@@ -281,6 +281,7 @@ BAD_INTEREST = [
     ([10.0, 11.0], TypeError, "interest: ids must be an integer array, got dtype float64"),
     (["a"], TypeError, "interest: ids must be an integer array"),
     ([True], TypeError, "interest: ids must be an integer array, got dtype bool"),
+    ([10, True], TypeError, r"interest: ids must be integers, got True \(bool\) at row 1"),
     ([10, 2**64], ValueError, r"interest: ids must be unsigned integers below 2\*\*64, got 18446744073709551616 at row 1"),
     ([2**64], ValueError, r"interest: ids must be unsigned integers below 2\*\*64, got 18446744073709551616 at row 0"),
     ([2**63, 1, -1], ValueError, r"interest: ids must be unsigned integers below 2\*\*64, got -1 at row 2"),

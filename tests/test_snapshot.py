@@ -160,6 +160,8 @@ def test_snapshot_ids_that_are_not_integers_are_refused_not_truncated(schema):
                      ([2**64 - 1, Decimal("7.9")], "Decimal('7.9')"),
                      ([2**64 - 1, Fraction(15, 2)], "Fraction(15, 2)"),
                      (np.array([True, 5], dtype=object), "True"),
+                     ([5, True], "True (bool) at row 1"),            # (NumPy made it id 1)
+                     ((np.False_, 7), "np.False_ (bool) at row 0"),
                      (np.array([3, "4"], dtype=object), "'4'")):
         with pytest.raises(TypeError, match=f"ids must be integers, got {re.escape(bad)}"):
             schema.snapshot(ids, cols)
