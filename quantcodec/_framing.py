@@ -9,6 +9,7 @@ only for the rare packets above the datagram budget (fragments).
 from __future__ import annotations
 
 import hashlib
+import numbers
 import struct
 from collections import OrderedDict
 from typing import NamedTuple
@@ -100,8 +101,9 @@ def limit_bytes(max_bytes, owner):
     """A client's ``max_bytes`` (section 19), checked."""
     if max_bytes is None:
         return DEFAULT_MAX_BYTES
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, numbers.Integral):
         raise TypeError(f"{owner}: max_bytes must be an integer, got {type(max_bytes).__name__}")
+    max_bytes = int(max_bytes)      # (a NumPy integer too, as SPEC section 0 takes them)
     if max_bytes < 1:
         raise ValueError(f"{owner}: max_bytes must be positive, got {max_bytes}")
     return max_bytes
@@ -113,8 +115,9 @@ def hello_cost(history, max_datagram):
 
 
 def check_max_datagram(max_datagram, owner):
-    if isinstance(max_datagram, bool) or not isinstance(max_datagram, int):
+    if isinstance(max_datagram, bool) or not isinstance(max_datagram, numbers.Integral):
         raise TypeError(f"{owner}: max_datagram must be an integer, got {type(max_datagram).__name__}")
+    max_datagram = int(max_datagram)
     if not MIN_DATAGRAM <= max_datagram <= MAX_DATAGRAM:
         raise ValueError(f"{owner}: max_datagram must be in {MIN_DATAGRAM}..{MAX_DATAGRAM} bytes, "
                          f"got {max_datagram}")

@@ -417,9 +417,11 @@ _POOL_LOCK = threading.Lock()
 
 
 def _threads(threads):
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"GridIndex: threads must be a positive integer, got {threads!r}")
-    return threads
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+        raise TypeError(f"GridIndex: threads must be a positive integer, got {type(threads).__name__}")
+    if threads < 1:
+        raise ValueError(f"GridIndex: threads must be a positive integer, got {int(threads)}")
+    return int(threads)
 
 
 def _pool(workers):

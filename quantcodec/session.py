@@ -106,9 +106,10 @@ class LinkStats:
 def _check_budget(budget, hello_len, one_len, owner):
     if budget is None:
         return None
-    if isinstance(budget, bool) or not isinstance(budget, int):
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral):
         raise TypeError(f"{owner}: budget must be an integer number of bytes or None, got "
                         f"{type(budget).__name__}")
+    budget = int(budget)            # (a NumPy integer too: link_bits_per_second / 8 / hz, say)
     if budget < 1:
         raise ValueError(f"{owner}: budget must be a positive number of bytes a tick (or None: "
                          f"no budget), got {budget}")
@@ -243,9 +244,12 @@ class StreamServer:
         self._peers = {}
         self._lock = threading.RLock()
         self._share = None         # the views' ViewShare (made with the first builder)
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise ValueError(f"StreamServer: threads must be a positive integer, got {threads!r}")
-        self._threads = threads
+        if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
+            raise TypeError(f"StreamServer: threads must be a positive integer, got "
+                            f"{type(threads).__name__}")
+        if threads < 1:
+            raise ValueError(f"StreamServer: threads must be a positive integer, got {int(threads)}")
+        self._threads = int(threads)
         if isinstance(hysteresis, bool) or not isinstance(hysteresis, (int, np.integer)) \
                 or not 0 <= hysteresis <= 2**31:
             raise ValueError(f"StreamServer: hysteresis must be a number of ticks >= 0, got "

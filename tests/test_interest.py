@@ -295,9 +295,11 @@ def test_threads_give_the_same_answers(dist):
     index._csr = lambda q, *a: parts.append(len(q)) or real(q, *a)
     index.within(rng.uniform(0, 900, size=(200, 2)), 50.0, threads=4)
     assert sorted(parts) == [66, 67, 67]                   # 200 // 64 = 3 parts, not 4
-    for bad in (0, -1, 1.5, True, "2"):
-        with pytest.raises(ValueError, match="threads must be a positive integer"):
+    for bad, kind in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(kind, match="threads must be a positive integer"):
             index.within(p[:3], 10.0, threads=bad)
+    two, one = index.within(p[:3], 10.0, threads=np.int64(2)), index.within(p[:3], 10.0)   # (SPEC 0)
+    assert len(two) == len(one) and all(np.array_equal(x, y) for x, y in zip(two, one))
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork on this platform")

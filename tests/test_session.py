@@ -256,6 +256,19 @@ def test_send_checks_its_arguments():
         server.send(1.5, World(3).tick())
 
 
+def test_numpy_integers_are_taken_wherever_an_int_is():
+    """SPEC section 0: NumPy scalars are accepted wherever a Python number is; budget,
+    max_datagram, threads and max_bytes refused np.int64 ("must be an integer", of one)."""
+    a = qc.StreamServer(SCHEMA, budget=np.int64(533), max_datagram=np.int64(1200), threads=np.int64(2))
+    b = qc.StreamServer(SCHEMA, budget=533, max_datagram=1200, threads=2)
+    for s in (a, b):
+        s.connect("c", budget=np.uint16(600))
+        s.set_budget("c", np.int32(700))
+    assert (a.budget_of("c"), type(a.budget_of("c"))) == (700, int)
+    client = qc.StreamClient(SCHEMA, max_bytes=np.int64(10**7))
+    assert client.max_bytes == 10**7 and type(client.max_bytes) is int
+
+
 @pytest.mark.parametrize("cls, kwargs, kind, message", [
     (qc.StreamServer, {"history": 0}, ValueError, "history must be in 1..32767, got 0"),
     (qc.StreamServer, {"history": 1.5}, TypeError, "history must be an integer, got float"),
@@ -266,6 +279,8 @@ def test_send_checks_its_arguments():
     (qc.StreamClient, {"key": "secret"}, TypeError, "key must be bytes"),
     (qc.StreamClient, {"max_bytes": 0}, ValueError, "max_bytes must be positive, got 0"),
     (qc.StreamClient, {"max_bytes": "x"}, TypeError, "max_bytes must be an integer, got str"),
+    (qc.StreamServer, {"threads": 1.0}, TypeError, "threads must be a positive integer, got float"),
+    (qc.StreamServer, {"threads": np.int64(0)}, ValueError, "threads must be a positive integer, got 0"),
 ])
 def test_session_arguments_are_refused_by_the_class_called(cls, kwargs, kind, message):
     # (not by the SnapshotEncoder / SnapshotDecoder beneath, which the user never named)
