@@ -124,7 +124,11 @@ class GridIndex:
             lo = lo[:2]
         finite, lo0, lo1, mx, my = grid_cells(cols, lo, cell, cx, cy)
         if not finite:
-            raise ValueError("GridIndex: positions must be finite")
+            # (the row and id named, in the order given: a physics glitch in one body)
+            i = int(np.argmin(np.isfinite(p).all(axis=1)))
+            row = i if perm is None else int(perm[i])
+            raise ValueError(f"GridIndex: positions must be finite (row {row}, id {int(sids[i])}: "
+                             f"{p[i].tolist()}); leave such a body out of the index")
         if max(mx, my) >= _CELLS_MAX:
             raise ValueError(f"GridIndex: the grid would be more than 2**40 cells a side "
                              f"({mx + 1:.0f} x {my + 1:.0f} cells of {cell:g}): use a larger cell")

@@ -222,8 +222,13 @@ def test_build_refuses_what_it_cannot_index():
     for bad in (np.nan, np.inf, -np.inf):
         q = p.copy()
         q[37, 1] = bad
-        with pytest.raises(ValueError, match="positions must be finite"):
+        with pytest.raises(ValueError, match=rf"positions must be finite \(row 37, id {int(ids[37])}: "):
             interest.GridIndex(q, ids, cell=5.0)
+    q = p.copy()                                           # ids given out of order: the row given
+    q[37, 0] = np.nan
+    order = np.arange(100)[::-1]
+    with pytest.raises(ValueError, match=rf"positions must be finite \(row {order.tolist().index(37)}, id {int(ids[37])}: "):
+        interest.GridIndex(q[order], ids[order], cell=5.0)
     q = p.copy()
     q[5, 0] = 1e300                                        # a cell number past 2**40
     with pytest.raises(ValueError, match="more than 2\\*\\*40 cells a side"):
