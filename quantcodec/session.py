@@ -843,6 +843,12 @@ def _pick(arg, client, world, what):
         return None
     if callable(arg):
         return arg(client, world)
+    if not isinstance(arg, Mapping):
+        shape = "ids" if what == "interest" else "weights"
+        hint = (" (GridIndex.within gives a list in the order of its centres: "
+                "dict(zip(clients, index.within(centres, radius))))") if isinstance(arg, (list, tuple)) else ""
+        raise TypeError(f"StreamServer.send: {what} must be None, a dict {{client: {shape}}} or a "
+                        f"callable(client, world) -> {shape}, got {type(arg).__name__}{hint}")
     try:
         return arg[client]
     except KeyError:

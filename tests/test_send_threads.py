@@ -225,8 +225,8 @@ def test_an_error_found_without_the_gil_stops_its_batch_where_one_thread_stops()
 
 
 def test_threads_argument():
-    for bad in (0, -1, 1.5, True, "2"):
-        with pytest.raises(ValueError):
+    for bad, kind in ((0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)):
+        with pytest.raises(kind, match="threads must be a positive integer"):
             qc.StreamServer(SCHEMA, threads=bad)
     server = qc.StreamServer(SCHEMA, threads=3)
     assert server.threads == 3

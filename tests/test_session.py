@@ -256,6 +256,21 @@ def test_send_checks_its_arguments():
         server.send(1.5, World(3).tick())
 
 
+def test_interest_and_priority_of_another_shape_are_refused_saying_which():
+    """interest=index.within(...) (a list) gave "list indices must be integers or slices, not
+    tuple", naming neither send nor interest; a list indexed by integer clients passed."""
+    server = qc.StreamServer(SCHEMA)
+    server.connect(("10.0.0.7", 4000))
+    world = World(3).tick()
+    with pytest.raises(TypeError, match=r"^StreamServer\.send: interest must be None, a dict \{client: ids\} "
+                                        r"or a callable\(client, world\) -> ids, got list \(GridIndex\.within"):
+        server.send(0, world, interest=[world.ids])
+    with pytest.raises(TypeError, match=r"priority must be None, a dict \{client: weights\} .* got int$"):
+        server.send(0, world, priority=5)
+    assert server.encoder(("10.0.0.7", 4000)).held == ()
+    assert server.send(0, world, interest={("10.0.0.7", 4000): world.ids})      # (then the tick goes)
+
+
 def test_numpy_integers_are_taken_wherever_an_int_is():
     """SPEC section 0: NumPy scalars are accepted wherever a Python number is; budget,
     max_datagram, threads and max_bytes refused np.int64 ("must be an integer", of one)."""
