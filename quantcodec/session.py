@@ -364,6 +364,22 @@ class StreamServer:
         """``client``'s SnapshotEncoder (the layer beneath: its history, acks, stream id)."""
         return self._peer(client, "encoder").encoder
 
+    def view(self, client: Hashable, seq: Optional[int] = None) -> Optional[Snapshot]:
+        """The view the server recorded for ``client`` under ``seq`` (default: the newest it
+        sent): the Snapshot that client decodes from that tick's packet, code for code (SPEC
+        section 8), while its stream holds it (the last ``history`` ticks sent); None when it
+        holds none (never sent, too old, or the stream started over). KeyError for a client
+        that is not connected."""
+        with self._lock:
+            state = self._peer(client, "view").encoder._state
+            if seq is None:
+                seq = state.state()[0]
+                if seq is None:
+                    return None
+            elif isinstance(seq, bool) or not isinstance(seq, numbers.Integral):
+                raise TypeError(f"StreamServer.view: seq must be an integer, got {type(seq).__name__}")
+            return state.sent.get(int(seq) & 0xFFFF)
+
     def has_stream(self, client: Hashable) -> bool:
         """Whether ``client`` has acked a packet of its current stream (its hello stops)."""
         return self._peer(client, "has_stream").acked

@@ -271,6 +271,43 @@ def test_interest_and_priority_of_another_shape_are_refused_saying_which():
     assert server.send(0, world, interest={("10.0.0.7", 4000): world.ids})      # (then the tick goes)
 
 
+def test_server_view_is_what_the_client_decodes_through_loss_and_a_budget():
+    """StreamServer.view(client, seq): the view recorded for the client (SPEC 8), public; a probe
+    had to read the encoder's private state to check the promise."""
+    server = qc.StreamServer(SCHEMA, budget=400, history=16)
+    server.connect("c")
+    client = qc.StreamClient(SCHEMA)
+    assert server.view("c") is None
+    rng = np.random.default_rng(3)
+    down, up = Link(rng, loss=0.2, dup=0.1, delay=(1, 3)), Link(rng, loss=0.2, delay=(1, 3))
+    world = World(150)
+    seen = 0
+    for t in range(120):
+        down.send(t, server.send(t, world.tick())["c"])
+        assert server.view("c") is server.view("c", t) is server.view("c", t + 65536)
+        for d in down.due(t):
+            try:
+                v = client.receive(d)
+            except qc.DecodeError:
+                continue
+            if v is not None and server.view("c", v.seq) is not None:
+                assert v == server.view("c", v.seq)
+                seen += 1
+        r = client.reply()
+        if r is not None:
+            up.send(t, [r])
+        for r in up.due(t):
+            try:
+                server.receive("c", r)
+            except qc.DecodeError:
+                pass
+    assert seen > 60 and server.view("c", 119 - 16) is None        # (older than the history)
+    with pytest.raises(KeyError):
+        server.view("nobody")
+    with pytest.raises(TypeError, match="seq must be an integer, got float"):
+        server.view("c", 3.0)
+
+
 def test_numpy_integers_are_taken_wherever_an_int_is():
     """SPEC section 0: NumPy scalars are accepted wherever a Python number is; budget,
     max_datagram, threads and max_bytes refused np.int64 ("must be an integer", of one)."""
