@@ -190,6 +190,20 @@ namespace QuantCodec
             return newest + (d >= 0x8000 ? d - 0x10000 : d);
         }
 
+        /// <summary>Forgets every view and the latest render time (Stats go on counting): the next view
+        /// pushed starts a new timeline, its tick its Seq. Call it when the client adopts a new stream
+        /// (StreamClient.StreamId changes): a restarted server counts its ticks from its own start, and
+        /// its views, unwrapped against the old stream's newest, would be older than every view of a
+        /// full buffer and dropped (docs/interpolation.md, reset()).</summary>
+        public void Reset()
+        {
+            views.Clear();
+            newest = 0;
+            any = false;
+            lastT = 0.0;
+            sampled = false;
+        }
+
         /// <summary>Adds a view (as StreamClient.Receive returns it; its values are copied). False
         /// when it is dropped: its tick is held already, or the buffer is full and it is older than
         /// every view held. A view does not outlive its decoder: SnapshotDecoder.Dispose (and

@@ -11,11 +11,15 @@ namespace QuantCodec
         /// <summary>Reply types (wire-format section 18): an ack, a hello request.</summary>
         public const byte AckType = 0x41, HelloRequestType = 0x48;
         public const int AckBody = 16, HelloRequestBody = 26;
+        /// <summary>Reply() returns a reply every KeepAliveCalls-th call while none is due: a keep-alive
+        /// (wire-format section 18), when the KeepAliveCalls - 1 calls before it returned null.</summary>
+        public const int KeepAliveCalls = 32;
         static readonly uint SeedQ = Crc32C.Compute(Encoding.ASCII.GetBytes("quantcodec hello request"));
 
         readonly SnapshotDecoder decoder;
         readonly byte[] fingerprint;
         bool due = true;    // a new client's first reply: a hello request (section 18)
+        int idle;           // the calls of Reply() in a row that returned null
         uint rseq;
 
         /// <summary>A client of one stream of `schema`. key: the shared secret (1 to 255 bytes; every
@@ -43,8 +47,13 @@ namespace QuantCodec
         public uint Nonce { get; private set; }
         /// <summary>The number the next reply will carry (0 first, one more per reply made, mod 2**32).</summary>
         public uint NextRseq { get { return rseq; } }
-        /// <summary>Whether a reply is due (Reply() would return one).</summary>
+        /// <summary>Whether a reply is due (Reply() will return one; while none is due, Reply() still
+        /// returns a keep-alive every KeepAliveCalls-th call).</summary>
         public bool ReplyDue { get { return due; } }
+        /// <summary>The id of the stream adopted (its hello's stream_id), or null before any hello is
+        /// adopted. It changes when the client adopts a new stream (a restarted server's): then call
+        /// Interpolator.Reset(), the new stream's ticks start over (docs/interpolation.md).</summary>
+        public ulong? StreamId { get { return decoder.HasStream ? decoder.Stream.StreamId : (ulong?)null; } }
 
         /// <summary>Take one datagram from the server: the view it completed (a Snapshot), or null for a
         /// hello or a fragment that completes nothing. A refused datagram throws DecodeException (Kind:
@@ -75,12 +84,20 @@ namespace QuantCodec
         /// Interpolator.Push refuses it): Clone() before Dispose what you keep.</summary>
         public void Dispose() { decoder.Dispose(); }
 
-        /// <summary>The datagram to send the server now, or null when no reply is due (section 18): a
-        /// hello request while no stream is adopted, an ack of the adopted stream otherwise. Call it after
-        /// every datagram or once a tick: at most one reply per datagram that made one due.</summary>
+        /// <summary>The datagram to send the server now, or null (section 18): a hello request while no
+        /// stream is adopted, an ack of the adopted stream otherwise, when a reply is due, and a
+        /// keep-alive (the same reply) when the KeepAliveCalls - 1 calls before it in a row returned
+        /// null. Call it once a tick (or a frame), and after each datagram if you like: at most one reply
+        /// per datagram that made one due, and the keep-alives, by which a restarted server, which
+        /// knows no client, hears of this one.</summary>
         public byte[] Reply()
         {
-            if (!due) return null;
+            if (!due && idle < KeepAliveCalls - 1)
+            {
+                idle++;
+                return null;
+            }
+            idle = 0;
             due = false;
             byte[] o = decoder.HasStream ? Ack() : HelloRequest();
             rseq++;

@@ -15,10 +15,26 @@ static partial class Tests
         var ip = new Interpolator(schema, capacity: cap, maxExtrapolation: KitFloat(kit.Get("max_extrapolation")));
         var ipr = new Interpolator(schema, capacity: cap, maxExtrapolation: KitFloat(kit.Get("max_extrapolation")));
         Sample reused = null;       // the same pushes, sampled into one reused Sample
-        int nslots = schema.Slots.Length, op = 0, powExact = 0, powNear = 0;
+        int nslots = schema.Slots.Length, op = 0, powExact = 0, powNear = 0, pushes = 0, resets = 0;
+        bool afterReset = false;
         foreach (var o in kit.Get("ops").Items)
         {
             op++;
+            var reset = o.Get("reset");
+            if (reset != null)
+            {
+                // a new stream: every view and the latest render time forgotten, the stats kept
+                var before = ip.Stats;
+                ip.Reset();
+                ipr.Reset();
+                resets++;
+                afterReset = true;
+                Check(reset.Type == JsonType.Bool && reset.BoolValue, "interpolation op " + op + ": reset is true");
+                Check(ip.Count == 0 && ip.Newest == null && ip.Oldest == null && ip.Stats.Equals(before) && ipr.Count == 0,
+                      "interpolation op " + op + ": reset empties the buffer and keeps the stats (" + ip.Stats + ")");
+                Check(Throws<InvalidOperationException>(() => ip.Sample(0.0)), "interpolation op " + op + ": no sample after a reset before a push");
+                continue;
+            }
             var push = o.Get("push");
             if (push != null)
             {
@@ -36,8 +52,12 @@ static partial class Tests
                 }
                 Check(ok, "interpolation op " + op + ": the push's codes read");
                 bool kept = ip.Push(view);
+                pushes++;
                 Check(ipr.Push(view) == kept, "interpolation op " + op + ": the same answer twice");
                 Check(kept == o.Get("kept").BoolValue, "interpolation op " + op + ": push seq " + view.Seq + " kept " + kept);
+                if (afterReset)     // the first push after a reset: a new timeline, its tick its seq
+                    Check(kept && ip.Newest == view.Seq && ip.Count == 1, "interpolation op " + op + ": the first push after a reset starts a new timeline at its seq " + view.Seq + " (newest " + ip.Newest + ")");
+                afterReset = false;
                 continue;
             }
             double t = KitFloat(o.Get("sample"));
@@ -96,8 +116,9 @@ static partial class Tests
         Check(powNear == 0 || powExact > 0, "PowerCurve values: " + powExact + " bit for bit, " + powNear + " within 1e-12");
         if (powNear > 0) Console.WriteLine("  (interpolation kit: " + powNear + " PowerCurve values within 1e-12, not bit for bit)");
         var end = ip.Stats;
-        Check(end.Pushed + end.Dropped == 15 && end.Dropped >= 1 && end.Late >= 1 && end.Extrapolated >= 1 && end.Early >= 1,
+        Check(end.Pushed + end.Dropped == pushes && end.Dropped >= 1 && end.Late >= 1 && end.Extrapolated >= 1 && end.Early >= 1,
             "interpolation kit reaches drops, late views, extrapolation and early samples: " + end);
+        Check(resets >= 1, "interpolation kit: a reset, then a new timeline (" + resets + " resets)");
     }
 
     /// <summary>Whether value k of a field is a PowerCurve's (the kit's relative tolerance: a C pow).</summary>
@@ -312,6 +333,47 @@ static partial class Tests
         InterpDisposedViews();
     }
 
+    /// <summary>Reset (docs/interpolation.md, reset(); Python's test_interpolation.py
+    /// test_reset_starts_a_new_timeline_for_a_new_stream): a restarted server's ticks start again
+    /// from its own start; unwrapped against the old stream's newest they are older than every view
+    /// of a full buffer, and dropped; after Reset() they are the timeline, and the stats go on.</summary>
+    static void InterpReset()
+    {
+        var s = new Schema("S", new List<KeyValuePair<string, Codec>> { new KeyValuePair<string, Codec>("x", Codec.Bounded(0, 100, 16)) });
+        Func<int, double, Snapshot> view = (seq, x) =>
+        {
+            var v = new Snapshot(s, 1) { Seq = seq & 0xFFFF, Count = 1 };
+            v.Ids[0] = 1;
+            var codes = s.Quantize(new[] { x });
+            Array.Copy(codes, v.Codes, codes.Length);
+            return v;
+        };
+        var ip = new Interpolator(s, capacity: 4);
+        bool all = true;
+        for (int k = 3596; k < 3600; k++) all &= ip.Push(view(k, k % 100));
+        Check(all && ip.Count == 4 && ip.Newest == 3599 && ip.Oldest == 3596, "reset: a full buffer at ticks 3596..3599");
+        ip.Sample(3598.5);
+        Check(!ip.Push(view(0, 10.0)) && ip.Count == 4 && ip.Newest == 3599, "reset: the new stream's first view (seq 0) is dropped: older than every view held");
+        var before = ip.Stats;
+        ip.Reset();
+        Check(ip.Count == 0 && ip.Newest == null && ip.Oldest == null && ip.Stats.Equals(before), "reset: every view forgotten, the stats kept (" + ip.Stats + ")");
+        Check(Throws<InvalidOperationException>(() => ip.Sample(0.0)) && ip.Stats.Equals(before), "reset: Sample before a new push throws InvalidOperationException");
+        Check(ip.Tick(5) == 5, "reset: Tick(seq) is seq again (no newest)");
+        Check(ip.Push(view(0, 10.0)) && ip.Newest == 0 && ip.Push(view(1, 20.0)) && ip.Newest == 1 && ip.Count == 2,
+              "reset: the new stream's views kept, a new timeline at their seqs (newest " + ip.Newest + ")");
+        var got = ip.Sample(0.5);
+        Check(got.A == 0 && got.B == 1 && got.Alpha == 0.5 && got.Count == 1 && Math.Abs(got["x"][0] - 15.0) < 0.01,
+              "reset: the new timeline samples between its views: a " + got.A + ", b " + got.B + ", alpha " + got.Alpha + ", x " + got["x"][0]);
+        var st = ip.Stats;
+        Check(st.Pushed == 6 && st.Dropped == 1 && st.Late == 0 && st.Extrapolated == 0 && st.Early == 0,
+              "reset: the stats go on counting (the latest render time forgotten: no view late): " + st);
+        // Reset of an empty buffer, and twice: nothing to forget, nothing breaks
+        var e = new Interpolator(s);
+        e.Reset();
+        e.Reset();
+        Check(e.Count == 0 && e.Newest == null && e.Push(view(7, 1.0)) && e.Newest == 7, "reset: of an empty buffer, twice, then a push");
+    }
+
     // A view does not outlive its decoder: Dispose leaves it empty, and Push refuses it (it took it
     // as a real view of no entity, an empty tick, until a tester found it: probe-jscs finding 4).
     static void InterpDisposedViews()
@@ -385,7 +447,7 @@ static partial class Tests
         var specs = new[] { InterpMixedSchema, File.ReadAllText(Path.Combine(root, "conformance/schemas/pose.json")) };
         var sb = new System.Text.StringBuilder("[");
         var mine = new List<List<string>>();     // per scenario, per op: this client's answer as JSON
-        int nsc = 0;
+        int nsc = 0, resets = 0;
         for (int si = 0; si < specs.Length; si++)
             for (int seed = 1; seed <= 60; seed++)
             {
@@ -398,11 +460,24 @@ static partial class Tests
                 var answers = new List<string>();
                 int seq = rnd.Next(65536);
                 double t = seq - 3;
+                bool fresh = true;      // the next op pushes: the first, and the first after a reset
                 for (int op = 0; op < 150; op++)
                 {
                     if (op > 0) sb.Append(',');
-                    if (op == 0 || rnd.Next(3) == 0)
+                    if (!fresh && rnd.Next(50) == 0)
                     {
+                        // a new stream: reset, then a new timeline at another seq (a restarted server's)
+                        ip.Reset();
+                        resets++;
+                        seq = rnd.Next(65536);
+                        fresh = true;
+                        sb.Append("{\"reset\":true}");
+                        answers.Add("{\"reset\":true}");
+                        continue;
+                    }
+                    if (fresh || rnd.Next(3) == 0)
+                    {
+                        fresh = false;
                         int sq = (seq + rnd.Next(-4, 3)) & 0xFFFF;
                         seq = (seq + 1) & 0xFFFF;
                         var ids = new List<ulong>();
@@ -482,7 +557,8 @@ static partial class Tests
             for (int k = want.Count - 1; k >= 0; k--) if (want[k].Get("stats") != null) { extrap += int.Parse(want[k].Get("stats").Items[3].Text); break; }
         }
         Check(samples > 1000 && between > 300 && extrap > 300, "the scenarios reach blends and extrapolation: " + samples + " samples, " + between + " between, " + extrap + " extrapolated");
-        Console.WriteLine("  " + mine.Count + " scenarios, " + ops + " ops compared with Python's reference");
+        Check(resets >= 20, "the scenarios reset the buffer (a new stream) now and then: " + resets + " resets");
+        Console.WriteLine("  " + mine.Count + " scenarios, " + ops + " ops (" + resets + " resets) compared with Python's reference");
     }
 
     static double[] RandomValues(Schema s, Random rnd)

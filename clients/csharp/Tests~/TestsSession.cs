@@ -390,6 +390,90 @@ static partial class Tests
 
     static byte[] Sub(byte[] a, int n) { var b = new byte[n]; Buffer.BlockCopy(a, 0, b, 0, n); return b; }
 
+    /// <summary>Keep-alives (wire-format section 18; Python's test_session.py
+    /// test_reply_makes_a_keep_alive_every_32nd_call_while_none_is_due): a call of Reply() that would
+    /// return nothing returns the reply all the same when the 31 calls before it, in a row, returned
+    /// nothing: a hello request while no stream is adopted, an ack after; rseq counted as any reply;
+    /// any reply returned starts the count again; ReplyDue is not changed by it.</summary>
+    static void KeepAlives()
+    {
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/one_bit.json"));
+        const int H = 4, MD = 200;
+        const ulong SID = 0x5EED;
+        Check(StreamClient.KeepAliveCalls == 32, "KeepAliveCalls is 32, as Python's KEEPALIVE_CALLS");
+        foreach (bool keyed in new[] { false, true })
+        {
+            string tag = keyed ? "keyed: " : "";
+            byte[] key = keyed ? Seq(16) : null;
+            var ks = keyed ? new KeySchedule(key) : null;
+            int T = keyed ? 8 : 4;
+            var c = new StreamClient(schema, key: key, nonce: 7);
+            Check(c.StreamId == null, tag + "no stream adopted: StreamId null");
+            // 65 calls, nothing received: the first is due (a hello request), then every 32nd
+            var got = new byte[65][];
+            bool dueSeen = false;
+            for (int i = 0; i < got.Length; i++)
+            {
+                got[i] = c.Reply();
+                if (i > 0) dueSeen |= c.ReplyDue;
+            }
+            var made = new List<int>();
+            for (int i = 0; i < got.Length; i++) if (got[i] != null) made.Add(i);
+            Check(string.Join(",", made) == "0,32,64", tag + "65 calls with nothing received: replies at calls 0, 32, 64: " + string.Join(",", made));
+            bool requests = made.Count == 3;
+            for (int k = 0; requests && k < made.Count; k++)
+            {
+                var q = got[made[k]];
+                requests = q.Length == 26 + T && q[0] == 0x48 && Le32(q, 2) == 7 && Le32(q, 6) == (uint)k
+                           && Encoding.ASCII.GetString(q, 10, 16) == schema.Fingerprint && ReplyHolds(c, q);
+            }
+            Check(requests, tag + "the keep-alives before a stream are hello requests, rseq 0, 1, 2, their checks right");
+            Check(c.NextRseq == 3 && !c.ReplyDue && !dueSeen, tag + "rseq counted as any reply's (next 3); ReplyDue stays false (a keep-alive is no due reply)");
+            // a stream adopted and a view: then 40 calls with nothing received: one keep-alive ack, at the 32nd
+            uint seedP = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'P'));
+            TagKey kP = keyed ? ks.Sub(StreamKey(schema, H, false, MD, SID, 'P')) : null;
+            Check(c.Receive(MakeHello(schema, H, MD, SID, 1000, ks)) == null && c.ReplyDue && c.StreamId == SID,
+                  tag + "a hello adopted: a reply due, StreamId its stream_id");
+            var a = c.Reply();
+            Check(a != null && a[0] == 0x41 && Le32(a, 6) == 3, tag + "the adopted hello's ack (rseq 3)");
+            Check(c.Receive(SealT(FullPacket(10, 3), seedP, kP)) != null && c.ReplyDue, tag + "a view: a reply due");
+            a = c.Reply();
+            Check(a != null && a[0] == 0x41 && a[1] == 1 && a[10] == 10 && Le32(a, 6) == 4, tag + "its ack (latest 10, rseq 4)");
+            got = new byte[40][];
+            for (int i = 0; i < got.Length; i++)
+            {
+                if (i % 5 == 2)     // junk now and then: refused (check), no reply due; the count goes on
+                {
+                    string kind = null;
+                    try { c.Receive(new byte[40]); } catch (DecodeException e) { kind = e.Kind; }
+                    if (kind != "check" || c.ReplyDue) Check(false, tag + "junk: refused (check), no reply due: " + kind);
+                }
+                got[i] = c.Reply();
+            }
+            made.Clear();
+            for (int i = 0; i < got.Length; i++) if (got[i] != null) made.Add(i);
+            Check(string.Join(",", made) == "31", tag + "after a stream is adopted, 31 calls return nothing, the 32nd a keep-alive: " + string.Join(",", made));
+            a = made.Count == 1 ? got[made[0]] : null;
+            Check(a != null && a.Length == 16 + T && a[0] == 0x41 && a[1] == 1 && a[10] == 10 && a[11] == 0 && Le32(a, 2) == 7 && Le32(a, 6) == 5
+                  && ReplyHolds(c, a), tag + "the keep-alive is the ack due replies make (latest 10, rseq 5), its check right");
+            // a due reply starts the count again, wherever it was
+            Check(c.Receive(SealT(UnchangedDelta(11, 1, 3), seedP, kP)) != null && c.Reply() != null, tag + "a view: a reply (due)");
+            int nulls = 0;
+            while (nulls < 40 && c.Reply() == null) nulls++;
+            Check(nulls == 31, tag + "after it, 31 calls return nothing, then a keep-alive: " + nulls);
+            for (int i = 0; i < 10; i++) c.Reply();                   // 10 into the next count ...
+            Check(c.Receive(SealT(UnchangedDelta(12, 1, 3), seedP, kP)) != null, tag + "a view");
+            a = c.Reply();                                            // ... a due reply: the count restarts
+            Check(a != null && a[10] == 12, tag + "the due ack (latest 12)");
+            nulls = 0;
+            while (nulls < 40 && c.Reply() == null) nulls++;
+            Check(nulls == 31 && c.NextRseq == 10, tag + "a due reply restarts the count: 31 nothing, then a keep-alive (" + nulls + ", next rseq " + c.NextRseq + ")");
+            // a newer stream adopted: StreamId changes (the moment to reset an Interpolator)
+            Check(c.Receive(MakeHello(schema, H, MD, SID + 1, 2000, ks)) == null && c.StreamId == SID + 1 && c.Reply() != null,
+                  tag + "a newer stream's hello adopted: StreamId its stream_id, an ack due");
+        }
+    }
+
     // ------------------------------------------------------------------------------- limits
 
     static void Limits()
@@ -744,7 +828,7 @@ static partial class Tests
         var client = new StreamClient(schema, nonce: 33);
         var dec = client.Decoder;
         long bound = dec.MaxBytes;
-        int views = 0, limits = 0, baseline = 0, other = 0, over = 0, acks = 0;
+        int views = 0, limits = 0, baseline = 0, other = 0, over = 0, acks = 0, keepAlives = 0, idle = 0;
         string firstRefusal = null;
         long most = 0;
         foreach (var d in dgs)
@@ -758,9 +842,13 @@ static partial class Tests
             else if (kind == "baseline") baseline++;
             else if (kind != null) other++;
             if (kind != null && firstRefusal == null) firstRefusal = kind;
+            bool due = client.ReplyDue;
             var rep = client.Reply();
-            if (rep != null) acks++;
-            if (kind == "limits" && rep != null) Check(false, "hostile: a limits refusal made a reply");
+            if (rep != null && due) acks++;
+            if (rep != null && !due) keepAlives++;      // (a keep-alive: the 31 calls before returned nothing)
+            if ((rep != null) != (due || idle == StreamClient.KeepAliveCalls - 1)) Check(false, "hostile: a reply exactly when due or a keep-alive's turn");
+            idle = rep != null ? 0 : idle + 1;
+            if (kind == "limits" && due) Check(false, "hostile: a limits refusal made a reply due");
             long held = dec.HeldBytes + 256L * dec.Stream.MaxDatagram;
             most = Math.Max(most, held);
             if (held > bound) over++;
@@ -773,7 +861,7 @@ static partial class Tests
         Check(views == fit && firstRefusal == "limits", "hostile: " + views + " views (" + fit + " fit), then the first refusal is limits: " + firstRefusal);
         Check(limits >= 1 && views + limits + baseline == 201 && other == 0,
               "hostile: the 201 packets: " + views + " views, " + limits + " limits, " + baseline + " baseline (their baseline refused), " + other + " other");
-        Check(acks == views + baseline + 1, "hostile: a reply after each view, each baseline refusal and the hello, none after limits (" + acks + ")");
+        Check(acks == views + baseline + 1, "hostile: a reply due after each view, each baseline refusal and the hello, none after limits (" + acks + ", and " + keepAlives + " keep-alives)");
         Console.WriteLine("  hostile: " + views + " views of 20,000 entities held, then " + limits + " limits and " + baseline + " baseline refusals; at most " + most + " bytes in the model; GC heap " + (GC.GetTotalMemory(false) >> 20) + " MiB");
     }
 }

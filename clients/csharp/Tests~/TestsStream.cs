@@ -201,7 +201,7 @@ static partial class Tests
     {
         var manifest = Load("conformance/manifest.json");
         var sw = Stopwatch.StartNew();
-        int refusedJunk = 0, acceptedJunk = 0, unchanged = 0, rounds = 0, keyedStreams = 0, fastSame = 0;
+        int refusedJunk = 0, acceptedJunk = 0, unchanged = 0, rounds = 0, keyedStreams = 0, fastSame = 0, keepAlives = 0;
         var fuzzKey = Seq(16);
         var cases = new List<Tuple<string, Schema, List<byte[]>, string[], byte[], long>>();
         var seen = new HashSet<string>();
@@ -311,13 +311,14 @@ static partial class Tests
                 rounds++;
                 // (c) the session client, Reply() after every datagram: junk makes no reply due unless it is
                 // refused as no-hello (before a hello), every reply is an ack or hello request whose check
-                // holds, and the stream's own datagrams still decode as expected
+                // holds, and the stream's own datagrams still decode as expected; Reply() returns one
+                // exactly when one is due or the 31 calls before it returned none (a keep-alive)
                 rng = new Rng((ulong)(seed * 104729 + name.Length));
                 dec.Dispose();
                 slow.Dispose();
                 var client = new StreamClient(schema, key, maxBytes, (uint)seed);
                 bad = 0;
-                int badReplies = 0;
+                int badReplies = 0, idle = 0;
                 for (int i = 0; i < datagrams.Count; i++)
                 {
                     for (int k = rng.Int(3); k > 0; k--)
@@ -327,15 +328,19 @@ static partial class Tests
                         bool fragment = IsFragmentOf(client.Decoder, j);
                         string kind = null;
                         try { client.Receive(j); } catch (DecodeException e) { kind = e.Kind; }
+                        bool due = client.ReplyDue;
                         var rep = client.Reply();
+                        if ((rep != null) != (due || idle == StreamClient.KeepAliveCalls - 1)) badReplies++;
+                        if (rep != null && !due) keepAlives++;
+                        idle = rep != null ? 0 : idle + 1;
                         if (kind != null)
                         {
                             refusedJunk++;
                             if (client.Decoder.StateDigest() == before || (fragment && client.Decoder.StateDigest(false) == beforeState)) unchanged++;
                             else Check(false, name + ": state changed by junk refused by the client (" + kind + ")");
                             bool mayReply = kind == "no-hello" || kind == "baseline";
-                            if (rep != null && !mayReply) { Check(false, name + ": a refusal of kind " + kind + " made a reply"); }
-                            if (rep == null && mayReply) { Check(false, name + ": a refusal of kind " + kind + " made no reply"); }
+                            if (due && !mayReply) { Check(false, name + ": a refusal of kind " + kind + " made a reply due"); }
+                            if (!due && mayReply) { Check(false, name + ": a refusal of kind " + kind + " made no reply due"); }
                         }
                         else if (seed != 3) { acceptedJunk++; Check(IsCopyOfValid(j, datagrams), name + ": client: junk accepted"); }
                         if (rep != null && !ReplyHolds(client, rep)) badReplies++;
@@ -345,9 +350,13 @@ static partial class Tests
                     Snapshot v = null;
                     try { v = client.Receive(datagrams[i]); } catch (DecodeException e) { kd = e.Kind; }
                     line = kd != null ? "{\"error\":\"" + kd + "\"}" : v == null ? "{\"pending\":true}" : Line(client.Decoder, Received.Snapshot);
+                    bool due2 = client.ReplyDue;
                     var r2 = client.Reply();
                     if (r2 != null && !ReplyHolds(client, r2)) badReplies++;
-                    if ((r2 != null) != (v != null || kd == "no-hello" || kd == "baseline" || (kd == null && v == null && client.Decoder.LastAdopted))) badReplies++;
+                    if (due2 != (v != null || kd == "no-hello" || kd == "baseline" || (kd == null && v == null && client.Decoder.LastAdopted))) badReplies++;
+                    if ((r2 != null) != (due2 || idle == StreamClient.KeepAliveCalls - 1)) badReplies++;
+                    if (r2 != null && !due2) keepAlives++;
+                    idle = r2 != null ? 0 : idle + 1;
                     if (seed != 3 && line != expected[i]) bad++;
                 }
                 Check(bad == 0, name + " seed " + seed + ": the session client decodes the stream as expected with junk mixed in (" + bad + " lines differ)");
@@ -360,6 +369,8 @@ static partial class Tests
         Check(unchanged == refusedJunk && refusedJunk > 1000, "fuzz: " + refusedJunk + " refused, each leaving the state as it was; " + acceptedJunk + " accepted");
         Console.WriteLine("  fuzz: " + rounds + " rounds over " + cases.Count + " streams (" + keyedStreams + " of them keyed) in " + sw.Elapsed.TotalSeconds.ToString("F1") + " s");
         Console.WriteLine("  fuzz: " + fastSame + " datagrams decoded alike with and without the fast path of changed entities");
+        Console.WriteLine("  fuzz: " + keepAlives + " keep-alives made by the session client (a reply while none was due, after 31 calls that returned none)");
+        Check(keepAlives > 0, "fuzz: the session client's keep-alives were reached");
         Check(fastSame > 0, "the fast path was compared");
     }
 

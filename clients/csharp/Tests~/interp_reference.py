@@ -2,9 +2,10 @@
 
 Usage: interp_reference.py REPO SCENARIOS.json OUT.json. Loads quantcodec/interpolation.py by
 its path (it needs only numpy, not the package's compiled core), replays every scenario (a schema
-spec, capacity, max_extrapolation, pushes of views given as their dequantized values, samples)
-and writes, for each op, what Interpolator answered: a push's kept flag; a sample's a, b, alpha,
-ids, every field's values flattened, and stats. Floats are binary64 hex, as in the kit.
+spec, capacity, max_extrapolation, pushes of views given as their dequantized values, samples,
+resets) and writes, for each op, what Interpolator answered: a push's kept flag; a reset's
+{"reset": true}; a sample's a, b, alpha, ids, every field's values flattened, and stats. Floats
+are binary64 hex, as in the kit.
 """
 import importlib.util
 import json
@@ -54,6 +55,10 @@ for sc in json.load(open(src)):
     ip = interp.Interpolator(schema, capacity=sc["capacity"], max_extrapolation=f(sc["max_extrapolation"]))
     res = []
     for op in sc["ops"]:
+        if "reset" in op:
+            ip.reset()
+            res.append({"reset": True})
+            continue
         if "push" in op:
             v = Obj()
             v.seq = op["push"]
