@@ -341,9 +341,11 @@ export interface StreamClientOptions extends KeyOptions {
  * The client of a session (SPEC section 8, wire-format section 18). receive(datagram): a Snapshot,
  * or null (a hello, a fragment); DecodeError (`kind`) for a refused datagram, which changes
  * nothing. reply(): the datagram to send back now (an ack, or a hello request while no stream is
- * adopted), or null when none is due. A reply is due at the start (the first reply, a hello
- * request, asks the server to connect this client), then after a view, an adopted hello, or a
- * refusal of kind no-hello or baseline.
+ * adopted), or null when none is due and it is no keep-alive's turn. A reply is due at the start
+ * (the first reply, a hello request, asks the server to connect this client), then after a view,
+ * an adopted hello, or a refusal of kind no-hello or baseline; while none is due, every 32nd call
+ * of reply() returns one all the same (a keep-alive). streamId changes when a new stream is
+ * adopted: reset the Interpolator then.
  */
 export class StreamClient {
   constructor(schema: Schema, options?: StreamClientOptions | null);
@@ -358,6 +360,12 @@ export class StreamClient {
   readonly due: boolean;
   readonly latest: number | null;
   readonly hello: Hello | null;
+  /**
+   * The adopted stream's id (its hello's streamId), or null before a hello. It changes when the
+   * client adopts a new stream (a server that restarted: its ticks start over): call
+   * Interpolator.reset() then.
+   */
+  readonly streamId: bigint | null;
   /** The newest view of the current stream (a late packet's view does not replace it), or null. */
   readonly view: Snapshot | null;
   /** What the client holds in section 19's cost model (at most maxBytes). */
@@ -365,6 +373,13 @@ export class StreamClient {
   readonly maxBytes: number;
   /** One datagram, in the forms SnapshotDecoder.decode takes (TypeError for any other). */
   receive(datagram: Uint8Array | ArrayBuffer | ArrayBufferView | ArrayLike<number>): Snapshot | null;
+  /**
+   * What to send the server now (wire-format section 18): a hello request while no stream is
+   * adopted, else an ack; or null. One is returned when a reply is due, and as a keep-alive when
+   * the 31 calls before it, in a row, returned null (every 32nd call while none is due; any reply
+   * returned starts the count again). Call it once a tick or a frame, and after datagrams if you
+   * like: a restarted server, knowing no client, hears of this one from its keep-alives.
+   */
   reply(): Uint8Array | null;
 }
 
@@ -443,4 +458,10 @@ export class Interpolator {
   push(view: Snapshot): boolean;
   /** Every entity's values at render time t (ticks; e.g. interpolator.newest - delay + elapsed). */
   sample(t: number): InterpolatedSample;
+  /**
+   * Forgets every view and the latest render time (stats go on counting): the next view pushed
+   * starts a new timeline, its tick its seq. Call it when StreamClient.streamId changes (a new
+   * stream: a restarted server's ticks start over, and its views would otherwise be dropped).
+   */
+  reset(): void;
 }

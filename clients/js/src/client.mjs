@@ -9,6 +9,8 @@ import { SnapshotDecoder } from './stream.mjs';
 // The session client (SPEC section 8; wire-format section 18): one decoder, and the replies
 
 const ACK = 0x41, HELLO_REQUEST = 0x48;
+// reply() returns a reply every KEEPALIVE_CALLS-th call while none is due (section 18, "Keep-alives")
+const KEEPALIVE_CALLS = 32;
 const CLIENT_OPTIONS = ['key', 'maxBytes', 'nonce', 'history'];
 
 function randomU32() {
@@ -21,9 +23,13 @@ function randomU32() {
  * The client of a session (StreamServer on the other end): `receive(datagram)` decodes what the
  * server sends (a Snapshot, or null for a hello or a fragment; DecodeError with `.kind` for a
  * refused datagram, which changes nothing), and `reply()` says what to send back now: an ack, a
- * hello request, or null. Call `reply()` after every datagram, or once a tick, and send what it
- * returns; replies need no reliability (each ack repeats the 32 numbers before its latest). A
- * new client's first reply, due before anything arrives, is a hello request: send it to connect.
+ * hello request, or null. Call `reply()` once a tick (or a frame), and after every datagram if you
+ * like, and send what it returns; replies need no reliability (each ack repeats the 32 numbers
+ * before its latest). While nothing makes a reply due, every 32nd call returns one all the same
+ * (a keep-alive: a restarted server, which knows no client, hears of this one from it). A new
+ * client's first reply, due before anything arrives, is a hello request: send it to connect.
+ * `streamId` changes when the client adopts a new stream (a restarted server's): reset the
+ * Interpolator then.
  *
  * Options: `key` (the shared secret of section 17, 1 to 255 bytes: every check both ways is then
  * a SipHash-2-4 tag), `maxBytes` (section 19's bound on what the client holds, default
@@ -44,7 +50,8 @@ export class StreamClient {
   // whether a reply is due (section 18): from the start, whose reply is a hello request (the word
   // that asks a server to connect this client), then after what the due rule names
   #due = true;
-  /** Whether a reply is due (read-only: receive() and reply() keep it). */
+  #idle = 0;          // the calls of reply() in a row that returned nothing (section 18's keep-alives)
+  /** Whether a reply is due (read-only: receive() and reply() keep it; a keep-alive is never due). */
   get due() { return this.#due; }
   /** The number the next reply carries; settable to an integer in 0..2**32-1 (RangeError otherwise). */
   get rseq() { return this.#rseq; }
@@ -66,6 +73,12 @@ export class StreamClient {
   get latest() { return this.decoder.latest; }
   /** The adopted stream's hello, or null. */
   get hello() { return this.decoder.hello; }
+  /**
+   * The adopted stream's id (a bigint, the hello's `streamId`), or null before a hello; read-only.
+   * It changes when the client adopts a new stream (a server that restarted): reset the
+   * Interpolator then, since the new stream's ticks start over.
+   */
+  get streamId() { const h = this.decoder.hello; return h ? h.streamId : null; }
 
   /**
    * Decode one datagram from the server. A view, an adopted hello (a new stream), or a refusal
@@ -92,11 +105,17 @@ export class StreamClient {
   }
 
   /**
-   * The reply to send now (a Uint8Array), or null when none is due: a hello request when no
-   * stream is adopted, else an ack of `latest` and the 32 numbers before it (section 18).
+   * The reply to send now (a Uint8Array), or null: a hello request when no stream is adopted,
+   * else an ack of `latest` and the 32 numbers before it (section 18). One is returned when a
+   * reply is due, and as a keep-alive when the 31 calls before, in a row, returned null (every
+   * 32nd call while none is due; any reply returned starts the count again): call it once a tick.
    */
   reply() {
-    if (!this.due) return null;
+    if (!this.#due && this.#idle < KEEPALIVE_CALLS - 1) {
+      this.#idle++;
+      return null;
+    }
+    this.#idle = 0;
     this.#due = false;
     const dec = this.decoder, T = dec.T, h = dec.stream;
     let out;

@@ -113,7 +113,8 @@ export class InterpolatedSample {
  * buffer of decoded views keyed by their unwrapped tick, sampled at a render time in ticks.
  * `new Interpolator(schema, {capacity = 32, maxExtrapolation = 2.0})`; `push(view)` -> false when
  * dropped (a duplicate tick, or older than every view of a full buffer); `sample(t)` -> an
- * InterpolatedSample; `stats` {pushed, dropped, late, extrapolated, early}.
+ * InterpolatedSample; `reset()` for a new stream; `stats` {pushed, dropped, late, extrapolated,
+ * early}.
  */
 export class Interpolator {
   constructor(schema, options) {
@@ -153,6 +154,19 @@ export class Interpolator {
     if (this.newest === null) return seq;
     const d = (seq - this.newest) & 0xffff;
     return this.newest + (d >= 0x8000 ? d - 0x10000 : d);
+  }
+
+  /**
+   * Forget every view and the latest render time (`stats` go on counting): the next view pushed
+   * starts a new timeline, its tick its seq. Call it when the client adopts a new stream
+   * (`StreamClient.streamId` changes): a restarted server counts its ticks from its own start,
+   * and its views, unwrapped against the old stream's newest, would be older than every held view
+   * of a full buffer and dropped.
+   */
+  reset() {
+    this.views = [];
+    this.#newest = null;
+    this.lastT = null;
   }
 
   /** Add a decoded view (a Snapshot, as StreamClient.receive returns); false when dropped. */

@@ -32,8 +32,14 @@ test('kit interpolation vectors (conformance/interpolation/pose.json)', { skip: 
     const comps = c instanceof qc.Vector ? c.codecs : [c];
     loose[fi.name] = comps.map((cc) => cc.kind === 'PowerCurve');
   }
-  let pushes = 0, samples = 0, values = 0;
+  let pushes = 0, samples = 0, values = 0, resets = 0;
   kit.ops.forEach((op, n) => {
+    if (op.reset) {                              // a new stream: forget the views, a new timeline
+      ip.reset();
+      assert.equal(ip.newest, null, `op ${n}: reset`);
+      resets++;
+      return;
+    }
     if (op.push) {
       const p = op.push;
       assert.equal(ip.push(view(schema, p.seq, p.ids, p.codes)), op.kept, `op ${n}: push of seq ${p.seq}`);
@@ -63,6 +69,7 @@ test('kit interpolation vectors (conformance/interpolation/pose.json)', { skip: 
     samples++;
   });
   assert.ok(pushes > 10 && samples > 50 && values > 1000, `${pushes} pushes, ${samples} samples, ${values} values`);
+  assert.ok(resets >= 1, 'a reset, then a new timeline');
 });
 
 // -- unit tests --------------------------------------------------------------------------------
@@ -258,4 +265,35 @@ test('interpolator: a NaN render time is early and does not move the render cloc
   assert.equal(ip.stats.late, 1);
   s.ids.push(99);                                              // a sample's ids are its own
   assert.deepEqual(ip.sample(5).ids, [1]);
+});
+
+test('interpolator: reset() starts a new timeline for a new stream (a restarted server), stats go on', () => {
+  // (tests/test_interpolation.py test_reset_starts_a_new_timeline_for_a_new_stream) a restarted
+  // server's ticks start again from its own start: unwrapped against the old stream's newest they
+  // are older than every held view of a full buffer, and are dropped; after reset() they are the
+  // timeline
+  const S = new qc.Schema('S', [['x', new qc.Bounded(0, 100, 16)]]);
+  const v = (seq, x) => view(S, seq, [1], [S.slotsOf(S.quantize({ x }))]);
+  const ip = new qc.Interpolator(S, { capacity: 4 });
+  for (let k = 3596; k < 3600; k++) assert.equal(ip.push(v(k, k % 100)), true, `push ${k}`);
+  ip.sample(3598.5);
+  assert.equal(ip.push(v(0, 10.0)), false, 'the new stream\'s first view: dropped');
+  assert.equal(ip.reset(), undefined);
+  assert.deepEqual([ip.views, ip.newest, ip.lastT, ip.size, ip.oldest], [[], null, null, 0, null]);
+  assert.throws(() => ip.sample(0.0), (e) => e instanceof Error && /no view pushed yet/.test(e.message), 'nothing pushed since');
+  assert.equal(ip.push(v(0, 10.0)), true);
+  assert.equal(ip.push(v(1, 20.0)), true);
+  assert.equal(ip.newest, 1);
+  assert.equal(ip.tick(65535), -1, 'ticks unwrap against the new timeline');
+  const got = ip.sample(0.5);
+  assert.deepEqual([got.a, got.b, got.alpha], [0, 1, 0.5]);
+  assert.ok(Math.abs(got.columns.x[0] - 15.0) < 0.01, `x ${got.columns.x[0]}`);
+  assert.deepEqual({ ...ip.stats }, { pushed: 6, dropped: 1, late: 0, extrapolated: 0, early: 0 });
+  // the latest render time was forgotten too: a view at or before 3598.5 is no longer late
+  ip.reset();
+  ip.push(v(2, 30.0));
+  assert.equal(ip.stats.late, 0);
+  ip.sample(2.5);                                               // (one view: held, not extrapolated)
+  ip.push(v(1, 20.0));                                          // now late (at or before 2.5)
+  assert.deepEqual({ ...ip.stats }, { pushed: 8, dropped: 1, late: 1, extrapolated: 0, early: 0 });
 });

@@ -34,11 +34,11 @@ test('SnapshotDecoder: maxBytes, history, schema, the key material and checks ar
   assert.equal(dec.T, 8);
 });
 
-test('StreamClient: decoder, nonce, due, maxBytes are read-only; rseq takes only an integer in 0..2**32-1', { skip }, () => {
+test('StreamClient: decoder, nonce, due, streamId, maxBytes are read-only; rseq takes only an integer in 0..2**32-1', { skip }, () => {
   const s = pose(), ds = stream('pose_clean').slice(0, 4);
   // the bound holds whatever is assigned: the hello needs more than 1000 bytes
   const c = new qc.StreamClient(s, { nonce: 1, maxBytes: 1000 });
-  for (const p of ['maxBytes', 'decoder', 'nonce', 'due', 'schema', 'view', 'latest', 'hello', 'heldBytes']) readOnly(c, p);
+  for (const p of ['maxBytes', 'decoder', 'nonce', 'due', 'schema', 'view', 'latest', 'hello', 'streamId', 'heldBytes']) readOnly(c, p);
   readOnly(c.decoder, 'maxBytes');
   assert.deepEqual(kinds(c, ds), ['limits', 'no-hello', 'limits', 'no-hello']);
   assert.equal(c.nonce, 1);

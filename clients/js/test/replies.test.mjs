@@ -306,3 +306,55 @@ test('StreamClient.view: the newest view of the current stream; a late one does 
   assert.equal(c.view, null);
   assert.equal(c.latest, null);
 });
+
+test('replies: a keep-alive every 32nd call of reply() while none is due; any reply starts the count again (section 18)', () => {
+  // (tests/test_session.py test_reply_makes_a_keep_alive_every_32nd_call_while_none_is_due)
+  const c = new qc.StreamClient(BOOL, { nonce: 7 });
+  const got = Array.from({ length: 65 }, () => c.reply());      // nothing received
+  const made = got.flatMap((r, i) => (r === null ? [] : [i]));
+  assert.deepEqual(made, [0, 32, 64], 'the first is due (a hello request), then keep-alives');
+  made.forEach((i, k) => assert.deepEqual(parseReply(got[i]), { type: 'request', flags: 0, nonce: 7, rseq: k, fingerprint: BOOL.fingerprint }));
+  assert.equal(c.due, false, 'a keep-alive is never due');
+  assert.throws(() => { c.due = true; }, TypeError, 'due stays read-only');
+  assert.equal(c.streamId, null, 'no stream adopted yet');
+  // a stream adopted, views received, a reply after each datagram (all due)
+  const hello = helloFor(BOOL, { history: 8, maxDatagram: 300, streamId: 0xa11en, started: 5n });
+  const fr = framer(qc.parseHello(hello));
+  assert.equal(c.receive(hello), null);
+  assert.equal(c.streamId, 0xa11en);
+  assert.equal(parseReply(c.reply(), { K: Kof(c.hello) }).type, 'ack');
+  for (const s of [1, 2, 3]) {
+    assert.equal(c.receive(fr.whole(fullPacket(s, 2, [1]))).seq, s);
+    assert.notEqual(c.reply(), null, `packet ${s}: due`);
+  }
+  const idle = Array.from({ length: 40 }, () => c.reply());    // nothing arrives: a keep-alive ack
+  assert.deepEqual(idle.flatMap((r, i) => (r === null ? [] : [i])), [31]);
+  assert.deepEqual(parseReply(idle[31], { K: Kof(c.hello) }), { type: 'ack', flags: 1, nonce: 7, rseq: 7, latest: 3, acks: 0b11 });
+  // a due reply starts the count again: after it, 31 nulls, then a keep-alive
+  for (let i = 0; i < 20; i++) assert.equal(c.reply(), null);
+  assert.equal(c.receive(fr.whole(fullPacket(4, 2, [1]))).seq, 4);
+  assert.equal(parseReply(c.reply(), { K: Kof(c.hello) }).latest, 4, 'due: and the count starts again');
+  for (let i = 0; i < 31; i++) assert.equal(c.reply(), null, `call ${i} after the due reply`);
+  assert.equal(parseReply(c.reply(), { K: Kof(c.hello) }).rseq, 9, 'the 32nd: a keep-alive');
+  // junk makes no reply due, and does not reset the count either (it is the calls that count)
+  for (let i = 0; i < 15; i++) assert.equal(c.reply(), null);
+  for (let i = 0; i < 16; i++) {
+    assert.equal(kindOf(() => c.receive(Uint8Array.of(1, 2, 3, 4, 5, 6, 7, 8))), 'check');
+    assert.equal(c.reply(), null);
+  }
+  assert.notEqual(c.reply(), null, 'the 32nd call, junk between');
+});
+
+test('replies: streamId is the adopted stream\'s id (a bigint), null before a hello, and changes with a newer stream (read-only)', () => {
+  const c = new qc.StreamClient(BOOL, { nonce: 9 });
+  assert.equal(c.streamId, null);
+  const h1 = helloFor(BOOL, { history: 4, maxDatagram: 300, streamId: 0x1111n, started: 10n });
+  const h2 = helloFor(BOOL, { history: 4, maxDatagram: 300, streamId: 0x2222n, started: 20n });
+  c.receive(h1);
+  assert.equal(c.streamId, 0x1111n);
+  assert.equal(c.streamId, c.hello.streamId);
+  c.receive(framer(qc.parseHello(h1)).whole(fullPacket(1, 1, [1])));
+  c.receive(h2);                                                // a restarted server's newer stream
+  assert.equal(c.streamId, 0x2222n);
+  assert.throws(() => { c.streamId = 1n; }, TypeError);
+});
