@@ -690,6 +690,18 @@ cdef class DecoderState:
             total += W_SNAPSHOT_COST + (<SnapshotData>v).n * row
         return total
 
+    cdef Py_ssize_t kept_bytes(self, int seq):
+        """What the held snapshots that packet ``seq`` leaves in the window cost (section 19's
+        H): a packet newer than ``latest`` moves the window, and the snapshots it pushes out
+        are not counted (counting them, a client sized for the window refused every packet once
+        the window was full, for good: nothing else ever moves it)."""
+        cdef Py_ssize_t total = 0, row = 8 + 8 * self.coder.nslots
+        cdef bint moves = self.latest_seq < 0 or _newer(seq, self.latest_seq)
+        for k, v in self.held.items():
+            if not moves or ((seq - <int>k) & SEQ_MASK) < self.keep:
+                total += W_SNAPSHOT_COST + (<SnapshotData>v).n * row
+        return total
+
     @property
     def holding(self):
         """What the client holds in section 19's model: the held snapshots and reassembly's share."""
@@ -713,13 +725,15 @@ cdef class DecoderState:
         with self.lock:
             br_init(&r, buf, nbytes)
             base = pred = None
-            if _read_header(&r, &seq, &bdist, &pdist) == 0 and bdist:   # (header errors: _decode)
+            header = _read_header(&r, &seq, &bdist, &pdist) == 0
+            if header and bdist:                # (header errors: _decode)
                 bseq = (seq - bdist) & SEQ_MASK
                 base = self._held(bseq, seq, True)
                 if pdist:
                     pred = self._held((bseq - pdist) & SEQ_MASK, seq, False)
             # section 19: the entities a new snapshot may have before the client holds too much
-            room = self.max_bytes - self.reserve - self.held_bytes() - W_SNAPSHOT_COST
+            room = self.max_bytes - self.reserve - W_SNAPSHOT_COST - (
+                self.kept_bytes(seq) if header else self.held_bytes())
             self.coder.max_entities = room // (8 + 8 * self.coder.nslots) if room >= 0 else -1
             snap = self.coder._decode(buf, nbytes, base, pred, self.kind)
             snap._schema = self.schema

@@ -834,6 +834,24 @@ def _streams(schemas):
         s.inject(rng.bytes(int(rng.integers(1, 48))))
     out["keepalive"] = ("pose", s.out, "the stream, then junk: with replies, a keep-alive ack every "
                         "32nd call of reply() while none is due", ["keepalive"])
+
+    # 15. limits at the window's size (section 19): max_bytes holds exactly the 2 * history - 1
+    # snapshots a client keeps, and reassembly; every packet of a lossless stream decodes, the
+    # oldest held one leaving the window as each comes (counted, every packet from the window's
+    # 2 * history - 1 th on was refused, for good: nothing else moves the window)
+    schema = schemas["pose"]
+    s = _Stream(schema, rng, stream_id=0xD003, history=4, ack_delay=2)
+    w = _World(schema, rng, n=30)
+    for t in range(20):
+        w.tick(move=0.5)
+        s.step(t, w.snapshot())
+    s.deliver(True)
+    row = 8 + 8 * len(signed_slots(schema))
+    window_bytes = (2 * 4 - 1) * (256 + 30 * row) + 256 * 1200
+    out["limits_window"] = ("pose", s.out, f"max_bytes {window_bytes}: exactly the window of 7 "
+                            "snapshots of 30 entities and reassembly; a lossless stream of 20 "
+                            "packets, each pushing the oldest held one out", ["limits"],
+                            {"max_bytes": window_bytes})
     return out
 
 

@@ -417,8 +417,13 @@ class ReferenceStream:
         self.ambiguous = set()
 
     def _limit(self, n):
+        # H: the held snapshots the packet leaves in section 10's window (a newer packet moves
+        # it, and those it pushes out do not count)
         row = 8 + 8 * len(self.slots)
-        held = sum(256 + len(ids) * row for ids, _ in self.dec.held.values())
+        seq, keep = self.packet_seq, 2 * self.hello["history"] - 1
+        moves = self.latest is None or 0 < (seq - self.latest) % 65536 < 32768
+        held = sum(256 + len(ids) * row for s, (ids, _) in self.dec.held.items()
+                   if not moves or (seq - s) % 65536 < keep)
         if held + 256 + n * row + 256 * self.hello["max_datagram"] > self.max_bytes:
             raise Refused("limits")
 
@@ -602,7 +607,7 @@ class ReferenceStream:
         baselines = self.dec.held
         self.dec.held = dict(preds)     # (it looks up both in one dict: the baseline checked first)
         r = Bits(packet)
-        seq = r.read(16)
+        seq = self.packet_seq = r.read(16)
         if r.read(1):
             bdist = r.egx_value(2, 16) + 1
             if (seq - bdist) % 65536 not in baselines:

@@ -308,6 +308,44 @@ def test_server_view_is_what_the_client_decodes_through_loss_and_a_budget():
         server.view("c", 3.0)
 
 
+def test_a_client_sized_for_its_window_decodes_every_packet():
+    """wire-format section 19: H counts the held snapshots the packet leaves in the window. A
+    client whose max_bytes held exactly 2 * history - 1 snapshots and reassembly (the sizing
+    docs/views.md gives) refused every packet once its window was full, and for good: only a
+    packet that decodes moves the window (127 views in 400 lossless ticks, then `limits`)."""
+    schema = qc.Schema("M", [("x", qc.Bounded(-100, 100, 16)), ("hp", qc.UInt(8))])
+    n, history, md = 50, 16, 1200
+    ids = np.arange(1, n + 1, dtype=np.uint64)
+    one = 256 + n * (8 + 8 * 2)
+    server = qc.StreamServer(schema, history=history, max_datagram=md)
+    server.connect("a")
+    client = qc.StreamClient(schema, max_bytes=(2 * history - 1) * one + 256 * md)
+    x = np.zeros(n)
+    views = 0
+    for t in range(65536 - 50, 65536 + 150):            # (across the wrap: it happened anywhere)
+        x[:5] += 0.1
+        for d in server.send(t, schema.snapshot(ids, {"x": x, "hp": np.zeros(n)}))["a"]:
+            views += client.receive(d) is not None
+        server.receive("a", client.reply())
+        assert client.holding <= client.max_bytes
+    assert views == 200 and client.holding == client.max_bytes      # (the window full, exactly)
+    # one byte less: the packet that would make the window's 31st snapshot is refused
+    small = qc.StreamClient(schema, max_bytes=(2 * history - 1) * one + 256 * md - 1)
+    server = qc.StreamServer(schema, history=history, max_datagram=md)
+    server.connect("b")
+    kinds = []
+    for t in range(40):
+        for d in server.send(t, schema.snapshot(ids, {"x": x, "hp": np.full(n, t)}))["b"]:
+            try:
+                small.receive(d)
+            except qc.DecodeError as e:
+                kinds.append((t, e.kind))
+        r = small.reply()
+        if r is not None:
+            server.receive("b", r)
+    assert kinds and kinds[0] == (2 * history - 2, "limits") and {k for _, k in kinds} == {"limits"}
+
+
 def test_numpy_integers_are_taken_wherever_an_int_is():
     """SPEC section 0: NumPy scalars are accepted wherever a Python number is; budget,
     max_datagram, threads and max_bytes refused np.int64 ("must be an integer", of one)."""
