@@ -255,6 +255,7 @@ class StreamServer:
             raise ValueError(f"StreamServer: hysteresis must be a number of ticks >= 0, got "
                              f"{hysteresis!r}")
         self._hysteresis = int(hysteresis)
+        self._ticks_seen = 0       # the ticks elapsed, skipped ones too (hysteresis' clock)
         self._new_ticks = 0        # the ticks sent (resends not counted): LinkStats' and
                                    # hysteresis' clock
         self._pool = None          # threads - 1 workers, made at the first send that uses them
@@ -471,12 +472,15 @@ class StreamServer:
             jobs = []
             lingering = []
             now = self._new_ticks + (1 if new_tick else 0)
+            # (hysteresis counts ticks, skipped ones too: the sequence numbers' distance)
+            ahead = 0 if not new_tick else 1 if last is None else (seq - int(last)) & 0xFFFF
+            clock = self._ticks_seen + ahead
             for peer in peers:
                 ids = _ids_array(_pick(interest, peer.client, world, "interest"), peer.client)
                 weights = _weights_array(_pick(priority, peer.client, world, "priority"), peer.client,
                                          world if ids is None else ids)
                 if self._hysteresis:
-                    ids, weights = self._linger(peer, ids, weights, now, lingering)
+                    ids, weights = self._linger(peer, ids, weights, clock, lingering)
                 peer.asked = ids
                 if peer.leaving is not None:
                     ids, weights = self._leave(peer, ids, weights, seq)
@@ -510,7 +514,6 @@ class StreamServer:
                 if e is err[1]:
                     raise e
                 raise e from None
-            ahead = 0 if not new_tick else 1 if last is None else (seq - int(last)) & 0xFFFF
             keep = (1 << self._sent_bits) - 1
             for peer, datagrams in zip(peers, out):
                 hello = peer.encoder.hello()
@@ -530,6 +533,7 @@ class StreamServer:
                     self._stuck(peer, seq)
             if new_tick:
                 self._new_ticks = now
+                self._ticks_seen = clock
             for kept in lingering:
                 kept.commit()
             self._last_tick = tick

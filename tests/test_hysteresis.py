@@ -138,6 +138,28 @@ def test_an_entity_that_left_is_gone_after_exactly_hysteresis_ticks(h):
     assert held == {t: t <= 3 + h for t in range(14)}
 
 
+@pytest.mark.parametrize("step", [1, 3, 7])
+def test_hysteresis_counts_ticks_when_ticks_skip(step):
+    """docs/views.md: N ticks, and ticks may skip. It counted sends: a server sending every 3rd
+    tick kept an entity 90 ticks for hysteresis=30 (a soak probe)."""
+    ids = np.arange(1, 11, dtype=np.uint64)
+    server = qc.StreamServer(SCHEMA, hysteresis=30)
+    server.connect("a")
+    client = qc.StreamClient(SCHEMA)
+    gone = last_in = None
+    for t in range(65536 - 210, 65536 + 300, step):        # (the clock across the wrap too)
+        world = SCHEMA.snapshot(ids, {"x": np.full(10, (t % 100) / 2.0), "hp": np.ones(10)})
+        if t < 65536 - 60:
+            last_in = t                                     # the last tick id 1 was in the interest
+        for d in server.send(t, world, interest={"a": ids if t < 65536 - 60 else ids[1:]})["a"]:
+            client.receive(d)
+        server.receive("a", client.reply())
+        if t >= 65536 - 60 and 1 not in set(client.view.ids.tolist()):
+            gone = t
+            break
+    assert gone is not None and last_in + 30 < gone <= last_in + 30 + step, (last_in, gone)
+
+
 def test_an_entity_that_leaves_the_world_leaves_at_once():
     server = qc.StreamServer(SCHEMA, hysteresis=10)
     server.connect("a")
