@@ -9,8 +9,8 @@
    An input is a mode byte, then a sequence of records [u16 little-endian length][u8 how][length
    bytes]. The mode: bit 0 keyed checks (wire-format 17, the kit's 32-byte key); bit 1 through the
    session client (qc_client_receive, then qc_client_reply after every datagram, with the oracle
-   that a reply comes exactly when one is due, laid out as wire-format 18 says, its check
-   holding); bits 2-3 max_bytes (the default, 400000, 100000, 2000000), with the oracle that the
+   that a reply comes exactly when one is due or a keep-alive's turn (the 31 calls before made
+   none), laid out as wire-format 18 says, its check holding); bits 2-3 max_bytes (the default, 400000, 100000, 2000000), with the oracle that the
    cost model never passes it. A record's how: 0 the bytes are a datagram as it arrived; 1 a bare
    packet the harness seals with the adopted stream's whole-packet check (so that mutations reach
    the packet decoder, not only the check); 2 a fragment body sealed with the fragment check; 3 a
@@ -146,7 +146,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     qc_error err;
     static uint8_t buf[70000];
     size_t pos = 1, first_end = 0;     /* (the end of the first record) */
-    int mode, client;
+    int mode, client, idle = 0;         /* (the harness's own count of replies not made in a row) */
     if (!g_ready || size < 1) return 0;
     mode = data[0];
     client = (mode >> 1) & 1;
@@ -215,8 +215,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             uint8_t r[QC_REPLY_MAX];
             /* (a new client starts with a reply due: its hello request) */
             int due = pos == first_end || st == QC_SNAPSHOT || res.adopted || st == QC_E_NO_HELLO || st == QC_E_BASELINE;
+            /* (or a keep-alive: the 31 calls before returned nothing, wire-format 18) */
+            int keepalive = !due && idle == QC_KEEPALIVE_CALLS - 1;
             size_t n = qc_client_reply(&cl, r);
-            if ((n != 0) != due) { fprintf(stderr, "ORACLE: a reply %s (status %d)\n", n ? "not due" : "due but not made", st); abort(); }
+            if ((n != 0) != (due || keepalive)) {
+                fprintf(stderr, "ORACLE: a reply %s (status %d, %d calls without one before)\n", n ? "not due" : "due but not made", st, idle);
+                abort();
+            }
+            idle = n ? 0 : idle + 1;
             if (n) check_reply(&cl, r, n);
         }
         if (dp->alloc_limit && dp->bytes > dp->alloc_limit) { fprintf(stderr, "ORACLE: over the byte budget\n"); abort(); }

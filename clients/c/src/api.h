@@ -6,8 +6,9 @@
    vector and quaternion codecs), valid(), one-record encode/decode, and the snapshot stream
    decoder with the datagram layer (CRC-32C check keyed with the stream, or SipHash-2-4 tags under
    a shared key; hello, fragments, history window, extrapolation, duplicates and ambiguous numbers,
-   the max_bytes limits of wire-format 19), and the session client (qc_client: the decoder plus
-   the acks and hello requests it owes the server, wire-format 18).
+   the max_bytes limits of wire-format 19), the session client (qc_client: the decoder plus
+   the acks and hello requests it owes the server, and its keep-alives, wire-format 18), and
+   snapshot interpolation (qc_interp, docs/interpolation.md).
 
    Use: in ONE C or C++ file
 
@@ -93,6 +94,9 @@ enum {
 #define QC_REPLY_MAX 34
 /* qc_client_init's nonce: draw one (see qc_client_init) */
 #define QC_NONCE_RANDOM (-1)
+/* wire-format 18's keep-alives: qc_client_reply makes a reply every QC_KEEPALIVE_CALLS-th call
+   while none is due (the 31 calls before it returned 0) */
+#define QC_KEEPALIVE_CALLS 32
 
 /* Quantize status (quat / unit vector) */
 enum { QC_Q_OK = 0, QC_Q_ZERO = 1, QC_Q_NONFINITE = 2, QC_Q_RANGE = 3 };
@@ -346,6 +350,8 @@ typedef struct qc_client {
     qc_decoder dec;
     uint32_t nonce, rseq;
     int due;                        /* a reply is owed (the due rule of wire-format 18; 1 at the start) */
+    int idle;                       /* the calls of qc_client_reply in a row that returned 0 (0 .. 31):
+                                       the next call makes a keep-alive when it is 31 */
 } qc_client;
 int qc_client_init(qc_client *c, const qc_schema *s, const uint8_t *key, size_t key_len, size_t max_bytes, int64_t nonce, qc_error *err);
 /* The same with a decoder config (allocator, limits, key). */
@@ -356,10 +362,15 @@ void qc_client_free(qc_client *c);
    baseline. (A new client has one due already: its first reply, a hello request, asks the
    server to connect it, before anything has arrived.) */
 int qc_client_receive(qc_client *c, const uint8_t *data, size_t len, qc_result *res);
-/* The reply to send now: 0 when none is due; else its length (at most QC_REPLY_MAX) written to
-   out, an ack when a stream is adopted, a hello request otherwise; the due mark is cleared and
-   rseq counts up. Call it once at the start (to say hello), then after every datagram or once a
-   tick. */
+/* The reply to send now: its length (at most QC_REPLY_MAX) written to out, an ack when a stream
+   is adopted, a hello request otherwise, when a reply is due or it is a keep-alive's turn; else
+   0. Keep-alives (wire-format 18): a call that would return 0 makes the reply all the same when
+   the 31 calls before it, in a row, returned 0 (every QC_KEEPALIVE_CALLS-th call while none is
+   due), so that a restarted server, which knows no client, hears of this one. A reply made
+   clears the due mark, starts that count again (idle = 0) and counts rseq up. Call it once at
+   the start (to say hello), then ONCE A TICK OR A FRAME, whether datagrams arrived or not (and
+   after every datagram if you like): a client that calls it only after datagrams sends nothing
+   when none arrive, and a restarted server never hears of it. */
 size_t qc_client_reply(qc_client *c, uint8_t *out);
 
 /* ---- keyed checks (wire-format 17) ----------------------------------------------------------
@@ -430,6 +441,13 @@ int64_t qc_interp_tick(const qc_interp *ip, uint16_t seq);
 int qc_interp_push(qc_interp *ip, const qc_snapshot *view);
 /* The frame at render time t: 0, or -1 (nothing pushed yet, or the allocator refused). */
 int qc_interp_sample(qc_interp *ip, double t, qc_interp_frame *out);
+/* Every view and the latest render time forgotten (stats go on counting; the views' memory
+   freed): the next view pushed starts a new timeline, its tick its seq (docs/interpolation.md,
+   reset()). Call it when the client adopts a new stream (res.adopted of qc_client_receive is 1):
+   a restarted server counts its ticks from its own start, and its views, unwrapped against the
+   old stream's newest, would be older than every view of a full buffer and dropped. A frame
+   sampled before is invalid after it. A zero-filled or freed buffer: nothing done. */
+void qc_interp_reset(qc_interp *ip);
 
 /* ---- pieces, exposed for tests and tools ---------------------------------------------------- */
 uint32_t qc_crc32c(const uint8_t *data, size_t len, uint32_t seed);

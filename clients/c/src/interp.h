@@ -129,6 +129,16 @@ int qc_interp_push(qc_interp *ip, const qc_snapshot *view) {
     return 1;
 }
 
+void qc_interp_reset(qc_interp *ip) {
+    int i;
+    for (i = 0; i < ip->nviews; i++) qc__ip_free(ip, ip->views[i].ids, ip->views[i].bytes);
+    ip->nviews = 0;
+    ip->has_newest = 0;             /* the next push: its tick its seq */
+    ip->newest = 0;
+    ip->has_last = 0;               /* no render time sampled */
+    ip->last_t = 0.0;
+}
+
 /* index of id in ids[0..n) (ascending), or -1 */
 static ptrdiff_t qc__ip_find(const uint64_t *ids, size_t n, uint64_t id) {
     size_t lo = 0, hi = n;

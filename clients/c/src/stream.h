@@ -663,6 +663,7 @@ int qc_client_init_config(qc_client *c, const qc_schema *s, const qc_decoder_con
     c->nonce = nonce == QC_NONCE_RANDOM ? qc__draw_nonce(c) : (uint32_t)nonce;
     c->rseq = 0;
     c->due = 1;     /* a client starts with a reply due: a hello request, asking to be connected */
+    c->idle = 0;    /* no call of qc_client_reply yet (keep-alives, wire-format 18) */
     return 0;
 }
 
@@ -692,7 +693,15 @@ static void qc__put_le32(uint8_t *p, uint32_t v) {
 size_t qc_client_reply(qc_client *c, uint8_t *out) {
     const qc_decoder *d = &c->dec;
     size_t n;
-    if (!c->due) return 0;
+    if (!c->due) {
+        /* a keep-alive (wire-format 18): the reply all the same when the 31 calls before this one
+           returned nothing */
+        if (c->idle < QC_KEEPALIVE_CALLS - 1) {
+            c->idle++;
+            return 0;
+        }
+    }
+    c->idle = 0;                                /* any reply made starts the count again */
     c->due = 0;
     qc__put_le32(out + 2, c->nonce);
     qc__put_le32(out + 6, c->rseq);

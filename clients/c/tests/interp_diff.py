@@ -2,7 +2,9 @@
 operations over the all_kinds schema (every codec kind: linear, angles signed and not, degrees
 and radians, Quat, UnitVector, NearlyZero, exact kinds held). Rows are the kit's valid all_kinds
 records, so every code is valid; views of random entity subsets are pushed in random order with
-duplicates and gaps, and sampled at random render times (before, between, on and past the views).
+duplicates and gaps, and sampled at random render times (before, between, on and past the views);
+now and then a reset (Interpolator.reset(), qc_interp_reset: a new stream, its seqs from another
+start).
 Writes files in the kit's interpolation format and runs the C test program on each (`test ROOT
 --interp FILE`): every value bit for bit (PowerCurve within 1e-12).
 
@@ -46,6 +48,11 @@ def one_run(rng, schema, rows, path):
             order[i], order[i + 1] = order[i + 1], order[i]
     order += [order[int(rng.integers(0, len(order)))] for _ in range(3)]
     for tk in order:
+        if ops and rng.random() < 0.06:
+            # a new stream (a restarted server): reset, and the seqs from another start
+            it.reset()
+            ops.append({"reset": True})
+            start = int(rng.integers(0, 65536))
         n = int(rng.integers(0, 7))
         ids = np.sort(rng.choice(12, size=n, replace=False)).astype(np.uint64)
         m = np.array([rows[int(rng.integers(0, len(rows)))] for _ in range(n)], dtype=np.uint64).reshape(n, len(signed))

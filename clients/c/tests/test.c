@@ -1843,6 +1843,69 @@ static void test_replies(void) {
     }
 }
 
+/* wire-format 18's keep-alives (tests/test_session.py
+   test_reply_makes_a_keep_alive_every_32nd_call_while_none_is_due): a call of qc_client_reply
+   that would return 0 makes the reply all the same when the 31 calls before it returned 0; any
+   reply made starts the count again. Before a stream, hello requests; after, acks. */
+static void test_keepalive(void) {
+    qc_schema sc;
+    char *dtext, *etext;
+    size_t dlen, elen, n, k, gl[65];
+    static dgram dg[4096];
+    static uint8_t got[65][QC_REPLY_MAX];
+    uint8_t r[QC_REPLY_MAX];
+    qc_client c;
+    qc_error err;
+    qc_result res;
+    uint32_t rseq = 0;
+    int made[65], nmade = 0, i, ok, views = 0, st = 0, latest;
+    if (load_stream(0, &sc, &dtext, &dlen, &etext, &elen) < 0) { CHECK(0, "keep-alives: cannot load pose_clean"); return; }
+    n = split_datagrams(dtext, dlen, dg, 4096);
+    qc_client_init(&c, &sc, NULL, 0, 0, 7, &err);
+    /* 65 calls, nothing received: replies at calls 0 (due: the first hello request), 32 and 64 */
+    for (i = 0; i < 65; i++) {
+        gl[i] = qc_client_reply(&c, got[i]);
+        if (gl[i]) made[nmade++] = i;
+    }
+    CHECK(nmade == 3 && made[0] == 0 && made[1] == 32 && made[2] == 64, "keep-alives: %d replies in 65 calls (%d, %d, %d)", nmade,
+          nmade > 0 ? made[0] : -1, nmade > 1 ? made[1] : -1, nmade > 2 ? made[2] : -1);
+    for (ok = nmade == 3, i = 0; ok && i < 3; i++) ok = is_hello_request(got[made[i]], gl[made[i]], 7, rseq++, sc.fingerprint, NULL);
+    CHECK(ok && c.idle == 0, "keep-alives: hello requests with rseq 0, 1, 2 (the stream not adopted)");
+    for (i = 0; i < 5; i++) qc_client_reply(&c, r);
+    CHECK(c.idle == 5 && !c.due, "keep-alives: idle counts the calls that returned 0 (%d)", c.idle);
+    /* the stream: its hello and three views, a reply after each */
+    for (k = 0; k < n && views < 3; k++) {
+        st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
+        if (st == QC_SNAPSHOT) views++;
+        if (qc_client_reply(&c, r) != 0) rseq++;
+    }
+    CHECK(views == 3 && c.dec.adopted && c.idle == 0, "keep-alives: pose_clean's hello and three views (%d)", views);
+    /* nothing arrives: a keep-alive ack at the 32nd call, naming latest */
+    latest = qc_decoder_latest(&c.dec);
+    for (nmade = 0, i = 0; i < 40; i++) {
+        gl[i] = qc_client_reply(&c, got[i]);
+        if (gl[i]) made[nmade++] = i;
+    }
+    CHECK(nmade == 1 && made[0] == 31 && gl[31] == 20 && got[31][0] == 0x41 && got[31][1] == 1 && le32_at(got[31] + 2) == 7 &&
+          le32_at(got[31] + 6) == rseq && (int)(got[31][10] | got[31][11] << 8) == latest &&
+          le32_at(got[31] + 16) == qc_crc32c(got[31], 16, c.dec.seed_r),
+          "keep-alives: after the stream, 40 calls: %d replies (the first at %d), not one ack at 31", nmade, nmade ? made[0] : -1);
+    rseq++;
+    /* 20 calls more, then a view: its reply is due, and the count starts again from it (a
+       keep-alive 31 calls after it, not 11) */
+    for (i = 0; i < 20; i++) qc_client_reply(&c, r);
+    for (st = 0; k < n && st != QC_SNAPSHOT; k++) st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
+    CHECK(st == QC_SNAPSHOT && qc_client_reply(&c, r) != 0 && le32_at(r + 6) == rseq, "keep-alives: the next view's reply (due)");
+    rseq++;
+    for (nmade = 0, i = 0; i < 31; i++) if (qc_client_reply(&c, r) != 0) nmade++;
+    CHECK(nmade == 0 && qc_client_reply(&c, r) == 20 && r[0] == 0x41 && le32_at(r + 6) == rseq,
+          "keep-alives: after a due reply, 31 calls of nothing (%d replies), then a keep-alive", nmade);
+    qc_client_free(&c);
+    qc_schema_free(&sc);
+    free(dtext);
+    free(etext);
+}
+
 /* ---- limits (wire-format 19) ---- */
 
 typedef struct { int seq; uint64_t cost; } held_model;
@@ -2341,7 +2404,7 @@ static void test_interp_kit(const char *file) {     /* NULL: the kit's; else a f
     qc_schema sc;
     qc_interp ip;
     double maxx;
-    int bad_values = 0, nvals = 0, nsamples = 0, npush = 0;
+    int bad_values = 0, nvals = 0, nsamples = 0, npush = 0, nresets = 0;
     if (text == NULL) { CHECK(0, "%s missing", file ? file : "conformance/interpolation/pose.json"); return; }
     root = qc_json_parse(text, len, NULL, &mem, &err);
     CHECK(root != NULL, "interp kit json: %s", err.message);
@@ -2372,6 +2435,13 @@ static void test_interp_kit(const char *file) {     /* NULL: the kit's; else a f
             CHECK(kept == (qc_json_get(op, "kept")->type == QC_JSON_TRUE), "interp op %zu: push seq %u kept %d", o, v.seq, kept);
             npush++;
             free(v.ids); free(v.rows);
+        } else if (qc_json_get(op, "reset") != NULL) {
+            /* {"reset": true}: a new stream, a new timeline (docs/interpolation.md, reset()) */
+            uint64_t pushed = ip.stats.pushed, dropped = ip.stats.dropped;
+            qc_interp_reset(&ip);
+            CHECK(ip.nviews == 0 && !ip.has_newest && !ip.has_last && ip.stats.pushed == pushed && ip.stats.dropped == dropped,
+                  "interp op %zu: reset (%d views left)", o, ip.nviews);
+            nresets++;
         } else {
             qc_interp_frame fr;
             double t = from_bits(bits_hex16(qc_json_get(op, "sample")->text));
@@ -2413,7 +2483,8 @@ static void test_interp_kit(const char *file) {     /* NULL: the kit's; else a f
         }
     }
     CHECK(bad_values == 0 && nvals > 0, "interp kit: %d of %d values differ", bad_values, nvals);
-    printf("  interpolation kit: %d pushes, %d samples, %d values\n", npush, nsamples, nvals);
+    CHECK(file != NULL || nresets > 0, "interp kit: no reset in the kit's vectors (they end with a reset and a new timeline)");
+    printf("  interpolation kit: %d pushes, %d samples, %d resets, %d values\n", npush, nsamples, nresets, nvals);
     qc_interp_free(&ip);
     qc_schema_free(&sc);
     qc_json_free(mem, NULL);
@@ -2551,6 +2622,66 @@ static void test_interp_units(void) {
         CHECK(ip.bytes > 0, "bytes counted");
     }
     qc_interp_free(&ip);
+    qc_schema_free(&sc);
+}
+
+/* qc_interp_reset (docs/interpolation.md, reset(); tests/test_interpolation.py
+   test_reset_starts_a_new_timeline_for_a_new_stream): a restarted server's ticks start again
+   from its own start; unwrapped against the old stream's newest they are older than every view
+   of a full buffer, and were dropped (the picture froze, up to 32,768 ticks); after a reset
+   they are the timeline. Stats go on counting; the views' memory is freed. */
+static void reset_view(const qc_schema *sc, qc_snapshot *v, uint16_t seq, double x) {
+    static uint64_t id = 1;
+    static uint64_t row[1];
+    row[0] = qc_quantize(sc->fields[0].codec, x, NULL);
+    v->seq = seq; v->n = 1; v->ids = &id; v->rows = row; v->bytes = 0;   /* built here, not by a decoder */
+}
+
+static void test_interp_reset(void) {
+    static const char *js = "{\"name\":\"S\",\"fields\":[{\"name\":\"x\",\"codec\":{\"kind\":\"Bounded\",\"min\":0.0,"
+                            "\"max\":100.0,\"bits\":16,\"mode\":\"endpoints\"}}]}";
+    qc_schema sc;
+    qc_error err;
+    qc_interp ip, zi;
+    qc_interp_frame fr;
+    qc_snapshot v;
+    size_t b0;
+    int k, kept = 1;
+    if (qc_schema_parse(&sc, js, strlen(js), NULL, &err) != 0) { CHECK(0, "interp reset schema: %s", err.message); return; }
+    CHECK(qc_interp_init(&ip, &sc, 4, 2.0, NULL, &err) == 0, "interp reset: init: %s", err.message);
+    b0 = ip.bytes;
+    for (k = 3596; k < 3600; k++) { reset_view(&sc, &v, (uint16_t)k, (double)(k % 100)); kept &= qc_interp_push(&ip, &v) == 1; }
+    CHECK(kept && ip.nviews == 4 && ip.newest == 3599, "interp reset: a full buffer at ticks 3596..3599");
+    CHECK(qc_interp_sample(&ip, 3598.5, &fr) == 0 && fr.a == 3598 && fr.b == 3599, "interp reset: sample 3598.5");
+    reset_view(&sc, &v, 0, 10.0);
+    CHECK(qc_interp_push(&ip, &v) == 0 && qc_interp_tick(&ip, 0) == 0 && ip.nviews == 4,
+          "interp reset: the new stream's first view (seq 0, tick 0 against 3599) dropped before a reset");
+    qc_interp_reset(&ip);
+    CHECK(ip.nviews == 0 && !ip.has_newest && !ip.has_last && ip.bytes == b0 + ip.out_cap * sizeof(double),
+          "interp reset: every view and the latest render time forgotten, their memory freed (%lu bytes, %lu at init)",
+          (unsigned long)ip.bytes, (unsigned long)b0);
+    CHECK(qc_interp_sample(&ip, 0.0, &fr) < 0, "interp reset: a sample before any push since: -1");
+    reset_view(&sc, &v, 0, 10.0);
+    kept = qc_interp_push(&ip, &v);
+    reset_view(&sc, &v, 1, 20.0);
+    kept = kept == 1 && qc_interp_push(&ip, &v) == 1;
+    CHECK(kept && ip.newest == 1 && ip.views[0].tick == 0, "interp reset: seq 0 and 1 kept, a new timeline from tick 0 (newest %lld)",
+          (long long)ip.newest);
+    CHECK(qc_interp_sample(&ip, 0.5, &fr) == 0 && fr.a == 0 && fr.has_b && fr.b == 1 && fr.alpha == 0.5 &&
+          fabs(fr.values[ip.offset[0]] - 15.0) < 0.01, "interp reset: sample 0.5 between the new views");
+    CHECK(ip.stats.pushed == 6 && ip.stats.dropped == 1 && ip.stats.late == 0 && ip.stats.extrapolated == 0 && ip.stats.early == 0,
+          "interp reset: stats went on counting (%llu pushed, %llu dropped)", (unsigned long long)ip.stats.pushed,
+          (unsigned long long)ip.stats.dropped);
+    /* the render time is forgotten too: a view at a tick before the last sample is not late */
+    qc_interp_reset(&ip);
+    reset_view(&sc, &v, 0, 30.0);
+    CHECK(qc_interp_push(&ip, &v) == 1 && ip.stats.late == 0 && ip.newest == 0, "interp reset: no view late against the old render time");
+    qc_interp_free(&ip);
+    CHECK(ip.bytes == 0, "interp reset: bytes after free");
+    qc_interp_reset(&ip);                       /* freed: nothing */
+    memset(&zi, 0, sizeof zi);
+    qc_interp_reset(&zi);                       /* zero-filled: nothing */
+    CHECK(zi.nviews == 0 && ip.nviews == 0, "interp reset of a freed and a zero-filled buffer");
     qc_schema_free(&sc);
 }
 
@@ -2777,10 +2908,12 @@ int main(int argc, char **argv) {
     test_worst_case();
     test_keyed();
     test_replies();
+    test_keepalive();
     test_limits();
     test_limits_hostile();
     test_interp_kit(NULL);
     test_interp_units();
+    test_interp_reset();
     test_field_values_index();
     test_interp_other_schema();
     test_size_arguments();

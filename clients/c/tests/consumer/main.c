@@ -43,6 +43,7 @@ int main(int argc, char **argv) {
         qc_result res;
         int st = qc_client_receive(&client, (const uint8_t *)data + at + 4, n, &res);
         at += 4 + n;
+        if (res.adopted) qc_interp_reset(&buffer);      /* a new stream: a new timeline */
         if (st == QC_SNAPSHOT) {
             qc_interp_frame frame;
             snapshots++;
@@ -51,7 +52,7 @@ int main(int argc, char **argv) {
         } else if (st < 0) {
             refused++;
         }
-        qc_client_reply(&client, reply);
+        qc_client_reply(&client, reply);               /* (a game: once a frame, datagram or not) */
     }
     printf("snapshots %d refused %d samples %d\n", snapshots, refused, samples);
     qc_interp_free(&buffer);
