@@ -313,6 +313,7 @@ export class SnapshotDecoder {
     this.heldCost = 0;          // section 19's cost of the snapshots in `held`
     this.ambiguous = new Set();
     this._latest = -1;
+    this._packetSeq = 0;        // the seq of the packet being decoded (section 19's check 2)
     this.reassembly = null;
     this._limitFn = (N) => this._limit(N);
   }
@@ -353,12 +354,27 @@ export class SnapshotDecoder {
       throw new DecodeError(`hello: history ${h.history} and max_datagram ${h.maxDatagram} need ${need} bytes held ((2 * history - 1) * 256 + 256 * max_datagram), more than maxBytes ${this.maxBytes}`, 'limits');
     }
   }
-  /** Limits, check 2 (section 19): called by the packet coder once the new snapshot's N entities are known. */
+  /**
+   * Limits, check 2 (section 19): called by the packet coder once the new snapshot's N entities
+   * are known (the packet's seq, its first 16 bits, in `_packetSeq`). H is the cost of the held
+   * snapshots the packet leaves in section 10's window: all of them, but when the packet is newer
+   * than latest (or nothing was decoded yet) it moves the window, and those it pushes out
+   * ((seq - s) mod 65536 >= 2 * history - 1) do not count. (Counting them, a decoder whose
+   * maxBytes holds exactly its window refused every packet once the window was full, for good:
+   * only a packet that decodes moves the window.)
+   */
   _limit(N) {
+    const seq = this._packetSeq;
+    let H = this.heldCost, kept = this.held.size;
+    if (this._latest < 0 || newer(seq, this._latest)) {
+      for (const [s, snap] of this.held) {
+        if (((seq - s) & SEQ_MASK) >= this.keep) { H -= this._cost(snap); kept--; }
+      }
+    }
     const snap = SNAPSHOT_OVERHEAD + N * this.rowCost;
-    const need = this.heldCost + snap + MAX_FRAGMENTS * this.stream.maxDatagram;
+    const need = H + snap + MAX_FRAGMENTS * this.stream.maxDatagram;
     if (need > this.maxBytes) {
-      throw new DecodeError(`snapshot packet: a snapshot of ${N} entities (${snap} bytes) beside the ${this.held.size} held (${this.heldCost} bytes) and reassembly (${MAX_FRAGMENTS * this.stream.maxDatagram}) would hold ${need} bytes, more than maxBytes ${this.maxBytes}`, 'limits');
+      throw new DecodeError(`snapshot packet ${seq}: a snapshot of ${N} entities (${snap} bytes) beside the ${kept} held snapshots it leaves in the window (${H} bytes) and reassembly (${MAX_FRAGMENTS * this.stream.maxDatagram}) would hold ${need} bytes, more than maxBytes ${this.maxBytes}`, 'limits');
     }
   }
 
@@ -440,6 +456,7 @@ export class SnapshotDecoder {
   /** Decode a packet whose check held; update the state (section 10). */
   _packet(bytes, start, end) {
     const seqOf = end - start >= 2 ? u16le(bytes, start) : 0;
+    this._packetSeq = seqOf;          // (section 19's check: which held snapshots the packet leaves in the window)
     this.coder.joinWith = this._latest >= 0 ? (this.held.get(this._latest) || null) : null;
     this.coder.limit = this._limitFn;
     let snap;

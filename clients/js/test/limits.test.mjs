@@ -30,6 +30,14 @@ function fragment(dec, d) {
 }
 const costOf = (schema, n) => 256 + n * (8 + 8 * schema.nslots);
 const helloNeed = (h) => (2 * h.history - 1) * 256 + 256 * h.maxDatagram;
+const newer = (a, b) => { const d = (a - b) & 0xffff; return d > 0 && d < 0x8000; };
+/** What the held snapshots (entries before packet `seq`) that the packet pushes out of the window
+ * cost: section 19's H leaves them out (none when the packet does not move the window). */
+function pushedOut(dec, held, latest, seq) {
+  if (latest !== null && !newer(seq, latest)) return 0;
+  const keep = Math.min(2 * dec.history - 1, 0x8000);
+  return held.filter(([s]) => ((seq - s) & 0xffff) >= keep).reduce((t, [, v]) => t + costOf(dec.schema, v.count), 0);
+}
 
 test('limits: DEFAULT_MAX_BYTES is 256 MiB, and a decoder without maxBytes has it', () => {
   assert.equal(qc.DEFAULT_MAX_BYTES, 268435456);
@@ -48,12 +56,14 @@ for (const name of ['pose_lossy', 'all_kinds_pred', 'fragments', 'restart', 'hos
     // the unbounded run: what each packet that decodes needs
     const free = new qc.SnapshotDecoder(schema);
     const need = ds.map((d) => {
-      const before = free.heldBytes, stream = free.hello;
+      const before = free.heldBytes, stream = free.hello, latest = free.latest, held = [...free.held.entries()];
       let out = null;
       try { out = free.decode(d); } catch { return 0; }
       if (free.hello !== stream) return helloNeed(free.hello);          // a hello adopted
       if (out === null) return 0;
-      return before + costOf(schema, out.count);          // (heldBytes counts reassembly already)
+      // (heldBytes counts reassembly already); H leaves out the held snapshots a newer packet
+      // pushes out of the window
+      return before - pushedOut(free, held, latest, out.seq) + costOf(schema, out.count);
     });
     // bounds just under what some packets need (the first, the median, the largest), and under a hello's
     const sorted = [...new Set(need.filter((x) => x > 0))].sort((a, b) => a - b);
@@ -155,6 +165,50 @@ test('limits: check 2 comes after the header, the baseline, the removed set and 
   const before = stateOf(dec);
   assert.throws(() => dec.decode(fr.whole(unchangedDelta(2, 1, 2))), (e) => e.kind === 'limits');
   assert.equal(stateOf(dec), before);
+});
+
+test('limits: a client sized for its window (2 * history - 1 snapshots and reassembly) decodes every packet of a lossless stream', () => {
+  // section 19: H counts the held snapshots the packet leaves in the window. Counting the one a
+  // newer packet pushes out, such a client refused every packet once its window was full, and
+  // for good: only a packet that decodes moves the window (Python's
+  // test_a_client_sized_for_its_window_decodes_every_packet; the kit's limits_window)
+  const schema = qc.Schema.fromJSON('{"name":"M","fields":[{"name":"x","codec":{"kind":"UInt","bits":8}},{"name":"hp","codec":{"kind":"UInt","bits":8}}]}');
+  const n = 50, history = 16, md = 1200, one = costOf(schema, n);
+  assert.equal(one, 256 + n * (8 + 8 * 2));
+  const sized = (2 * history - 1) * one + 256 * md;
+  // each delta against the client's latest (what its acks tell the server), from a full packet
+  const packet = (t, c) => (c.latest === null ? fullPacket(t & 0xffff, n, [8, 8]) : unchangedDelta(t & 0xffff, (t - c.latest) & 0xffff, n));
+  const hello = helloFor(schema, { history, maxDatagram: md });
+  const fr = framer(qc.parseHello(hello));
+  const c = new qc.StreamClient(schema, { maxBytes: sized });
+  assert.equal(c.receive(hello), null);
+  let views = 0;
+  for (let t = 65536 - 50; t < 65536 + 150; t++) {            // (across the wrap: it happened anywhere)
+    for (const d of fr.datagrams(packet(t, c))) views += c.receive(d) !== null ? 1 : 0;
+    assert.ok(c.heldBytes <= c.maxBytes, `${c.heldBytes} held`);
+  }
+  assert.equal(views, 200);
+  assert.equal(c.heldBytes, c.maxBytes);                      // (the window full, exactly)
+  assert.equal(c.decoder.held.size, 2 * history - 1);
+  assert.equal(c.latest, 149);
+  // one byte less: the packet that would make the window's 31st snapshot is refused, changing
+  // nothing; the next, which pushes the oldest out, fits again
+  const small = new qc.StreamClient(schema, { maxBytes: sized - 1 });
+  assert.equal(small.receive(hello), null);
+  const kinds = [];
+  for (let t = 0; t < 40; t++) {
+    const before = stateOf(small.decoder);
+    for (const d of fr.datagrams(packet(t, small))) {
+      try { small.receive(d); } catch (e) {
+        kinds.push([t, e.kind]);
+        assert.equal(stateOf(small.decoder), before, `packet ${t}: a refusal changed the state`);
+      }
+    }
+  }
+  assert.deepEqual(kinds[0], [2 * history - 2, 'limits']);
+  assert.deepEqual(new Set(kinds.map(([, k]) => k)), new Set(['limits']));
+  assert.equal(small.latest, 39);
+  assert.ok(small.heldBytes <= small.maxBytes);
 });
 
 test('limits: the hostile stream (history 256, a full packet of 20,000 entities, then 200 unchanged deltas) stays under the default bound', () => {
