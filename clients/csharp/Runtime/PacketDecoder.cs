@@ -68,7 +68,7 @@ namespace QuantCodec
             long total = (long)kept + nnew, per = 8 + 8L * S;
             if (room < 0 || total > room / per)
                 throw new DecodeException("limits", "snapshot packet " + seq + ": a snapshot of " + total + " entities (" + kept + " kept, " + nnew
-                    + " new) would cost " + (256 + total * per) + " bytes (256 + N * (8 + 8 * " + S + ")), and with what is held and the reassembly's bound pass max_bytes " + maxBytes);
+                    + " new) would cost " + (256 + total * per) + " bytes (256 + N * (8 + 8 * " + S + ")), and with the held snapshots it leaves in the window and the reassembly's bound pass max_bytes " + maxBytes);
             if (nnew > 0)
             {
                 if (newIds.Length < nnew) newIds = new ulong[Math.Max(nnew, newIds.Length * 2)];

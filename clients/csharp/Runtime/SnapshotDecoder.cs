@@ -51,7 +51,8 @@ namespace QuantCodec
         readonly int T;
         TagKey kP, kF, kR;
         long maxBytes = DefaultMaxBytes;
-        long heldCost;          // section 19's cost of the snapshots held (the whole window)
+        long heldCost;          // section 19's cost of the snapshots held (the whole window; H leaves out
+                                // those a newer packet pushes out, KeptCost)
         int history = 64, keep = 127;
         int latest = -1;
         readonly Dictionary<int, Snapshot> held = new Dictionary<int, Snapshot>();
@@ -109,9 +110,10 @@ namespace QuantCodec
         /// <summary>What the held snapshots cost in section 19's model: 256 + n * (8 + 8 * S) for each
         /// snapshot of the window held (n its entities, S the schema's slots), and nothing else. It
         /// does not count the reassembly's allowance 256 * max_datagram, which section 19's checks add
-        /// to it (a packet is refused when HeldBytes + its snapshot's cost + 256 * max_datagram would
-        /// pass MaxBytes), nor the partial packets' bytes (PartialBytes): JavaScript's heldBytes
-        /// includes the allowance, this does not. A model, not the process's memory (README.md,
+        /// to it (a packet is refused when H + its snapshot's cost + 256 * max_datagram would pass
+        /// MaxBytes, H being HeldBytes less the held snapshots a packet newer than Latest pushes out
+        /// of the window, (seq - s) mod 65536 >= 2 * history - 1), nor the partial packets' bytes
+        /// (PartialBytes): JavaScript's heldBytes includes the allowance, this does not. A model, not the process's memory (README.md,
         /// Limits: about 2.2 times it for snapshots of 0 or 1 entity, under Mono).</summary>
         public long HeldBytes { get { return heldCost; } }
         /// <summary>Section 19's cost of a held snapshot of n entities under this schema.</summary>
@@ -696,10 +698,11 @@ namespace QuantCodec
                 bs = HeldRef(bseq, seq, true);
                 if (pdist != 0) pr = HeldRef((bseq - pdist) & 0xFFFF, seq, false);
             }
-            // section 19, check 2: the room left for the new snapshot once what is held (the whole window)
-            // and the reassembly's bound are counted; the packet decoder refuses a larger one (kind
-            // limits) right after its count of new entities, before it allocates for them
-            long room = maxBytes - heldCost - (hello != null ? ReassemblyFactor * hello.MaxDatagram : 0) - SnapshotOverhead;
+            // section 19, check 2: the room left for the new snapshot once H (the held snapshots the
+            // packet leaves in the window, KeptCost) and the reassembly's bound are counted; the packet
+            // decoder refuses a larger one (kind limits) right after its count of new entities, before
+            // it allocates for them
+            long room = maxBytes - KeptCost(seq) - (hello != null ? ReassemblyFactor * hello.MaxDatagram : 0) - SnapshotOverhead;
             Snapshot snap = NewSnapshot(bs != null ? bs.Count : 16);
             try { coder.Body(seq, bdist, pdist, bs, pr, snap, room, maxBytes); }
             catch (DecodeException) { Recycle(snap); throw; }
@@ -724,6 +727,20 @@ namespace QuantCodec
             }
             if (!ambiguous.Contains(seq)) Store(seq, snap, false);
             return snap;
+        }
+
+        /// <summary>Section 19's H for packet seq: the cost of the held snapshots the packet leaves in
+        /// section 10's window. All of them, but a packet newer than latest (or the first to decode)
+        /// moves the window, and those it pushes out ((seq - s) mod 65536 >= 2 * history - 1) are not
+        /// counted: counting them, a client whose MaxBytes holds exactly its window refused every
+        /// packet once the window was full, and for good (only a packet that decodes moves it).</summary>
+        long KeptCost(int seq)
+        {
+            if (latest >= 0 && !Newer(seq, latest)) return heldCost;
+            long cost = heldCost;
+            foreach (var e in held)
+                if (((seq - e.Key) & 0xFFFF) >= keep) cost -= SnapshotCost(e.Value.Count);
+            return cost;
         }
 
         void ForgetAmbiguous(int seq)

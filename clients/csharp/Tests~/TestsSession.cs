@@ -535,18 +535,84 @@ static partial class Tests
             most = Math.Max(most, d2.HeldBytes);
         }
         Check(most == 7 * 416, "the window: at most 2 * history - 1 = 7 snapshots counted (" + most + " bytes)");
-        // a tight bound that the window fits exactly: every delta decodes
-        var d3 = new SnapshotDecoder(schema, null, reass + 7 * 416 + 416);
+        // a bound that the window fits exactly: every delta decodes, since H leaves out the snapshot a
+        // newer packet pushes out of the window (section 19; before, this client refused the 8th
+        // packet and, with nothing else moving the window, every packet after it)
+        var d3 = new SnapshotDecoder(schema, null, reass + 7 * 416);
         d3.Receive(hello);
         int ok = d3.Receive(SealT(FullPacket(1, 10), seedP, null)) == Received.Snapshot ? 1 : 0;
         for (int s = 2; s < 32; s++) if (d3.Receive(SealT(UnchangedDelta(s, 1, 10), seedP, null)) == Received.Snapshot) ok++;
-        Check(ok == 31, "a bound of the reassembly and 8 snapshots: a window of 7 and the packet decoding fit (" + ok + " of 31 decoded)");
-        var d4 = new SnapshotDecoder(schema, null, reass + 7 * 416 + 416 - 1);
+        Check(ok == 31 && d3.HeldBytes == 7 * 416, "a bound of the reassembly and the window's 7 snapshots: every packet decodes (" + ok + " of 31 decoded, " + d3.HeldBytes + " bytes held)");
+        var d4 = new SnapshotDecoder(schema, null, reass + 7 * 416 - 1);
         d4.Receive(hello);
         ok = d4.Receive(SealT(FullPacket(1, 10), seedP, null)) == Received.Snapshot ? 1 : 0;
         int lim = 0;
         for (int s = 2; s < 32; s++) { r = d4.Receive(SealT(UnchangedDelta(s, 1, 10), seedP, null)); if (r == Received.Snapshot) ok++; else if (d4.LastErrorKind == "limits") lim++; }
-        Check(ok == 7 && lim == 1, "one byte less: 7 snapshots, then limits (the next delta's baseline is then out of reach: baseline): " + ok + " decoded, " + lim + " limits");
+        Check(ok == 6 && lim == 1, "one byte less: 6 snapshots, then limits for the 7th, which pushes none out (the next delta's baseline is then out of reach: baseline): " + ok + " decoded, " + lim + " limits");
+        // a late packet does not move the window: H counts every held snapshot then
+        var d5 = new SnapshotDecoder(schema, null, reass + 7 * 416);
+        d5.Receive(hello);
+        d5.Receive(SealT(FullPacket(1, 10), seedP, null));
+        for (int s = 2; s <= 7; s++) if (s != 5) d5.Receive(SealT(UnchangedDelta(s, s == 6 ? 2 : 1, 10), seedP, null));
+        Check(d5.Latest == 7 && d5.HeldBytes == 6 * 416, "6 held, 5 missing: " + d5.Latest + " " + d5.HeldBytes);
+        before = d5.StateDigest();
+        r = d5.Receive(SealT(FullPacket(5, 11), seedP, null));
+        Check(r == Received.Refused && d5.LastErrorKind == "limits" && d5.StateDigest() == before,
+              "a late packet of 11 entities beside 6 held snapshots is refused: it pushes none out (" + Kind(d5, r) + ")");
+        r = d5.Receive(SealT(FullPacket(5, 10), seedP, null));
+        Check(r == Received.Snapshot && d5.HeldBytes == 7 * 416, "the late packet of 10 fits, the window full: " + Kind(d5, r));
+        r = d5.Receive(SealT(FullPacket(8, 10), seedP, null));
+        Check(r == Received.Snapshot && d5.HeldBytes == 7 * 416 && d5.Latest == 8, "a newer packet then pushes out snapshot 1 and fits: " + Kind(d5, r));
+        WindowSizedClient();
+    }
+
+    /// <summary>Section 19: H counts the held snapshots the packet leaves in the window. A client whose
+    /// max_bytes holds exactly 2 * history - 1 snapshots and reassembly (the sizing docs/views.md gives)
+    /// refused every packet once its window was full, and for good: only a packet that decodes moves the
+    /// window. (Python's test_a_client_sized_for_its_window_decodes_every_packet; the kit's limits_window.)</summary>
+    static void WindowSizedClient()
+    {
+        var schema = Schema.Load(Path.Combine(root, "conformance/schemas/one_bit.json"));
+        const int N = 50, H = 16, MD = 1200;
+        const ulong SID = 0x5151;
+        var sd = new SnapshotDecoder(schema);
+        long one = sd.SnapshotCost(N);
+        Check(one == 256 + N * (8 + 8 * 1), "a snapshot of 50 one-slot entities costs " + one);
+        long sized = (2 * H - 1) * one + 256L * MD;
+        var hello = MakeHello(schema, H, MD, SID, 1, null);
+        uint seedP = Crc32C.Compute(StreamKey(schema, H, false, MD, SID, 'P'));
+        // each delta against the client's latest (what its acks tell the server), from a full packet
+        Func<int, StreamClient, byte[]> packet = (t, c) => SealT(c.Decoder.Latest < 0 ? FullPacket(t & 0xFFFF, N)
+            : UnchangedDelta(t & 0xFFFF, (t - c.Decoder.Latest) & 0xFFFF, N), seedP, null);
+        var client = new StreamClient(schema, null, sized, 1);
+        Check(client.Receive(hello) == null && client.Decoder.HasStream, "window-sized: the hello is adopted");
+        int views = 0, over = 0;
+        string firstError = null;
+        for (int t = 65536 - 50; t < 65536 + 150; t++)            // (across the wrap: it happened anywhere)
+        {
+            try { if (client.Receive(packet(t, client)) != null) views++; }
+            catch (DecodeException e) { if (firstError == null) firstError = t + ": " + e.Kind + " " + e.Message; }
+            client.Reply();
+            if (client.Decoder.HeldBytes + 256L * MD > sized) over++;
+        }
+        Check(views == 200 && firstError == null && over == 0, "window-sized: every one of 200 packets decodes (" + views + "; " + firstError + ")");
+        Check(client.Decoder.HeldBytes + 256L * MD == sized && client.Decoder.HeldBaselines().Count == H && client.Decoder.Latest == 149,
+              "window-sized: the window full, exactly (" + client.Decoder.HeldBytes + " + reassembly of " + sized + "), latest 149: " + client.Decoder.Latest);
+        // one byte less: the packet that would make the window's 31st snapshot is refused, changing
+        // nothing; the next, which pushes the oldest out, fits again
+        var small = new StreamClient(schema, null, sized - 1, 2);
+        small.Receive(hello);
+        var kinds = new List<string>();
+        bool unchanged = true;
+        for (int t = 0; t < 40; t++)
+        {
+            string before = small.Decoder.StateDigest();
+            try { small.Receive(packet(t, small)); }
+            catch (DecodeException e) { kinds.Add(t + ":" + e.Kind); if (small.Decoder.StateDigest() != before) unchanged = false; }
+            small.Reply();
+        }
+        Check(kinds.Count >= 1 && kinds[0] == (2 * H - 2) + ":limits" && kinds.TrueForAll(k => k.EndsWith(":limits")) && unchanged && small.Decoder.Latest == 39,
+              "one byte less: the 31st snapshot refused as limits, the state unchanged, then decoding again: " + string.Join(", ", kinds) + "; latest " + small.Decoder.Latest);
     }
 
     // ------------------------------------------------------------------------------- hello adoption, reassembly bound
