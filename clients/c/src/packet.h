@@ -845,21 +845,35 @@ static int qc__pk_read_removed(qc__pk *k) {
     return 0;
 }
 
+/* wire-format 19's H for packet `seq`: the cost of the held snapshots it leaves in section 10's
+   window, all of them, but when seq is newer than latest (it moves the window) not those it
+   pushes out ((seq - s) mod 65536 >= 2 * history - 1). (Counting those too, a client whose
+   max_bytes holds exactly its window refused every packet once the window was full, for good:
+   only a packet that decodes moves the window.) */
+static uint64_t qc__kept_cost(const qc_decoder *d, int seq) {
+    uint64_t total = 0;
+    int i;
+    if (!(d->latest < 0 || qc__newer(seq, d->latest))) return d->held_cost;
+    for (i = 0; i < d->nheld; i++)
+        if (((seq - d->held_seq[i]) & QC__M) < d->keep) total += qc_snapshot_cost(d->schema, d->held[i]->n);
+    return total;
+}
+
 /* section 7.2: the count of new entities, and the limits it is checked against (section 19) */
 static int qc__pk_read_count(qc__pk *k) {
     const qc_decoder *d = k->d;
-    uint64_t v, per = 8 + 8 * (uint64_t)k->S, fixed = 256 + 256 * (uint64_t)d->max_datagram;
+    uint64_t v, per = 8 + 8 * (uint64_t)k->S, fixed = 256 + 256 * (uint64_t)d->max_datagram, H;
     if (qc__eg(&k->r, 0, 32, &v) < 0) return qc__pk_bad(k, "bad count of new entities");
     if (v > (uint64_t)qc__br_left(&k->r) || v > 0xFFFFFFFFull - (uint64_t)k->kept)
         return qc__pk_bad(k, "count of new entities larger than the packet can hold");
     k->nnew = (size_t)v;
     k->nout = k->kept + k->nnew;
-    /* wire-format 19, check 2: what is held, the new snapshot and reassembly's bound */
-    if (d->held_cost > d->max_bytes || fixed > d->max_bytes - d->held_cost ||
-            (uint64_t)k->nout > (d->max_bytes - d->held_cost - fixed) / per) {
+    /* wire-format 19, check 2: what stays held, the new snapshot and reassembly's bound */
+    H = qc__kept_cost(d, k->seq);
+    if (H > d->max_bytes || fixed > d->max_bytes - H || (uint64_t)k->nout > (d->max_bytes - H - fixed) / per) {
         snprintf(k->res->message, sizeof k->res->message, "snapshot packet %d: a snapshot of %lu entities would make the client "
                  "hold %llu bytes (held %llu, this one %llu, reassembly %llu), above max_bytes %llu", k->seq, (unsigned long)k->nout,
-                 (unsigned long long)(d->held_cost + fixed + (uint64_t)k->nout * per), (unsigned long long)d->held_cost,
+                 (unsigned long long)(H + fixed + (uint64_t)k->nout * per), (unsigned long long)H,
                  (unsigned long long)(256 + (uint64_t)k->nout * per), (unsigned long long)(256 * (uint64_t)d->max_datagram),
                  (unsigned long long)d->max_bytes);
         return QC_E_LIMITS;
