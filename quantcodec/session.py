@@ -366,9 +366,10 @@ class StreamServer:
         return self._peer(client, "encoder").encoder
 
     def view(self, client: Hashable, seq: Optional[int] = None) -> Optional[Snapshot]:
-        """The view the server recorded for ``client`` under ``seq`` (default: the newest it
-        sent): the Snapshot that client decodes from that tick's packet, code for code (SPEC
-        section 8), while its stream holds it (the last ``history`` ticks sent); None when it
+        """The view the server recorded for ``client`` under ``seq`` (a tick, taken mod 65536 as
+        on the wire; default: the newest it sent): a Snapshot equal, code for code, to what that
+        client decodes from that tick's packet (SPEC section 8), its ``seq`` set as the
+        client's is, while the stream holds it (the last ``history`` ticks sent); None when it
         holds none (never sent, too old, or the stream started over). KeyError for a client
         that is not connected."""
         with self._lock:
@@ -379,7 +380,13 @@ class StreamServer:
                     return None
             elif isinstance(seq, bool) or not isinstance(seq, numbers.Integral):
                 raise TypeError(f"StreamServer.view: seq must be an integer, got {type(seq).__name__}")
-            return state.sent.get(int(seq) & 0xFFFF)
+            seq = int(seq) & 0xFFFF
+            snap = state.sent.get(seq)
+            if snap is None:
+                return None
+            # (the record is shared, maybe with other clients' encoders: a Snapshot of its
+            # read-only arrays, numbered as the client's view is)
+            return Snapshot._make(snap.schema, snap.ids, snap.matrix, seq=seq)
 
     def has_stream(self, client: Hashable) -> bool:
         """Whether ``client`` has acked a packet of its current stream (its hello stops)."""
