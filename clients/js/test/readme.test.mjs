@@ -19,7 +19,7 @@ async function runExample(body = null) {
   assert.match(lines[0], /^import \{ Schema, StreamClient, Interpolator, DecodeError \} from 'quantcodec';$/);
   if (body === null) body = lines.slice(1).join('\n');
   const AsyncFunction = (async () => {}).constructor;
-  const out = { sent: [], drawn: [], socket: null, frame: null, clients: [], buffers: [], samples: [] };
+  const out = { sent: [], drawn: [], socket: null, frame: null, clients: [], buffers: [], samples: [], times: [] };
   class FakeSocket {
     static OPEN = 1;
     constructor(url) { this.url = url; this.readyState = 0; out.socket = this; }
@@ -32,7 +32,7 @@ async function runExample(body = null) {
     constructor(...a) { super(...a); this.resets = 0; this.kept = []; out.buffers.push(this); }
     reset() { this.resets++; return super.reset(); }
     push(v) { const k = super.push(v); this.kept.push([v.seq, k]); return k; }
-    sample(t) { const s = super.sample(t); out.samples.push(s.a); return s; }
+    sample(t) { const s = super.sample(t); out.samples.push(s.a); out.times.push(t); return s; }
   }
   const fetch = async (url) => ({ text: async () => fs.readFileSync(path.join(KIT, 'schemas', 'pose.json'), 'utf8') });
   const raf = (cb) => { out.frame = cb; };
@@ -48,11 +48,13 @@ async function runExample(body = null) {
   out.socket.onopen();
   assert.equal(out.sent.length, 1);
   assert.equal(out.sent[0][0], 0x48);                          // the hello request
-  out.play = (name) => {
-    for (const d of qc.splitDatagrams(readBytes(path.join(KIT, 'streams', `${name}.bin`)))) {
+  out.play = (name, pauseAt = -1, pauseFrames = 0) => {
+    const all = qc.splitDatagrams(readBytes(path.join(KIT, 'streams', `${name}.bin`)));
+    all.forEach((d, i) => {
+      if (i === pauseAt) for (let f = 0; f < pauseFrames; f++) out.tick();   // the server paused
       out.socket.onmessage({ data: d.slice().buffer });
       for (let f = 0; f < 3; f++) out.tick();
-    }
+    });
   };
   return out;
 }
@@ -98,4 +100,18 @@ test('README: the first example resets its buffer when the client adopts a new s
   const without = await runExample(body);
   without.play('restart');
   assert.ok(without.buffers[0].kept.filter(([, k]) => !k).length > 10, 'the views a reset keeps');
+});
+
+test('README: the render time never steps back, and comes back to the delay after the server pauses', async () => {
+  // a probe paused its server 2 s (SIGSTOP) and let it go on: the rule the README gave before
+  // (jump only when behind) left the page about 116 ticks ahead of the newest view for good
+  const ex = await runExample();
+  const n = qc.splitDatagrams(readBytes(path.join(KIT, 'streams', 'pose_clean.bin'))).length;
+  ex.play('pose_clean', Math.floor(n / 3), 120);          // 2 s of frames with nothing arriving
+  const ts = ex.times;
+  for (let i = 1; i < ts.length; i++) assert.ok(ts[i] >= ts[i - 1], `the render time stepped back at frame ${i}: ${ts[i - 1]} -> ${ts[i]}`);
+  const [buffer] = ex.buffers;
+  const gap = ts[ts.length - 1] - (buffer.newest - 2);     // DELAY = 2 ticks behind the newest
+  assert.ok(Math.abs(gap) < 1.5, `the render time ends ${gap} ticks off its delay`);
+  assert.ok(Math.max(...ts.map((t, i) => t - ts[0])) > 0);
 });
