@@ -999,12 +999,16 @@ def _interpolation_file(schema, rng):
         ops.append({"sample": _hexf(t), "a": got.a, "b": got.b, "alpha": _hexf(got.alpha),
                     "ids": got.ids.tolist(), "values": vals, "stats": dict(it.stats)})
 
-    for step, k in enumerate(order):
-        view = Snapshot._make(schema, views[k].ids, views[k].matrix, seq=seqs[k])
+    def push(k, seq):
+        """View k pushed under ``seq``, and the op that replays it."""
+        view = Snapshot._make(schema, views[k].ids, views[k].matrix, seq=seq)
         kept = it.push(view)
-        m = view.matrix
-        codes = [[int(np.int64(v)) if sg else int(v) for v, sg in zip(row, signed)] for row in m.tolist()]
-        ops.append({"push": {"seq": seqs[k], "ids": view.ids.tolist(), "codes": codes}, "kept": kept})
+        codes = [[int(np.int64(v)) if sg else int(v) for v, sg in zip(row, signed)]
+                 for row in view.matrix.tolist()]
+        ops.append({"push": {"seq": seq, "ids": view.ids.tolist(), "codes": codes}, "kept": kept})
+
+    for step, k in enumerate(order):
+        push(k, seqs[k])
         newest = it.newest
         if step == 0:
             sample(float("nan"))                                  # no render time: held (early), and
@@ -1021,12 +1025,7 @@ def _interpolation_file(schema, rng):
     it.reset()
     ops.append({"reset": True})
     for step, k in enumerate((2, 3, 5, 4)):
-        seq = 100 + 3 * k
-        view = Snapshot._make(schema, views[k].ids, views[k].matrix, seq=seq)
-        kept = it.push(view)
-        m = view.matrix
-        codes = [[int(np.int64(v)) if sg else int(v) for v, sg in zip(row, signed)] for row in m.tolist()]
-        ops.append({"push": {"seq": seq, "ids": view.ids.tolist(), "codes": codes}, "kept": kept})
+        push(k, 100 + 3 * k)
         if step >= 1:
             sample(it.newest - 1.5)
     sample(it.newest + 0.5)
