@@ -317,6 +317,10 @@ def build_parser():
                     help="decode with a StreamClient of this "
                     "nonce and end each line with the reply it makes after that datagram "
                     "(\"reply\": hex or null; section 18)")
+    ds.add_argument("--idle", type=_int_range(0, 1000, "a count of calls"), metavar="N",
+                    help="with --replies: after each datagram's reply, N more calls of reply() "
+                    "with nothing arriving, listed in order (\"idle\": [hex or null, ...]): the "
+                    "keep-alives a client makes while nothing arrives (section 18)")
     ds.add_argument("schema", metavar="SCHEMA_FILE", help="a .json or .toml schema file")
     ds.add_argument("datagrams", metavar="DATAGRAMS.bin", help="length-prefixed datagrams")
     ds.set_defaults(run=_cmd_decode_stream)
@@ -433,7 +437,8 @@ def _cmd_decode_stream(args):
     except ValueError as e:
         raise UserError(str(e)) from None
     out = sys.stdout
-    for line in runner_lines(schema, datagrams, key=args.key, max_bytes=args.max_bytes, replies=args.replies):
+    for line in runner_lines(schema, datagrams, key=args.key, max_bytes=args.max_bytes, replies=args.replies,
+                             idle=args.idle or 0):
         out.write(line + "\n")
     return 0
 
@@ -489,6 +494,8 @@ def main(argv=None):
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    if args.command == "decode-stream" and args.idle is not None and args.replies is None:
+        parser.commands["decode-stream"].error("--idle counts calls of reply(): give --replies NONCE too")
     try:
         status = args.run(args)
         sys.stdout.flush()          # (a write error of buffered output: here, not at exit)

@@ -86,11 +86,14 @@ def view_line(view, signed):
     return _line({"seq": view.seq, "ids": view.ids.tolist(), "codes": rows})
 
 
-def runner_lines(schema, datagrams, decoder=None, *, key=None, max_bytes=None, replies=None):
+def runner_lines(schema, datagrams, decoder=None, *, key=None, max_bytes=None, replies=None, idle=0):
     """The reference output: one line per datagram, from a decoder that starts with no hello.
     ``key``: the shared key (keyed checks); ``max_bytes``: the client's limit; ``replies``: a
     nonce: a StreamClient with it decodes, and each line ends with the reply it makes after
-    that datagram (``"reply"``: hex, or null)."""
+    that datagram (``"reply"``: hex, or null); ``idle`` (with ``replies``): then ``idle`` more
+    calls of ``reply()`` with no datagram between them, their results listed in order
+    (``"idle"``: hex or null each): the keep-alives of section 18 that a client makes while
+    nothing arrives."""
     from .errors import DecodeError
     from .session import StreamClient
     from .snapshot import SnapshotDecoder
@@ -112,9 +115,16 @@ def runner_lines(schema, datagrams, decoder=None, *, key=None, max_bytes=None, r
             line = _line({"pending": True}) if view is None else view_line(view, signed)
         if client is not None:
             r = client.reply()
-            line = line[:-1] + ',"reply":' + ("null" if r is None else f'"{r.hex()}"') + "}"
+            line = line[:-1] + ',"reply":' + _hex_or_null(r) + "}"
+            if idle:
+                calls = [_hex_or_null(client.reply()) for _ in range(idle)]
+                line = line[:-1] + ',"idle":[' + ",".join(calls) + "]}"
         out.append(line)
     return out
+
+
+def _hex_or_null(reply):
+    return "null" if reply is None else f'"{reply.hex()}"'
 
 
 def decode_stream(schema_path, datagrams_path, out, **options):
@@ -852,6 +862,31 @@ def _streams(schemas):
                             "snapshots of 30 entities and reassembly; a lossless stream of 20 "
                             "packets, each pushing the oldest held one out", ["limits"],
                             {"max_bytes": window_bytes})
+
+    # 16. keep-alives of every kind (section 18), with the runner's idle calls: after each
+    # datagram and its reply, 40 calls of reply() with nothing arriving (the client of a server
+    # that went quiet, or is not there yet). Junk before any hello (each datagram a "no-hello",
+    # a hello request due; then one keep-alive hello request in the idle calls), the hello
+    # (an ack of no snapshot due, then the same as keep-alives), a lossless stream of 3 ticks,
+    # junk (keep-alive acks of the newest snapshot)
+    schema = schemas["pose"]
+    s = _Stream(schema, rng, stream_id=0xA120, history=8)
+    for _ in range(3):
+        s.inject(rng.bytes(int(rng.integers(1, 48))))
+    s.inject(s.enc.hello())
+    for _ in range(2):
+        s.inject(rng.bytes(int(rng.integers(1, 48))))
+    w = _World(schema, rng, n=6)
+    for t in range(3):
+        w.tick()
+        s.step(t, w.snapshot())
+    s.deliver(True)
+    for _ in range(2):
+        s.inject(rng.bytes(int(rng.integers(1, 48))))
+    out["keepalive_idle"] = ("pose", s.out, "junk before any hello, the hello, junk, a stream, junk: "
+                             "each datagram's reply, then 40 calls of reply() with nothing arriving "
+                             "(keep-alive hello requests, acks of no snapshot, acks)", ["keepalive"],
+                             {"idle": 40})
     return out
 
 
@@ -1196,6 +1231,8 @@ def make(directory):
             args += ["--key", options["key"].hex()]
         if "max_bytes" in options:
             args += ["--max-bytes", str(options["max_bytes"])]
+        if "idle" in options:
+            args += ["--idle", str(options["idle"])]
         runs = [(name, f"streams/{name}.jsonl", args, {})] if not options else []
         runs.append((f"{name}.replies", f"streams/{name}.replies.jsonl", args + ["--replies", str(KIT_NONCE)],
                      {"replies": KIT_NONCE}))
@@ -1208,7 +1245,10 @@ def make(directory):
                 key = k.get("error") or ("pending" if "pending" in k else "snapshot")
                 counts[key] = counts.get(key, 0) + 1
             if extra:
-                counts["reply"] = sum(1 for line in lines if not line.endswith('"reply":null}'))
+                parsed = [json.loads(line) for line in lines]
+                counts["reply"] = sum(1 for k in parsed if k["reply"] is not None)
+                if "idle" in options:
+                    counts["idle-reply"] = sum(1 for k in parsed for r in k["idle"] if r is not None)
             item = {"name": run_name, "schema": f"schemas/{sname}.json", "datagrams": bin_path,
                     "expected": exp_path, "what": what, "count": len(datagrams),
                     "outcomes": dict(sorted(counts.items()))}

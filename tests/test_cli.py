@@ -231,6 +231,8 @@ POSE = ROOT / "conformance" / "schemas" / "pose.json"
     (["--key", "zz"], "not hex"), (["--max-bytes", "0"], "--max-bytes"), (["--max-bytes", "-1"], "--max-bytes"),
     (["--max-bytes", "99999999999999999999999999"], "--max-bytes"), (["--replies", "-1"], "--replies"),
     (["--replies", str(2**32)], "--replies"), (["--replies", "x"], "--replies"),
+    (["--replies", "1", "--idle", "-1"], "--idle"), (["--replies", "1", "--idle", "1001"], "--idle"),
+    (["--idle", "3"], "give --replies NONCE too"), (["--idle", "0"], "give --replies NONCE too"),
 ])
 def test_decode_stream_bad_option_values_are_usage_errors(cli, tmp_path, option, needle):
     """Exit status 2, as for report and demo (they were 1, or a traceback: ValueError from the
