@@ -1,19 +1,21 @@
 #!/usr/bin/env node
-// qc-decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin: the runner
-// contract (conformance/README.md). One snapshot decoder, starting with no hello; one compact
-// JSON line per datagram. --key: keyed checks (wire-format section 17); --max-bytes: the bound of
-// section 19 (default 268435456); --replies NONCE: a StreamClient with that nonce, whose reply()
-// after each datagram ends the line as "reply" (its hex, or null).
+// qc-decode [--key HEX] [--max-bytes N] [--replies NONCE [--idle N]] SCHEMA.json DATAGRAMS.bin:
+// the runner contract (conformance/README.md). One snapshot decoder, starting with no hello; one
+// compact JSON line per datagram. --key: keyed checks (wire-format section 17); --max-bytes: the
+// bound of section 19 (default 268435456); --replies NONCE: a StreamClient with that nonce, whose
+// reply() after each datagram ends the line as "reply" (its hex, or null); --idle N (0..1000, with
+// --replies): then N more calls of reply() with nothing arriving, listed in order as "idle" (each
+// its hex, or null: the keep-alives of section 18).
 import fs from 'node:fs';
-import { Schema, SnapshotDecoder, StreamClient, splitDatagrams, runnerLine } from '../quantcodec.mjs';
+import { Schema, SnapshotDecoder, StreamClient, splitDatagrams, runnerLine, toHex } from '../quantcodec.mjs';
 
-const USAGE = 'usage: qc-decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin\n';
+const USAGE = 'usage: qc-decode [--key HEX] [--max-bytes N] [--replies NONCE [--idle N]] SCHEMA.json DATAGRAMS.bin\n';
 function fail(msg) {
   process.stderr.write(`qc-decode: ${msg}\n${USAGE}`);
   process.exit(2);
 }
 
-const opts = { key: null, maxBytes: null, replies: null };
+const opts = { key: null, maxBytes: null, replies: null, idle: null };
 const rest = [];
 const args = process.argv.slice(2);
 for (let i = 0; i < args.length; i++) {
@@ -37,6 +39,10 @@ for (let i = 0; i < args.length; i++) {
     const v = value();
     if (!/^[0-9]+$/.test(v) || BigInt(v) > 0xffffffffn) fail(`--replies takes a nonce, a decimal integer in 0..4294967295, got '${v}'`);
     opts.replies = Number(v);
+  } else if (name === '--idle') {
+    const v = value();
+    if (!/^[0-9]+$/.test(v) || BigInt(v) > 1000n) fail(`--idle takes a count of calls, a decimal integer in 0..1000, got '${v}'`);
+    opts.idle = Number(v);
   } else if (a === '--help' || a === '-h') {
     process.stdout.write(USAGE);
     process.exit(0);
@@ -46,6 +52,7 @@ for (let i = 0; i < args.length; i++) {
     rest.push(a);
   }
 }
+if (opts.idle !== null && opts.replies === null) fail('--idle counts calls of reply(): give --replies NONCE too');
 if (rest.length !== 2) fail(rest.length < 2 ? 'SCHEMA.json and DATAGRAMS.bin are required' : `unexpected argument ${rest[2]}`);
 const [schemaPath, dataPath] = rest;
 let schema, datagrams;
@@ -62,5 +69,15 @@ const target = opts.replies === null
 // (a reader that stops early, `| head`, is no error)
 process.stdout.on('error', (e) => { if (e.code === 'EPIPE') process.exit(0); throw e; });
 const out = [];
-for (const d of datagrams) out.push(runnerLine(target, d));
+for (const d of datagrams) {
+  const line = runnerLine(target, d);
+  if (!opts.idle) { out.push(line); continue; }
+  // --idle N: N more calls of reply() with nothing arriving, as the line's last key
+  const calls = [];
+  for (let k = 0; k < opts.idle; k++) {
+    const r = target.reply();
+    calls.push(r === null ? 'null' : `"${toHex(r)}"`);
+  }
+  out.push(`${line.slice(0, -1)},"idle":[${calls.join(',')}]}`);
+}
 process.stdout.write(out.length ? out.join('\n') + '\n' : '');

@@ -82,19 +82,36 @@ for (const file of manifest.records) {
 
 /**
  * The runner's options in a stream's "args" (passed before SCHEMA and DATAGRAMS): --key HEX,
- * --max-bytes N, --replies NONCE. Returns the decoder or StreamClient the runner would build.
+ * --max-bytes N, --replies NONCE, --idle N (with --replies). Returns the decoder or StreamClient
+ * the runner would build, and the count of idle calls of reply() after each datagram's reply.
  */
 function targetOf(schema, args = []) {
   const o = {};
+  let idle = 0;
   for (let i = 0; i < args.length; i += 2) {
     const [name, v] = [args[i], args[i + 1]];
     if (name === '--key') o.key = hexBytes(v);
     else if (name === '--max-bytes') o.maxBytes = BigInt(v);
     else if (name === '--replies') o.nonce = Number(v);
+    else if (name === '--idle') idle = Number(v);
     else throw new Error(`kit stream args: unknown option ${name}`);
   }
-  if (o.nonce === undefined) return new qc.SnapshotDecoder(schema, o);
-  return new qc.StreamClient(schema, o);
+  if (o.nonce === undefined) {
+    if (args.includes('--idle')) throw new Error('kit stream args: --idle without --replies');
+    return { dec: new qc.SnapshotDecoder(schema, o), idle };
+  }
+  return { dec: new qc.StreamClient(schema, o), idle };
+}
+
+/**
+ * One line as the runner prints it: runnerLine's, then with --idle N the N more calls of reply()
+ * with nothing arriving, in order, as the last key "idle" (each the reply's hex, or null).
+ */
+function lineOf(dec, idle, d) {
+  const line = qc.runnerLine(dec, d);
+  if (!idle) return line;
+  const calls = Array.from({ length: idle }, () => dec.reply()).map((r) => (r === null ? null : qc.toHex(r)));
+  return `${line.slice(0, -1)},"idle":${JSON.stringify(calls)}}`;
 }
 
 for (const s of manifest.streams) {
@@ -102,19 +119,21 @@ for (const s of manifest.streams) {
   test(`kit stream ${s.name}${args.length ? ` [${args.join(' ')}]` : ''}: ${s.what}`, () => {
     const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, s.schema), 'utf8'));
     const want = fs.readFileSync(path.join(KIT, s.expected), 'utf8').split('\n').filter((l) => l.length);
-    const dec = targetOf(schema, args);
-    const got = qc.splitDatagrams(readBytes(path.join(KIT, s.datagrams))).map((d) => qc.runnerLine(dec, d));
+    const { dec, idle } = targetOf(schema, args);
+    const got = qc.splitDatagrams(readBytes(path.join(KIT, s.datagrams))).map((d) => lineOf(dec, idle, d));
     assert.equal(got.length, want.length);
     for (let i = 0; i < want.length; i++) assert.equal(got[i], want[i], `datagram ${i}`);
-    // the manifest's count of each outcome (and of the replies made), as the kit counts them
+    // the manifest's count of each outcome (and of the replies made, and those of the idle
+    // calls), as the kit counts them
     if (s.outcomes) {
       const counts = {};
-      for (const line of got) {
-        const o = JSON.parse(line);
+      const lines = got.map((line) => JSON.parse(line));
+      for (const o of lines) {
         const k = o.error || ('pending' in o ? 'pending' : 'snapshot');
         counts[k] = (counts[k] || 0) + 1;
       }
-      if (args.includes('--replies')) counts.reply = got.filter((l) => !l.endsWith('"reply":null}')).length;
+      if (args.includes('--replies')) counts.reply = lines.filter((o) => o.reply !== null).length;
+      if (args.includes('--idle')) counts['idle-reply'] = lines.reduce((n, o) => n + o.idle.filter((r) => r !== null).length, 0);
       assert.deepEqual(counts, Object.fromEntries(Object.entries(s.outcomes)));
     }
   });

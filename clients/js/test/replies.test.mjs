@@ -269,6 +269,17 @@ test('the runner refuses bad options with a message naming them (exit 2), and --
     [['--max-bytes', '-5', 'a', 'b'], /--max-bytes must be a positive/],
     [['--replies', '4294967296', 'a', 'b'], /--replies takes a nonce, a decimal integer in 0\.\.4294967295/],
     [['--replies'], /--replies needs a value/],
+    [['--idle', '3', 'a', 'b'], /--idle counts calls of reply\(\): give --replies NONCE too/],
+    [['--idle', '0', 'a', 'b'], /--idle counts calls of reply\(\): give --replies NONCE too/],
+    [['a', 'b', '--idle=40'], /--idle counts calls of reply\(\): give --replies NONCE too/],
+    [['--key', '00', '--idle', '1', 'a', 'b'], /--idle counts calls of reply\(\): give --replies NONCE too/],
+    [['--replies', '1', '--idle', '1001', 'a', 'b'], /--idle takes a count of calls, a decimal integer in 0\.\.1000, got '1001'/],
+    [['--idle', '-1', '--replies', '1', 'a', 'b'], /--idle takes a count of calls, a decimal integer in 0\.\.1000, got '-1'/],
+    [['--replies', '1', '--idle', 'x', 'a', 'b'], /--idle takes a count of calls/],
+    [['--replies', '1', '--idle', '4.0', 'a', 'b'], /--idle takes a count of calls/],
+    [['--replies', '1', '--idle', '', 'a', 'b'], /--idle takes a count of calls/],
+    [['--replies', '1', '--idle=', 'a', 'b'], /--idle takes a count of calls/],
+    [['--replies', '1', '--idle'], /--idle needs a value/],
     [['--frobnicate', 'a', 'b'], /unknown option --frobnicate/],
     [['a'], /SCHEMA\.json and DATAGRAMS\.bin are required/],
     [['a', 'b', 'c'], /unexpected argument c/],
@@ -283,7 +294,56 @@ test('the runner refuses bad options with a message naming them (exit 2), and --
   const b = execFileSync(path.join(HERE, '..', 'qc-decode'), ['--replies', '12', '--max-bytes', '400000', path.join(KIT, s.schema), path.join(KIT, s.datagrams)], { encoding: 'utf8' });
   assert.equal(a, b);
   assert.match(a.split('\n')[0], /^\{"pending":true,"reply":"4100/);   // the hello adopted: an ack without latest
+  // --idle before or after --replies, as --idle=N too; --idle 0 prints the lines without "idle"
+  const run2 = (args) => execFileSync(path.join(HERE, '..', 'qc-decode'), [...args, path.join(KIT, s.schema), path.join(KIT, s.datagrams)], { encoding: 'utf8' });
+  const idle = run2(['--idle', '33', '--replies', '12']);
+  assert.equal(run2(['--replies=12', '--idle=33']), idle);
+  assert.equal(run2(['--replies', '12', '--idle', '033']), idle);
+  assert.match(idle.split('\n')[0], /^\{"pending":true,"reply":"4100[0-9a-f]*","idle":\[(null,){31}"4100[0-9a-f]*",null\]\}$/);
+  assert.equal(run2(['--idle', '0', '--replies', '12']), run2(['--replies', '12']));
+  assert.equal(run2(['--replies', '12', '--idle', '1000']).split('\n')[0].split(',').length, 1001 + 1);
 });
+
+// --idle N: after each datagram's reply, N calls of reply() with nothing arriving; a reply where
+// one is due (after the datagram), else every 32nd call in a row that made none (a keep-alive),
+// each checked against the decoder's state as above
+for (const s of manifest.streams.filter((x) => ['keepalive_idle.replies', 'hostile.replies', 'restart.replies'].includes(x.name))) {
+  for (const idle of [40, 5]) {
+    test(`replies: the runner with --replies --idle ${idle} on ${s.name}: keep-alives every 32nd call in a row that made no reply`, () => {
+      const schemaPath = path.join(KIT, s.schema), dataPath = path.join(KIT, s.datagrams);
+      const out = execFileSync(path.join(HERE, '..', 'qc-decode'), ['--replies', '4000000000', '--idle', String(idle), schemaPath, dataPath], { encoding: 'utf8', maxBuffer: 1 << 28 }).split('\n').filter((l) => l.length);
+      const ds = qc.splitDatagrams(readBytes(dataPath));
+      assert.equal(out.length, ds.length);
+      const dec = new qc.SnapshotDecoder(qc.Schema.fromJSON(fs.readFileSync(schemaPath, 'utf8')));
+      let rseq = 0, quiet = 0, keepalives = 0;
+      const check = (hex, due, where) => {
+        assert.equal(hex !== null, due || quiet === 31, where);
+        if (hex === null) { quiet++; return; }
+        if (!due) keepalives++;
+        quiet = 0;
+        const r = parseReply(hexBytes(hex), { K: dec.hello ? Kof(dec.hello) : null });
+        assert.equal(r.nonce, 4000000000, where);
+        assert.equal(r.rseq, rseq++, where);
+        assert.equal(r.type, dec.hello === null ? 'request' : 'ack', where);
+        if (dec.hello === null) return;
+        assert.equal(r.latest, dec.latest ?? 0, where);
+        assert.equal(r.flags, dec.latest === null ? 0 : 1, where);
+      };
+      for (let i = 0; i < ds.length; i++) {
+        const o = JSON.parse(out[i]);
+        assert.deepEqual(Object.keys(o).slice(-2), ['reply', 'idle'], `line ${i}`);
+        assert.equal(o.idle.length, idle, `line ${i}`);
+        const stream = dec.hello;
+        let kind = null, view = null;
+        try { view = dec.decode(ds[i]); } catch (e) { kind = e.kind; }
+        const due = i === 0 || view !== null || dec.hello !== stream || kind === 'no-hello' || kind === 'baseline';
+        check(o.reply, due, `line ${i}: reply`);
+        o.idle.forEach((r, k) => check(r, false, `line ${i}: idle call ${k}`));
+      }
+      if (idle >= 32) assert.ok(keepalives >= ds.length, `${keepalives} keep-alives`);
+    });
+  }
+}
 
 test('StreamClient.view: the newest view of the current stream; a late one does not replace it, a new stream clears it', () => {
   const c = new qc.StreamClient(BOOL, { nonce: 5 });
