@@ -89,8 +89,8 @@ static partial class Tests
             var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
             var expected = File.ReadAllLines(Path.Combine(root, "conformance", st.Get("expected").Text));
             Check(datagrams.Count == expected.Length && datagrams.Count == int.Parse(st.Get("count").Text), name + ": counts");
-            byte[] key; long maxBytes; uint? nonce; string err;
-            if (!KitArgs(st, out key, out maxBytes, out nonce, out err)) { Check(false, name + ": " + err); continue; }
+            byte[] key; long maxBytes; uint? nonce; int idle; string err;
+            if (!KitArgs(st, out key, out maxBytes, out nonce, out idle, out err)) { Check(false, name + ": " + err); continue; }
             var client = nonce.HasValue ? new StreamClient(schema, key, maxBytes, nonce.Value) : null;
             var dec = client != null ? client.Decoder : new SnapshotDecoder(schema, key, maxBytes);
             var outcomes = new Dictionary<string, int>();
@@ -108,6 +108,18 @@ static partial class Tests
                     var reply = client.Reply();
                     line = line.Substring(0, line.Length - 1) + ",\"reply\":" + (reply == null ? "null" : "\"" + ToHex(reply) + "\"") + "}";
                     if (reply != null) { int nr; outcomes.TryGetValue("reply", out nr); outcomes["reply"] = nr + 1; }     // (the manifest counts the replies made)
+                    if (idle > 0)
+                    {
+                        // --idle N: N more calls with nothing arriving, listed after the reply (keep-alives, section 18)
+                        var calls = new List<string>();
+                        for (int c = 0; c < idle; c++)
+                        {
+                            var ir = client.Reply();
+                            calls.Add(ir == null ? "null" : "\"" + ToHex(ir) + "\"");
+                            if (ir != null) { int ni; outcomes.TryGetValue("idle-reply", out ni); outcomes["idle-reply"] = ni + 1; }
+                        }
+                        line = line.Substring(0, line.Length - 1) + ",\"idle\":[" + string.Join(",", calls) + "]}";
+                    }
                 }
                 if (line != expected[i]) { bad++; if (bad <= 3) Check(false, name + " datagram " + i + ": " + Trunc(line) + " want " + Trunc(expected[i])); }
                 string k = r == Received.Snapshot ? "snapshot" : r == Received.Pending ? "pending" : dec.LastErrorKind;
@@ -145,8 +157,8 @@ static partial class Tests
             var schema = Schema.Load(Path.Combine(root, "conformance", st.Get("schema").Text));
             var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
             var expected = File.ReadAllLines(Path.Combine(root, "conformance", st.Get("expected").Text));
-            byte[] key; long maxBytes; uint? nonce; string err;
-            if (!KitArgs(st, out key, out maxBytes, out nonce, out err)) { Check(false, name + ": " + err); continue; }
+            byte[] key; long maxBytes; uint? nonce; int idle; string err;
+            if (!KitArgs(st, out key, out maxBytes, out nonce, out idle, out err)) { Check(false, name + ": " + err); continue; }
             streams++;
             for (int pass = 0; pass < 2; pass++)
             {
@@ -214,10 +226,12 @@ static partial class Tests
     }
 
     /// <summary>A kit stream's "args" (the runner's options before SCHEMA and DATAGRAMS): --key HEX,
-    /// --max-bytes N, --replies NONCE. False (and why) for anything else.</summary>
-    internal static bool KitArgs(JsonValue st, out byte[] key, out long maxBytes, out uint? nonce, out string err)
+    /// --max-bytes N, --replies NONCE, --idle N (0 to 1000, with --replies: N more Reply() calls after
+    /// each datagram's reply; 0 when not given). False (and why) for anything else.</summary>
+    internal static bool KitArgs(JsonValue st, out byte[] key, out long maxBytes, out uint? nonce, out int idle, out string err)
     {
-        key = null; maxBytes = SnapshotDecoder.DefaultMaxBytes; nonce = null; err = null;
+        key = null; maxBytes = SnapshotDecoder.DefaultMaxBytes; nonce = null; idle = 0; err = null;
+        bool idleGiven = false;
         var a = st.Get("args");
         if (a == null) return true;
         if (a.Type != JsonType.Array) { err = "\"args\" is not a list"; return false; }
@@ -228,8 +242,14 @@ static partial class Tests
             if (o == "--key") key = FromHex(v);
             else if (o == "--max-bytes") maxBytes = long.Parse(v, CultureInfo.InvariantCulture);
             else if (o == "--replies") nonce = uint.Parse(v, CultureInfo.InvariantCulture);
+            else if (o == "--idle")
+            {
+                if (!int.TryParse(v, NumberStyles.None, CultureInfo.InvariantCulture, out idle) || idle > 1000) { err = "args: --idle " + v + " is not 0 to 1000"; return false; }
+                idleGiven = true;
+            }
             else { err = "args: unknown option " + o; return false; }
         }
+        if (idleGiven && !nonce.HasValue) { err = "args: --idle without --replies"; return false; }
         return true;
     }
 

@@ -789,8 +789,9 @@ static partial class Tests
 
     // ------------------------------------------------------------------------------- the runner's options
 
-    /// <summary>The lines a StreamClient (nonce given) or a plain decoder gives a datagram file, as qc-decode prints them.</summary>
-    static List<string> SessionLines(Schema schema, List<byte[]> datagrams, byte[] key, long maxBytes, uint? nonce)
+    /// <summary>The lines a StreamClient (nonce given) or a plain decoder gives a datagram file, as qc-decode prints them
+    /// (idle: --idle, the calls of Reply() after each datagram's reply).</summary>
+    static List<string> SessionLines(Schema schema, List<byte[]> datagrams, byte[] key, long maxBytes, uint? nonce, int idle = 0)
     {
         var o = new List<string>();
         var client = nonce.HasValue ? new StreamClient(schema, key, maxBytes, nonce.Value) : null;
@@ -803,7 +804,14 @@ static partial class Tests
             catch (DecodeException) { r = Received.Refused; }
             string line = Line(dec, r);
             var reply = client.Reply();
-            o.Add(line.Substring(0, line.Length - 1) + ",\"reply\":" + (reply == null ? "null" : "\"" + ToHex(reply) + "\"") + "}");
+            line = line.Substring(0, line.Length - 1) + ",\"reply\":" + (reply == null ? "null" : "\"" + ToHex(reply) + "\"") + "}";
+            if (idle > 0)
+            {
+                var calls = new List<string>();
+                for (int k = 0; k < idle; k++) { var ir = client.Reply(); calls.Add(ir == null ? "null" : "\"" + ToHex(ir) + "\""); }
+                line = line.Substring(0, line.Length - 1) + ",\"idle\":[" + string.Join(",", calls) + "]}";
+            }
+            o.Add(line);
         }
         return o;
     }
@@ -817,20 +825,36 @@ static partial class Tests
             var o = new List<string>();
             string l;
             while ((l = p.StandardOutput.ReadLine()) != null) o.Add(l);
-            p.StandardError.ReadToEnd();
+            string err = p.StandardError.ReadToEnd();
             p.WaitForExit();
-            if (p.ExitCode != 0) o.Add("exit " + p.ExitCode);
+            if (p.ExitCode != 0) { o.Add("exit " + p.ExitCode); o.Add(err); }     // (then what it said)
             return o;
         }
     }
 
+    /// <summary>Whether qc-decode given args is a usage error (exit status 2, nothing printed) whose message names needle.</summary>
+    static bool UsageError(string needle, params string[] args)
+    {
+        var r = RunRunner(args);
+        bool ok = r.Count == 2 && r[0] == "exit 2" && r[1].Contains(needle);
+        if (!ok) Console.WriteLine("  (qc-decode " + string.Join(" ", args) + ": " + Trunc(string.Join(" | ", r)) + ")");
+        return ok;
+    }
+
     static void RunnerOptions()
     {
-        byte[] key; long mb; uint? nonce; string err;
+        byte[] key; long mb; uint? nonce; int idle; string err;
         var st = Json.Parse("{\"name\": \"x\", \"args\": [\"--key\", \"00ff10\", \"--replies\", \"7\", \"--max-bytes\", \"100000\"]}");
-        Check(KitArgs(st, out key, out mb, out nonce, out err) && ToHex(key) == "00ff10" && mb == 100000 && nonce == 7, "a kit stream's args: --key, --replies, --max-bytes");
-        Check(KitArgs(Json.Parse("{\"name\": \"x\"}"), out key, out mb, out nonce, out err) && key == null && mb == SnapshotDecoder.DefaultMaxBytes && nonce == null, "no args: no key, the default bound, no replies");
-        Check(!KitArgs(Json.Parse("{\"args\": [\"--bogus\", \"1\"]}"), out key, out mb, out nonce, out err), "an unknown kit option is refused");
+        Check(KitArgs(st, out key, out mb, out nonce, out idle, out err) && ToHex(key) == "00ff10" && mb == 100000 && nonce == 7 && idle == 0, "a kit stream's args: --key, --replies, --max-bytes");
+        Check(KitArgs(Json.Parse("{\"name\": \"x\"}"), out key, out mb, out nonce, out idle, out err) && key == null && mb == SnapshotDecoder.DefaultMaxBytes && nonce == null && idle == 0, "no args: no key, the default bound, no replies, no idle calls");
+        Check(!KitArgs(Json.Parse("{\"args\": [\"--bogus\", \"1\"]}"), out key, out mb, out nonce, out idle, out err), "an unknown kit option is refused");
+        Check(KitArgs(Json.Parse("{\"args\": [\"--idle\", \"40\", \"--replies\", \"7\"]}"), out key, out mb, out nonce, out idle, out err) && nonce == 7 && idle == 40
+              && KitArgs(Json.Parse("{\"args\": [\"--replies\", \"7\", \"--idle\", \"1000\"]}"), out key, out mb, out nonce, out idle, out err) && idle == 1000,
+              "a kit stream's args: --idle, before or after --replies");
+        Check(!KitArgs(Json.Parse("{\"args\": [\"--idle\", \"3\"]}"), out key, out mb, out nonce, out idle, out err)
+              && !KitArgs(Json.Parse("{\"args\": [\"--replies\", \"7\", \"--idle\", \"1001\"]}"), out key, out mb, out nonce, out idle, out err)
+              && !KitArgs(Json.Parse("{\"args\": [\"--replies\", \"7\", \"--idle\", \"-1\"]}"), out key, out mb, out nonce, out idle, out err),
+              "a kit stream's --idle without --replies, or past 0..1000, is refused");
         string schemaPath = Path.Combine(root, "conformance/schemas/pose.json");
         string bin = Path.Combine(root, "conformance/streams/pose_lossy.bin");
         var schema = Schema.Load(schemaPath);
@@ -854,6 +878,32 @@ static partial class Tests
         Check(allRefused, "qc-decode --key: an unkeyed stream is refused whole (no-hello)");
         Check(RunRunner("--key", "0g", "a", "b")[0] == "exit 2" && RunRunner("--replies", "-1", "a", "b")[0] == "exit 2" && RunRunner("--max-bytes", "x", "a", "b")[0] == "exit 2",
               "qc-decode: a bad --key, --replies or --max-bytes is a usage error");
+        // --idle N: after each datagram's reply, N more calls of Reply() with nothing arriving ("idle": [...], the last key)
+        var idled = RunRunner("--replies", "1234", "--idle", "40", "\"" + schemaPath + "\"", "\"" + bin + "\"");
+        var idleWant = SessionLines(schema, dgs, null, SnapshotDecoder.DefaultMaxBytes, 1234, 40);
+        Check(idled.Count == dgs.Count && string.Join("\n", idled) == string.Join("\n", idleWant), "qc-decode --replies 1234 --idle 40: the StreamClient's lines with their replies and idle calls (" + idled.Count + " lines)");
+        int idleReplies = 0, idleLines = 0;
+        foreach (var l in idled)
+        {
+            var j = Json.Parse(l);
+            var members = j.Members;
+            var calls = j.Get("idle");
+            if (members.Count > 0 && members[members.Count - 1].Key == "idle" && calls.Type == JsonType.Array && calls.Items.Count == 40) idleLines++;
+            if (calls != null) foreach (var c in calls.Items) if (c.Type == JsonType.String) idleReplies++;
+        }
+        Check(idleLines == dgs.Count && idleReplies > 0 && idled[0].StartsWith("{\"error\":\"no-hello\",\"reply\":\"48", StringComparison.Ordinal),
+              "qc-decode --idle 40: \"idle\", 40 calls, ends every line; keep-alives among them (" + idleReplies + ")");
+        Check(string.Join("\n", RunRunner("--idle", "40", "--replies", "1234", "\"" + schemaPath + "\"", "\"" + bin + "\"")) == string.Join("\n", idled),
+              "qc-decode: --idle before --replies is the same");
+        Check(string.Join("\n", RunRunner("--replies", "1234", "--idle", "0", "\"" + schemaPath + "\"", "\"" + bin + "\"")) == string.Join("\n", got),
+              "qc-decode --idle 0: the lines of --replies alone (no \"idle\" key)");
+        Check(UsageError("--idle", "--idle", "3", "\"" + schemaPath + "\"", "\"" + bin + "\"") && UsageError("--idle", "--idle", "0", "\"" + schemaPath + "\"", "\"" + bin + "\"")
+              && UsageError("--idle", "--key", "00ff", "--idle", "3", "\"" + schemaPath + "\"", "\"" + bin + "\""),
+              "qc-decode: --idle without --replies is a usage error naming --idle");
+        Check(UsageError("--idle", "--replies", "1", "--idle", "-1", "a", "b") && UsageError("--idle", "--replies", "1", "--idle", "1001", "a", "b")
+              && UsageError("--idle", "--replies", "1", "--idle", "x", "a", "b") && UsageError("--idle", "--idle", "+5", "--replies", "1", "a", "b")
+              && UsageError("--idle", "--replies", "1", "--idle", "99999999999", "a", "b") && UsageError("--idle", "--replies", "1", "--idle"),
+              "qc-decode: an --idle value not a decimal 0 to 1000 (or none) is a usage error naming --idle");
     }
 
     // ------------------------------------------------------------------------------- the hostile stream

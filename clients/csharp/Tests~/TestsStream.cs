@@ -113,7 +113,7 @@ static partial class Tests
         }
     }
 
-    /// <summary>A runner line without its "reply" (the last key, when there is one).</summary>
+    /// <summary>A runner line without its "reply" (the last key, when there is one) and the "idle" after it.</summary>
     static string StripReply(string line)
     {
         int i = line.LastIndexOf(",\"reply\":", StringComparison.Ordinal);
@@ -211,8 +211,8 @@ static partial class Tests
             var schema = Schema.Load(Path.Combine(root, "conformance", st.Get("schema").Text));
             var datagrams = ReadDatagrams(Path.Combine(root, "conformance", st.Get("datagrams").Text));
             var expected = File.ReadAllLines(Path.Combine(root, "conformance", st.Get("expected").Text));
-            byte[] kitKey; long kitMax; uint? kitNonce; string kitErr;
-            if (!KitArgs(st, out kitKey, out kitMax, out kitNonce, out kitErr)) continue;
+            byte[] kitKey; long kitMax; uint? kitNonce; int kitIdle; string kitErr;
+            if (!KitArgs(st, out kitKey, out kitMax, out kitNonce, out kitIdle, out kitErr)) continue;
             // a stream run with --replies: its lines without the reply (the fuzz makes its own); once per datagram file
             if (!seen.Add(st.Get("datagrams").Text)) continue;
             for (int i = 0; i < expected.Length; i++) expected[i] = StripReply(expected[i]);

@@ -1,7 +1,9 @@
-// qc-decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin: the runner of
-// SPEC section 7 / conformance/README.md. --key: keyed checks (wire-format section 17); --max-bytes:
-// the client's bound (section 19); --replies: a StreamClient with that nonce, whose Reply() after each
-// datagram ends the line as "reply": its lowercase hex, or null (section 18).
+// qc-decode [--key HEX] [--max-bytes N] [--replies NONCE [--idle N]] SCHEMA.json DATAGRAMS.bin: the
+// runner of SPEC section 7 / conformance/README.md. --key: keyed checks (wire-format section 17);
+// --max-bytes: the client's bound (section 19); --replies: a StreamClient with that nonce, whose Reply()
+// after each datagram ends the line as "reply": its lowercase hex, or null (section 18); --idle N (0 to
+// 1000, only with --replies): N more Reply() calls after it with nothing arriving, their results after
+// it as "idle": [hex or null, ...] (the keep-alives of section 18; no "idle" key when N is 0).
 using System;
 using System.IO;
 using System.Text;
@@ -17,15 +19,16 @@ static class QcDecode
 
     static int Run(string[] args)
     {
-        const string usage = "usage: qc-decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin";
+        const string usage = "usage: qc-decode [--key HEX] [--max-bytes N] [--replies NONCE [--idle N]] SCHEMA.json DATAGRAMS.bin";
         byte[] key = null;
         long maxBytes = SnapshotDecoder.DefaultMaxBytes;
         uint? nonce = null;
+        int? idle = null;
         var rest = new System.Collections.Generic.List<string>();
         for (int i = 0; i < args.Length; i++)
         {
             string a = args[i];
-            if (a == "--key" || a == "--max-bytes" || a == "--replies")
+            if (a == "--key" || a == "--max-bytes" || a == "--replies" || a == "--idle")
             {
                 if (i + 1 >= args.Length) { Console.Error.WriteLine("qc-decode: " + a + " needs a value\n" + usage); return 2; }
                 string v = args[++i];
@@ -48,6 +51,16 @@ static class QcDecode
                     }
                     maxBytes = m;
                 }
+                else if (a == "--idle")
+                {
+                    int n;
+                    if (!int.TryParse(v, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out n) || n > 1000)
+                    {
+                        Console.Error.WriteLine("qc-decode: --idle " + v + ": a number of calls of Reply(), a decimal integer from 0 to 1000");
+                        return 2;
+                    }
+                    idle = n;
+                }
                 else
                 {
                     uint n;
@@ -61,6 +74,11 @@ static class QcDecode
             }
             else if (a.StartsWith("--", StringComparison.Ordinal)) { Console.Error.WriteLine("qc-decode: unknown option " + a + "\n" + usage); return 2; }
             else rest.Add(a);
+        }
+        if (idle.HasValue && !nonce.HasValue)
+        {
+            Console.Error.WriteLine("qc-decode: --idle counts calls of the client's Reply(): give --replies NONCE too\n" + usage);
+            return 2;
         }
         if (rest.Count != 2)
         {
@@ -111,15 +129,19 @@ static class QcDecode
             else Format(sb, dec.LastSnapshot);
             if (client != null)
             {
-                byte[] reply = client.Reply();
-                sb.Length--;        // the closing brace: "reply" is the line's last key
+                sb.Length--;        // the closing brace: "reply" (then "idle") is the line's last key
                 sb.Append(",\"reply\":");
-                if (reply == null) sb.Append("null");
-                else
+                AppendReply(sb, client.Reply());
+                if (idle > 0)
                 {
-                    sb.Append('"');
-                    foreach (byte b in reply) sb.Append(HexDigits[b >> 4]).Append(HexDigits[b & 15]);
-                    sb.Append('"');
+                    // the calls with nothing arriving between them: keep-alives every 32nd (section 18)
+                    sb.Append(",\"idle\":[");
+                    for (int k = 0; k < idle.Value; k++)
+                    {
+                        if (k > 0) sb.Append(',');
+                        AppendReply(sb, client.Reply());
+                    }
+                    sb.Append(']');
                 }
                 sb.Append('}');
             }
@@ -130,6 +152,15 @@ static class QcDecode
     }
 
     const string HexDigits = "0123456789abcdef";
+
+    /// <summary>A reply as the line prints it: its lowercase hex in quotes, or null.</summary>
+    static void AppendReply(StringBuilder sb, byte[] reply)
+    {
+        if (reply == null) { sb.Append("null"); return; }
+        sb.Append('"');
+        foreach (byte b in reply) sb.Append(HexDigits[b >> 4]).Append(HexDigits[b & 15]);
+        sb.Append('"');
+    }
 
     static byte[] ParseHex(string h)
     {
