@@ -1,6 +1,6 @@
 /* qc_decode: the runner of the conformance kit (SPEC section 7, conformance/README.md).
 
-       qc_decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin
+       qc_decode [--key HEX] [--max-bytes N] [--replies NONCE [--idle N]] SCHEMA.json DATAGRAMS.bin
        (each option also as --opt=VALUE)
 
    DATAGRAMS.bin: each datagram as a 4-byte little-endian length then its bytes. One decoder that
@@ -9,7 +9,10 @@
    --key HEX: the shared key (wire-format 17: keyed checks), 1 to 255 bytes in hex.
    --max-bytes N: the client's bound (wire-format 19; default 268435456).
    --replies NONCE: the session client (wire-format 18) with that nonce (a decimal u32); after
-   each datagram the reply it owes, as a last key "reply": lowercase hex, or null. */
+   each datagram the reply it owes, as a key "reply": lowercase hex, or null.
+   --idle N (with --replies; 0 to 1000, default 0): after each datagram's reply, N more calls of
+   the reply function with nothing arriving (section 18's keep-alives), as a last key "idle":
+   [hex or null, ...] in call order; none with N = 0. */
 #define QUANTCODEC_IMPLEMENTATION
 #include "quantcodec.h"
 
@@ -38,7 +41,7 @@ static char *read_file(const char *path, size_t *len) {
 }
 
 static int usage(const char *why) {
-    fprintf(stderr, "qc-decode: %s\nusage: qc-decode [--key HEX] [--max-bytes N] [--replies NONCE] SCHEMA.json DATAGRAMS.bin\n", why);
+    fprintf(stderr, "qc-decode: %s\nusage: qc-decode [--key HEX] [--max-bytes N] [--replies NONCE [--idle N]] SCHEMA.json DATAGRAMS.bin\n", why);
     return 2;
 }
 
@@ -47,6 +50,19 @@ static int hexval(int c) {
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
+}
+
+/* one call of the client's reply function, printed as lowercase hex in quotes, or null */
+static void put_reply(qc_client *client) {
+    uint8_t r[QC_REPLY_MAX];
+    size_t rl = qc_client_reply(client, r), i;
+    if (rl == 0) {
+        fputs("null", stdout);
+        return;
+    }
+    putchar('"');
+    for (i = 0; i < rl; i++) printf("%02x", r[i]);
+    putchar('"');
 }
 
 /* a decimal integer of at most `max`; -1 if it is not one */
@@ -72,8 +88,8 @@ int main(int argc, char **argv) {
     qc_result res;
     static uint8_t key[255];
     static char out[1 << 16];
-    unsigned long long nonce = 0, max_bytes = 0;
-    int replies = 0, a = 1;
+    unsigned long long nonce = 0, max_bytes = 0, idle = 0;
+    int replies = 0, idle_given = 0, a = 1;
     memset(&cfg, 0, sizeof cfg);
     while (a < argc && strncmp(argv[a], "--", 2) == 0) {
         /* --opt VALUE or --opt=VALUE */
@@ -111,12 +127,16 @@ int main(int argc, char **argv) {
         } else if (strcmp(opt, "--replies") == 0) {
             if (parse_dec(val, 0xFFFFFFFFull, &nonce) < 0) return usage("--replies: a decimal nonce, 0 .. 4294967295");
             replies = 1;
+        } else if (strcmp(opt, "--idle") == 0) {
+            if (parse_dec(val, 1000, &idle) < 0) return usage("--idle: a count of calls, 0 .. 1000");
+            idle_given = 1;
         } else {
             fprintf(stderr, "qc-decode: unknown option %s\n", opt);
-            return usage("options: --key HEX, --max-bytes N, --replies NONCE");
+            return usage("options: --key HEX, --max-bytes N, --replies NONCE, --idle N");
         }
         a += used;
     }
+    if (idle_given && !replies) return usage("--idle counts calls of the reply function: give --replies NONCE too");
     if (argc - a != 2) return usage("two files expected");
     stext = read_file(argv[a], &slen);
     if (stext == NULL) { fprintf(stderr, "qc-decode: cannot read %s\n", argv[a]); return 2; }
@@ -165,14 +185,17 @@ int main(int argc, char **argv) {
             printf("{\"error\":\"%s\"", res.kind);
         }
         if (replies) {
-            uint8_t r[QC_REPLY_MAX];
-            size_t rl = qc_client_reply(&client, r), i;
-            if (rl == 0) {
-                fputs(",\"reply\":null", stdout);
-            } else {
-                fputs(",\"reply\":\"", stdout);
-                for (i = 0; i < rl; i++) printf("%02x", r[i]);
-                putchar('"');
+            unsigned long long c;
+            fputs(",\"reply\":", stdout);
+            put_reply(&client);
+            if (idle > 0) {
+                /* nothing arrives between these calls: the keep-alives of section 18 */
+                fputs(",\"idle\":[", stdout);
+                for (c = 0; c < idle; c++) {
+                    if (c) putchar(',');
+                    put_reply(&client);
+                }
+                putchar(']');
             }
         }
         fputs("}\n", stdout);

@@ -2204,8 +2204,23 @@ static void test_fuzz_keyed(int rounds) {
            trials, sealed, refusals);
 }
 
-/* ---- the kit's streams with runner args (--key, --max-bytes, --replies), in process: each line,
-   the reply included, as the manifest's expected file says (run under the sanitizers too) ---- */
+/* a reply of the client as the runner prints it: lowercase hex in quotes, or null */
+static void put_reply_hex(sbuf *out, qc_client *c) {
+    uint8_t r[QC_REPLY_MAX];
+    size_t rl = qc_client_reply(c, r), b;
+    char hx[3];
+    if (rl == 0) {
+        sb_puts(out, "null");
+        return;
+    }
+    sb_puts(out, "\"");
+    for (b = 0; b < rl; b++) { sprintf(hx, "%02x", r[b]); sb_put(out, hx, 2); }
+    sb_puts(out, "\"");
+}
+
+/* ---- the kit's streams with runner args (--key, --max-bytes, --replies, --idle), in process:
+   each line, the reply and the idle calls' replies included, as the manifest's expected file says
+   (run under the sanitizers too) ---- */
 static void test_kit_args(void) {
     size_t mlen, i, streams = 0;
     char *mtext = read_rel("conformance/manifest.json", &mlen);
@@ -2223,7 +2238,8 @@ static void test_kit_args(void) {
         static dgram dg[100000];
         char path[512], *stext, *dtext, *etext, *line;
         size_t slen, dlen, elen, n, k, a, key_len = 0;
-        unsigned long long max_bytes = 0, nonce = 0;
+        unsigned long long max_bytes = 0, nonce = 0, idle = 0;
+        int idle_given = 0;
         int replies = 0, bad = 0, ok = 1;
         qc_schema sc;
         qc_client c;
@@ -2239,10 +2255,16 @@ static void test_kit_args(void) {
             } else if (strcmp(opt, "--replies") == 0) {
                 nonce = strtoull(val, NULL, 10);
                 replies = 1;
+            } else if (strcmp(opt, "--idle") == 0) {
+                char *end;
+                idle = strtoull(val, &end, 10);
+                if (*end != 0 || idle > 1000) ok = 0;
+                idle_given = 1;
             } else {
                 ok = 0;
             }
         }
+        if (idle_given && !replies) ok = 0;     /* (the runner's usage error) */
         CHECK(ok && args->nkids % 2 == 0, "kit args of %s: an option this test does not know", qc_json_get(s, "name")->text);
         snprintf(path, sizeof path, "conformance/%s", js->text);
         stext = read_rel(path, &slen);
@@ -2266,21 +2288,28 @@ static void test_kit_args(void) {
             int st = qc_client_receive(&c, dg[k].p, dg[k].n, &res);
             result_line(&sc, st, &res, &out);
             if (replies) {
-                uint8_t r[QC_REPLY_MAX];
-                size_t rl = qc_client_reply(&c, r), b;
+                unsigned long long q;
                 out.n--;            /* the closing brace */
-                if (rl == 0) {
-                    sb_puts(&out, ",\"reply\":null}");
-                } else {
-                    char hx[3];
-                    sb_puts(&out, ",\"reply\":\"");
-                    for (b = 0; b < rl; b++) { sprintf(hx, "%02x", r[b]); sb_put(&out, hx, 2); }
-                    sb_puts(&out, "\"}");
+                sb_puts(&out, ",\"reply\":");
+                put_reply_hex(&out, &c);
+                if (idle > 0) {     /* N more calls, nothing arriving between them: keep-alives */
+                    sb_puts(&out, ",\"idle\":[");
+                    for (q = 0; q < idle; q++) {
+                        if (q) sb_puts(&out, ",");
+                        put_reply_hex(&out, &c);
+                    }
+                    sb_puts(&out, "]");
                 }
+                sb_puts(&out, "}");
             }
             if (out.n != ll || memcmp(out.b, line, ll) != 0) {
-                if (bad < 2) printf("  %s datagram %lu: %.*s\n    want %.*s\n", qc_json_get(s, "name")->text, (unsigned long)k,
-                                    (int)(out.n > 160 ? 160 : out.n), out.b, (int)(ll > 160 ? 160 : ll), line);
+                /* (from a little before the first difference: idle lists run past 160 characters) */
+                size_t d = 0, from;
+                while (d < out.n && d < ll && out.b[d] == line[d]) d++;
+                from = d > 60 ? d - 60 : 0;
+                if (bad < 2) printf("  %s datagram %lu, from character %lu: %.*s\n    want %.*s\n", qc_json_get(s, "name")->text,
+                                    (unsigned long)k, (unsigned long)from, (int)(out.n - from > 160 ? 160 : out.n - from), out.b + from,
+                                    (int)(ll - from > 160 ? 160 : ll - from), line + from);
                 bad++;
             }
             free(out.b);
