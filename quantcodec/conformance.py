@@ -451,6 +451,18 @@ class _Stream:
         self.deliver()
         self.tick += 1
 
+    def ticks(self, world, n):
+        """``n`` ticks of ``world`` (numbered from 0), then everything in flight delivered."""
+        for t in range(n):
+            world.tick()
+            self.step(t, world.snapshot())
+        self.deliver(True)
+
+    def junk(self, n):
+        """``n`` random datagrams of 1 to 47 bytes that arrive now."""
+        for _ in range(n):
+            self.inject(self.rng.bytes(int(self.rng.integers(1, 48))))
+
     def deliver(self, everything=False):
         due = sorted([f for f in self.inflight if everything or f[0] <= self.tick], key=lambda f: (f[0], f[1]))
         self.inflight = [f for f in self.inflight if not (everything or f[0] <= self.tick)]
@@ -835,13 +847,8 @@ def _streams(schemas):
     # started again hears of the client
     schema = schemas["pose"]
     s = _Stream(schema, rng, stream_id=0xA11E, history=8)
-    w = _World(schema, rng, n=6)
-    for t in range(4):
-        w.tick()
-        s.step(t, w.snapshot())
-    s.deliver(True)
-    for _ in range(70):
-        s.inject(rng.bytes(int(rng.integers(1, 48))))
+    s.ticks(_World(schema, rng, n=6), 4)
+    s.junk(70)
     out["keepalive"] = ("pose", s.out, "the stream, then junk: with replies, a keep-alive ack every "
                         "32nd call of reply() while none is due", ["keepalive"])
 
@@ -871,18 +878,11 @@ def _streams(schemas):
     # junk (keep-alive acks of the newest snapshot)
     schema = schemas["pose"]
     s = _Stream(schema, rng, stream_id=0xA120, history=8)
-    for _ in range(3):
-        s.inject(rng.bytes(int(rng.integers(1, 48))))
+    s.junk(3)
     s.inject(s.enc.hello())
-    for _ in range(2):
-        s.inject(rng.bytes(int(rng.integers(1, 48))))
-    w = _World(schema, rng, n=6)
-    for t in range(3):
-        w.tick()
-        s.step(t, w.snapshot())
-    s.deliver(True)
-    for _ in range(2):
-        s.inject(rng.bytes(int(rng.integers(1, 48))))
+    s.junk(2)
+    s.ticks(_World(schema, rng, n=6), 3)
+    s.junk(2)
     out["keepalive_idle"] = ("pose", s.out, "junk before any hello, the hello, junk, a stream, junk: "
                              "each datagram's reply, then 40 calls of reply() with nothing arriving "
                              "(keep-alive hello requests, acks of no snapshot, acks)", ["keepalive"],
