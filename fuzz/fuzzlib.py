@@ -11,7 +11,8 @@ exception other than ``DecodeError``) when an invariant breaks:
 * ``BitReader`` and ``unpack`` agree bit for bit with a big-integer oracle, and a failed read
   leaves the reader where it was;
 * a ``SnapshotDecoder``'s state (its stream, ``latest``, what it holds and what it decodes next)
-  is unchanged after a ``DecodeError``.
+  is unchanged after a ``DecodeError``, and so are a ``StreamServer``'s and a ``StreamClient``'s
+  (the session's replies, both ways), whose views stay the server's records code for code.
 
 Input layouts (first bytes select the mode, the rest is the message) are documented on each
 target so that a crash file can be read by hand.
@@ -646,6 +647,159 @@ def snapshot_decode(data):
     if upto < len(w.packets):
         nxt = d.decode(w.packets[upto])
         assert view_records(nxt) == w.records(upto), "the next packet does not decode to its state"
+
+
+# ---------------------------------------------- target 4: the session's replies (StreamServer.receive)
+
+SESSION_KEY = bytes(range(1, 17))
+SESSION_NONCE = 0x5EED0001
+SESSION_BUDGET = 400
+
+
+def session(upto, keyed=False, budget=None):
+    """A StreamServer (history 8, datagrams of at most ``SnapshotWorld.MAX_DATAGRAM`` bytes,
+    the shared key ``SESSION_KEY`` when ``keyed``, ``budget`` bytes a tick or None) with one
+    client "c", and that client's StreamClient (nonce ``SESSION_NONCE``), after ``upto`` ticks of
+    the world: each tick the server sends, the client takes every datagram and replies."""
+    w = world()
+    key = SESSION_KEY if keyed else None
+    server = qc.StreamServer(w.schema, history=8, max_datagram=w.MAX_DATAGRAM, key=key, budget=budget)
+    server.connect("c")
+    enc = server.encoder("c")
+    enc._start(w.STREAM_ID)                 # a fixed stream and hello: the same checks every run
+    enc._started_us, enc._hello = w.STARTED, None
+    client = qc.StreamClient(w.schema, key=key, nonce=SESSION_NONCE)
+    for t in range(upto):
+        _session_tick(server, client, t, budget)
+    return server, client
+
+
+def _session_tick(server, client, t, budget, forged=False):
+    """One tick both ways. Every datagram fits ``max_datagram``, the tick's datagrams fit the
+    budget, and every view the client decodes is the one the server recorded for it, code for
+    code; the only refusal the client may make of its server's datagrams is ``baseline`` (a
+    baseline it does not hold: after a forged ack, sealed by this harness, told the server so;
+    ``forged``: the client took a datagram this harness sealed, not its server's: any kind, and
+    its views are no longer the server's to compare),
+    and the server's of its client's reply ``stale`` (a reply the harness sealed with its
+    number, or a later one, came first; ``forged``: any kind, the client's replies then being of
+    the forged stream)."""
+    w = world()
+    out = server.send(t, w.snaps[t % len(w.snaps)])["c"]
+    assert all(len(d) <= w.MAX_DATAGRAM for d in out), f"tick {t}: a datagram over max_datagram"
+    if budget is not None:
+        assert sum(len(d) for d in out) <= budget, f"tick {t}: {sum(len(d) for d in out)} bytes over the budget"
+    for d in out:
+        try:
+            view = client.receive(d)
+        except DecodeError as e:
+            assert e.kind == "baseline" or forged and e.kind in DecodeError.KINDS, \
+                f"tick {t}: the client refused its server's datagram: {e.kind}: {e}"
+            continue
+        if view is not None and not forged:
+            want = server.view("c", view.seq)
+            assert want is not None, f"tick {t}: the client decoded {view.seq}, which the server holds no view of"
+            assert np.array_equal(view.ids, want.ids) and np.array_equal(view.matrix, want.matrix), \
+                f"tick {t}: the client's view {view.seq} differs from the server's record"
+    r = client.reply()
+    if r is not None:
+        try:
+            server.receive("c", r)
+        except DecodeError as e:        # (a reply of the harness's, numbered at or past it, came first)
+            assert e.kind == "stale" or forged and e.kind in DecodeError.KINDS, \
+                f"tick {t}: the server refused its client's reply: {e.kind}: {e}"
+
+
+def _server_state(server):
+    """Everything a refused reply must leave as it was."""
+    peer = server._peers["c"]
+    enc = peer.encoder
+    return (enc.stream_id, enc._state.state(), dict(peer.replies), peer.nonce, peer.acked,
+            peer.hello_due, peer.reply_ticks, server.link("c"))
+
+
+def _client_state(client):
+    return (_stream_state(client._decoder), client.view, client._due, client._rseq, client._idle)
+
+
+def session_receive(data):
+    """Fuzz the session's two receive calls: ``StreamServer.receive`` of a reply, and
+    ``StreamClient.receive`` of a datagram.
+
+    Layout: ``data[0] & 3``: the session's state (``session(upto)`` after 0, 1, 3 or 5 ticks);
+    ``data[0] & 16``: keyed (``SESSION_KEY``: SipHash tags instead of CRCs); ``data[0] & 32``:
+    a budget of ``SESSION_BUDGET`` bytes a tick; ``data[0] & 64``: the rest goes to the client
+    instead of the server; ``(data[0] >> 2) & 3``, for the server: 0 the reply as it is, 1 sealed
+    with the stream's reply check (an ack), 2 sealed with the hello requests' check, 3 an ack of
+    the client's own nonce: ``0x41``, ``data[1]`` (the flags), the nonce, then ``data[2:]``
+    (rseq, latest, acks), sealed; for the client: 0 the datagram as it is, 1 sealed as a whole
+    packet of the stream, 2 as a fragment, 3 as a hello (docs/wire-format.md 11-18).
+
+    Only ``DecodeError`` (of a known kind) may be raised; after one, the server (its stream and
+    what it was acked, the replies taken, the incarnation, its link statistics) or the client
+    (its decoder's stream, latest, held snapshots and partial packets, its view, whether a reply
+    is due, its reply numbers) is exactly as before, but that a client refusing a packet for its
+    hello or baseline then owes a reply. Then three more ticks both ways: every datagram fits,
+    every view the client decodes equals the server's record of it (after a reply sealed by
+    this harness that lies about what the client holds, the client may refuse packets coded
+    against a baseline it lacks, as ``baseline``: nothing else; after a datagram sealed by this
+    harness that the client took, which only the key's holder or, without a key, anyone can
+    make (the check guards against accidents only), anything but another exception may follow),
+    and the session goes on.
+    """
+    if not data:
+        return
+    upto = (0, 1, 3, 5)[data[0] & 3]
+    mode = (data[0] >> 2) & 3
+    keyed, budget = bool(data[0] & 16), (SESSION_BUDGET if data[0] & 32 else None)
+    server, client = session(upto, keyed, budget)
+    enc = server.encoder("c")
+    body = bytes(data[1:])
+    refused = True
+    if data[0] & 64:
+        dgram = body
+        if mode == 1:
+            dgram = _framing.seal(body, enc._check_p)
+        elif mode == 2:
+            dgram = _framing.seal(body, enc._check_f)
+        elif mode == 3:
+            dgram = _framing.seal(body, _framing.hello_check(client._decoder._mk))
+        before = _client_state(client)
+        try:
+            client.receive(dgram)
+            refused = False
+        except DecodeError as e:
+            assert e.kind in DecodeError.KINDS, f"DecodeError of kind {e.kind!r}"
+            after = _client_state(client)
+            completed = None
+            if len(dgram) >= 12:
+                completed = (int.from_bytes(dgram[:2], "little"), dgram[3] + 1, int.from_bytes(dgram[4:8], "little"))
+            _same_state(before[0], after[0], completed)
+            assert after[1] is before[1], "a refused datagram changed the client's view"
+            due = before[2] or e.kind in ("no-hello", "baseline")
+            assert after[2:] == (due,) + before[3:], \
+                f"a refused datagram ({e.kind}) changed the client's replies: {before[2:]} -> {after[2:]}"
+    else:
+        dgram = body
+        if mode == 1:
+            dgram = _framing.seal(body, enc._check_r)
+        elif mode == 2:
+            dgram = _framing.seal(body, server._peers["c"].request_check)
+        elif mode == 3:
+            dgram = _framing.seal(bytes([0x41]) + body[:1] + SESSION_NONCE.to_bytes(4, "little") + body[1:],
+                                  enc._check_r)
+        before = _server_state(server)
+        try:
+            assert server.receive("c", dgram) is None
+        except DecodeError as e:
+            assert e.kind in DecodeError.KINDS, f"DecodeError of kind {e.kind!r}"
+            assert _server_state(server) == before, f"a refused reply ({e.kind}: {e}) changed the server"
+    # a datagram this harness sealed that the client took (a packet, a fragment or a hello that
+    # the key's holder, or without a key anyone, can make: the check guards against accidents
+    # only) may leave it holding what its server never sent
+    forged = bool(data[0] & 64) and mode != 0 and not refused
+    for t in range(upto, upto + 3):
+        _session_tick(server, client, t, budget, forged)
 
 
 # ------------------------------------------------------------------ real records (for the corpus)

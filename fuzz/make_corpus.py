@@ -119,7 +119,36 @@ def snapshot_seeds():
     return seeds
 
 
-TARGETS = {"bitreader": bitreader_seeds, "schema": schema_seeds, "snapshot": snapshot_seeds}
+def session_seeds():
+    """Replies the session's client really makes, as bodies for the harness to seal (modes 1, 2,
+    3 of ``fuzzlib.session_receive``) and as they are, for each state, keyed or not, with a
+    budget or not; and the server's datagrams for the client, as they are and as bodies to
+    seal (a packet, or a hello)."""
+    raw, ack, request, own = (m << 2 for m in range(4))
+    seeds = []
+    for keyed in (0, 16):
+        for budget in (0, 32):
+            for state, upto in enumerate((0, 1, 3, 5)):
+                head = state | keyed | budget
+                server, client = fuzzlib.session(upto, bool(keyed), fuzzlib.SESSION_BUDGET if budget else None)
+                client._due = True                  # (a reply made now, whatever is due)
+                r = client.reply()
+                t = 8 if keyed else 4
+                if r[0] == 0x41:
+                    seeds.append(bytes([head | ack]) + r[:-t])
+                    seeds.append(bytes([head | own]) + r[1:2] + r[6:-t])      # flags, rseq..acks
+                else:
+                    seeds.append(bytes([head | request]) + r[:-t])
+                seeds.append(bytes([head | raw]) + r)
+                out = server.send(upto, fuzzlib.world().snaps[upto % len(fuzzlib.world().snaps)])["c"]
+                for d in out[:3]:
+                    seeds.append(bytes([head | 64 | raw]) + d)
+                    seeds.append(bytes([head | 64 | (3 << 2 if d[:4] == b"QCHL" else 1 << 2)]) + d[:-t])
+    return seeds
+
+
+TARGETS = {"bitreader": bitreader_seeds, "schema": schema_seeds, "snapshot": snapshot_seeds,
+           "session": session_seeds}
 
 
 def main(argv):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run the atheris fuzz targets, each bounded in inputs and in time.
 #
-#   fuzz/run.sh [target ...]                  # bitreader schema snapshot (default: all three)
+#   fuzz/run.sh [target ...]                  # bitreader schema snapshot session (default: all four)
 #   RUNS=1000000 MAX_TIME=1800 fuzz/run.sh schema
 #   fuzz/run.sh --build-native /tmp/qc-native # copy the tree there and build it with clang,
 #                                             # -fsanitize=fuzzer-no-link,address
@@ -31,7 +31,7 @@ fi
 RUNS="${RUNS:-1000000}"
 MAX_TIME="${MAX_TIME:-3600}"
 targets=("$@")
-[[ ${#targets[@]} -eq 0 ]] && targets=(bitreader schema snapshot)
+[[ ${#targets[@]} -eq 0 ]] && targets=(bitreader schema snapshot session)
 
 mkdir -p "$here/artifacts"
 if [[ -n "${NATIVE:-}" ]]; then

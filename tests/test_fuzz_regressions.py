@@ -29,7 +29,8 @@ _spec = importlib.util.spec_from_file_location("fuzzlib", FUZZ / "fuzzlib.py")
 fuzzlib = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fuzzlib)
 
-TARGETS = {"bitreader": fuzzlib.bitreader, "schema": fuzzlib.schema_decode, "snapshot": fuzzlib.snapshot_decode}
+TARGETS = {"bitreader": fuzzlib.bitreader, "schema": fuzzlib.schema_decode, "snapshot": fuzzlib.snapshot_decode,
+           "session": fuzzlib.session_receive}
 
 
 def _files(sub):
@@ -107,6 +108,20 @@ def test_schema_edges():
 RAW, SEALED, FRAGMENT, HELLO = (m << 2 for m in range(4))      # how snapshot_decode feeds the rest
 
 
+def _every_cut_and_flip(target, head, msg):
+    """``target(head + m)`` for ``msg`` itself, every prefix of it, it one byte longer (0 or 1)
+    and every single bit of it flipped."""
+    target(head + msg)
+    for cut in range(len(msg)):
+        target(head + msg[:cut])
+    target(head + msg + b"\x00")
+    target(head + msg + b"\x01")
+    for bit in range(len(msg) * 8):
+        m = bytearray(msg)
+        m[bit >> 3] ^= 1 << (bit & 7)
+        target(head + bytes(m))
+
+
 def test_snapshot_every_bit_flip_and_truncation_of_real_packets():
     # each datagram as it is (damage refused by the check) and its bare packet sealed with the
     # stream's check (damage reaches the packet decoder)
@@ -115,16 +130,7 @@ def test_snapshot_every_bit_flip_and_truncation_of_real_packets():
     for i, dgram in enumerate(w.packets[:4]):
         state = min(i, 3)               # a decoder that holds the packet's baseline
         for mode, msg in ((RAW, dgram), (SEALED, dgram[:-4])):
-            head = bytes([state | mode])
-            sn(head + msg)
-            for cut in range(len(msg)):
-                sn(head + msg[:cut])
-            sn(head + msg + b"\x00")
-            sn(head + msg + b"\x01")
-            for bit in range(len(msg) * 8):
-                m = bytearray(msg)
-                m[bit >> 3] ^= 1 << (bit & 7)
-                sn(head + bytes(m))
+            _every_cut_and_flip(sn, bytes([state | mode]), msg)
 
 
 def test_snapshot_packets_out_of_order_and_without_baseline():
@@ -215,6 +221,82 @@ def test_snapshot_mutated_packets(state, mode, data):
         i = data.draw(st.integers(0, len(pkt) - 1))
         pkt[i] = data.draw(st.integers(0, 255))
     fuzzlib.snapshot_decode(bytes([state | mode]) + bytes(pkt))
+
+
+def _real_reply(state, keyed):
+    """The reply the session's client of ``fuzzlib.session(upto)`` makes now, without its check."""
+    server, client = fuzzlib.session((0, 1, 3, 5)[state], bool(keyed))
+    client._due = True
+    r = client.reply()
+    return r[:-(8 if keyed else 4)]
+
+
+ACK, REQUEST, OWN = (m << 2 for m in (1, 2, 3))     # how session_receive seals a reply's body
+
+
+def test_session_every_bit_flip_and_truncation_of_real_replies():
+    # each state's real reply (a hello request before any packet arrived, then acks), keyed and
+    # not, sealed with the right check: every bit flipped, cut short, made longer
+    se = fuzzlib.session_receive
+    for keyed in (0, 16):
+        for state in range(4):
+            body = _real_reply(state, keyed)
+            mode = REQUEST if body[0] == 0x48 else ACK
+            _every_cut_and_flip(se, bytes([state | keyed | mode]), body)
+
+
+def test_session_acks_of_the_clients_own_nonce():
+    # rseq, latest and acks of every kind, flags 0 to 3: numbers never sent, a latest with no
+    # flag, acks of packets the client never had (the client then refuses packets coded
+    # against them, as baseline, and the session goes on)
+    import struct
+    se = fuzzlib.session_receive
+    for keyed in (0, 16):
+        for state in range(4):
+            for flags in range(4):
+                for rseq in (0, 1, 9, 2**31, 2**32 - 1):
+                    for latest, acks in ((0, 0), (65530, 0), (65534, 0xFFFFFFFF), (5, 1), (65535, 3)):
+                        se(bytes([state | keyed | OWN, flags]) + struct.pack("<IHI", rseq, latest, acks))
+
+
+@_fast
+@given(st.integers(0, 127), st.binary(max_size=64))
+def test_session_random(head, data):
+    fuzzlib.session_receive(bytes([head]) + data)
+
+
+def test_the_session_checks_can_fail(monkeypatch):
+    """A server or client that changed its state on a refusal, or a client view that is not the
+    server's record, would be caught."""
+    real_server, real_client = qc.StreamServer.receive, qc.StreamClient.receive
+
+    def server_receive(self, client, datagram):
+        if datagram != b"junk":
+            return real_server(self, client, datagram)
+        self._peers[client].hello_due = True        # changed, then refused
+        raise qc.DecodeError("refused after a change", kind="check")
+    monkeypatch.setattr(qc.StreamServer, "receive", server_receive)
+    with pytest.raises(AssertionError, match="changed the server"):
+        fuzzlib.session_receive(bytes([1]) + b"junk")
+    monkeypatch.setattr(qc.StreamServer, "receive", real_server)
+
+    def client_receive(self, datagram):
+        if datagram != b"junk":
+            return real_client(self, datagram)
+        self._rseq += 1
+        raise qc.DecodeError("refused after a change", kind="check")
+    monkeypatch.setattr(qc.StreamClient, "receive", client_receive)
+    with pytest.raises(AssertionError, match="changed the client's replies"):
+        fuzzlib.session_receive(bytes([1 | 64]) + b"junk")
+    monkeypatch.setattr(qc.StreamClient, "receive", real_client)
+
+    real_view = qc.StreamServer.view
+    def view(self, client, seq=None):
+        v = real_view(self, client, seq)
+        return None if v is None else qc.Snapshot._make(v.schema, v.ids[::-1].copy(), v.matrix[::-1].copy(), seq=v.seq)
+    monkeypatch.setattr(qc.StreamServer, "view", view)
+    with pytest.raises(AssertionError, match="differs from the server's record"):
+        fuzzlib.session_receive(bytes([2]) + b"junk")
 
 
 def test_the_checks_can_fail():
