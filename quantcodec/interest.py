@@ -420,11 +420,12 @@ _POOL = [None, 0, 0]            # the pool, its workers, the process it was made
 _POOL_LOCK = threading.Lock()
 
 
-def _threads(threads):
+def _threads(threads, owner="GridIndex"):
+    """A thread count (StreamServer's too), checked: a positive int or NumPy integer, as int."""
     if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
-        raise TypeError(f"GridIndex: threads must be a positive integer, got {type(threads).__name__}")
+        raise TypeError(f"{owner}: threads must be a positive integer, got {type(threads).__name__}")
     if threads < 1:
-        raise ValueError(f"GridIndex: threads must be a positive integer, got {int(threads)}")
+        raise ValueError(f"{owner}: threads must be a positive integer, got {int(threads)}")
     return int(threads)
 
 

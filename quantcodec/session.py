@@ -29,6 +29,7 @@ import numpy.typing as npt
 from . import _framing
 from ._history import PacketCache, seq_newer
 from ._interest import Linger as _Linger
+from .interest import _threads as _thread_count
 from .errors import CodecError, DecodeError, SchemaError
 from .snapshot import (Snapshot, SnapshotDecoder, SnapshotEncoder, _bytes_of, _history,
                        _integer_ids, _plan_of)
@@ -244,12 +245,7 @@ class StreamServer:
         self._peers = {}
         self._lock = threading.RLock()
         self._share = None         # the views' ViewShare (made with the first builder)
-        if isinstance(threads, bool) or not isinstance(threads, numbers.Integral):
-            raise TypeError(f"StreamServer: threads must be a positive integer, got "
-                            f"{type(threads).__name__}")
-        if threads < 1:
-            raise ValueError(f"StreamServer: threads must be a positive integer, got {int(threads)}")
-        self._threads = int(threads)
+        self._threads = _thread_count(threads, "StreamServer")
         if isinstance(hysteresis, bool) or not isinstance(hysteresis, (int, np.integer)) \
                 or not 0 <= hysteresis <= 2**31:
             raise ValueError(f"StreamServer: hysteresis must be a number of ticks >= 0, got "
