@@ -878,6 +878,11 @@ static partial class Tests
         Check(allRefused, "qc-decode --key: an unkeyed stream is refused whole (no-hello)");
         Check(RunRunner("--key", "0g", "a", "b")[0] == "exit 2" && RunRunner("--replies", "-1", "a", "b")[0] == "exit 2" && RunRunner("--max-bytes", "x", "a", "b")[0] == "exit 2",
               "qc-decode: a bad --key, --replies or --max-bytes is a usage error");
+        var zero = RunRunner("--max-bytes", "0", "a", "b");
+        Check(zero[0] == "exit 2" && RunRunner("--max-bytes=0", "a", "b")[0] == "exit 2",
+              "qc-decode --max-bytes 0: a usage error (the decoder refuses a bound below 1), not an unhandled exception: " + zero[0]);
+        var joinedLim = RunRunner("--max-bytes=100000", "\"" + schemaPath + "\"", "\"" + bin + "\"");
+        Check(string.Join("\n", joinedLim) == string.Join("\n", lim), "qc-decode --max-bytes=100000 is --max-bytes 100000");
         // --idle N: after each datagram's reply, N more calls of Reply() with nothing arriving ("idle": [...], the last key)
         var idled = RunRunner("--replies", "1234", "--idle", "40", "\"" + schemaPath + "\"", "\"" + bin + "\"");
         var idleWant = SessionLines(schema, dgs, null, SnapshotDecoder.DefaultMaxBytes, 1234, 40);

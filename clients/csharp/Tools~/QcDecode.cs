@@ -27,11 +27,13 @@ static class QcDecode
         var rest = new System.Collections.Generic.List<string>();
         for (int i = 0; i < args.Length; i++)
         {
-            string a = args[i];
+            string a = args[i], v = null;
+            int eq = a.StartsWith("--", StringComparison.Ordinal) ? a.IndexOf('=') : -1;
+            if (eq > 0) { v = a.Substring(eq + 1); a = a.Substring(0, eq); }     // --opt=VALUE is --opt VALUE
             if (a == "--key" || a == "--max-bytes" || a == "--replies" || a == "--idle")
             {
-                if (i + 1 >= args.Length) { Console.Error.WriteLine("qc-decode: " + a + " needs a value\n" + usage); return 2; }
-                string v = args[++i];
+                if (v == null && i + 1 >= args.Length) { Console.Error.WriteLine("qc-decode: " + a + " needs a value\n" + usage); return 2; }
+                if (v == null) v = args[++i];
                 if (a == "--key")
                 {
                     key = ParseHex(v);
@@ -44,9 +46,9 @@ static class QcDecode
                 else if (a == "--max-bytes")
                 {
                     long m;
-                    if (!long.TryParse(v, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out m))
+                    if (!long.TryParse(v, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out m) || m < 1)
                     {
-                        Console.Error.WriteLine("qc-decode: --max-bytes " + v + ": a number of bytes (decimal, 0 or more)");
+                        Console.Error.WriteLine("qc-decode: --max-bytes " + v + ": a number of bytes, a decimal integer from 1 to " + long.MaxValue);
                         return 2;
                     }
                     maxBytes = m;
