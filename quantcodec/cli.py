@@ -48,6 +48,17 @@ def _int_range(lo, hi, what):
     return convert
 
 
+def _decimal_range(lo, hi, what):
+    """_int_range for the conformance runner's options (decode-stream): ASCII digits only, as
+    every client's runner reads them (conformance/README.md), not what int() takes besides
+    (a sign, spaces, underscores)."""
+    def convert(text):
+        if not (text.isascii() and text.isdigit() and lo <= int(text) <= hi):
+            raise argparse.ArgumentTypeError(f"{what} in {lo}..{hi} (decimal digits), got {text!r}")
+        return int(text)
+    return convert
+
+
 def _float_range(lo, hi):
     def convert(text):
         value = _finite_float(text)
@@ -311,13 +322,13 @@ def build_parser():
                     "14 says which refusal each error is).")
     ds.add_argument("--key", metavar="HEX", type=_key_hex, help="the shared key, 1 to 255 bytes in hex: "
                     "keyed checks (docs/wire-format.md section 17)")
-    ds.add_argument("--max-bytes", type=_int_range(1, MAX_BYTES_LIMIT, "a byte count"), metavar="N",
+    ds.add_argument("--max-bytes", type=_decimal_range(1, MAX_BYTES_LIMIT, "a byte count"), metavar="N",
                     help="the client's limit on what it holds (section 19; default 268435456)")
-    ds.add_argument("--replies", type=_int_range(0, 0xFFFFFFFF, "a nonce"), metavar="NONCE",
+    ds.add_argument("--replies", type=_decimal_range(0, 0xFFFFFFFF, "a nonce"), metavar="NONCE",
                     help="decode with a StreamClient of this "
                     "nonce and end each line with the reply it makes after that datagram "
                     "(\"reply\": hex or null; section 18)")
-    ds.add_argument("--idle", type=_int_range(0, 1000, "a count of calls"), metavar="N",
+    ds.add_argument("--idle", type=_decimal_range(0, 1000, "a count of calls"), metavar="N",
                     help="with --replies: after each datagram's reply, N more calls of reply() "
                     "with nothing arriving, listed in order (\"idle\": [hex or null, ...]): the "
                     "keep-alives a client makes while nothing arrives (section 18)")

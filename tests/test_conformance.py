@@ -233,6 +233,56 @@ def test_client_runner_matches_the_reference(lang, name):
                      f"want {want[bad[0]][:300]}")
 
 
+# The runner's options (conformance/README.md): the same values taken and refused everywhere. A
+# value each runner must refuse as a usage error (exit 2, nothing on stdout), before it reads a file.
+BAD_OPTIONS = [
+    ["--max-bytes", "0"], ["--max-bytes", "-1"], ["--max-bytes", "x"], ["--max-bytes", "+5"],
+    ["--max-bytes", " 5"], ["--max-bytes", "1_0"], ["--max-bytes", ""], ["--max-bytes=0"],
+    ["--replies", "-1"], ["--replies", "4294967296"], ["--replies", "+1"], ["--replies", "0x10"],
+    ["--replies", "1", "--idle", "1001"], ["--replies", "1", "--idle", "+5"],
+    ["--replies", "1", "--idle", "-0"], ["--idle", "3"], ["--idle=0"],
+    ["--key", "zz"], ["--key", ""], ["--key", "abc"], ["--key", "ab" * 256],
+    ["--nope", "1"], ["--max-bytes"],
+]
+
+
+def _run_runner(lang, args):
+    if lang == "python":
+        cmd = [sys.executable, "-m", "quantcodec", "decode-stream"]
+    else:
+        _toolchain(lang)
+        cmd = [str(_runner(lang))]
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("lang", ["python", *sorted(CLIENTS)])
+def test_every_runner_refuses_the_same_option_values(lang):
+    """Each bad option value (BAD_OPTIONS) is a usage error in every runner: exit 2, nothing on
+    stdout, a message on stderr and no traceback."""
+    s = _stream("limits.replies")
+    wrong = []
+    for option in BAD_OPTIONS:
+        proc = _run_runner(lang, [*option, KIT / s["schema"], KIT / s["datagrams"]])
+        if proc.returncode != 2 or proc.stdout or not proc.stderr.strip() or "Traceback" in proc.stderr \
+                or "Unhandled Exception" in proc.stderr:
+            wrong.append(f"{option}: exit {proc.returncode}, stdout {proc.stdout[:60]!r}, "
+                         f"stderr {proc.stderr.strip()[-200:]!r}")
+    assert not wrong, f"{lang}: {len(wrong)} of {len(BAD_OPTIONS)} bad options not refused as usage errors:\n" \
+        + "\n".join(wrong)
+
+
+@pytest.mark.parametrize("lang", ["python", *sorted(CLIENTS)])
+@pytest.mark.parametrize("name", ["limits.replies", "keyed.replies", "keepalive_idle.replies"])
+def test_every_runner_takes_an_option_and_its_value_joined_by_equals(lang, name):
+    """``--opt=VALUE`` is ``--opt VALUE`` (as argparse, getopt_long and node's parseArgs read it)."""
+    s = _stream(name)
+    args = [str(a) for a in s["args"]]
+    joined = [f"{a}={b}" for a, b in zip(args[::2], args[1::2])]
+    proc = _run_runner(lang, [*joined, KIT / s["schema"], KIT / s["datagrams"]])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout == (KIT / s["expected"]).read_text()
+
+
 # -- schema documents: one reading everywhere (docs/schema-format.md) ---------------------------
 
 SCHEMA_CASES = json.loads((KIT / MANIFEST["schema_cases"]).read_text())["cases"]
