@@ -5,7 +5,7 @@ damaged packets sealed with the stream's check mixed in (bit flips, truncations,
 random bodies; and resealed fragments), decoded by `quantcodec.conformance.runner_lines` and by
 clients/c/qc-decode; every line must be equal. Each stream runs as the plain decoder and, with
 the runner's options (wire-format 17-19), as the session client with its replies
-(`--replies NONCE`) and under a random `--max-bytes` (limits refusals); and `--sessions N` keyed
+(`--replies NONCE`, and `--idle N`: keep-alives) and under a random `--max-bytes` (limits refusals); and `--sessions N` keyed
 sessions (quantcodec.conformance's StreamServer / StreamClient loop, a random key of 1 to 64
 bytes, keyless and wrongly keyed junk, a server restart) run with `--key` (and `--replies`,
 `--max-bytes`) against `runner_lines` with the same options.
@@ -94,8 +94,10 @@ def compare(runner, tmp, schema, dgs, opts, label):
         args += ["--max-bytes", str(opts["max_bytes"])]
     if opts.get("replies") is not None:
         args += ["--replies", str(opts["replies"])]
+    if opts.get("idle") is not None:
+        args += ["--idle", str(opts["idle"])]
     want = kit.runner_lines(schema, dgs, key=opts.get("key"), max_bytes=opts.get("max_bytes"),
-                            replies=opts.get("replies"))
+                            replies=opts.get("replies"), idle=opts.get("idle") or 0)
     sp, dp = os.path.join(tmp, "s.json"), os.path.join(tmp, "d.bin")
     with open(sp, "w") as f:
         f.write(schema.to_json())
@@ -143,7 +145,9 @@ def main():
             need = (2 * hist - 1) * 256 + 256 * md
             variants = [{}, {"replies": int(rng.integers(0, 2**32))},
                         {"replies": int(rng.integers(0, 2**32)), "max_bytes": need + int(rng.integers(0, 40000))},
-                        {"max_bytes": max(1, need - int(rng.integers(0, 2)))}]
+                        {"max_bytes": max(1, need - int(rng.integers(0, 2)))},
+                        # the keep-alives (--idle): more calls of the reply function after each reply
+                        {"replies": int(rng.integers(0, 2**32)), "idle": int(rng.integers(1, 70))}]
             for opts in variants:
                 want, err = compare(runner, tmp, schema, dgs, opts, f"stream {i} ({name}, {params})")
                 runs += 1
@@ -166,7 +170,7 @@ def main():
                 if err:
                     bad += 1
                     print(err)
-    print(f"{runs} runs ({args.streams} streams x 4, {args.sessions} keyed sessions x 3), {total} datagrams, "
+    print(f"{runs} runs ({args.streams} streams x 5, {args.sessions} keyed sessions x 3), {total} datagrams, "
           f"{bad} runs differ; outcomes {dict(sorted(outcomes.items()))}")
     sys.exit(1 if bad else 0)
 

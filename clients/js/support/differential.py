@@ -7,8 +7,8 @@ by line.
     python clients/js/support/differential.py [--seeds 20] [--first 0] [--session] [--keyed]
 
 With ``--session`` (a package with the session layer, docs/wire-format.md sections 18-19) every
-stream is also decoded by a StreamClient (``--replies NONCE``: the reply after each datagram)
-and, for every other seed, under a ``--max-bytes`` bound that refuses some of it. With
+stream is also decoded by a StreamClient (``--replies NONCE``: the reply after each datagram;
+for every third seed ``--idle N``, the keep-alives of calls with nothing arriving) and, for every other seed, under a ``--max-bytes`` bound that refuses some of it. With
 ``--keyed``, the kit's plain streams framed again with random shared keys (support/rekey.mjs:
 SipHash tags, fragments of ``max_datagram - 16`` bytes) are decoded by both with ``--key`` and
 ``--replies``.
@@ -67,6 +67,10 @@ def one(seed, tmp, session=False):
             rows = 8 + 8 * len(cf.signed_slots(schema))
             options["max_bytes"] = hello + int(rng.integers(0, 2 * history)) * (256 + 10 * rows)
             args += ["--max-bytes", str(options["max_bytes"])]
+        if seed % 3 == 0:
+            # the keep-alives: more calls of reply() after each datagram's reply
+            options["idle"] = int(rng.integers(1, 70))
+            args += ["--idle", str(options["idle"])]
     want = cf.runner_lines(schema, s.out, **options)
     got = subprocess.run([os.path.join(ROOT, "clients", "js", "qc-decode"), *args, sp, dp], capture_output=True,
                          text=True, check=True).stdout.splitlines()
@@ -108,7 +112,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--first", type=int, default=0)
-    ap.add_argument("--session", action="store_true", help="replies and limits too (--replies, --max-bytes)")
+    ap.add_argument("--session", action="store_true", help="replies, keep-alives and limits too (--replies, --idle, --max-bytes)")
     ap.add_argument("--keyed", action="store_true", help="the kit's streams framed with random keys (--key)")
     args = ap.parse_args()
     failures = 0
