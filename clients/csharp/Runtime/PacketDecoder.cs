@@ -37,16 +37,18 @@ namespace QuantCodec
         }
 
         /// <summary>Decode the packet whose header Header() read (the reader continues after it) against
-        /// base / pred, into o: the steps of wire-format section 7 in order. DecodeException
-        /// (malformed) on anything wrong; o is then garbage. room: what the new snapshot's entities
-        /// may cost in section 19's model (8 + 8 * S bytes each); a packet of more is refused, kind
-        /// limits (maxBytes for the message).</summary>
-        public void Body(int seq, int bdist, int pdist, Snapshot bs, Snapshot pr, Snapshot o, long room = long.MaxValue, long maxBytes = 0)
+        /// base / pred, into o, which make(n) gives for n entities once the count of new entities has
+        /// passed the limits check: the steps of wire-format section 7 in order. DecodeException
+        /// (malformed) on anything wrong; o is then garbage (null when it was not made yet). room:
+        /// what the new snapshot's entities may cost in section 19's model (8 + 8 * S bytes each); a
+        /// packet of more is refused, kind limits (maxBytes for the message), before o is made.</summary>
+        public void Body(int seq, int bdist, int pdist, Snapshot bs, Snapshot pr, ref Snapshot o, Func<int, Snapshot> make, long room = long.MaxValue, long maxBytes = 0)
         {
             int m = bdist != 0 ? bs.Count : 0;
             int nrem = 0;
             if (bdist != 0 && m > 0) nrem = ReadSet(ref removed, m);
             int nnew = NewEntities(seq, m - nrem, room, maxBytes);
+            o = make(m - nrem + nnew);      // (SPEC 8: a packet refused for limits allocates nothing)
             int[] kOut = Merge(seq, bdist, bs, o, m, nrem, nnew);
             if (bdist == 0) { Finish(); return; }
             int kept = m - nrem;

@@ -674,6 +674,10 @@ namespace QuantCodec
             throw new DecodeException("baseline", "snapshot packet " + seq + ": the snapshot " + s + " it extrapolates from is not held");
         }
 
+        // (one delegate a decoder: PacketDecoder.Body takes the new snapshot after the limits check)
+        Func<int, Snapshot> newSnapshot;
+        internal int PooledSnapshots { get { return pool.Count; } }
+
         Snapshot NewSnapshot(int n)
         {
             if (pool.Count > 0) { var s = pool.Pop(); s.Pooled = false; return s; }
@@ -703,9 +707,10 @@ namespace QuantCodec
             // decoder refuses a larger one (kind limits) right after its count of new entities, before
             // it allocates for them
             long room = maxBytes - KeptCost(seq) - (hello != null ? ReassemblyFactor * hello.MaxDatagram : 0) - SnapshotOverhead;
-            Snapshot snap = NewSnapshot(bs != null ? bs.Count : 16);
-            try { coder.Body(seq, bdist, pdist, bs, pr, snap, room, maxBytes); }
-            catch (DecodeException) { Recycle(snap); throw; }
+            Snapshot snap = null;
+            if (newSnapshot == null) newSnapshot = NewSnapshot;
+            try { coder.Body(seq, bdist, pdist, bs, pr, ref snap, newSnapshot, room, maxBytes); }
+            catch (DecodeException) { if (snap != null) Recycle(snap); throw; }
             if (latest < 0 || Newer(seq, latest))
             {
                 Store(seq, snap, true);

@@ -503,6 +503,7 @@ static partial class Tests
         r = dec.Receive(SealT(FullPacket(1, 10), seedP, null));
         Check(r == Received.Refused && dec.LastErrorKind == "limits" && dec.StateDigest() == before && dec.Latest == -1,
               "check 2: a full packet of 10 entities refused one byte short, the state unchanged: " + Kind(dec, r) + " " + dec.LastError);
+        Check(dec.PooledSnapshots == 0, "check 2: the refused packet made no snapshot (SPEC 8: refused before anything is allocated; one went to the decoder's pool before): " + dec.PooledSnapshots);
         dec.MaxBytes += 1;
         r = dec.Receive(SealT(FullPacket(1, 10), seedP, null));
         Check(r == Received.Snapshot && dec.HeldBytes == 416, "check 2: the same packet at the bound decodes; 416 bytes held: " + Kind(dec, r) + " " + dec.HeldBytes);
