@@ -14,6 +14,7 @@ The encoder and decoder beneath stay public for users who run a session of their
 
 from __future__ import annotations
 
+import collections.abc
 import numbers
 import os
 import struct
@@ -21,7 +22,8 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Dict, Hashable, List, Mapping, Optional, Union
+from typing import (TYPE_CHECKING, AbstractSet, Any, Callable, Dict, Hashable, List, Mapping, Optional,
+                    Union)
 
 import numpy as np
 import numpy.typing as npt
@@ -47,6 +49,10 @@ _Key = Union[bytes, bytearray, memoryview]
 # callable's parameter contravariant, so a Dict[Address, ...] or a callable of an Address would
 # not be taken)
 _PerClient = Union[Mapping[Any, npt.ArrayLike], Callable[[Any, Snapshot], npt.ArrayLike]]
+# a client's interest: ids as an array or a sequence, or a set of them (their order is not
+# looked at, but weights given with a set are aligned with the order it iterates in), or None
+_InterestIds = Optional[Union[npt.ArrayLike, AbstractSet[int]]]
+_Interest = Union[Mapping[Any, _InterestIds], Callable[[Any, Snapshot], _InterestIds]]
 
 __all__ = ["StreamServer", "StreamClient"]
 
@@ -408,7 +414,7 @@ class StreamServer:
 
     # -- sending ------------------------------------------------------------------------------
 
-    def send(self, tick: int, world: Snapshot, *, interest: Optional[_PerClient] = None,
+    def send(self, tick: int, world: Snapshot, *, interest: Optional[_Interest] = None,
              priority: Optional[_PerClient] = None) -> Dict[Any, List[bytes]]:
         """The datagrams of tick ``tick`` (its sequence number: ``tick`` mod 65536) for every
         connected client: ``{client: [datagram, ...]}`` (hello first when it is due, then the
@@ -424,9 +430,11 @@ class StreamServer:
         A send that raised did not use its tick: it may be sent again, with any world.
 
         ``world``: this tick's Snapshot (quantized once for all clients). ``interest``: None
-        (every entity), ``{client: ids}``, or ``callable(client, world) -> ids``; ``priority``:
+        (every entity), ``{client: ids}``, or ``callable(client, world) -> ids`` (ids: an
+        array, a sequence or a set of them, or None for the whole world); ``priority``:
         None (equal), ``{client: weights}`` or ``callable(client, world) -> weights``, floats
-        aligned with that client's interest ids (or the world's rows without interest).
+        aligned with that client's interest ids (a set's in the order it iterates in; or the
+        world's rows without interest).
 
         Each client's interest and priority are looked up (callables called) and checked first,
         on the calling thread in connect order: ids that are not non-negative integers in one
@@ -885,6 +893,10 @@ def _ids_array(ids, client):
         return None
     if type(ids) is np.ndarray and ids.dtype == _U64 and ids.ndim == 1:
         return ids                  # (the common case: interest.GridIndex's arrays)
+    if isinstance(ids, collections.abc.Set):
+        # a set, a frozenset, a dict's keys(): in the order it iterates in (the rows of errors
+        # and of the weights given with it)
+        ids = list(ids)
     return _integer_ids(ids, f"StreamServer.send: client {client!r}: interest").astype(
         _U64, copy=False)
 

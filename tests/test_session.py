@@ -1557,3 +1557,33 @@ def test_link_ack_age_counts_tick_numbers_past_the_wrap():
         server.send(t, world.tick())
         ages.append(server.link("c").ack_age)
     assert ages == [30000, None, None]
+
+
+def test_interest_as_a_set_is_the_same_as_its_ids():
+    """A set of ids (set, frozenset, a dict's keys()) is taken as the ids it holds: the views are
+    those of the sorted list; weights given with it are aligned with its order of iteration,
+    and a refused id names its row in that order."""
+    world = World(40).tick()
+    wanted = [int(i) for i in world.ids[::3]]
+    views = {}
+    for form in ("list", "set", "frozenset", "keys"):
+        given = {"list": sorted(wanted), "set": set(wanted), "frozenset": frozenset(wanted),
+                 "keys": dict.fromkeys(wanted).keys()}[form]
+        server = qc.StreamServer(SCHEMA)
+        server.connect("a")
+        client = qc.StreamClient(SCHEMA)
+        views[form] = [client.receive(d) for d in server.send(0, world, interest={"a": given})["a"]][-1]
+    assert all(v == views["list"] for v in views.values())
+    assert list(views["set"].ids) == sorted(wanted)
+    # weights with a set: one a row of the set's own order (a bad weight at the row of the last
+    # id the set gives is named at that row)
+    ids = {int(i) for i in world.ids[:20]}
+    last = list(ids)[-1]
+    server = qc.StreamServer(SCHEMA, budget=2000)
+    server.connect("a")
+    with pytest.raises(ValueError, match=r"client 'a': weights must be finite.* got nan at row 19"):
+        server.send(0, world, interest={"a": ids}, priority={"a": [np.nan if i == last else 1.0 for i in ids]})
+    with pytest.raises(ValueError, match=r"client 'a': interest: ids must be non-negative, got -1 at row 0"):
+        server.send(5, world, interest={"a": {-1}})
+    with pytest.raises(ValueError, match=r"client 'a': 2 priority weights for 3 interest ids"):
+        server.send(5, world, interest={"a": {1, 2, 3}}, priority={"a": [1.0, 2.0]})

@@ -4,7 +4,7 @@ A typed user program: `mypy --strict` must pass on it (tests/typing/check.py), a
 """
 from __future__ import annotations
 
-from typing import Dict, Hashable, List, Tuple
+from typing import Dict, Hashable, List, Optional, Set, Tuple
 
 import numpy as np
 import numpy.typing as npt
@@ -69,6 +69,10 @@ def run(ticks: int = 3) -> Dict[Address, int]:
     def everyone(client: Address, w: qc.Snapshot) -> npt.NDArray[np.uint64]:
         return w.ids
     server.send(ticks, world, interest=everyone)
+    # and a set of ids a client (a game's own visibility sets), or None for the whole world
+    visible: Dict[Address, Optional[Set[int]]] = {p: {int(i) for i in world.ids[:10]} for p in players}
+    visible[next(iter(players))] = None
+    server.send(ticks + 1, world, interest=visible)
     return seen
 
 
