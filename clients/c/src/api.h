@@ -186,7 +186,8 @@ typedef struct qc_schema {
 } qc_schema;
 
 /* A decoded snapshot: ids ascending, one row of nslots codes per entity (signed codes as two's
-   complement in uint64; a flag 0's governed slots hold 0). */
+   complement in uint64; a flag 0's governed slots hold 0). Read-only, ids and rows included: the
+   decoder decodes later packets against the snapshots it returned. */
 typedef struct qc_snapshot {
     uint16_t seq;
     size_t n;
