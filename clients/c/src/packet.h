@@ -572,14 +572,16 @@ qc__ctx_rows_avx2_(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t 
     size_t e, n1 = 0, n0 = 0, s;
     if (S == 8) {
         /* rows of eight codes (a cache line each): two compares a row, no inner loop */
-        for (e = 0; e < kept; e++, a += 8, b += 8, copy += cp ? 8 : 0) {
+        for (e = 0; e < kept; e++, a += 8, b += 8) {
             __m256i va = _mm256_loadu_si256((const __m256i *)(const void *)a);
             __m256i vb = _mm256_loadu_si256((const __m256i *)(const void *)(a + 4));
             __m256i x8;
             int ctx;
             if (cp) {
+                /* (copy moves only here: it is NULL without cp, and NULL + 0 is undefined in C) */
                 _mm256_storeu_si256((__m256i *)(void *)copy, va);
                 _mm256_storeu_si256((__m256i *)(void *)(copy + 4), vb);
+                copy += 8;
             }
             x8 = _mm256_or_si256(_mm256_xor_si256(va, _mm256_loadu_si256((const __m256i *)(const void *)b)),
                                  _mm256_xor_si256(vb, _mm256_loadu_si256((const __m256i *)(const void *)(b + 4))));
@@ -592,7 +594,7 @@ qc__ctx_rows_avx2_(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t 
         }
         return n1;
     }
-    for (e = 0; e < kept; e++, a += S, b += S, copy += cp ? S : 0) {
+    for (e = 0; e < kept; e++, a += S, b += S) {
         __m256i acc = _mm256_setzero_si256();
         uint64_t x = 0;
         int ctx;
@@ -611,6 +613,7 @@ qc__ctx_rows_avx2_(const uint64_t *a, const uint64_t *b, uint64_t *copy, size_t 
         cls0[n0] = e;
         n1 += (size_t)ctx;
         n0 += (size_t)!ctx;
+        if (cp) copy += S;      /* (as above: copy is NULL without cp) */
     }
     return n1;
 }
