@@ -8,7 +8,10 @@ Environment switches:
   QUANTCODEC_ASAN=1          AddressSanitizer build (run with LD_PRELOAD=$(gcc -print-file-name=libasan.so))
   QUANTCODEC_UBSAN=1         UndefinedBehaviorSanitizer build (run with LD_PRELOAD=$(gcc -print-file-name=libubsan.so)
                              and UBSAN_OPTIONS=print_stacktrace=1:log_path=/tmp/ubsan: pytest hides the reports;
-                             halt_on_error=1 instead makes a report fail the run, as CI does)
+                             halt_on_error=1 instead makes a report fail the run, as CI does); with
+                             CC=clang LDSHARED="clang -shared" a clang build, which also checks
+                             arithmetic on NULL (preload $(clang -print-file-name=
+                             libclang_rt.ubsan_standalone-x86_64.so); Debian: libclang-rt-dev)
   QUANTCODEC_MODULES=a,b     build only these extensions (development: one module at a time);
                              _arrays brings its loop modules (_loops_baseline, _avx2, _avx512) along
   QUANTCODEC_FORCE_CYTHON=0  reuse generated C files that are newer than their .pyx
