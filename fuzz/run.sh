@@ -18,6 +18,15 @@ root="$(dirname "$here")"
 
 if [[ "${1:-}" == "--build-native" ]]; then
     dest="${2:?usage: fuzz/run.sh --build-native DIR}"
+    # (setup.py runs in this Python, not in pip's isolated build: the build's own requirements,
+    # pyproject.toml's [build-system], must be here; an older setuptools refuses its license field)
+    python -c 'import sys, Cython, setuptools
+v = lambda s: tuple(int(p) for p in s.split(".")[:2] if p.isdigit())
+sys.exit(v(Cython.__version__) < (3, 1) or v(setuptools.__version__) < (77,))' 2>/dev/null || {
+        echo "fuzz/run.sh --build-native: needs the build's requirements in $(command -v python):" \
+             "pip install 'setuptools>=77' 'Cython>=3.1'" >&2
+        exit 2
+    }
     mkdir -p "$dest"
     (cd "$root" && tar --exclude=./build --exclude=./.git --exclude='./.venv*' --exclude=./fuzz/work \
         --exclude='./quantcodec/*.so' --exclude='./quantcodec/*.c' -cf - .) | tar -xf - -C "$dest"
