@@ -10,6 +10,7 @@ import pathlib
 import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -247,12 +248,19 @@ BAD_OPTIONS = [
 
 
 def _run_runner(lang, args):
+    env = None
     if lang == "python":
+        # the package under test, from outside the source tree (whose quantcodec/ is not built
+        # in a clean clone)
         cmd = [sys.executable, "-m", "quantcodec", "decode-stream"]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(pathlib.Path(qc.__file__).resolve().parent.parent) + os.pathsep \
+            + env.get("PYTHONPATH", "")
     else:
         _toolchain(lang)
         cmd = [str(_runner(lang))]
-    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True, timeout=300,
+                          cwd=tempfile.gettempdir(), env=env)
 
 
 @pytest.mark.parametrize("lang", ["python", *sorted(CLIENTS)])
