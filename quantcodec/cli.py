@@ -39,23 +39,16 @@ def _positive_int(text):
     return value
 
 
-def _int_range(lo, hi, what):
+def _int_range(lo, hi, what, *, digits=False):
+    """A whole number in lo..hi; ``digits``: ASCII decimal digits only (the conformance runner's
+    options, decode-stream, as every client's runner reads them: conformance/README.md), not
+    what int() takes besides (a sign, spaces, underscores)."""
     def convert(text):
-        value = _int(text)
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{what} in {lo}..{hi}, got {text!r}")
+        value = _int(text) if not digits or (text.isascii() and text.isdigit()) else None
+        if value is None or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{what} in {lo}..{hi}{' (decimal digits)' if digits else ''}, "
+                                             f"got {text!r}")
         return value
-    return convert
-
-
-def _decimal_range(lo, hi, what):
-    """_int_range for the conformance runner's options (decode-stream): ASCII digits only, as
-    every client's runner reads them (conformance/README.md), not what int() takes besides
-    (a sign, spaces, underscores)."""
-    def convert(text):
-        if not (text.isascii() and text.isdigit() and lo <= int(text) <= hi):
-            raise argparse.ArgumentTypeError(f"{what} in {lo}..{hi} (decimal digits), got {text!r}")
-        return int(text)
     return convert
 
 
@@ -322,13 +315,13 @@ def build_parser():
                     "14 says which refusal each error is).")
     ds.add_argument("--key", metavar="HEX", type=_key_hex, help="the shared key, 1 to 255 bytes in hex: "
                     "keyed checks (docs/wire-format.md section 17)")
-    ds.add_argument("--max-bytes", type=_decimal_range(1, MAX_BYTES_LIMIT, "a byte count"), metavar="N",
+    ds.add_argument("--max-bytes", type=_int_range(1, MAX_BYTES_LIMIT, "a byte count", digits=True), metavar="N",
                     help="the client's limit on what it holds (section 19; default 268435456)")
-    ds.add_argument("--replies", type=_decimal_range(0, 0xFFFFFFFF, "a nonce"), metavar="NONCE",
+    ds.add_argument("--replies", type=_int_range(0, 0xFFFFFFFF, "a nonce", digits=True), metavar="NONCE",
                     help="decode with a StreamClient of this "
                     "nonce and end each line with the reply it makes after that datagram "
                     "(\"reply\": hex or null; section 18)")
-    ds.add_argument("--idle", type=_decimal_range(0, 1000, "a count of calls"), metavar="N",
+    ds.add_argument("--idle", type=_int_range(0, 1000, "a count of calls", digits=True), metavar="N",
                     help="with --replies: after each datagram's reply, N more calls of reply() "
                     "with nothing arriving, listed in order (\"idle\": [hex or null, ...]): the "
                     "keep-alives a client makes while nothing arrives (section 18)")
