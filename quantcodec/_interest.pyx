@@ -4,7 +4,7 @@ id array, each client's ids the slice ``ids[offsets[i]:offsets[i + 1]]``). No Py
 made per client: the GIL is taken once before (four arrays of the result's upper bound) and once
 after, so a thread pool running the query for two halves of the clients, or a server thread
 building views beside it, does not wait on it (a query a client at a time, with an array made per
-client, handed the GIL over twice per client: docs/views.md, "Threads").
+client, handed the GIL over twice per client: bench/README.md, "The tick, step by step").
 """
 
 from libc.stdint cimport int64_t, uint64_t
