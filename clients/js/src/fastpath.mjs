@@ -152,18 +152,18 @@ export function makeEntityReader(coder) {
   for (let c = 0; c < nc; c++) params.push(`k${c} = self.kk[${c}], p${c} = self.pp[${c}] !== 0`);
   const quats = [];
   for (let s = 0; s < S; s++) if (cls[s] === C_QUAT && coder.qsq[s] !== null) quats.push(`Q${s} = self.qsq[${s}]`);
-  // every changed entity of the packet: e-th changed is kept rank chg[e], base row keptIdx (or
-  // the rank), output row outOfKept (or the rank), pred row predRow (or none); each gets a new
-  // row version (from rv), but a changed row equal to its pred row takes pred's (joinLineage),
-  // else one equal to its row in jc (the decoder's latest, the same ids; or null) its version in jv
-  // (joinLatest)
-  const body = `return function readChangedGen(self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
+  // the e-th changed entity of the packet (a call an entity: runEntities, below): kept rank
+  // chg[e], base row keptIdx (or the rank), output row outOfKept (or the rank), pred row predRow
+  // (or none); it gets a new row version (rv + 1, returned), but a changed row equal to its pred
+  // row takes pred's (joinLineage), else one equal to its row in jc (the decoder's latest, the
+  // same ids; or null) its version in jv (joinLatest). No loop: see runEntities.
+  const body = `return function readChangedGen(self, r, C, e, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
 const ${params.join(', ')};
 ${quats.length ? `const ${quats.join(', ')};` : ''}
 const RD$ = r, W$ = r.w, D$ = r.dv, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
 let pos$ = r.pos, T$ = 0;
 let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
-for (let e = 0; e < C; e++) {
+{
 const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
 const pr = predRow !== null ? predRow[a] : -1;
 const bo = bi * ${S}, oo = oi * ${S}, po = pr >= 0 ? pr * ${S} : -1;
@@ -186,3 +186,20 @@ return rv; };`;
   return fn;
 }
 const ENTITY_READERS = new Map();
+
+/**
+ * The compiled fast path over a packet's C changed entities: one call of it an entity, in this
+ * small loop, not one call for the packet with the loop inside it. Node 20's V8 got such a long
+ * call stuck: while TurboFan compiled the large function (about 20 KB of bytecode, 50-80 ms on its
+ * thread) the call went on in the baseline tier, so V8 compiled its loop for on-stack
+ * replacement too; when that landed after the optimized function's first deopt (a path its
+ * warm-up had not taken), V8 took the function as queued for optimization for good (its
+ * --trace-opt-verbose: "not marking ... already queued", thousands of times) and the fast path
+ * ran in the baseline tier for the rest of the process: in about half the runs of bench.mjs, 1.5
+ * to 2 times slower decodes (never with --no-concurrent-osr). A function without a loop is never
+ * replaced on the stack; this one is small and tiers up in a millisecond.
+ */
+export function runEntities(gen, self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
+  for (let e = 0; e < C; e++) rv = gen(self, r, C, e, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv);
+  return rv;
+}

@@ -4,7 +4,7 @@
 // fields.mjs).
 import { BMASK, DecodeError, HAS_NATIVE_COMPARE, MAX_SAFE, ctz32, norm, sameInts, toBig } from './util.mjs';
 import { BitReader } from './bits.mjs';
-import { makeEntityReader } from './fastpath.mjs';
+import { makeEntityReader, runEntities } from './fastpath.mjs';
 import { SEQ_MASK, Snapshot } from './snapshot.mjs';
 import { FieldReader } from './fields.mjs';
 
@@ -324,7 +324,7 @@ export class PacketCoder extends FieldReader {
       // a packet of the latest snapshot's number again (a duplicate, a resend against another
       // baseline) is that snapshot: its rows compared all at once after (memcmp), not row by row
       const whole = join !== null && again && HAS_NATIVE_COMPARE && this.W === 0;
-      ROW_VERSION = this.entityGen(this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids, ROW_VERSION,
+      ROW_VERSION = runEntities(this.entityGen, this, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, ctx.pcodes, pred ? pred.ver : null, ver, num, den, bids, ROW_VERSION,
         join !== null && !whole ? join.codes : null, join !== null ? join.ver : null);
       if (whole) {
         if (sameInts(codes, join.codes)) ver.set(join.ver);        // (every row equal: any of its versions)
