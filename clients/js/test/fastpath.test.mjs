@@ -18,6 +18,15 @@ test('the pose schema (a game entity) has the compiled reader; a schema of wide 
   assert.equal(new qc.SnapshotDecoder(wide).coder.entityGen, null);
 });
 
+test('a schema whose compiled reader V8 could not optimize gets none: the interpreted path serves it', () => {
+  // (V8 optimizes no function of more than 61,440 bytes of bytecode: fastpath.mjs, MAX_SOURCE)
+  const scalars = (n) => new qc.Schema('S', Array.from({ length: n }, (_, i) => [`s${i}`, new qc.Bounded(0, 100, 12)]));
+  const small = new qc.SnapshotDecoder(scalars(20)).coder.entityGen, big = new qc.SnapshotDecoder(scalars(40)).coder.entityGen;
+  assert.notEqual(small, null);
+  assert.ok(small.toString().length < 66000);
+  assert.equal(big, null);
+});
+
 /**
  * The decoder's options in a stream's runner "args": --key HEX and --max-bytes N; --replies NONCE
  * and --idle N change only the replies made, not what decodes.
