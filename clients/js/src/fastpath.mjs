@@ -152,19 +152,11 @@ export function makeEntityReader(coder) {
   for (let c = 0; c < nc; c++) params.push(`k${c} = self.kk[${c}], p${c} = self.pp[${c}] !== 0`);
   const quats = [];
   for (let s = 0; s < S; s++) if (cls[s] === C_QUAT && coder.qsq[s] !== null) quats.push(`Q${s} = self.qsq[${s}]`);
-  // the e-th changed entity of the packet (a call an entity: runEntities, below): kept rank
-  // chg[e], base row keptIdx (or the rank), output row outOfKept (or the rank), pred row predRow
-  // (or none); it gets a new row version (rv + 1, returned), but a changed row equal to its pred
-  // row takes pred's (joinLineage), else one equal to its row in jc (the decoder's latest, the
-  // same ids; or null) its version in jv (joinLatest). No loop: see runEntities.
-  const body = `return function readChangedGen(self, r, C, e, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
-const ${params.join(', ')};
-${quats.length ? `const ${quats.join(', ')};` : ''}
-const RD$ = r, W$ = r.w, D$ = r.dv, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
-let pos$ = r.pos, T$ = 0;
-let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
-{
-const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
+  // the e-th changed entity of the packet: kept rank chg[e], base row keptIdx (or the rank),
+  // output row outOfKept (or the rank), pred row predRow (or none); it gets a new row version
+  // (++rv), but a changed row equal to its pred row takes pred's (joinLineage), else one equal to
+  // its row in jc (the decoder's latest, the same ids; or null) its version in jv (joinLatest)
+  const entity = `const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
 const pr = predRow !== null ? predRow[a] : -1;
 const bo = bi * ${S}, oo = oi * ${S}, po = pr >= 0 ? pr * ${S} : -1;
 anyField = false;
@@ -172,8 +164,20 @@ ver[oi] = ++rv;
 ${L.join('\n')}
 if (!anyField) throw new DecodeError('snapshot packet: entity ' + bids[bi] + ': an entity marked changed has no changed field');
 if (po >= 0 && ${rowEq('pcodes', 'po')}) ver[oi] = pver[pr];
-else if (jc !== null && ${rowEq('jc', 'oo')}) ver[oi] = jv[oi];
+else if (jc !== null && ${rowEq('jc', 'oo')}) ver[oi] = jv[oi];`;
+  // a call reads the changed entities e0 and e0 + 1 (if there is one), written out twice: no loop
+  // (runEntities, below, says why), half the calls of one an entity (6-7% faster at tick 60 of
+  // bench.mjs); one an entity where two would be too large (below)
+  const fnOf = (pair) => `return function readChangedGen(self, r, C, e0, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
+const ${params.join(', ')};
+${quats.length ? `const ${quats.join(', ')};` : ''}
+const RD$ = r, W$ = r.w, D$ = r.dv, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
+let pos$ = r.pos, T$ = 0;
+let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
+{ const e = e0;
+${entity}
 }
+${pair ? `if (e0 + 1 < C) { const e = e0 + 1;\n${entity}\n}` : ''}
 RD$.pos = pos$;
 return rv; };`;
   if (!plain) return null;
@@ -184,11 +188,17 @@ return rv; };`;
   // about 1.2 characters a byte of bytecode whatever the fields' kinds: readers of 66,095
   // characters (vectors), 68,621 (quaternions) and 70,612 (scalars) were optimized, of 73,204
   // (scalars), 73,571 (mixed) and more not; MAX_SOURCE leaves a margin below.
+  let body = fnOf(true), step = 2;
+  if (body.length > MAX_SOURCE) {
+    body = fnOf(false);
+    step = 1;
+  }
   if (body.length > MAX_SOURCE) return null;
   // one compiled function per slot table (decoders of one schema share it and its optimization)
   let fn = ENTITY_READERS.get(body);
   if (fn === undefined) {
     try { fn = new Function('DecodeError', 'P2', body)(DecodeError, P2); } catch (e) { fn = null; }
+    if (fn !== null) fn.step = step;        // entities a call (runEntities)
     ENTITY_READERS.set(body, fn);
   }
   return fn;
@@ -197,10 +207,11 @@ const ENTITY_READERS = new Map();
 const MAX_SOURCE = 66000;      // characters of a compiled reader's source (above)
 
 /**
- * The compiled fast path over a packet's C changed entities: one call of it an entity, in this
- * small loop, not one call for the packet with the loop inside it. Node 20's V8 got such a long
- * call stuck: while TurboFan compiled the large function (about 20 KB of bytecode, 50-80 ms on its
- * thread) the call went on in the baseline tier, so V8 compiled its loop for on-stack
+ * The compiled fast path over a packet's C changed entities: one call of it for one or two
+ * entities (gen.step), in this small loop, not one call for the packet with the loop inside it.
+ * Node 20's V8 got such a long call stuck: while TurboFan compiled the large function (about 20
+ * KB of bytecode, 50-80 ms on its thread) the call went on in the baseline tier, so V8 compiled
+ * its loop for on-stack
  * replacement too; when that landed after the optimized function's first deopt (a path its
  * warm-up had not taken), V8 took the function as queued for optimization for good (its
  * --trace-opt-verbose: "not marking ... already queued", thousands of times) and the fast path
@@ -209,6 +220,7 @@ const MAX_SOURCE = 66000;      // characters of a compiled reader's source (abov
  * replaced on the stack; this one is small and tiers up in a millisecond.
  */
 export function runEntities(gen, self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
-  for (let e = 0; e < C; e++) rv = gen(self, r, C, e, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv);
+  const step = gen.step;
+  for (let e = 0; e < C; e += step) rv = gen(self, r, C, e, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv);
   return rv;
 }
