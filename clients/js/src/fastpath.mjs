@@ -53,7 +53,7 @@ function localCursor(body, name) {
  * other schema (readFieldFast serves it), or where compiling code is not allowed (a page whose
  * Content-Security-Policy forbids it): the same results either way.
  */
-export function makeEntityReader(coder) {
+export function makeEntityReader(coder, pairs = true) {
   const { fields, slots, cls, cb, slotComp0: c0, signedS, vkind, vlim, sbits, cbitsS, F } = coder;
   if (!coder.allFast) return null;
   for (let s = 0; s < slots.length; s++) {
@@ -188,8 +188,8 @@ return rv; };`;
   // about 1.2 characters a byte of bytecode whatever the fields' kinds: readers of 66,095
   // characters (vectors), 68,621 (quaternions) and 70,612 (scalars) were optimized, of 73,204
   // (scalars), 73,571 (mixed) and more not; MAX_SOURCE leaves a margin below.
-  let body = fnOf(true), step = 2;
-  if (body.length > MAX_SOURCE) {
+  let body = pairs ? fnOf(true) : '', step = 2;      // (pairs false: one a call, for the tests)
+  if (!pairs || body.length > MAX_SOURCE) {
     body = fnOf(false);
     step = 1;
   }

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import * as qc from '../quantcodec.mjs';
+import { makeEntityReader } from '../src/fastpath.mjs';
 import { KIT, readJSON, readBytes, hexBytes } from '../support/helpers.mjs';
 
 const present = fs.existsSync(path.join(KIT, 'manifest.json'));
@@ -24,6 +25,7 @@ test('a schema whose compiled reader V8 could not optimize gets none: the interp
   const small = new qc.SnapshotDecoder(scalars(20)).coder.entityGen, big = new qc.SnapshotDecoder(scalars(40)).coder.entityGen;
   assert.notEqual(small, null);
   assert.ok(small.toString().length < 66000);
+  assert.equal(small.step, 1);                  // (two entities a call would not fit)
   assert.equal(big, null);
 });
 
@@ -47,14 +49,17 @@ const plain = new Set(manifest.streams.filter((st) => !(st.args || []).length).m
 for (const st of manifest.streams) {
   const args = st.args || [];
   if (args.length && plain.has(st.datagrams)) continue;     // (the same datagrams decoded without args)
-  test(`kit stream ${st.name}: the compiled and the interpreted fast paths decode alike`, () => {
+  test(`kit stream ${st.name}: the compiled (two entities a call, and one) and the interpreted fast paths decode alike`, () => {
     const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, manifest.schemas[st.schema]?.file ?? st.schema), 'utf8'));
     const ds = qc.splitDatagrams(readBytes(path.join(KIT, st.datagrams)));
     const o = decoderOptions(args);
-    const a = new qc.SnapshotDecoder(schema, o), b = new qc.SnapshotDecoder(schema, o);
+    const a = new qc.SnapshotDecoder(schema, o), b = new qc.SnapshotDecoder(schema, o), c = new qc.SnapshotDecoder(schema, o);
     b.coder.entityGen = null;
-    const la = ds.map((d) => qc.runnerLine(a, d)), lb = ds.map((d) => qc.runnerLine(b, d));
+    c.coder.entityGen = makeEntityReader(c.coder, false);
+    if (a.coder.entityGen !== null) assert.deepEqual([a.coder.entityGen.step, c.coder.entityGen.step], [2, 1]);
+    const la = ds.map((d) => qc.runnerLine(a, d)), lb = ds.map((d) => qc.runnerLine(b, d)), lc = ds.map((d) => qc.runnerLine(c, d));
     assert.deepEqual(la, lb);
+    assert.deepEqual(lc, lb);
   });
 }
 
@@ -70,12 +75,15 @@ for (const st of manifest.streams.filter((x) => ['pose_clean', 'pose_lossy'].inc
   test(`fastpath fuzz: mutated packets of ${st.name} sealed with its key, compiled and interpreted alike`, { timeout: 60000 }, () => {
     const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, st.schema), 'utf8'));
     const real = qc.splitDatagrams(readBytes(path.join(KIT, st.datagrams)));
-    const a = new qc.SnapshotDecoder(schema), b = new qc.SnapshotDecoder(schema);
+    const a = new qc.SnapshotDecoder(schema), b = new qc.SnapshotDecoder(schema), c = new qc.SnapshotDecoder(schema);
     b.coder.entityGen = null;
+    c.coder.entityGen = makeEntityReader(c.coder, false);          // one entity a call
     const r = rng(0x5eed + st.name.length);
     const kinds = {};
     for (const d of real) {
-      assert.equal(qc.runnerLine(a, d), qc.runnerLine(b, d));
+      const lb = qc.runnerLine(b, d);
+      assert.equal(qc.runnerLine(a, d), lb);
+      assert.equal(qc.runnerLine(c, d), lb);
       if (!a.hello) continue;
       const h = a.hello;
       const seedP = qc.crc32c(Uint8Array.from([...qc.streamKey(h.fingerprint, h.history, h.predict, h.maxDatagram, h.streamId), 0x50]));
@@ -89,6 +97,7 @@ for (const st of manifest.streams.filter((x) => ['pose_clean', 'pose_lossy'].inc
         new DataView(m.buffer).setUint32(body.length, qc.crc32c(body, seedP), true);
         const la = qc.runnerLine(a, m), lb = qc.runnerLine(b, m);
         assert.equal(la, lb);
+        assert.equal(qc.runnerLine(c, m), lb);
         const k = la.startsWith('{"error"') ? la : 'accepted';
         kinds[k] = (kinds[k] || 0) + 1;
       }
