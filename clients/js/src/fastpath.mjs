@@ -188,10 +188,11 @@ return rv; };`;
   // about 1.2 characters a byte of bytecode whatever the fields' kinds: readers of 66,095
   // characters (vectors), 68,621 (quaternions) and 70,612 (scalars) were optimized, of 73,204
   // (scalars), 73,571 (mixed) and more not; MAX_SOURCE leaves a margin below.
-  let body = pairs ? fnOf(true) : '', step = 2;      // (pairs false: one a call, for the tests)
-  if (!pairs || body.length > MAX_SOURCE) {
-    body = fnOf(false);
+  let step = pairs ? 2 : 1;                    // (pairs false: one a call, for the tests)
+  let body = fnOf(step === 2);
+  if (step === 2 && body.length > MAX_SOURCE) {
     step = 1;
+    body = fnOf(false);
   }
   if (body.length > MAX_SOURCE) return null;
   // one compiled function per slot table (decoders of one schema share it and its optimization)
@@ -211,13 +212,12 @@ const MAX_SOURCE = 66000;      // characters of a compiled reader's source (abov
  * entities (gen.step), in this small loop, not one call for the packet with the loop inside it.
  * Node 20's V8 got such a long call stuck: while TurboFan compiled the large function (about 20
  * KB of bytecode, 50-80 ms on its thread) the call went on in the baseline tier, so V8 compiled
- * its loop for on-stack
- * replacement too; when that landed after the optimized function's first deopt (a path its
- * warm-up had not taken), V8 took the function as queued for optimization for good (its
- * --trace-opt-verbose: "not marking ... already queued", thousands of times) and the fast path
- * ran in the baseline tier for the rest of the process: in about half the runs of bench.mjs, 1.5
- * to 2 times slower decodes (never with --no-concurrent-osr). A function without a loop is never
- * replaced on the stack; this one is small and tiers up in a millisecond.
+ * its loop for on-stack replacement too; when that landed after the optimized function's first
+ * deopt (a path its warm-up had not taken), V8 took the function as queued for optimization for
+ * good (its --trace-opt-verbose: "not marking ... already queued", thousands of times) and the
+ * fast path ran in the baseline tier for the rest of the process: in about half the runs of
+ * bench.mjs, 1.5 to 2 times slower decodes (never with --no-concurrent-osr). A function without
+ * a loop is never replaced on the stack; this one is small and tiers up in a millisecond.
  */
 export function runEntities(gen, self, r, C, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
   const step = gen.step;
