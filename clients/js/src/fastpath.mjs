@@ -49,11 +49,13 @@ function localCursor(body, name) {
  * The fast path of the common schemas, compiled once per schema: readFieldFast with the slot
  * table's classes, widths, masks and validity tests as constants, unrolled (no dispatch per slot,
  * no table loads), for schemas whose slots are flags, scalar components under 32 bits, exact
- * codes and quaternions of at most 10 bits a component (the pose of a game entity). Null for any
- * other schema (readFieldFast serves it), or where compiling code is not allowed (a page whose
- * Content-Security-Policy forbids it): the same results either way.
+ * codes and quaternions of at most 10 bits a component (the pose of a game entity); a schema too
+ * large for one function gets its fields read in parts (below). Null for any other schema
+ * (readFieldFast serves it), or where compiling code is not allowed (a page whose
+ * Content-Security-Policy forbids it): the same results either way. For the tests: `pairs`
+ * false reads one entity a call, `split` N > 0 puts at most N fields in a part.
  */
-export function makeEntityReader(coder, pairs = true) {
+export function makeEntityReader(coder, { pairs = true, split = 0 } = {}) {
   const { fields, slots, cls, cb, slotComp0: c0, signedS, vkind, vlim, sbits, cbitsS, F } = coder;
   if (!coder.allFast) return null;
   for (let s = 0; s < slots.length; s++) {
@@ -118,7 +120,9 @@ export function makeEntityReader(coder, pairs = true) {
     else if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
     L.push(store(s, k === C_ABS ? `bcodes[bo + ${s}]` : 'Bs'));
   };
+  const fieldSrc = [];       // each field's block
   fields.forEach((fd, f) => {
+    const at = L.length;
     L.push(`if (fch[${f} * C + e] !== 0) { anyField = true; diff = false;`);
     let s = fd.s0;
     let close = 0;
@@ -143,6 +147,7 @@ export function makeEntityReader(coder, pairs = true) {
     }
     L.push('}'.repeat(close));
     L.push("if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged'); }");
+    fieldSrc.push(L.slice(at).join('\n'));
   });
   const S = slots.length, nc = coder.comps.length;
   // the new row (codes[oo..]) equal to row `o` of `arr`, slot by slot
@@ -156,24 +161,31 @@ export function makeEntityReader(coder, pairs = true) {
   // output row outOfKept (or the rank), pred row predRow (or none); it gets a new row version
   // (++rv), but a changed row equal to its pred row takes pred's (joinLineage), else one equal to
   // its row in jc (the decoder's latest, the same ids; or null) its version in jv (joinLatest)
-  const entity = `const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
+  const entityHead = `const a = chg[e], bi = keptIdx !== null ? keptIdx[a] : a, oi = outOfKept !== null ? outOfKept[a] : a;
 const pr = predRow !== null ? predRow[a] : -1;
 const bo = bi * ${S}, oo = oi * ${S}, po = pr >= 0 ? pr * ${S} : -1;
 anyField = false;
-ver[oi] = ++rv;
-${L.join('\n')}
-if (!anyField) throw new DecodeError('snapshot packet: entity ' + bids[bi] + ': an entity marked changed has no changed field');
+ver[oi] = ++rv;`;
+  const entityTail = `if (!anyField) throw new DecodeError('snapshot packet: entity ' + bids[bi] + ': an entity marked changed has no changed field');
 if (po >= 0 && ${rowEq('pcodes', 'po')}) ver[oi] = pver[pr];
 else if (jc !== null && ${rowEq('jc', 'oo')}) ver[oi] = jv[oi];`;
+  const entity = `${entityHead}\n${fieldSrc.join('\n')}\n${entityTail}`;
+  // what a function reading fields (src) needs: the packet's parameters its fields use, the
+  // reader's position in locals
+  const locals = (src) => {
+    const used = (decl) => new RegExp(`\\b${decl.slice(0, decl.indexOf(' '))}\\b`).test(src);
+    const ps = params.flatMap((x) => x.split(', ')).filter(used), qs = quats.filter(used);
+    return `${ps.length ? `const ${ps.join(', ')};` : ''}
+${qs.length ? `const ${qs.join(', ')};` : ''}
+const RD$ = r, W$ = r.w, D$ = r.dv, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
+let pos$ = r.pos, T$ = 0;
+let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;`;
+  };
   // a call reads the changed entities e0 and e0 + 1 (if there is one), written out twice: no loop
   // (runEntities, below, says why), half the calls of one an entity (6-7% faster at tick 60 of
   // bench.mjs); one an entity where two would be too large (below)
   const fnOf = (pair) => `return function readChangedGen(self, r, C, e0, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
-const ${params.join(', ')};
-${quats.length ? `const ${quats.join(', ')};` : ''}
-const RD$ = r, W$ = r.w, D$ = r.dv, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
-let pos$ = r.pos, T$ = 0;
-let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;
+${locals(entity)}
 { const e = e0;
 ${entity}
 }
@@ -188,19 +200,59 @@ return rv; };`;
   // about 1.2 characters a byte of bytecode whatever the fields' kinds: readers of 66,095
   // characters (vectors), 68,621 (quaternions) and 70,612 (scalars) were optimized, of 73,204
   // (scalars), 73,571 (mixed) and more not; MAX_SOURCE leaves a margin below.
-  let step = pairs ? 2 : 1;                    // (pairs false: one a call, for the tests)
+  let step = pairs ? 2 : 1;
   let body = fnOf(step === 2);
   if (step === 2 && body.length > MAX_SOURCE) {
     step = 1;
     body = fnOf(false);
   }
-  if (body.length > MAX_SOURCE) return null;
-  // one compiled function per slot table (decoders of one schema share it and its optimization)
-  let fn = ENTITY_READERS.get(body);
+  if (split === 0 && body.length <= MAX_SOURCE) return compiled(body, [], step);
+  // Too large for one function (or split, for the tests: at most `split` fields a part): the
+  // fields in parts, each a function reading its fields of one entity (the reader's position
+  // handed on through it), called in turn by a small one for the entity (19 and 40 fields: two
+  // parts, 1.8-2 times Python's time where the interpreted path took 3-3.3; bench_wide.mjs)
+  const partOf = (src) => `return function readFieldsGen(self, r, C, e, fch, bcodes, codes, pcodes, bo, oo, po, num, den) {
+${locals(src)}
+${src}
+RD$.pos = pos$;
+return anyField; };`;
+  const parts = [];
+  let cur = [];
+  for (const src of fieldSrc) {
+    const more = [...cur, src];
+    if (cur.length && (split ? cur.length >= split : partOf(more.join('\n')).length > MAX_SOURCE)) {
+      parts.push(partOf(cur.join('\n')));
+      cur = [src];
+    } else cur = more;
+  }
+  parts.push(partOf(cur.join('\n')));
+  if (parts.some((p) => p.length > MAX_SOURCE)) return null;     // (one field too large alone)
+  const driver = `const ${parts.map((_, i) => `G${i} = G[${i}]`).join(', ')};
+return function readChangedParts(self, r, C, e0, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
+let anyField = false;
+const e = e0;
+${entityHead}
+${parts.map((_, i) => `if (G${i}(self, r, C, e, fch, bcodes, codes, pcodes, bo, oo, po, num, den)) anyField = true;`).join('\n')}
+${entityTail}
+return rv; };`;
+  return driver.length > MAX_SOURCE ? null : compiled(driver, parts, 1);
+}
+
+/**
+ * The reader of `body` (its parts' sources in `parts`, given to it as G), compiled once per slot
+ * table: decoders of one schema share it and its optimization. Null if it does not compile.
+ */
+function compiled(body, parts, step) {
+  const key = [body, ...parts].join('\0');
+  let fn = ENTITY_READERS.get(key);
   if (fn === undefined) {
-    try { fn = new Function('DecodeError', 'P2', body)(DecodeError, P2); } catch (e) { fn = null; }
-    if (fn !== null) fn.step = step;        // entities a call (runEntities)
-    ENTITY_READERS.set(body, fn);
+    try {
+      const G = parts.map((p) => new Function('DecodeError', 'P2', p)(DecodeError, P2));
+      fn = new Function('DecodeError', 'P2', 'G', body)(DecodeError, P2, G);
+      fn.step = step;             // entities a call (runEntities)
+      fn.parts = G;               // the functions of fields it calls in turn (none: its own)
+    } catch (e) { fn = null; }
+    ENTITY_READERS.set(key, fn);
   }
   return fn;
 }

@@ -3,12 +3,16 @@
 // tested whatever the kit's expected lines cover.
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import * as qc from '../quantcodec.mjs';
 import { makeEntityReader } from '../src/fastpath.mjs';
 import { KIT, readJSON, readBytes, hexBytes } from '../support/helpers.mjs';
 
+const HERE = path.dirname(fileURLToPath(import.meta.url));
 const present = fs.existsSync(path.join(KIT, 'manifest.json'));
 const manifest = present ? readJSON(path.join(KIT, 'manifest.json')) : { schemas: {}, streams: [] };
 
@@ -19,14 +23,25 @@ test('the pose schema (a game entity) has the compiled reader; a schema of wide 
   assert.equal(new qc.SnapshotDecoder(wide).coder.entityGen, null);
 });
 
-test('a schema whose compiled reader V8 could not optimize gets none: the interpreted path serves it', () => {
+test('a schema too large for one function V8 optimizes gets its fields read in parts, each small enough', () => {
   // (V8 optimizes no function of more than 61,440 bytes of bytecode: fastpath.mjs, MAX_SOURCE)
   const scalars = (n) => new qc.Schema('S', Array.from({ length: n }, (_, i) => [`s${i}`, new qc.Bounded(0, 100, 12)]));
   const small = new qc.SnapshotDecoder(scalars(20)).coder.entityGen, big = new qc.SnapshotDecoder(scalars(40)).coder.entityGen;
   assert.notEqual(small, null);
   assert.ok(small.toString().length < 66000);
   assert.equal(small.step, 1);                  // (two entities a call would not fit)
-  assert.equal(big, null);
+  assert.equal(small.parts.length, 0);
+  assert.equal(big.step, 1);
+  assert.equal(big.parts.length, 2);
+  for (const f of [big, ...big.parts]) assert.ok(f.toString().length < 66000, `${f.toString().length} characters`);
+  // each field in its part of the source it would have in one function, none twice or left out
+  const calls = big.toString().match(/\bG\d+\(/g);
+  assert.equal(calls.length, 2);
+  const read = big.parts.map((f) => f.toString().match(/fch\[(\d+) \* C \+ e\]/g).map((x) => Number(/\d+/.exec(x)[0])));
+  assert.deepEqual(read.flat(), Array.from({ length: 40 }, (_, i) => i));
+  // a field too large for a function of its own: no compiled reader, the interpreted path
+  const huge = new qc.Schema('H', [['v', new qc.Vector(...Array.from({ length: 80 }, () => new qc.Bounded(0, 100, 12)))]]);
+  assert.equal(new qc.SnapshotDecoder(huge).coder.entityGen, null);
 });
 
 /**
@@ -49,17 +64,24 @@ const plain = new Set(manifest.streams.filter((st) => !(st.args || []).length).m
 for (const st of manifest.streams) {
   const args = st.args || [];
   if (args.length && plain.has(st.datagrams)) continue;     // (the same datagrams decoded without args)
-  test(`kit stream ${st.name}: the compiled (two entities a call, and one) and the interpreted fast paths decode alike`, () => {
+  test(`kit stream ${st.name}: the compiled (two entities a call, one, and one in parts) and the interpreted fast paths decode alike`, () => {
     const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, manifest.schemas[st.schema]?.file ?? st.schema), 'utf8'));
     const ds = qc.splitDatagrams(readBytes(path.join(KIT, st.datagrams)));
     const o = decoderOptions(args);
     const a = new qc.SnapshotDecoder(schema, o), b = new qc.SnapshotDecoder(schema, o), c = new qc.SnapshotDecoder(schema, o);
+    const d = new qc.SnapshotDecoder(schema, o);
     b.coder.entityGen = null;
-    c.coder.entityGen = makeEntityReader(c.coder, false);
-    if (a.coder.entityGen !== null) assert.deepEqual([a.coder.entityGen.step, c.coder.entityGen.step], [2, 1]);
-    const la = ds.map((d) => qc.runnerLine(a, d)), lb = ds.map((d) => qc.runnerLine(b, d)), lc = ds.map((d) => qc.runnerLine(c, d));
-    assert.deepEqual(la, lb);
-    assert.deepEqual(lc, lb);
+    c.coder.entityGen = makeEntityReader(c.coder, { pairs: false });
+    d.coder.entityGen = makeEntityReader(d.coder, { split: 1 });           // a part a field
+    if (a.coder.entityGen !== null) {
+      assert.deepEqual([a.coder.entityGen.step, c.coder.entityGen.step, d.coder.entityGen.step], [2, 1, 1]);
+      assert.equal(d.coder.entityGen.parts.length, schema.fields.length);
+    }
+    const lines = (x) => ds.map((g) => qc.runnerLine(x, g));
+    const lb = lines(b);
+    assert.deepEqual(lines(a), lb);
+    assert.deepEqual(lines(c), lb);
+    assert.deepEqual(lines(d), lb);
   });
 }
 
@@ -76,14 +98,17 @@ for (const st of manifest.streams.filter((x) => ['pose_clean', 'pose_lossy'].inc
     const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(KIT, st.schema), 'utf8'));
     const real = qc.splitDatagrams(readBytes(path.join(KIT, st.datagrams)));
     const a = new qc.SnapshotDecoder(schema), b = new qc.SnapshotDecoder(schema), c = new qc.SnapshotDecoder(schema);
+    const p = new qc.SnapshotDecoder(schema);
     b.coder.entityGen = null;
-    c.coder.entityGen = makeEntityReader(c.coder, false);          // one entity a call
+    c.coder.entityGen = makeEntityReader(c.coder, { pairs: false });          // one entity a call
+    p.coder.entityGen = makeEntityReader(p.coder, { split: 2 });              // two fields a part
     const r = rng(0x5eed + st.name.length);
     const kinds = {};
     for (const d of real) {
       const lb = qc.runnerLine(b, d);
       assert.equal(qc.runnerLine(a, d), lb);
       assert.equal(qc.runnerLine(c, d), lb);
+      assert.equal(qc.runnerLine(p, d), lb);
       if (!a.hello) continue;
       const h = a.hello;
       const seedP = qc.crc32c(Uint8Array.from([...qc.streamKey(h.fingerprint, h.history, h.predict, h.maxDatagram, h.streamId), 0x50]));
@@ -98,6 +123,7 @@ for (const st of manifest.streams.filter((x) => ['pose_clean', 'pose_lossy'].inc
         const la = qc.runnerLine(a, m), lb = qc.runnerLine(b, m);
         assert.equal(la, lb);
         assert.equal(qc.runnerLine(c, m), lb);
+        assert.equal(qc.runnerLine(p, m), lb);
         const k = la.startsWith('{"error"') ? la : 'accepted';
         kinds[k] = (kinds[k] || 0) + 1;
       }
@@ -105,6 +131,39 @@ for (const st of manifest.streams.filter((x) => ['pose_clean', 'pose_lossy'].inc
     assert.ok(Object.keys(kinds).length >= 2, JSON.stringify(kinds));
   });
 }
+
+// A schema read in parts by MAX_SOURCE itself (not forced by split), on a stream the Python
+// encoder makes: loss, late acks, fragments (support/wide_stream.py)
+const PY = process.env.QC_PYTHON || 'python3';
+const hasPy = (() => { try { execFileSync(PY, ['-c', 'import quantcodec'], { cwd: os.tmpdir(), stdio: 'ignore' }); return true; } catch { return false; } })();
+for (const name of ['wide', 'scalars']) {
+  test(`a schema too large for one function (${name}) read in parts decodes as the interpreted path does`, { skip: !hasPy && `${PY} cannot import quantcodec (set QC_PYTHON)`, timeout: 120000 }, () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qc-wide-'));
+    try {
+      execFileSync(PY, [path.join(HERE, '..', 'support', 'wide_stream.py'), dir, '--schema', name], { cwd: os.tmpdir(), stdio: 'inherit' });
+      const schema = qc.Schema.fromJSON(fs.readFileSync(path.join(dir, `${name}.json`), 'utf8'));
+      const ds = qc.splitDatagrams(readBytes(path.join(dir, `${name}.bin`)));
+      const a = new qc.SnapshotDecoder(schema), b = new qc.SnapshotDecoder(schema);
+      b.coder.entityGen = null;
+      assert.equal(a.coder.entityGen.parts.length, 2);
+      let views = 0;
+      for (const d of ds) {
+        const la = qc.runnerLine(a, d);
+        assert.equal(la, qc.runnerLine(b, d));
+        if (la.startsWith('{"seq"')) views++;
+      }
+      assert.equal(views, 81);               // (90 ticks, one packet in ten lost)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test('bench_wide.mjs runs as its header says, and reads both schemas in two parts', { skip: !hasPy && `${PY} cannot import quantcodec (set QC_PYTHON)`, timeout: 120000 }, () => {
+  const out = execFileSync(process.execPath, [path.join(HERE, '..', 'bench_wide.mjs'), '--python', PY, '--rounds', '1', '--passes', '2', '--entities', '20', '--ticks', '12'], { encoding: 'utf8' });
+  const rows = out.split('\n').filter((l) => /^(wide|scalars) /.test(l)).map((l) => l.split(/\s+/).slice(0, 3));
+  assert.deepEqual(rows, [['wide', '19', '2'], ['scalars', '40', '2']], out);
+});
 
 // the codes' compare of a duplicate (PacketCoder.decodeChanged, Snapshot.sameAs): Node's native
 // compare and the pages' element-by-element one agree
