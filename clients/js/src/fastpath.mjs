@@ -170,13 +170,14 @@ ver[oi] = ++rv;`;
 if (po >= 0 && ${rowEq('pcodes', 'po')}) ver[oi] = pver[pr];
 else if (jc !== null && ${rowEq('jc', 'oo')}) ver[oi] = jv[oi];`;
   const entity = `${entityHead}\n${fieldSrc.join('\n')}\n${entityTail}`;
-  // what a function reading fields (src) needs: the packet's parameters its fields use, the
-  // reader's position in locals
-  const locals = (src) => {
-    const used = (decl) => new RegExp(`\\b${decl.slice(0, decl.indexOf(' '))}\\b`).test(src);
-    const ps = params.flatMap((x) => x.split(', ')).filter(used), qs = quats.filter(used);
-    return `${ps.length ? `const ${ps.join(', ')};` : ''}
-${qs.length ? `const ${qs.join(', ')};` : ''}
+  // what a function reading fields needs: the packet's parameters its fields use (names: each
+  // field's k0, p0, Q3, ... in fieldNames), the reader's position in locals
+  const decls = [...params.flatMap((x) => x.split(', ')), ...quats];
+  const declOf = new Map(decls.map((d) => [d.slice(0, d.indexOf(' ')), d]));
+  const fieldNames = fieldSrc.map((src) => new Set((src.match(/\b[kpQ]\d+\b/g) || []).filter((x) => declOf.has(x))));
+  const locals = (names) => {
+    const ds = decls.filter((d) => names.has(d.slice(0, d.indexOf(' '))));
+    return `${ds.length ? `const ${ds.join(', ')};` : ''}
 const RD$ = r, W$ = r.w, D$ = r.dv, NB$ = r.nbits, NUM = num | 0, DEN = den | 0;   // (num, den: 1..32767)
 let pos$ = r.pos, T$ = 0;
 let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0, w = 0, qa = 0, qb = 0, qc = 0, qi = 0, pa = 0, pb = 0, pc = 0, same = false, sure = false;`;
@@ -185,7 +186,7 @@ let anyField = false, diff = false, v = 0, u = 0, B = 0, Bs = 0, P = 0, ref = 0,
   // (runEntities, below, says why), half the calls of one an entity (6-7% faster at tick 60 of
   // bench.mjs); one an entity where two would be too large (below)
   const fnOf = (pair) => `return function readChangedGen(self, r, C, e0, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {
-${locals(entity)}
+${locals(new Set(fieldNames.flatMap((x) => [...x])))}
 { const e = e0;
 ${entity}
 }
@@ -211,21 +212,29 @@ return rv; };`;
   // fields in parts, each a function reading its fields of one entity (the reader's position
   // handed on through it), called in turn by a small one for the entity (19 and 40 fields: two
   // parts, 1.8-2 times Python's time where the interpreted path took 3-3.3; bench_wide.mjs)
-  const partOf = (src) => `return function readFieldsGen(self, r, C, e, fch, bcodes, codes, pcodes, bo, oo, po, num, den) {
-${locals(src)}
-${src}
+  const partOf = (fs, names) => `return function readFieldsGen(self, r, C, e, fch, bcodes, codes, pcodes, bo, oo, po, num, den) {
+${locals(names)}
+${fs.map((f) => fieldSrc[f]).join('\n')}
 RD$.pos = pos$;
 return anyField; };`;
+  // the fields taken in order while the part's source stays within MAX_SOURCE, its length
+  // counted as it grows (building each candidate would cost the square of the schema's size):
+  // a field adds its block and a newline, each parameter new to the part its declaration and
+  // a comma; the margin covers `const ;` (the check below is exact)
+  const empty = partOf([], new Set()).length + 8;
+  const cost = (f, names) => [...fieldNames[f]].reduce((n, x) => n + (names.has(x) ? 0 : declOf.get(x).length + 2), fieldSrc[f].length + 1);
   const parts = [];
-  let cur = [];
-  for (const src of fieldSrc) {
-    const more = [...cur, src];
-    if (cur.length && (split ? cur.length >= split : partOf(more.join('\n')).length > MAX_SOURCE)) {
-      parts.push(partOf(cur.join('\n')));
-      cur = [src];
-    } else cur = more;
-  }
-  parts.push(partOf(cur.join('\n')));
+  let cur = [], names = new Set(), len = empty;
+  fieldSrc.forEach((_, f) => {
+    if (cur.length && (split ? cur.length >= split : len + cost(f, names) > MAX_SOURCE)) {
+      parts.push(partOf(cur, names));
+      [cur, names, len] = [[], new Set(), empty];
+    }
+    len += cost(f, names);
+    cur.push(f);
+    for (const x of fieldNames[f]) names.add(x);
+  });
+  parts.push(partOf(cur, names));
   if (parts.some((p) => p.length > MAX_SOURCE)) return null;     // (one field too large alone)
   const driver = `const ${parts.map((_, i) => `G${i} = G[${i}]`).join(', ')};
 return function readChangedParts(self, r, C, e0, chg, keptIdx, outOfKept, predRow, fch, bcodes, codes, pcodes, pver, ver, num, den, bids, rv, jc, jv) {

@@ -31,14 +31,17 @@ test('a schema too large for one function V8 optimizes gets its fields read in p
   assert.ok(small.toString().length < 66000);
   assert.equal(small.step, 1);                  // (two entities a call would not fit)
   assert.equal(small.parts.length, 0);
-  assert.equal(big.step, 1);
-  assert.equal(big.parts.length, 2);
-  for (const f of [big, ...big.parts]) assert.ok(f.toString().length < 66000, `${f.toString().length} characters`);
-  // each field in its part of the source it would have in one function, none twice or left out
-  const calls = big.toString().match(/\bG\d+\(/g);
-  assert.equal(calls.length, 2);
-  const read = big.parts.map((f) => f.toString().match(/fch\[(\d+) \* C \+ e\]/g).map((x) => Number(/\d+/.exec(x)[0])));
-  assert.deepEqual(read.flat(), Array.from({ length: 40 }, (_, i) => i));
+  // 100 fields, a quaternion in three: seven parts
+  const mixed = new qc.Schema('M', Array.from({ length: 100 }, (_, i) => [`f${i}`, i % 3 ? new qc.Bounded(0, 100, 12) : new qc.Quat(9)]));
+  for (const [gen, n, nparts] of [[big, 40, 2], [new qc.SnapshotDecoder(mixed).coder.entityGen, 100, 7]]) {
+    assert.equal(gen.step, 1);
+    assert.equal(gen.parts.length, nparts);
+    for (const f of [gen, ...gen.parts]) assert.ok(f.toString().length < 66000, `${f.toString().length} characters`);
+    // each part called once, each field read in one part, in order, none twice or left out
+    assert.equal(gen.toString().match(/\bG\d+\(/g).length, nparts);
+    const read = gen.parts.map((f) => f.toString().match(/fch\[(\d+) \* C \+ e\]/g).map((x) => Number(/\d+/.exec(x)[0])));
+    assert.deepEqual(read.flat(), Array.from({ length: n }, (_, i) => i));
+  }
   // a field too large for a function of its own: no compiled reader, the interpreted path
   const huge = new qc.Schema('H', [['v', new qc.Vector(...Array.from({ length: 80 }, () => new qc.Bounded(0, 100, 12)))]]);
   assert.equal(new qc.SnapshotDecoder(huge).coder.entityGen, null);
