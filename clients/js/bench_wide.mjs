@@ -49,13 +49,20 @@ for (let i = 0; i < args.length; i += 2) {
 const opt = (name, dflt) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : dflt; };
 const REPO_VENV = path.resolve(HERE, '..', '..', '.venv', 'bin', 'python');
 const PY = opt('--python', process.env.QC_PYTHON || (fs.existsSync(REPO_VENV) ? REPO_VENV : 'python3'));
-const ROUNDS = Number(opt('--rounds', 5)), PASSES = opt('--passes', '25');
-const ENTITIES = opt('--entities', '500'), TICKS = opt('--ticks', '300');
+const count = (name, dflt) => {
+  const v = opt(name, dflt);
+  if (!/^[1-9]\d*$/.test(v)) { console.error(`bench_wide.mjs: ${name} takes a whole number above 0, not ${v}\n${USAGE}`); process.exit(2); }
+  return v;
+};
+const ROUNDS = Number(count('--rounds', '5')), PASSES = count('--passes', '25');
+const ENTITIES = count('--entities', '500'), TICKS = count('--ticks', '300');
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'qc-js-wide-'));
+const fail = (msg) => { console.error(`bench_wide.mjs: ${msg}`); fs.rmSync(dir, { recursive: true, force: true }); process.exit(2); };
 const run = (cmd, argv) => {
   const r = spawnSync(cmd, argv, { cwd: os.tmpdir(), encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (r.status !== 0) { console.error(`bench_wide.mjs: ${cmd} ${argv.join(' ')} failed (exit ${r.status})`); process.exit(2); }
+  if (r.error) fail(`cannot run ${cmd}: ${r.error.message}`);
+  if (r.status !== 0) fail(`${cmd} ${argv.join(' ')} failed (exit ${r.status}; its message above)`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 };
 try {

@@ -16,11 +16,18 @@ interpreted path must decode them alike. bench_wide.mjs times them.
 import argparse
 import json
 import os
+import sys
 import time
 
 import numpy as np
 
-from quantcodec import Bounded, Quat, Schema, SnapshotDecoder, SnapshotEncoder, Vector
+# The installed package (pip install . from the repository's root), never the source tree.
+try:
+    from quantcodec import Bounded, Quat, Schema, SnapshotDecoder, SnapshotEncoder, Vector
+except ImportError as e:
+    raise SystemExit(f"wide_stream.py: {sys.executable} cannot import the quantcodec package ({e}); install it "
+                     "(python -m venv .venv && .venv/bin/pip install . from the repository's root) and pass "
+                     "--python .venv/bin/python to bench_wide.mjs")
 
 
 def schema_of(name):
