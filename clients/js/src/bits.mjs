@@ -155,11 +155,11 @@ export class BitReader {
       if (room <= 32) { this.pos = this.nbits; this.short('a Rice code'); }
       q += 32;
       this.pos += 32;
-      if (q > qmax) throw new DecodeError('snapshot packet: a Rice-coded gap runs past its set');
+      if (q > qmax) throw new DecodeError(`snapshot packet: a Rice-coded gap runs past its set at bit ${this.pos}`);
     }
-    if (q > qmax) throw new DecodeError('snapshot packet: a Rice-coded gap runs past its set');
+    if (q > qmax) throw new DecodeError(`snapshot packet: a Rice-coded gap runs past its set at bit ${this.pos}`);
     const g = q * P2[k] + this.read(k);
-    if (g >= limit) throw new DecodeError('snapshot packet: a Rice-coded gap runs past its set');
+    if (g >= limit) throw new DecodeError(`snapshot packet: a Rice-coded gap runs past its set at bit ${this.pos}`);
     return g;
   }
 }

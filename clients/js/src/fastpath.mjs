@@ -105,19 +105,19 @@ export function makeEntityReader(coder, { pairs = true, split = 0 } = {}) {
       if (vkind[s] === 3 && coder.qsq[s] !== null) {
         // the integer test (quatSurelyValid) first, the exact one (quatValidNum) near the boundary
         L.push(sp(quatSurelyValid, [`Q${s}`, 'qa', 'qb', 'qc'], 'sure'));
-        L.push(`if (!sure && !self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
-        L.push(`} else { v = ${sync(`self.quatEscape(r, ${s}, qi, qa, qb, qc)`)}; if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v); }`);
+        L.push(`if (!sure && !self.quatValidNum(${s}, v)) (self.entityAt(bids, bi), self.invalidCode(${s}, v, pos$));`);
+        L.push(`} else { v = (self.entityAt(bids, bi), ${sync(`self.quatEscape(r, ${s}, qi, qa, qb, qc)`)}); if (!self.quatValidNum(${s}, v)) (self.entityAt(bids, bi), self.invalidCode(${s}, v, pos$)); }`);
       } else {
-        L.push(`} else v = ${sync(`self.quatEscape(r, ${s}, qi, qa, qb, qc)`)};`);
-        if (vkind[s] === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
+        L.push(`} else v = (self.entityAt(bids, bi), ${sync(`self.quatEscape(r, ${s}, qi, qa, qb, qc)`)});`);
+        if (vkind[s] === 3) L.push(`if (!self.quatValidNum(${s}, v)) (self.entityAt(bids, bi), self.invalidCode(${s}, v, pos$));`);
       }
       L.push(store(s, 'B'));
       return;
     }
     const vk = vkind[s];
-    if (vk === 1) L.push(`if (v === ${vlim[s]}) self.invalidCode(${s}, v);`);
-    else if (vk === 2) L.push(`if (v > ${vlim[s]}) self.invalidCode(${s}, v);`);
-    else if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) self.invalidCode(${s}, v);`);
+    if (vk === 1) L.push(`if (v === ${vlim[s]}) (self.entityAt(bids, bi), self.invalidCode(${s}, v, pos$));`);
+    else if (vk === 2) L.push(`if (v > ${vlim[s]}) (self.entityAt(bids, bi), self.invalidCode(${s}, v, pos$));`);
+    else if (vk === 3) L.push(`if (!self.quatValidNum(${s}, v)) (self.entityAt(bids, bi), self.invalidCode(${s}, v, pos$));`);
     L.push(store(s, k === C_ABS ? `bcodes[bo + ${s}]` : 'Bs'));
   };
   const fieldSrc = [];       // each field's block
@@ -146,7 +146,7 @@ export function makeEntityReader(coder, { pairs = true, split = 0 } = {}) {
       s++;
     }
     L.push('}'.repeat(close));
-    L.push("if (!diff) throw new DecodeError('snapshot packet: a field marked changed is unchanged'); }");
+    L.push(`if (!diff) { self.entityAt(bids, bi); self.unchangedField(${f}, pos$); } }`);
     fieldSrc.push(L.slice(at).join('\n'));
   });
   const S = slots.length, nc = coder.comps.length;
@@ -166,10 +166,11 @@ const pr = predRow !== null ? predRow[a] : -1;
 const bo = bi * ${S}, oo = oi * ${S}, po = pr >= 0 ? pr * ${S} : -1;
 anyField = false;
 ver[oi] = ++rv;`;
-  const entityTail = `if (!anyField) throw new DecodeError('snapshot packet: entity ' + bids[bi] + ': an entity marked changed has no changed field');
+  // (pos: where the reader is, pos$ in a function that reads fields, r.pos in one that calls parts)
+  const entityTail = (pos) => `if (!anyField) { self.entityAt(bids, bi); throw new DecodeError(self.at('marked changed') + ', but none of its fields is (at bit ' + ${pos} + ')'); }
 if (po >= 0 && ${rowEq('pcodes', 'po')}) ver[oi] = pver[pr];
 else if (jc !== null && ${rowEq('jc', 'oo')}) ver[oi] = jv[oi];`;
-  const entity = `${entityHead}\n${fieldSrc.join('\n')}\n${entityTail}`;
+  const entity = `${entityHead}\n${fieldSrc.join('\n')}\n${entityTail('pos$')}`;
   // what a function reading fields needs: the packet's parameters its fields use (names: each
   // field's k0, p0, Q3, ... in fieldNames), the reader's position in locals
   const decls = [...params.flatMap((x) => x.split(', ')), ...quats];
@@ -212,7 +213,7 @@ return rv; };`;
   // fields in parts, each a function reading its fields of one entity (the reader's position
   // handed on through it), called in turn by a small one for the entity (19 and 40 fields: two
   // parts, 1.8-2 times Python's time where the interpreted path took 3-3.3; bench_wide.mjs)
-  const partOf = (fs, names) => `return function readFieldsGen(self, r, C, e, fch, bcodes, codes, pcodes, bo, oo, po, num, den) {
+  const partOf = (fs, names) => `return function readFieldsGen(self, r, C, e, fch, bcodes, codes, pcodes, bo, oo, po, num, den, bids, bi) {
 ${locals(names)}
 ${fs.map((f) => fieldSrc[f]).join('\n')}
 RD$.pos = pos$;
@@ -241,8 +242,8 @@ return function readChangedParts(self, r, C, e0, chg, keptIdx, outOfKept, predRo
 let anyField = false;
 const e = e0;
 ${entityHead}
-${parts.map((_, i) => `if (G${i}(self, r, C, e, fch, bcodes, codes, pcodes, bo, oo, po, num, den)) anyField = true;`).join('\n')}
-${entityTail}
+${parts.map((_, i) => `if (G${i}(self, r, C, e, fch, bcodes, codes, pcodes, bo, oo, po, num, den, bids, bi)) anyField = true;`).join('\n')}
+${entityTail('r.pos')}
 return rv; };`;
   return driver.length > MAX_SOURCE ? null : compiled(driver, parts, 1);
 }

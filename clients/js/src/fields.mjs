@@ -17,6 +17,14 @@ export class FieldReader {
     const S = this.S = schema.nslots;
     this.W = schema.nwide;
     this.slots = schema.slots;
+    // each slot as messages name it (as the Python package and the C client do): field 'p'[1],
+    // field 'v' (NearlyZero flag)
+    this.slotNames = schema.slots.map((sl) => {
+      const name = schema.fieldInfo[sl.field].name, rest = sl.path.slice(name.length);
+      return `field '${name}'${rest === '.flag' ? ' (NearlyZero flag)' : rest}`;
+    });
+    this.eIds = null;           // the entity being read, for messages (entityAt)
+    this.eI = 0;
     this.cls = Int8Array.from(schema.slots.map((s) => CLS[s.cls]));
     this.sbits = Int32Array.from(schema.slots.map((s) => s.bits));
     // components
@@ -97,14 +105,14 @@ export class FieldReader {
       if (sl.wide) {
         let v = r.readBig(sl.bits);
         if (sl.signed) v = BigInt.asIntN(sl.bits, v);
-        if (this.slotValid[s] && !this.slotValid[s].valid(v)) throw new DecodeError(`snapshot packet: a new entity's code ${v} is not valid for ${sl.codec}`);
+        if (this.slotValid[s] && !this.slotValid[s].valid(v)) this.invalidCode(s, v, r.pos);
         big[o * W + sl.bigIndex] = v;
         codes[o * S + s] = 0;
         continue;
       }
       let v = sl.bits <= 32 ? r.read(sl.bits) : r.readNum(sl.bits);
       if (sl.signed && v >= P2[sl.bits - 1]) v -= P2[sl.bits];
-      if (this.slotValid[s] && !this.slotValid[s].valid(v)) throw new DecodeError(`snapshot packet: a new entity's code ${v} is not valid for ${sl.codec}`);
+      if (this.slotValid[s] && !this.slotValid[s].valid(v)) this.invalidCode(s, v, r.pos);
       codes[o * S + s] = v;
       if (sl.cls === 'flag' && v === 0) {
         for (let t = s + 1; t <= s + sl.span; t++) { if (slots[t].wide) big[o * W + slots[t].bigIndex] = 0n; else codes[o * S + t] = 0; }
@@ -176,7 +184,7 @@ export class FieldReader {
         if (vk === 1) ok = v !== this.vlim[s];
         else if (vk === 2) ok = v <= this.vlim[s];
         else ok = this.quatValidNum(s, v);
-        if (!ok) throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`);
+        if (!ok) this.invalidCode(s, v, r.pos);
       }
       codes[oo + s] = v;
       if (codes[oo + s] !== bcode) diff = true;      // (as stored: an Int32Array wraps)
@@ -185,7 +193,21 @@ export class FieldReader {
     return diff;
   }
 
-  invalidCode(s, v) { throw new DecodeError(`snapshot packet: code ${v} is not valid for ${this.slots[s].codec}`); }
+  /** The entity whose fields or record are read next: ids[i] (for messages). */
+  entityAt(ids, i) { this.eIds = ids; this.eI = i; }
+
+  /** Where an error of the entity being read lies: its id, and the slot's or field's name. */
+  at(name) { return `snapshot packet: entity ${this.eIds === null ? '?' : this.eIds[this.eI]}: ${name}`; }
+
+  /** Throws the DecodeError of code v read for slot s (pos: the bit after it). */
+  invalidCode(s, v, pos) {
+    throw new DecodeError(`${this.at(this.slotNames[s])}: code ${v} is not valid for ${this.slots[s].codec} (at bit ${pos})`);
+  }
+
+  /** Throws the DecodeError of field f marked changed but read unchanged (pos: the bit after it). */
+  unchangedField(f, pos) {
+    throw new DecodeError(`${this.at(`field '${this.schema.fieldInfo[f].name}'`)}: marked changed but unchanged (at bit ${pos})`);
+  }
 
   quatValidNum(s, v) {
     const t = this.qshrunk[s];
@@ -267,7 +289,7 @@ export class FieldReader {
     const sl = this.slots[s], cb = sl.cbits, c0 = this.slotComp0[s], kk = this.kk;
     if (r.read1() === 0) return sl.wide ? r.readBig(sl.bits) : r.readNum(sl.bits);
     const j = r.read(2);
-    if (j === bidx) throw new DecodeError('snapshot packet: a quaternion remapped to its own index');
+    if (j === bidx) throw new DecodeError(`${this.at(this.slotNames[s])}: a quaternion remapped to its own index (at bit ${r.pos})`);
     const A = this.quatA, out = this.quatOut;        // (scratch: no allocation a quaternion)
     A[0] = bidx === 0 ? 0 : ba; A[1] = bidx === 0 ? ba : bidx === 1 ? 0 : bb;
     A[2] = bidx <= 1 ? bb : bidx === 2 ? 0 : bc; A[3] = bidx <= 2 ? bc : 0;
@@ -365,7 +387,7 @@ export class FieldReader {
       }
       const cv = this.slotValid[s];
       if (cv !== null && !(cls === C_QUAT ? this.quatValid(sl, v) : cv.valid(v))) {
-        throw new DecodeError(`snapshot packet: entity ${''}: code ${v} is not valid for ${sl.codec}`);
+        this.invalidCode(s, v, r.pos);
       }
       if (sl.wide) big[oi * W + sl.bigIndex] = v; else codes[oo + s] = v;
       if (v !== bcode) diff = true;

@@ -78,7 +78,7 @@ export class PacketCoder extends FieldReader {
     const cb = 32 - Math.clz32(M - 1);
     if (mode === 1 || mode === 2) {
       const cnt = r.read(cb) + (mode === 1 ? 1 : 0);
-      if (cnt > M || (mode === 2 && cnt === M)) throw new DecodeError('snapshot packet: a set count above its range');
+      if (cnt > M || (mode === 2 && cnt === M)) throw new DecodeError(`snapshot packet: a set count above its range at bit ${r.pos}`);
       if (mode === 1) { this.readList(r, out, 0, cnt, M); return cnt; }
       if (cnt === 0) { out.set(this.identity(M).subarray(0, M)); return M; }
       const tmp = this.buf('setTmp', cnt, Int32Array);
@@ -98,7 +98,7 @@ export class PacketCoder extends FieldReader {
       let w = r.read(bits);
       while (w !== 0) { const t = ctz32(w); out[n++] = ws + t; w = (w & (w - 1)) >>> 0; }
     }
-    if (n === 0) throw new DecodeError('snapshot packet: an empty bit mask set');
+    if (n === 0) throw new DecodeError(`snapshot packet: an empty bit mask set at bit ${r.pos}`);
     return n;
   }
   readList(r, out, o, cnt, M) {
@@ -121,11 +121,11 @@ export class PacketCoder extends FieldReader {
     let bdist = 0, pdist = 0, base = null, pred = null;
     if (r.read1()) {
       const v = r.eg(2, 16, false);
-      if (v >= 0x7fff) throw new DecodeError('snapshot packet: sequence distance outside 1..32767');
+      if (v >= 0x7fff) throw new DecodeError(`snapshot packet: sequence distance outside 1..32767 at bit ${r.pos}`);
       bdist = v + 1;
       if (r.read1()) {
         const w = r.eg(2, 16, false);
-        if (w + 1 + bdist > 0x7fff) throw new DecodeError('snapshot packet: sequence distance outside 1..32767');
+        if (w + 1 + bdist > 0x7fff) throw new DecodeError(`snapshot packet: sequence distance outside 1..32767 at bit ${r.pos}`);
         pdist = w + 1;
       }
       base = lookup((seq - bdist) & SEQ_MASK, true);
@@ -140,7 +140,7 @@ export class PacketCoder extends FieldReader {
     }
     // new entities
     const nnew = r.eg(0, 32, false);
-    if (nnew > r.remaining || nnew > 0xffffffff - (m - nrem)) throw new DecodeError('snapshot packet: count of new entities larger than the packet can hold');
+    if (nnew > r.remaining || nnew > 0xffffffff - (m - nrem)) throw new DecodeError(`snapshot packet: count of new entities larger than the packet can hold at bit ${r.pos}`);
     // limits (section 19, check 2): here, once N = kept + n is known, before anything is allocated
     if (this.limit !== null) this.limit(m - nrem + nnew);
     let nids = null, ncodes = null, nbig = null;
@@ -154,7 +154,7 @@ export class PacketCoder extends FieldReader {
           if (typeof prev === 'number' && typeof g === 'number' && prev + 1 + g <= MAX_SAFE) g = prev + 1 + g;
           else {
             const v = toBig(prev) + 1n + toBig(g);
-            if (v > BMASK[64]) throw new DecodeError('snapshot packet: new entity id beyond 2**64 - 1');
+            if (v > BMASK[64]) throw new DecodeError(`snapshot packet: new entity id beyond 2**64 - 1 at bit ${r.pos}`);
             g = norm(v);
           }
         }
@@ -162,7 +162,10 @@ export class PacketCoder extends FieldReader {
       }
       ncodes = new this.Codes(nnew * S);
       nbig = W ? new Array(nnew * W) : null;
-      for (let i = 0; i < nnew; i++) this.readRecord(r, ncodes, nbig, i);
+      for (let i = 0; i < nnew; i++) {
+        this.entityAt(nids, i);
+        this.readRecord(r, ncodes, nbig, i);
+      }
     }
     const kept = m - nrem;
     const nout = kept + nnew;
@@ -220,8 +223,8 @@ export class PacketCoder extends FieldReader {
     else if (this.joinWith !== null && this.joinWith.ver !== null) ids = this.joinFull(ids, codes, big, ver, this.joinWith);
     // the end: fewer than 8 bits left, all zero
     const left = r.remaining;
-    if (left >= 8) throw new DecodeError('snapshot packet: unexpected data after the end of the packet');
-    if (r.read(left) !== 0) throw new DecodeError('snapshot packet: padding bits are not zero');
+    if (left >= 8) throw new DecodeError(`snapshot packet: unexpected data after the end of the packet at bit ${r.pos}`);
+    if (r.read(left) !== 0) throw new DecodeError(`snapshot packet: padding bits are not zero at bit ${r.pos - left}`);
     return new Snapshot(schema, seq, ids, codes, big, ver);
   }
 
@@ -311,7 +314,7 @@ export class PacketCoder extends FieldReader {
         const cp = comps[c];
         pp[c] = (pdist && cp.pred) ? r.read1() : 0;
         const k = r.read(32 - Math.clz32(cp.b));
-        if (k > cp.b) throw new DecodeError('snapshot packet: Exp-Golomb parameter above the code width');
+        if (k > cp.b) throw new DecodeError(`snapshot packet: Exp-Golomb parameter above the code width at bit ${r.pos}`);
         kk[c] = k;
       }
     }
@@ -347,16 +350,15 @@ export class PacketCoder extends FieldReader {
       ver[oi] = ++ROW_VERSION;
       const pr = predRow ? predRow[a] : -1;
       let anyField = false;
+      this.entityAt(bids, bi);
       for (let f = 0; f < F; f++) {
         if (!fch[f * C + e]) continue;
         anyField = true;
         const fd = this.fields[f];
         if (!(fd.fast ? this.readFieldFast(r, fd, bcodes, bi * S, codes, oi * S, ctx.pcodes, pr >= 0 ? pr * S : -1, num, den)
-          : this.readField(ctx, fd, bcodes, bbig, bi, codes, big, oi, pr))) {
-          throw new DecodeError(`snapshot packet: entity ${bids[bi]}: a field marked changed is unchanged`);
-        }
+          : this.readField(ctx, fd, bcodes, bbig, bi, codes, big, oi, pr))) this.unchangedField(f, r.pos);
       }
-      if (!anyField) throw new DecodeError(`snapshot packet: entity ${bids[bi]}: an entity marked changed has no changed field`);
+      if (!anyField) throw new DecodeError(`${this.at('marked changed')}, but none of its fields is (at bit ${r.pos})`);
       if (pr >= 0) this.joinLineage(codes, big, oi, pred, pr, ver);
     }
   }

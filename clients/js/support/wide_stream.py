@@ -1,11 +1,12 @@
 """Streams of schemas too large for one compiled reader, made by the Python encoder.
 
-    python support/wide_stream.py OUT_DIR [--schema wide|scalars] [--entities N] [--ticks T] [--time PASSES]
+    python support/wide_stream.py OUT_DIR [--schema wide|scalars] [--entities N] [--ticks T]
+                                  [--max-datagram B] [--time PASSES]
 
 writes OUT_DIR/SCHEMA.json and OUT_DIR/SCHEMA.bin (length-prefixed datagrams). `wide`: 19 fields
 (8 Vectors of 3 Bounded, 3 Quats, 8 Bounded scalars); `scalars`: 40 Bounded scalars. N entities
 (200), 30% of them moving a tick, T ticks (90), the acks 6 ticks late (of the packets delivered;
-one ack in seven lost), one packet in ten lost, max_datagram 1200 (fragments). With --time, the
+one ack in seven lost), one packet in ten lost, max_datagram B (1200: fragments). With --time, the
 median milliseconds of PASSES decodes of the whole stream by the package's SnapshotDecoder (a new
 one each pass) are printed as JSON.
 
@@ -39,7 +40,7 @@ def schema_of(name):
     return Schema("Wide", fields)
 
 
-def stream(schema, n, ticks):
+def stream(schema, n, ticks, max_datagram):
     rng = np.random.default_rng(19)
     ids = np.arange(1, n + 1, dtype=np.uint64) * 3
     state = {}
@@ -48,7 +49,7 @@ def stream(schema, n, ticks):
             state[name] = rng.normal(size=(n, 4))
         else:
             state[name] = rng.uniform(-50, 50, (n, 3) if isinstance(codec, Vector) else n)
-    enc = SnapshotEncoder(schema, max_datagram=1200, stream_id=0x19)
+    enc = SnapshotEncoder(schema, max_datagram=max_datagram, stream_id=0x19)
     datagrams = [enc.hello()]
     delivered = set()
     for t in range(ticks):
@@ -77,10 +78,11 @@ def main():
     ap.add_argument("--schema", choices=("wide", "scalars"), default="wide")
     ap.add_argument("--entities", type=int, default=200)
     ap.add_argument("--ticks", type=int, default=90)
+    ap.add_argument("--max-datagram", type=int, default=1200)
     ap.add_argument("--time", type=int, default=0, metavar="PASSES")
     a = ap.parse_args()
     schema = schema_of(a.schema)
-    datagrams = stream(schema, a.entities, a.ticks)
+    datagrams = stream(schema, a.entities, a.ticks, a.max_datagram)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, f"{a.schema}.json"), "w") as f:
         f.write(schema.to_json())
