@@ -4645,9 +4645,19 @@ static int qc__pk_read_entity(qc__pk *k, size_t x) {
             dacc |= v ^ br[s];
             s++;
         }
-        if (msg == NULL && dacc == 0) msg = "a field marked changed is unchanged";
+        if (msg == NULL && dacc == 0) {
+            snprintf(k->res->message, sizeof k->res->message,
+                     "snapshot packet: entity %llu: field '%s': marked changed but unchanged (at bit %lu)",
+                     (unsigned long long)k->base->ids[k->kept_base[ke]], fd->name, (unsigned long)k->r.pos);
+            return QC_E_MALFORMED;
+        }
     }
-    if (msg == NULL && !any) msg = "an entity marked changed has no changed field";
+    if (msg == NULL && !any) {
+        snprintf(k->res->message, sizeof k->res->message,
+                 "snapshot packet: entity %llu: marked changed, but none of its fields is (at bit %lu)",
+                 (unsigned long long)k->base->ids[k->kept_base[ke]], (unsigned long)k->r.pos);
+        return QC_E_MALFORMED;
+    }
     return msg != NULL ? qc__pk_bad(k, msg) : 0;
 }
 

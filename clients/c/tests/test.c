@@ -6,6 +6,7 @@
        test REPO_ROOT [--quick]                                                             */
 #define QUANTCODEC_IMPLEMENTATION
 #include "../quantcodec.h"
+#include <ctype.h>
 #include <limits.h>
 
 static int g_pass, g_fail;
@@ -2095,11 +2096,25 @@ static void test_limits_hostile(void) {
    stream's tags (so that it reaches the packet decoder and the fragment rules) changing nothing
    when refused; no reply due after anything but a view, an adopted hello, or a refusal of kind
    no-hello or baseline; the model never past max_bytes ---- */
+/* an error in an entity's fields or record names the entity, the field or slot, and the bit:
+   "snapshot packet: entity ID: field 'NAME'...: ... (at bit N)", or the entity's own one */
+static int names_entity(const char *m) {
+    static const char head[] = "snapshot packet: entity ", none[] = ": marked changed, but none of its fields is";
+    const char *q = m + sizeof head - 1, *e = strstr(m, " (at bit ");
+    if (strncmp(m, head, sizeof head - 1) != 0 || !isdigit((unsigned char)*q)) return 0;
+    while (isdigit((unsigned char)*q)) q++;
+    if (strncmp(q, ": field '", 9) != 0 && strncmp(q, none, sizeof none - 1) != 0) return 0;
+    if (e == NULL || !isdigit((unsigned char)e[9])) return 0;
+    for (e += 9; isdigit((unsigned char)*e); e++) {}
+    return e[0] == ')' && e[1] == 0;
+}
+
 static void test_fuzz_keyed(int rounds) {
     static const int which[] = {0, 1};
     uint8_t key[16];
     static uint8_t junk[70000];
     int w, trials = 0, refusals = 0, changed = 0, accepted = 0, duebad = 0, over = 0, sealed = 0, bad = 0;
+    int ent = 0, entbad = 0;
     for (w = 0; w < 16; w++) key[w] = (uint8_t)(w * 31 + 7);
     for (w = 0; w < 2; w++) {
         qc_schema sc;
@@ -2165,6 +2180,10 @@ static void test_fuzz_keyed(int rounds) {
                     trials++;
                     if (st < 0) {
                         refusals++;
+                        if (strstr(res.message, "marked changed") != NULL || strstr(res.message, "is not valid") != NULL) {
+                            ent++;
+                            if (!names_entity(res.message) && entbad++ < 4) printf("  keyed junk: an entity's error without its where: %s\n", res.message);
+                        }
                         if (digest_core(&c.dec) != c0 || (!was_fragment && digest_reasm(&c.dec) != r0)) {
                             changed++;
                             if (changed < 4) printf("  keyed junk: the state changed by a refusal (how %d, kind %s)\n", how, res.kind);
@@ -2200,8 +2219,10 @@ static void test_fuzz_keyed(int rounds) {
     CHECK(trials > 0 && changed == 0 && accepted == 0 && bad == 0, "keyed junk: %d datagrams (%d sealed), %d refused, %d changed the state, "
           "%d accepted, %d valid datagrams decoded otherwise", trials, sealed, refusals, changed, accepted, bad);
     CHECK(duebad == 0 && over == 0, "keyed junk: the due rule broken %d times, the model over max_bytes %d times", duebad, over);
-    printf("  keyed junk: %d datagrams (%d sealed with the stream's tags), %d refused, state unchanged after every refusal\n",
-           trials, sealed, refusals);
+    CHECK(ent > 0 && entbad == 0, "keyed junk: %d errors in an entity's fields or record, %d not naming the entity, the field "
+          "and the bit", ent, entbad);
+    printf("  keyed junk: %d datagrams (%d sealed with the stream's tags), %d refused, state unchanged after every refusal; "
+           "%d errors in entities, each naming the entity, the field and the bit\n", trials, sealed, refusals, ent);
 }
 
 /* a reply of the client as the runner prints it: lowercase hex in quotes, or null */
