@@ -249,10 +249,16 @@ namespace QuantCodec
             }
         }
 
+        /// <summary>Slot s as the messages of every client name it: field 'p', field 'v'[1] (a
+        /// component), field 'v' (NearlyZero flag).</summary>
         string SlotName(int s)
         {
-            var fl = schema.Fields[schema.Slots[s].Field];
-            return fl.SlotCount == 1 ? fl.Name : fl.Name + "[" + (s - fl.FirstSlot) + "]";
+            var sl = schema.Slots[s];
+            var fl = schema.Fields[sl.Field];
+            string name = "field '" + fl.Name + "'";
+            if (sl.Class == SlotClass.Flag) return name + " (NearlyZero flag)";
+            int flags = schema.Slots[fl.FirstSlot].Class == SlotClass.Flag ? 1 : 0;
+            return fl.SlotCount - flags == 1 ? name : name + "[" + (s - fl.FirstSlot - flags) + "]";
         }
 
         string CodeText(int s, ulong v) { return sSigned[s] ? ((long)v).ToString() : v.ToString(); }

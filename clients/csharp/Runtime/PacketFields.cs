@@ -331,9 +331,9 @@ namespace QuantCodec
                         dacc |= v ^ bw;
                         s++;
                     }
-                    if (dacc == 0) throw Bad("a field marked changed is unchanged (entity " + bs.Ids[kBase[ke]] + ")");
+                    if (dacc == 0) throw Bad("entity " + bs.Ids[kBase[ke]] + ": field '" + schema.Fields[f].Name + "': marked changed but unchanged");
                 }
-                if (!any) throw Bad("an entity marked changed has no changed field (entity " + bs.Ids[kBase[ke]] + ")");
+                if (!any) throw Bad("entity " + bs.Ids[kBase[ke]] + ": marked changed, but none of its fields is");
             }
         }
     }

@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.Numerics;
+using System.Text.RegularExpressions;
 using QuantCodec;
 
 static partial class Tests
@@ -202,6 +203,9 @@ static partial class Tests
         var manifest = Load("conformance/manifest.json");
         var sw = Stopwatch.StartNew();
         int refusedJunk = 0, acceptedJunk = 0, unchanged = 0, rounds = 0, keyedStreams = 0, fastSame = 0, keepAlives = 0;
+        // an error in an entity's fields or record names the entity, the field or slot, and the bit
+        var entityError = new Regex(@"^snapshot packet: entity \d+: (field '\w+'(\[\d+\]| \(NearlyZero flag\))?: .+|marked changed, but none of its fields is) at bit \d+$");
+        int entityErrors = 0;
         var fuzzKey = Seq(16);
         var cases = new List<Tuple<string, Schema, List<byte[]>, string[], byte[], long>>();
         var seen = new HashSet<string>();
@@ -303,6 +307,11 @@ static partial class Tests
                         if (r == Received.Refused)
                         {
                             refusedJunk++;
+                            if (dec.LastError.Contains("marked changed") || dec.LastError.Contains("is not valid"))
+                            {
+                                entityErrors++;
+                                Check(entityError.IsMatch(dec.LastError), name + ": an entity's error names it, its field and the bit: " + dec.LastError);
+                            }
                             // (a fragment that completes its packet forgets the partial packet even when
                             // the packet is then refused, as Python's Reassembly does; everything else stays)
                             if (dec.StateDigest() == before) unchanged++;
@@ -382,6 +391,8 @@ static partial class Tests
         Console.WriteLine("  fuzz: " + keepAlives + " keep-alives made by the session client (a reply while none was due, after 31 calls that returned none)");
         Check(keepAlives > 0, "fuzz: the session client's keep-alives were reached");
         Check(fastSame > 0, "the fast path was compared");
+        Console.WriteLine("  fuzz: " + entityErrors + " errors in an entity's fields or record, each naming the entity, the field and the bit");
+        Check(entityErrors > 0, "errors in entities were met");
     }
 
     /// <summary>Whether a reply is an ack of the client's stream or a hello request, its length, type,
