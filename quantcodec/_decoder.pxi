@@ -788,6 +788,7 @@ cdef inline rd_t dec_read_entity(dec_t* x, Py_ssize_t pos, Py_ssize_t e) noexcep
             continue
         any_ = 1
         dacc = 0
+        x.err.field = <int>f            # (an error from here on is this field's)
         if x.FI[f].shape == SHAPE_ORD or x.FI[f].shape == SHAPE_NZORD:
             o = dec_read_ord_field(x, o.pos, &x.FI[f], br, pr, orw, &dacc)
         else:
@@ -795,11 +796,11 @@ cdef inline rd_t dec_read_entity(dec_t* x, Py_ssize_t pos, Py_ssize_t e) noexcep
         if o.st:
             return o
         if dacc == 0:
-            x.err.msg = b"a field marked changed is unchanged"
+            x.err.msg = b"marked changed but unchanged"
             o.st = D_STRUCT
             return o
     if not any_:
-        x.err.msg = b"an entity marked changed has no changed field"
+        x.err.msg = b"marked changed, but none of its fields is"
         o.st = D_STRUCT
     return o
 
@@ -822,10 +823,12 @@ cdef inline int dec_read_changed(dec_t* x) noexcept nogil:
             if e == nchg:
                 break
         x.err.msg = b""
+        x.err.field = -1
         o = dec_read_entity(x, pos, e)
         if o.st:
             x.r.pos = o.pos
             x.err.id = x.bid[x.chg[e] if x.ident else x.kept_base[x.chg[e]]]
+            x.err.ent = True
             return dec_fail(x, o.st, x.err.msg)
         pos = o.pos
         e += 1
@@ -957,6 +960,8 @@ cdef class DeltaDecoder(CoderBase):
         self.err.kind = 0
         self.err.msg = b""
         self.err.slot = -1
+        self.err.field = -1
+        self.err.ent = False
         st = _read_header(&x.r, &seq, &x.bdist, &x.pdist)
         if st:
             self.err.msg = (b"in the header" if st == D_SHORT
@@ -1070,4 +1075,9 @@ cdef class DeltaDecoder(CoderBase):
                 code = <int64_t>self.err.code
             raise DecodeError(f"snapshot packet: entity {self.err.id}: {name}: code {code} "
                               f"is not valid ({where})")
+        if self.err.ent:
+            # an error in a changed entity's fields: the entity, the field where there is one
+            f = self.err.field
+            who = f"field {self.plan.names[f]!r}: " if 0 <= f < len(self.plan.names) else ""
+            raise DecodeError(f"snapshot packet: entity {self.err.id}: {who}{msg} ({where})")
         raise DecodeError(f"snapshot packet: {msg} {where}")

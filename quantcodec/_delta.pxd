@@ -267,6 +267,8 @@ ctypedef struct derr_t:        # the decoder's last error (DeltaDecoder._raise: 
     Py_ssize_t pos
     const char* msg
     int slot
+    int field                 # an entity's error: its field (-1: the entity's own)
+    bint ent                  # an error in a changed entity's fields: id names it
     uint64_t id
     uint64_t code
 

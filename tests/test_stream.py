@@ -3,6 +3,7 @@ every datagram bound to its stream, the hello, fragments, and no stall. Each sce
 on the stream that trusted every datagram (the issue "A stream that survives a real network")."""
 
 import pickle
+import re
 import struct
 
 import numpy as np
@@ -558,6 +559,48 @@ def test_a_sealed_malformed_packet_is_malformed_and_changes_nothing():
             dec.decode(_seal(enc, body))
         assert e.value.kind == "malformed" and dec.latest is None
     assert dec.decode(dg).seq == 0
+
+
+ENTITY_ERROR = re.compile(r"^snapshot packet: entity (\d+): (field '\w+'(\[\d\]| \(NearlyZero flag\))?: .+"
+                          r"|marked changed, but none of its fields is) \(at bit \d+\)$")
+
+
+def test_an_error_in_a_changed_entity_names_the_entity_its_field_and_the_bit():
+    """Copies of a delta packet with bits flipped (sealed again): every error found in an
+    entity's fields or record names the entity (a changed one: one of the baseline's), the field
+    or slot, and the bit, and the decoder's state is as before each refusal."""
+    schema = pose_schema()
+    enc = qc.SnapshotEncoder(schema)
+    dec = qc.SnapshotDecoder.from_hello(schema, enc.hello())
+    w = World(schema, n=200)
+    for t in range(8):
+        if t >= 2:
+            enc.ack(t - 2)
+        dg = enc.encode(t, w.tick())
+        view = dec.decode(dg)
+    ids = {int(i) for i in view.ids}
+    rng = np.random.default_rng(5)
+    seen = {}
+    for _ in range(3000):
+        body = bytearray(dg[:-4])
+        for bit in rng.integers(16, len(body) * 8, size=int(rng.integers(1, 4))):
+            body[bit >> 3] ^= 1 << (bit & 7)
+        latest = dec.latest
+        try:
+            dec.decode(_seal(enc, body))
+        except qc.DecodeError as e:
+            m = str(e)
+            assert dec.latest == latest
+            if not m.startswith("snapshot packet: entity"):
+                continue
+            got = ENTITY_ERROR.match(m)
+            assert got, m
+            if "marked changed" in m:               # (a changed entity is one of the baseline's)
+                assert int(got.group(1)) in ids, m
+            kind = re.sub(r"\d+", "N", m.split(": ", 2)[2])
+            seen.setdefault(kind, m)
+    assert any("marked changed but unchanged" in k for k in seen), sorted(seen)
+    assert any("is not valid" in k for k in seen), sorted(seen)
 
 
 def test_a_decode_method_taken_before_the_hello_keeps_working():
