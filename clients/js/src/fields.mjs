@@ -193,11 +193,16 @@ export class FieldReader {
     return diff;
   }
 
-  /** The entity whose fields or record are read next: ids[i] (for messages). */
+  /** The entity whose fields or record are read next: ids[i] (for messages; entityAt(null, 0)
+   * once the entities are read, so that no snapshot's ids are kept alive by it). */
   entityAt(ids, i) { this.eIds = ids; this.eI = i; }
 
   /** Where an error of the entity being read lies: its id, and the slot's or field's name. */
-  at(name) { return `snapshot packet: entity ${this.eIds === null ? '?' : this.eIds[this.eI]}: ${name}`; }
+  at(name) {
+    const id = this.eIds === null ? '?' : this.eIds[this.eI];
+    this.eIds = null;
+    return `snapshot packet: entity ${id}: ${name}`;
+  }
 
   /** Throws the DecodeError of code v read for slot s (pos: the bit after it). */
   invalidCode(s, v, pos) {

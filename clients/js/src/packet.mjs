@@ -166,6 +166,7 @@ export class PacketCoder extends FieldReader {
         this.entityAt(nids, i);
         this.readRecord(r, ncodes, nbig, i);
       }
+      this.entityAt(null, 0);
     }
     const kept = m - nrem;
     const nout = kept + nnew;
@@ -361,6 +362,7 @@ export class PacketCoder extends FieldReader {
       if (!anyField) throw new DecodeError(`${this.at('marked changed')}, but none of its fields is (at bit ${r.pos})`);
       if (pr >= 0) this.joinLineage(codes, big, oi, pred, pr, ver);
     }
+    this.entityAt(null, 0);
   }
 
   /** The rows of a full packet equal to the same entity's row in `other` (the decoder's latest)
