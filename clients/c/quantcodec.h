@@ -4615,11 +4615,12 @@ static int qc__pk_read_entity(qc__pk *k, size_t x) {
     const size_t ke = k->chg[x], S = (size_t)k->S;
     const uint64_t *br = k->base->rows + k->kept_base[ke] * S, *pr = NULL;
     uint64_t *orw = k->snap->rows + k->kept_out[ke] * S, v = 0;
-    const char *msg = NULL;
+    const char *msg = NULL, *field = NULL;
     int any = 0, i, t;
     if (k->pdist && k->kept_pred[ke] != (size_t)-1) pr = k->pred->rows + k->kept_pred[ke] * S;
     for (i = 0; i < k->F && msg == NULL; i++) {
         const qc_field *fd = &sc->fields[i];
+        field = fd->name;
         int s = fd->first_slot, end = fd->first_slot + fd->nslots;
         uint64_t dacc = 0;
         if (!k->fch[x * (size_t)k->F + (size_t)i]) continue;
@@ -4658,7 +4659,12 @@ static int qc__pk_read_entity(qc__pk *k, size_t x) {
                  (unsigned long long)k->base->ids[k->kept_base[ke]], (unsigned long)k->r.pos);
         return QC_E_MALFORMED;
     }
-    return msg != NULL ? qc__pk_bad(k, msg) : 0;
+    if (msg != NULL) {      /* (a bad difference, a code cut short: the field being read) */
+        snprintf(k->res->message, sizeof k->res->message, "snapshot packet: entity %llu: field '%s': %s (at bit %lu)",
+                 (unsigned long long)k->base->ids[k->kept_base[ke]], field, msg, (unsigned long)k->r.pos);
+        return QC_E_MALFORMED;
+    }
+    return 0;
 }
 
 /* section 7.3, entities: every changed entity, the fast path's runs taking those it can (from
