@@ -294,7 +294,7 @@ export class FieldReader {
     const sl = this.slots[s], cb = sl.cbits, c0 = this.slotComp0[s], kk = this.kk;
     if (r.read1() === 0) return sl.wide ? r.readBig(sl.bits) : r.readNum(sl.bits);
     const j = r.read(2);
-    if (j === bidx) throw new DecodeError(`${this.at(this.slotNames[s])}: a quaternion remapped to its own index (at bit ${r.pos})`);
+    if (j === bidx) throw new DecodeError(`${this.at(this.slotNames[s])}: a smallest-three remap to the baseline's own index (at bit ${r.pos})`);
     const A = this.quatA, out = this.quatOut;        // (scratch: no allocation a quaternion)
     A[0] = bidx === 0 ? 0 : ba; A[1] = bidx === 0 ? ba : bidx === 1 ? 0 : bb;
     A[2] = bidx <= 1 ? bb : bidx === 2 ? 0 : bc; A[3] = bidx <= 2 ? bc : 0;
