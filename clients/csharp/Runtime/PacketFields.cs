@@ -316,8 +316,9 @@ namespace QuantCodec
                                         {
                                             long at = pos;
                                             pos = p0;
-                                            throw Bad(at == Entropy.SameIndex ? "a smallest-three remap to the baseline's own index"
-                                                      : at == Entropy.Beyond ? "Exp-Golomb value beyond its " + cb + " bits" : "truncated in an Exp-Golomb code");
+                                            throw Bad("entity " + bs.Ids[kBase[ke]] + ": " + SlotName(s) + ": "
+                                                      + (at == Entropy.SameIndex ? "a smallest-three remap to the baseline's own index"
+                                                         : at == Entropy.Beyond ? "Exp-Golomb value beyond its " + cb + " bits" : "truncated in an Exp-Golomb code"));
                                         }
                                     }
                                     break;

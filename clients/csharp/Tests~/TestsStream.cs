@@ -307,7 +307,7 @@ static partial class Tests
                         if (r == Received.Refused)
                         {
                             refusedJunk++;
-                            if (dec.LastError.Contains("marked changed") || dec.LastError.Contains("is not valid"))
+                            if (dec.LastError.Contains("marked changed") || dec.LastError.Contains("is not valid") || dec.LastError.Contains("remap to"))
                             {
                                 entityErrors++;
                                 Check(entityError.IsMatch(dec.LastError), name + ": an entity's error names it, its field and the bit: " + dec.LastError);
