@@ -1220,11 +1220,11 @@ static int qc__pk_read_entity(qc__pk *k, size_t x) {
     if (k->pdist && k->kept_pred[ke] != (size_t)-1) pr = k->pred->rows + k->kept_pred[ke] * S;
     for (i = 0; i < k->F && msg == NULL; i++) {
         const qc_field *fd = &sc->fields[i];
-        field = fd->name;
         int s = fd->first_slot, end = fd->first_slot + fd->nslots;
         uint64_t dacc = 0;
         if (!k->fch[x * (size_t)k->F + (size_t)i]) continue;
         any = 1;
+        field = fd->name;
         while (s < end) {
             const qc_slot *sl = &sc->slots[s];
             if (sl->role == QC_ROLE_FLAG) {
@@ -1246,25 +1246,15 @@ static int qc__pk_read_entity(qc__pk *k, size_t x) {
             dacc |= v ^ br[s];
             s++;
         }
-        if (msg == NULL && dacc == 0) {
-            snprintf(k->res->message, sizeof k->res->message,
-                     "snapshot packet: entity %llu: field '%s': marked changed but unchanged (at bit %lu)",
-                     (unsigned long long)k->base->ids[k->kept_base[ke]], fd->name, (unsigned long)k->r.pos);
-            return QC_E_MALFORMED;
-        }
+        if (msg == NULL && dacc == 0) msg = "marked changed but unchanged";
     }
-    if (msg == NULL && !any) {
-        snprintf(k->res->message, sizeof k->res->message,
-                 "snapshot packet: entity %llu: marked changed, but none of its fields is (at bit %lu)",
-                 (unsigned long long)k->base->ids[k->kept_base[ke]], (unsigned long)k->r.pos);
-        return QC_E_MALFORMED;
-    }
-    if (msg != NULL) {      /* (a bad difference, a code cut short: the field being read) */
-        snprintf(k->res->message, sizeof k->res->message, "snapshot packet: entity %llu: field '%s': %s (at bit %lu)",
-                 (unsigned long long)k->base->ids[k->kept_base[ke]], field, msg, (unsigned long)k->r.pos);
-        return QC_E_MALFORMED;
-    }
-    return 0;
+    if (msg == NULL && !any) msg = "marked changed, but none of its fields is";
+    if (msg == NULL) return 0;
+    /* the entity, the field being read (none: the entity's own fault) and the bit */
+    snprintf(k->res->message, sizeof k->res->message, "snapshot packet: entity %llu: %s%s%s%s (at bit %lu)",
+             (unsigned long long)k->base->ids[k->kept_base[ke]], field != NULL ? "field '" : "",
+             field != NULL ? field : "", field != NULL ? "': " : "", msg, (unsigned long)k->r.pos);
+    return QC_E_MALFORMED;
 }
 
 /* section 7.3, entities: every changed entity, the fast path's runs taking those it can (from
